@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import path from 'node:path';
+
+/**
+ * Configuration is read once, validated with zod, at process start (CONTRACT.md "Running").
+ * Every process (edge, worker, supervisor, tests) goes through loadConfig so defaults agree.
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const port = z.coerce.number().int().min(1).max(65535);
+const optional = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+export const envSchema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: port.default(8000),
+  DATA_DIR: z.string().default('./data'),
+  TEMPORAL_ADDRESS: optional,
+  LOCAL_TEMPORAL_PORT: port.default(7233),
+  LOCAL_TEMPORAL_UI_PORT: port.default(8233),
+  LOCAL_MONGODB_PORT: port.default(27017),
+  LOCAL_MINIO_PORT: port.default(9000),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('platform'),
+  MONGODB_URI: optional,
+  MINIO_ENDPOINT: optional,
+  MINIO_ACCESS_KEY: optional,
+  MINIO_SECRET_KEY: optional,
+  MINIO_BUCKET: z.string().min(3).default('platform'),
+  MINIO_USE_SSL: bool.default(false),
+  PLATFORM_ADMIN_KEY: optional,
+  DEFAULT_ORGANIZATION_ID: z.string().min(1).default('default'),
+  PAYMENT_WEBHOOK_SECRET: optional,
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
+  MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),
+  SMTP_URL: optional,
+  EMAIL_FROM: z.string().default('Platform <no-reply@localhost>'),
+  OPENAI_BASE_URL: optional,
+  OPENAI_API_KEY: optional,
+  PLATFORM_BIN_DIR: optional,
+  WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface MinioSettings {
+  endPoint: string;
+  port: number;
+  useSSL: boolean;
+  accessKey: string;
+  secretKey: string;
+  bucket: string;
+}
+
+export interface Config extends Env {
+  dataDir: string;
+  maxUploadBytes: number;
+}
+
+export class ConfigError extends Error {}
+
+export function parseEnv(source: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(source);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid configuration: ${issues}`);
+  }
+  const env = parsed.data;
+  return {
+    ...env,
+    dataDir: path.resolve(env.DATA_DIR),
+    maxUploadBytes: Math.floor(env.MAX_UPLOAD_MB * 1024 * 1024),
+  };
+}
+
+let cached: Config | undefined;
+/** The process-wide configuration, parsed on first use. */
+export function config(): Config {
+  cached ??= parseEnv();
+  return cached;
+}
+
+/** For processes that assemble their environment themselves (the supervisor, tests). */
+export function setConfig(next: Config): void {
+  cached = next;
+}
+
+export function minioSettings(cfg: Config): MinioSettings {
+  if (!cfg.MINIO_ENDPOINT) throw new ConfigError('MINIO_ENDPOINT is not set');
+  const [host, portText] = cfg.MINIO_ENDPOINT.replace(/^https?:\/\//, '').split(':');
+  const p = portText ? Number(portText) : cfg.MINIO_USE_SSL ? 443 : 80;
+  if (!host || !Number.isInteger(p)) throw new ConfigError(`MINIO_ENDPOINT must be host:port, got ${cfg.MINIO_ENDPOINT}`);
+  return {
+    endPoint: host,
+    port: p,
+    useSSL: cfg.MINIO_USE_SSL,
+    accessKey: cfg.MINIO_ACCESS_KEY ?? 'minioadmin',
+    secretKey: cfg.MINIO_SECRET_KEY ?? 'minioadmin',
+    bucket: cfg.MINIO_BUCKET,
+  };
+}

@@ -1,0 +1,86 @@
+import mongoose, { Schema } from 'mongoose';
+
+export const TIERS = ['free', 'business', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** basic < admin < system_admin: a key holds its highest permission and everything below it. */
+export const PERMISSIONS = ['basic', 'admin', 'system_admin'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+const organizationSchema = new Schema(
+  {
+    organization_id: { type: String, required: true, unique: true },
+    name: { type: String, required: true },
+    tier: { type: String, enum: TIERS, required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+
+const userSchema = new Schema(
+  {
+    user_id: { type: String, required: true, unique: true },
+    organization_id: { type: String, required: true },
+    idp_id: { type: String, required: true },
+    email: { type: String },
+    display_name: { type: String },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
+
+const apiKeySchema = new Schema(
+  {
+    key_id: { type: String, required: true, unique: true },
+    /** sha256 of the full key; the key itself is never stored */
+    hash: { type: String, required: true, unique: true },
+    /** first characters after `pk_`, shown masked in lists */
+    prefix: { type: String, required: true },
+    user_id: { type: String, required: true },
+    idp_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    permissions: { type: [String], required: true },
+    status: { type: String, enum: ['active', 'revoked'], default: 'active' },
+    created_by: { type: String },
+    rate_limit_per_minute: { type: Number },
+    last_used: { type: Date },
+    revoked_at: { type: Date },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+);
+apiKeySchema.index({ organization_id: 1, user_id: 1 });
+
+export interface OrganizationDoc {
+  organization_id: string;
+  name: string;
+  tier: Tier;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface UserDoc {
+  user_id: string;
+  organization_id: string;
+  idp_id: string;
+  email?: string;
+  display_name?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ApiKeyDoc {
+  key_id: string;
+  hash: string;
+  prefix: string;
+  user_id: string;
+  idp_id: string;
+  organization_id: string;
+  permissions: Permission[];
+  status: 'active' | 'revoked';
+  created_by?: string;
+  rate_limit_per_minute?: number;
+  last_used?: Date;
+  revoked_at?: Date;
+  created_at: Date;
+}
+
+export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
+export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
+export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');

@@ -1,0 +1,7 @@
+/**
+ * Every activity function the Temporal worker registers. Workflows import only the types of this
+ * module; the worker wraps each function so a PlatformError (a client's fault) travels as a
+ * non-retryable failure that the edge maps back to its status.
+ */
+export { processStoredImage, convertStoredHeic, discardUpload } from './images/images';
+export { storeNormalizedResponse } from './responses/normalized';

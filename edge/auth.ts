@@ -1,0 +1,59 @@
+/**
+ * Who is calling and what they may touch (CONTRACT.md "Identity"). Handlers use these helpers so
+ * every route applies the same rules: organization scoping, basic keys acting only for their own
+ * user, admin and system_admin levels.
+ */
+import type { H3Event } from 'h3';
+import { getRequestHeader } from 'h3';
+import { forbidden, unauthorized } from '../activities/errors';
+import { authenticateKey, type Principal } from '../activities/identity/api-keys';
+import { findUser, resolveOrCreateUser } from '../activities/identity/users';
+import type { UserDoc } from '../activities/identity/models';
+
+export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
+export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
+
+export function presentedKey(event: H3Event): string | undefined {
+  const header = getRequestHeader(event, 'authorization');
+  if (header) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (m) return m[1];
+  }
+  const x = getRequestHeader(event, 'x-api-key');
+  return x?.trim() || undefined;
+}
+
+export async function authenticate(event: H3Event): Promise<Principal> {
+  const key = presentedKey(event);
+  if (!key) throw unauthorized();
+  const principal = await authenticateKey(key);
+  if (!principal) throw unauthorized();
+  return principal;
+}
+
+export function requireLevel(p: Principal, level: Exclude<AuthLevel, 'none'>): void {
+  if (p.level >= LEVEL[level]) return;
+  throw forbidden(level === 'sysadmin' ? 'This operation requires the system_admin permission' : 'This operation requires the admin permission');
+}
+
+/** The organization a request acts in: the key's own unless a system admin names another. */
+export function organizationFor(p: Principal, requested?: string | null): string {
+  const org = requested || p.organization_id;
+  if (org !== p.organization_id && p.level < 2) {
+    throw forbidden(`API key does not belong to organization ${org}`);
+  }
+  return org;
+}
+
+/**
+ * The user a request acts for. Basic keys act only for their own user; admins may name any user
+ * of their organization, which is created on first reference (CONTRACT.md "Users").
+ */
+export async function actingUser(p: Principal, organization_id: string, ref: string): Promise<UserDoc> {
+  if (p.level === 0) {
+    const user = await findUser(organization_id, ref);
+    if (!user || user.user_id !== p.user_id) throw forbidden('A basic API key may only act for its own user');
+    return user;
+  }
+  return resolveOrCreateUser(organization_id, ref);
+}

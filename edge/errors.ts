@@ -1,0 +1,82 @@
+/**
+ * The one place where any thrown error becomes an HTTP status and a body in the component's shape:
+ * `{detail}` for most components, `{success:false, error}` for gifts and text processing.
+ */
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
+import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { z } from 'zod';
+import { PlatformError } from '../activities/errors';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
+
+export type ErrorShape = 'detail' | 'success';
+
+export interface MappedError {
+  status: number;
+  body: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+/** Request-level problems the edge itself detects. */
+export class MalformedJson extends Error {}
+
+export function zodToPlatform(err: z.ZodError, where: 'body' | 'query' | 'path' | 'form'): PlatformError {
+  const first = err.issues[0];
+  const field = first?.path.length ? first.path.join('.') : where;
+  const message = first?.message ?? 'invalid input';
+  return new PlatformError(422, `${field}: ${message}`, field);
+}
+
+/** Walks a Temporal failure chain to the PlatformError an activity raised, if any. */
+function platformFailure(err: unknown): PlatformError | undefined {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 8; depth += 1) {
+    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
+      const info = (cur.details?.[0] ?? {}) as { status?: number; field?: string | null };
+      return new PlatformError(info.status ?? 500, cur.message, info.field ?? undefined);
+    }
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+const STATUS_TEXT: Record<number, string> = { 404: 'Not found', 405: 'Method not allowed' };
+
+export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => void): MappedError {
+  let status = 500;
+  let message = 'Internal server error';
+  let headers: Record<string, string> | undefined;
+
+  if (err instanceof PlatformError) {
+    status = err.status;
+    message = err.message;
+    headers = err.headers;
+  } else if (err instanceof z.ZodError) {
+    const p = zodToPlatform(err, 'body');
+    status = p.status;
+    message = p.message;
+  } else if (err instanceof MalformedJson) {
+    status = 400;
+    message = `Malformed JSON body: ${err.message}`;
+  } else if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError || err instanceof TemporalFailure) {
+    const p = platformFailure(err);
+    if (p) {
+      status = p.status;
+      message = p.message;
+    } else log(err);
+  } else if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof (err as { statusCode: unknown }).statusCode === 'number') {
+    // h3's own errors: unmatched route (404), wrong method (405), unreadable body (400)
+    status = (err as { statusCode: number }).statusCode;
+    message = STATUS_TEXT[status] ?? ((err as { statusMessage?: string }).statusMessage || 'Bad request');
+    if (status >= 500) {
+      log(err);
+      message = 'Internal server error';
+    }
+  } else {
+    log(err);
+  }
+
+  // Whatever reached here as a server error says nothing about the server's insides.
+  if (status >= 500 && !(err instanceof PlatformError)) message = 'Internal server error';
+  const body = shape === 'success' ? { success: false, error: message } : { detail: message };
+  return { status, body, headers };
+}

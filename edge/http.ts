@@ -1,0 +1,139 @@
+/**
+ * Route definitions: one zod schema per request part drives parsing, validation, the handler's
+ * types and the OpenAPI document. defineRoute only records; edge/app.ts mounts them.
+ */
+import type { H3Event } from 'h3';
+import { getQuery, getRequestHeader, getRouterParams } from 'h3';
+import { z } from 'zod';
+import { PlatformError, tooLarge } from '../activities/errors';
+import type { Principal } from '../activities/identity/api-keys';
+import type { AuthLevel } from './auth';
+import { MalformedJson, zodToPlatform, type ErrorShape } from './errors';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface UploadedFile {
+  filename: string;
+  contentType: string;
+  data: Buffer;
+}
+
+export interface Ctx<B, Q, P, F> {
+  event: H3Event;
+  principal: Principal;
+  body: B;
+  query: Q;
+  params: P;
+  form: F;
+  file?: UploadedFile;
+}
+
+export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
+  method: Method;
+  /** h3 paths (`/x/:id`); the first is documented, the rest are aliases */
+  paths: string[];
+  summary: string;
+  tag: string;
+  auth: AuthLevel;
+  errors?: ErrorShape;
+  body?: z.ZodType<B>;
+  query?: z.ZodType<Q>;
+  params?: z.ZodType<P>;
+  /** multipart/form-data: text fields and whether `file` is required */
+  form?: { fields: z.ZodType<F>; file: boolean };
+  response?: z.ZodType;
+  /** content type of a binary answer (image/jpeg) */
+  produces?: string;
+  status?: number;
+  /** unauthenticated routes are rate limited per client address */
+  rateLimit?: 'key' | 'ip' | 'none';
+  handler: (ctx: Ctx<B, Q, P, F>) => Promise<unknown> | unknown;
+}
+
+export const routes: RouteDef<any, any, any, any>[] = [];
+
+export function defineRoute<B = undefined, Q = undefined, P = undefined, F = undefined>(def: RouteDef<B, Q, P, F>): void {
+  routes.push(def);
+}
+
+const JSON_LIMIT = 1024 * 1024;
+
+/** Reads the body with a hard byte limit: oversized uploads get 413 without being buffered whole. */
+export async function readBodyLimited(event: H3Event, limit: number): Promise<Buffer> {
+  const declared = Number(getRequestHeader(event, 'content-length') ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of event.node.req) {
+    size += (chunk as Buffer).length;
+    if (size > limit) throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+const formatLimit = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`);
+
+export async function readJson(event: H3Event): Promise<unknown> {
+  const raw = await readBodyLimited(event, JSON_LIMIT);
+  if (!raw.length) return {};
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw new MalformedJson((err as Error).message);
+  }
+}
+
+export async function readForm(event: H3Event, limit: number): Promise<{ fields: Record<string, string>; file?: UploadedFile }> {
+  const type = getRequestHeader(event, 'content-type') ?? '';
+  if (!/^multipart\/form-data/i.test(type)) throw new PlatformError(415, 'Expected multipart/form-data with a `file` field');
+  // The limit covers the whole request: the file plus a little room for the other fields.
+  const raw = await readBodyLimited(event, limit + 64 * 1024);
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': type } }).formData();
+  } catch {
+    throw new PlatformError(400, 'Malformed multipart/form-data body');
+  }
+  const fields: Record<string, string> = {};
+  let file: UploadedFile | undefined;
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') fields[name] = value;
+    else if (name === 'file' && !file) {
+      const data = Buffer.from(await value.arrayBuffer());
+      if (data.length > limit) throw tooLarge(`File is larger than the ${formatLimit(limit)} limit`);
+      file = { filename: value.name || 'upload', contentType: value.type || 'application/octet-stream', data };
+    }
+  }
+  return { fields, file };
+}
+
+export function parseWith<T>(schema: z.ZodType<T> | undefined, value: unknown, where: 'body' | 'query' | 'path' | 'form'): T {
+  if (!schema) return undefined as T;
+  const result = schema.safeParse(value);
+  if (!result.success) throw zodToPlatform(result.error, where);
+  return result.data;
+}
+
+export const queryOf = (event: H3Event) => getQuery(event) as Record<string, unknown>;
+export const paramsOf = (event: H3Event) => {
+  const raw = getRouterParams(event) as Record<string, string>;
+  const decoded: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) {
+    try {
+      decoded[k] = decodeURIComponent(v);
+    } catch {
+      throw new PlatformError(400, `Malformed path parameter: ${k}`);
+    }
+  }
+  return decoded;
+};
+
+/** A JSON answer with a status other than the route's default. */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+    readonly headers?: Record<string, string>,
+  ) {}
+}

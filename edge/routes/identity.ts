@@ -1,0 +1,115 @@
+/** Organizations and the users directory (CONTRACT.md "Operations beyond the document"). */
+import { z } from 'zod';
+import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/organizations';
+import { getUser, updateUser, upsertUser } from '../../activities/identity/users';
+import { TIERS } from '../../activities/identity/models';
+import { forbidden } from '../../activities/errors';
+import { actingUser, organizationFor, requireLevel } from '../auth';
+import { defineRoute, Reply } from '../http';
+import { id, organizationId } from '../schemas';
+
+const tag = 'identity';
+
+const organization = z.object({ organization_id: z.string(), name: z.string(), tier: z.enum(TIERS), created_at: z.string(), updated_at: z.string() });
+const user = z.object({
+  user_id: z.string(),
+  idp_id: z.string(),
+  organization_id: z.string(),
+  email: z.string().nullable(),
+  display_name: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const orgIdPattern = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, `_`, `.`, `-`; at most 64');
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/organizations'],
+  tag,
+  summary: 'Creates an organization (system admin)',
+  auth: 'sysadmin',
+  body: z.object({ organization_id: orgIdPattern.optional(), name: z.string().trim().min(1).max(200), tier: z.enum(TIERS) }),
+  response: z.object({ success: z.literal(true), organization }),
+  handler: async ({ body }) => new Reply(201, { success: true, organization: await createOrganization(body) }),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/organizations/:organization_id'],
+  tag,
+  summary: "Reads an organization (system admin, or an admin of that organization)",
+  auth: 'admin',
+  params: z.object({ organization_id: id('organization_id') }),
+  response: z.object({ success: z.literal(true), organization }),
+  handler: async ({ principal, params }) => {
+    const org = organizationFor(principal, params.organization_id);
+    return { success: true, organization: await getOrganization(org) };
+  },
+});
+
+defineRoute({
+  method: 'PATCH',
+  paths: ['/api/organizations/:organization_id'],
+  tag,
+  summary: 'Renames an organization or changes its tier (system admin)',
+  auth: 'sysadmin',
+  params: z.object({ organization_id: id('organization_id') }),
+  body: z.object({ name: z.string().trim().min(1).max(200).optional(), tier: z.enum(TIERS).optional() }),
+  response: z.object({ success: z.literal(true), organization }),
+  handler: async ({ params, body }) => ({ success: true, organization: await updateOrganization(params.organization_id, body) }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/users'],
+  tag,
+  summary: 'Creates a user, idempotent on idp_id (a repeat updates email/display_name)',
+  auth: 'key',
+  body: z.object({
+    idp_id: id('idp_id'),
+    organization_id: organizationId,
+    email: z.email().max(320).optional(),
+    display_name: z.string().trim().min(1).max(200).optional(),
+  }),
+  response: z.object({ success: z.literal(true), created: z.boolean(), user }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    if (principal.level === 0 && body.idp_id !== principal.idp_id) throw forbidden('A basic API key may only act for its own user');
+    const out = await upsertUser({ organization_id: org, idp_id: body.idp_id, email: body.email, display_name: body.display_name });
+    return new Reply(out.created ? 201 : 200, { success: true, created: out.created, user: out.user });
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/users/:user_ref'],
+  tag,
+  summary: 'Reads a user by user_id or idp_id',
+  auth: 'key',
+  params: z.object({ user_ref: id('user_ref') }),
+  query: z.object({ organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), user }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    if (principal.level === 0) await actingUser(principal, org, params.user_ref);
+    else requireLevel(principal, 'admin');
+    return { success: true, user: await getUser(org, params.user_ref) };
+  },
+});
+
+defineRoute({
+  method: 'PATCH',
+  paths: ['/api/users/:user_ref'],
+  tag,
+  summary: "Updates a user's email or display name (null removes)",
+  auth: 'key',
+  params: z.object({ user_ref: id('user_ref') }),
+  query: z.object({ organization_id: organizationId }),
+  body: z.object({ email: z.email().max(320).nullable().optional(), display_name: z.string().trim().min(1).max(200).nullable().optional() }),
+  response: z.object({ success: z.literal(true), user }),
+  handler: async ({ principal, params, query, body }) => {
+    const org = organizationFor(principal, query.organization_id);
+    if (principal.level === 0) await actingUser(principal, org, params.user_ref);
+    return { success: true, user: await updateUser(org, params.user_ref, body) };
+  },
+});

@@ -1,0 +1,90 @@
+/**
+ * Image processing: the edge stores the upload in MinIO, then runs the image workflow and waits
+ * for its result; an operator finds every run in the Temporal UI by organization and user.
+ */
+import { z } from 'zod';
+import { randomUUID } from 'node:crypto';
+import { storeUpload, readStoredObject, type ImageMetadata } from '../../activities/images/images';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute, type UploadedFile } from '../http';
+import { id, organizationId } from '../schemas';
+import { temporal, taskQueue } from '../temporal';
+import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
+import type { Principal } from '../../activities/identity/api-keys';
+
+const tag = 'images';
+
+const imageMetadata = z.object({
+  dimensions: z.string(),
+  width: z.number(),
+  height: z.number(),
+  format: z.string(),
+  mime_type: z.string(),
+  size: z.string(),
+  size_bytes: z.number(),
+  orientation: z.number().optional(),
+});
+
+async function stage(principal: Principal, orgRequested: string | undefined, userRef: string, file: UploadedFile) {
+  const org = organizationFor(principal, orgRequested);
+  const user = await actingUser(principal, org, userRef);
+  const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
+  const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
+  return { org, user, upload };
+}
+
+const searchAttributes = (org: string, user_id: string) => [
+  { key: ORGANIZATION_ID, value: org },
+  { key: USER_ID, value: user_id },
+  { key: COMPONENT, value: 'images' },
+];
+
+defineRoute({
+  method: 'POST',
+  paths: ['/process_image'],
+  tag,
+  summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>)',
+  auth: 'key',
+  form: {
+    file: true,
+    fields: z.object({ user_id: id('user_id'), session_id: id('session_id'), conversation_id: id('conversation_id'), organization_id: organizationId }),
+  },
+  response: z.object({
+    success: z.literal(true),
+    data: z.object({ thumbnail_path: z.string(), original_path: z.string(), metadata: imageMetadata }),
+    normalized_response: z.string(),
+    metadata: z.record(z.string(), z.unknown()),
+    thumbnail_path: z.string(),
+  }),
+  handler: async ({ principal, form, file }) => {
+    const { org, user, upload } = await stage(principal, form.organization_id, form.user_id, file!);
+    const client = await temporal();
+    return client.workflow.execute('processImageWorkflow', {
+      taskQueue: taskQueue(),
+      workflowId: `image:${upload.media_id}`,
+      args: [{ upload, idp_id: user.idp_id, session_id: form.session_id, conversation_id: form.conversation_id }],
+      typedSearchAttributes: searchAttributes(org, user.user_id),
+    });
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/convert_heic'],
+  tag,
+  summary: 'Converts a HEIC/HEIF photo to an upright full-size JPEG (workflow heic:<media_id>)',
+  auth: 'key',
+  form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
+  produces: 'image/jpeg',
+  handler: async ({ principal, form, file }) => {
+    const { org, user, upload } = await stage(principal, form.organization_id, form.user_id ?? principal.user_id, file!);
+    const client = await temporal();
+    const out: { jpeg_path: string; metadata: ImageMetadata } = await client.workflow.execute('convertHeicWorkflow', {
+      taskQueue: taskQueue(),
+      workflowId: `heic:${upload.media_id}`,
+      args: [{ upload }],
+      typedSearchAttributes: searchAttributes(org, user.user_id),
+    });
+    return readStoredObject(out.jpeg_path);
+  },
+});

@@ -1,0 +1,151 @@
+/** Session service: the seven operations, at `/` and at `/api/session-service` (same handlers). */
+import { z } from 'zod';
+import { issueApiKey, listApiKeys, revokeApiKey, verifyApiKey } from '../../activities/identity/api-keys';
+import { PERMISSIONS } from '../../activities/identity/models';
+import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions';
+import { SESSION_SOURCES } from '../../activities/sessions/models';
+import { config } from '../../activities/config';
+import { forbidden } from '../../activities/errors';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { id, organizationId } from '../schemas';
+
+const both = (path: string) => [path, `/api/session-service${path}`];
+const tag = 'session';
+
+const sessionMetadata = z.object({
+  created_at: z.string(),
+  last_activity: z.string(),
+  status: z.enum(['active', 'paused', 'ended']),
+  source: z.enum(SESSION_SOURCES),
+  organization_id: z.string(),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/initialize_session'),
+  tag,
+  summary: 'Creates a session in the organization and its first conversation',
+  auth: 'key',
+  body: z.object({
+    user_id: id('user_id').describe('platform user_id or idp_id; unknown idp_ids create the user'),
+    organization_id: organizationId,
+    source: z.enum(SESSION_SOURCES).optional(),
+    metadata: z.object({ source: z.enum(SESSION_SOURCES).optional() }).optional(),
+  }),
+  response: z.object({ success: z.literal(true), session_id: z.string(), conversation_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const { session, conversation_id } = await initializeSession({ user_id: user.user_id, organization_id: org, source: body.source ?? body.metadata?.source });
+    return { success: true, session_id: session.session_id, conversation_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, metadata: session.metadata };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/new_conversation'),
+  tag,
+  summary: "Opens a conversation in the named session, or in the user's latest open session",
+  auth: 'key',
+  body: z.object({ user_id: id('user_id'), organization_id: organizationId, session_id: z.string().trim().min(1).optional() }),
+  response: z.object({ success: z.literal(true), conversation_id: z.string(), session_id: z.string() }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const out = await newConversation({ user_id: user.user_id, organization_id: org, session_id: body.session_id });
+    return { success: true, ...out };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/verify_session'),
+  tag,
+  summary: "Whether the conversation is the user's and its session has not ended",
+  auth: 'key',
+  body: z.object({ user_id: id('user_id'), conversation_id: id('conversation_id'), organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), valid: z.boolean(), session_id: z.string().optional(), status: z.string().optional() }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    return { success: true, ...(await verifySession({ user_id: user.user_id, organization_id: org, conversation_id: body.conversation_id })) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/generate_api_key'),
+  tag,
+  summary: 'Issues a key for a user; shown once. A key may only grant permissions it holds',
+  auth: 'key',
+  body: z.object({
+    user_id: id('user_id'),
+    organization_id: organizationId,
+    permissions: z.array(z.enum(PERMISSIONS)).min(1).max(3).default(['basic']),
+    rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe('lower per-key limit than RATE_LIMIT_PER_MINUTE'),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    api_key: z.string(),
+    metadata: z.object({ created_at: z.string(), permissions: z.array(z.string()), key_id: z.string(), user_id: z.string(), organization_id: z.string() }),
+  }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const global = config().RATE_LIMIT_PER_MINUTE;
+    if (body.rate_limit_per_minute && global && body.rate_limit_per_minute > global) {
+      throw forbidden(`rate_limit_per_minute may not exceed the platform limit of ${global}`);
+    }
+    const issued = await issueApiKey(principal, user, body.permissions, body.rate_limit_per_minute);
+    return { success: true, api_key: issued.api_key, metadata: issued.metadata };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: both('/list_api_keys/:user_id'),
+  tag,
+  summary: "Lists a user's keys, masked (never the secret)",
+  auth: 'key',
+  params: z.object({ user_id: id('user_id') }),
+  query: z.object({ organization_id: organizationId }),
+  response: z.object({
+    success: z.literal(true),
+    user_id: z.string(),
+    api_keys: z.array(z.object({ key: z.string(), key_id: z.string(), created_at: z.string(), last_used: z.string().nullable(), permissions: z.array(z.string()), status: z.enum(['active', 'revoked']), active: z.boolean() })),
+  }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const user = await actingUser(principal, org, params.user_id);
+    return { success: true, user_id: user.user_id, api_keys: await listApiKeys(org, user.user_id) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/revoke_api_key'),
+  tag,
+  summary: 'Revokes a key (full key or key_id); effective on the very next request',
+  auth: 'key',
+  body: z.object({ user_id: id('user_id'), api_key: id('api_key').describe('the full key, or its key_id from list_api_keys'), organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), message: z.string(), key_id: z.string() }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const out = await revokeApiKey(org, user.user_id, body.api_key);
+    return { success: true, message: out.already ? 'API key was already revoked' : 'API key revoked', key_id: out.key_id };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: both('/verify_api_key'),
+  tag,
+  summary: 'Whether a key is valid (active); records its last use. No key needed; rate limited per address',
+  auth: 'none',
+  rateLimit: 'ip',
+  body: z.object({ api_key: z.string().max(500) }),
+  response: z.object({ valid: z.boolean(), user_id: z.string().optional(), organization_id: z.string().optional(), permissions: z.array(z.string()).optional() }),
+  handler: async ({ body }) => verifyApiKey(body.api_key),
+});

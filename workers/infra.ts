@@ -1,0 +1,248 @@
+/**
+ * Finds or starts the local infrastructure: a Temporal dev server, a MongoDB-wire server (mongod or
+ * FerretDB with SQLite) and MinIO. Addresses given in the environment are used as they are.
+ * Each started server runs under guard.sh, so it dies with this process even on SIGKILL.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { Client as MinioClient } from 'minio';
+import mongoose from 'mongoose';
+import type { Config } from '../activities/config';
+import { minioSettings } from '../activities/config';
+import { ensureBinaries, type BinaryName } from './setup';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+
+const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
+
+export interface InfraOptions {
+  cfg: Config;
+  /** pick free ports instead of the LOCAL_*_PORT values (tests) */
+  freePorts?: boolean;
+  /** start the Temporal Web UI (npm start) or not (tests) */
+  ui?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface Infra {
+  env: Record<string, string>;
+  temporalUi?: string;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0));
+    });
+  });
+}
+
+async function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = net.connect({ host: '127.0.0.1', port });
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) {
+      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
+      throw new Error(`${what} exited with code ${child.exitCode} before it was ready. Log ${logFile}:\n${tail}`);
+    }
+    try {
+      if (await check()) return;
+    } catch {
+      /* not ready yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} was not ready after ${timeoutMs / 1000} s (log: ${logFile})`);
+}
+
+function startGuarded(name: string, cmd: string, args: string[], logDir: string, env?: NodeJS.ProcessEnv): { child: ChildProcess; logFile: string } {
+  fs.mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${name}.log`);
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn('bash', [GUARD, String(process.pid), cmd, ...args], {
+    stdio: ['ignore', out, out],
+    env: { ...process.env, ...env },
+  });
+  fs.closeSync(out);
+  return { child, logFile };
+}
+
+async function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  await done;
+  clearTimeout(timer);
+}
+
+export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+  const { temporal } = await import('@temporalio/proto');
+  const existing = await connection.operatorService.listSearchAttributes({ namespace });
+  const missing: Record<string, number> = {};
+  for (const key of SEARCH_ATTRIBUTES) {
+    if (!existing.customAttributes?.[key.name]) missing[key.name] = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+  }
+  if (Object.keys(missing).length) {
+    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  }
+}
+
+export async function startInfra(opts: InfraOptions): Promise<Infra> {
+  const { cfg } = opts;
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const children: ChildProcess[] = [];
+  const env: Record<string, string> = {};
+  const logDir = path.join(cfg.dataDir, 'logs');
+  fs.mkdirSync(cfg.dataDir, { recursive: true });
+
+  const need: BinaryName[] = [];
+  if (!cfg.TEMPORAL_ADDRESS) need.push('temporal');
+  if (!cfg.MONGODB_URI) need.push('mongo');
+  if (!cfg.MINIO_ENDPOINT) need.push('minio');
+  const bins = await ensureBinaries(need);
+
+  const pick = async (configured: number) => {
+    if (opts.freePorts) return freePort();
+    if (await portInUse(configured)) {
+      throw new Error(`port ${configured} is already in use; set the matching LOCAL_*_PORT or give the server's address in the environment`);
+    }
+    return configured;
+  };
+  const stop = async () => {
+    await Promise.all(children.reverse().map((c) => stopChild(c)));
+  };
+
+  try {
+    const starts: Promise<void>[] = [];
+    let temporalUi: string | undefined;
+
+    if (!cfg.TEMPORAL_ADDRESS) {
+      const port = await pick(cfg.LOCAL_TEMPORAL_PORT);
+      const uiPort = opts.ui ? (opts.freePorts ? await freePort() : await pick(cfg.LOCAL_TEMPORAL_UI_PORT)) : undefined;
+      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(cfg.dataDir, 'temporal.sqlite'), '--namespace', cfg.TEMPORAL_NAMESPACE, '--log-level', 'warn', '--http-port', String(await freePort()), '--metrics-port', String(await freePort())];
+      for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
+      if (uiPort) args.push('--ui-port', String(uiPort));
+      else args.push('--headless');
+      const { child, logFile } = startGuarded('temporal', bins.temporal!, args, logDir);
+      children.push(child);
+      env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
+      if (uiPort) temporalUi = `http://127.0.0.1:${uiPort}`;
+      log(`infra: starting Temporal dev server on 127.0.0.1:${port}${uiPort ? `, Web UI ${temporalUi}` : ''}`);
+      starts.push(
+        waitFor('Temporal dev server', async () => {
+          const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 1000 });
+          try {
+            await conn.workflowService.describeNamespace({ namespace: cfg.TEMPORAL_NAMESPACE });
+            return true;
+          } finally {
+            await conn.close();
+          }
+        }, child, logFile, 120_000),
+      );
+    } else {
+      env.TEMPORAL_ADDRESS = cfg.TEMPORAL_ADDRESS;
+    }
+
+    if (!cfg.MONGODB_URI) {
+      const port = await pick(cfg.LOCAL_MONGODB_PORT);
+      const mongo = bins.mongo!;
+      let started;
+      if (mongo.kind === 'mongod') {
+        const dbPath = path.join(cfg.dataDir, 'mongodb');
+        fs.mkdirSync(dbPath, { recursive: true });
+        started = startGuarded('mongodb', mongo.path, ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'], logDir);
+      } else {
+        const dbPath = path.join(cfg.dataDir, 'ferretdb');
+        fs.mkdirSync(dbPath, { recursive: true });
+        started = startGuarded('ferretdb', mongo.path, [
+          '--handler=sqlite',
+          `--sqlite-url=file:${dbPath}/`,
+          `--listen-addr=127.0.0.1:${port}`,
+          `--state-dir=${dbPath}`,
+          `--debug-addr=127.0.0.1:${await freePort()}`,
+          '--telemetry=disable',
+          '--log-level=WARN',
+        ], logDir);
+      }
+      children.push(started.child);
+      env.MONGODB_URI = `mongodb://127.0.0.1:${port}/platform`;
+      log(`infra: starting ${mongo.kind} on 127.0.0.1:${port}`);
+      starts.push(
+        waitFor(mongo.kind, async () => {
+          const conn = await mongoose.createConnection(env.MONGODB_URI, { serverSelectionTimeoutMS: 1000 }).asPromise();
+          try {
+            await conn.db!.admin().ping();
+            return true;
+          } finally {
+            await conn.close();
+          }
+        }, started.child, started.logFile),
+      );
+    } else {
+      env.MONGODB_URI = cfg.MONGODB_URI;
+    }
+
+    if (!cfg.MINIO_ENDPOINT) {
+      const port = await pick(cfg.LOCAL_MINIO_PORT);
+      const consolePort = await freePort();
+      const dir = path.join(cfg.dataDir, 'minio');
+      fs.mkdirSync(dir, { recursive: true });
+      const accessKey = cfg.MINIO_ACCESS_KEY ?? 'minioadmin';
+      const secretKey = cfg.MINIO_SECRET_KEY ?? 'minioadmin';
+      const { child, logFile } = startGuarded('minio', bins.minio!, ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, dir], logDir, {
+        MINIO_ROOT_USER: accessKey,
+        MINIO_ROOT_PASSWORD: secretKey,
+        MINIO_BROWSER: 'off',
+        MINIO_UPDATE: 'off',
+      });
+      children.push(child);
+      Object.assign(env, { MINIO_ENDPOINT: `127.0.0.1:${port}`, MINIO_ACCESS_KEY: accessKey, MINIO_SECRET_KEY: secretKey, MINIO_USE_SSL: 'false' });
+      log(`infra: starting MinIO on 127.0.0.1:${port}`);
+      starts.push(waitFor('MinIO', async () => (await fetch(`http://127.0.0.1:${port}/minio/health/live`)).ok, child, logFile));
+    } else {
+      Object.assign(env, {
+        MINIO_ENDPOINT: cfg.MINIO_ENDPOINT,
+        MINIO_ACCESS_KEY: cfg.MINIO_ACCESS_KEY ?? 'minioadmin',
+        MINIO_SECRET_KEY: cfg.MINIO_SECRET_KEY ?? 'minioadmin',
+        MINIO_USE_SSL: String(cfg.MINIO_USE_SSL),
+      });
+    }
+    env.MINIO_BUCKET = cfg.MINIO_BUCKET;
+
+    await Promise.all(starts);
+
+    // Bucket and search attributes also when the servers were given, so a fresh deployment works.
+    const minio = minioSettings({ ...cfg, MINIO_ENDPOINT: env.MINIO_ENDPOINT, MINIO_ACCESS_KEY: env.MINIO_ACCESS_KEY, MINIO_SECRET_KEY: env.MINIO_SECRET_KEY });
+    const mc = new MinioClient(minio);
+    if (!(await mc.bucketExists(minio.bucket))) await mc.makeBucket(minio.bucket);
+    const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
+    try {
+      await registerSearchAttributes(conn, cfg.TEMPORAL_NAMESPACE);
+    } finally {
+      await conn.close();
+    }
+    return { env, temporalUi, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,74 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+import type { StoredUpload, ImageMetadata } from '../activities/images/images';
+import { isClientFailure } from './failures';
+
+const { processStoredImage, convertStoredHeic, discardUpload, storeNormalizedResponse } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: ['PlatformError'] },
+});
+
+export interface ProcessImageInput {
+  upload: StoredUpload;
+  idp_id: string;
+  session_id: string;
+  conversation_id: string;
+}
+
+export interface ProcessImageResult {
+  success: true;
+  data: { thumbnail_path: string; original_path: string; metadata: ImageMetadata };
+  normalized_response: string;
+  metadata: Record<string, unknown>;
+  thumbnail_path: string;
+}
+
+/** Runs the stage, dropping the stored upload when the client's file is refused. */
+async function orDiscard<T>(upload: StoredUpload, stage: () => Promise<T>): Promise<T> {
+  try {
+    return await stage();
+  } catch (err) {
+    if (isClientFailure(err)) await discardUpload(upload.original_path);
+    throw err;
+  }
+}
+
+/** `image:<media_id>`: validate + thumbnail the stored upload, then record the normalized response. */
+export async function processImageWorkflow(input: ProcessImageInput): Promise<ProcessImageResult> {
+  const { upload } = input;
+  const processed = await orDiscard(upload, () => processStoredImage(upload));
+  const m = processed.metadata;
+  const normalized_response = `Image ${upload.filename}: ${m.format.toUpperCase()} ${m.dimensions}, ${m.size}. Thumbnail stored at ${processed.thumbnail_path}.`;
+  const metadata = {
+    media_id: upload.media_id,
+    workflow_id: workflowInfo().workflowId,
+    engine: processed.engine,
+    user_id: upload.user_id,
+    idp_id: input.idp_id,
+    organization_id: upload.organization_id,
+    session_id: input.session_id,
+    conversation_id: input.conversation_id,
+    source_filename: upload.filename,
+  };
+  const stored = await storeNormalizedResponse({
+    response_id: workflowInfo().workflowId,
+    conversation_id: input.conversation_id,
+    user_id: upload.user_id,
+    organization_id: upload.organization_id,
+    source: 'image',
+    message: normalized_response,
+    metadata: { ...metadata, data: { original_path: processed.original_path, thumbnail_path: processed.thumbnail_path, metadata: m } },
+  });
+  return {
+    success: true,
+    data: { thumbnail_path: processed.thumbnail_path, original_path: processed.original_path, metadata: m },
+    normalized_response,
+    metadata: { ...metadata, processed_at: stored.created_at },
+    thumbnail_path: processed.thumbnail_path,
+  };
+}
+
+/** `heic:<media_id>`: HEIC/HEIF → full-size upright JPEG stored beside the original. */
+export async function convertHeicWorkflow(input: { upload: StoredUpload }): Promise<{ jpeg_path: string; metadata: ImageMetadata }> {
+  return orDiscard(input.upload, () => convertStoredHeic(input.upload));
+}

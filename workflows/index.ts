@@ -1,0 +1,2 @@
+/** Every workflow the worker runs (this file is the worker's workflowsPath). */
+export { processImageWorkflow, convertHeicWorkflow } from './images';

@@ -1,0 +1,8 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+/** Custom search attributes every platform workflow carries, so operators find a user's runs. */
+export const ORGANIZATION_ID = defineSearchAttributeKey('OrganizationId', SearchAttributeType.KEYWORD);
+export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
+export const COMPONENT = defineSearchAttributeKey('Component', SearchAttributeType.KEYWORD);
+
+export const SEARCH_ATTRIBUTES = [ORGANIZATION_ID, USER_ID, COMPONENT] as const;
