@@ -3,7 +3,7 @@
  * queue. Several can run side by side (WORKER_COUNT in `npm start`, replicas in docker compose).
  */
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import * as activities from '../activities/workflow-activities';
@@ -25,7 +25,10 @@ export async function createWorker() {
 }
 
 async function main() {
-  Runtime.install({ telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } } });
+  Runtime.install({
+    logger: new DefaultLogger(config().LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN'),
+    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
+  });
   const { worker, connection } = await createWorker();
   process.stderr.write(`worker: polling task queue ${config().TEMPORAL_TASK_QUEUE} on ${config().TEMPORAL_ADDRESS}\n`);
   try {

@@ -84,7 +84,7 @@ async function open(buf: Buffer, limits: ImageLimits): Promise<{ pipeline: sharp
   }
   let meta: sharp.Metadata;
   try {
-    meta = await sharp(buf).metadata();
+    meta = await sharp(buf, { limitInputPixels: false }).metadata();
   } catch (err) {
     throw corrupt((err as Error).message);
   }
