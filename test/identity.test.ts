@@ -3,7 +3,7 @@ import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
 
 describe('authentication', () => {
   it('answers 401 without a key, with an unknown key and with a malformed header', async () => {
-    for (const headers of [{}, { authorization: 'Bearer pk_unknownunknownunknownunknown' }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }]) {
+    for (const headers of [{}, { authorization: 'Bearer pk_unknownunknownunknownunknown' }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
       const res = await call('POST', '/initialize_session', { json: { user_id: 'x' }, headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ detail: 'Not authenticated' });

@@ -8,6 +8,7 @@ import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 export async function createWorker() {
   const cfg = config();
@@ -24,9 +25,25 @@ export async function createWorker() {
   return { worker, connection };
 }
 
+function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean {
+  let err = meta?.error as { type?: string; nonRetryable?: boolean; cause?: unknown } | undefined;
+  for (let depth = 0; err && depth < 4; depth += 1) {
+    if (err.type === PLATFORM_FAILURE_TYPE && err.nonRetryable) return true;
+    err = err.cause as typeof err;
+  }
+  return false;
+}
+
 async function main() {
+  const level = config().LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN';
+  const base = new DefaultLogger(level);
+  // A refused upload is the client's mistake, answered with a 4xx: not a warning for operators.
+  const logger = new DefaultLogger(level, (entry) => {
+    if (entry.level === 'WARN' && isClientFailureLog(entry.meta)) return;
+    base.log(entry.level, entry.message, entry.meta);
+  });
   Runtime.install({
-    logger: new DefaultLogger(config().LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN'),
+    logger,
     telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
   });
   const { worker, connection } = await createWorker();

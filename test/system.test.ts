@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { call } from './helpers/api';
+import { routes } from '../edge/http';
+import '../edge/app';
+
+describe('system routes', () => {
+  it('reports health of Temporal, MongoDB and storage', async () => {
+    const res = await call('GET', '/health');
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ status: 'ok', checks: { temporal: 'ok', mongodb: 'ok', storage: 'ok' } });
+  });
+
+  it('serves an OpenAPI 3.1 document covering every route, with request schemas', async () => {
+    const res = await call('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    for (const def of routes) {
+      for (const path of def.paths) {
+        const openPath = path.replace(/:([A-Za-z_]+)/g, '{$1}');
+        expect(res.body.paths[openPath]?.[def.method.toLowerCase()], `${def.method} ${path}`).toBeDefined();
+      }
+    }
+    const gen = res.body.paths['/generate_api_key'].post;
+    expect(gen.requestBody.content['application/json'].schema.properties.permissions.items.enum).toEqual(['basic', 'admin', 'system_admin']);
+    expect(gen.requestBody.content['application/json'].schema.required).toContain('user_id');
+    const img = res.body.paths['/process_image'].post.requestBody.content['multipart/form-data'].schema;
+    expect(img.required).toEqual(expect.arrayContaining(['file', 'user_id', 'session_id', 'conversation_id']));
+    expect(res.body.paths['/list_api_keys/{user_id}'].get.parameters[0]).toMatchObject({ name: 'user_id', in: 'path', required: true });
+  });
+
+  it('serves a docs page', async () => {
+    const res = await call('GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(res.raw.toString()).toContain('openapi.json');
+  });
+});
