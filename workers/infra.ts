@@ -101,8 +101,42 @@ export async function registerSearchAttributes(connection: Connection, namespace
   for (const key of SEARCH_ATTRIBUTES) {
     if (!existing.customAttributes?.[key.name]) missing[key.name] = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   }
-  if (Object.keys(missing).length) {
+  if (!Object.keys(missing).length) return;
+  try {
     await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
+  } catch (err) {
+    // Another worker registered them first.
+    if (!/already exists/i.test((err as Error).message)) throw err;
+  }
+}
+
+const parseEnvPart = (env: Record<string, string>) => ({
+  TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS,
+  MINIO_ENDPOINT: env.MINIO_ENDPOINT,
+  MINIO_ACCESS_KEY: env.MINIO_ACCESS_KEY,
+  MINIO_SECRET_KEY: env.MINIO_SECRET_KEY,
+});
+
+/**
+ * Creates what the platform needs on its servers, started here or given: the bucket and the
+ * custom search attributes. Idempotent; the worker runs it at start too (docker compose).
+ */
+export async function prepareServers(cfg: Config): Promise<void> {
+  const minio = minioSettings(cfg);
+  const mc = new MinioClient(minio);
+  if (!(await mc.bucketExists(minio.bucket))) {
+    try {
+      await mc.makeBucket(minio.bucket);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw err;
+    }
+  }
+  const conn = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
+  try {
+    await registerSearchAttributes(conn, cfg.TEMPORAL_NAMESPACE);
+  } finally {
+    await conn.close();
   }
 }
 
@@ -230,16 +264,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
 
     await Promise.all(starts);
 
-    // Bucket and search attributes also when the servers were given, so a fresh deployment works.
-    const minio = minioSettings({ ...cfg, MINIO_ENDPOINT: env.MINIO_ENDPOINT, MINIO_ACCESS_KEY: env.MINIO_ACCESS_KEY, MINIO_SECRET_KEY: env.MINIO_SECRET_KEY });
-    const mc = new MinioClient(minio);
-    if (!(await mc.bucketExists(minio.bucket))) await mc.makeBucket(minio.bucket);
-    const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS });
-    try {
-      await registerSearchAttributes(conn, cfg.TEMPORAL_NAMESPACE);
-    } finally {
-      await conn.close();
-    }
+    await prepareServers({ ...cfg, ...parseEnvPart(env) });
     return { env, temporalUi, stop };
   } catch (err) {
     await stop();

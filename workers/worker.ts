@@ -8,10 +8,12 @@ import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
+import { prepareServers } from './infra';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 export async function createWorker() {
   const cfg = config();
+  await prepareServers(cfg);
   await initRuntime(cfg);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });
   const worker = await Worker.create({
