@@ -1,0 +1,118 @@
+/**
+ * `npm run bench`: throughput and latency of the edge's hot read paths against an h3
+ * hello-world on the same machine, and the Temporal workflow overhead of process_image against
+ * calling the image activity directly. Prints ratios measured in one run; asserts nothing.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import { parseEnv, setConfig } from '../../activities/config';
+import { generateSecret } from '../../activities/identity/api-keys';
+import { freePort } from '../../workers/infra';
+import { launchPlatform } from '../../workers/platform';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
+const CONNECTIONS = 50;
+const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
+
+interface Load {
+  name: string;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+async function load(name: string, opts: autocannon.Options): Promise<Load> {
+  await autocannon({ ...opts, duration: 1, connections: CONNECTIONS }); // warm-up
+  const r = await autocannon({ ...opts, duration: DURATION, connections: CONNECTIONS });
+  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
+  const adminKey = generateSecret();
+  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0' };
+  const cfg = parseEnv({ ...process.env, ...env });
+  process.stderr.write('bench: starting the platform…\n');
+  const platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore' });
+  const helloPort = await freePort();
+  const hello = spawn(fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url)), [fileURLToPath(new URL('./hello.ts', import.meta.url))], {
+    env: { ...process.env, PORT: String(helloPort) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((r) => hello.stdout!.once('data', r));
+
+  try {
+    const base = platform.edgeUrl;
+    const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    const post = async (p: string, body: unknown) => (await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as Promise<any>;
+    const user = await post('/generate_api_key', { user_id: 'bench-user' });
+    const userKey: string = user.api_key;
+
+    const results: Load[] = [];
+    results.push(await load('h3 hello-world GET /hello', { url: `http://127.0.0.1:${helloPort}/hello` }));
+    results.push(await load('POST /verify_api_key', { url: `${base}/verify_api_key`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: userKey }) }));
+    results.push(await load('GET /list_api_keys/{user}', { url: `${base}/list_api_keys/bench-user`, headers: { authorization: `Bearer ${userKey}` } }));
+    const baseline = results[0].rps;
+
+    // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
+    Object.assign(process.env, platform.env);
+    setConfig(parseEnv({ ...process.env, ...platform.env }));
+    const { initRuntime, closeRuntime } = await import('../../activities/runtime');
+    const images = await import('../../activities/images/images');
+    await initRuntime();
+    const jpeg = fs.readFileSync(fileURLToPath(new URL('../fixtures/photo.jpg', import.meta.url)));
+    const viaWorkflow: number[] = [];
+    const direct: number[] = [];
+    for (let i = 0; i < IMAGE_RUNS + 3; i += 1) {
+      const form = new FormData();
+      for (const [k, v] of Object.entries({ user_id: 'bench-user', session_id: 's', conversation_id: 'c' })) form.append(k, v);
+      form.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg');
+      let t = performance.now();
+      const res = await fetch(`${base}/process_image`, { method: 'POST', headers: { authorization: `Bearer ${userKey}` }, body: form });
+      if (res.status !== 200) throw new Error(`process_image answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+      if (i >= 3) viaWorkflow.push(performance.now() - t);
+      t = performance.now();
+      const upload = await images.storeUpload({ media_id: `bench${i}`, organization_id: 'default', user_id: 'usr_bench', filename: 'photo.jpg', body: jpeg });
+      await images.processStoredImage(upload);
+      if (i >= 3) direct.push(performance.now() - t);
+    }
+    await closeRuntime();
+
+    const line = (s: string) => process.stdout.write(`${s}\n`);
+    line('');
+    line(`Edge hot paths, ${CONNECTIONS} connections, ${DURATION} s each (${os.cpus().length} cores, Node ${process.version})`);
+    line('| route | req/s | vs hello-world | p50 ms | p99 ms | errors | non-2xx |');
+    line('|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of results) line(`| ${r.name} | ${r.rps.toFixed(0)} | ${((r.rps / baseline) * 100).toFixed(0)}% | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
+    line('');
+    line(`process_image (${IMAGE_RUNS} sequential runs, 320x240 JPEG)`);
+    line('| path | p50 ms | p99 ms |');
+    line('|---|---:|---:|');
+    line(`| HTTP edge + Temporal workflow | ${pct(viaWorkflow, 50).toFixed(1)} | ${pct(viaWorkflow, 99).toFixed(1)} |`);
+    line(`| store + image activity called directly | ${pct(direct, 50).toFixed(1)} | ${pct(direct, 99).toFixed(1)} |`);
+    line(`| workflow overhead (p50 ratio) | ${(pct(viaWorkflow, 50) / pct(direct, 50)).toFixed(2)}× | |`);
+    line('');
+    line('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; workflow overhead < 1.5×.');
+  } finally {
+    hello.kill('SIGTERM');
+    await platform.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});
