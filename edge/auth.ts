@@ -8,7 +8,7 @@ import { getRequestHeader } from 'h3';
 import { forbidden, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUser, resolveOrCreateUser } from '../activities/identity/users';
-import type { UserDoc } from '../activities/identity/models';
+import type { UserRef } from '../activities/identity/models';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
@@ -49,7 +49,11 @@ export function organizationFor(p: Principal, requested?: string | null): string
  * The user a request acts for. Basic keys act only for their own user; admins may name any user
  * of their organization, which is created on first reference (CONTRACT.md "Users").
  */
-export async function actingUser(p: Principal, organization_id: string, ref: string): Promise<UserDoc> {
+export async function actingUser(p: Principal, organization_id: string, ref: string): Promise<UserRef> {
+  // The key's own user needs no lookup: the hot path of most basic-key requests.
+  if (organization_id === p.organization_id && (ref === p.user_id || ref === p.idp_id)) {
+    return { user_id: p.user_id, idp_id: p.idp_id, organization_id };
+  }
   if (p.level === 0) {
     const user = await findUser(organization_id, ref);
     if (!user || user.user_id !== p.user_id) throw forbidden('A basic API key may only act for its own user');

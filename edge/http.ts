@@ -62,14 +62,24 @@ const JSON_LIMIT = 1024 * 1024;
 export async function readBodyLimited(event: H3Event, limit: number): Promise<Buffer> {
   const declared = Number(getRequestHeader(event, 'content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limit) throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of event.node.req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks);
+  const req = event.node.req;
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.resume(); // drain the rest so the 413 can be written
+        reject(tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
 }
 
 const formatLimit = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`);

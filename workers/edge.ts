@@ -3,7 +3,7 @@ import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
 import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
-import { ensureBootstrapAdminKey } from '../activities/identity/api-keys';
+import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
 import { createEdgeApp } from '../edge/app';
 import { closeTemporal } from '../edge/temporal';
 
@@ -29,6 +29,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     url: listener.url,
     async close() {
       await listener.close();
+      stopRevocationWatcher();
       await closeTemporal();
       await closeRuntime();
     },

@@ -1,11 +1,20 @@
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload, ImageMetadata } from '../activities/images/images';
 import { isClientFailure } from './failures';
 
-const { processStoredImage, convertStoredHeic, discardUpload, storeNormalizedResponse } = proxyActivities<typeof activities>({
+const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: ['PlatformError'] };
+
+const { processStoredImage, convertStoredHeic, discardUpload } = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: ['PlatformError'] },
+  retry,
+});
+
+// One short, idempotent MongoDB write: a local activity (recorded in the history as a marker)
+// saves a round trip through the task queue on every upload.
+const { storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '30 seconds',
+  retry,
 });
 
 export interface ProcessImageInput {

@@ -2,9 +2,9 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../config';
-import { forbidden, notFound } from '../errors';
+import { forbidden, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
-import { ApiKey, PERMISSIONS, type ApiKeyDoc, type Permission, type UserDoc } from './models';
+import { ApiKey, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type Permission, type UserRef } from './models';
 import { resolveOrCreateUser } from './users';
 import { ensureDefaultOrganization } from './organizations';
 
@@ -44,38 +44,96 @@ function principalOf(doc: ApiKeyDoc): Principal {
   };
 }
 
-// last_used is written at most once a second per key on ordinary requests, off the request path;
-// verify_api_key always writes it before answering.
+// last_used is written at most once a second per key: off the request path on ordinary requests,
+// awaited by verify_api_key so a caller that verifies and then lists sees it.
 const lastWrite = new Map<string, number>();
-function touch(key_id: string): void {
-  const now = Date.now();
-  if ((lastWrite.get(key_id) ?? 0) > now - 1000) return;
+function lastUsedDue(key_id: string, now: number): boolean {
+  if ((lastWrite.get(key_id) ?? 0) > now - 1000) return false;
   lastWrite.set(key_id, now);
   if (lastWrite.size > 50_000) lastWrite.clear();
-  ApiKey.updateOne({ key_id }, { $set: { last_used: new Date(now) } }).catch(() => lastWrite.delete(key_id));
+  return true;
+}
+async function writeLastUsed(key_id: string, now: number): Promise<void> {
+  try {
+    await ApiKeyUsage.updateOne({ key_id }, { $set: { last_used: new Date(now) } }, { upsert: true });
+  } catch (err) {
+    if (isDuplicateKey(err)) return; // another process created the row at the same moment
+    lastWrite.delete(key_id);
+    throw err;
+  }
 }
 
 /**
- * Authenticates a presented key. Every call reads the key's current status, so a revocation is
- * effective on the very next request, whichever edge process serves it.
+ * Active keys are cached per process, by hash, for at most KEY_CACHE_MS. Keys never change except
+ * by revocation, and a revocation removes the key from this process's cache at once; other
+ * processes (edge replicas) drop it when their revocation watcher next polls (every
+ * REVOCATION_POLL_MS), so it is refused there within that interval.
  */
-export async function authenticateKey(secret: string): Promise<Principal | null> {
+const KEY_CACHE_MS = 30_000;
+export const REVOCATION_POLL_MS = 500;
+const keyCache = new Map<string, { principal: Principal; expires: number }>();
+let watcher: NodeJS.Timeout | undefined;
+let revokedSince = new Date();
+
+function watchRevocations(): void {
+  if (watcher) return;
+  revokedSince = new Date(Date.now() - 5000);
+  watcher = setInterval(() => {
+    ApiKey.find({ status: 'revoked', revoked_at: { $gt: revokedSince } }, { hash: 1, revoked_at: 1 })
+      .lean<Pick<ApiKeyDoc, 'hash' | 'revoked_at'>[]>()
+      .then((revoked) => {
+        for (const r of revoked) {
+          keyCache.delete(r.hash);
+          // Overlap by 5 s so clock skew between processes cannot hide a revocation.
+          if (r.revoked_at && r.revoked_at.getTime() - 5000 > revokedSince.getTime()) revokedSince = new Date(r.revoked_at.getTime() - 5000);
+        }
+      })
+      .catch(() => {
+        /* the next poll tries again; cache entries expire in any case */
+      });
+  }, REVOCATION_POLL_MS);
+  watcher.unref();
+}
+
+export function stopRevocationWatcher(): void {
+  if (watcher) clearInterval(watcher);
+  watcher = undefined;
+  keyCache.clear();
+}
+
+async function lookup(secret: string): Promise<Principal | null> {
   if (!KEY_SHAPE.test(secret)) return null;
-  const doc = await ApiKey.findOne({ hash: hashKey(secret), status: 'active' }).lean<ApiKeyDoc>();
-  if (!doc) return null;
-  touch(doc.key_id);
-  return principalOf(doc);
+  const hash = hashKey(secret);
+  const now = Date.now();
+  const hit = keyCache.get(hash);
+  if (hit && hit.expires > now) return hit.principal;
+  const doc = await ApiKey.findOne({ hash, status: 'active' }).lean<ApiKeyDoc>();
+  if (!doc) {
+    keyCache.delete(hash);
+    return null;
+  }
+  const principal = principalOf(doc);
+  if (keyCache.size > 100_000) keyCache.clear();
+  keyCache.set(hash, { principal, expires: now + KEY_CACHE_MS });
+  watchRevocations();
+  return principal;
+}
+
+/** Authenticates a presented key (see the cache note above for revocation timing). */
+export async function authenticateKey(secret: string): Promise<Principal | null> {
+  const principal = await lookup(secret);
+  if (!principal) return null;
+  const now = Date.now();
+  if (lastUsedDue(principal.key_id, now)) writeLastUsed(principal.key_id, now).catch(() => {});
+  return principal;
 }
 
 export async function verifyApiKey(secret: string): Promise<{ valid: boolean; user_id?: string; organization_id?: string; permissions?: Permission[] }> {
-  if (!KEY_SHAPE.test(secret)) return { valid: false };
-  const doc = await ApiKey.findOneAndUpdate(
-    { hash: hashKey(secret), status: 'active' },
-    { $set: { last_used: new Date() } },
-    { new: true },
-  ).lean<ApiKeyDoc>();
-  if (!doc) return { valid: false };
-  return { valid: true, user_id: doc.user_id, organization_id: doc.organization_id, permissions: doc.permissions };
+  const principal = await lookup(secret);
+  if (!principal) return { valid: false };
+  const now = Date.now();
+  if (lastUsedDue(principal.key_id, now)) await writeLastUsed(principal.key_id, now);
+  return { valid: true, user_id: principal.user_id, organization_id: principal.organization_id, permissions: principal.permissions };
 }
 
 export interface IssuedKey {
@@ -84,7 +142,7 @@ export interface IssuedKey {
   metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; organization_id: string };
 }
 
-async function insertKey(user: Pick<UserDoc, 'user_id' | 'idp_id' | 'organization_id'>, permissions: Permission[], opts: { created_by?: string; rate_limit_per_minute?: number; secret?: string }): Promise<IssuedKey> {
+async function insertKey(user: UserRef, permissions: Permission[], opts: { created_by?: string; rate_limit_per_minute?: number; secret?: string }): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
   const doc = await ApiKey.create({
     key_id: newId('key'),
@@ -111,7 +169,7 @@ async function insertKey(user: Pick<UserDoc, 'user_id' | 'idp_id' | 'organizatio
 }
 
 /** A key may only carry permissions its creator holds (CONTRACT.md "Identity"). */
-export async function issueApiKey(creator: Principal, user: UserDoc, permissions: Permission[], rate_limit_per_minute?: number): Promise<IssuedKey> {
+export async function issueApiKey(creator: Principal, user: UserRef, permissions: Permission[], rate_limit_per_minute?: number): Promise<IssuedKey> {
   const unique = [...new Set(permissions)];
   const beyond = unique.filter((p) => PERMISSIONS.indexOf(p) > creator.level);
   if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
@@ -130,11 +188,13 @@ export interface ListedKey {
 
 export async function listApiKeys(organization_id: string, user_id: string): Promise<ListedKey[]> {
   const docs = await ApiKey.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<ApiKeyDoc[]>();
+  const usage = await ApiKeyUsage.find({ key_id: { $in: docs.map((d) => d.key_id) } }).lean<{ key_id: string; last_used: Date }[]>();
+  const lastUsed = new Map(usage.map((u) => [u.key_id, u.last_used]));
   return docs.map((d) => ({
     key: maskKey(d.prefix),
     key_id: d.key_id,
     created_at: d.created_at.toISOString(),
-    last_used: d.last_used ? d.last_used.toISOString() : null,
+    last_used: lastUsed.get(d.key_id)?.toISOString() ?? null,
     permissions: d.permissions,
     status: d.status,
     active: d.status === 'active',
@@ -146,8 +206,12 @@ export async function revokeApiKey(organization_id: string, user_id: string, key
   const filter = keyOrId.startsWith('pk_') ? { hash: hashKey(keyOrId) } : { key_id: keyOrId };
   const doc = await ApiKey.findOne({ ...filter, organization_id, user_id }).lean<ApiKeyDoc>();
   if (!doc) throw notFound('API key not found for this user');
-  if (doc.status === 'revoked') return { key_id: doc.key_id, already: true };
+  if (doc.status === 'revoked') {
+    keyCache.delete(doc.hash);
+    return { key_id: doc.key_id, already: true };
+  }
   await ApiKey.updateOne({ key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: new Date() } });
+  keyCache.delete(doc.hash);
   return { key_id: doc.key_id, already: false };
 }
 
@@ -179,7 +243,7 @@ export async function ensureBootstrapAdminKey(): Promise<{ source: 'env' | 'file
     try {
       await insertKey(admin, ['system_admin'], { secret, created_by: 'bootstrap' });
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKey(err)) throw err;
     }
   }
   return { source, file: source === 'env' ? undefined : file };

@@ -42,12 +42,24 @@ const apiKeySchema = new Schema(
     status: { type: String, enum: ['active', 'revoked'], default: 'active' },
     created_by: { type: String },
     rate_limit_per_minute: { type: Number },
-    last_used: { type: Date },
     revoked_at: { type: Date },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 apiKeySchema.index({ organization_id: 1, user_id: 1 });
+
+/**
+ * When each key was last used, apart from the key itself: FerretDB 1.x applies an update as a
+ * read-modify-write of the whole document, so a usage write racing a revocation of the same
+ * document could undo the revocation. Separate documents never race.
+ */
+const apiKeyUsageSchema = new Schema(
+  {
+    key_id: { type: String, required: true, unique: true },
+    last_used: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
 
 export interface OrganizationDoc {
   organization_id: string;
@@ -65,6 +77,9 @@ export interface UserDoc {
   created_at: Date;
   updated_at: Date;
 }
+/** What most operations need to know of a user. */
+export type UserRef = Pick<UserDoc, 'user_id' | 'idp_id' | 'organization_id'>;
+
 export interface ApiKeyDoc {
   key_id: string;
   hash: string;
@@ -76,7 +91,6 @@ export interface ApiKeyDoc {
   status: 'active' | 'revoked';
   created_by?: string;
   rate_limit_per_minute?: number;
-  last_used?: Date;
   revoked_at?: Date;
   created_at: Date;
 }
@@ -84,3 +98,4 @@ export interface ApiKeyDoc {
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
+export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
