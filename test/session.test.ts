@@ -89,6 +89,25 @@ describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) 
     expect(final.body.api_keys.find((k: any) => k.key_id === gen.body.metadata.key_id)).toMatchObject({ active: false, status: 'revoked' });
   });
 
+  it('pauses, resumes and ends a session; an ended session is final and stops verifying', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const init = await call('POST', `${prefix}/initialize_session`, { key: u.key, json: { user_id: u.user_id } });
+    const set = (status: string, key = u.key, user_id = u.user_id) => call('POST', `${prefix}/update_session_status`, { key, json: { user_id, session_id: init.body.session_id, status } });
+    expect((await set('paused')).body.metadata.status).toBe('paused');
+    expect((await call('POST', `${prefix}/verify_session`, { key: u.key, json: { user_id: u.user_id, conversation_id: init.body.conversation_id } })).body.valid).toBe(true);
+    expect((await set('active')).body.metadata.status).toBe('active');
+    expect((await set('ended')).body.metadata.status).toBe('ended');
+    const verify = await call('POST', `${prefix}/verify_session`, { key: u.key, json: { user_id: u.user_id, conversation_id: init.body.conversation_id } });
+    expect(verify.body).toMatchObject({ valid: false, status: 'ended' });
+    expect((await set('active')).status).toBe(409);
+    const more = await call('POST', `${prefix}/new_conversation`, { key: u.key, json: { user_id: u.user_id, session_id: init.body.session_id } });
+    expect(more.status).toBe(409);
+    expect((await set('sleeping')).status).toBe(422);
+    const other = await basicUser(t);
+    expect((await set('paused', other.key, other.user_id)).status).toBe(404);
+  });
+
   it('verify_api_key says false for garbage without a key and needs none', async () => {
     for (const api_key of ['', 'nope', 'pk_' + 'x'.repeat(43), 'pk_short']) {
       const res = await call('POST', `${prefix}/verify_api_key`, { json: { api_key } });

@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { issueApiKey, listApiKeys, revokeApiKey, verifyApiKey } from '../../activities/identity/api-keys';
 import { PERMISSIONS } from '../../activities/identity/models';
-import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions';
-import { SESSION_SOURCES } from '../../activities/sessions/models';
+import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/sessions';
+import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/models';
 import { config } from '../../activities/config';
-import { forbidden } from '../../activities/errors';
+import { forbidden, notFound } from '../../activities/errors';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { id, organizationId } from '../schemas';
@@ -148,4 +148,22 @@ defineRoute({
   body: z.object({ api_key: z.string().max(500) }),
   response: z.object({ valid: z.boolean(), user_id: z.string().optional(), organization_id: z.string().optional(), permissions: z.array(z.string()).optional() }),
   handler: async ({ body }) => verifyApiKey(body.api_key),
+});
+
+// Extension: the document lists the statuses but no way to change them.
+defineRoute({
+  method: 'POST',
+  paths: both('/update_session_status'),
+  tag,
+  summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
+  auth: 'key',
+  body: z.object({ user_id: id('user_id'), session_id: id('session_id'), status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const current = await getSession(org, body.session_id);
+    if (current.user_id !== user.user_id) throw notFound(`Session not found: ${body.session_id}`);
+    return { success: true, ...(await setSessionStatus(org, body.session_id, body.status)) };
+  },
 });
