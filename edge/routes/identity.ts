@@ -6,7 +6,7 @@ import { TIERS } from '../../activities/identity/models';
 import { forbidden } from '../../activities/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute, Reply } from '../http';
-import { id, organizationId } from '../schemas';
+import { requiredId, organizationId } from '../schemas';
 
 const tag = 'identity';
 
@@ -39,7 +39,7 @@ defineRoute({
   tag,
   summary: "Reads an organization (system admin, or an admin of that organization)",
   auth: 'admin',
-  params: z.object({ organization_id: id('organization_id') }),
+  params: z.object({ organization_id: requiredId }),
   response: z.object({ success: z.literal(true), organization }),
   handler: async ({ principal, params }) => {
     const org = organizationFor(principal, params.organization_id);
@@ -53,7 +53,7 @@ defineRoute({
   tag,
   summary: 'Renames an organization or changes its tier (system admin)',
   auth: 'sysadmin',
-  params: z.object({ organization_id: id('organization_id') }),
+  params: z.object({ organization_id: requiredId }),
   body: z.object({ name: z.string().trim().min(1).max(200).optional(), tier: z.enum(TIERS).optional() }),
   response: z.object({ success: z.literal(true), organization }),
   handler: async ({ params, body }) => ({ success: true, organization: await updateOrganization(params.organization_id, body) }),
@@ -66,7 +66,7 @@ defineRoute({
   summary: 'Creates a user, idempotent on idp_id (a repeat updates email/display_name)',
   auth: 'key',
   body: z.object({
-    idp_id: id('idp_id'),
+    idp_id: requiredId,
     organization_id: organizationId,
     email: z.email().max(320).optional(),
     display_name: z.string().trim().min(1).max(200).optional(),
@@ -86,7 +86,7 @@ defineRoute({
   tag,
   summary: 'Reads a user by user_id or idp_id',
   auth: 'key',
-  params: z.object({ user_ref: id('user_ref') }),
+  params: z.object({ user_ref: requiredId }),
   query: z.object({ organization_id: organizationId }),
   response: z.object({ success: z.literal(true), user }),
   handler: async ({ principal, params, query }) => {
@@ -103,7 +103,7 @@ defineRoute({
   tag,
   summary: "Updates a user's email or display name (null removes)",
   auth: 'key',
-  params: z.object({ user_ref: id('user_ref') }),
+  params: z.object({ user_ref: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({ email: z.email().max(320).nullable().optional(), display_name: z.string().trim().min(1).max(200).nullable().optional() }),
   response: z.object({ success: z.literal(true), user }),

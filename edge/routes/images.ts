@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { storeUpload, readStoredObject, type ImageMetadata } from '../../activities/images/images';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
-import { id, organizationId } from '../schemas';
+import { requiredId, organizationId } from '../schemas';
 import { temporal, taskQueue } from '../temporal';
 import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
 import type { Principal } from '../../activities/identity/api-keys';
@@ -47,7 +47,7 @@ defineRoute({
   auth: 'key',
   form: {
     file: true,
-    fields: z.object({ user_id: id('user_id'), session_id: id('session_id'), conversation_id: id('conversation_id'), organization_id: organizationId }),
+    fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }),
   },
   response: z.object({
     success: z.literal(true),

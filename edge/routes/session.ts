@@ -8,7 +8,7 @@ import { config } from '../../activities/config';
 import { forbidden, notFound } from '../../activities/errors';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
-import { id, organizationId } from '../schemas';
+import { requiredId, organizationId } from '../schemas';
 
 const both = (path: string) => [path, `/api/session-service${path}`];
 const tag = 'session';
@@ -28,7 +28,7 @@ defineRoute({
   summary: 'Creates a session in the organization and its first conversation',
   auth: 'key',
   body: z.object({
-    user_id: id('user_id').describe('platform user_id or idp_id; unknown idp_ids create the user'),
+    user_id: requiredId.describe('platform user_id or idp_id; unknown idp_ids create the user'),
     organization_id: organizationId,
     source: z.enum(SESSION_SOURCES).optional(),
     metadata: z.object({ source: z.enum(SESSION_SOURCES).optional() }).optional(),
@@ -48,7 +48,7 @@ defineRoute({
   tag,
   summary: "Opens a conversation in the named session, or in the user's latest open session",
   auth: 'key',
-  body: z.object({ user_id: id('user_id'), organization_id: organizationId, session_id: z.string().trim().min(1).optional() }),
+  body: z.object({ user_id: requiredId, organization_id: organizationId, session_id: z.string().trim().min(1).optional() }),
   response: z.object({ success: z.literal(true), conversation_id: z.string(), session_id: z.string() }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
@@ -64,7 +64,7 @@ defineRoute({
   tag,
   summary: "Whether the conversation is the user's and its session has not ended",
   auth: 'key',
-  body: z.object({ user_id: id('user_id'), conversation_id: id('conversation_id'), organization_id: organizationId }),
+  body: z.object({ user_id: requiredId, conversation_id: requiredId, organization_id: organizationId }),
   response: z.object({ success: z.literal(true), valid: z.boolean(), session_id: z.string().optional(), status: z.string().optional() }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
@@ -80,7 +80,7 @@ defineRoute({
   summary: 'Issues a key for a user; shown once. A key may only grant permissions it holds',
   auth: 'key',
   body: z.object({
-    user_id: id('user_id'),
+    user_id: requiredId,
     organization_id: organizationId,
     permissions: z.array(z.enum(PERMISSIONS)).min(1).max(3).default(['basic']),
     rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe('lower per-key limit than RATE_LIMIT_PER_MINUTE'),
@@ -108,7 +108,7 @@ defineRoute({
   tag,
   summary: "Lists a user's keys, masked (never the secret)",
   auth: 'key',
-  params: z.object({ user_id: id('user_id') }),
+  params: z.object({ user_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   response: z.object({
     success: z.literal(true),
@@ -128,7 +128,7 @@ defineRoute({
   tag,
   summary: 'Revokes a key (full key or key_id); effective on the very next request',
   auth: 'key',
-  body: z.object({ user_id: id('user_id'), api_key: id('api_key').describe('the full key, or its key_id from list_api_keys'), organization_id: organizationId }),
+  body: z.object({ user_id: requiredId, api_key: requiredId.describe('the full key, or its key_id from list_api_keys'), organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string(), key_id: z.string() }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
@@ -157,7 +157,7 @@ defineRoute({
   tag,
   summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
   auth: 'key',
-  body: z.object({ user_id: id('user_id'), session_id: id('session_id'), status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
+  body: z.object({ user_id: requiredId, session_id: requiredId, status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
   response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
