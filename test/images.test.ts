@@ -85,10 +85,14 @@ describe('POST /process_image', () => {
     expect(thumb.leftRed && thumb.rightBlue).toBe(true);
   });
 
-  it.each(['rotated.heic', 'rotated.jpg'])('turns %s upright (stored landscape, shown portrait)', async (name) => {
+  it.each([
+    ['rotated.heic', '300x400'],
+    ['rotated.jpg', '300x400'],
+    ['iphone-grid.heic', '600x800'], // tiled grid + irot + EXIF orientation + thumbnail item, as iPhones write
+  ])('turns %s upright (stored landscape, shown portrait %s)', async (name, dimensions) => {
     const res = await processImage(name, fixture(name));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.metadata.dimensions).toBe('300x400');
+    expect(res.body.data.metadata.dimensions).toBe(dimensions);
     const thumb = await sides(await objectBytes(res.body.thumbnail_path));
     expect(thumb).toEqual({ width: 192, height: 256, leftRed: true, rightBlue: true });
   });

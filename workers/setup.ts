@@ -34,7 +34,8 @@ interface Recipe {
 const RECIPES: Record<'temporal' | 'ferretdb' | 'minio', Recipe> = {
   temporal: { binary: 'temporal', version: 'v1.5.1', install: { goInstall: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' } },
   ferretdb: { binary: 'ferretdb', version: 'v1.24.2', install: { module: 'github.com/FerretDB/FerretDB@v1.24.2', pkg: './cmd/ferretdb' } },
-  minio: { binary: 'minio', version: 'latest', install: { goInstall: 'github.com/minio/minio@latest' } },
+  // @latest resolved to this pseudo-version when the project was set up; pinned so builds repeat.
+  minio: { binary: 'minio', version: 'v0.0.0-20260212201848-7aac2a2c5b7c', install: { goInstall: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c' } },
 };
 
 function which(name: string): string | undefined {
