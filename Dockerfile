@@ -9,6 +9,8 @@ COPY activities ./activities
 COPY edge ./edge
 COPY workflows ./workflows
 COPY workers ./workers
+# Named volumes take this directory's owner on first mount: the edge writes admin-key.txt here.
+RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8000
 CMD ["node_modules/.bin/tsx", "workers/edge.ts"]

@@ -18,7 +18,7 @@ export function temporal(): Promise<Client> {
 
 export async function temporalHealthy(): Promise<boolean> {
   const c = await temporal();
-  await c.connection.workflowService.getSystemInfo({}, );
+  await c.connection.workflowService.getSystemInfo({});
   return true;
 }
 

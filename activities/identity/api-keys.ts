@@ -230,10 +230,16 @@ export async function ensureBootstrapAdminKey(): Promise<{ source: 'env' | 'file
       secret = fs.readFileSync(file, 'utf8').trim();
       source = 'file';
     } else {
-      secret = generateSecret();
       fs.mkdirSync(cfg.dataDir, { recursive: true });
-      fs.writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
-      source = 'generated';
+      try {
+        secret = generateSecret();
+        fs.writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+        source = 'generated';
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        secret = fs.readFileSync(file, 'utf8').trim(); // another edge process wrote it first
+        source = 'file';
+      }
     }
   }
   if (!KEY_SHAPE.test(secret)) throw new Error('PLATFORM_ADMIN_KEY must look like pk_ followed by at least 20 URL-safe characters');
