@@ -38,7 +38,7 @@ describe('GET /health with servers down', () => {
   it('answers 503 and names what fails', async () => {
     const res = await fetch(`${url}/health`);
     expect(res.status).toBe(503);
-    const body = await res.json();
+    const body = (await res.json()) as { status: string; checks: Record<string, string> };
     expect(body.status).toBe('degraded');
     expect(body.checks.mongodb).toBe('ok');
     expect(body.checks.temporal).toMatch(/^error: /);
