@@ -124,13 +124,13 @@ describe('POST /process_image', () => {
   });
 
   it.each([
-    ['notes.txt', Buffer.from('just some text, not an image\n'), 400, /Unsupported file type: text\/plain/],
-    ['fake.jpg', Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n'), 400, /Unsupported file type: application\/pdf/],
-    ['empty.jpg', Buffer.alloc(0), 422, /empty/],
-    ['truncated.jpg', fixture('truncated.jpg'), 422, /corrupt/],
-    ['bomb.png', fixture('bomb.png'), 422, /20000x20000 pixels/],
-    ['garbage.heic', Buffer.concat([Buffer.from('0000001c6674797068656963000000006d69663168656963', 'hex'), Buffer.alloc(200, 7)]), 422, /corrupt/],
-  ])('refuses %s with a clear %i and keeps nothing', async (name, data, status, message) => {
+    { name: 'notes.txt', data: Buffer.from('just some text, not an image\n'), status: 400, message: /Unsupported file type: text\/plain/ },
+    { name: 'fake.jpg', data: Buffer.from('%PDF-1.4\n%âãÏÓ\n1 0 obj\n'), status: 400, message: /Unsupported file type: application\/pdf/ },
+    { name: 'empty.jpg', data: Buffer.alloc(0), status: 422, message: /empty/ },
+    { name: 'truncated.jpg', data: fixture('truncated.jpg'), status: 422, message: /corrupt/ },
+    { name: 'bomb.png', data: fixture('bomb.png'), status: 422, message: /20000x20000 pixels/ },
+    { name: 'garbage.heic', data: Buffer.concat([Buffer.from('0000001c6674797068656963000000006d69663168656963', 'hex'), Buffer.alloc(200, 7)]), status: 422, message: /corrupt/ },
+  ])('refuses $name with a clear $status and keeps nothing', async ({ name, data, status, message }) => {
     const res = await processImage(name, data);
     expect(res.status).toBe(status);
     expect(res.body.detail).toMatch(message);
