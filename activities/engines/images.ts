@@ -1,21 +1,13 @@
 /**
  * Image engine: sharp (libvips) for everything it decodes, heic-decode (the WASM libheif decoder
  * that heic-convert is built on) for HEVC HEIC, which sharp's prebuilt libvips cannot decode.
- * HEIC pixels are decoded once and encoded by sharp, ~1.5× faster than heic-convert's JS encoder.
+ * HEIC pixels are decoded once, in a worker thread, and encoded by sharp: ~1.5× faster than
+ * heic-convert's JS encoder, and the event loop stays free meanwhile.
  */
 import sharp from 'sharp';
-import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { PlatformError } from '../errors';
 import { sniff, RASTER_IMAGE_FORMATS, type Sniffed } from './sniff';
-
-const require = createRequire(import.meta.url);
-interface HeifImage {
-  width: number;
-  height: number;
-  decode(): Promise<{ width: number; height: number; data: Uint8ClampedArray }>;
-}
-type HeifAll = ((o: { buffer: Uint8Array }) => Promise<HeifImage[] & { dispose(): void }>);
-const heicDecodeAll: HeifAll = require('heic-decode').all;
 
 sharp.cache(false); // thumbnails are one-shot; libvips' operation cache only costs memory here
 sharp.concurrency(1); // the worker runs several activities at once on 2 cores
@@ -49,25 +41,61 @@ function checkPixels(width: number, height: number, limits: ImageLimits): void {
 
 const isHeif = (s: Sniffed) => s.format === 'heic' || s.format === 'heif';
 
-/** Decodes HEIF to raw RGBA after checking its declared size, so a pixel bomb is never decoded. */
+interface HeifReply {
+  id: number;
+  width?: number;
+  height?: number;
+  data?: ArrayBuffer;
+  error?: { kind: 'corrupt' | 'too_large'; message?: string; width?: number; height?: number };
+}
+
+/** One decoding thread, started on first use; jobs queue in order. */
+class HeifDecoder {
+  private worker?: Worker;
+  private nextId = 1;
+  private pending = new Map<number, { resolve: (r: HeifReply) => void; reject: (e: Error) => void }>();
+
+  private thread(): Worker {
+    if (this.worker) return this.worker;
+    const worker = new Worker(new URL('./heif-thread.mjs', import.meta.url));
+    worker.on('message', (reply: HeifReply) => {
+      const job = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
+      if (!this.pending.size) worker.unref();
+      job?.resolve(reply);
+    });
+    const fail = (err: Error) => {
+      // A crashed thread fails its jobs (the activity retries) and is replaced on next use.
+      for (const job of this.pending.values()) job.reject(err);
+      this.pending.clear();
+      if (this.worker === worker) this.worker = undefined;
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`HEIF decoding thread exited with code ${code}`)));
+    this.worker = worker;
+    return worker;
+  }
+
+  decode(buf: Buffer, maxPixels: number): Promise<HeifReply> {
+    const worker = this.thread();
+    const id = this.nextId++;
+    const copy = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, buffer: copy, maxPixels }, [copy]);
+    });
+  }
+}
+
+const heif = new HeifDecoder();
+
+/** Decodes HEIF to raw RGBA off the event loop, refusing a pixel bomb before decoding it. */
 async function decodeHeif(buf: Buffer, limits: ImageLimits): Promise<{ raw: Buffer; width: number; height: number }> {
-  let images: Awaited<ReturnType<HeifAll>>;
-  try {
-    images = await heicDecodeAll({ buffer: buf });
-  } catch (err) {
-    throw corrupt((err as Error).message);
-  }
-  try {
-    const primary = images[0];
-    checkPixels(primary.width, primary.height, limits);
-    const { width, height, data } = await primary.decode();
-    return { raw: Buffer.from(data.buffer, data.byteOffset, data.byteLength), width, height };
-  } catch (err) {
-    if (err instanceof PlatformError) throw err;
-    throw corrupt((err as Error).message);
-  } finally {
-    images.dispose();
-  }
+  const reply = await heif.decode(buf, limits.maxPixels);
+  if (reply.error?.kind === 'too_large') checkPixels(reply.error.width!, reply.error.height!, limits);
+  if (reply.error) throw corrupt(reply.error.message ?? 'unreadable');
+  return { raw: Buffer.from(reply.data!), width: reply.width!, height: reply.height! };
 }
 
 /** A sharp pipeline over the image's pixels, upright (EXIF orientation applied). */
