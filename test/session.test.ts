@@ -63,17 +63,18 @@ describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) 
     const gen = await call('POST', `${prefix}/generate_api_key`, { key: u.key, json: { user_id: u.idp_id } });
     expect(gen.status).toBe(200);
     expect(gen.body.api_key).toMatch(/^pk_[A-Za-z0-9_-]{43}$/);
-    expect(gen.body.metadata.permissions).toEqual(['basic']);
+    expect(gen.body.metadata).toMatchObject({ permissions: ['basic'], user_id: u.user_id, idp_id: u.idp_id, organization_id: t.organization_id });
 
     const before = await call('GET', `${prefix}/list_api_keys/${u.idp_id}`, { key: u.key });
     expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ user_id: u.user_id, idp_id: u.idp_id });
     const listed = before.body.api_keys.find((k: any) => k.key_id === gen.body.metadata.key_id);
     expect(listed).toMatchObject({ active: true, status: 'active', permissions: ['basic'], last_used: null });
     expect(listed.key).toBe(`${gen.body.api_key.slice(0, 7)}…`);
     expect(JSON.stringify(before.body)).not.toContain(gen.body.api_key.slice(7, 20));
 
     const verify = await call('POST', `${prefix}/verify_api_key`, { json: { api_key: gen.body.api_key } });
-    expect(verify.body).toMatchObject({ valid: true, user_id: u.user_id, organization_id: t.organization_id });
+    expect(verify.body).toMatchObject({ valid: true, user_id: u.user_id, idp_id: u.idp_id, organization_id: t.organization_id });
     const after = await call('GET', `${prefix}/list_api_keys/${u.user_id}`, { key: u.key });
     const used = after.body.api_keys.find((k: any) => k.key_id === gen.body.metadata.key_id);
     expect(Date.parse(used.last_used)).toBeGreaterThan(Date.parse(used.created_at) - 1);

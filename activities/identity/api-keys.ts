@@ -128,18 +128,18 @@ export async function authenticateKey(secret: string): Promise<Principal | null>
   return principal;
 }
 
-export async function verifyApiKey(secret: string): Promise<{ valid: boolean; user_id?: string; organization_id?: string; permissions?: Permission[] }> {
+export async function verifyApiKey(secret: string): Promise<{ valid: boolean; user_id?: string; idp_id?: string; organization_id?: string; permissions?: Permission[] }> {
   const principal = await lookup(secret);
   if (!principal) return { valid: false };
   const now = Date.now();
   if (lastUsedDue(principal.key_id, now)) await writeLastUsed(principal.key_id, now);
-  return { valid: true, user_id: principal.user_id, organization_id: principal.organization_id, permissions: principal.permissions };
+  return { valid: true, user_id: principal.user_id, idp_id: principal.idp_id, organization_id: principal.organization_id, permissions: principal.permissions };
 }
 
 export interface IssuedKey {
   api_key: string;
   key_id: string;
-  metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; organization_id: string };
+  metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; idp_id: string; organization_id: string };
 }
 
 async function insertKey(user: UserRef, permissions: Permission[], opts: { created_by?: string; rate_limit_per_minute?: number; secret?: string }): Promise<IssuedKey> {
@@ -163,6 +163,7 @@ async function insertKey(user: UserRef, permissions: Permission[], opts: { creat
       permissions,
       key_id: doc.key_id,
       user_id: user.user_id,
+      idp_id: user.idp_id,
       organization_id: user.organization_id,
     },
   };

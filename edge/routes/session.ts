@@ -88,7 +88,7 @@ defineRoute({
   response: z.object({
     success: z.literal(true),
     api_key: z.string(),
-    metadata: z.object({ created_at: z.string(), permissions: z.array(z.string()), key_id: z.string(), user_id: z.string(), organization_id: z.string() }),
+    metadata: z.object({ created_at: z.string(), permissions: z.array(z.string()), key_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),
   }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
@@ -113,12 +113,13 @@ defineRoute({
   response: z.object({
     success: z.literal(true),
     user_id: z.string(),
+    idp_id: z.string(),
     api_keys: z.array(z.object({ key: z.string(), key_id: z.string(), created_at: z.string(), last_used: z.string().nullable(), permissions: z.array(z.string()), status: z.enum(['active', 'revoked']), active: z.boolean() })),
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await actingUser(principal, org, params.user_id);
-    return { success: true, user_id: user.user_id, api_keys: await listApiKeys(org, user.user_id) };
+    return { success: true, user_id: user.user_id, idp_id: user.idp_id, api_keys: await listApiKeys(org, user.user_id) };
   },
 });
 
@@ -146,7 +147,7 @@ defineRoute({
   auth: 'none',
   rateLimit: 'ip',
   body: z.object({ api_key: z.string().max(500) }),
-  response: z.object({ valid: z.boolean(), user_id: z.string().optional(), organization_id: z.string().optional(), permissions: z.array(z.string()).optional() }),
+  response: z.object({ valid: z.boolean(), user_id: z.string().optional(), idp_id: z.string().optional(), organization_id: z.string().optional(), permissions: z.array(z.string()).optional() }),
   handler: async ({ body }) => verifyApiKey(body.api_key),
 });
 
@@ -158,12 +159,12 @@ defineRoute({
   summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
   auth: 'key',
   body: z.object({ user_id: requiredId, session_id: requiredId, status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
-  response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
+  response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const current = await getSession(org, body.session_id);
     if (current.user_id !== user.user_id) throw notFound(`Session not found: ${body.session_id}`);
-    return { success: true, ...(await setSessionStatus(org, body.session_id, body.status)) };
+    return { success: true, ...(await setSessionStatus(org, body.session_id, body.status)), idp_id: user.idp_id };
   },
 });
