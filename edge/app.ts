@@ -16,6 +16,7 @@ import './routes/system';
 import './routes/session';
 import './routes/identity';
 import './routes/images';
+import './routes/loyalty';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

@@ -5,7 +5,7 @@
  */
 import type { H3Event } from 'h3';
 import { getRequestHeader } from 'h3';
-import { forbidden, unauthorized } from '../activities/errors';
+import { forbidden, notFound, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUser, resolveOrCreateUser } from '../activities/identity/users';
 import type { UserRef } from '../activities/identity/models';
@@ -60,4 +60,18 @@ export async function actingUser(p: Principal, organization_id: string, ref: str
     return user;
   }
   return resolveOrCreateUser(organization_id, ref);
+}
+
+/**
+ * Like actingUser, for reads: an unknown user is not created but answered with 404 `missing`
+ * (a basic key still only reads its own user).
+ */
+export async function existingUser(p: Principal, organization_id: string, ref: string, missing: string): Promise<UserRef> {
+  if (organization_id === p.organization_id && (ref === p.user_id || ref === p.idp_id)) {
+    return { user_id: p.user_id, idp_id: p.idp_id, organization_id };
+  }
+  const user = await findUser(organization_id, ref);
+  if (p.level === 0 && (!user || user.user_id !== p.user_id)) throw forbidden('A basic API key may only act for its own user');
+  if (!user) throw notFound(missing);
+  return user;
 }
