@@ -42,6 +42,7 @@ export const envSchema = z.object({
   OPENAI_BASE_URL: optional,
   OPENAI_API_KEY: optional,
   PLATFORM_BIN_DIR: optional,
+  PUBLIC_URL: optional,
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
@@ -60,6 +61,8 @@ export interface MinioSettings {
 export interface Config extends Env {
   dataDir: string;
   maxUploadBytes: number;
+  /** where users reach the platform (referral links): PUBLIC_URL, else http://HOST:PORT */
+  publicUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -75,6 +78,7 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Config {
     ...env,
     dataDir: path.resolve(env.DATA_DIR),
     maxUploadBytes: Math.floor(env.MAX_UPLOAD_MB * 1024 * 1024),
+    publicUrl: (env.PUBLIC_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, ''),
   };
 }
 

@@ -5,3 +5,4 @@
  */
 export { processStoredImage, convertStoredHeic, discardUpload } from './images/images';
 export { storeNormalizedResponse } from './responses/normalized';
+export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';

@@ -17,6 +17,7 @@ import './routes/session';
 import './routes/identity';
 import './routes/images';
 import './routes/loyalty';
+import './routes/referrals';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

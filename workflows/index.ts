@@ -1,2 +1,3 @@
 /** Every workflow the worker runs (this file is the worker's workflowsPath). */
 export { processImageWorkflow, convertHeicWorkflow } from './images';
+export { referralWorkflow } from './referrals';

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import sharp from 'sharp';
+import jsQR from 'jsqr';
+import { basicUser, call, edgeUrl, newTenant } from './helpers/api';
+
+async function decodeQr(base64: string): Promise<string | undefined> {
+  const { data, info } = await sharp(Buffer.from(base64, 'base64')).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return jsQR(new Uint8ClampedArray(data), info.width, info.height)?.data;
+}
+
+const points = async (key: string, user: string) => (await call('GET', `/loyalty/points/${user}`, { key })).body.points;
+
+describe('referral QR codes', () => {
+  it('gives a stable code per user whose QR PNG decodes to the referral URL', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const res = await call('POST', '/loyalty/generate-referral-qr', { key: u.key, json: { idp_id: u.idp_id, organization_id: t.organization_id } });
+    expect(res.status).toBe(200);
+    expect(res.body.referral_url).toMatch(/\/referral\/[A-Z0-9]{10}$/);
+    expect(Buffer.from(res.body.qr_code, 'base64').subarray(1, 4).toString()).toBe('PNG');
+    expect(await decodeQr(res.body.qr_code)).toBe(res.body.referral_url);
+    const again = await call('POST', '/loyalty/generate-referral-qr', { key: u.key, json: { idp_id: u.idp_id } });
+    expect(again.body.referral_url).toBe(res.body.referral_url);
+    // The URL leads somewhere: the code resolves to its organization without a key.
+    const landing = await fetch(`${edgeUrl()}/referral/${res.body.referral_code}`);
+    expect(await landing.json()).toEqual({ valid: true, referral_code: res.body.referral_code, organization_id: t.organization_id });
+    expect((await fetch(`${edgeUrl()}/referral/NOSUCHCODE`)).status).toBe(404);
+  });
+
+  it("keeps a basic key to its own code and refuses another organization", async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    const b = await basicUser(t);
+    expect((await call('POST', '/loyalty/generate-referral-qr', { key: a.key, json: { idp_id: b.idp_id } })).status).toBe(403);
+    const other = await newTenant();
+    expect((await call('POST', '/loyalty/generate-referral-qr', { key: other.adminKey, json: { idp_id: a.idp_id, organization_id: t.organization_id } })).status).toBe(403);
+  });
+});
+
+describe('POST /loyalty/process-referral', () => {
+  it('credits both sides the configured points once, as a workflow', async () => {
+    const t = await newTenant();
+    await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { referral_points: 120, referred_points: 40 } });
+    const referrer = await basicUser(t);
+    const referred = await basicUser(t);
+    const res = await call('POST', '/loyalty/process-referral', { key: referred.key, json: { referred_internal_id: referred.user_id, referrer_internal_id: referrer.idp_id } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ success: true, points_awarded: 120, referred_points_awarded: 40, duplicate: false, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id });
+    expect(res.body.referral_id).toMatch(/^ref_/);
+    expect(await points(referrer.key, referrer.user_id)).toBe(120);
+    expect(await points(referred.key, referred.user_id)).toBe(40);
+    const history = await call('GET', `/loyalty/points/${referrer.user_id}/history`, { key: referrer.key });
+    expect(history.body.entries[0]).toMatchObject({ reason: 'referral', operation_id: `referral:${res.body.referral_id}:referrer` });
+  });
+
+  it('credits once when the same referral is sent 5 times concurrently, and answers repeats with the first result', async () => {
+    const t = await newTenant();
+    const referrer = await basicUser(t);
+    const referred = await basicUser(t);
+    const send = () => call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: referred.idp_id, referrer_internal_id: referrer.user_id } });
+    const results = await Promise.all(Array.from({ length: 5 }, send));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(new Set(results.map((r) => r.body.referral_id)).size).toBe(1);
+    expect(results.filter((r) => !r.body.duplicate)).toHaveLength(1);
+    const later = await send();
+    expect(later.body).toMatchObject({ duplicate: true, referral_id: results[0].body.referral_id, points_awarded: 100 });
+    expect(await points(referrer.key, referrer.user_id)).toBe(100);
+    expect(await points(referred.key, referred.user_id)).toBe(50);
+  });
+
+  it('refuses self-referral, unknown users, a second referrer, and outsiders', async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    const b = await basicUser(t);
+    const c = await basicUser(t);
+    const self = await call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: a.user_id, referrer_internal_id: a.idp_id } });
+    expect(self.status).toBe(422);
+    expect(self.body.detail).toMatch(/^referrer_internal_id: /);
+    const ghost = await call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: 'ghost-user', referrer_internal_id: a.user_id } });
+    expect(ghost.status).toBe(404);
+    expect(ghost.body.detail).toBe('User not found: ghost-user');
+    const outsider = await call('POST', '/loyalty/process-referral', { key: c.key, json: { referred_internal_id: b.user_id, referrer_internal_id: a.user_id } });
+    expect(outsider.status).toBe(403);
+    expect((await call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: b.user_id, referrer_internal_id: a.user_id } })).status).toBe(200);
+    const second = await call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: b.user_id, referrer_internal_id: c.user_id } });
+    expect(second.status).toBe(409);
+    expect(second.body.detail).toMatch(/already been referred/);
+    expect((await call('GET', `/loyalty/points/${c.user_id}`, { key: c.key })).status).toBe(404);
+    const other = await newTenant();
+    const cross = await call('POST', '/loyalty/process-referral', { key: other.adminKey, json: { referred_internal_id: c.user_id, referrer_internal_id: a.user_id, organization_id: t.organization_id } });
+    expect(cross.status).toBe(403);
+  });
+});
