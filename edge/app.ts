@@ -18,6 +18,7 @@ import './routes/identity';
 import './routes/images';
 import './routes/loyalty';
 import './routes/referrals';
+import './routes/gifts';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

@@ -77,6 +77,8 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
 
   // Whatever reached here as a server error says nothing about the server's insides.
   if (status >= 500 && !(err instanceof PlatformError)) message = 'Internal server error';
+  // Gifts and text processing answer invalid input with 400 (CONTRACT.md "Shapes").
+  if (shape === 'success' && status === 422) status = 400;
   const body = shape === 'success' ? { success: false, error: message } : { detail: message };
   return { status, body, headers };
 }
