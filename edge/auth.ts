@@ -7,7 +7,7 @@ import type { H3Event } from 'h3';
 import { getRequestHeader } from 'h3';
 import { forbidden, notFound, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
-import { findUser, resolveOrCreateUser } from '../activities/identity/users';
+import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/users';
 import type { UserRef } from '../activities/identity/models';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
@@ -55,11 +55,11 @@ export async function actingUser(p: Principal, organization_id: string, ref: str
     return { user_id: p.user_id, idp_id: p.idp_id, organization_id };
   }
   if (p.level === 0) {
-    const user = await findUser(organization_id, ref);
+    const user = await findUserRef(organization_id, ref);
     if (!user || user.user_id !== p.user_id) throw forbidden('A basic API key may only act for its own user');
     return user;
   }
-  return resolveOrCreateUser(organization_id, ref);
+  return resolveOrCreateUserRef(organization_id, ref);
 }
 
 /**
@@ -70,7 +70,7 @@ export async function existingUser(p: Principal, organization_id: string, ref: s
   if (organization_id === p.organization_id && (ref === p.user_id || ref === p.idp_id)) {
     return { user_id: p.user_id, idp_id: p.idp_id, organization_id };
   }
-  const user = await findUser(organization_id, ref);
+  const user = await findUserRef(organization_id, ref);
   if (p.level === 0 && (!user || user.user_id !== p.user_id)) throw forbidden('A basic API key may only act for its own user');
   if (!user) throw notFound(missing);
   return user;

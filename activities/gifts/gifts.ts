@@ -4,9 +4,9 @@ import { newId } from '../ids';
 import { debitPoints } from '../loyalty/ledger';
 import { Gift, GIFT_FIELDS, Redemption, type GiftDoc, type GiftType, type RedemptionDoc } from './models';
 
-export type GiftInput = Partial<Omit<GiftDoc, 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & { gift_name: string; gift_type: GiftType };
+export type GiftInput = Partial<Omit<GiftDoc, '_id' | 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & { gift_name: string; gift_type: GiftType };
 
-export interface GiftView extends Omit<GiftDoc, 'gift_id' | 'created_at' | 'updated_at'> {
+export interface GiftView extends Omit<GiftDoc, '_id' | 'gift_id' | 'created_at' | 'updated_at'> {
   id: string;
   created_at: string;
   updated_at: string;
@@ -23,29 +23,30 @@ export function viewGift(g: GiftDoc): GiftView {
 const giftNotFound = (id: string) => notFound(`Gift not found: ${id}`);
 
 export async function createGift(organization_id: string, input: GiftInput): Promise<GiftView> {
-  const doc = await Gift.create({ gift_id: newId('gft'), organization_id, ...input });
+  const gift_id = newId('gft');
+  const doc = await Gift.create({ _id: gift_id, gift_id, organization_id, ...input });
   return viewGift(doc.toObject());
 }
 
 export async function getGift(organization_id: string, gift_id: string): Promise<GiftView> {
-  const doc = await Gift.findOne({ organization_id, gift_id }).lean<GiftDoc>();
+  const doc = await Gift.findOne({ _id: gift_id, organization_id }).lean<GiftDoc>();
   if (!doc) throw giftNotFound(gift_id);
   return viewGift(doc);
 }
 
 /** PUT semantics: the gift becomes exactly the given fields (an omitted field is removed). */
 export async function replaceGift(organization_id: string, gift_id: string, input: GiftInput): Promise<GiftView> {
-  const current = await Gift.findOne({ organization_id, gift_id }).lean<GiftDoc>();
+  const current = await Gift.findOne({ _id: gift_id, organization_id }).lean<GiftDoc>();
   if (!current) throw giftNotFound(gift_id);
   const unset: Record<string, 1> = {};
   for (const f of GIFT_FIELDS) if (input[f] === undefined && current[f] !== undefined) unset[f] = 1;
-  const doc = await Gift.findOneAndUpdate({ organization_id, gift_id }, { $set: input, ...(Object.keys(unset).length ? { $unset: unset } : {}) }, { new: true }).lean<GiftDoc>();
+  const doc = await Gift.findOneAndUpdate({ _id: gift_id, organization_id }, { $set: input, ...(Object.keys(unset).length ? { $unset: unset } : {}) }, { new: true }).lean<GiftDoc>();
   if (!doc) throw giftNotFound(gift_id);
   return viewGift(doc);
 }
 
 export async function deleteGift(organization_id: string, gift_id: string): Promise<void> {
-  const res = await Gift.deleteOne({ organization_id, gift_id });
+  const res = await Gift.deleteOne({ _id: gift_id, organization_id });
   if (!res.deletedCount) throw giftNotFound(gift_id);
 }
 
@@ -89,12 +90,13 @@ const viewRedemption = (r: RedemptionDoc): RedemptionView => ({
  */
 export async function redeemGift(input: { organization_id: string; user_id: string; gift_id: string; idempotency_key?: string }): Promise<{ redemption: RedemptionView; duplicate: boolean }> {
   const operation_id = `redemption:${input.idempotency_key ? `${input.user_id}:${input.idempotency_key}` : newId('op')}`;
-  const previous = await Redemption.findOne({ organization_id: input.organization_id, operation_id }).lean<RedemptionDoc>();
+  const _id = `${input.organization_id}|${operation_id}`;
+  const previous = await Redemption.findById(_id).lean<RedemptionDoc>();
   if (previous) {
     if (previous.gift_id !== input.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
     return { redemption: viewRedemption(previous), duplicate: true };
   }
-  const gift = await Gift.findOne({ organization_id: input.organization_id, gift_id: input.gift_id }).lean<GiftDoc>();
+  const gift = await Gift.findOne({ _id: input.gift_id, organization_id: input.organization_id }).lean<GiftDoc>();
   if (!gift) throw giftNotFound(input.gift_id);
   if (!gift.points_value) throw new PlatformError(409, `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
   const debit = await debitPoints({
@@ -107,6 +109,7 @@ export async function redeemGift(input: { organization_id: string; user_id: stri
   });
   try {
     const doc = await Redemption.create({
+      _id,
       redemption_id: newId('rdm'),
       operation_id,
       organization_id: input.organization_id,
@@ -121,7 +124,7 @@ export async function redeemGift(input: { organization_id: string; user_id: stri
     return { redemption: viewRedemption(doc.toObject()), duplicate: debit.duplicate };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
-    const first = await Redemption.findOne({ operation_id }).lean<RedemptionDoc>();
+    const first = await Redemption.findById(_id).lean<RedemptionDoc>();
     if (!first) throw err;
     return { redemption: viewRedemption(first), duplicate: true };
   }

@@ -14,6 +14,8 @@ export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 't
 
 const giftSchema = new Schema(
   {
+    /** the gift_id: lookups by primary key are the cheapest on FerretDB 1.x */
+    _id: { type: String, required: true },
     gift_id: { type: String, required: true, unique: true },
     organization_id: { type: String, required: true },
     gift_name: { type: String, required: true },
@@ -32,6 +34,7 @@ const giftSchema = new Schema(
 giftSchema.index({ organization_id: 1, gift_type: 1, country: 1 });
 
 export interface GiftDoc {
+  _id: string;
   gift_id: string;
   organization_id: string;
   gift_name: string;
@@ -54,8 +57,10 @@ export interface GiftDoc {
  */
 const redemptionSchema = new Schema(
   {
+    /** `<organization_id>|<operation_id>`: one redemption per ledger operation */
+    _id: { type: String, required: true },
     redemption_id: { type: String, required: true, unique: true },
-    operation_id: { type: String, required: true, unique: true },
+    operation_id: { type: String, required: true },
     organization_id: { type: String, required: true },
     user_id: { type: String, required: true },
     gift_id: { type: String, required: true },
@@ -70,6 +75,7 @@ const redemptionSchema = new Schema(
 redemptionSchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
 
 export interface RedemptionDoc {
+  _id: string;
   redemption_id: string;
   operation_id: string;
   organization_id: string;

@@ -1,7 +1,7 @@
 import { isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { findOrganization } from './organizations';
-import { User, type UserDoc } from './models';
+import { User, type UserDoc, type UserRef } from './models';
 
 export interface UserView {
   user_id: string;
@@ -25,11 +25,30 @@ export function viewUser(u: UserDoc): UserView {
   };
 }
 
+/**
+ * A user's ids never change and users are never deleted, so a resolved reference is remembered
+ * per process (FerretDB 1.x answers field queries by scanning the collection).
+ */
+const refs = new Map<string, UserRef>();
+const refKey = (organization_id: string, ref: string) => `${organization_id}\u0000${ref}`;
+function remember(u: UserRef): void {
+  if (refs.size > 200_000) refs.clear();
+  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id };
+  refs.set(refKey(u.organization_id, u.user_id), ref);
+  refs.set(refKey(u.organization_id, u.idp_id), ref);
+}
+
 /** Looks a reference up in the organization: first as a platform user_id, then as an idp_id. */
 export async function findUser(organization_id: string, ref: string): Promise<UserDoc | null> {
   const byId = await User.findOne({ organization_id, user_id: ref }).lean<UserDoc>();
-  if (byId) return byId;
-  return User.findOne({ organization_id, idp_id: ref }).lean<UserDoc>();
+  const user = byId ?? (await User.findOne({ organization_id, idp_id: ref }).lean<UserDoc>());
+  if (user) remember(user);
+  return user;
+}
+
+/** findUser for callers that need only the ids: answered from memory when seen before. */
+export async function findUserRef(organization_id: string, ref: string): Promise<UserRef | null> {
+  return refs.get(refKey(organization_id, ref)) ?? findUser(organization_id, ref);
 }
 
 async function requireOrganization(organization_id: string): Promise<void> {
@@ -49,14 +68,21 @@ export async function resolveOrCreateUser(
   if (found) return found;
   await requireOrganization(organization_id);
   try {
-    const doc = await User.create({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra });
-    return doc.toObject();
+    const doc = (await User.create({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra })).toObject();
+    remember(doc);
+    return doc;
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
     const winner = await User.findOne({ organization_id, idp_id: ref }).lean<UserDoc>();
     if (!winner) throw err;
+    remember(winner);
     return winner;
   }
+}
+
+/** resolveOrCreateUser for callers that need only the ids. */
+export async function resolveOrCreateUserRef(organization_id: string, ref: string): Promise<UserRef> {
+  return refs.get(refKey(organization_id, ref)) ?? resolveOrCreateUser(organization_id, ref);
 }
 
 /** POST /api/users: idempotent on idp_id; a repeat fills in fields that were missing. */

@@ -54,8 +54,43 @@ export class InsufficientPoints extends PlatformError {
 }
 
 const MAX_ATTEMPTS = 200;
-const latest = (organization_id: string, user_id: string) =>
-  LedgerEntry.findOne({ organization_id, user_id }).sort({ seq: -1 }).lean<LedgerEntryDoc>();
+const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
+const userKey = (organization_id: string, user_id: string) => `${organization_id}\u0000${user_id}`;
+
+interface Head {
+  seq: number;
+  balance: number;
+  at: Date | null;
+}
+
+/**
+ * Each process remembers the newest entry it knows of per user. FerretDB 1.x scans a collection
+ * for most queries, so the hot path must not query: a known head is confirmed with primary-key
+ * probes (is there an entry seq+1?), and appending is one insert. The head is only a hint;
+ * correctness rests on the primary key and the unique operation index.
+ */
+const heads = new Map<string, Head>();
+
+async function headFromQuery(organization_id: string, user_id: string): Promise<Head> {
+  const last = await LedgerEntry.findOne({ organization_id, user_id }).sort({ seq: -1 }).lean<LedgerEntryDoc>();
+  return last ? { seq: last.seq, balance: last.balance_after, at: last.created_at } : { seq: 0, balance: 0, at: null };
+}
+
+/** The newest entry: the cached head moved forward past entries other processes appended. */
+async function currentHead(organization_id: string, user_id: string, fresh = false): Promise<Head> {
+  const key = userKey(organization_id, user_id);
+  let head = fresh ? undefined : heads.get(key);
+  if (!head) head = await headFromQuery(organization_id, user_id);
+  for (;;) {
+    const next: LedgerEntryDoc | null = await LedgerEntry.findById(entryKey(organization_id, user_id, head.seq + 1)).lean<LedgerEntryDoc>();
+    if (!next) break;
+    head = { seq: next.seq, balance: next.balance_after, at: next.created_at };
+  }
+  if (heads.size > 200_000) heads.clear();
+  heads.set(key, head);
+  return head;
+}
+
 const byOperation = (organization_id: string, operation_id: string) =>
   LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 
@@ -65,30 +100,43 @@ const byOperation = (organization_id: string, operation_id: string) =>
  */
 export async function applyChange(change: LedgerChange): Promise<AppendResult> {
   if (!Number.isSafeInteger(change.amount) || change.amount === 0) throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
-  return withKeyLock(`${change.organization_id}\u0000${change.user_id}`, async () => {
+  const { organization_id, user_id } = change;
+  return withKeyLock(userKey(organization_id, user_id), async () => {
+    let fresh = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const done = await byOperation(change.organization_id, change.operation_id);
-      if (done) return { entry: viewEntry(done), duplicate: true };
-      const last = await latest(change.organization_id, change.user_id);
-      const balance = last?.balance_after ?? 0;
-      if (balance + change.amount < 0) throw new InsufficientPoints(balance, -change.amount);
+      const head = await currentHead(organization_id, user_id, fresh);
+      if (head.balance + change.amount < 0) {
+        // Refuse only on what the database says, never on a stale hint.
+        if (!fresh) {
+          fresh = true;
+          continue;
+        }
+        const done = await byOperation(organization_id, change.operation_id);
+        if (done) return { entry: viewEntry(done), duplicate: true };
+        throw new InsufficientPoints(head.balance, -change.amount);
+      }
+      const seq = head.seq + 1;
       try {
         const doc = await LedgerEntry.create({
+          _id: entryKey(organization_id, user_id, seq),
           entry_id: newId('pte'),
-          organization_id: change.organization_id,
-          user_id: change.user_id,
-          seq: (last?.seq ?? 0) + 1,
+          organization_id,
+          user_id,
+          seq,
           amount: change.amount,
-          balance_after: balance + change.amount,
+          balance_after: head.balance + change.amount,
           reason: change.reason,
           operation_id: change.operation_id,
           description: change.description,
         });
+        heads.set(userKey(organization_id, user_id), { seq, balance: head.balance + change.amount, at: doc.created_at });
         return { entry: viewEntry(doc.toObject()), duplicate: false };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        // Another process appended first (same seq) or applied this very operation: look again,
-        // after a short random pause so competing processes spread out.
+        // Either this operation was applied before, or another process appended entry `seq`.
+        const done = await byOperation(organization_id, change.operation_id);
+        if (done) return { entry: viewEntry(done), duplicate: true };
+        fresh = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
     }
@@ -110,19 +158,19 @@ export interface Balance {
 }
 
 export async function getBalance(organization_id: string, user_id: string): Promise<Balance> {
-  const last = await latest(organization_id, user_id);
-  if (!last) throw notFound('User points not found');
-  return { points: last.balance_after, user_id, organization_id, last_updated: last.created_at.toISOString(), entries: last.seq };
+  const head = await currentHead(organization_id, user_id);
+  if (!head.seq || !head.at) throw notFound('User points not found');
+  return { points: head.balance, user_id, organization_id, last_updated: head.at.toISOString(), entries: head.seq };
 }
 
 export async function getHistory(organization_id: string, user_id: string, page: number, limit: number) {
-  const last = await latest(organization_id, user_id);
-  if (!last) throw notFound('User points not found');
-  // seq numbers are dense, so page boundaries are exact without counting documents.
-  const total = last.seq;
+  const head = await currentHead(organization_id, user_id);
+  if (!head.seq) throw notFound('User points not found');
+  // seq numbers are dense, so a page is a known set of primary keys.
+  const total = head.seq;
   const top = total - (page - 1) * limit;
-  const entries = top > 0
-    ? await LedgerEntry.find({ organization_id, user_id, seq: { $lte: top, $gt: top - limit } }).sort({ seq: -1 }).lean<LedgerEntryDoc[]>()
-    : [];
-  return { points: last.balance_after, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
+  const seqs = Array.from({ length: Math.max(0, Math.min(limit, top)) }, (_, i) => top - i);
+  const found = await Promise.all(seqs.map((seq) => LedgerEntry.findById(entryKey(organization_id, user_id, seq)).lean<LedgerEntryDoc>()));
+  const entries = found.filter((e): e is LedgerEntryDoc => e !== null);
+  return { points: head.balance, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
 }

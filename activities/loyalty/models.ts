@@ -5,12 +5,14 @@ export type LedgerReason = (typeof LEDGER_REASONS)[number];
 
 /**
  * One change of one user's balance. Entries are only ever inserted: `seq` numbers a user's
- * entries 1, 2, 3… under a unique index, so two writers can never both append entry n+1, and
+ * entries 1, 2, 3… and is part of the primary key, so two writers can never both append entry n+1, and
  * `balance_after` of the newest entry is the balance (it equals the sum of all amounts).
  * `operation_id` is unique per organization: the same operation is never applied twice.
  */
 const ledgerEntrySchema = new Schema(
   {
+    /** `<organization_id>|<user_id>|<seq>`: the primary key makes (user, seq) unique */
+    _id: { type: String, required: true },
     entry_id: { type: String, required: true, unique: true },
     organization_id: { type: String, required: true },
     user_id: { type: String, required: true },
@@ -23,10 +25,11 @@ const ledgerEntrySchema = new Schema(
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
-ledgerEntrySchema.index({ organization_id: 1, user_id: 1, seq: 1 }, { unique: true });
+ledgerEntrySchema.index({ organization_id: 1, user_id: 1, seq: -1 });
 ledgerEntrySchema.index({ organization_id: 1, operation_id: 1 }, { unique: true });
 
 export interface LedgerEntryDoc {
+  _id: string;
   entry_id: string;
   organization_id: string;
   user_id: string;

@@ -26,7 +26,23 @@ export interface Rules {
   updated_at: string | null;
 }
 
+/**
+ * Rules are read on every award: each process keeps them for RULES_CACHE_MS. A change is seen at
+ * once by the process that made it and within that time by the others (edge replicas).
+ */
+export const RULES_CACHE_MS = 2000;
+const cache = new Map<string, { rules: Rules; until: number }>();
+
 export async function getRules(organization_id: string): Promise<Rules> {
+  const hit = cache.get(organization_id);
+  if (hit && hit.until > Date.now()) return hit.rules;
+  const rules = await readRules(organization_id);
+  if (cache.size > 10_000) cache.clear();
+  cache.set(organization_id, { rules, until: Date.now() + RULES_CACHE_MS });
+  return rules;
+}
+
+async function readRules(organization_id: string): Promise<Rules> {
   const doc = await LoyaltyRules.findOne({ organization_id }).lean<LoyaltyRulesDoc>();
   if (!doc) {
     return { organization_id, actions: { ...DEFAULT_ACTIONS }, referral_points: DEFAULT_REFERRAL_POINTS, referred_points: DEFAULT_REFERRED_POINTS, is_default: true, updated_at: null };
@@ -43,7 +59,7 @@ export async function getRules(organization_id: string): Promise<Rules> {
 
 /** Replaces the organization's rules (fields left out keep their current values). */
 export async function putRules(organization_id: string, input: { actions?: Record<string, number>; referral_points?: number; referred_points?: number }, updated_by: string): Promise<Rules> {
-  const current = await getRules(organization_id);
+  const current = await readRules(organization_id); // not the cache: merge into what is stored
   const next = {
     actions_json: JSON.stringify(input.actions ?? current.actions),
     referral_points: input.referral_points ?? current.referral_points,
@@ -53,6 +69,7 @@ export async function putRules(organization_id: string, input: { actions?: Recor
   // One writer per organization document: an admin's edit. A lost race between two admins
   // saving at the same instant keeps one of the two complete rule sets, never a mix.
   await LoyaltyRules.replaceOne({ organization_id }, { organization_id, ...next, updated_at: new Date() }, { upsert: true });
+  cache.delete(organization_id);
   return getRules(organization_id);
 }
 

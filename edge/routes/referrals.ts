@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { conflict, forbidden, invalid, notFound } from '../../activities/errors';
-import { findUser } from '../../activities/identity/users';
+import { findUserRef } from '../../activities/identity/users';
 import { lookupReferralCode, referralQr } from '../../activities/loyalty/referrals';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
@@ -64,7 +64,7 @@ defineRoute({
     const org = organizationFor(principal, body.organization_id);
     // Both users must exist in the organization; nobody is created by a referral.
     const existing = async (ref: string) => {
-      const user = await findUser(org, ref);
+      const user = await findUserRef(org, ref);
       if (!user) throw notFound(`User not found: ${ref}`);
       return user;
     };

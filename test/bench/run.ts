@@ -65,6 +65,35 @@ async function main() {
     results.push(await load('GET /list_api_keys/{user}', { url: `${base}/list_api_keys/bench-user`, headers: { authorization: `Bearer ${userKey}` } }));
     const baseline = results[0].rps;
 
+    // Loyalty: awards spread over 200 users, then the ledger invariant for every user.
+    const USERS = 200;
+    const adminHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    let n = 0;
+    const award = await autocannon({
+      url: base,
+      connections: CONNECTIONS,
+      duration: DURATION,
+      requests: [{ method: 'POST', headers: adminHeaders, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/bench-${n++ % USERS}` }) }],
+    });
+    const awardResult: Load = { name: `POST /loyalty/award-points (${USERS} users)`, rps: award.requests.average, p50: award.latency.p50, p99: award.latency.p99, errors: award.errors, non2xx: award.non2xx };
+    const invariant = await checkLedger(platform.env.MONGODB_URI, USERS);
+
+    // Redemption under contention: one user, balance for 100 redemptions, 200 sent at once.
+    await fetch(`${base}/loyalty/rules`, { method: 'PUT', headers: adminHeaders, body: JSON.stringify({ actions: { purchase: 10, bench_topup: 100_000 } }) });
+    await post('/loyalty/award-points/bench-redeemer', { action_type: 'bench_topup' });
+    const gift = await post('/api/gifts/gifts', { gift_name: 'Bench gift', gift_type: 'electronic_pins', supplier: 'Bench', electronic_pin_amount: 1, points_value: 1000 });
+    const redeemLatency: number[] = [];
+    const t0 = performance.now();
+    const statuses = await Promise.all(Array.from({ length: 200 }, async () => {
+      const t = performance.now();
+      const res = await fetch(`${base}/api/gifts/gifts/${gift.gift.id}/redeem`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ user_id: 'bench-redeemer' }) });
+      await res.arrayBuffer();
+      redeemLatency.push(performance.now() - t);
+      return res.status;
+    }));
+    const redeemWall = performance.now() - t0;
+    const finalBalance = ((await (await fetch(`${base}/loyalty/points/bench-redeemer`, { headers: adminHeaders })).json()) as { points: number }).points;
+
     // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
     Object.assign(process.env, platform.env);
     setConfig(parseEnv({ ...process.env, ...platform.env }));
@@ -96,6 +125,10 @@ async function main() {
     line('| route | req/s | vs hello-world | p50 ms | p99 ms | errors | non-2xx |');
     line('|---|---:|---:|---:|---:|---:|---:|');
     for (const r of results) line(`| ${r.name} | ${r.rps.toFixed(0)} | ${((r.rps / baseline) * 100).toFixed(0)}% | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
+    line(`| ${awardResult.name} | ${awardResult.rps.toFixed(0)} | ${((awardResult.rps / baseline) * 100).toFixed(0)}% | ${awardResult.p50} | ${awardResult.p99} | ${awardResult.errors} | ${awardResult.non2xx} |`);
+    line('');
+    line(`Ledger invariant after the award run: ${invariant.users} users, ${invariant.entries} entries, ${invariant.violations} violations (balance = sum of entries = last balance_after, seq dense)`);
+    line(`Redemption under contention: 200 concurrent requests for one user with points for 100: ${statuses.filter((x) => x === 200).length} × 200, ${statuses.filter((x) => x === 409).length} × 409, final balance ${finalBalance}; ${(200 / (redeemWall / 1000)).toFixed(0)} req/s, p50 ${pct(redeemLatency, 50).toFixed(0)} ms, p99 ${pct(redeemLatency, 99).toFixed(0)} ms`);
     line('');
     line(`process_image (${IMAGE_RUNS} sequential runs, 320x240 JPEG)`);
     line('| path | p50 ms | p99 ms |');
@@ -104,11 +137,34 @@ async function main() {
     line(`| store + image activity called directly | ${pct(direct, 50).toFixed(1)} | ${pct(direct, 99).toFixed(1)} |`);
     line(`| workflow overhead (p50 ratio) | ${(pct(viaWorkflow, 50) / pct(direct, 50)).toFixed(2)}× | |`);
     line('');
-    line('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; workflow overhead < 1.5×.');
+    line('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; workflow overhead < 1.5×.');
   } finally {
     hello.kill('SIGTERM');
     await platform.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Every user's ledger: dense seq 1..n, balance_after running sum, never negative. */
+async function checkLedger(uri: string, users: number) {
+  const mongoose = (await import('mongoose')).default;
+  const conn = await mongoose.createConnection(uri).asPromise();
+  let entries = 0;
+  let violations = 0;
+  try {
+    const ids = await conn.collection('users').find({ idp_id: { $regex: '^bench-\\d+$' } }).toArray();
+    for (const u of ids) {
+      const rows = await conn.collection('ledger_entries').find({ user_id: u.user_id }).sort({ seq: 1 }).toArray();
+      let sum = 0;
+      rows.forEach((r, i) => {
+        sum += r.amount as number;
+        if (r.seq !== i + 1 || r.balance_after !== sum || sum < 0) violations += 1;
+      });
+      entries += rows.length;
+    }
+    return { users: ids.length, entries, violations };
+  } finally {
+    await conn.close();
   }
 }
 
