@@ -91,7 +91,8 @@ const viewRedemption = (r: RedemptionDoc): RedemptionView => ({
 export async function redeemGift(input: { organization_id: string; user_id: string; gift_id: string; idempotency_key?: string }): Promise<{ redemption: RedemptionView; duplicate: boolean }> {
   const operation_id = `redemption:${input.idempotency_key ? `${input.user_id}:${input.idempotency_key}` : newId('op')}`;
   const _id = `${input.organization_id}|${operation_id}`;
-  const previous = await Redemption.findById(_id).lean<RedemptionDoc>();
+  // Without an idempotency key the operation id is new: nothing to look up.
+  const previous = input.idempotency_key ? await Redemption.findById(_id).lean<RedemptionDoc>() : null;
   if (previous) {
     if (previous.gift_id !== input.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
     return { redemption: viewRedemption(previous), duplicate: true };
@@ -105,6 +106,7 @@ export async function redeemGift(input: { organization_id: string; user_id: stri
     points: gift.points_value,
     reason: 'redemption',
     operation_id,
+    new_operation: !input.idempotency_key,
     description: `gift ${gift.gift_id}: ${gift.gift_name}`,
   });
   try {

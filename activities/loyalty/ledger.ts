@@ -16,6 +16,8 @@ export interface LedgerChange {
   reason: LedgerReason;
   /** idempotency key, unique per organization: `award:<key>`, `referral:<id>:referrer`, … */
   operation_id: string;
+  /** the operation id was generated for this call, so it cannot have been applied before */
+  new_operation?: boolean;
   description?: string;
 }
 
@@ -76,11 +78,11 @@ async function headFromQuery(organization_id: string, user_id: string): Promise<
   return last ? { seq: last.seq, balance: last.balance_after, at: last.created_at } : { seq: 0, balance: 0, at: null };
 }
 
-/** The newest entry: the cached head moved forward past entries other processes appended. */
-async function currentHead(organization_id: string, user_id: string, fresh = false): Promise<Head> {
+/** The newest entry: the cached head (or one query) moved forward past later entries. */
+async function currentHead(organization_id: string, user_id: string): Promise<Head> {
   const key = userKey(organization_id, user_id);
-  let head = fresh ? undefined : heads.get(key);
-  if (!head) head = await headFromQuery(organization_id, user_id);
+  let head = heads.get(key) ?? (await headFromQuery(organization_id, user_id));
+  // Entries are dense and only appended, so probing seq+1 until a miss finds the true head.
   for (;;) {
     const next: LedgerEntryDoc | null = await LedgerEntry.findById(entryKey(organization_id, user_id, head.seq + 1)).lean<LedgerEntryDoc>();
     if (!next) break;
@@ -102,16 +104,20 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
   if (!Number.isSafeInteger(change.amount) || change.amount === 0) throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
   const { organization_id, user_id } = change;
   return withKeyLock(userKey(organization_id, user_id), async () => {
-    let fresh = false;
+    const applied = async () => (change.new_operation ? null : byOperation(organization_id, change.operation_id));
+    let verifyNext = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const head = await currentHead(organization_id, user_id, fresh);
+      // First try the remembered head without a query: if another process appended meanwhile,
+      // the insert collides on the primary key and the next attempt verifies the head.
+      const cached: Head | undefined = verifyNext ? undefined : heads.get(userKey(organization_id, user_id));
+      const head = cached ?? (await currentHead(organization_id, user_id));
       if (head.balance + change.amount < 0) {
-        // Refuse only on what the database says, never on a stale hint.
-        if (!fresh) {
-          fresh = true;
+        // Refuse only on a verified head, never on a possibly stale hint.
+        if (cached) {
+          verifyNext = true;
           continue;
         }
-        const done = await byOperation(organization_id, change.operation_id);
+        const done = await applied();
         if (done) return { entry: viewEntry(done), duplicate: true };
         throw new InsufficientPoints(head.balance, -change.amount);
       }
@@ -134,9 +140,9 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // Either this operation was applied before, or another process appended entry `seq`.
-        const done = await byOperation(organization_id, change.operation_id);
+        const done = await applied();
         if (done) return { entry: viewEntry(done), duplicate: true };
-        fresh = true;
+        verifyNext = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
     }

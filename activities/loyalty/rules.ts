@@ -87,6 +87,7 @@ export async function awardAction(input: { organization_id: string; user_id: str
     points,
     reason: 'action',
     operation_id,
+    new_operation: input.operation_id === undefined,
     description: input.action_type,
   });
   // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.

@@ -69,12 +69,13 @@ async function main() {
     const USERS = 200;
     const adminHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
     let n = 0;
-    const award = await autocannon({
+    const awardOptions = {
       url: base,
       connections: CONNECTIONS,
-      duration: DURATION,
-      requests: [{ method: 'POST', headers: adminHeaders, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/bench-${n++ % USERS}` }) }],
-    });
+      requests: [{ method: 'POST' as const, headers: adminHeaders, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/bench-${n++ % USERS}` }) }],
+    };
+    await autocannon({ ...awardOptions, duration: 2 }); // warm-up: creates the users, caches heads
+    const award = await autocannon({ ...awardOptions, duration: DURATION });
     const awardResult: Load = { name: `POST /loyalty/award-points (${USERS} users)`, rps: award.requests.average, p50: award.latency.p50, p99: award.latency.p99, errors: award.errors, non2xx: award.non2xx };
     const invariant = await checkLedger(platform.env.MONGODB_URI, USERS);
 
