@@ -176,7 +176,8 @@ export async function getHistory(organization_id: string, user_id: string, page:
   const total = head.seq;
   const top = total - (page - 1) * limit;
   const seqs = Array.from({ length: Math.max(0, Math.min(limit, top)) }, (_, i) => top - i);
-  const found = await Promise.all(seqs.map((seq) => LedgerEntry.findById(entryKey(organization_id, user_id, seq)).lean<LedgerEntryDoc>()));
-  const entries = found.filter((e): e is LedgerEntryDoc => e !== null);
+  // One query for the page (FerretDB 1.x scans once per query, whatever the filter).
+  const found = seqs.length ? await LedgerEntry.find({ _id: { $in: seqs.map((seq) => entryKey(organization_id, user_id, seq)) } }).lean<LedgerEntryDoc[]>() : [];
+  const entries = found.sort((a, b) => b.seq - a.seq);
   return { points: head.balance, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
 }
