@@ -19,6 +19,7 @@ import './routes/images';
 import './routes/loyalty';
 import './routes/referrals';
 import './routes/gifts';
+import './routes/responses';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

@@ -182,3 +182,53 @@ describe('POST /convert_heic', () => {
     expect(res.body.detail).toMatch(/Unsupported file type: image\/jpeg/);
   });
 });
+
+describe('GET /get_response/{conversation_id}', () => {
+  it('returns the normalized responses of the conversation, newest first', async () => {
+    const conversation = `conv_resp_${Date.now()}`;
+    const first = await processImage('photo.png', fixture('photo.png'), { conversation_id: conversation });
+    const second = await processImage('photo.jpg', fixture('photo.jpg'), { conversation_id: conversation });
+    const res = await call('GET', `/get_response/${conversation}?user_id=${user.idp_id}`, { key: user.key });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ success: true, message: second.body.normalized_response });
+    expect(res.body.metadata).toMatchObject({ source: 'image', conversation_id: conversation, workflow_id: second.body.metadata.workflow_id });
+    expect(res.body.responses.map((r: any) => r.message)).toEqual([second.body.normalized_response, first.body.normalized_response]);
+  });
+
+  it('answers 404 "No normalized response found" and keeps users and organizations apart', async () => {
+    const missing = await call('GET', `/get_response/conv_nothing?user_id=${user.user_id}`, { key: user.key });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ detail: 'No normalized response found' });
+    await processImage('photo.png', fixture('photo.png'), { conversation_id: 'conv_private' });
+    const peer = await basicUser(t);
+    expect((await call('GET', `/get_response/conv_private?user_id=${user.user_id}`, { key: peer.key })).status).toBe(403);
+    expect((await call('GET', `/get_response/conv_private?user_id=${peer.user_id}`, { key: peer.key })).status).toBe(404);
+    const other = await newTenant();
+    expect((await call('GET', `/get_response/conv_private?user_id=${user.user_id}&organization_id=${t.organization_id}`, { key: other.adminKey })).status).toBe(403);
+    expect((await call('GET', '/get_response/conv_private', { key: user.key })).status).toBe(422);
+  });
+});
+
+describe('GET /thumbnail/{user_id}/{filename}', () => {
+  it('serves the stored JPEG by user_id or idp_id, and 404 "Thumbnail not found" otherwise', async () => {
+    const res = await processImage('photo.jpg', fixture('photo.jpg'));
+    const name = res.body.thumbnail_path.split('/').pop();
+    const stored = await objectBytes(res.body.thumbnail_path);
+    for (const ref of [user.user_id, user.idp_id]) {
+      const thumb = await call('GET', `/thumbnail/${ref}/${name}`, { key: user.key });
+      expect(thumb.status).toBe(200);
+      expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+      expect(thumb.raw.equals(stored)).toBe(true);
+    }
+    const missing = await call('GET', `/thumbnail/${user.user_id}/nope.jpg`, { key: user.key });
+    expect(missing.status).toBe(404);
+    expect(missing.body).toEqual({ detail: 'Thumbnail not found' });
+    for (const hostile of ['..%2F..%2Foriginals%2Fx.jpg', '%2E%2E', '.hidden.jpg']) {
+      const r = await call('GET', `/thumbnail/${user.user_id}/${hostile}`, { key: user.key });
+      expect([404, 422], hostile).toContain(r.status);
+    }
+    const other = await newTenant();
+    expect((await call('GET', `/thumbnail/${user.user_id}/${name}?organization_id=${t.organization_id}`, { key: other.adminKey })).status).toBe(403);
+    expect((await call('GET', `/thumbnail/${user.user_id}/${name}`, { key: other.adminKey })).status).toBe(404);
+  });
+});

@@ -99,3 +99,11 @@ export async function readStoredObject(path: string): Promise<Buffer> {
   if (!body) throw new PlatformError(404, `Object not found: ${path}`);
   return body;
 }
+
+/** A stored thumbnail; the name is one path segment (checked by the caller and here). */
+export async function readThumbnail(organization_id: string, user_id: string, filename: string): Promise<Buffer> {
+  if (filename.includes('/') || filename.includes('..')) throw new PlatformError(404, 'Thumbnail not found');
+  const body = await getObject(`${organization_id}/${user_id}/thumbnails/${filename}`);
+  if (!body) throw new PlatformError(404, 'Thumbnail not found');
+  return body;
+}
