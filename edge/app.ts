@@ -20,6 +20,7 @@ import './routes/loyalty';
 import './routes/referrals';
 import './routes/gifts';
 import './routes/responses';
+import './routes/text';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

@@ -1,0 +1,117 @@
+/** Text processing: store, analyse, embed; and similarity search within an organization. */
+import mongoose, { Schema } from 'mongoose';
+import { notFound } from '../errors';
+import { newId } from '../ids';
+import { putObject } from '../engines/storage';
+import { cosine, hashedEmbedding, HASHED_DIMENSIONS, HASHED_ENGINE } from '../engines/embeddings';
+import { storeNormalizedResponse } from '../responses/normalized';
+import { analyse } from './analysis';
+
+const embeddingSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    engine: { type: String, required: true },
+    dimensions: { type: Number, required: true },
+    vector: { type: [Number], required: true },
+    file_path: { type: String, required: true },
+    excerpt: { type: String, required: true },
+    conversation_id: { type: String },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+);
+embeddingSchema.index({ organization_id: 1, user_id: 1 });
+
+interface EmbeddingDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  engine: string;
+  dimensions: number;
+  vector: number[];
+  file_path: string;
+  excerpt: string;
+  conversation_id?: string;
+  created_at: Date;
+}
+
+export const TextEmbedding = mongoose.model<EmbeddingDoc>('TextEmbedding', embeddingSchema, 'text_embeddings');
+
+export interface ProcessTextInput {
+  organization_id: string;
+  user_id: string;
+  idp_id: string;
+  text: string;
+  conversation_id: string;
+  session_id?: string;
+  context_id?: string;
+  source_file?: string;
+  timestamp?: string;
+}
+
+export async function processText(input: ProcessTextInput) {
+  const id = newId('txt');
+  const file_path = `${input.organization_id}/${input.user_id}/texts/${id}.txt`;
+  await putObject(file_path, Buffer.from(input.text, 'utf8'), 'text/plain; charset=utf-8');
+  const analysis = analyse(input.text);
+  const vector = hashedEmbedding(input.text);
+  const embedding_id = `emb_${id.slice(4)}`;
+  await TextEmbedding.create({
+    _id: embedding_id,
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    engine: HASHED_ENGINE,
+    dimensions: HASHED_DIMENSIONS,
+    vector,
+    file_path,
+    excerpt: input.text.slice(0, 200),
+    conversation_id: input.conversation_id,
+  });
+  const metadata = {
+    ...analysis,
+    embedding: { engine: HASHED_ENGINE, dimensions: HASHED_DIMENSIONS },
+    engine: 'local',
+    user_id: input.user_id,
+    idp_id: input.idp_id,
+    conversation_id: input.conversation_id,
+    session_id: input.session_id ?? null,
+    context_id: input.context_id ?? null,
+    source_file: input.source_file ?? null,
+    timestamp: input.timestamp ?? null,
+  };
+  const message = `Text processed: ${analysis.word_count} words, ${analysis.sentence_count} sentences, language ${analysis.language}, sentiment ${analysis.sentiment.label}. ${analysis.summary}`.trim();
+  const stored = await storeNormalizedResponse({
+    response_id: `text:${id}`,
+    conversation_id: input.conversation_id,
+    user_id: input.user_id,
+    organization_id: input.organization_id,
+    source: 'text',
+    message,
+    metadata: { ...metadata, file_path, embedding_id },
+  });
+  return { success: true as const, message, file_path, embedding_id, error: null, metadata: { ...metadata, processed_at: stored.created_at }, organization_id: input.organization_id };
+}
+
+/**
+ * Texts of the organization closest to a query text or a stored embedding (cosine). Only this
+ * organization's vectors are read; `user_id` narrows to one user's texts.
+ */
+export async function similarTexts(input: { organization_id: string; user_id?: string; query?: string; embedding_id?: string; limit: number }) {
+  let vector: number[];
+  if (input.embedding_id) {
+    const own = await TextEmbedding.findOne({ _id: input.embedding_id, organization_id: input.organization_id, ...(input.user_id ? { user_id: input.user_id } : {}) }).lean<EmbeddingDoc>();
+    if (!own) throw notFound(`Embedding not found: ${input.embedding_id}`);
+    vector = own.vector;
+  } else {
+    vector = hashedEmbedding(input.query ?? '');
+  }
+  const filter: Record<string, string> = { organization_id: input.organization_id, engine: HASHED_ENGINE };
+  if (input.user_id) filter.user_id = input.user_id;
+  const docs = await TextEmbedding.find(filter).lean<EmbeddingDoc[]>();
+  return docs
+    .filter((d) => d._id !== input.embedding_id)
+    .map((d) => ({ embedding_id: d._id, score: Math.round(cosine(vector, d.vector) * 10000) / 10000, user_id: d.user_id, file_path: d.file_path, excerpt: d.excerpt, conversation_id: d.conversation_id ?? null, created_at: d.created_at.toISOString() }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, input.limit);
+}

@@ -1,0 +1,72 @@
+/** Text processing and similarity search. Errors here are `{success:false, error}` (CONTRACT.md). */
+import { z } from 'zod';
+import { processText, similarTexts } from '../../activities/text/text';
+import { invalid } from '../../activities/errors';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { organizationId, requiredId } from '../schemas';
+
+const tag = 'text';
+const errors = 'success' as const;
+const optionalText = z.string().trim().min(1).max(200).optional();
+
+defineRoute({
+  method: 'POST',
+  paths: ['/process_text'],
+  tag,
+  errors,
+  summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it',
+  auth: 'key',
+  body: z.object({
+    text: z.string().refine((t) => t.trim().length > 0, 'must not be empty').refine((t) => t.length <= 500_000, 'at most 500,000 characters'),
+    user_id: requiredId,
+    conversation_id: requiredId,
+    session_id: optionalText,
+    context_id: optionalText,
+    source_file: optionalText,
+    timestamp: z.iso.datetime({ offset: true }).optional(),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    message: z.string(),
+    file_path: z.string(),
+    embedding_id: z.string(),
+    error: z.null(),
+    metadata: z.record(z.string(), z.unknown()),
+    organization_id: z.string(),
+  }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    return processText({ ...body, organization_id: org, user_id: user.user_id, idp_id: user.idp_id });
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/text/similar'],
+  tag,
+  errors,
+  summary: "Stored texts closest to a query text or an embedding_id, within the caller's organization (a basic key: its own texts)",
+  auth: 'key',
+  body: z.object({
+    query: z.string().trim().min(1).max(10_000).optional(),
+    embedding_id: z.string().trim().min(1).max(100).optional(),
+    user_id: z.string().trim().min(1).max(200).optional().describe('only this user\'s texts'),
+    organization_id: organizationId,
+    limit: z.number().int().min(1).max(50).default(5),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    results: z.array(z.object({ embedding_id: z.string(), score: z.number(), user_id: z.string(), file_path: z.string(), excerpt: z.string(), conversation_id: z.string().nullable(), created_at: z.string() })),
+  }),
+  handler: async ({ principal, body }) => {
+    if (!body.query === !body.embedding_id) throw invalid('query', 'give exactly one of query and embedding_id');
+    const org = organizationFor(principal, body.organization_id);
+    // Texts are personal: a basic key searches its own, an admin any user's or the whole organization's.
+    const userRef = principal.level === 0 ? principal.user_id : body.user_id;
+    const user = userRef ? await actingUser(principal, org, userRef) : undefined;
+    return { success: true, results: await similarTexts({ organization_id: org, user_id: user?.user_id, query: body.query, embedding_id: body.embedding_id, limit: body.limit }) };
+  },
+});
