@@ -43,6 +43,7 @@ export const envSchema = z.object({
   OPENAI_API_KEY: optional,
   PLATFORM_BIN_DIR: optional,
   PUBLIC_URL: optional,
+  RESPONSE_RETENTION_DAYS: z.coerce.number().min(0).default(90),
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -4,5 +4,5 @@
  * non-retryable failure that the edge maps back to its status.
  */
 export { processStoredImage, convertStoredHeic, discardUpload } from './images/images';
-export { storeNormalizedResponse } from './responses/normalized';
+export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/normalized';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';

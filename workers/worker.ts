@@ -9,6 +9,8 @@ import { initRuntime, closeRuntime } from '../activities/runtime';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
 import { prepareServers } from './infra';
+import { ensureSchedules } from './schedules';
+import { Connection } from '@temporalio/client';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 export async function createWorker() {
@@ -16,6 +18,12 @@ export async function createWorker() {
   await prepareServers(cfg);
   await initRuntime(cfg);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });
+  const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
+  try {
+    await ensureSchedules(clientConnection, cfg);
+  } finally {
+    await clientConnection.close();
+  }
   const worker = await Worker.create({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,

@@ -1,3 +1,4 @@
 /** Every workflow the worker runs (this file is the worker's workflowsPath). */
 export { processImageWorkflow, convertHeicWorkflow } from './images';
 export { referralWorkflow } from './referrals';
+export { retentionWorkflow } from './retention';

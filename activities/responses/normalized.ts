@@ -68,3 +68,17 @@ export async function listNormalizedResponses(organization_id: string, conversat
     created_at: d.created_at.toISOString(),
   }));
 }
+
+/** Retention (run hourly by the Temporal Schedule `retention:normalized-responses`). */
+export async function purgeNormalizedResponses(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null }> {
+  if (!input.retention_days) return { deleted: 0, cutoff: null };
+  const cutoff = new Date(Date.now() - input.retention_days * 86_400_000);
+  const res = await NormalizedResponse.deleteMany({ created_at: { $lt: cutoff } });
+  return { deleted: res.deletedCount ?? 0, cutoff: cutoff.toISOString() };
+}
+
+/** Deleting a conversation removes what was stored for it. */
+export async function deleteConversationResponses(organization_id: string, conversation_id: string, user_id: string): Promise<number> {
+  const res = await NormalizedResponse.deleteMany({ organization_id, conversation_id, user_id });
+  return res.deletedCount ?? 0;
+}

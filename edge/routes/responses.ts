@@ -1,6 +1,7 @@
 /** Normalized responses per conversation, and stored thumbnails. */
 import { z } from 'zod';
-import { listNormalizedResponses } from '../../activities/responses/normalized';
+import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/normalized';
+import { deleteConversation } from '../../activities/sessions/sessions';
 import { notFound } from '../../activities/errors';
 import { readThumbnail } from '../../activities/images/images';
 import { existingUser, organizationFor } from '../auth';
@@ -44,5 +45,25 @@ defineRoute({
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.user_id, 'Thumbnail not found');
     return readThumbnail(org, user.user_id, params.filename);
+  },
+});
+
+// Extension: deleting a conversation removes what was stored for it (issue 7).
+defineRoute({
+  method: 'DELETE',
+  paths: ['/conversations/:conversation_id'],
+  tag: 'responses',
+  summary: "Deletes a user's conversation and the normalized responses stored for it",
+  auth: 'key',
+  params: z.object({ conversation_id: requiredId }),
+  query: z.object({ user_id: requiredId, organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), conversation_id: z.string(), deleted_conversation: z.boolean(), deleted_responses: z.number() }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const user = await existingUser(principal, org, query.user_id, 'Conversation not found');
+    const deleted_responses = await deleteConversationResponses(org, params.conversation_id, user.user_id);
+    const deleted_conversation = await deleteConversation(org, params.conversation_id, user.user_id);
+    if (!deleted_conversation && !deleted_responses) throw notFound('Conversation not found');
+    return { success: true, conversation_id: params.conversation_id, deleted_conversation, deleted_responses };
   },
 });
