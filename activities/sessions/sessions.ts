@@ -106,9 +106,6 @@ export async function setSessionStatus(organization_id: string, session_id: stri
   return viewSession(updated!);
 }
 
-export async function findConversation(organization_id: string, conversation_id: string): Promise<ConversationDoc | null> {
-  return Conversation.findOne({ conversation_id, organization_id }).lean<ConversationDoc>();
-}
 
 export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<boolean> {
   const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
