@@ -6,3 +6,4 @@
 export { processStoredImage, convertStoredHeic, discardUpload } from './images/images';
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/normalized';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';
+export { composeEmail, sendEmail } from './email/email';

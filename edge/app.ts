@@ -21,6 +21,7 @@ import './routes/referrals';
 import './routes/gifts';
 import './routes/responses';
 import './routes/text';
+import './routes/email';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

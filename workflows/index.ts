@@ -2,3 +2,4 @@
 export { processImageWorkflow, convertHeicWorkflow } from './images';
 export { referralWorkflow } from './referrals';
 export { retentionWorkflow } from './retention';
+export { emailWorkflow } from './email';

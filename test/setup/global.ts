@@ -8,15 +8,42 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
+import { SMTPServer } from 'smtp-server';
 import { parseEnv } from '../../activities/config';
 import { generateSecret } from '../../activities/identity/api-keys';
+import { freePort } from '../../workers/infra';
 import { launchPlatform } from '../../workers/platform';
+
+/** A real SMTP server for the suite: the platform sends to it, tests read what arrived. */
+async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<void> }> {
+  fs.mkdirSync(dir, { recursive: true });
+  let n = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        n += 1;
+        fs.writeFileSync(path.join(dir, `${String(n).padStart(5, '0')}.eml`), Buffer.concat(chunks));
+        callback();
+      });
+    },
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return { url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
     edgeUrl: string;
     adminKey: string;
     platformEnv: Record<string, string>;
+    /** where the test SMTP server writes each message it receives (n.eml) */
+    smtpDir: string;
   }
 }
 
@@ -24,11 +51,15 @@ export default async function setup(project: TestProject) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-test-'));
   const run = randomBytes(4).toString('hex');
   const adminKey = generateSecret();
+  const smtpDir = path.join(dataDir, 'smtp-received');
+  const smtp = await startSmtp(smtpDir);
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PLATFORM_ADMIN_KEY: adminKey,
     MAX_UPLOAD_MB: '5',
     MAX_IMAGE_MEGAPIXELS: '50',
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: 'Platform Tests <tests@platform.test>',
     // Given servers are shared: this run keeps to its own task queue, bucket and database.
     TEMPORAL_TASK_QUEUE: `test-${run}`,
     MINIO_BUCKET: `test-${run}`,
@@ -49,9 +80,11 @@ export default async function setup(project: TestProject) {
   process.stderr.write(`test platform ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${platform.edgeUrl}\n`);
   project.provide('edgeUrl', platform.edgeUrl);
   project.provide('adminKey', adminKey);
+  project.provide('smtpDir', smtpDir);
   project.provide('platformEnv', { ...platform.env, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
   return async () => {
     await platform.stop();
+    await smtp.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }

@@ -1,0 +1,88 @@
+/** The steps of the email workflow: compose, then send once per idempotency key. */
+import { createHash } from 'node:crypto';
+import mongoose, { Schema } from 'mongoose';
+import { notFound } from '../errors';
+import { deliver } from '../engines/mail';
+import { findOrganization } from '../identity/organizations';
+import { listNormalizedResponses } from '../responses/normalized';
+import { notificationContent, summaryContent, type Content, type EmailType } from './compose';
+
+/** One document per (organization, idempotency key): the record that a message was sent. */
+const emailLogSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    message_id: { type: String, required: true },
+    recipient: { type: String, required: true },
+    email_type: { type: String, required: true },
+    subject: { type: String, required: true },
+    transport: { type: String, required: true },
+    sent_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+interface EmailLogDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  message_id: string;
+  recipient: string;
+  email_type: EmailType;
+  subject: string;
+  transport: string;
+  sent_at: Date;
+}
+export const EmailLog = mongoose.model<EmailLogDoc>('EmailLog', emailLogSchema, 'email_log');
+
+export interface EmailRequest {
+  organization_id: string;
+  user_id: string;
+  conversation_id: string;
+  email_type: EmailType;
+  metadata: Record<string, unknown>;
+  recipient: string;
+  idempotency_key: string;
+}
+
+export async function composeEmail(req: EmailRequest): Promise<Content> {
+  if (req.email_type === 'notification') {
+    const org = await findOrganization(req.organization_id);
+    return notificationContent(req.metadata, org?.name ?? req.organization_id);
+  }
+  const responses = await listNormalizedResponses(req.organization_id, req.conversation_id, req.user_id);
+  if (!responses.length) throw notFound('No normalized response found');
+  const subject = typeof req.metadata.subject === 'string' && !/[\r\n]/.test(req.metadata.subject) ? req.metadata.subject.slice(0, 200) : undefined;
+  return summaryContent(req.conversation_id, [...responses].reverse(), subject);
+}
+
+export interface SentEmail {
+  message_id: string;
+  sent_at: string;
+  recipient: string;
+  email_type: EmailType;
+  transport: string;
+  duplicate: boolean;
+}
+
+/**
+ * Sends unless this key was already sent. SMTP cannot be exactly-once: if the process dies after
+ * the server accepted the message and before the record is written, the retry sends again with
+ * the same Message-ID, which mail systems use to drop the duplicate.
+ */
+export async function sendEmail(input: { req: EmailRequest; content: Content }): Promise<SentEmail> {
+  const { req, content } = input;
+  const _id = `${req.organization_id}|${req.idempotency_key}`;
+  const done = await EmailLog.findById(_id).lean<EmailLogDoc>();
+  if (done) return { message_id: done.message_id, sent_at: done.sent_at.toISOString(), recipient: done.recipient, email_type: done.email_type, transport: done.transport, duplicate: true };
+  const digest = createHash('sha256').update(_id).digest('hex').slice(0, 24);
+  const message_id = `<${digest}@${req.organization_id.replace(/[^A-Za-z0-9.-]/g, '-')}.platform>`;
+  const out = await deliver({ to: req.recipient, subject: content.subject, text: content.text, html: content.html, messageId: message_id });
+  const sent_at = new Date();
+  try {
+    await EmailLog.create({ _id, organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, sent_at });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 11000) throw err;
+  }
+  return { message_id, sent_at: sent_at.toISOString(), recipient: req.recipient, email_type: req.email_type, transport: out.transport, duplicate: false };
+}

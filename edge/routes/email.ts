@@ -1,0 +1,86 @@
+/** Email: conversation summaries and notifications, sent by the workflow email:<org>:<key>. */
+import { createHash, randomUUID } from 'node:crypto';
+import { getRequestHeader } from 'h3';
+import { z } from 'zod';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { invalid } from '../../activities/errors';
+import { getUser } from '../../activities/identity/users';
+import { EMAIL_TYPES, notificationContent } from '../../activities/email/compose';
+import type { SentEmail } from '../../activities/email/email';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { organizationId, requiredId } from '../schemas';
+import { taskQueue, temporal } from '../temporal';
+import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
+
+const address = z.email();
+
+defineRoute({
+  method: 'POST',
+  paths: ['/email/send'],
+  tag: 'email',
+  summary: 'Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once',
+  auth: 'key',
+  body: z.object({
+    user_id: requiredId,
+    organization_id: organizationId,
+    conversation_id: requiredId,
+    email_type: z.enum(EMAIL_TYPES),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    message_id: z.string(),
+    metadata: z.object({ sent_at: z.string(), recipient: z.string(), email_type: z.string() }),
+    duplicate: z.boolean(),
+    transport: z.string(),
+  }),
+  handler: async ({ event, principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const meta = body.metadata;
+    let recipient: string | undefined;
+    if (meta.recipient !== undefined) {
+      if (typeof meta.recipient !== 'string' || /[\r\n]/.test(meta.recipient) || !address.safeParse(meta.recipient.trim()).success) {
+        throw invalid('metadata.recipient', 'must be one valid email address');
+      }
+      recipient = meta.recipient.trim();
+    } else {
+      recipient = (await getUser(org, user.user_id)).email ?? undefined;
+      if (!recipient) throw invalid('metadata.recipient', "no recipient: give metadata.recipient or set the user's email (PATCH /api/users/{user})");
+    }
+    if (body.email_type === 'notification') notificationContent(meta, org); // refuses bad templates before anything starts
+    const rawKey = (typeof meta.idempotency_key === 'string' && meta.idempotency_key.trim()) || getRequestHeader(event, 'idempotency-key')?.trim() || `auto-${randomUUID()}`;
+    if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
+    const idempotency_key = `${user.user_id}:${rawKey}`;
+    const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
+    const client = await temporal();
+    let duplicate = false;
+    let handle;
+    try {
+      handle = await client.workflow.start('emailWorkflow', {
+        taskQueue: taskQueue(),
+        workflowId,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        args: [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
+        typedSearchAttributes: [
+          { key: ORGANIZATION_ID, value: org },
+          { key: USER_ID, value: user.user_id },
+          { key: COMPONENT, value: 'email' },
+        ],
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      duplicate = true;
+      handle = client.workflow.getHandle(workflowId);
+    }
+    const sent: SentEmail = await handle.result();
+    return {
+      success: true,
+      message_id: sent.message_id,
+      metadata: { sent_at: sent.sent_at, recipient: sent.recipient, email_type: sent.email_type },
+      duplicate: sent.duplicate || duplicate,
+      transport: sent.transport,
+    };
+  },
+});
