@@ -7,3 +7,4 @@ export { processStoredImage, convertStoredHeic, discardUpload } from './images/i
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/normalized';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';
 export { composeEmail, sendEmail } from './email/email';
+export { runScheduledEvent } from './scheduler/events';

@@ -22,6 +22,7 @@ import './routes/gifts';
 import './routes/responses';
 import './routes/text';
 import './routes/email';
+import './routes/scheduler';
 
 export interface EdgeOptions {
   log?: (err: unknown) => void;

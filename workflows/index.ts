@@ -3,3 +3,4 @@ export { processImageWorkflow, convertHeicWorkflow } from './images';
 export { referralWorkflow } from './referrals';
 export { retentionWorkflow } from './retention';
 export { emailWorkflow } from './email';
+export { scheduledEventWorkflow } from './scheduler';

@@ -1,0 +1,132 @@
+/** Scheduled events (both interface variants share this store) and their runs. */
+import { PlatformError, invalid, notFound } from '../errors';
+import { newId } from '../ids';
+import { isTimeZone, nextRuns, type Recurrence } from './calendar';
+import { EventRun, ScheduledEvent, type EventDoc, type EventType, type RunDoc } from './models';
+import { TASKS, type ScheduledTask } from './registry';
+
+export interface EventInput {
+  type_of_event: EventType;
+  recurrency: Recurrence | null;
+  start_event: Date;
+  end_date: Date | null;
+  metadata: Record<string, unknown>;
+}
+
+export const eventNotFound = () => notFound('Event not found');
+
+/** Temporal calendars have one-second resolution: times are kept at whole seconds. */
+const wholeSeconds = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
+const normalized = (input: EventInput): EventInput => ({ ...input, start_event: wholeSeconds(input.start_event), end_date: input.end_date ? wholeSeconds(input.end_date) : null });
+
+/** Rules every create and update passes (422 naming the field). */
+export function checkTiming(input: EventInput, now = new Date()): string | null {
+  const tz = typeof input.metadata.timezone === 'string' ? input.metadata.timezone : null;
+  if (tz && !isTimeZone(tz)) throw invalid('metadata.timezone', `unknown IANA time zone "${tz}"`);
+  if (input.end_date && input.end_date.getTime() <= input.start_event.getTime()) throw invalid('end_date', 'must be after start_event');
+  if (!input.recurrency && input.start_event.getTime() <= now.getTime()) throw invalid('start_event', 'a one-off event must be in the future');
+  if (input.recurrency && input.end_date && nextRuns({ start: input.start_event, end: input.end_date, recurrency: input.recurrency, timezone: tz }, now, 1).length === 0) {
+    throw invalid('end_date', 'the event would never run again');
+  }
+  return tz;
+}
+
+export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput): Promise<EventDoc> {
+  const input = normalized(raw);
+  const timezone = checkTiming(input);
+  const doc = await ScheduledEvent.create({
+    _id: newId('evt'),
+    ...owner,
+    type_of_event: input.type_of_event,
+    recurrency: input.recurrency,
+    start_event: input.start_event,
+    end_date: input.end_date,
+    timezone,
+    metadata_json: JSON.stringify(input.metadata),
+    status: 'scheduled',
+  });
+  return doc.toObject();
+}
+
+export async function getEvent(organization_id: string, event_id: string): Promise<EventDoc> {
+  const doc = await ScheduledEvent.findOne({ _id: event_id, organization_id }).lean<EventDoc>();
+  if (!doc) throw eventNotFound();
+  return doc;
+}
+
+export async function updateEvent(organization_id: string, event_id: string, raw: EventInput): Promise<EventDoc> {
+  const input = normalized(raw);
+  await getEvent(organization_id, event_id);
+  const timezone = checkTiming(input);
+  const doc = await ScheduledEvent.findOneAndUpdate(
+    { _id: event_id, organization_id },
+    { $set: { type_of_event: input.type_of_event, recurrency: input.recurrency, start_event: input.start_event, end_date: input.end_date, timezone, metadata_json: JSON.stringify(input.metadata), status: 'scheduled' } },
+    { new: true },
+  ).lean<EventDoc>();
+  if (!doc) throw eventNotFound();
+  return doc;
+}
+
+export async function deleteEvent(organization_id: string, event_id: string): Promise<void> {
+  const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
+  if (!res.deletedCount) throw eventNotFound();
+}
+
+export async function listEvents(organization_id: string, user_id?: string): Promise<EventDoc[]> {
+  return ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>();
+}
+
+export async function listRuns(organization_id: string, event_id: string, limit = 100) {
+  const runs = await EventRun.find({ organization_id, event_id }).sort({ started_at: -1 }).limit(limit).lean<RunDoc[]>();
+  return runs.map((r) => ({
+    run_id: r._id,
+    time: r.started_at.toISOString(),
+    scheduled_time: r.scheduled_time?.toISOString() ?? null,
+    trigger: r.trigger,
+    outcome: r.outcome,
+    error: r.error ?? null,
+    result: r.result_json ? (JSON.parse(r.result_json) as Record<string, unknown>) : null,
+  }));
+}
+
+/**
+ * One run of an event (activity of the run workflow): dispatch `execute_scheduled_task` to the
+ * component's task and record the outcome once per run. A run whose time is not on the event's
+ * rule came from "execute now".
+ */
+export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null }) {
+  const recorded = await EventRun.findById(input.run_id).lean<RunDoc>();
+  if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
+  const started_at = new Date();
+  const event = await ScheduledEvent.findOne({ _id: input.event_id, organization_id: input.organization_id }).lean<EventDoc>();
+  const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
+  let trigger: 'scheduled' | 'manual' = 'manual';
+  if (event && scheduled) {
+    const onRule = nextRuns({ start: event.start_event, end: event.end_date, recurrency: event.recurrency, timezone: event.timezone }, new Date(scheduled.getTime() - 1000), 1)[0];
+    if (onRule && Math.abs(onRule.getTime() - scheduled.getTime()) < 1000) trigger = 'scheduled';
+  }
+  let outcome: RunDoc['outcome'] = 'success';
+  let error: string | undefined;
+  let result: Record<string, unknown> | undefined;
+  if (!event) {
+    outcome = 'skipped';
+    error = 'event was deleted';
+  } else {
+    const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata: JSON.parse(event.metadata_json) };
+    try {
+      result = await TASKS[event.type_of_event](task);
+    } catch (err) {
+      // A client-side problem (bad metadata, component missing) is recorded; others retry.
+      if (!(err instanceof PlatformError)) throw err;
+      outcome = 'failed';
+      error = err.message;
+    }
+    if (!event.recurrency && trigger === 'scheduled') await ScheduledEvent.updateOne({ _id: event._id }, { $set: { status: 'completed' } });
+  }
+  try {
+    await EventRun.create({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result_json: result ? JSON.stringify(result) : undefined });
+  } catch (err) {
+    if ((err as { code?: number }).code !== 11000) throw err;
+  }
+  return { outcome, error: error ?? null };
+}

@@ -1,0 +1,72 @@
+import mongoose, { Schema } from 'mongoose';
+
+export const EVENT_TYPES = ['email', 'loyalty', 'billing', 'support', 'feedback', 'documents', 'webhook'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const eventSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // evt_…; the Temporal Schedule is `event:<_id>`
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    idp_id: { type: String, required: true },
+    type_of_event: { type: String, enum: EVENT_TYPES, required: true },
+    recurrency: { type: String, default: null },
+    start_event: { type: Date, required: true },
+    end_date: { type: Date, default: null },
+    timezone: { type: String, default: null },
+    metadata_json: { type: String, required: true },
+    status: { type: String, enum: ['scheduled', 'completed'], required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+eventSchema.index({ organization_id: 1, user_id: 1 });
+
+export interface EventDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  idp_id: string;
+  type_of_event: EventType;
+  recurrency: 'daily' | 'weekly' | 'monthly' | null;
+  start_event: Date;
+  end_date: Date | null;
+  timezone: string | null;
+  metadata_json: string;
+  status: 'scheduled' | 'completed';
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** One record per run workflow (its id is the key, so an activity retry records it once). */
+const runSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    trigger: { type: String, enum: ['scheduled', 'manual'], required: true },
+    scheduled_time: { type: Date },
+    started_at: { type: Date, required: true },
+    finished_at: { type: Date, required: true },
+    outcome: { type: String, enum: ['success', 'failed', 'skipped'], required: true },
+    error: { type: String },
+    result_json: { type: String },
+  },
+  { versionKey: false },
+);
+runSchema.index({ event_id: 1, started_at: -1 });
+
+export interface RunDoc {
+  _id: string;
+  event_id: string;
+  organization_id: string;
+  trigger: 'scheduled' | 'manual';
+  scheduled_time?: Date;
+  started_at: Date;
+  finished_at: Date;
+  outcome: 'success' | 'failed' | 'skipped';
+  error?: string;
+  result_json?: string;
+}
+
+export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
+export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');

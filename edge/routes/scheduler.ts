@@ -1,0 +1,196 @@
+/**
+ * Scheduler, both interface variants on one event store and one Temporal Schedule per event.
+ * Variant A `/scheduler/events` (event_type, schedule_time, user_id, metadata); variant B
+ * `/api/scheduler-service/events` (type_of_event, recurrency, start_event, end_date, idp_id).
+ */
+import { z } from 'zod';
+import { RECURRENCES } from '../../activities/scheduler/calendar';
+import { createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, updateEvent, type EventInput } from '../../activities/scheduler/events';
+import { EVENT_TYPES, type EventDoc } from '../../activities/scheduler/models';
+import type { Principal } from '../../activities/identity/api-keys';
+import { actingUser, existingUser, organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { organizationId, requiredId } from '../schemas';
+import { createSchedule, deleteSchedule, triggerSchedule, updateSchedule } from '../schedules';
+
+const tag = 'scheduler';
+const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+const eventType = z.enum(EVENT_TYPES);
+const recurrency = z.enum(RECURRENCES).nullable().optional();
+const metadata = z.record(z.string(), z.unknown()).default({});
+
+const viewA = (e: EventDoc) => ({
+  event_id: e._id,
+  event_type: e.type_of_event,
+  schedule_time: e.start_event.toISOString(),
+  user_id: e.user_id,
+  idp_id: e.idp_id,
+  organization_id: e.organization_id,
+  recurrency: e.recurrency,
+  end_date: e.end_date?.toISOString() ?? null,
+  status: e.status,
+  metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+});
+const viewB = (e: EventDoc) => ({
+  id: e._id,
+  idp_id: e.idp_id,
+  user_id: e.user_id,
+  organization_id: e.organization_id,
+  type_of_event: e.type_of_event,
+  recurrency: e.recurrency,
+  start_event: e.start_event.toISOString(),
+  end_date: e.end_date?.toISOString() ?? null,
+  status: e.status,
+  metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+  created_at: e.created_at.toISOString(),
+  updated_at: e.updated_at.toISOString(),
+});
+
+/** The event, if the caller may see it (its organization; a basic key: its own events). */
+async function visibleEvent(p: Principal, org: string, event_id: string): Promise<EventDoc> {
+  const e = await getEvent(org, event_id);
+  if (p.level === 0 && e.user_id !== p.user_id) throw eventNotFound();
+  return e;
+}
+
+async function create(p: Principal, orgRequested: string | undefined, userRef: string, input: EventInput): Promise<EventDoc> {
+  const org = organizationFor(p, orgRequested);
+  const user = await actingUser(p, org, userRef);
+  const event = await createEvent({ organization_id: org, user_id: user.user_id, idp_id: user.idp_id }, input);
+  try {
+    await createSchedule(event);
+  } catch (err) {
+    await deleteEvent(org, event._id).catch(() => undefined); // nothing half-created stays behind
+    throw err;
+  }
+  return event;
+}
+
+async function update(p: Principal, orgRequested: string | undefined, event_id: string, input: EventInput): Promise<EventDoc> {
+  const org = organizationFor(p, orgRequested);
+  await visibleEvent(p, org, event_id);
+  const next = await updateEvent(org, event_id, input);
+  await updateSchedule(next);
+  return next;
+}
+
+async function remove(p: Principal, orgRequested: string | undefined, event_id: string) {
+  const org = organizationFor(p, orgRequested);
+  await visibleEvent(p, org, event_id);
+  await deleteSchedule(event_id);
+  await deleteEvent(org, event_id);
+  return { success: true, message: `Event ${event_id} deleted` };
+}
+
+async function execute(p: Principal, orgRequested: string | undefined, event_id: string) {
+  const org = organizationFor(p, orgRequested);
+  await visibleEvent(p, org, event_id);
+  const at = await triggerSchedule(event_id);
+  return { success: true, event_id, execution_time: at.toISOString() };
+}
+
+async function list(p: Principal, query: { idp_id?: string; organization_id?: string }) {
+  const org = organizationFor(p, query.organization_id);
+  let user_id: string | undefined;
+  if (p.level === 0) user_id = p.user_id;
+  if (query.idp_id) user_id = (await existingUser(p, org, query.idp_id, 'Event not found')).user_id;
+  return listEvents(org, user_id);
+}
+
+const idParam = z.object({ event_id: requiredId });
+const orgQuery = z.object({ organization_id: organizationId });
+const listQuery = z.object({ idp_id: z.string().trim().min(1).optional(), organization_id: organizationId });
+
+// ---- Variant A
+const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata });
+const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown> }): EventInput => ({
+  type_of_event: b.event_type,
+  start_event: b.schedule_time,
+  recurrency: b.recurrency ?? (typeof b.metadata.recurrency === 'string' && (RECURRENCES as readonly string[]).includes(b.metadata.recurrency) ? (b.metadata.recurrency as EventInput['recurrency']) : null),
+  end_date: b.end_date ?? null,
+  metadata: b.metadata,
+});
+
+defineRoute({
+  method: 'POST', paths: ['/scheduler/events'], tag, auth: 'key',
+  summary: 'Creates an event and its Temporal Schedule (variant A)',
+  body: bodyA,
+  handler: async ({ principal, body }) => {
+    const e = await create(principal, body.organization_id, body.user_id, inputA(body));
+    return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
+  },
+});
+defineRoute({
+  method: 'GET', paths: ['/scheduler/events'], tag, auth: 'key',
+  summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant A)',
+  query: listQuery,
+  handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewA) }),
+});
+defineRoute({
+  method: 'PUT', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
+  summary: 'Updates an event; its Schedule is updated in place (variant A)',
+  params: idParam,
+  body: bodyA.omit({ user_id: true }),
+  handler: async ({ principal, params, body }) => {
+    const e = await update(principal, body.organization_id, params.event_id, inputA(body));
+    return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
+  },
+});
+defineRoute({
+  method: 'DELETE', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
+  summary: 'Deletes an event and its Schedule (variant A)',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
+});
+defineRoute({
+  method: 'POST', paths: ['/scheduler/events/:event_id/execute'], tag, auth: 'key',
+  summary: 'Runs the event now through its Schedule (variant A)',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
+});
+defineRoute({
+  method: 'GET', paths: ['/scheduler/events/:event_id/runs'], tag, auth: 'key',
+  summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
+  params: idParam, query: orgQuery,
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    await visibleEvent(principal, org, params.event_id);
+    return { success: true, event_id: params.event_id, runs: await listRuns(org, params.event_id) };
+  },
+});
+
+// ---- Variant B
+const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata });
+const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata });
+
+defineRoute({
+  method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
+  summary: 'Creates an event and its Temporal Schedule (variant B)',
+  body: bodyB,
+  handler: async ({ principal, body }) => ({ success: true, event: viewB(await create(principal, body.organization_id, body.idp_id, inputB(body))) }),
+});
+defineRoute({
+  method: 'GET', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
+  summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant B)',
+  query: listQuery,
+  handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewB) }),
+});
+defineRoute({
+  method: 'PUT', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  summary: 'Updates an event (same body as create); its Schedule is updated in place (variant B)',
+  params: idParam,
+  body: bodyB,
+  handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await update(principal, body.organization_id, params.event_id, inputB(body))) }),
+});
+defineRoute({
+  method: 'DELETE', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  summary: 'Deletes an event and its Schedule (variant B)',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
+});
+defineRoute({
+  method: 'POST', paths: ['/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
+  summary: 'Runs the event now through its Schedule (variant B)',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
+});

@@ -1,0 +1,155 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
+import PostalMime from 'postal-mime';
+import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api';
+
+let temporal: Client;
+beforeAll(async () => {
+  const e = inject('platformEnv');
+  temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
+});
+afterAll(async () => temporal?.connection.close());
+
+const future = (ms: number) => new Date(Date.now() + ms).toISOString();
+const B = '/api/scheduler-service/events';
+
+async function runs(key: string, id: string, count: number) {
+  for (let i = 0; i < 150; i += 1) {
+    const res = await call('GET', `/scheduler/events/${id}/runs`, { key });
+    if (res.body.runs?.length >= count) return res.body.runs;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no ${count} run(s) recorded for ${id}`);
+}
+
+describe('scheduler, variant B', () => {
+  let t: Tenant;
+  beforeAll(async () => {
+    t = await newTenant();
+  });
+
+  it('creates one Temporal Schedule per event, updates it in place and deletes it', async () => {
+    const u = await basicUser(t);
+    const created = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'purchase' } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const ev = created.body.event;
+    expect(ev).toMatchObject({ idp_id: u.idp_id, user_id: u.user_id, organization_id: t.organization_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00.000Z', status: 'scheduled' });
+    const handle = temporal.schedule.getHandle(`event:${ev.id}`);
+    const before = await handle.describe();
+    expect(before.spec.calendars?.[0]).toMatchObject({ hour: [{ start: 9, end: 9, step: 1 }], minute: [{ start: 30, end: 30, step: 1 }] });
+    expect(before.action).toMatchObject({ workflowType: 'scheduledEventWorkflow' });
+    expect(before.info.nextActionTimes[0].toISOString()).toBe('2031-01-05T09:30:00.000Z');
+
+    const updated = await call('PUT', `${B}/${ev.id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'weekly', start_event: '2031-01-06T18:00:00Z', metadata: { action_type: 'review', timezone: 'Europe/Madrid' } } });
+    expect(updated.body.event).toMatchObject({ recurrency: 'weekly', start_event: '2031-01-06T18:00:00.000Z' });
+    const after = await handle.describe();
+    expect(after.spec.timezone).toBe('Europe/Madrid');
+    expect(after.info.nextActionTimes[0].toISOString()).toBe('2031-01-06T18:00:00.000Z');
+    expect(after.info.createdAt.getTime()).toBe(before.info.createdAt.getTime()); // the same Schedule
+
+    const listed = await call('GET', B, { key: u.key });
+    expect(listed.body.events.map((e: any) => e.id)).toEqual([ev.id]);
+    const del = await call('DELETE', `${B}/${ev.id}`, { key: u.key });
+    expect(del.body).toMatchObject({ success: true });
+    await expect(handle.describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
+    for (const [method, p] of [['DELETE', `${B}/${ev.id}`], ['POST', `${B}/${ev.id}/execute`], ['GET', `/scheduler/events/${ev.id}/runs`]] as const) {
+      const res = await call(method, p, { key: u.key });
+      expect(res.status, `${method} ${p}`).toBe(404);
+      expect(res.body).toEqual({ detail: 'Event not found' });
+    }
+  });
+
+  it('executes now: dispatches execute_scheduled_task to the component and records the run', async () => {
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'monthly', start_event: future(86_400_000), metadata: { action_type: 'purchase' } } })).body.event;
+    const exec = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    expect(exec.body).toMatchObject({ success: true });
+    expect(Math.abs(Date.parse(exec.body.execution_time) - Date.now())).toBeLessThan(10_000);
+    const [run] = await runs(u.key, ev.id, 1);
+    expect(run).toMatchObject({ trigger: 'manual', outcome: 'success', error: null, result: { points_awarded: 10, balance: 10 } });
+    expect((await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).body.points).toBe(10);
+  });
+
+  it('sends the email task through the email component', async () => {
+    const to = `${unique('sched')}@example.com`;
+    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('mailer'), type_of_event: 'email', recurrency: 'weekly', start_event: future(86_400_000), metadata: { recipient: to, subject: 'Weekly digest', body: 'Your week in points.' } } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });
+    const [run] = await runs(t.adminKey, ev.id, 1);
+    expect(run).toMatchObject({ outcome: 'success', result: { recipient: to } });
+    const dir = inject('smtpDir');
+    const mails = await Promise.all(fs.readdirSync(dir).map((f) => PostalMime.parse(fs.readFileSync(path.join(dir, f)))));
+    expect(mails.filter((m) => m.to?.some((a) => a.address === to)).map((m) => m.subject)).toEqual(['Weekly digest']);
+  });
+
+  it('records a failed run, with the reason, for a component that is not available', async () => {
+    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'daily', start_event: future(86_400_000) } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });
+    const [run] = await runs(t.adminKey, ev.id, 1);
+    expect(run).toMatchObject({ outcome: 'failed', error: 'billing tasks are not available yet' });
+  });
+
+  it('runs a one-off event when it is due, once, and marks it completed', async () => {
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: future(3000), metadata: { action_type: 'daily_login' } } })).body.event;
+    expect(ev.recurrency).toBeNull();
+    const [run] = await runs(u.key, ev.id, 1);
+    expect(run).toMatchObject({ trigger: 'scheduled', outcome: 'success', scheduled_time: ev.start_event });
+    const listed = await call('GET', B, { key: u.key });
+    expect(listed.body.events.find((e: any) => e.id === ev.id).status).toBe('completed');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await runs(u.key, ev.id, 1)).toHaveLength(1);
+  });
+
+  it.each([
+    [{ type_of_event: 'party', recurrency: 'daily' }, /^type_of_event/],
+    [{ type_of_event: 'email', recurrency: 'hourly' }, /^recurrency/],
+    [{ type_of_event: 'email', recurrency: 'daily', start_event: 'tomorrow' }, /^start_event/],
+    [{ type_of_event: 'email', recurrency: 'daily', end_date: '2030-01-01T00:00:00Z' }, /^end_date: must be after start_event/],
+    [{ type_of_event: 'email', recurrency: null, start_event: '2020-01-01T00:00:00Z' }, /^start_event: a one-off event must be in the future/],
+    [{ type_of_event: 'email', recurrency: 'daily', metadata: { timezone: 'Mars/Olympus' } }, /^metadata\.timezone/],
+  ])('refuses bad input with 422 and creates no Schedule (%#)', async (extra, message) => {
+    const u = await basicUser(t);
+    const res = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, start_event: '2031-02-01T10:00:00Z', ...extra } });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatch(message);
+    expect((await call('GET', B, { key: u.key })).body.events).toEqual([]);
+  });
+
+  it("keeps users' and organizations' events apart", async () => {
+    const a = await basicUser(t);
+    const b = await basicUser(t);
+    const ev = (await call('POST', B, { key: a.key, json: { idp_id: a.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-03-01T10:00:00Z', metadata: { action_type: 'purchase' } } })).body.event;
+    expect((await call('GET', B, { key: b.key })).body.events).toEqual([]);
+    expect((await call('POST', `${B}/${ev.id}/execute`, { key: b.key })).status).toBe(404);
+    expect((await call('POST', B, { key: b.key, json: { idp_id: a.idp_id, type_of_event: 'email', recurrency: 'daily', start_event: '2031-03-01T10:00:00Z' } })).status).toBe(403);
+    const adminView = await call('GET', `${B}?idp_id=${a.idp_id}`, { key: t.adminKey });
+    expect(adminView.body.events.map((e: any) => e.id)).toEqual([ev.id]);
+    const other = await newTenant();
+    expect((await call('GET', `${B}?organization_id=${t.organization_id}`, { key: other.adminKey })).status).toBe(403);
+    expect((await call('DELETE', `${B}/${ev.id}`, { key: other.adminKey })).status).toBe(404);
+  });
+});
+
+describe('scheduler, variant A', () => {
+  it('creates, lists, updates, executes and deletes in its own shapes', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const when = '2031-05-05T08:00:00.000Z';
+    const created = await call('POST', '/scheduler/events', { key: u.key, json: { event_type: 'loyalty', schedule_time: when, user_id: u.user_id, organization_id: t.organization_id, metadata: { action_type: 'purchase' } } });
+    expect(created.body).toEqual({ success: true, event_id: expect.stringMatching(/^evt_/), schedule_time: when });
+    const id = created.body.event_id;
+    const listed = await call('GET', `/scheduler/events?idp_id=${u.idp_id}`, { key: u.key });
+    expect(listed.body.events).toEqual([expect.objectContaining({ event_id: id, event_type: 'loyalty', schedule_time: when, user_id: u.user_id, organization_id: t.organization_id, metadata: { action_type: 'purchase' } })]);
+    const moved = await call('PUT', `/scheduler/events/${id}`, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2031-06-01T08:00:00Z', metadata: { action_type: 'review' } } });
+    expect(moved.body).toEqual({ success: true, event_id: id, schedule_time: '2031-06-01T08:00:00.000Z' });
+    const exec = await call('POST', `/scheduler/events/${id}/execute`, { key: u.key });
+    expect(exec.body.success).toBe(true);
+    expect(typeof exec.body.execution_time).toBe('string');
+    const [run] = await runs(u.key, id, 1);
+    expect(run).toMatchObject({ trigger: 'manual', outcome: 'success', result: { points_awarded: 20 } });
+    expect((await call('DELETE', `/scheduler/events/${id}`, { key: u.key })).body.success).toBe(true);
+    expect((await call('PUT', `/scheduler/events/${id}`, { key: u.key, json: { event_type: 'loyalty', schedule_time: when } })).status).toBe(404);
+  });
+});

@@ -1,0 +1,18 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+
+const { runScheduledEvent } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '2 s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+});
+
+/** Started by the Schedule `event:<event id>` (on time, or at once by "execute now"). */
+export async function scheduledEventWorkflow(input: { event_id: string; organization_id: string }) {
+  const info = workflowInfo();
+  const scheduled = info.searchAttributes?.TemporalScheduledStartTime?.[0] as Date | string | undefined;
+  return runScheduledEvent({
+    ...input,
+    run_id: info.workflowId,
+    scheduled_time: scheduled ? new Date(scheduled).toISOString() : null,
+  });
+}
