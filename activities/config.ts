@@ -44,6 +44,8 @@ export const envSchema = z.object({
   PLATFORM_BIN_DIR: optional,
   PUBLIC_URL: optional,
   RESPONSE_RETENTION_DAYS: z.coerce.number().min(0).default(90),
+  WEBHOOK_SIGNING_SECRET: optional,
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -1,9 +1,10 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 
+const MAX_ATTEMPTS = 8; // ~2 s, 4 s, 8 s … capped at a minute: about four minutes in all
 const { runScheduledEvent } = proxyActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  retry: { initialInterval: '2 s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: MAX_ATTEMPTS },
 });
 
 /** Started by the Schedule `event:<event id>` (on time, or at once by "execute now"). */
@@ -13,6 +14,7 @@ export async function scheduledEventWorkflow(input: { event_id: string; organiza
   return runScheduledEvent({
     ...input,
     run_id: info.workflowId,
+    max_attempts: MAX_ATTEMPTS,
     scheduled_time: scheduled ? new Date(scheduled).toISOString() : null,
   });
 }

@@ -4,6 +4,8 @@ import { newId } from '../ids';
 import { isTimeZone, nextRuns, type Recurrence } from './calendar';
 import { EventRun, ScheduledEvent, type EventDoc, type EventType, type RunDoc } from './models';
 import { TASKS, type ScheduledTask } from './registry';
+import { checkWebhookTarget } from '../engines/webhooks';
+import { Context } from '@temporalio/activity';
 
 export interface EventInput {
   type_of_event: EventType;
@@ -31,9 +33,16 @@ export function checkTiming(input: EventInput, now = new Date()): string | null 
   return tz;
 }
 
+/** Metadata a type needs to run at all, checked when the event is saved. */
+async function checkMetadata(input: EventInput): Promise<void> {
+  if (input.type_of_event === 'webhook') await checkWebhookTarget(input.metadata.url);
+  if (input.type_of_event === 'loyalty' && typeof input.metadata.action_type !== 'string') throw invalid('metadata.action_type', 'required for loyalty events');
+}
+
 export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput): Promise<EventDoc> {
   const input = normalized(raw);
   const timezone = checkTiming(input);
+  await checkMetadata(input);
   const doc = await ScheduledEvent.create({
     _id: newId('evt'),
     ...owner,
@@ -58,6 +67,7 @@ export async function updateEvent(organization_id: string, event_id: string, raw
   const input = normalized(raw);
   await getEvent(organization_id, event_id);
   const timezone = checkTiming(input);
+  await checkMetadata(input);
   const doc = await ScheduledEvent.findOneAndUpdate(
     { _id: event_id, organization_id },
     { $set: { type_of_event: input.type_of_event, recurrency: input.recurrency, start_event: input.start_event, end_date: input.end_date, timezone, metadata_json: JSON.stringify(input.metadata), status: 'scheduled' } },
@@ -94,7 +104,7 @@ export async function listRuns(organization_id: string, event_id: string, limit 
  * component's task and record the outcome once per run. A run whose time is not on the event's
  * rule came from "execute now".
  */
-export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null }) {
+export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null; max_attempts: number }) {
   const recorded = await EventRun.findById(input.run_id).lean<RunDoc>();
   if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
   const started_at = new Date();
@@ -116,10 +126,11 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     try {
       result = await TASKS[event.type_of_event](task);
     } catch (err) {
-      // A client-side problem (bad metadata, component missing) is recorded; others retry.
-      if (!(err instanceof PlatformError)) throw err;
+      // A client-side problem (bad metadata, component missing) is recorded at once; anything
+      // else is retried by Temporal with backoff, and recorded when the last attempt fails too.
+      if (!(err instanceof PlatformError) && currentAttempt() < input.max_attempts) throw err;
       outcome = 'failed';
-      error = err.message;
+      error = (err as Error).message;
     }
     if (!event.recurrency && trigger === 'scheduled') await ScheduledEvent.updateOne({ _id: event._id }, { $set: { status: 'completed' } });
   }
@@ -129,4 +140,12 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     if ((err as { code?: number }).code !== 11000) throw err;
   }
   return { outcome, error: error ?? null };
+}
+
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return Number.POSITIVE_INFINITY; // called outside an activity: no retries to wait for
+  }
 }

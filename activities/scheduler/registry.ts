@@ -7,6 +7,7 @@ import { awardAction } from '../loyalty/rules';
 import { composeEmail, sendEmail } from '../email/email';
 import { getUser } from '../identity/users';
 import type { EventType } from './models';
+import { deliverWebhook } from '../engines/webhooks';
 
 export interface ScheduledTask {
   action: 'execute_scheduled_task';
@@ -50,5 +51,10 @@ export const TASKS: Record<EventType, Task> = {
   support: notBuilt('support'),
   feedback: notBuilt('feedback'),
   documents: notBuilt('documents'),
-  webhook: notBuilt('webhook'),
+  async webhook(task) {
+    const { url, ...rest } = task.metadata;
+    const payload = { action: task.action, event_id: task.event_id, run_id: task.run_id, user_id: task.user_id, idp_id: task.idp_id, organization_id: task.organization_id, metadata: rest };
+    const out = await deliverWebhook(url, payload, task.run_id);
+    return { status: out.status };
+  },
 };

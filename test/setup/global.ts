@@ -59,6 +59,9 @@ export default async function setup(project: TestProject) {
     MAX_UPLOAD_MB: '5',
     MAX_IMAGE_MEGAPIXELS: '50',
     SMTP_URL: smtp.url,
+    // Webhook tests post to a receiver on 127.0.0.1: private targets (and http) allowed here only.
+    WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     EMAIL_FROM: 'Platform Tests <tests@platform.test>',
     // Given servers are shared: this run keeps to its own task queue, bucket and database.
     TEMPORAL_TASK_QUEUE: `test-${run}`,
