@@ -1,5 +1,6 @@
 /** The edge's Temporal client, connected once per process. */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import type { SearchAttributePair } from '@temporalio/common';
 import { config } from '../activities/config';
 
 let client: Promise<Client> | undefined;
@@ -30,3 +31,25 @@ export async function closeTemporal(): Promise<void> {
 }
 
 export const taskQueue = () => config().TEMPORAL_TASK_QUEUE;
+
+/**
+ * Runs the workflow whose id is an idempotency key and waits for its result. If a run with that
+ * id is going on or completed, its result is returned instead (`attached: true`); a failed run
+ * may be started again.
+ */
+export async function runIdempotent<R>(workflowType: string, workflowId: string, args: unknown[], searchAttributes: SearchAttributePair[]): Promise<{ result: R; attached: boolean }> {
+  const client = await temporal();
+  try {
+    const handle = await client.workflow.start(workflowType, {
+      taskQueue: taskQueue(),
+      workflowId,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      args,
+      typedSearchAttributes: searchAttributes,
+    });
+    return { result: (await handle.result()) as R, attached: false };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    return { result: (await client.workflow.getHandle(workflowId).result()) as R, attached: true };
+  }
+}

@@ -2,7 +2,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { invalid } from '../../activities/errors';
 import { getUser } from '../../activities/identity/users';
 import { EMAIL_TYPES, notificationContent } from '../../activities/email/compose';
@@ -10,7 +9,7 @@ import type { SentEmail } from '../../activities/email/email';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
+import { runIdempotent } from '../temporal';
 import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
 
 const address = z.email();
@@ -54,32 +53,21 @@ defineRoute({
     if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
     const idempotency_key = `${user.user_id}:${rawKey}`;
     const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
-    const client = await temporal();
-    let duplicate = false;
-    let handle;
-    try {
-      handle = await client.workflow.start('emailWorkflow', {
-        taskQueue: taskQueue(),
-        workflowId,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        args: [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
-        typedSearchAttributes: [
-          { key: ORGANIZATION_ID, value: org },
-          { key: USER_ID, value: user.user_id },
-          { key: COMPONENT, value: 'email' },
-        ],
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      duplicate = true;
-      handle = client.workflow.getHandle(workflowId);
-    }
-    const sent: SentEmail = await handle.result();
+    const { result: sent, attached } = await runIdempotent<SentEmail>(
+      'emailWorkflow',
+      workflowId,
+      [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
+      [
+        { key: ORGANIZATION_ID, value: org },
+        { key: USER_ID, value: user.user_id },
+        { key: COMPONENT, value: 'email' },
+      ],
+    );
     return {
       success: true,
       message_id: sent.message_id,
       metadata: { sent_at: sent.sent_at, recipient: sent.recipient, email_type: sent.email_type },
-      duplicate: sent.duplicate || duplicate,
+      duplicate: sent.duplicate || attached,
       transport: sent.transport,
     };
   },

@@ -1,13 +1,12 @@
 /** Referral codes with QR images, and referrals as the durable workflow referral:<org>:<referred>. */
 import { z } from 'zod';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { conflict, forbidden, invalid, notFound } from '../../activities/errors';
 import { findUserRef } from '../../activities/identity/users';
 import { lookupReferralCode, referralQr } from '../../activities/loyalty/referrals';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
+import { runIdempotent } from '../temporal';
 import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
 import type { ReferralResult } from '../../workflows/referrals';
 
@@ -74,32 +73,19 @@ defineRoute({
       throw forbidden('A basic API key may only process a referral it is part of');
     }
     if (referred.user_id === referrer.user_id) throw invalid('referrer_internal_id', 'a user cannot refer themselves');
-    const client = await temporal();
-    const workflowId = `referral:${org}:${referred.user_id}`;
-    let duplicate = false;
-    let handle;
-    try {
-      handle = await client.workflow.start('referralWorkflow', {
-        taskQueue: taskQueue(),
-        workflowId,
-        // A failed run (e.g. refused) may be retried; a completed one is never run again.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        args: [{ organization_id: org, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id }],
-        typedSearchAttributes: [
-          { key: ORGANIZATION_ID, value: org },
-          { key: USER_ID, value: referred.user_id },
-          { key: COMPONENT, value: 'referrals' },
-        ],
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-      duplicate = true;
-      handle = client.workflow.getHandle(workflowId);
-    }
-    const result: ReferralResult = await handle.result();
-    if (duplicate && result.referrer_user_id !== referrer.user_id) {
+    const { result, attached } = await runIdempotent<ReferralResult>(
+      'referralWorkflow',
+      `referral:${org}:${referred.user_id}`,
+      [{ organization_id: org, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id }],
+      [
+        { key: ORGANIZATION_ID, value: org },
+        { key: USER_ID, value: referred.user_id },
+        { key: COMPONENT, value: 'referrals' },
+      ],
+    );
+    if (attached && result.referrer_user_id !== referrer.user_id) {
       throw conflict('This user has already been referred by another user');
     }
-    return { ...result, duplicate: result.duplicate || duplicate };
+    return { ...result, duplicate: result.duplicate || attached };
   },
 });
