@@ -1,7 +1,7 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
 import mongoose, { Schema } from 'mongoose';
-import { notFound } from '../errors';
+import { isDuplicateKey, notFound } from '../errors';
 import { deliver } from '../engines/mail';
 import { findOrganization } from '../identity/organizations';
 import { listNormalizedResponses } from '../responses/normalized';
@@ -82,7 +82,7 @@ export async function sendEmail(input: { req: EmailRequest; content: Content }):
   try {
     await EmailLog.create({ _id, organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, sent_at });
   } catch (err) {
-    if ((err as { code?: number }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
   }
   return { message_id, sent_at: sent_at.toISOString(), recipient: req.recipient, email_type: req.email_type, transport: out.transport, duplicate: false };
 }

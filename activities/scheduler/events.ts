@@ -1,5 +1,5 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { PlatformError, invalid, notFound } from '../errors';
+import { PlatformError, invalid, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { isTimeZone, nextRuns, type Recurrence } from './calendar';
 import { EventRun, ScheduledEvent, type EventDoc, type EventType, type RunDoc } from './models';
@@ -137,7 +137,7 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   try {
     await EventRun.create({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result_json: result ? JSON.stringify(result) : undefined });
   } catch (err) {
-    if ((err as { code?: number }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
   }
   return { outcome, error: error ?? null };
 }
