@@ -2,7 +2,7 @@
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { scheduleSpec } from '../activities/scheduler/calendar';
 import type { EventDoc } from '../activities/scheduler/models';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes';
+import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 
 export const scheduleId = (event_id: string) => `event:${event_id}`;
@@ -16,11 +16,7 @@ function options(e: EventDoc) {
       workflowId: `event-run:${e._id}`,
       taskQueue: taskQueue(),
       args: [{ event_id: e._id, organization_id: e.organization_id }],
-      typedSearchAttributes: [
-        { key: ORGANIZATION_ID, value: e.organization_id },
-        { key: USER_ID, value: e.user_id },
-        { key: COMPONENT, value: `scheduler:${e.type_of_event}` },
-      ],
+      typedSearchAttributes: platformSearchAttributes(e.organization_id, e.user_id, `scheduler:${e.type_of_event}`),
     },
     // SKIP: while a run is pending (e.g. no worker up), later times are not queued behind it, so a
     // worker that comes back runs the missed event once, not once per missed time.

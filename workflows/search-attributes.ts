@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
 
 /** Custom search attributes every platform workflow carries, so operators find a user's runs. */
 export const ORGANIZATION_ID = defineSearchAttributeKey('OrganizationId', SearchAttributeType.KEYWORD);
@@ -6,3 +6,10 @@ export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KE
 export const COMPONENT = defineSearchAttributeKey('Component', SearchAttributeType.KEYWORD);
 
 export const SEARCH_ATTRIBUTES = [ORGANIZATION_ID, USER_ID, COMPONENT] as const;
+
+/** The attributes a platform workflow is started with. */
+export const platformSearchAttributes = (organization_id: string, user_id: string, component: string): SearchAttributePair[] => [
+  { key: ORGANIZATION_ID, value: organization_id },
+  { key: USER_ID, value: user_id },
+  { key: COMPONENT, value: component },
+];

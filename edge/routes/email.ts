@@ -10,7 +10,7 @@ import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
 import { runIdempotent } from '../temporal';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
 
 const address = z.email();
 
@@ -57,11 +57,7 @@ defineRoute({
       'emailWorkflow',
       workflowId,
       [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
-      [
-        { key: ORGANIZATION_ID, value: org },
-        { key: USER_ID, value: user.user_id },
-        { key: COMPONENT, value: 'email' },
-      ],
+      platformSearchAttributes(org, user.user_id, 'email'),
     );
     return {
       success: true,

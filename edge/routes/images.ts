@@ -9,7 +9,7 @@ import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
 import { requiredId, organizationId } from '../schemas';
 import { temporal, taskQueue } from '../temporal';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { Principal } from '../../activities/identity/api-keys';
 
 const tag = 'images';
@@ -32,12 +32,6 @@ async function stage(principal: Principal, orgRequested: string | undefined, use
   const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
   return { org, user, upload };
 }
-
-const searchAttributes = (org: string, user_id: string) => [
-  { key: ORGANIZATION_ID, value: org },
-  { key: USER_ID, value: user_id },
-  { key: COMPONENT, value: 'images' },
-];
 
 defineRoute({
   method: 'POST',
@@ -63,7 +57,7 @@ defineRoute({
       taskQueue: taskQueue(),
       workflowId: `image:${upload.media_id}`,
       args: [{ upload, idp_id: user.idp_id, session_id: form.session_id, conversation_id: form.conversation_id }],
-      typedSearchAttributes: searchAttributes(org, user.user_id),
+      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'images'),
     });
   },
 });
@@ -83,7 +77,7 @@ defineRoute({
       taskQueue: taskQueue(),
       workflowId: `heic:${upload.media_id}`,
       args: [{ upload }],
-      typedSearchAttributes: searchAttributes(org, user.user_id),
+      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'images'),
     });
     return readStoredObject(out.jpeg_path);
   },

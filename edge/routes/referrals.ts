@@ -7,7 +7,7 @@ import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
 import { runIdempotent } from '../temporal';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../../workflows/search-attributes';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { ReferralResult } from '../../workflows/referrals';
 
 const tag = 'loyalty';
@@ -77,11 +77,7 @@ defineRoute({
       'referralWorkflow',
       `referral:${org}:${referred.user_id}`,
       [{ organization_id: org, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id }],
-      [
-        { key: ORGANIZATION_ID, value: org },
-        { key: USER_ID, value: referred.user_id },
-        { key: COMPONENT, value: 'referrals' },
-      ],
+      platformSearchAttributes(org, referred.user_id, 'referrals'),
     );
     if (attached && result.referrer_user_id !== referrer.user_id) {
       throw conflict('This user has already been referred by another user');
