@@ -101,6 +101,20 @@ const idParam = z.object({ event_id: requiredId });
 const orgQuery = z.object({ organization_id: organizationId });
 const listQuery = z.object({ idp_id: z.string().trim().min(1).optional(), organization_id: organizationId });
 
+// ---- Both variants: delete and execute are the same operation with the same answer.
+defineRoute({
+  method: 'DELETE', paths: ['/scheduler/events/:event_id', '/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  summary: 'Deletes an event and its Schedule',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
+});
+defineRoute({
+  method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
+  summary: 'Runs the event now through its Schedule; returns execution_time',
+  params: idParam, query: orgQuery,
+  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
+});
+
 // ---- Variant A
 const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata });
 const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown> }): EventInput => ({
@@ -137,18 +151,6 @@ defineRoute({
   },
 });
 defineRoute({
-  method: 'DELETE', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
-  summary: 'Deletes an event and its Schedule (variant A)',
-  params: idParam, query: orgQuery,
-  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
-});
-defineRoute({
-  method: 'POST', paths: ['/scheduler/events/:event_id/execute'], tag, auth: 'key',
-  summary: 'Runs the event now through its Schedule (variant A)',
-  params: idParam, query: orgQuery,
-  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
-});
-defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id/runs'], tag, auth: 'key',
   summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
   params: idParam, query: orgQuery,
@@ -181,16 +183,4 @@ defineRoute({
   params: idParam,
   body: bodyB,
   handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await update(principal, body.organization_id, params.event_id, inputB(body))) }),
-});
-defineRoute({
-  method: 'DELETE', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
-  summary: 'Deletes an event and its Schedule (variant B)',
-  params: idParam, query: orgQuery,
-  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
-});
-defineRoute({
-  method: 'POST', paths: ['/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
-  summary: 'Runs the event now through its Schedule (variant B)',
-  params: idParam, query: orgQuery,
-  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
 });
