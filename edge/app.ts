@@ -6,13 +6,14 @@ import { createApp, createRouter, eventHandler, getRequestIP, send, setResponseH
 import { config } from '../activities/config';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
-import { parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
+import { base64Room, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
 import { RateLimiter } from './rate-limit';
 import type { Principal } from '../activities/identity/api-keys';
 import { invalid } from '../activities/errors';
 
 // Route modules register themselves on import.
 import './routes/system';
+import './routes/retail';
 import './routes/session';
 import './routes/identity';
 import './routes/images';
@@ -66,7 +67,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         let body: unknown;
         let form: unknown;
         let file;
-        if (def.body) body = parseWith(def.body, await readJson(event), 'body');
+        if (def.body) body = parseWith(def.body, await readJson(event, def.jsonUpload ? base64Room(cfg.maxUploadBytes) : undefined), 'body');
         if (def.form) {
           const parsed = await readForm(event, cfg.maxUploadBytes);
           form = parseWith(def.form.fields, parsed.fields, 'form');

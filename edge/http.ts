@@ -44,6 +44,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
   response?: z.ZodType;
   /** content type of a binary answer (image/jpeg) */
   produces?: string;
+  /** the JSON body carries a base64 file: its limit is MAX_UPLOAD_MB (encoded) instead of 1 MB */
+  jsonUpload?: boolean;
   status?: number;
   /** unauthenticated routes are rate limited per client address */
   rateLimit?: 'key' | 'ip' | 'none';
@@ -84,8 +86,11 @@ export async function readBodyLimited(event: H3Event, limit: number): Promise<Bu
 
 const formatLimit = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`);
 
-export async function readJson(event: H3Event): Promise<unknown> {
-  const raw = await readBodyLimited(event, JSON_LIMIT);
+/** A JSON body carrying a base64 upload of at most `bytes`, plus room for the other fields. */
+export const base64Room = (bytes: number) => Math.ceil(bytes / 3) * 4 + 64 * 1024;
+
+export async function readJson(event: H3Event, limit = JSON_LIMIT): Promise<unknown> {
+  const raw = await readBodyLimited(event, limit);
   if (!raw.length) return {};
   try {
     return JSON.parse(raw.toString('utf8'));

@@ -13,6 +13,7 @@ import { parseEnv } from '../../activities/config';
 import { generateSecret } from '../../activities/identity/api-keys';
 import { freePort } from '../../workers/infra';
 import { launchPlatform } from '../../workers/platform';
+import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin';
 
 /** A real SMTP server for the suite: the platform sends to it, tests read what arrived. */
 async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -44,6 +45,8 @@ declare module 'vitest' {
     platformEnv: Record<string, string>;
     /** where the test SMTP server writes each message it receives (n.eml) */
     smtpDir: string;
+    /** the Google Places stand-in the platform is configured with */
+    placesUrl: string;
   }
 }
 
@@ -53,6 +56,7 @@ export default async function setup(project: TestProject) {
   const adminKey = generateSecret();
   const smtpDir = path.join(dataDir, 'smtp-received');
   const smtp = await startSmtp(smtpDir);
+  const places = await startPlacesStandin();
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     PLATFORM_ADMIN_KEY: adminKey,
@@ -63,6 +67,10 @@ export default async function setup(project: TestProject) {
     WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     EMAIL_FROM: 'Platform Tests <tests@platform.test>',
+    // Venue details ask the local Google Places stand-in (no internet here).
+    PLACES_PROVIDER: 'google',
+    PLACES_API_KEY: PLACES_TEST_KEY,
+    PLACES_BASE_URL: places.url,
     // Given servers are shared: this run keeps to its own task queue, bucket and database.
     TEMPORAL_TASK_QUEUE: `test-${run}`,
     MINIO_BUCKET: `test-${run}`,
@@ -84,10 +92,12 @@ export default async function setup(project: TestProject) {
   project.provide('edgeUrl', platform.edgeUrl);
   project.provide('adminKey', adminKey);
   project.provide('smtpDir', smtpDir);
+  project.provide('placesUrl', places.url);
   project.provide('platformEnv', { ...platform.env, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
   return async () => {
     await platform.stop();
     await smtp.close();
+    await places.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
 }

@@ -1,0 +1,170 @@
+import mongoose, { Schema } from 'mongoose';
+
+/**
+ * The retail catalogue of an organization. Ids are integers (the interface document's numbers)
+ * and are the primary key, so allocating one is an insert that cannot collide silently.
+ */
+const timestamps = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
+
+const brandSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    organization_id: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: '' },
+    logo_url: { type: String, default: '' },
+    featured: { type: Boolean, default: false },
+    featured_rank: { type: Number, default: 0 },
+  },
+  { timestamps, versionKey: false },
+);
+brandSchema.index({ organization_id: 1, featured: 1 });
+
+const productSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    organization_id: { type: String, required: true },
+    name: { type: String, required: true },
+    brand_id: { type: Number, required: true },
+    description: { type: String, default: '' },
+    /** as given by the admin */
+    barcode: { type: String, default: '' },
+    /**
+     * The barcode as GTIN-14, so UPC-A, UPC-E and their EAN-13 forms find the same product;
+     * `id:<product id>` without a barcode (FerretDB 1.x has no partial indexes).
+     */
+    gtin: { type: String, required: true },
+    featured: { type: Boolean, default: false },
+    featured_rank: { type: Number, default: 0 },
+  },
+  { timestamps, versionKey: false },
+);
+productSchema.index({ organization_id: 1, brand_id: 1 });
+productSchema.index({ organization_id: 1, gtin: 1 }, { unique: true });
+
+export interface GeoPoint {
+  type: 'Point';
+  /** [longitude, latitude], GeoJSON order */
+  coordinates: [number, number];
+}
+
+const venueSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    organization_id: { type: String, required: true },
+    name: { type: String, required: true },
+    address: { type: String, default: '' },
+    latitude: { type: Number, required: true },
+    longitude: { type: Number, required: true },
+    /** for the 2dsphere index when the server has one (activities/retail/geo.ts) */
+    location: { type: { type: String, enum: ['Point'] }, coordinates: [Number] },
+  },
+  { timestamps, versionKey: false },
+);
+venueSchema.index({ organization_id: 1, latitude: 1, longitude: 1 });
+
+export const MAPPING_STATUSES = ['active', 'inactive', 'out_of_stock', 'discontinued'] as const;
+
+const venueProductSchema = new Schema(
+  {
+    /** `<venue_id>:<product_id>`: one mapping per pair, a repeated POST updates it */
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    venue_id: { type: Number, required: true },
+    product_id: { type: Number, required: true },
+    price: { type: Number, required: true },
+    status: { type: String, enum: MAPPING_STATUSES, required: true },
+  },
+  { timestamps, versionKey: false },
+);
+venueProductSchema.index({ venue_id: 1 });
+venueProductSchema.index({ product_id: 1 });
+
+/**
+ * One line per venue write, read by every process's in-memory venue index (geo.ts) to stay
+ * fresh; lines older than an hour are pruned.
+ */
+const venueChangeSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    venue_id: { type: Number, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+/** Third-party places data per venue, kept PLACES_CACHE_HOURS. */
+const placesCacheSchema = new Schema(
+  {
+    _id: { type: Number, required: true },
+    source: { type: String, required: true },
+    data: { type: String, required: true },
+    fetched_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+export interface BrandDoc {
+  _id: number;
+  organization_id: string;
+  name: string;
+  description: string;
+  logo_url: string;
+  featured: boolean;
+  featured_rank: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ProductDoc {
+  _id: number;
+  organization_id: string;
+  name: string;
+  brand_id: number;
+  description: string;
+  barcode: string;
+  gtin: string;
+  featured: boolean;
+  featured_rank: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface VenueDoc {
+  _id: number;
+  organization_id: string;
+  name: string;
+  address: string;
+  latitude: number;
+  longitude: number;
+  location?: GeoPoint;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface VenueProductDoc {
+  _id: string;
+  organization_id: string;
+  venue_id: number;
+  product_id: number;
+  price: number;
+  status: (typeof MAPPING_STATUSES)[number];
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface VenueChangeDoc {
+  _id: string;
+  venue_id: number;
+  at: Date;
+}
+export interface PlacesCacheDoc {
+  _id: number;
+  source: string;
+  data: string;
+  fetched_at: Date;
+}
+
+export const Brand = mongoose.model<BrandDoc>('Brand', brandSchema, 'retail_brands');
+export const Product = mongoose.model<ProductDoc>('Product', productSchema, 'retail_products');
+export const Venue = mongoose.model<VenueDoc>('Venue', venueSchema, 'retail_venues');
+export const VenueProduct = mongoose.model<VenueProductDoc>('VenueProduct', venueProductSchema, 'retail_venue_products');
+export const VenueChange = mongoose.model<VenueChangeDoc>('VenueChange', venueChangeSchema, 'retail_venue_changes');
+export const PlacesCache = mongoose.model<PlacesCacheDoc>('PlacesCache', placesCacheSchema, 'retail_places_cache');
