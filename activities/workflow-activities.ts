@@ -8,3 +8,4 @@ export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/n
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';
 export { composeEmail, sendEmail } from './email/email';
 export { runScheduledEvent } from './scheduler/events';
+export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning/scans';

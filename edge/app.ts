@@ -14,6 +14,7 @@ import { invalid } from '../activities/errors';
 // Route modules register themselves on import.
 import './routes/system';
 import './routes/retail';
+import './routes/ticket-scan';
 import './routes/session';
 import './routes/identity';
 import './routes/images';

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
+import { stopOcr } from '../activities/engines/ocr';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
 import { prepareServers } from './infra';
@@ -36,7 +37,11 @@ export async function createWorker() {
 }
 
 function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean {
-  let err = meta?.error as { type?: string; nonRetryable?: boolean; cause?: unknown } | undefined;
+  let err = meta?.error as { type?: string; nonRetryable?: boolean; cause?: unknown; stack?: string } | undefined;
+  // "Workflow failed" arrives from the workflow thread as a plain Error (type lost): a failure
+  // raised by the activity wrapper is a PlatformError, and a server-side one (5xx) has already
+  // been logged with its type by each failed activity attempt.
+  if (meta?.workflowType && err?.stack?.startsWith('ApplicationFailure') && err.stack.includes('activity-wrapper')) return true;
   for (let depth = 0; err && depth < 4; depth += 1) {
     if (err.type === PLATFORM_FAILURE_TYPE && err.nonRetryable) return true;
     err = err.cause as typeof err;
@@ -62,6 +67,7 @@ async function main() {
     await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done
   } finally {
     await connection.close();
+    await stopOcr();
     await closeRuntime();
   }
 }

@@ -4,3 +4,4 @@ export { referralWorkflow } from './referrals';
 export { retentionWorkflow } from './retention';
 export { emailWorkflow } from './email';
 export { scheduledEventWorkflow } from './scheduler';
+export { ticketScanWorkflow } from './ticket-scan';

@@ -168,3 +168,16 @@ export function humanSize(bytes: number): string {
   }
   return i === 0 ? `${bytes} B` : `${value.toFixed(1)} ${units[i]}`;
 }
+
+/** Longest side of the page given to OCR: enough for receipt print, small enough to stay fast. */
+const OCR_MAX_SIDE = 2000;
+
+/** A thumbnail plus an upright grayscale PNG for OCR, from one decode. */
+export async function receiptImages(buf: Buffer, limits: ImageLimits): Promise<{ info: ImageInfo; thumbnail: Buffer; page: Buffer }> {
+  const { pipeline, info } = await open(buf, limits);
+  const [thumbnail, page] = await Promise.all([
+    render(pipeline.clone().resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true }).flatten({ background: '#ffffff' }).jpeg({ quality: 80 })),
+    render(pipeline.clone().resize(OCR_MAX_SIDE, OCR_MAX_SIDE, { fit: 'inside', withoutEnlargement: true }).flatten({ background: '#ffffff' }).grayscale().png({ compressionLevel: 1 })),
+  ]);
+  return { info, thumbnail, page };
+}

@@ -1,0 +1,50 @@
+import mongoose, { Schema } from 'mongoose';
+
+/**
+ * The MongoDB mirror of a scan: written by the scan workflow after each state change, read when
+ * the workflow has finished (or to list scans). The workflow's state is the source of truth
+ * while it runs.
+ */
+const ticketScanSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    status: { type: String, required: true },
+    /** the scan object exactly as the API answers it */
+    view: { type: Schema.Types.Mixed, required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false, minimize: false },
+);
+ticketScanSchema.index({ organization_id: 1, user_id: 1 });
+
+/**
+ * What makes two receipts the same for one user: the image's SHA-256, and the merchant + date +
+ * total read from it. The primary key makes the first scan win; later ones are duplicates.
+ */
+const scanFingerprintSchema = new Schema(
+  {
+    /** `<organization_id>|<user_id>|image:<sha256>` or `…|receipt:<venue>|<date>|<total>` */
+    _id: { type: String, required: true },
+    scan_id: { type: String, required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+);
+
+export interface TicketScanDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  status: string;
+  view: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ScanFingerprintDoc {
+  _id: string;
+  scan_id: string;
+  created_at: Date;
+}
+
+export const TicketScan = mongoose.model<TicketScanDoc>('TicketScan', ticketScanSchema, 'ticket_scans');
+export const ScanFingerprint = mongoose.model<ScanFingerprintDoc>('ScanFingerprint', scanFingerprintSchema, 'ticket_scan_fingerprints');

@@ -1,0 +1,193 @@
+/**
+ * Activities of the scan workflow (workflows/ticket-scan.ts): read the receipt (image checks,
+ * thumbnail, OCR, parsing), analyse it against the catalogue, mirror the scan to MongoDB and
+ * credit its points once.
+ */
+import { createHash } from 'node:crypto';
+import { config } from '../config';
+import { isDuplicateKey, PlatformError } from '../errors';
+import { receiptImages } from '../engines/images';
+import { recognize } from '../engines/ocr';
+import { getObject, putObject } from '../engines/storage';
+import { uploadPaths, type StoredUpload } from '../images/images';
+import { creditPoints } from '../loyalty/ledger';
+import { getRules } from '../loyalty/rules';
+import { organizationProducts, venueProducts } from '../retail/catalogue';
+import { organizationVenues, requireVenue } from '../retail/venues';
+import { matchProducts, matchVenue, type VenueMatch } from './matching';
+import { parseReceipt, type ParsedReceipt } from './receipt';
+import { ScanFingerprint, TicketScan, type TicketScanDoc } from './models';
+
+export type ScanStatus = 'processing' | 'pending_validation' | 'completed' | 'rejected' | 'failed';
+export type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';
+
+export interface ScanProduct {
+  id: string;
+  name: string;
+  brand_id: number;
+  confidence: number;
+  points: number;
+  quantity: number;
+  unit_price: number;
+  line_price: number;
+  expected_price: number | null;
+  lines: string[];
+  needs_validation: boolean;
+  validation_status: ProductValidation;
+  validated_by: string | null;
+  validated_at: string | null;
+  notes: string | null;
+}
+
+export interface ReadReceipt {
+  media_public_id: string;
+  original_path: string;
+  thumbnail_path: string;
+  image_sha256: string;
+  ocr: { engine: string; confidence: number | null; ms: number; text: string };
+  receipt: ParsedReceipt;
+  image_ms: number;
+}
+
+/** Checks the stored image, writes its thumbnail, runs OCR and parses the text. */
+export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
+  const started = performance.now();
+  const body = await getObject(upload.original_path);
+  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  const { thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
+  const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
+  await putObject(thumbnail_path, thumbnail, 'image/jpeg');
+  const image_ms = Math.round(performance.now() - started);
+  const ocr = await recognize(page);
+  return {
+    media_public_id: upload.media_id,
+    original_path: upload.original_path,
+    thumbnail_path,
+    image_sha256: createHash('sha256').update(body).digest('hex'),
+    ocr: { engine: ocr.engine, confidence: ocr.confidence === null ? null : Math.round(ocr.confidence * 1000) / 1000, ms: ocr.ms, text: ocr.text },
+    receipt: parseReceipt(ocr.text),
+    image_ms,
+  };
+}
+
+/** A fingerprint left by a scan that failed, or that never got past processing, does not count. */
+const STALE_FINGERPRINT_MS = 10 * 60_000;
+
+/** Claims the fingerprint for this scan; answers the earlier scan's id when another one holds it. */
+async function claim(key: string, scan_id: string): Promise<string | null> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    try {
+      await ScanFingerprint.create({ _id: key, scan_id });
+      return null;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+    const held = await ScanFingerprint.findById(key).lean();
+    if (!held || held.scan_id === scan_id) return null;
+    const earlier = await TicketScan.findById(held.scan_id, { status: 1 }).lean<Pick<TicketScanDoc, 'status'>>();
+    const abandoned = earlier ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
+    if (!abandoned) return held.scan_id;
+    await ScanFingerprint.deleteOne({ _id: key, scan_id: held.scan_id });
+  }
+  return null;
+}
+
+export interface AnalyseInput {
+  scan_id: string;
+  organization_id: string;
+  user_id: string;
+  venue_id: number | null;
+  image_sha256: string;
+  receipt: ParsedReceipt;
+  threshold: number;
+}
+
+export interface Analysis {
+  venue_match: VenueMatch;
+  products: ScanProduct[];
+  unmatched_lines: string[];
+  flags: string[];
+  duplicate_of: string | null;
+  matching_ms: number;
+}
+
+/** Points for one unit: `product:<id>`, else `brand:<id>`, else `purchase` in the organization's rules. */
+function pointsPerUnit(actions: Record<string, number>, product_id: number, brand_id: number): number {
+  return actions[`product:${product_id}`] ?? actions[`brand:${brand_id}`] ?? actions.purchase ?? 10;
+}
+
+export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
+  const started = performance.now();
+  const { organization_id, user_id, scan_id, receipt } = input;
+  const owner = `${organization_id}|${user_id}`;
+  let duplicate_of = await claim(`${owner}|image:${input.image_sha256}`, scan_id);
+
+  // The given venue is read from the database: this process's grid may be a second behind.
+  const given = input.venue_id === null ? null : await requireVenue(organization_id, input.venue_id).catch(() => null);
+  const venue_match = matchVenue(receipt, given, await organizationVenues(organization_id));
+  const matchedVenue = venue_match.venue_id === null ? null : Number(venue_match.venue_id);
+  const [products, mapped] = await Promise.all([organizationProducts(organization_id), matchedVenue ? venueProducts(organization_id, matchedVenue) : Promise.resolve([])]);
+  const prices = new Map(mapped.map((m) => [m.product_id, m]));
+  const { matches, unmatched } = matchProducts(
+    receipt.items,
+    products.map((p) => ({ id: p.id, name: p.name, brand_id: p.brand_id, price: prices.get(p.id)?.price ?? null, status: prices.get(p.id)?.status ?? null })),
+  );
+
+  const flags: string[] = [];
+  if (receipt.total !== null && receipt.items_total > receipt.total + 0.01) flags.push('items_exceed_total');
+  if (venue_match.confidence < 0.6) flags.push('venue_unconfirmed');
+  if (!matches.length) flags.push('no_products_recognized');
+  if (!duplicate_of && matchedVenue && receipt.date && receipt.total !== null) {
+    duplicate_of = await claim(`${owner}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id);
+  }
+  if (duplicate_of) flags.push('duplicate');
+  // A receipt whose lines exceed its total, or from an unconfirmed venue, is reviewed whole.
+  const reviewAll = flags.includes('items_exceed_total') || flags.includes('venue_unconfirmed');
+
+  const { actions } = await getRules(organization_id);
+  const scanProducts: ScanProduct[] = matches.map((m) => {
+    const needs = reviewAll || m.confidence < input.threshold;
+    return {
+      id: String(m.product.id),
+      name: m.product.name,
+      brand_id: m.product.brand_id,
+      confidence: m.confidence,
+      points: pointsPerUnit(actions, m.product.id, m.product.brand_id) * m.quantity,
+      quantity: m.quantity,
+      unit_price: m.unit_price,
+      line_price: m.line_price,
+      expected_price: m.product.price,
+      lines: m.lines,
+      needs_validation: needs,
+      validation_status: needs ? 'pending' : 'auto_approved',
+      validated_by: null,
+      validated_at: null,
+      notes: null,
+    };
+  });
+  return { venue_match, products: scanProducts, unmatched_lines: unmatched, flags, duplicate_of, matching_ms: Math.round(performance.now() - started) };
+}
+
+export async function mirrorScan(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
+  // One workflow writes one scan, one step at a time: a plain replace is safe here.
+  await TicketScan.replaceOne({ _id: view.id }, { _id: view.id, organization_id: view.organization_id, user_id: view.user_id, status: view.status, view }, { upsert: true });
+}
+
+export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
+  const doc = await TicketScan.findById(scan_id).lean<TicketScanDoc>();
+  if (!doc || doc.organization_id !== organization_id) return null;
+  return doc.view;
+}
+
+/** Credits the scan's points; the ledger operation `scan:<id>` makes a second call a no-op. */
+export async function creditScan(input: { organization_id: string; user_id: string; scan_id: string; points: number; source: 'ticket_scan' | 'receipt' }): Promise<{ processed_at: string; duplicate: boolean }> {
+  const out = await creditPoints({
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    points: input.points,
+    reason: input.source,
+    operation_id: `scan:${input.scan_id}`,
+    description: `${input.source === 'receipt' ? 'Receipt' : 'Ticket'} scan ${input.scan_id}`,
+  });
+  return { processed_at: out.entry.created_at, duplicate: out.duplicate };
+}

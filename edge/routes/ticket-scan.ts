@@ -1,0 +1,230 @@
+/**
+ * Ticket scanning and receipts (CONTRACT.md "Ticket scan states"): both start the scan workflow
+ * `ticket-scan:<id>` and answer once it has read and matched the receipt; validation is a
+ * Temporal Update on the waiting workflow; status comes from the workflow or its MongoDB mirror.
+ */
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { z } from 'zod';
+import { config } from '../../activities/config';
+import { invalid, notFound, PlatformError } from '../../activities/errors';
+import { newId } from '../../activities/ids';
+import { readStoredObject, storeUpload } from '../../activities/images/images';
+import type { Principal } from '../../activities/identity/api-keys';
+import { getBrand } from '../../activities/retail/catalogue';
+import { getVenue } from '../../activities/retail/venues';
+import { readScanMirror } from '../../activities/scanning/scans';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
+import type { ScanInput, ScanView, ValidateInput } from '../../workflows/ticket-scan';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { organizationId, requiredId } from '../schemas';
+import { taskQueue, temporal } from '../temporal';
+
+const tag = 'ticket scan';
+const BASE = '/api/ticket-scan/loyalty/ticket-scan';
+const FINAL = new Set(['completed', 'rejected', 'failed']);
+
+const numericId = (field: string) =>
+  z
+    .union([z.string(), z.number(), z.null()])
+    .transform((v) => (v === null || String(v).trim() === '' ? undefined : String(v).trim()))
+    .refine((v) => v === undefined || /^[1-9]\d{0,15}$/.test(v), `${field} must be a catalogue id (a positive integer)`)
+    .optional();
+
+const scanObject = z
+  .object({
+    id: z.string(),
+    user_id: z.string(),
+    brand_id: z.string().nullable(),
+    venue_id: z.string().nullable(),
+    status: z.enum(['processing', 'pending_validation', 'completed', 'rejected', 'failed']),
+    original_image_url: z.string().nullable(),
+    thumbnail_url: z.string().nullable(),
+    media_public_id: z.string(),
+    venue_match: z.object({ venue_id: z.string().nullable(), confidence: z.number(), explanation: z.string() }).nullable(),
+    products: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        confidence: z.number(),
+        points: z.number(),
+        needs_validation: z.boolean(),
+        validation_status: z.enum(['auto_approved', 'pending', 'approved', 'rejected']),
+        validated_by: z.string().nullable(),
+        validated_at: z.string().nullable(),
+      }).passthrough(),
+    ),
+    confidence_score: z.number(),
+    total_points: z.number(),
+    points_processed: z.boolean(),
+    points_processed_at: z.string().nullable(),
+    validation_required: z.boolean(),
+    validation_status: z.enum(['not_required', 'pending', 'completed']),
+  })
+  .passthrough();
+
+/** Decodes the JSON's base64 image (a data: URL prefix is allowed); refuses what is not base64. */
+function decodeImage(image: string): Buffer {
+  const data = image.replace(/^data:[\w/+.-]+;base64,/, '').replace(/\s+/g, '');
+  if (!data) throw invalid('image', 'is empty');
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(data) || data.length % 4 === 1) throw invalid('image', 'is not valid base64');
+  const body = Buffer.from(data, data.includes('-') || data.includes('_') ? 'base64url' : 'base64');
+  if (!body.length) throw invalid('image', 'is empty');
+  const limit = config().maxUploadBytes;
+  if (body.length > limit) throw new PlatformError(413, `image is larger than the ${config().MAX_UPLOAD_MB} MB limit`, 'image');
+  return body;
+}
+
+async function startScan(p: Principal, req: { organization_id?: string; user_ref: string; source: ScanInput['source']; body: Buffer; filename: string; content_type: string; brand_id?: string; venue_id?: string }): Promise<ScanView> {
+  const org = organizationFor(p, req.organization_id);
+  const user = await actingUser(p, org, req.user_ref);
+  if (req.venue_id) await getVenue(org, Number(req.venue_id)).catch(() => Promise.reject(invalid('venue_id', `venue ${req.venue_id} does not exist in this organization`)));
+  if (req.brand_id) await getBrand(org, Number(req.brand_id)).catch(() => Promise.reject(invalid('brand_id', `brand ${req.brand_id} does not exist in this organization`)));
+  const scan_id = newId('scan', 12);
+  const upload = await storeUpload({ media_id: scan_id, organization_id: org, user_id: user.user_id, filename: req.filename, body: req.body, content_type: req.content_type });
+  const cfg = config();
+  const input: ScanInput = {
+    scan_id,
+    source: req.source,
+    upload,
+    organization_id: org,
+    user_id: user.user_id,
+    idp_id: user.idp_id,
+    brand_id: req.brand_id ?? null,
+    venue_id: req.venue_id ?? null,
+    threshold: cfg.SCAN_CONFIDENCE_THRESHOLD,
+    deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
+    image_base_url: `${cfg.publicUrl}${BASE}`,
+  };
+  const client = await temporal();
+  const handle = await client.workflow.start('ticketScanWorkflow', {
+    taskQueue: taskQueue(),
+    workflowId: `ticket-scan:${scan_id}`,
+    args: [input],
+    typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'ticket_scan'),
+  });
+  try {
+    return await handle.executeUpdate<ScanView, []>('processed');
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw err;
+    // The scan finished (or failed) before the update reached it: its result says how.
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw err;
+    return handle.result();
+  }
+}
+
+/** The scan as the caller may see it: its organization's, and a basic key only its own user's. */
+async function readScan(p: Principal, organization_id: string | undefined, scan_id: string): Promise<ScanView> {
+  const org = organizationFor(p, organization_id);
+  const mirror = (await readScanMirror(org, scan_id)) as ScanView | null;
+  let scan: ScanView | null = mirror && FINAL.has(mirror.status) ? mirror : null;
+  if (!scan) {
+    try {
+      const client = await temporal();
+      scan = await client.workflow.getHandle(`ticket-scan:${scan_id}`).query<ScanView>('scan');
+    } catch {
+      scan = mirror; // the workflow is gone (retention) or unreachable: the mirror answers
+    }
+  }
+  if (!scan || scan.organization_id !== org) throw notFound('Scan not found');
+  if (p.level === 0 && scan.user_id !== p.user_id) throw notFound('Scan not found');
+  return scan;
+}
+
+defineRoute({
+  method: 'POST',
+  paths: [BASE],
+  tag,
+  summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
+  auth: 'key',
+  jsonUpload: true,
+  body: z.object({
+    user_id: requiredId,
+    brand_id: numericId('brand_id'),
+    venue_id: numericId('venue_id'),
+    image: z.string().describe('the ticket image, base64 (a data: URL is accepted)'),
+    organization_id: organizationId,
+  }),
+  response: scanObject,
+  handler: async ({ principal, body }) =>
+    startScan(principal, { organization_id: body.organization_id, user_ref: body.user_id, source: 'ticket_scan', body: decodeImage(body.image), filename: 'ticket', content_type: 'application/octet-stream', brand_id: body.brand_id, venue_id: body.venue_id }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/retail/receipts'],
+  tag: 'retail',
+  summary: 'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
+  auth: 'key',
+  query: z.object({ venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(), organization_id: organizationId }),
+  form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
+  response: scanObject,
+  handler: async ({ principal, query, form, file }) =>
+    startScan(principal, {
+      organization_id: form.organization_id ?? query.organization_id,
+      user_ref: form.user_id ?? principal.user_id,
+      source: 'receipt',
+      body: file!.data,
+      filename: file!.filename,
+      content_type: file!.contentType,
+      venue_id: String(query.venue_id),
+    }),
+});
+
+const scanParams = z.object({ ticket_id: requiredId });
+const orgQuery = z.object({ organization_id: organizationId });
+
+defineRoute({
+  method: 'GET',
+  paths: [`${BASE}/:ticket_id`],
+  tag,
+  summary: 'The scan: from the running workflow, or from its MongoDB mirror once finished',
+  auth: 'key',
+  params: scanParams,
+  query: orgQuery,
+  response: scanObject,
+  handler: async ({ principal, params, query }) => readScan(principal, query.organization_id, params.ticket_id),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: [`${BASE}/:ticket_id/validate`],
+  tag,
+  summary: 'Approves or rejects products pending validation (admin; a Temporal Update on the scan workflow). When none is pending, the points are credited once',
+  auth: 'admin',
+  params: scanParams,
+  query: orgQuery,
+  body: z.object({
+    validations: z.array(z.object({ product_id: z.union([z.string(), z.number()]).transform(String), is_valid: z.boolean(), notes: z.string().max(1000).optional() })).min(1).max(500),
+  }),
+  response: scanObject,
+  handler: async ({ principal, params, query, body }) => {
+    const scan = await readScan(principal, query.organization_id, params.ticket_id);
+    if (scan.status !== 'pending_validation') throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
+    const client = await temporal();
+    const update: ValidateInput = { validations: body.validations, validated_by: principal.user_id };
+    return client.workflow.getHandle(`ticket-scan:${scan.id}`).executeUpdate<ScanView, [ValidateInput]>('validate', { args: [update] });
+  },
+});
+
+for (const [kind, pick] of [
+  ['image', (s: ScanView) => s.storage?.original_path],
+  ['thumbnail', (s: ScanView) => s.storage?.thumbnail_path],
+] as const) {
+  defineRoute({
+    method: 'GET',
+    paths: [`${BASE}/:ticket_id/${kind}`],
+    tag,
+    summary: kind === 'image' ? 'The scanned image as uploaded' : 'The JPEG thumbnail of the scanned image',
+    auth: 'key',
+    params: scanParams,
+    query: orgQuery,
+    produces: kind === 'image' ? 'application/octet-stream' : 'image/jpeg',
+    handler: async ({ principal, params, query }) => {
+      const path = pick(await readScan(principal, query.organization_id, params.ticket_id));
+      if (!path) throw notFound('Scan image not found');
+      return readStoredObject(path);
+    },
+  });
+}

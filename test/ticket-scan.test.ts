@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { basicUser, call, fileForm, newTenant, unique, type Tenant } from './helpers/api';
+import { renderReceipt, type ReceiptSpec } from './helpers/receipts';
+
+interface Shop {
+  t: Tenant;
+  venue: { id: number };
+  products: Record<string, { id: number }>;
+}
+
+/** A grocery with four mapped products; points are the default `purchase` 10 per unit. */
+async function shop(): Promise<Shop> {
+  const t = await newTenant();
+  const post = async (path: string, json: unknown) => {
+    const res = await call('POST', path, { key: t.adminKey, json });
+    if (res.status !== 201) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body;
+  };
+  const brand = (await post('/retail/admin/brands', { name: 'FreshCo' })).brand;
+  const venue = (await post('/retail/admin/venues', { name: 'Fresh Mart', address: '12 Main Street, Springfield', latitude: 39.8, longitude: -89.64 })).venue;
+  const products: Shop['products'] = {};
+  for (const [name, price] of [
+    ['Coca-Cola 330ml', 1.5],
+    ['Organic Bananas 1kg', 1.99],
+    ['Whole Milk 1L', 1.25],
+    ['Sourdough Bread', 3.49],
+  ] as const) {
+    products[name] = (await post('/retail/admin/products', { name, brand_id: brand.id })).product;
+    await post(`/retail/admin/venues/${venue.id}/products`, { product_id: products[name].id, price, status: 'active' });
+  }
+  return { t, venue, products };
+}
+
+const groceries = (date: string): ReceiptSpec => ({
+  merchant: 'Fresh Mart',
+  address: '12 Main Street, Springfield',
+  date,
+  items: [
+    { name: 'Coca-Cola 330ml', qty: 2, price: 3.0 },
+    { name: 'Organic Bananas 1kg', price: 1.99 },
+    { name: 'Whole Milk 1L', price: 1.25 },
+    { name: 'Sourdough Bread', price: 3.49 },
+  ],
+});
+
+async function balance(t: Tenant, user_id: string): Promise<number> {
+  const res = await call('GET', `/loyalty/points/${user_id}`, { key: t.adminKey });
+  if (res.status === 404) return 0; // no ledger entry yet
+  return res.body.points;
+}
+
+describe('receipt and ticket scanning', () => {
+  it('reads a generated receipt: venue, each product with quantity and points, credited once; the same receipt again is a duplicate', async () => {
+    const s = await shop();
+    const user = await basicUser(s.t);
+    const image = await renderReceipt(groceries('2026-11-20'));
+    const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const scan = res.body;
+    expect(scan).toMatchObject({ status: 'completed', user_id: user.user_id, venue_id: String(s.venue.id), validation_required: false, validation_status: 'not_required', points_processed: true });
+    expect(scan.venue_match.venue_id).toBe(String(s.venue.id));
+    expect(scan.venue_match.confidence).toBeGreaterThan(0.8);
+    expect(scan.venue_match.explanation).toContain('Fresh Mart');
+    const byName = Object.fromEntries(scan.products.map((p: any) => [p.name, p]));
+    expect(Object.keys(byName).sort()).toEqual(Object.keys(s.products).sort());
+    expect(byName['Coca-Cola 330ml']).toMatchObject({ id: String(s.products['Coca-Cola 330ml'].id), quantity: 2, points: 20, validation_status: 'auto_approved', needs_validation: false });
+    for (const p of scan.products) expect(p.confidence).toBeGreaterThanOrEqual(0.8);
+    expect(scan.total_points).toBe(50);
+    expect(scan.receipt).toMatchObject({ total: 9.73, items_total: 9.73, date: '2026-11-20' });
+    expect(scan.ocr.engine).toBe('tesseract.js');
+    expect(scan.points_processed_at).toEqual(expect.any(String));
+    expect(await balance(s.t, user.user_id)).toBe(50);
+
+    const thumb = await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}/thumbnail`, { key: user.key });
+    expect(thumb.status).toBe(200);
+    expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+    expect(scan.thumbnail_url).toMatch(new RegExp(`/api/ticket-scan/loyalty/ticket-scan/${scan.id}/thumbnail$`));
+
+    const again = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
+    expect(again.body).toMatchObject({ status: 'rejected', duplicate_of: scan.id, total_points: 0, points_processed: false });
+    // the same purchase photographed again (another image, same merchant, date and total)
+    const jpeg = await renderReceipt(groceries('2026-11-20'), 'jpeg');
+    const photo = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: jpeg, name: 'again.jpg', type: 'image/jpeg' }) });
+    expect(photo.body).toMatchObject({ status: 'rejected', duplicate_of: scan.id });
+    expect(await balance(s.t, user.user_id)).toBe(50);
+    // another user's identical receipt is theirs to scan
+    const other = await basicUser(s.t);
+    const theirs = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: other.key, form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
+    expect(theirs.body.status).toBe('completed');
+
+    // status: the owner and admins of the organization; nobody else
+    expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: user.key })).body).toMatchObject({ id: scan.id, status: 'completed', confidence_score: expect.any(Number) });
+    expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: other.key })).status).toBe(404);
+    expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: (await newTenant()).adminKey })).status).toBe(404);
+    expect((await call('GET', '/api/ticket-scan/loyalty/ticket-scan/scan_unknown', { key: s.t.adminKey })).body).toEqual({ detail: 'Scan not found' });
+  });
+
+  it('holds products under the threshold for validation; an admin approves or rejects them and the points are credited once', async () => {
+    const s = await shop();
+    const user = await basicUser(s.t);
+    // bread at 5.99 where the venue sells it at 3.49: its price disagrees
+    const spec = groceries('2026-11-21');
+    spec.items[3] = { name: 'Sourdough Bread', price: 5.99 };
+    spec.items[1] = { name: 'Organic Bananas 1kg', qty: 3, price: 5.97 };
+    const image = await renderReceipt(spec);
+    const res = await call('POST', '/api/ticket-scan/loyalty/ticket-scan', { key: user.key, json: { user_id: user.idp_id, venue_id: String(s.venue.id), brand_id: null, image: image.toString('base64') } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const scan = res.body;
+    expect(scan).toMatchObject({ status: 'pending_validation', validation_required: true, validation_status: 'pending', points_processed: false });
+    const bread = scan.products.find((p: any) => p.name === 'Sourdough Bread');
+    expect(bread).toMatchObject({ needs_validation: true, validation_status: 'pending' });
+    expect(bread.confidence).toBeLessThan(0.8);
+    expect(scan.products.filter((p: any) => p.validation_status === 'auto_approved')).toHaveLength(3);
+    expect(await balance(s.t, user.user_id)).toBe(0);
+
+    const path = `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`;
+    expect((await call('POST', `${path}/validate`, { key: user.key, json: { validations: [{ product_id: bread.id, is_valid: true }] } })).status).toBe(403);
+    const unknown = await call('POST', `${path}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: '999999', is_valid: true }] } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.detail).toContain('999999');
+    const notPending = await call('POST', `${path}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: String(s.products['Whole Milk 1L'].id), is_valid: true }] } });
+    expect(notPending.status).toBe(400);
+    expect(notPending.body.detail).toMatch(/not pending/);
+    expect((await call('GET', path, { key: user.key })).body.status).toBe('pending_validation');
+
+    const ok = await call('POST', `${path}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: bread.id, is_valid: true, notes: 'price rise confirmed' }] } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ status: 'completed', validation_status: 'completed', points_processed: true, total_points: 20 + 30 + 10 + 10 });
+    expect(ok.body.products.find((p: any) => p.id === bread.id)).toMatchObject({ validation_status: 'approved', validated_by: s.t.admin.user_id, validated_at: expect.any(String), notes: 'price rise confirmed' });
+    expect(await balance(s.t, user.user_id)).toBe(70);
+    const late = await call('POST', `${path}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: bread.id, is_valid: false }] } });
+    expect(late.status).toBe(400);
+    expect(late.body.detail).toMatch(/is completed/);
+    expect(await balance(s.t, user.user_id)).toBe(70);
+    expect((await call('GET', path, { key: user.key })).body).toMatchObject({ status: 'completed', points_processed: true, total_points: 70 });
+  });
+
+  it('flags a receipt whose items exceed its total and credits only what the admin approves', async () => {
+    const s = await shop();
+    const user = await basicUser(s.t);
+    const spec = { ...groceries('2026-11-19'), total: 5.0 };
+    const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: await renderReceipt(spec), name: 'r.png', type: 'image/png' }) });
+    expect(res.body).toMatchObject({ status: 'pending_validation', flags: expect.arrayContaining(['items_exceed_total']) });
+    expect(res.body.products.every((p: any) => p.validation_status === 'pending')).toBe(true);
+    const validations = res.body.products.map((p: any) => ({ product_id: p.id, is_valid: p.name === 'Whole Milk 1L' }));
+    const done = await call('POST', `/api/ticket-scan/loyalty/ticket-scan/${res.body.id}/validate`, { key: s.t.adminKey, json: { validations } });
+    expect(done.body).toMatchObject({ status: 'completed', total_points: 10 });
+    expect(await balance(s.t, user.user_id)).toBe(10);
+  });
+
+  it('refuses bad images and bad input with 4xx and records nothing', async () => {
+    const s = await shop();
+    const user = await basicUser(s.t);
+    const scan = (image: string, extra: object = {}) => call('POST', '/api/ticket-scan/loyalty/ticket-scan', { key: user.key, json: { user_id: user.user_id, venue_id: String(s.venue.id), image, ...extra } });
+    const png = await renderReceipt(groceries('2026-11-18'));
+    const cases: Array<[string, Promise<any>, number, RegExp]> = [
+      ['empty', scan(''), 422, /^image: is empty/],
+      ['corrupt base64', scan('not*base64!'), 422, /^image: is not valid base64/],
+      ['not an image', scan(Buffer.from('hello, I am text').toString('base64')), 400, /Unsupported file type/],
+      ['truncated png', scan(png.subarray(0, 400).toString('base64')), 422, /./],
+      ['huge', scan(Buffer.alloc(6 * 1024 * 1024, 1).toString('base64')), 413, /./],
+      ['unknown venue', scan(png.toString('base64'), { venue_id: '99999999' }), 422, /^venue_id/],
+      ['bad venue id', scan(png.toString('base64'), { venue_id: 'abc' }), 422, /^venue_id/],
+    ];
+    for (const [name, pending, status, detail] of cases) {
+      const res = await pending;
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(status);
+      if (res.body?.detail) expect(res.body.detail, name).toMatch(detail);
+    }
+    const noVenue = await call('POST', '/retail/receipts', { key: user.key, form: fileForm({}, { data: png, name: 'r.png', type: 'image/png' }) });
+    expect(noVenue.status).toBe(422);
+    expect(noVenue.body.detail).toMatch(/^venue_id/);
+    const noFile = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({ user_id: user.user_id }) });
+    expect(noFile.status).toBe(422);
+    expect(await balance(s.t, user.user_id)).toBe(0);
+    // a receipt from another shop matches no product: rejected, nothing credited
+    const alien = await renderReceipt({ merchant: 'Hardware Depot', address: '9 Elm Road', date: '2026-11-18', items: [{ name: 'Claw Hammer 16oz', price: 12.5 }, { name: 'Wood Screws x100', price: 4.2 }] });
+    const r = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: alien, name: unique('r') + '.png', type: 'image/png' }) });
+    expect(r.body).toMatchObject({ status: 'rejected', total_points: 0, flags: expect.arrayContaining(['no_products_recognized', 'venue_unconfirmed']) });
+  });
+});
