@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import mongoose from 'mongoose';
 import { basicUser, call, newTenant } from './helpers/api';
+import { retentionScheduleId } from '../workers/schedules';
 
 let temporal: Client;
 let db: mongoose.Connection;
@@ -40,7 +41,7 @@ describe('DELETE /conversations/{conversation_id}', () => {
 
 describe('retention Schedule', () => {
   it('exists, runs hourly, and deletes responses older than the retention when triggered', async () => {
-    const handle = temporal.schedule.getHandle('retention:normalized-responses');
+    const handle = temporal.schedule.getHandle(retentionScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE));
     const described = await handle.describe();
     expect(described.spec.intervals?.[0].every).toBe(3_600_000);
     expect(described.action).toMatchObject({ workflowType: 'retentionWorkflow', args: [{ retention_days: 90 }] });

@@ -5,7 +5,11 @@
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection } from '@temporalio/client';
 import type { Config } from '../activities/config';
 
-export const RETENTION_SCHEDULE_ID = 'retention:normalized-responses';
+/**
+ * One per task queue: deployments (and test runs) sharing a Temporal namespace each keep their
+ * own, and a worker on another queue never takes over this one's.
+ */
+export const retentionScheduleId = (taskQueue: string) => `retention:normalized-responses:${taskQueue}`;
 
 export async function ensureSchedules(connection: Connection, cfg: Config): Promise<void> {
   const client = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
@@ -18,10 +22,11 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
   };
   // A run missed while no worker was up runs once when one is back, never once per missed hour.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' };
+  const scheduleId = retentionScheduleId(cfg.TEMPORAL_TASK_QUEUE);
   try {
-    await client.schedule.create({ scheduleId: RETENTION_SCHEDULE_ID, spec, action, policies });
+    await client.schedule.create({ scheduleId, spec, action, policies });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(RETENTION_SCHEDULE_ID).update((prev) => ({ ...prev, spec, action, policies }));
+    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies }));
   }
 }

@@ -6,7 +6,7 @@ const { purgeNormalizedResponses } = proxyActivities<typeof activities>({
   retry: { initialInterval: '5 s', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-/** Run by the Schedule `retention:normalized-responses`: deletes responses past retention. */
+/** Run by the Schedule `retention:normalized-responses:<task queue>`: deletes responses past retention. */
 export async function retentionWorkflow(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null }> {
   return purgeNormalizedResponses(input);
 }

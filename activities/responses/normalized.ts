@@ -69,7 +69,7 @@ export async function listNormalizedResponses(organization_id: string, conversat
   }));
 }
 
-/** Retention (run hourly by the Temporal Schedule `retention:normalized-responses`). */
+/** Retention (run hourly by the Temporal Schedule `retention:normalized-responses:<task queue>`). */
 export async function purgeNormalizedResponses(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null }> {
   if (!input.retention_days) return { deleted: 0, cutoff: null };
   const cutoff = new Date(Date.now() - input.retention_days * 86_400_000);

@@ -17,6 +17,8 @@ import { launchPlatform } from '../../workers/platform';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
+/** BENCH_SECTIONS=edge,loyalty,scheduler,images,retail (default: all) */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'edge,loyalty,scheduler,images,retail').split(',').map((x) => x.trim()));
 
 interface Load {
   name: string;
@@ -61,101 +63,117 @@ async function main() {
 
     const results: Load[] = [];
     results.push(await load('h3 hello-world GET /hello', { url: `http://127.0.0.1:${helloPort}/hello` }));
-    results.push(await load('POST /verify_api_key', { url: `${base}/verify_api_key`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: userKey }) }));
-    results.push(await load('GET /list_api_keys/{user}', { url: `${base}/list_api_keys/bench-user`, headers: { authorization: `Bearer ${userKey}` } }));
     const baseline = results[0].rps;
-
-    // Loyalty: awards spread over 200 users, then the ledger invariant for every user.
-    const USERS = 200;
+    const out: string[] = [];
+    const line = (s: string) => out.push(s);
     const adminHeaders = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-    let n = 0;
-    const awardOptions = {
-      url: base,
-      connections: CONNECTIONS,
-      requests: [{ method: 'POST' as const, headers: adminHeaders, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/bench-${n++ % USERS}` }) }],
-    };
-    await autocannon({ ...awardOptions, duration: 2 }); // warm-up: creates the users, caches heads
-    const award = await autocannon({ ...awardOptions, duration: DURATION });
-    const awardResult: Load = { name: `POST /loyalty/award-points (${USERS} users)`, rps: award.requests.average, p50: award.latency.p50, p99: award.latency.p99, errors: award.errors, non2xx: award.non2xx };
-    const invariant = await checkLedger(platform.env.MONGODB_URI, USERS);
 
-    // Redemption under contention: one user, balance for 100 redemptions, 200 sent at once.
-    await fetch(`${base}/loyalty/rules`, { method: 'PUT', headers: adminHeaders, body: JSON.stringify({ actions: { purchase: 10, bench_topup: 100_000 } }) });
-    await post('/loyalty/award-points/bench-redeemer', { action_type: 'bench_topup' });
-    const gift = await post('/api/gifts/gifts', { gift_name: 'Bench gift', gift_type: 'electronic_pins', supplier: 'Bench', electronic_pin_amount: 1, points_value: 1000 });
-    const redeemLatency: number[] = [];
-    const t0 = performance.now();
-    const statuses = await Promise.all(Array.from({ length: 200 }, async () => {
-      const t = performance.now();
-      const res = await fetch(`${base}/api/gifts/gifts/${gift.gift.id}/redeem`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ user_id: 'bench-redeemer' }) });
-      await res.arrayBuffer();
-      redeemLatency.push(performance.now() - t);
-      return res.status;
-    }));
-    const redeemWall = performance.now() - t0;
-    const finalBalance = ((await (await fetch(`${base}/loyalty/points/bench-redeemer`, { headers: adminHeaders })).json()) as { points: number }).points;
+    if (SECTIONS.has('edge')) {
+      results.push(await load('POST /verify_api_key', { url: `${base}/verify_api_key`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: userKey }) }));
+      results.push(await load('GET /list_api_keys/{user}', { url: `${base}/list_api_keys/bench-user`, headers: { authorization: `Bearer ${userKey}` } }));
+    }
 
-    // Scheduler: 1,000 one-off events due over ~50 s, then how late each run started.
-    const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
-    const firstDue = Date.now() + 40_000 + EVENTS * 25;
-    const dueTimes = Array.from({ length: EVENTS }, (_, i) => new Date(firstDue + Math.floor((i * 50_000) / EVENTS)));
-    let next = 0;
-    const tCreate = performance.now();
-    await Promise.all(Array.from({ length: 20 }, async () => {
-      while (next < EVENTS) {
-        const i = next++;
-        const res = await fetch(`${base}/api/scheduler-service/events`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ idp_id: `sched-${i % 50}`, type_of_event: 'loyalty', start_event: dueTimes[i].toISOString(), metadata: { action_type: 'purchase' } }) });
-        if (res.status !== 200) throw new Error(`event creation answered ${res.status}: ${await res.text()}`);
-      }
-    }));
-    const createRate = EVENTS / ((performance.now() - tCreate) / 1000);
-    const lateness = await waitForRuns(platform.env.MONGODB_URI, EVENTS, dueTimes[EVENTS - 1].getTime() + 120_000);
+    if (SECTIONS.has('loyalty')) {
+      // Loyalty: awards spread over 200 users, then the ledger invariant for every user.
+      const USERS = 200;
+      let n = 0;
+      const awardOptions = {
+        url: base,
+        connections: CONNECTIONS,
+        requests: [{ method: 'POST' as const, headers: adminHeaders, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/bench-${n++ % USERS}` }) }],
+      };
+      await autocannon({ ...awardOptions, duration: 2 }); // warm-up: creates the users, caches heads
+      const award = await autocannon({ ...awardOptions, duration: DURATION });
+      results.push({ name: `POST /loyalty/award-points (${USERS} users)`, rps: award.requests.average, p50: award.latency.p50, p99: award.latency.p99, errors: award.errors, non2xx: award.non2xx });
+      const invariant = await checkLedger(platform.env.MONGODB_URI, USERS);
+      line(`Ledger invariant after the award run: ${invariant.users} users, ${invariant.entries} entries, ${invariant.violations} violations (balance = sum of entries = last balance_after, seq dense)`);
 
-    // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
+      // Redemption under contention: one user, balance for 100 redemptions, 200 sent at once.
+      await fetch(`${base}/loyalty/rules`, { method: 'PUT', headers: adminHeaders, body: JSON.stringify({ actions: { purchase: 10, bench_topup: 100_000 } }) });
+      await post('/loyalty/award-points/bench-redeemer', { action_type: 'bench_topup' });
+      const gift = await post('/api/gifts/gifts', { gift_name: 'Bench gift', gift_type: 'electronic_pins', supplier: 'Bench', electronic_pin_amount: 1, points_value: 1000 });
+      const redeemLatency: number[] = [];
+      const t0 = performance.now();
+      const statuses = await Promise.all(Array.from({ length: 200 }, async () => {
+        const t = performance.now();
+        const res = await fetch(`${base}/api/gifts/gifts/${gift.gift.id}/redeem`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ user_id: 'bench-redeemer' }) });
+        await res.arrayBuffer();
+        redeemLatency.push(performance.now() - t);
+        return res.status;
+      }));
+      const redeemWall = performance.now() - t0;
+      const finalBalance = ((await (await fetch(`${base}/loyalty/points/bench-redeemer`, { headers: adminHeaders })).json()) as { points: number }).points;
+      line(`Redemption under contention: 200 concurrent requests for one user with points for 100: ${statuses.filter((x) => x === 200).length} × 200, ${statuses.filter((x) => x === 409).length} × 409, final balance ${finalBalance}; ${(200 / (redeemWall / 1000)).toFixed(0)} req/s, p50 ${pct(redeemLatency, 50).toFixed(0)} ms, p99 ${pct(redeemLatency, 99).toFixed(0)} ms`);
+    }
+
+    if (SECTIONS.has('scheduler')) {
+      // Scheduler: 1,000 one-off events due over ~50 s, then how late each run started.
+      const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+      const firstDue = Date.now() + 40_000 + EVENTS * 25;
+      const dueTimes = Array.from({ length: EVENTS }, (_, i) => new Date(firstDue + Math.floor((i * 50_000) / EVENTS)));
+      let next = 0;
+      const tCreate = performance.now();
+      await Promise.all(Array.from({ length: 20 }, async () => {
+        while (next < EVENTS) {
+          const i = next++;
+          const res = await fetch(`${base}/api/scheduler-service/events`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ idp_id: `sched-${i % 50}`, type_of_event: 'loyalty', start_event: dueTimes[i].toISOString(), metadata: { action_type: 'purchase' } }) });
+          if (res.status !== 200) throw new Error(`event creation answered ${res.status}: ${await res.text()}`);
+        }
+      }));
+      const createRate = EVENTS / ((performance.now() - tCreate) / 1000);
+      const lateness = await waitForRuns(platform.env.MONGODB_URI, EVENTS, dueTimes[EVENTS - 1].getTime() + 120_000);
+      line(`Scheduler: ${EVENTS} events created at ${createRate.toFixed(0)} events/s (20 concurrent clients, each with its Temporal Schedule); ${lateness.runs} runs recorded; dispatch lateness (run start - due time) p50 ${pct(lateness.ms, 50).toFixed(0)} ms, p99 ${pct(lateness.ms, 99).toFixed(0)} ms, max ${Math.max(...lateness.ms).toFixed(0)} ms`);
+    }
+
     Object.assign(process.env, platform.env);
     setConfig(parseEnv({ ...process.env, ...platform.env }));
     const { initRuntime, closeRuntime } = await import('../../activities/runtime');
-    const images = await import('../../activities/images/images');
     await initRuntime();
-    const jpeg = fs.readFileSync(fileURLToPath(new URL('../fixtures/photo.jpg', import.meta.url)));
-    const viaWorkflow: number[] = [];
-    const direct: number[] = [];
-    for (let i = 0; i < IMAGE_RUNS + 3; i += 1) {
-      const form = new FormData();
-      for (const [k, v] of Object.entries({ user_id: 'bench-user', session_id: 's', conversation_id: 'c' })) form.append(k, v);
-      form.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg');
-      let t = performance.now();
-      const res = await fetch(`${base}/process_image`, { method: 'POST', headers: { authorization: `Bearer ${userKey}` }, body: form });
-      if (res.status !== 200) throw new Error(`process_image answered ${res.status}: ${await res.text()}`);
-      await res.arrayBuffer();
-      if (i >= 3) viaWorkflow.push(performance.now() - t);
-      t = performance.now();
-      const upload = await images.storeUpload({ media_id: `bench${i}`, organization_id: 'default', user_id: 'usr_bench', filename: 'photo.jpg', body: jpeg });
-      await images.processStoredImage(upload);
-      if (i >= 3) direct.push(performance.now() - t);
+    if (SECTIONS.has('images')) {
+      // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
+      const images = await import('../../activities/images/images');
+      const jpeg = fs.readFileSync(fileURLToPath(new URL('../fixtures/photo.jpg', import.meta.url)));
+      const viaWorkflow: number[] = [];
+      const direct: number[] = [];
+      for (let i = 0; i < IMAGE_RUNS + 3; i += 1) {
+        const form = new FormData();
+        for (const [k, v] of Object.entries({ user_id: 'bench-user', session_id: 's', conversation_id: 'c' })) form.append(k, v);
+        form.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg');
+        let t = performance.now();
+        const res = await fetch(`${base}/process_image`, { method: 'POST', headers: { authorization: `Bearer ${userKey}` }, body: form });
+        if (res.status !== 200) throw new Error(`process_image answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+        if (i >= 3) viaWorkflow.push(performance.now() - t);
+        t = performance.now();
+        const upload = await images.storeUpload({ media_id: `bench${i}`, organization_id: 'default', user_id: 'usr_bench', filename: 'photo.jpg', body: jpeg });
+        await images.processStoredImage(upload);
+        if (i >= 3) direct.push(performance.now() - t);
+      }
+      line('');
+      line(`process_image (${IMAGE_RUNS} sequential runs, 320x240 JPEG)`);
+      line('| path | p50 ms | p99 ms |');
+      line('|---|---:|---:|');
+      line(`| HTTP edge + Temporal workflow | ${pct(viaWorkflow, 50).toFixed(1)} | ${pct(viaWorkflow, 99).toFixed(1)} |`);
+      line(`| store + image activity called directly | ${pct(direct, 50).toFixed(1)} | ${pct(direct, 99).toFixed(1)} |`);
+      line(`| workflow overhead (p50 ratio) | ${(pct(viaWorkflow, 50) / pct(direct, 50)).toFixed(2)}× | |`);
+    }
+    if (SECTIONS.has('retail')) {
+      const { benchRetail } = await import('./retail');
+      line('');
+      for (const l of (await benchRetail(base, adminKey, platform.env, baseline, DURATION)).lines) line(l);
     }
     await closeRuntime();
 
-    const line = (s: string) => process.stdout.write(`${s}\n`);
-    line('');
-    line(`Edge hot paths, ${CONNECTIONS} connections, ${DURATION} s each (${os.cpus().length} cores, Node ${process.version})`);
-    line('| route | req/s | vs hello-world | p50 ms | p99 ms | errors | non-2xx |');
-    line('|---|---:|---:|---:|---:|---:|---:|');
-    for (const r of results) line(`| ${r.name} | ${r.rps.toFixed(0)} | ${((r.rps / baseline) * 100).toFixed(0)}% | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
-    line(`| ${awardResult.name} | ${awardResult.rps.toFixed(0)} | ${((awardResult.rps / baseline) * 100).toFixed(0)}% | ${awardResult.p50} | ${awardResult.p99} | ${awardResult.errors} | ${awardResult.non2xx} |`);
-    line('');
-    line(`Ledger invariant after the award run: ${invariant.users} users, ${invariant.entries} entries, ${invariant.violations} violations (balance = sum of entries = last balance_after, seq dense)`);
-    line(`Redemption under contention: 200 concurrent requests for one user with points for 100: ${statuses.filter((x) => x === 200).length} × 200, ${statuses.filter((x) => x === 409).length} × 409, final balance ${finalBalance}; ${(200 / (redeemWall / 1000)).toFixed(0)} req/s, p50 ${pct(redeemLatency, 50).toFixed(0)} ms, p99 ${pct(redeemLatency, 99).toFixed(0)} ms`);
-    line(`Scheduler: ${EVENTS} events created at ${createRate.toFixed(0)} events/s (20 concurrent clients, each with its Temporal Schedule); ${lateness.runs} runs recorded; dispatch lateness (run start - due time) p50 ${pct(lateness.ms, 50).toFixed(0)} ms, p99 ${pct(lateness.ms, 99).toFixed(0)} ms, max ${Math.max(...lateness.ms).toFixed(0)} ms`);
-    line('');
-    line(`process_image (${IMAGE_RUNS} sequential runs, 320x240 JPEG)`);
-    line('| path | p50 ms | p99 ms |');
-    line('|---|---:|---:|');
-    line(`| HTTP edge + Temporal workflow | ${pct(viaWorkflow, 50).toFixed(1)} | ${pct(viaWorkflow, 99).toFixed(1)} |`);
-    line(`| store + image activity called directly | ${pct(direct, 50).toFixed(1)} | ${pct(direct, 99).toFixed(1)} |`);
-    line(`| workflow overhead (p50 ratio) | ${(pct(viaWorkflow, 50) / pct(direct, 50)).toFixed(2)}× | |`);
-    line('');
-    line('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×.');
+    const print = (s: string) => process.stdout.write(`${s}\n`);
+    print('');
+    print(`Edge hot paths, ${CONNECTIONS} connections, ${DURATION} s each (${os.cpus().length} cores, Node ${process.version})`);
+    print('| route | req/s | vs hello-world | p50 ms | p99 ms | errors | non-2xx |');
+    print('|---|---:|---:|---:|---:|---:|---:|');
+    for (const r of results) print(`| ${r.name} | ${r.rps.toFixed(0)} | ${((r.rps / baseline) * 100).toFixed(0)}% | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} |`);
+    print('');
+    for (const l of out) print(l);
+    print('');
+    print('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×; nearby p99 < 20 ms at 100,000 venues; receipt scan < 3 s warm, accuracy >= 95%.');
   } finally {
     hello.kill('SIGTERM');
     await platform.stop();
