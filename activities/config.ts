@@ -55,6 +55,8 @@ export const envSchema = z.object({
   PLACES_BASE_URL: optional,
   PLACES_CACHE_HOURS: z.coerce.number().min(0).default(24),
   NEARBY_MAX_RADIUS_M: z.coerce.number().positive().default(50_000),
+  LLM_PROVIDER: z.enum(['none', 'openai']).default('none'),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -3,6 +3,7 @@ import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
 import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
+import { warmVenues } from '../activities/retail/venues';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
 import { createEdgeApp } from '../edge/app';
 import { closeTemporal } from '../edge/temporal';
@@ -10,6 +11,7 @@ import { closeTemporal } from '../edge/temporal';
 export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const cfg = config();
   await initRuntime(cfg);
+  warmVenues();
   const bootstrap = await ensureBootstrapAdminKey();
   const app = createEdgeApp();
   const listener = await listen(toNodeListener(app), {

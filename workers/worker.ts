@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
 import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
+import { warmVenues } from '../activities/retail/venues';
 import { stopOcr } from '../activities/engines/ocr';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
@@ -18,6 +19,7 @@ export async function createWorker() {
   const cfg = config();
   await prepareServers(cfg);
   await initRuntime(cfg);
+  warmVenues();
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });
   const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
   try {

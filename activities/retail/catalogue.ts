@@ -7,7 +7,7 @@ import { BarcodeError, parseBarcode } from './barcodes';
 import { allocateIds } from './ids';
 import { Brand, Product, VenueProduct, type BrandDoc, type ProductDoc, type VenueProductDoc, MAPPING_STATUSES } from './models';
 import { brandView, mappingView, productView, type BrandView, type MappingView, type ProductView } from './views';
-import { requireVenue } from './venues';
+import { getVenue } from './venues';
 
 export interface BrandInput {
   name: string;
@@ -187,7 +187,7 @@ export async function organizationProducts(organization_id: string): Promise<Pro
 // --- venue products ---
 
 export async function mapVenueProduct(organization_id: string, venue_id: number, input: { product_id: number; price: number; status: (typeof MAPPING_STATUSES)[number] }): Promise<MappingView> {
-  await requireVenue(organization_id, venue_id);
+  await getVenue(organization_id, venue_id);
   const product = await Product.exists({ _id: input.product_id, organization_id });
   if (!product) throw invalid('product_id', `product ${input.product_id} does not exist in this organization`);
   const _id = `${venue_id}:${input.product_id}`;

@@ -19,10 +19,11 @@ const PRUNE_AFTER_MS = 60 * 60_000;
 /** a `venue_id` of 0 in a change asks every process to reload (bulk imports) */
 export const RELOAD_ALL = 0;
 
-const cellOf = (lat: number, lon: number) => `${Math.floor((lat + 90) / CELL_DEG)}:${Math.floor((lon + 180) / CELL_DEG) % LON_CELLS}`;
+const cellKey = (i: number, j: number) => i * LON_CELLS + j;
+const cellOf = (lat: number, lon: number) => cellKey(Math.floor((lat + 90) / CELL_DEG), Math.floor((lon + 180) / CELL_DEG) % LON_CELLS);
 
 export class VenueGrid {
-  private cells = new Map<string, VenueView[]>();
+  private cells = new Map<number, VenueView[]>();
   readonly byId = new Map<number, VenueView>();
 
   get size() {
@@ -51,7 +52,7 @@ export class VenueGrid {
   /** Venues of the organization within radius, nearest first. */
   nearby(organization_id: string, lat: number, lon: number, radiusM: number, limit: number): Array<VenueView & { distance_m: number }> {
     const box = boundingBox(lat, lon, radiusM);
-    const found: Array<VenueView & { distance_m: number }> = [];
+    const found: Array<{ v: VenueView; d: number }> = [];
     const latFrom = Math.floor((box.minLat + 90) / CELL_DEG);
     const latTo = Math.floor((box.maxLat + 90) / CELL_DEG);
     for (const [west, east] of box.lonRanges) {
@@ -59,18 +60,18 @@ export class VenueGrid {
       const lonTo = Math.min(Math.floor((east + 180) / CELL_DEG), LON_CELLS - 1);
       for (let i = latFrom; i <= latTo; i += 1) {
         for (let j = lonFrom; j <= lonTo; j += 1) {
-          const cell = this.cells.get(`${i}:${j}`);
+          const cell = this.cells.get(cellKey(i, j));
           if (!cell) continue;
           for (const v of cell) {
-            if (v.organization_id !== organization_id) continue;
+            if (v.organization_id !== organization_id || v.latitude < box.minLat || v.latitude > box.maxLat) continue;
             const d = distanceM(lat, lon, v.latitude, v.longitude);
-            if (d <= radiusM) found.push({ ...v, distance_m: Math.round(d * 10) / 10 });
+            if (d <= radiusM) found.push({ v, d });
           }
         }
       }
     }
-    found.sort((a, b) => a.distance_m - b.distance_m || a.id - b.id);
-    return found.slice(0, limit);
+    found.sort((a, b) => a.d - b.d || a.v.id - b.v.id);
+    return found.slice(0, limit).map(({ v, d }) => ({ ...v, distance_m: Math.round(d * 10) / 10 }));
   }
 
   ofOrganization(organization_id: string): VenueView[] {
@@ -121,8 +122,14 @@ async function poll(g: VenueGrid): Promise<VenueGrid> {
 /** The process's venue grid, loaded on first use and kept fresh by polling. */
 export function venueGrid(): Promise<VenueGrid> {
   if (!grid) {
-    lastPoll = Date.now();
-    grid = loadAll();
+    grid = (async () => {
+      // Changes written before this load are in it: the first poll must not reload for them.
+      const started = Date.now();
+      const before = await VenueChange.find({ _id: { $gte: changeKey(started - OVERLAP_MS) } }, { _id: 1 }).lean<Array<{ _id: string }>>();
+      for (const c of before) seen.set(c._id, started);
+      lastPoll = started;
+      return loadAll();
+    })();
     grid.catch(() => (grid = undefined));
     poller = setInterval(() => {
       const current = grid;

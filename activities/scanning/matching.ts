@@ -48,6 +48,9 @@ export interface VenueCandidate {
   address: string;
 }
 
+/** A venue whose name and address agree at least this much with the receipt's header. */
+export const VENUE_CONFIRMED = 0.6;
+
 export interface VenueMatch {
   venue_id: string | null;
   confidence: number;
@@ -73,7 +76,7 @@ export function matchVenue(receipt: ParsedReceipt, given: VenueCandidate | null,
   }
   const quoted = `"${receipt.merchant ?? header[0] ?? ''}"`;
   const parts = (s: ReturnType<typeof scoreVenue>, v: VenueCandidate) => `name ${s.name.toFixed(2)}${v.address ? `, address ${s.address.toFixed(2)}` : ''}`;
-  if (given && g && g.score >= 0.6) {
+  if (given && g && g.score >= VENUE_CONFIRMED) {
     return { venue_id: String(given.id), confidence: round3(g.score), explanation: `Receipt header ${quoted} matches venue ${given.id} "${given.name}" given by the caller (${parts(g, given)})` };
   }
   if (best && best.s.score >= 0.75 && best.s.score > (g?.score ?? 0)) {

@@ -13,8 +13,8 @@ import { uploadPaths, type StoredUpload } from '../images/images';
 import { creditPoints } from '../loyalty/ledger';
 import { getRules } from '../loyalty/rules';
 import { organizationProducts, venueProducts } from '../retail/catalogue';
-import { organizationVenues, requireVenue } from '../retail/venues';
-import { matchProducts, matchVenue, type VenueMatch } from './matching';
+import { getVenue, nearbyVenues, organizationVenues } from '../retail/venues';
+import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
 import { parseReceipt, type ParsedReceipt } from './receipt';
 import { ScanFingerprint, TicketScan, type TicketScanDoc } from './models';
 
@@ -122,9 +122,14 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   const owner = `${organization_id}|${user_id}`;
   let duplicate_of = await claim(`${owner}|image:${input.image_sha256}`, scan_id);
 
-  // The given venue is read from the database: this process's grid may be a second behind.
-  const given = input.venue_id === null ? null : await requireVenue(organization_id, input.venue_id).catch(() => null);
-  const venue_match = matchVenue(receipt, given, await organizationVenues(organization_id));
+  const given = input.venue_id === null ? null : await getVenue(organization_id, input.venue_id).catch(() => null);
+  // Other venues are compared only when the given one is not confirmed: those within 25 km of
+  // it, or every venue of the organization when none was given.
+  let venue_match = matchVenue(receipt, given, []);
+  if (!given || venue_match.confidence < VENUE_CONFIRMED) {
+    const others = given ? (await nearbyVenues(organization_id, given.latitude, given.longitude, 25_000, 5000)).venues : await organizationVenues(organization_id);
+    venue_match = matchVenue(receipt, given, others);
+  }
   const matchedVenue = venue_match.venue_id === null ? null : Number(venue_match.venue_id);
   const [products, mapped] = await Promise.all([organizationProducts(organization_id), matchedVenue ? venueProducts(organization_id, matchedVenue) : Promise.resolve([])]);
   const prices = new Map(mapped.map((m) => [m.product_id, m]));
@@ -135,7 +140,7 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
 
   const flags: string[] = [];
   if (receipt.total !== null && receipt.items_total > receipt.total + 0.01) flags.push('items_exceed_total');
-  if (venue_match.confidence < 0.6) flags.push('venue_unconfirmed');
+  if (venue_match.confidence < VENUE_CONFIRMED) flags.push('venue_unconfirmed');
   if (!matches.length) flags.push('no_products_recognized');
   if (!duplicate_of && matchedVenue && receipt.date && receipt.total !== null) {
     duplicate_of = await claim(`${owner}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id);

@@ -1,0 +1,166 @@
+/**
+ * Support Q&A: the organization's knowledge base, retrieval of the best passages, and an answer
+ * composed locally from them with citations, or written by the configured model with those
+ * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
+ */
+import { notFound } from '../errors';
+import { newId } from '../ids';
+import { chat, llmConfigured } from '../engines/llm';
+import { storeNormalizedResponse } from '../responses/normalized';
+import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
+import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';
+
+export interface ArticleView {
+  id: string;
+  organization_id: string;
+  title: string;
+  body: string;
+  tags: string[];
+  created_by: string;
+  created_at: string;
+  updated_at: string;
+}
+
+const view = (a: ArticleDoc): ArticleView => ({
+  id: a._id,
+  organization_id: a.organization_id,
+  title: a.title,
+  body: a.body,
+  tags: a.tags ?? [],
+  created_by: a.created_by,
+  created_at: new Date(a.created_at).toISOString(),
+  updated_at: new Date(a.updated_at).toISOString(),
+});
+
+/** Each process keeps an organization's index INDEX_TTL_MS; its own writes drop it at once. */
+const INDEX_TTL_MS = 2000;
+const indexes = new Map<string, { index: Promise<KnowledgeIndex>; until: number }>();
+
+function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
+  const hit = indexes.get(organization_id);
+  if (hit && hit.until > Date.now()) return hit.index;
+  const index = KnowledgeArticle.find({ organization_id })
+    .lean<ArticleDoc[]>()
+    .then((docs) => buildIndex(docs.map((d) => ({ id: d._id, title: d.title, body: d.body, tags: d.tags ?? [] }))));
+  if (indexes.size > 1000) indexes.clear();
+  indexes.set(organization_id, { index, until: Date.now() + INDEX_TTL_MS });
+  index.catch(() => indexes.delete(organization_id));
+  return index;
+}
+
+export async function createArticle(organization_id: string, input: { title: string; body: string; tags?: string[] }, created_by: string): Promise<ArticleView> {
+  const doc = await KnowledgeArticle.create({ _id: newId('kb'), organization_id, title: input.title, body: input.body, tags: input.tags ?? [], created_by });
+  indexes.delete(organization_id);
+  return view(doc.toObject());
+}
+
+export async function listArticles(organization_id: string, page: number, limit: number) {
+  const [docs, total] = await Promise.all([
+    KnowledgeArticle.find({ organization_id }).sort({ created_at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<ArticleDoc[]>(),
+    KnowledgeArticle.countDocuments({ organization_id }),
+  ]);
+  return { articles: docs.map(view), page, limit, total, has_more: page * limit < total };
+}
+
+export async function deleteArticle(organization_id: string, id: string): Promise<void> {
+  const res = await KnowledgeArticle.deleteOne({ _id: id, organization_id });
+  if (!res.deletedCount) throw notFound('Article not found');
+  indexes.delete(organization_id);
+}
+
+export interface Citation {
+  article_id: string;
+  title: string;
+  passage: string;
+  score: number;
+}
+
+export interface SupportAnswer {
+  success: true;
+  message: string;
+  response: string;
+  metadata: {
+    processed_at: string;
+    source_agent: string;
+    agent: 'support';
+    escalate: boolean;
+    citations: Citation[];
+    turn_id: string;
+    conversation_id: string;
+  };
+}
+
+const DONT_KNOW = "I don't know the answer to that from our help articles. I can pass your question to a support agent, who will get back to you.";
+
+/** The passage's sentences that share most with the question, in their order (at most three). */
+function bestSentences(passage: string, question: string): string {
+  const q = new Set(terms(question));
+  const sentences = passage.match(/[^.!?]+[.!?]*/g)?.map((s) => s.trim()).filter(Boolean) ?? [passage];
+  if (sentences.length <= 3) return sentences.join(' ');
+  const scored = sentences.map((s, i) => ({ s, i, score: terms(s).filter((t) => q.has(t)).length }));
+  const keep = new Set(scored.sort((a, b) => b.score - a.score || a.i - b.i).slice(0, 3).map((x) => x.i));
+  return sentences.filter((_, i) => keep.has(i)).join(' ');
+}
+
+function citationsOf(hits: Hit[]): Citation[] {
+  const best = hits[0];
+  return hits
+    .filter((h, i) => i === 0 || (isRelevant(h) && h.score >= best.score * 0.5))
+    .map((h) => ({ article_id: h.passage.article.id, title: h.passage.article.title, passage: h.passage.text, score: Math.round(h.score * 1000) / 1000 }));
+}
+
+async function compose(question: string, hits: Hit[]): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
+  if (!isRelevant(hits[0])) return { response: DONT_KNOW, source_agent: llmConfigured() ? 'llm' : 'local_retrieval', escalate: true, citations: [] };
+  const citations = citationsOf(hits);
+  if (llmConfigured()) {
+    const context = citations.map((c, i) => `[${i + 1}] ${c.title}\n${c.passage}`).join('\n\n');
+    const out = await chat({
+      agent: 'support',
+      system: 'You are a customer support assistant. Answer the question using only the numbered passages. Cite them like [1]. If the passages do not contain the answer, reply exactly: I_DONT_KNOW',
+      user: `Passages:\n${context}\n\nQuestion: ${question}`,
+    });
+    if (!out.text || out.text.includes('I_DONT_KNOW')) return { response: DONT_KNOW, source_agent: `llm:${out.model}`, escalate: true, citations: [] };
+    return { response: out.text, source_agent: `llm:${out.model}`, escalate: false, citations };
+  }
+  const sources = citations.map((c, i) => `[${i + 1}] ${c.title}`).join('\n');
+  return { response: `${bestSentences(citations[0].passage, question)} [1]\n\nSources:\n${sources}`, source_agent: 'local_retrieval', escalate: false, citations };
+}
+
+/** Answers one question of a verified conversation and stores the turn and its normalized response. */
+export async function answerQuestion(input: { organization_id: string; user_id: string; conversation_id: string; session_id?: string; prompt: string; turn_id?: string }): Promise<SupportAnswer> {
+  const hits = search(await knowledgeIndex(input.organization_id), input.prompt, 3);
+  const answer = await compose(input.prompt, hits);
+  const turn_id = input.turn_id ?? newId('turn');
+  await SupportTurn.updateOne(
+    { _id: turn_id },
+    {
+      $setOnInsert: {
+        organization_id: input.organization_id,
+        user_id: input.user_id,
+        conversation_id: input.conversation_id,
+        session_id: input.session_id,
+        question: input.prompt,
+        answer: answer.response,
+        citations_json: JSON.stringify(answer.citations),
+        source_agent: answer.source_agent,
+        escalate: answer.escalate,
+      },
+    },
+    { upsert: true },
+  );
+  const stored = await storeNormalizedResponse({
+    response_id: `support:${turn_id}`,
+    conversation_id: input.conversation_id,
+    user_id: input.user_id,
+    organization_id: input.organization_id,
+    source: 'support',
+    message: answer.response,
+    metadata: { question: input.prompt, source_agent: answer.source_agent, escalate: answer.escalate, citations: answer.citations.map((c) => ({ article_id: c.article_id, title: c.title })), turn_id },
+  });
+  return {
+    success: true,
+    message: answer.escalate ? 'No answer found in the knowledge base; escalation offered' : 'Question answered',
+    response: answer.response,
+    metadata: { processed_at: stored.created_at, source_agent: answer.source_agent, agent: 'support', escalate: answer.escalate, citations: answer.citations, turn_id, conversation_id: input.conversation_id },
+  };
+}
