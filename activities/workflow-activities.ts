@@ -9,3 +9,4 @@ export { recordReferral, creditReferral, completeReferral } from './loyalty/refe
 export { composeEmail, sendEmail } from './email/email';
 export { runScheduledEvent } from './scheduler/events';
 export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning/scans';
+export { analyseFeedback } from './feedback/feedback';

@@ -15,6 +15,8 @@ import { invalid } from '../activities/errors';
 import './routes/system';
 import './routes/retail';
 import './routes/ticket-scan';
+import './routes/support';
+import './routes/feedback';
 import './routes/session';
 import './routes/identity';
 import './routes/images';

@@ -5,3 +5,4 @@ export { retentionWorkflow } from './retention';
 export { emailWorkflow } from './email';
 export { scheduledEventWorkflow } from './scheduler';
 export { ticketScanWorkflow } from './ticket-scan';
+export { feedbackAnalysisWorkflow } from './feedback';

@@ -3,7 +3,8 @@
  * composed locally from them with citations, or written by the configured model with those
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
-import { notFound } from '../errors';
+import { notFound, PlatformError } from '../errors';
+import { verifySession } from '../sessions/sessions';
 import { newId } from '../ids';
 import { chat, llmConfigured } from '../engines/llm';
 import { storeNormalizedResponse } from '../responses/normalized';
@@ -163,4 +164,11 @@ export async function answerQuestion(input: { organization_id: string; user_id: 
     response: answer.response,
     metadata: { processed_at: stored.created_at, source_agent: answer.source_agent, agent: 'support', escalate: answer.escalate, citations: answer.citations, turn_id, conversation_id: input.conversation_id },
   };
+}
+
+/** 400 "Invalid conversation ID: <id>" unless the conversation is the user's and its session is open. */
+export async function requireConversation(organization_id: string, user_id: string, conversation_id: string): Promise<{ session_id: string }> {
+  const check = await verifySession({ organization_id, user_id, conversation_id });
+  if (!check.valid || !check.session_id) throw new PlatformError(400, `Invalid conversation ID: ${conversation_id}`, 'conversation_id');
+  return { session_id: check.session_id };
 }

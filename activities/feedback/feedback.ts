@@ -1,0 +1,145 @@
+/**
+ * Feedback: stored at once, analysed asynchronously by the workflow `feedback-analysis:<id>`
+ * (sentiment −1..1 with a label, and categories for praise and complaints alike), counted in
+ * stats computed from the stored records.
+ */
+import { newId } from '../ids';
+import { chat, llmConfigured } from '../engines/llm';
+import { sentences, sentiment, tokenize } from '../text/analysis';
+import { Feedback, type FeedbackDoc, type FeedbackType } from './models';
+
+/** Topic words per category; a sentence mentioning one files the feedback under it. */
+export const CATEGORIES: Record<string, string[]> = {
+  app_performance: ['slow', 'fast', 'crash', 'crashes', 'crashed', 'freeze', 'freezes', 'lag', 'laggy', 'loading', 'loads', 'speed', 'quick', 'battery', 'performance'],
+  usability: ['easy', 'confusing', 'intuitive', 'design', 'interface', 'navigate', 'navigation', 'menu', 'button', 'screen', 'layout', 'simple', 'complicated', 'ui'],
+  customer_service: ['support', 'agent', 'staff', 'service', 'helpful', 'rude', 'response', 'answered', 'help', 'team', 'chat'],
+  pricing: ['price', 'prices', 'expensive', 'cheap', 'cost', 'costs', 'fee', 'fees', 'value', 'money', 'charged', 'refund'],
+  rewards: ['points', 'rewards', 'reward', 'gift', 'gifts', 'redeem', 'redeemed', 'redemption', 'loyalty', 'bonus', 'referral'],
+  scanning: ['scan', 'scanning', 'scanned', 'receipt', 'receipts', 'ticket', 'tickets', 'photo', 'camera'],
+  account: ['login', 'password', 'account', 'sign', 'profile', 'email', 'verification'],
+  bugs: ['bug', 'bugs', 'error', 'errors', 'broken', 'glitch', 'fails', 'failed', 'wrong', 'issue'],
+  features: ['feature', 'features', 'option', 'add', 'wish', 'would', 'suggest', 'suggestion', 'missing', 'integration'],
+  delivery: ['delivery', 'shipping', 'shipped', 'late', 'arrived', 'courier', 'package'],
+};
+
+export interface FeedbackInput {
+  organization_id: string;
+  user_id: string;
+  feedback_type: FeedbackType;
+  rating: number;
+  title?: string;
+  comment?: string;
+}
+
+export async function storeFeedback(input: FeedbackInput): Promise<string> {
+  const feedback_id = newId('fb');
+  await Feedback.create({ _id: feedback_id, ...input, title: input.title ?? '', comment: input.comment ?? '', analysis_status: 'pending' });
+  return feedback_id;
+}
+
+/** Only when starting its analysis failed: nothing is kept that will never be analysed. */
+export async function dropFeedback(feedback_id: string): Promise<void> {
+  await Feedback.deleteOne({ _id: feedback_id });
+}
+
+export interface FeedbackAnalysis {
+  sentiment_score: number;
+  sentiment_label: 'positive' | 'neutral' | 'negative';
+  categories: Array<{ category: string; polarity: 'praise' | 'complaint' | 'neutral' }>;
+  engine: string;
+}
+
+/** Lexicon sentiment of the whole text, and each category with the sentiment of its sentences. */
+export function analyseLocally(text: string): FeedbackAnalysis {
+  const overall = sentiment(tokenize(text));
+  const found = new Map<string, number>();
+  for (const s of sentences(text)) {
+    const tokens = tokenize(s);
+    const score = sentiment(tokens).score;
+    for (const [category, words] of Object.entries(CATEGORIES)) {
+      if (tokens.some((t) => words.includes(t))) found.set(category, (found.get(category) ?? 0) + score);
+    }
+  }
+  const categories = [...found].map(([category, score]) => ({ category, polarity: score > 0 ? ('praise' as const) : score < 0 ? ('complaint' as const) : ('neutral' as const) }));
+  return { sentiment_score: overall.score, sentiment_label: overall.label, categories: categories.length ? categories : [{ category: 'other', polarity: overall.label === 'positive' ? 'praise' : overall.label === 'negative' ? 'complaint' : 'neutral' }], engine: 'local-lexicon' };
+}
+
+async function analyseWithModel(text: string): Promise<FeedbackAnalysis> {
+  const out = await chat({
+    agent: 'feedback',
+    system: `Classify customer feedback. Reply with JSON only: {"sentiment_score": number from -1 to 1, "categories": [{"category": one of ${JSON.stringify([...Object.keys(CATEGORIES), 'other'])}, "polarity": "praise"|"complaint"|"neutral"}]}`,
+    user: text,
+    maxTokens: 300,
+  });
+  const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim());
+  const score = Math.max(-1, Math.min(1, Number(parsed.sentiment_score) || 0));
+  const allowed = new Set([...Object.keys(CATEGORIES), 'other']);
+  const categories = (Array.isArray(parsed.categories) ? parsed.categories : [])
+    .filter((c: any) => allowed.has(c?.category))
+    .map((c: any) => ({ category: String(c.category), polarity: ['praise', 'complaint'].includes(c.polarity) ? c.polarity : 'neutral' }));
+  return { sentiment_score: Math.round(score * 100) / 100, sentiment_label: score > 0.2 ? 'positive' : score < -0.2 ? 'negative' : 'neutral', categories: categories.length ? categories : [{ category: 'other', polarity: 'neutral' }], engine: `llm:${out.model}` };
+}
+
+/** The activity of feedback-analysis:<id>; writing the result again is harmless. */
+export async function analyseFeedback(feedback_id: string): Promise<FeedbackAnalysis | null> {
+  const doc = await Feedback.findById(feedback_id).lean<FeedbackDoc>();
+  if (!doc) return null; // dropped because its workflow could not start
+  const text = [doc.title, doc.comment].filter(Boolean).join('. ');
+  const analysis = llmConfigured() ? await analyseWithModel(text) : analyseLocally(text);
+  await Feedback.updateOne(
+    { _id: feedback_id },
+    { $set: { analysis_status: 'done', sentiment_score: analysis.sentiment_score, sentiment_label: analysis.sentiment_label, categories_json: JSON.stringify(analysis.categories), analysis_engine: analysis.engine, analysed_at: new Date() } },
+  );
+  return analysis;
+}
+
+export interface StatsFilter {
+  organization_id: string;
+  from?: Date;
+  to?: Date;
+  feedback_type?: FeedbackType;
+}
+
+/** Sums and counts in code (FerretDB-safe); average_rating is not rounded (CONTRACT.md). */
+export async function feedbackStats(f: StatsFilter) {
+  const query: Record<string, unknown> = { organization_id: f.organization_id };
+  if (f.feedback_type) query.feedback_type = f.feedback_type;
+  if (f.from || f.to) query.created_at = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
+  const docs = await Feedback.find(query, { rating: 1, feedback_type: 1, analysis_status: 1, sentiment_label: 1, sentiment_score: 1, categories_json: 1 }).lean<FeedbackDoc[]>();
+  const sentiment_distribution: Record<string, number> = { positive: 0, neutral: 0, negative: 0 };
+  const category_distribution: Record<string, number> = {};
+  const praise_distribution: Record<string, number> = {};
+  const complaint_distribution: Record<string, number> = {};
+  const type_distribution: Record<string, number> = {};
+  const rating_distribution: Record<string, number> = { 1: 0, 2: 0, 3: 0, 4: 0, 5: 0 };
+  let ratingSum = 0;
+  let sentimentSum = 0;
+  let analysed = 0;
+  for (const d of docs) {
+    ratingSum += d.rating;
+    rating_distribution[d.rating] = (rating_distribution[d.rating] ?? 0) + 1;
+    type_distribution[d.feedback_type] = (type_distribution[d.feedback_type] ?? 0) + 1;
+    if (d.analysis_status !== 'done') continue;
+    analysed += 1;
+    sentimentSum += d.sentiment_score ?? 0;
+    sentiment_distribution[d.sentiment_label ?? 'neutral'] += 1;
+    for (const c of JSON.parse(d.categories_json ?? '[]') as FeedbackAnalysis['categories']) {
+      category_distribution[c.category] = (category_distribution[c.category] ?? 0) + 1;
+      if (c.polarity === 'praise') praise_distribution[c.category] = (praise_distribution[c.category] ?? 0) + 1;
+      if (c.polarity === 'complaint') complaint_distribution[c.category] = (complaint_distribution[c.category] ?? 0) + 1;
+    }
+  }
+  return {
+    total_feedback: docs.length,
+    analysed,
+    pending_analysis: docs.length - analysed,
+    sentiment_distribution,
+    category_distribution,
+    praise_distribution,
+    complaint_distribution,
+    type_distribution,
+    rating_distribution,
+    average_rating: docs.length ? ratingSum / docs.length : 0,
+    average_sentiment: analysed ? Math.round((sentimentSum / analysed) * 1000) / 1000 : 0,
+  };
+}

@@ -1,0 +1,49 @@
+import mongoose, { Schema } from 'mongoose';
+
+export const FEEDBACK_TYPES = ['general', 'bug', 'feature_request', 'complaint', 'praise'] as const;
+export type FeedbackType = (typeof FEEDBACK_TYPES)[number];
+
+/**
+ * One piece of feedback. The analysis is written once by the feedback-analysis workflow;
+ * until then `analysis_status` is `pending` and stats count it as such.
+ */
+const feedbackSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    feedback_type: { type: String, enum: FEEDBACK_TYPES, required: true },
+    rating: { type: Number, required: true },
+    title: { type: String, default: '' },
+    comment: { type: String, default: '' },
+    analysis_status: { type: String, enum: ['pending', 'done'], required: true },
+    sentiment_score: { type: Number },
+    sentiment_label: { type: String },
+    /** JSON text: [{category, polarity}] */
+    categories_json: { type: String },
+    analysis_engine: { type: String },
+    analysed_at: { type: Date },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+feedbackSchema.index({ organization_id: 1, created_at: -1 });
+
+export interface FeedbackDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  feedback_type: FeedbackType;
+  rating: number;
+  title: string;
+  comment: string;
+  analysis_status: 'pending' | 'done';
+  sentiment_score?: number;
+  sentiment_label?: string;
+  categories_json?: string;
+  analysis_engine?: string;
+  analysed_at?: Date;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const Feedback = mongoose.model<FeedbackDoc>('Feedback', feedbackSchema, 'feedback');

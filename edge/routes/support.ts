@@ -1,0 +1,93 @@
+/**
+ * Support Q&A (CONTRACT.md): the organization's knowledge base and answers that cite it.
+ * Errors are `{detail}`; a conversation that is not the user's is 400 "Invalid conversation ID".
+ */
+import { z } from 'zod';
+import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/support';
+import { actingUser, organizationFor } from '../auth';
+import { defineRoute, Reply } from '../http';
+import { organizationId, requiredId } from '../schemas';
+
+const tag = 'support';
+
+const answer = z.object({
+  success: z.literal(true),
+  message: z.string(),
+  response: z.string(),
+  metadata: z
+    .object({
+      processed_at: z.string(),
+      source_agent: z.string().describe('local_retrieval, or llm:<model> when LLM_PROVIDER is set'),
+      escalate: z.boolean().describe('true when the knowledge base has no answer: a human should take over'),
+      citations: z.array(z.object({ article_id: z.string(), title: z.string(), passage: z.string(), score: z.number() })),
+    })
+    .passthrough(),
+});
+export const supportAnswer = answer;
+
+defineRoute({
+  method: 'POST',
+  paths: ['/support'],
+  tag,
+  summary: "Answers a question from the organization's knowledge base, citing the articles used; offers escalation when it does not know",
+  auth: 'key',
+  body: z.object({
+    prompt: z.string().trim().min(1, 'must not be empty').max(4000),
+    user_id: requiredId,
+    organization_id: organizationId,
+    conversation_id: requiredId,
+    session_id: z.string().trim().max(200).optional(),
+  }),
+  response: answer,
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const { session_id } = await requireConversation(org, user.user_id, body.conversation_id);
+    return answerQuestion({ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, session_id: body.session_id || session_id, prompt: body.prompt });
+  },
+});
+
+const article = z.object({ id: z.string(), title: z.string(), body: z.string(), tags: z.array(z.string()), created_by: z.string(), created_at: z.string(), updated_at: z.string() }).passthrough();
+
+defineRoute({
+  method: 'GET',
+  paths: ['/support/knowledge'],
+  tag,
+  summary: "The organization's knowledge articles, newest first, paginated",
+  auth: 'key',
+  query: z.object({ organization_id: organizationId, page: z.coerce.number().int().min(1).default(1), limit: z.coerce.number().int().min(1).max(100).default(50) }),
+  response: z.object({ success: z.literal(true), articles: z.array(article), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  handler: async ({ principal, query }) => ({ success: true, ...(await listArticles(organizationFor(principal, query.organization_id), query.page, query.limit)) }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/support/knowledge'],
+  tag,
+  summary: 'Adds a knowledge article (admin); answers use it at once',
+  auth: 'admin',
+  query: z.object({ organization_id: organizationId }),
+  body: z.object({
+    title: z.string().trim().min(1).max(300),
+    body: z.string().trim().min(1).max(50_000),
+    tags: z.array(z.string().trim().min(1).max(50)).max(20).optional(),
+  }),
+  status: 201,
+  response: z.object({ success: z.literal(true), article }),
+  handler: async ({ principal, query, body }) => new Reply(201, { success: true, article: await createArticle(organizationFor(principal, query.organization_id), body, principal.user_id) }),
+});
+
+defineRoute({
+  method: 'DELETE',
+  paths: ['/support/knowledge/:article_id'],
+  tag,
+  summary: 'Deletes a knowledge article (admin)',
+  auth: 'admin',
+  params: z.object({ article_id: requiredId }),
+  query: z.object({ organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), message: z.string() }),
+  handler: async ({ principal, params, query }) => {
+    await deleteArticle(organizationFor(principal, query.organization_id), params.article_id);
+    return { success: true, message: `Article ${params.article_id} deleted` };
+  },
+});
