@@ -6,7 +6,7 @@
  */
 import { STOPWORDS } from '../text/lexicon';
 
-const STOP = new Set([...STOPWORDS.en, 'can', 'could', 'would', 'please', 'help', 'want', 'need', 'know', 'tell', 'get', 'got', 'how', 'what', 'why', 'when', 'where', 'which', 'who', 'do', 'does', 'did', 'my', 'i', 'me', 'is', 'are', 'am', 'there', 'any', 'way', 'hi', 'hello', 'thanks']);
+const STOP = new Set([...STOPWORDS.en, 'can', 'could', 'would', 'please', 'help', 'want', 'need', 'know', 'tell', 'get', 'got', 'how', 'what', 'why', 'when', 'where', 'which', 'who', 'do', 'does', 'did', 'my', 'i', 'me', 'is', 'are', 'am', 'there', 'any', 'way', 'hi', 'hello', 'thanks', 'long', 'much', 'many', 'take', 'takes', 'possible', 'able', 'still', 'also', 'just', 'really']);
 
 /** Groups of words that mean the same thing in support questions (stems). */
 const SYNONYMS: string[][] = [
@@ -88,21 +88,20 @@ export interface KnowledgeIndex {
   avgLength: number;
 }
 
-/** Paragraphs, long ones cut into windows of about 80 words. */
+/** Windows of about 80 words: sentences are kept whole, short paragraphs are joined. */
 function passagesOf(body: string): string[] {
   const out: string[] = [];
+  let chunk = '';
   for (const para of body.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean)) {
-    const sentences = para.match(/[^.!?]+[.!?]*/g) ?? [para];
-    let chunk = '';
-    for (const s of sentences) {
-      if (chunk && (chunk + s).split(' ').length > 80) {
+    for (const s of para.match(/[^.!?]+[.!?]*/g) ?? [para]) {
+      if (chunk && `${chunk} ${s}`.split(' ').length > 80) {
         out.push(chunk.trim());
         chunk = '';
       }
-      chunk += s;
+      chunk = chunk ? `${chunk.trimEnd()} ${s.trim()}` : s.trim();
     }
-    if (chunk.trim()) out.push(chunk.trim());
   }
+  if (chunk.trim()) out.push(chunk.trim());
   return out.length ? out : [body.trim()];
 }
 
@@ -168,5 +167,9 @@ export function search(index: KnowledgeIndex, question: string, limit = 3): Hit[
   return best;
 }
 
-/** A passage answers the question when it covers enough of it and scores clearly. */
-export const isRelevant = (h: Hit | undefined): h is Hit => Boolean(h && h.coverage >= 0.5 && h.score >= 1.5);
+/**
+ * A passage answers the question when it covers at least half of the question's own terms
+ * (directly or through a synonym). Coverage, unlike the BM25 score, does not shrink when a
+ * term is common in a small knowledge base; the score floor only drops accidental matches.
+ */
+export const isRelevant = (h: Hit | undefined): h is Hit => Boolean(h && h.coverage >= 0.5 && h.score >= 0.5);
