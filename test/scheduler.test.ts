@@ -83,6 +83,39 @@ describe('scheduler, variant B', () => {
     expect(mails.filter((m) => m.to?.some((a) => a.address === to)).map((m) => m.subject)).toEqual(['Weekly digest']);
   });
 
+  it('runs the support task: answers the prompt in the owner’s conversation, once per run', async () => {
+    const u = await basicUser(t);
+    await call('POST', '/support/knowledge', { key: t.adminKey, json: { title: 'Points expiry', body: 'Points expire 12 months after they are earned.' } });
+    const conversation_id = (await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } })).body.conversation_id;
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'support', recurrency: 'monthly', start_event: future(86_400_000), metadata: { prompt: 'When do my points expire?', conversation_id } } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    const [run] = await runs(u.key, ev.id, 1);
+    expect(run).toMatchObject({ outcome: 'success', result: { escalate: false, source_agent: 'local_retrieval', turn_id: expect.stringMatching(/^turn_event_/) } });
+    const stored = await call('GET', `/get_response/${conversation_id}?user_id=${u.user_id}`, { key: u.key });
+    expect(stored.body.responses).toHaveLength(1);
+    expect(stored.body.responses[0].message).toMatch(/12 months/);
+    // a conversation that is not the owner's fails the run with the reason
+    const bad = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'support', recurrency: 'monthly', start_event: future(86_400_000), metadata: { prompt: 'hi', conversation_id: 'conv_other' } } })).body.event;
+    await call('POST', `${B}/${bad.id}/execute`, { key: u.key });
+    expect((await runs(u.key, bad.id, 1))[0]).toMatchObject({ outcome: 'failed', error: 'Invalid conversation ID: conv_other' });
+  });
+
+  it('runs the feedback task: the period’s stats, emailed to the recipient', async () => {
+    const t2 = await newTenant();
+    const u = await basicUser(t2);
+    await call('POST', '/api/feedback/submit', { key: u.key, json: { user_id: u.user_id, feedback_type: 'praise', rating: 5, comment: 'Great rewards, easy to redeem.' } });
+    const to = `${unique('stats')}@example.com`;
+    const ev = (await call('POST', B, { key: t2.adminKey, json: { idp_id: unique('analyst'), type_of_event: 'feedback', recurrency: 'weekly', start_event: future(86_400_000), metadata: { recipient: to, period_days: 7 } } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: t2.adminKey });
+    const [run] = await runs(t2.adminKey, ev.id, 1);
+    expect(run).toMatchObject({ outcome: 'success', result: { period_days: 7, recipient: to, stats: { total_feedback: 1, average_rating: 5 } } });
+    const dir = inject('smtpDir');
+    const mails = await Promise.all(fs.readdirSync(dir).map((f) => PostalMime.parse(fs.readFileSync(path.join(dir, f)))));
+    const mail = mails.find((m) => m.to?.some((a) => a.address === to));
+    expect(mail?.subject).toBe('Feedback summary: last 7 day(s)');
+    expect(mail?.text).toContain('Feedback in the last 7 day(s): 1 (average rating 5.00)');
+  });
+
   it('records a failed run, with the reason, for a component that is not available', async () => {
     const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'daily', start_event: future(86_400_000) } })).body.event;
     await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });

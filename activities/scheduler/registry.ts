@@ -8,6 +8,8 @@ import { composeEmail, sendEmail } from '../email/email';
 import { getUser } from '../identity/users';
 import type { EventType } from './models';
 import { deliverWebhook } from '../engines/webhooks';
+import { answerQuestion, requireConversation } from '../support/support';
+import { feedbackStats } from '../feedback/feedback';
 
 export interface ScheduledTask {
   action: 'execute_scheduled_task';
@@ -48,8 +50,40 @@ export const TASKS: Record<EventType, Task> = {
     return { points_awarded: out.points_awarded, balance: out.entry.balance_after };
   },
   billing: notBuilt('billing'),
-  support: notBuilt('support'),
-  feedback: notBuilt('feedback'),
+  /** Answers metadata.prompt in the owner's conversation metadata.conversation_id (a scheduled check-in). */
+  async support(task) {
+    const { prompt, conversation_id } = task.metadata;
+    if (typeof prompt !== 'string' || !prompt.trim()) throw new PlatformError(422, 'metadata.prompt: required for support events');
+    if (typeof conversation_id !== 'string') throw new PlatformError(422, 'metadata.conversation_id: required for support events');
+    const { session_id } = await requireConversation(task.organization_id, task.user_id, conversation_id);
+    // The run id names the turn: a retried run stores one turn, not two.
+    const out = await answerQuestion({ organization_id: task.organization_id, user_id: task.user_id, conversation_id, session_id, prompt: prompt.slice(0, 4000), turn_id: `turn_event_${task.run_id}` });
+    return { turn_id: out.metadata.turn_id, escalate: out.metadata.escalate, source_agent: out.metadata.source_agent, citations: out.metadata.citations.map((c) => c.article_id) };
+  },
+  /** The organization's feedback stats over metadata.period_days (default 7), emailed to metadata.recipient when given. */
+  async feedback(task) {
+    const days = Number(task.metadata.period_days ?? 7);
+    if (!Number.isFinite(days) || days <= 0 || days > 3660) throw new PlatformError(422, 'metadata.period_days: must be a number of days between 1 and 3660');
+    const stats = await feedbackStats({ organization_id: task.organization_id, from: new Date(Date.now() - days * 86_400_000) });
+    const recipient = task.metadata.recipient;
+    if (typeof recipient !== 'string') return { period_days: days, stats };
+    const lines = [
+      `Feedback in the last ${days} day(s): ${stats.total_feedback} (average rating ${stats.average_rating.toFixed(2)}).`,
+      `Sentiment: ${Object.entries(stats.sentiment_distribution).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+      `Categories: ${Object.entries(stats.category_distribution).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`,
+    ];
+    const req = {
+      organization_id: task.organization_id,
+      user_id: task.user_id,
+      conversation_id: '-',
+      email_type: 'notification' as const,
+      metadata: { subject: `Feedback summary: last ${days} day(s)`, body: lines.join('\n\n') },
+      recipient,
+      idempotency_key: `event:${task.run_id}`,
+    };
+    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    return { period_days: days, stats, message_id: sent.message_id, recipient: sent.recipient };
+  },
   documents: notBuilt('documents'),
   async webhook(task) {
     const { url, ...rest } = task.metadata;
