@@ -144,5 +144,8 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
   lines.push(`| edge + workflow overhead (the rest) | ${pct(parts.overhead, 50).toFixed(0)} | ${pct(parts.overhead, 99).toFixed(0)} |`);
   lines.push(`Accuracy: items found with the right quantity ${itemsFound}/${itemsExpected} (${((itemsFound / itemsExpected) * 100).toFixed(1)}%), totals read ${totalsFound}/${RECEIPTS}, receipts entirely right ${receiptsExact}/${RECEIPTS} (${((receiptsExact / RECEIPTS) * 100).toFixed(0)}%)`);
   void env;
+  lines.push('');
+  const { compareOcrEngines } = await import('./ocr-engines');
+  lines.push(...(await compareOcrEngines()));
   return { lines };
 }

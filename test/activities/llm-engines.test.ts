@@ -1,0 +1,65 @@
+/**
+ * LLM_PROVIDER=openai for support answers and feedback analysis. The model provider is outside
+ * this machine, so a local HTTP server stands in for its chat completions API (mocked provider
+ * API); MongoDB is the suite's real server. Checks what is sent (only the retrieved passages)
+ * and that the answer and labels say which model produced them.
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseEnv, setConfig } from '../../activities/config';
+import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback';
+import { answerQuestion, createArticle } from '../../activities/support/support';
+import { freePort } from '../../workers/infra';
+import { unique } from '../helpers/api';
+
+const requests: any[] = [];
+const server = http.createServer((req, res) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    requests.push(body);
+    const system: string = body.messages[0].content;
+    const user: string = body.messages[1].content;
+    let content = 'I_DONT_KNOW';
+    if (system.includes('Classify customer feedback')) content = '```json\n{"sentiment_score": -0.8, "categories": [{"category": "scanning", "polarity": "complaint"}, {"category": "made_up", "polarity": "praise"}]}\n```';
+    else if (user.includes('refund within 30 days')) content = 'Request a refund in the app within 30 days of purchase [1].';
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 0, model: 'mock-model', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }], usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 } }));
+  });
+});
+
+beforeAll(async () => {
+  const port = await freePort();
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
+  setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), LLM_PROVIDER: 'openai', LLM_MODEL: 'mock-model', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test' }));
+  await initRuntime();
+});
+afterAll(async () => {
+  await closeRuntime();
+  await new Promise<void>((r) => server.close(() => r()));
+});
+
+describe('LLM engines (mocked provider API)', () => {
+  it('answers support questions from the retrieved passages only, and never sends an unrelated question', async () => {
+    const org = unique('llm-org');
+    await createArticle(org, { title: 'Refund policy', body: 'You can request a refund within 30 days of purchase.' }, 'usr_admin');
+    await createArticle(org, { title: 'Shipping', body: 'Orders ship within 2 business days.' }, 'usr_admin');
+    const out = await answerQuestion({ organization_id: org, user_id: 'usr_x', conversation_id: unique('conv'), prompt: 'How can I get my money back?' });
+    expect(out).toMatchObject({ response: 'Request a refund in the app within 30 days of purchase [1].', metadata: { source_agent: 'llm:mock-model', escalate: false } });
+    const sent = requests.at(-1);
+    expect(sent.model).toBe('mock-model');
+    expect(sent.messages[1].content).toContain('[1] Refund policy');
+    expect(sent.messages[1].content).not.toContain('Orders ship');
+    const before = requests.length;
+    const unrelated = await answerQuestion({ organization_id: org, user_id: 'usr_x', conversation_id: unique('conv'), prompt: 'Who won the football match?' });
+    expect(unrelated.metadata.escalate).toBe(true);
+    expect(requests.length).toBe(before);
+  });
+
+  it('classifies feedback with the model, keeping only known categories', async () => {
+    const id = await storeFeedback({ organization_id: unique('llm-org'), user_id: 'usr_x', feedback_type: 'complaint', rating: 1, comment: 'Scanning never works.' });
+    expect(await analyseFeedback(id)).toEqual({ sentiment_score: -0.8, sentiment_label: 'negative', categories: [{ category: 'scanning', polarity: 'complaint' }], engine: 'llm:mock-model' });
+  });
+});
