@@ -57,6 +57,10 @@ export const envSchema = z.object({
   NEARBY_MAX_RADIUS_M: z.coerce.number().positive().default(50_000),
   LLM_PROVIDER: z.enum(['none', 'openai']).default('none'),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  SPEECH_ENGINE: z.enum(['auto', 'pocketsphinx', 'openai', 'none']).default('auto'),
+  SPEECH_MODEL: z.string().min(1).default('whisper-1'),
+  MAX_AUDIO_SECONDS: z.coerce.number().positive().default(300),
+  FFMPEG_PATH: optional,
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });

@@ -10,3 +10,5 @@ export { composeEmail, sendEmail } from './email/email';
 export { runScheduledEvent } from './scheduler/events';
 export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning/scans';
 export { analyseFeedback } from './feedback/feedback';
+export { transcribeStoredAudio } from './support/audio';
+export { answerQuestion, requireConversation } from './support/support';

@@ -132,6 +132,26 @@ async function build(recipe: Recipe): Promise<string> {
   return built;
 }
 
+/** Where the offline speech engine (PyPI `pocketsphinx`, with its en-us model) is installed. */
+export const pythonDir = () => path.join(path.dirname(binDir()), 'python');
+const POCKETSPHINX = 'pocketsphinx==5.1.1';
+
+/**
+ * Installs PocketSphinx for `/support/transcribe` with pip (from PyPI) unless it is importable.
+ * Optional: without Python the platform runs and transcription answers "not configured".
+ */
+export async function ensureSpeechEngine(): Promise<string> {
+  const env = { ...process.env, PYTHONPATH: pythonDir() };
+  if (spawnSync('python3', ['-c', 'import pocketsphinx'], { env, stdio: 'ignore' }).status === 0) return 'pocketsphinx ok';
+  try {
+    await run('python3', ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--quiet', '--root-user-action=ignore', '--target', pythonDir(), POCKETSPHINX], { env, label: 'pocketsphinx' });
+    return 'pocketsphinx installed';
+  } catch (err) {
+    process.stderr.write(`setup: could not install ${POCKETSPHINX} with pip (${(err as Error).message.split('\n')[0]}); /support/transcribe will answer "transcription engine not configured" until it is installed into ${pythonDir()}\n`);
+    return 'pocketsphinx MISSING (optional)';
+  }
+}
+
 /** Makes sure every binary in `need` exists, building what is missing; prints a one-line summary. */
 export async function ensureBinaries(need: BinaryName[]): Promise<Binaries> {
   const found = findBinaries();
@@ -160,6 +180,7 @@ export async function ensureBinaries(need: BinaryName[]): Promise<Binaries> {
       summary.push(`${name} MISSING`);
     }
   }
+  if (need.length) summary.push(await ensureSpeechEngine());
   if (need.length) process.stderr.write(`setup: ${summary.join(', ')} (binaries in ${binDir()})\n`);
   if (failures.length) throw new Error(`setup failed:\n${failures.join('\n')}`);
   return found;

@@ -8,6 +8,7 @@ import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import { warmVenues } from '../activities/retail/venues';
 import { stopOcr } from '../activities/engines/ocr';
+import { stopSpeech } from '../activities/engines/speech';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
 import { prepareServers } from './infra';
@@ -43,7 +44,11 @@ function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean 
   // "Workflow failed" arrives from the workflow thread as a plain Error (type lost): a failure
   // raised by the activity wrapper is a PlatformError, and a server-side one (5xx) has already
   // been logged with its type by each failed activity attempt.
-  if (meta?.workflowType && err?.stack?.startsWith('ApplicationFailure') && err.stack.includes('activity-wrapper')) return true;
+  if (meta?.workflowType) {
+    for (let e = err, depth = 0; e && depth < 4; e = e.cause as typeof err, depth += 1) {
+      if (e.stack?.startsWith('ApplicationFailure') && e.stack.includes('activity-wrapper')) return true;
+    }
+  }
   for (let depth = 0; err && depth < 4; depth += 1) {
     if (err.type === PLATFORM_FAILURE_TYPE && err.nonRetryable) return true;
     err = err.cause as typeof err;
@@ -70,6 +75,7 @@ async function main() {
   } finally {
     await connection.close();
     await stopOcr();
+    stopSpeech();
     await closeRuntime();
   }
 }

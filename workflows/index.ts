@@ -6,3 +6,4 @@ export { emailWorkflow } from './email';
 export { scheduledEventWorkflow } from './scheduler';
 export { ticketScanWorkflow } from './ticket-scan';
 export { feedbackAnalysisWorkflow } from './feedback';
+export { audioQaWorkflow } from './audio-qa';

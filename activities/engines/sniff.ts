@@ -53,6 +53,10 @@ export function sniff(buf: Uint8Array): Sniffed {
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'OggS') return { mime: 'audio/ogg', format: 'ogg' };
   if (buf.length >= 3 && ascii(buf, 0, 3) === 'ID3') return { mime: 'audio/mpeg', format: 'mp3' };
   if (buf.length >= 4 && buf[0] === 0x1a && buf[1] === 0x45 && buf[2] === 0xdf && buf[3] === 0xa3) return { mime: 'video/webm', format: 'webm' };
+  if (buf.length >= 4 && ascii(buf, 0, 4) === 'fLaC') return { mime: 'audio/flac', format: 'flac' };
+  // MPEG audio frame (an MP3 without ID3 tag) and ADTS AAC: 11 sync bits, then layer / profile bits.
+  if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xf6) === 0xf0) return { mime: 'audio/aac', format: 'aac' };
+  if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xe0) === 0xe0 && (buf[1] & 0x06) !== 0) return { mime: 'audio/mpeg', format: 'mp3' };
   if (buf.length >= 5 && (ascii(buf, 0, 5) === '<?xml' || ascii(buf, 0, 4) === '<svg')) return { mime: 'image/svg+xml', format: 'svg' };
   return looksLikeText(buf) ? { mime: 'text/plain', format: 'text' } : { mime: 'application/octet-stream', format: 'binary' };
 }
@@ -67,5 +71,8 @@ function looksLikeText(buf: Uint8Array): boolean {
   }
   return control / sample.length < 0.01;
 }
+
+/** What the speech pipeline accepts (ffmpeg decodes each to 16 kHz mono PCM). */
+export const AUDIO_FORMATS = new Set(['wav', 'mp3', 'aac', 'm4a', 'mp4', 'ogg', 'webm', 'flac']);
 
 export const RASTER_IMAGE_FORMATS = new Set(['jpeg', 'png', 'gif', 'webp', 'tiff', 'heic', 'heif', 'avif']);

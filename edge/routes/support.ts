@@ -2,7 +2,12 @@
  * Support Q&A (CONTRACT.md): the organization's knowledge base and answers that cite it.
  * Errors are `{detail}`; a conversation that is not the user's is 400 "Invalid conversation ID".
  */
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { storeUpload } from '../../activities/images/images';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
+import type { AudioQaInput, AudioQaResult } from '../../workflows/audio-qa';
+import { taskQueue, temporal } from '../temporal';
 import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/support';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
@@ -89,5 +94,41 @@ defineRoute({
   handler: async ({ principal, params, query }) => {
     await deleteArticle(organizationFor(principal, query.organization_id), params.article_id);
     return { success: true, message: `Article ${params.article_id} deleted` };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/support/transcribe'],
+  tag,
+  summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>)',
+  auth: 'key',
+  form: {
+    file: true,
+    fields: z.object({ user_id: requiredId, conversation_id: requiredId, organization_id: organizationId, session_id: z.string().trim().max(200).optional() }),
+  },
+  response: z.object({
+    success: z.literal(true),
+    text: z.string(),
+    file_path: z.string(),
+    duration: z.number().describe('seconds'),
+    qa_response: answer,
+    metadata: z.object({ engine: z.string() }).passthrough(),
+  }),
+  handler: async ({ principal, form, file }) => {
+    const org = organizationFor(principal, form.organization_id);
+    const user = await actingUser(principal, org, form.user_id);
+    const { session_id } = await requireConversation(org, user.user_id, form.conversation_id); // before anything is stored
+    const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
+    const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
+    const input: AudioQaInput = { upload, organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id: form.session_id || session_id };
+    const client = await temporal();
+    const out: AudioQaResult = await client.workflow.execute('audioQaWorkflow', {
+      taskQueue: taskQueue(),
+      workflowId: `audio-qa:${media_id}`,
+      args: [input],
+      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'support'),
+    });
+    return out;
   },
 });

@@ -62,6 +62,7 @@ export default async function setup(project: TestProject) {
     PLATFORM_ADMIN_KEY: adminKey,
     MAX_UPLOAD_MB: '5',
     MAX_IMAGE_MEGAPIXELS: '50',
+    MAX_AUDIO_SECONDS: '60',
     SMTP_URL: smtp.url,
     // Webhook tests post to a receiver on 127.0.0.1: private targets (and http) allowed here only.
     WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,

@@ -1,0 +1,11 @@
+/** Activities of the audio-qa workflow: transcribe the stored upload, then answer its text. */
+import { PlatformError } from '../errors';
+import { getObject } from '../engines/storage';
+import { transcribe, type Transcript } from '../engines/speech';
+import type { StoredUpload } from '../images/images';
+
+export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
+  const body = await getObject(upload.original_path);
+  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  return transcribe(body);
+}

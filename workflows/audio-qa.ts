@@ -1,0 +1,58 @@
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+import type { StoredUpload } from '../activities/images/images';
+import type { SupportAnswer } from '../activities/support/support';
+import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
+
+const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: [PLATFORM_FAILURE_TYPE] };
+const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry });
+const { transcribeStoredAudio } = proxyActivities<typeof activities>({ startToCloseTimeout: '5 minutes', retry });
+
+export interface AudioQaInput {
+  upload: StoredUpload;
+  organization_id: string;
+  user_id: string;
+  conversation_id: string;
+  session_id?: string;
+}
+
+export interface AudioQaResult {
+  success: true;
+  text: string;
+  file_path: string;
+  duration: number;
+  qa_response: SupportAnswer;
+  metadata: { engine: string; format: string; transcription_ms: number; workflow_id: string };
+}
+
+/**
+ * `audio-qa:<media id>`: verifies the conversation, transcribes the stored audio, answers the
+ * text as a support question (stored as a turn of the conversation). Audio the client got wrong
+ * (not audio, silent, too long) fails the run with a 4xx and the upload is deleted.
+ */
+export async function audioQaWorkflow(input: AudioQaInput): Promise<AudioQaResult> {
+  let transcript;
+  try {
+    await requireConversation(input.organization_id, input.user_id, input.conversation_id);
+    transcript = await transcribeStoredAudio(input.upload);
+  } catch (err) {
+    if (isClientFailure(err)) await discardUpload(input.upload.original_path);
+    throw err;
+  }
+  const qa_response = await answerQuestion({
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    conversation_id: input.conversation_id,
+    session_id: input.session_id,
+    prompt: transcript.text,
+    turn_id: `turn_audio_${input.upload.media_id}`,
+  });
+  return {
+    success: true,
+    text: transcript.text,
+    file_path: input.upload.original_path,
+    duration: transcript.duration,
+    qa_response,
+    metadata: { engine: transcript.engine, format: transcript.format, transcription_ms: transcript.ms, workflow_id: workflowInfo().workflowId },
+  };
+}
