@@ -2,6 +2,12 @@
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
+# The offline speech engine (PyPI pocketsphinx with its en-us model), where the worker looks for
+# it: $(dirname PLATFORM_BIN_DIR)/python. ffmpeg and the OCR model come with the npm packages.
+ENV PLATFORM_BIN_DIR=/opt/platform/bin
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip \
+  && python3 -m pip install --no-cache-dir --break-system-packages --target /opt/platform/python pocketsphinx==5.1.1 \
+  && apt-get purge -y python3-pip && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json ./
