@@ -17,6 +17,7 @@ import './routes/retail';
 import './routes/ticket-scan';
 import './routes/support';
 import './routes/feedback';
+import './routes/search';
 import './routes/session';
 import './routes/identity';
 import './routes/images';
