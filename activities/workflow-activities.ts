@@ -12,3 +12,4 @@ export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning/sca
 export { analyseFeedback } from './feedback/feedback';
 export { transcribeStoredAudio } from './support/audio';
 export { answerQuestion, requireConversation } from './support/support';
+export { processStoredDocument, thumbnailStoredFile } from './documents/documents';

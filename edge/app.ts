@@ -18,6 +18,7 @@ import './routes/ticket-scan';
 import './routes/support';
 import './routes/feedback';
 import './routes/search';
+import './routes/documents';
 import './routes/session';
 import './routes/identity';
 import './routes/images';

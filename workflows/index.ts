@@ -7,3 +7,4 @@ export { scheduledEventWorkflow } from './scheduler';
 export { ticketScanWorkflow } from './ticket-scan';
 export { feedbackAnalysisWorkflow } from './feedback';
 export { audioQaWorkflow } from './audio-qa';
+export { processDocumentWorkflow, generateThumbnailWorkflow } from './documents';

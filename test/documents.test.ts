@@ -1,0 +1,107 @@
+import { strToU8, zipSync } from 'fflate';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { basicUser, call, fileForm, newTenant } from './helpers/api';
+import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
+import { renderReceipt } from './helpers/receipts';
+
+async function setup() {
+  const t = await newTenant();
+  const user = await basicUser(t);
+  const conversation_id = (await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } })).body.conversation_id;
+  const send = (data: Buffer, name: string) => call('POST', '/process_document', { key: user.key, form: fileForm({ user_id: user.user_id, session_id: 's1', conversation_id }, { data, name }) });
+  return { t, user, conversation_id, send };
+}
+
+/** Share of thumbnail pixels that are not near-white: a rendered page is not blank. */
+async function inked(jpeg: Buffer): Promise<number> {
+  const { data, info } = await sharp(jpeg).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let dark = 0;
+  for (let i = 0; i < data.length; i += info.channels) if (data[i] + data[i + 1] + data[i + 2] < 600) dark += 1;
+  return dark / (info.width * info.height);
+}
+
+const INVOICE = ['INVOICE', 'Invoice number: 2026-0042', 'Bill to: Ana Lopez', 'Electricity usage 320 kWh', 'Subtotal: $110.00', 'VAT: $10.00', 'Amount due: $120.00', 'Due date: 2026-12-01', 'Payment terms: 30 days'];
+
+describe('document processing (workflow document:<id>)', () => {
+  it('reads a multi-page PDF: metadata, text layer, class, thumbnail; stores the normalized response', async () => {
+    const { user, conversation_id, send } = await setup();
+    const res = await send(await pdfWithText(INVOICE, { pages: 3, title: 'Invoice 2026-0042', author: 'Acme Power', image: true }), 'invoice.pdf');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({
+      folder_structure: { folder_name: 'Invoices', category: 'invoices', subcategory: 'utilities' },
+      metadata: { pages: 3, format: 'pdf', mime_type: 'application/pdf', title: 'Invoice 2026-0042', author: 'Acme Power', text_source: 'text_layer' },
+    });
+    expect(res.body.data.metadata.size).toMatch(/KB$/);
+    expect(res.body.metadata.classification.confidence).toBeGreaterThan(0.7);
+    expect(res.body.thumbnail_path).toMatch(new RegExp(`/${user.user_id}/thumbnails/invoice-[a-f0-9]+\\.jpg$`));
+    const [, , , filename] = res.body.thumbnail_path.split('/');
+    const thumb = await call('GET', `/thumbnail/${user.user_id}/${filename}`, { key: user.key });
+    expect(thumb.headers.get('content-type')).toBe('image/jpeg');
+    const meta = await sharp(thumb.raw).metadata();
+    expect(Math.max(meta.width!, meta.height!)).toBe(256);
+    expect(await inked(thumb.raw)).toBeGreaterThan(0.03);
+    const stored = await call('GET', `/get_response/${conversation_id}?user_id=${user.user_id}`, { key: user.key });
+    expect(stored.body.responses[0]).toMatchObject({ source: 'document', message: expect.stringContaining('Filed under Invoices') });
+  });
+
+  it('reads a scanned PDF and a photo with OCR, and classifies them', async () => {
+    const { send } = await setup();
+    const receipt = await renderReceipt({ merchant: 'Fresh Mart', address: '12 Main Street', date: '2026-11-20', items: [{ name: 'Whole Milk 1L', price: 1.25 }, { name: 'Sourdough Bread', price: 3.49 }] });
+    const scan = await send(await scannedPdf(receipt), 'scan.pdf');
+    expect(scan.status, JSON.stringify(scan.body)).toBe(200);
+    expect(scan.body.data).toMatchObject({ folder_structure: { category: 'receipts', subcategory: 'groceries' }, metadata: { text_source: 'ocr', ocr_engine: 'tesseract.js', pages: 1 } });
+    expect(scan.body.metadata.text_excerpt).toContain('Sourdough');
+    const photo = await send(await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } }).jpeg().toBuffer(), 'beach.jpg');
+    expect(photo.body.data).toMatchObject({ folder_structure: { category: 'photos' }, metadata: { format: 'jpeg', dimensions: '640x480', pages: 1 } });
+  });
+
+  it('reads DOCX, Markdown, CSV and plain text', async () => {
+    const { send } = await setup();
+    const contract = await send(docx(['RENTAL AGREEMENT', 'This agreement is made between the landlord and the tenant (the parties).', 'The tenant shall pay rent monthly. Termination requires 60 days notice.', 'Signature: ____'], { title: 'Lease 2026', author: 'Maria Ruiz' }), 'lease.docx');
+    expect(contract.status, JSON.stringify(contract.body)).toBe(200);
+    expect(contract.body.data).toMatchObject({ folder_structure: { category: 'contracts', subcategory: 'rental' }, metadata: { format: 'docx', title: 'Lease 2026', author: 'Maria Ruiz', pages: 2, text_source: 'file' } });
+    const md = await send(Buffer.from('# Trip notes\n\nBoarding pass for flight IB 3166, seat 14C, gate B22.\nDeparture 10:40, passenger ANA LOPEZ.'), 'notes.md');
+    expect(md.body.data).toMatchObject({ folder_structure: { category: 'tickets', subcategory: 'travel' }, metadata: { format: 'md', title: 'Trip notes' } });
+    const csv = await send(Buffer.from('date,description,amount\n2026-11-01,Opening balance,1000\n2026-11-02,Deposit,200\n2026-11-03,Withdrawal,-50\n'), 'export.csv');
+    expect(csv.body.data.metadata.format).toBe('csv');
+    const letter = await send(Buffer.from('Dear Ana,\n\nThank you for your visit.\n\nYours sincerely,\nLuis'), 'letter.txt');
+    expect(letter.body.data).toMatchObject({ folder_structure: { category: 'letters' }, metadata: { format: 'txt' } });
+  });
+
+  it('refuses encrypted, corrupt, empty, hostile and unsupported files with the reason, and survives a huge page', async () => {
+    const { send } = await setup();
+    const cases: Array<[string, Buffer, string, number, RegExp]> = [
+      ['encrypted', await encryptedPdf(), 'secret.pdf', 422, /encrypted/],
+      ['corrupt', Buffer.from('%PDF-1.7\n1 0 obj <<>> garbage'), 'broken.pdf', 422, /corrupt or unreadable PDF/],
+      ['empty', Buffer.alloc(0), 'empty.pdf', 422, /empty/],
+      ['zip bomb', zipBombDocx(100), 'bomb.docx', 422, /zip bomb/],
+      ['not a document', Buffer.from([0x7f, 0x45, 0x4c, 0x46, 2, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0x3e, 0]), 'tool.pdf', 400, /^Unsupported file type: application\/octet-stream$/],
+      ['plain zip', Buffer.from(zipSync({ 'notes.txt': strToU8('hello') })), 'x.docx', 400, /^Unsupported file type: application\/zip$/],
+    ];
+    for (const [name, data, file, status, detail] of cases) {
+      const res = await send(data, file);
+      expect(res.status, `${name}: ${JSON.stringify(res.body)}`).toBe(status);
+      expect(res.body.detail, name).toMatch(detail);
+    }
+    // content decides: a PNG named .pdf is read as the image it is
+    const png = await sharp({ create: { width: 50, height: 50, channels: 3, background: '#888' } }).png().toBuffer();
+    expect((await send(png, 'looks-like.pdf')).body.data.metadata.format).toBe('png');
+    const huge = await send(await hugePagePdf(), 'poster.pdf');
+    expect(huge.status, JSON.stringify(huge.body)).toBe(200);
+    expect(huge.body.data.metadata.pages).toBe(1);
+  });
+
+  it('generates a first-page thumbnail for PDFs and images alike', async () => {
+    const { user } = await setup();
+    const gen = (data: Buffer, name: string) => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data, name }) });
+    const pdf = await gen(await pdfWithText(INVOICE, { pages: 2 }), 'inv.pdf');
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('image/jpeg');
+    expect(pdf.headers.get('x-thumbnail-path')).toMatch(new RegExp(`/${user.user_id}/thumbnails/`));
+    expect(await inked(pdf.raw)).toBeGreaterThan(0.03);
+    const img = await gen(await sharp({ create: { width: 800, height: 400, channels: 3, background: '#c00' } }).png().toBuffer(), 'red.png');
+    expect((await sharp(img.raw).metadata()).width).toBe(256);
+    expect((await gen(Buffer.from('%PDF-1.4 nonsense'), 'bad.pdf')).status).toBe(422);
+  });
+});
