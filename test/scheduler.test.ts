@@ -116,6 +116,19 @@ describe('scheduler, variant B', () => {
     expect(mail?.text).toContain('Feedback in the last 7 day(s): 1 (average rating 5.00)');
   });
 
+  it('runs the documents task: the owner’s documents of the period, per folder', async () => {
+    const u = await basicUser(t);
+    const conversation_id = (await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } })).body.conversation_id;
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ user_id: u.user_id, session_id: 's', conversation_id })) form.append(k, v);
+    form.append('file', new Blob(['Dear Ana,\n\nThank you.\n\nYours sincerely,\nLuis']), 'letter.txt');
+    expect((await call('POST', '/process_document', { key: u.key, form })).status).toBe(200);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'documents', recurrency: 'weekly', start_event: future(86_400_000), metadata: { period_days: 7 } } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    const [run] = await runs(u.key, ev.id, 1);
+    expect(run).toMatchObject({ outcome: 'success', result: { period_days: 7, documents: 1, folders: { Letters: 1 } } });
+  });
+
   it('records a failed run, with the reason, for a component that is not available', async () => {
     const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'daily', start_event: future(86_400_000) } })).body.event;
     await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });

@@ -14,6 +14,10 @@ describe('search history (/carina)', () => {
     await call('POST', '/retail/admin/brands', { key: other.adminKey, json: { name: 'Other Coffee' } });
     const conversation_id = (await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } })).body.conversation_id;
     await call('POST', '/process_text', { key: user.key, json: { text: 'My coffee order arrived cold this morning.', user_id: user.user_id, conversation_id } });
+    const form = new FormData();
+    for (const [k, v] of Object.entries({ user_id: user.user_id, session_id: 's', conversation_id })) form.append(k, v);
+    form.append('file', new Blob(['Receipt\nCoffee Corner\n2 x Flat white 7.00\nTotal 7.00\nThank you for shopping!']), 'coffee-receipt.txt');
+    expect((await call('POST', '/process_document', { key: user.key, form })).status).toBe(200);
 
     const res = await call('POST', '/carina/search', { key: user.key, json: { idp_id: user.idp_id, organization_id: t.organization_id, query: 'coffee' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
@@ -23,7 +27,9 @@ describe('search history (/carina)', () => {
     expect(data.venues.map((v: any) => v.name)).toEqual(['Coffee Corner']);
     expect(data.gifts.map((g: any) => g.gift_name)).toEqual(['Coffee voucher']);
     expect(data.texts).toHaveLength(1);
-    expect(data.total).toBe(5);
+    expect(data.documents.map((d: any) => d.filename)).toEqual(['coffee-receipt.txt']);
+    expect(data.documents[0]).toMatchObject({ folder: 'Receipts', category: 'receipts' });
+    expect(data.total).toBe(6);
     expect(res.body).toMatchObject({ success: true, idp_id: user.idp_id, organization_id: t.organization_id, query: 'coffee', id: expect.stringMatching(/^srch_/) });
     const byBarcode = await call('POST', '/carina/search', { key: user.key, json: { idp_id: user.idp_id, organization_id: t.organization_id, query: '4006381333931' } });
     expect(byBarcode.body.results.search_data.products.map((p: any) => p.name)).toEqual(['Coffee Beans 1kg']);

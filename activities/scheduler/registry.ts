@@ -10,6 +10,7 @@ import type { EventType } from './models';
 import { deliverWebhook } from '../engines/webhooks';
 import { answerQuestion, requireConversation } from '../support/support';
 import { feedbackStats } from '../feedback/feedback';
+import { NormalizedResponse, type NormalizedDoc } from '../responses/normalized';
 
 export interface ScheduledTask {
   action: 'execute_scheduled_task';
@@ -84,7 +85,32 @@ export const TASKS: Record<EventType, Task> = {
     const sent = await sendEmail({ req, content: await composeEmail(req) });
     return { period_days: days, stats, message_id: sent.message_id, recipient: sent.recipient };
   },
-  documents: notBuilt('documents'),
+  /** The owner's documents processed over metadata.period_days (default 7), per folder; emailed to metadata.recipient when given. */
+  async documents(task) {
+    const days = Number(task.metadata.period_days ?? 7);
+    if (!Number.isFinite(days) || days <= 0 || days > 3660) throw new PlatformError(422, 'metadata.period_days: must be a number of days between 1 and 3660');
+    const since = new Date(Date.now() - days * 86_400_000);
+    const docs = await NormalizedResponse.find({ organization_id: task.organization_id, user_id: task.user_id, source: 'document', created_at: { $gte: since } }).lean<NormalizedDoc[]>();
+    const folders: Record<string, number> = {};
+    for (const d of docs) {
+      const folder = (JSON.parse(d.metadata_json) as { data?: { folder_structure?: { folder_name?: string } } }).data?.folder_structure?.folder_name ?? 'Other';
+      folders[folder] = (folders[folder] ?? 0) + 1;
+    }
+    const recipient = task.metadata.recipient;
+    if (typeof recipient !== 'string') return { period_days: days, documents: docs.length, folders };
+    const body = `${docs.length} document(s) processed in the last ${days} day(s).\n\n${Object.entries(folders).map(([f, n]) => `${f}: ${n}`).join('\n') || 'No documents.'}`;
+    const req = {
+      organization_id: task.organization_id,
+      user_id: task.user_id,
+      conversation_id: '-',
+      email_type: 'notification' as const,
+      metadata: { subject: `Your documents: last ${days} day(s)`, body },
+      recipient,
+      idempotency_key: `event:${task.run_id}`,
+    };
+    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    return { period_days: days, documents: docs.length, folders, message_id: sent.message_id, recipient: sent.recipient };
+  },
   async webhook(task) {
     const { url, ...rest } = task.metadata;
     const payload = { action: task.action, event_id: task.event_id, run_id: task.run_id, user_id: task.user_id, idp_id: task.idp_id, organization_id: task.organization_id, metadata: rest };

@@ -1,6 +1,6 @@
 /**
  * Catalogue search with history (`/carina`): one query over the organization's brands,
- * products, venues and gifts and the user's own processed texts, recorded per user. History is
+ * products, venues and gifts and the user's own processed texts and documents, recorded per user. History is
  * newest first; searching the same words again moves that entry to the top (one entry per
  * normalized query, its primary key); at most HISTORY_LIMIT entries per user are kept.
  */
@@ -11,6 +11,7 @@ import { Gift, type GiftDoc } from '../gifts/models';
 import { Brand, Product, type BrandDoc, type ProductDoc } from '../retail/models';
 import { organizationVenues } from '../retail/venues';
 import { TextEmbedding } from '../text/text';
+import { NormalizedResponse, type NormalizedDoc } from '../responses/normalized';
 
 export const HISTORY_LIMIT = 100;
 const PER_TYPE = 10;
@@ -76,13 +77,18 @@ export interface SearchData {
 export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
   const terms = [...new Set(normalizeQuery(query).split(' ').filter((t) => t.length >= 2))];
   if (!terms.length) return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
-  const [brands, products, venues, gifts, texts] = await Promise.all([
+  const [brands, products, venues, gifts, texts, documents] = await Promise.all([
     Brand.find({ organization_id }).lean<BrandDoc[]>(),
     Product.find({ organization_id }).lean<ProductDoc[]>(),
     organizationVenues(organization_id),
     Gift.find({ organization_id }).lean<GiftDoc[]>(),
     TextEmbedding.find({ organization_id, user_id }, { excerpt: 1, file_path: 1, created_at: 1 }).lean<Array<{ _id: string; excerpt: string; file_path: string; created_at: Date }>>(),
+    NormalizedResponse.find({ organization_id, user_id, source: 'document' }).lean<NormalizedDoc[]>(),
   ]);
+  const docs = documents.map((d) => {
+    const m = JSON.parse(d.metadata_json) as { source_filename?: string; text_excerpt?: string; thumbnail_path?: string; original_path?: string; data?: { folder_structure?: { folder_name?: string; category?: string } } };
+    return { response_id: d.response_id, filename: m.source_filename ?? '', folder: m.data?.folder_structure?.folder_name ?? null, category: m.data?.folder_structure?.category ?? null, thumbnail_path: m.thumbnail_path ?? null, excerpt: (m.text_excerpt ?? '').slice(0, 200), conversation_id: d.conversation_id };
+  });
   const digits = query.replace(/\D/g, '');
   const data: SearchData = {
     query,
@@ -91,11 +97,10 @@ export async function runSearch(organization_id: string, user_id: string, query:
     venues: top(venues.map((v) => ({ id: v.id, name: v.name, address: v.address })), (v) => score(terms, v.name, v.address)),
     gifts: top(gifts.map((g) => ({ id: g.gift_id, gift_name: g.gift_name, gift_type: g.gift_type, points_value: g.points_value ?? null })), (g) => score(terms, g.gift_name, g.gift_type.replace(/_/g, ' '))),
     texts: top(texts.map((t) => ({ embedding_id: t._id, file_path: t.file_path, excerpt: t.excerpt })), (t) => score(terms, t.excerpt)),
-    // Document processing is not built yet: no documents to search.
-    documents: [],
+    documents: top(docs, (d) => score(terms, d.filename.replace(/[._-]+/g, ' '), d.folder ?? '', d.excerpt)),
     total: 0,
   };
-  data.total = data.brands.length + data.products.length + data.venues.length + data.gifts.length + data.texts.length;
+  data.total = data.brands.length + data.products.length + data.venues.length + data.gifts.length + data.texts.length + data.documents.length;
   return data;
 }
 
