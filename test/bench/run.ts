@@ -17,8 +17,8 @@ import { launchPlatform } from '../../workers/platform';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
-/** BENCH_SECTIONS=edge,loyalty,scheduler,images,retail,support (default: all) */
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'edge,loyalty,scheduler,images,retail,support').split(',').map((x) => x.trim()));
+/** BENCH_SECTIONS=edge,loyalty,scheduler,images,retail,support,documents (default: all) */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'edge,loyalty,scheduler,images,retail,support,documents').split(',').map((x) => x.trim()));
 
 interface Load {
   name: string;
@@ -167,6 +167,11 @@ async function main() {
       line('');
       for (const l of await benchSupport(base, adminKey)) line(l);
     }
+    if (SECTIONS.has('documents')) {
+      const { benchDocuments } = await import('./documents');
+      line('');
+      for (const l of await benchDocuments(base, adminKey)) line(l);
+    }
     await closeRuntime();
 
     const print = (s: string) => process.stdout.write(`${s}\n`);
@@ -178,7 +183,7 @@ async function main() {
     print('');
     for (const l of out) print(l);
     print('');
-    print('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×; nearby p99 < 20 ms at 100,000 venues; receipt scan < 3 s warm, accuracy >= 95%; support answers and transcription real-time factor: reported.');
+    print('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×; nearby p99 < 20 ms at 100,000 venues; receipt scan < 3 s warm, accuracy >= 95%; support answers and transcription real-time factor: reported; first-page thumbnail <= 1.5× pdftoppm.');
   } finally {
     hello.kill('SIGTERM');
     await platform.stop();
