@@ -55,6 +55,8 @@ export const envSchema = z.object({
   PLACES_BASE_URL: optional,
   PLACES_CACHE_HOURS: z.coerce.number().min(0).default(24),
   NEARBY_MAX_RADIUS_M: z.coerce.number().positive().default(50_000),
+  EMBEDDINGS_PROVIDER: z.enum(['local', 'openai']).default('local'),
+  EMBEDDINGS_MODEL: z.string().min(1).default('text-embedding-3-small'),
   LLM_PROVIDER: z.enum(['none', 'openai']).default('none'),
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   SPEECH_ENGINE: z.enum(['auto', 'pocketsphinx', 'openai', 'none']).default('auto'),

@@ -41,3 +41,13 @@ export async function chat(input: { agent: string; system: string; user: string;
   const u = res.usage;
   return { text: res.choices[0]?.message?.content?.trim() ?? '', model: res.model || model, usage: u ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens } : null };
 }
+
+/** Embeddings from the OpenAI-compatible endpoint (EMBEDDINGS_PROVIDER=openai, EMBEDDINGS_MODEL). */
+export async function embed(text: string): Promise<{ vector: number[]; engine: string }> {
+  const model = config().EMBEDDINGS_MODEL;
+  // float: not every OpenAI-compatible server implements the SDK's default base64 encoding
+  const res = await openai().embeddings.create({ model, input: text.slice(0, 30_000), encoding_format: 'float' });
+  const vector = res.data[0]?.embedding;
+  if (!Array.isArray(vector) || !vector.length) throw new Error('the embeddings endpoint returned no vector');
+  return { vector, engine: `openai:${model}` };
+}

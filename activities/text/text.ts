@@ -3,7 +3,9 @@ import mongoose, { Schema } from 'mongoose';
 import { notFound } from '../errors';
 import { newId } from '../ids';
 import { putObject } from '../engines/storage';
-import { cosine, hashedEmbedding, HASHED_DIMENSIONS, HASHED_ENGINE } from '../engines/embeddings';
+import { config } from '../config';
+import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
+import { embed } from '../engines/llm';
 import { storeNormalizedResponse } from '../responses/normalized';
 import { analyse } from './analysis';
 
@@ -50,19 +52,25 @@ export interface ProcessTextInput {
   timestamp?: string;
 }
 
+/** The configured embedding engine: the local hashed vector, or the model's (EMBEDDINGS_PROVIDER=openai). */
+async function embedText(text: string): Promise<{ vector: number[]; engine: string }> {
+  if (config().EMBEDDINGS_PROVIDER === 'openai') return embed(text);
+  return { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
+}
+
 export async function processText(input: ProcessTextInput) {
   const id = newId('txt');
   const file_path = `${input.organization_id}/${input.user_id}/texts/${id}.txt`;
   await putObject(file_path, Buffer.from(input.text, 'utf8'), 'text/plain; charset=utf-8');
   const analysis = analyse(input.text);
-  const vector = hashedEmbedding(input.text);
+  const { vector, engine } = await embedText(input.text);
   const embedding_id = `emb_${id.slice(4)}`;
   await TextEmbedding.create({
     _id: embedding_id,
     organization_id: input.organization_id,
     user_id: input.user_id,
-    engine: HASHED_ENGINE,
-    dimensions: HASHED_DIMENSIONS,
+    engine,
+    dimensions: vector.length,
     vector,
     file_path,
     excerpt: input.text.slice(0, 200),
@@ -70,7 +78,7 @@ export async function processText(input: ProcessTextInput) {
   });
   const metadata = {
     ...analysis,
-    embedding: { engine: HASHED_ENGINE, dimensions: HASHED_DIMENSIONS },
+    embedding: { engine, dimensions: vector.length },
     engine: 'local',
     user_id: input.user_id,
     idp_id: input.idp_id,
@@ -99,14 +107,17 @@ export async function processText(input: ProcessTextInput) {
  */
 export async function similarTexts(input: { organization_id: string; user_id?: string; query?: string; embedding_id?: string; limit: number }) {
   let vector: number[];
+  let engine: string;
   if (input.embedding_id) {
     const own = await TextEmbedding.findOne({ _id: input.embedding_id, organization_id: input.organization_id, ...(input.user_id ? { user_id: input.user_id } : {}) }).lean<EmbeddingDoc>();
     if (!own) throw notFound(`Embedding not found: ${input.embedding_id}`);
     vector = own.vector;
+    engine = own.engine;
   } else {
-    vector = hashedEmbedding(input.query ?? '');
+    ({ vector, engine } = await embedText(input.query ?? ''));
   }
-  const filter: Record<string, string> = { organization_id: input.organization_id, engine: HASHED_ENGINE };
+  // Vectors of different engines live in different spaces: only the same engine's are compared.
+  const filter: Record<string, string> = { organization_id: input.organization_id, engine };
   if (input.user_id) filter.user_id = input.user_id;
   const docs = await TextEmbedding.find(filter).lean<EmbeddingDoc[]>();
   return docs

@@ -10,6 +10,7 @@ import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback';
 import { answerQuestion, createArticle } from '../../activities/support/support';
+import { processText, similarTexts } from '../../activities/text/text';
 import { freePort } from '../../workers/infra';
 import { unique } from '../helpers/api';
 
@@ -20,6 +21,14 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
     requests.push(body);
+    if (req.url === '/v1/embeddings') {
+      // A 3-dimension "model": refund-ish texts point one way, delivery-ish another.
+      const t = String(body.input).toLowerCase();
+      const v = [t.includes('refund') || t.includes('money') ? 1 : 0, t.includes('late') || t.includes('delivery') ? 1 : 0, 0.1];
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', model: 'embed-test', data: [{ object: 'embedding', index: 0, embedding: v }], usage: { prompt_tokens: 5, total_tokens: 5 } }));
+      return;
+    }
     const system: string = body.messages[0].content;
     const user: string = body.messages[1].content;
     let content = 'I_DONT_KNOW';
@@ -33,7 +42,7 @@ const server = http.createServer((req, res) => {
 beforeAll(async () => {
   const port = await freePort();
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), LLM_PROVIDER: 'openai', LLM_MODEL: 'mock-model', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test' }));
+  setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), LLM_PROVIDER: 'openai', LLM_MODEL: 'mock-model', EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_MODEL: 'embed-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test' }));
   await initRuntime();
 });
 afterAll(async () => {
@@ -61,5 +70,16 @@ describe('LLM engines (mocked provider API)', () => {
   it('classifies feedback with the model, keeping only known categories', async () => {
     const id = await storeFeedback({ organization_id: unique('llm-org'), user_id: 'usr_x', feedback_type: 'complaint', rating: 1, comment: 'Scanning never works.' });
     expect(await analyseFeedback(id)).toEqual({ sentiment_score: -0.8, sentiment_label: 'negative', categories: [{ category: 'scanning', polarity: 'complaint' }], engine: 'llm:mock-model' });
+  });
+
+  it('embeds texts with the configured model and compares only vectors of that engine', async () => {
+    const org = unique('llm-org');
+    const base = { organization_id: org, user_id: 'usr_x', idp_id: 'x', conversation_id: unique('conv') };
+    const a = await processText({ ...base, text: 'I want my money back, please refund me.' });
+    await processText({ ...base, text: 'The delivery was late again.' });
+    expect(a.metadata.embedding).toEqual({ engine: 'openai:embed-test', dimensions: 3 });
+    const hits = await similarTexts({ organization_id: org, query: 'refund', limit: 5 });
+    expect(hits[0].excerpt).toContain('money back');
+    expect(hits[0].score).toBeGreaterThan(hits[1].score);
   });
 });
