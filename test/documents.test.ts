@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { strToU8, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +55,9 @@ describe('document processing (workflow document:<id>)', () => {
     expect(scan.body.metadata.text_excerpt).toContain('Sourdough');
     const photo = await send(await sharp({ create: { width: 640, height: 480, channels: 3, background: { r: 30, g: 120, b: 200 } } }).jpeg().toBuffer(), 'beach.jpg');
     expect(photo.body.data).toMatchObject({ folder_structure: { category: 'photos' }, metadata: { format: 'jpeg', dimensions: '640x480', pages: 1 } });
+    const heic = await send(fs.readFileSync(new URL('./fixtures/photo.heic', import.meta.url)), 'IMG_0001.HEIC');
+    expect(heic.status, JSON.stringify(heic.body)).toBe(200);
+    expect(heic.body.data).toMatchObject({ folder_structure: { category: 'photos' }, metadata: { format: 'heic', pages: 1 } });
   });
 
   it('reads DOCX, Markdown, CSV and plain text', async () => {
