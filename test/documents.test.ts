@@ -96,6 +96,18 @@ describe('document processing (workflow document:<id>)', () => {
     expect(huge.body.data.metadata.pages).toBe(1);
   });
 
+  it('reads a 500-page PDF within the text caps and stays up for the next document', async () => {
+    const { send } = await setup();
+    const big = await pdfWithText(['Bank statement', 'Account number 12345678', 'Opening balance 1,000.00', 'Closing balance 1,150.00'], { pages: 500, title: 'Statement' });
+    const res = await send(big, 'statement.pdf');
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data).toMatchObject({ folder_structure: { category: 'bank_statements' }, metadata: { pages: 500, format: 'pdf' } });
+    // text was read from the first 50 pages only
+    expect(res.body.data.metadata.word_count).toBeLessThan(50 * 20);
+    const next = await send(Buffer.from('Dear Ana,\n\nYours sincerely,\nLuis'), 'after.txt');
+    expect(next.status).toBe(200);
+  });
+
   it('generates a first-page thumbnail for PDFs and images alike', async () => {
     const { user } = await setup();
     const gen = (data: Buffer, name: string) => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data, name }) });
