@@ -2,7 +2,8 @@ import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images/images';
 import type { SupportAnswer } from '../activities/support/support';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
+import { PLATFORM_FAILURE_TYPE } from './failures';
+import { orDiscard } from './uploads';
 
 const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: [PLATFORM_FAILURE_TYPE] };
 const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry });
@@ -31,14 +32,10 @@ export interface AudioQaResult {
  * (not audio, silent, too long) fails the run with a 4xx and the upload is deleted.
  */
 export async function audioQaWorkflow(input: AudioQaInput): Promise<AudioQaResult> {
-  let transcript;
-  try {
+  const transcript = await orDiscard(discardUpload, input.upload, async () => {
     await requireConversation(input.organization_id, input.user_id, input.conversation_id);
-    transcript = await transcribeStoredAudio(input.upload);
-  } catch (err) {
-    if (isClientFailure(err)) await discardUpload(input.upload.original_path);
-    throw err;
-  }
+    return transcribeStoredAudio(input.upload);
+  });
   const qa_response = await answerQuestion({
     organization_id: input.organization_id,
     user_id: input.user_id,

@@ -2,7 +2,8 @@ import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images/images';
 import type { ProcessedDocument } from '../activities/documents/documents';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
+import { PLATFORM_FAILURE_TYPE } from './failures';
+import { orDiscard, uploadContext } from './uploads';
 
 // Local activities, as for images: the caller waits over HTTP. Few attempts: a document that
 // fails the same way twice will not read a third time.
@@ -18,19 +19,10 @@ export interface ProcessDocumentInput {
   conversation_id: string;
 }
 
-async function orDiscard<T>(upload: StoredUpload, stage: () => Promise<T>): Promise<T> {
-  try {
-    return await stage();
-  } catch (err) {
-    if (isClientFailure(err)) await discardUpload(upload.original_path);
-    throw err;
-  }
-}
-
 /** `document:<media_id>`: read, classify and thumbnail the stored document; record the normalized response. */
 export async function processDocumentWorkflow(input: ProcessDocumentInput) {
   const { upload } = input;
-  const doc: ProcessedDocument = await orDiscard(upload, () => processStoredDocument(upload));
+  const doc: ProcessedDocument = await orDiscard(discardUpload, upload, () => processStoredDocument(upload));
   const m = doc.metadata;
   const f = doc.folder_structure;
   const normalized_response =
@@ -39,14 +31,7 @@ export async function processDocumentWorkflow(input: ProcessDocumentInput) {
     `Filed under ${f.folder_name} / ${f.subcategory} (${f.category}, confidence ${doc.classification.confidence.toFixed(2)}). ` +
     `${m.word_count} words of text${m.text_source === 'ocr' ? ' read by OCR' : ''}. Thumbnail stored at ${doc.thumbnail_path}.`;
   const metadata = {
-    media_id: upload.media_id,
-    workflow_id: workflowInfo().workflowId,
-    user_id: upload.user_id,
-    idp_id: input.idp_id,
-    organization_id: upload.organization_id,
-    session_id: input.session_id,
-    conversation_id: input.conversation_id,
-    source_filename: upload.filename,
+    ...uploadContext(upload, input),
     original_path: doc.original_path,
     classification: doc.classification,
     text_excerpt: doc.text_excerpt,
@@ -71,5 +56,5 @@ export async function processDocumentWorkflow(input: ProcessDocumentInput) {
 
 /** `thumbnail:<media_id>`: the first page or frame of a PDF, image or text document as JPEG. */
 export async function generateThumbnailWorkflow(input: { upload: StoredUpload }) {
-  return orDiscard(input.upload, () => thumbnailStoredFile(input.upload));
+  return orDiscard(discardUpload, input.upload, () => thumbnailStoredFile(input.upload));
 }

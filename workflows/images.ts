@@ -1,7 +1,7 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload, ImageMetadata } from '../activities/images/images';
-import { isClientFailure } from './failures';
+import { orDiscard, uploadContext } from './uploads';
 
 const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: ['PlatformError'] };
 
@@ -30,33 +30,13 @@ export interface ProcessImageResult {
   thumbnail_path: string;
 }
 
-/** Runs the stage, dropping the stored upload when the client's file is refused. */
-async function orDiscard<T>(upload: StoredUpload, stage: () => Promise<T>): Promise<T> {
-  try {
-    return await stage();
-  } catch (err) {
-    if (isClientFailure(err)) await discardUpload(upload.original_path);
-    throw err;
-  }
-}
-
 /** `image:<media_id>`: validate + thumbnail the stored upload, then record the normalized response. */
 export async function processImageWorkflow(input: ProcessImageInput): Promise<ProcessImageResult> {
   const { upload } = input;
-  const processed = await orDiscard(upload, () => processStoredImage(upload));
+  const processed = await orDiscard(discardUpload, upload, () => processStoredImage(upload));
   const m = processed.metadata;
   const normalized_response = `Image ${upload.filename}: ${m.format.toUpperCase()} ${m.dimensions}, ${m.size}. Thumbnail stored at ${processed.thumbnail_path}.`;
-  const metadata = {
-    media_id: upload.media_id,
-    workflow_id: workflowInfo().workflowId,
-    engine: processed.engine,
-    user_id: upload.user_id,
-    idp_id: input.idp_id,
-    organization_id: upload.organization_id,
-    session_id: input.session_id,
-    conversation_id: input.conversation_id,
-    source_filename: upload.filename,
-  };
+  const metadata = { ...uploadContext(upload, input), engine: processed.engine };
   const stored = await storeNormalizedResponse({
     response_id: workflowInfo().workflowId,
     conversation_id: input.conversation_id,
@@ -77,5 +57,5 @@ export async function processImageWorkflow(input: ProcessImageInput): Promise<Pr
 
 /** `heic:<media_id>`: HEIC/HEIF → full-size upright JPEG stored beside the original. */
 export async function convertHeicWorkflow(input: { upload: StoredUpload }): Promise<{ jpeg_path: string; metadata: ImageMetadata }> {
-  return orDiscard(input.upload, () => convertStoredHeic(input.upload));
+  return orDiscard(discardUpload, input.upload, () => convertStoredHeic(input.upload));
 }
