@@ -13,3 +13,4 @@ export { analyseFeedback } from './feedback/feedback';
 export { transcribeStoredAudio } from './support/audio';
 export { answerQuestion, requireConversation } from './support/support';
 export { processStoredDocument, thumbnailStoredFile } from './documents/documents';
+export { applyPaymentEvent } from './billing/billing';

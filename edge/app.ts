@@ -19,6 +19,7 @@ import './routes/support';
 import './routes/feedback';
 import './routes/search';
 import './routes/documents';
+import './routes/billing';
 import './routes/session';
 import './routes/identity';
 import './routes/images';

@@ -129,11 +129,18 @@ describe('scheduler, variant B', () => {
     expect(run).toMatchObject({ outcome: 'success', result: { period_days: 7, documents: 1, folders: { Letters: 1 } } });
   });
 
-  it('records a failed run, with the reason, for a component that is not available', async () => {
-    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'daily', start_event: future(86_400_000) } })).body.event;
+  it('runs the billing task: a token usage report by email; without a recipient the run fails with the reason', async () => {
+    const to = `${unique('usage')}@example.com`;
+    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'monthly', start_event: future(86_400_000), metadata: { recipient: to } } })).body.event;
     await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });
     const [run] = await runs(t.adminKey, ev.id, 1);
-    expect(run).toMatchObject({ outcome: 'failed', error: 'billing tasks are not available yet' });
+    expect(run).toMatchObject({ outcome: 'success', result: { total_tokens: 0, remaining_tokens: 0, recipient: to } });
+    const dir = inject('smtpDir');
+    const mails = await Promise.all(fs.readdirSync(dir).map((f) => PostalMime.parse(fs.readFileSync(path.join(dir, f)))));
+    expect(mails.find((m) => m.to?.some((a) => a.address === to))?.subject).toBe(`Token usage ${new Date().toISOString().slice(0, 7)}`);
+    const nobody = (await call('POST', B, { key: t.adminKey, json: { idp_id: unique('biller'), type_of_event: 'billing', recurrency: 'daily', start_event: future(86_400_000) } })).body.event;
+    await call('POST', `${B}/${nobody.id}/execute`, { key: t.adminKey });
+    expect((await runs(t.adminKey, nobody.id, 1))[0]).toMatchObject({ outcome: 'failed', error: 'metadata.recipient: no recipient and the user has no email' });
   });
 
   it('runs a one-off event when it is due, once, and marks it completed', async () => {

@@ -8,3 +8,4 @@ export { ticketScanWorkflow } from './ticket-scan';
 export { feedbackAnalysisWorkflow } from './feedback';
 export { audioQaWorkflow } from './audio-qa';
 export { processDocumentWorkflow, generateThumbnailWorkflow } from './documents';
+export { paymentEventWorkflow } from './payments';

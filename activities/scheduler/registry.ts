@@ -1,6 +1,5 @@
 /**
- * What `execute_scheduled_task` does for each `type_of_event`. Components register a task here;
- * a type whose component is not built yet fails its runs with a clear error rather than pretending.
+ * What `execute_scheduled_task` does for each `type_of_event`: each component registers its task here.
  */
 import { PlatformError } from '../errors';
 import { awardAction } from '../loyalty/rules';
@@ -10,6 +9,7 @@ import type { EventType } from './models';
 import { deliverWebhook } from '../engines/webhooks';
 import { answerQuestion, requireConversation } from '../support/support';
 import { feedbackStats } from '../feedback/feedback';
+import { tokenUsage } from '../billing/billing';
 import { NormalizedResponse, type NormalizedDoc } from '../responses/normalized';
 
 export interface ScheduledTask {
@@ -23,10 +23,6 @@ export interface ScheduledTask {
 }
 
 type Task = (task: ScheduledTask) => Promise<Record<string, unknown>>;
-
-const notBuilt = (component: string): Task => async () => {
-  throw new PlatformError(501, `${component} tasks are not available yet`);
-};
 
 export const TASKS: Record<EventType, Task> = {
   async email(task) {
@@ -50,7 +46,26 @@ export const TASKS: Record<EventType, Task> = {
     const out = await awardAction({ organization_id: task.organization_id, user_id: task.user_id, action_type: task.metadata.action_type, operation_id: `event:${task.run_id}` });
     return { points_awarded: out.points_awarded, balance: out.entry.balance_after };
   },
-  billing: notBuilt('billing'),
+  /** The owner's token usage report (metadata.period YYYY-MM, default this month), emailed to metadata.recipient or the user's email. */
+  async billing(task) {
+    const period = typeof task.metadata.period === 'string' ? task.metadata.period : undefined;
+    if (period !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(period)) throw new PlatformError(422, 'metadata.period: must be YYYY-MM');
+    const usage = await tokenUsage(task.organization_id, task.user_id, period);
+    const recipient = typeof task.metadata.recipient === 'string' ? task.metadata.recipient : (await getUser(task.organization_id, task.user_id)).email;
+    if (!recipient) throw new PlatformError(422, 'metadata.recipient: no recipient and the user has no email');
+    const byAgent = Object.entries(usage.usage_by_agent).map(([a, n]) => `${a}: ${n}`).join('\n') || 'No model calls.';
+    const req = {
+      organization_id: task.organization_id,
+      user_id: task.user_id,
+      conversation_id: '-',
+      email_type: 'notification' as const,
+      metadata: { subject: `Token usage ${usage.period}`, body: `Tokens used in ${usage.period}: ${usage.total_tokens}. Remaining now: ${usage.remaining_tokens}.\n\n${byAgent}` },
+      recipient,
+      idempotency_key: `event:${task.run_id}`,
+    };
+    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    return { period: usage.period, total_tokens: usage.total_tokens, remaining_tokens: usage.remaining_tokens, message_id: sent.message_id, recipient: sent.recipient };
+  },
   /** Answers metadata.prompt in the owner's conversation metadata.conversation_id (a scheduled check-in). */
   async support(task) {
     const { prompt, conversation_id } = task.metadata;

@@ -67,6 +67,8 @@ export default async function setup(project: TestProject) {
     // Webhook tests post to a receiver on 127.0.0.1: private targets (and http) allowed here only.
     WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Payment webhooks are signed with this (no Stripe key: purchases use the sandbox provider).
+    PAYMENT_WEBHOOK_SECRET: `whsec_pay_${run}`,
     EMAIL_FROM: 'Platform Tests <tests@platform.test>',
     // Venue details ask the local Google Places stand-in (no internet here).
     PLACES_PROVIDER: 'google',

@@ -1,0 +1,128 @@
+/**
+ * Token billing (CONTRACT.md): packages, purchases through the payment provider (Stripe, or the
+ * sandbox without a key), usage, and the signed payment webhook applied by `payment:<event id>`.
+ */
+import { getRequestHeader } from 'h3';
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { config } from '../../activities/config';
+import { PlatformError } from '../../activities/errors';
+import { createPackage, listPackages, PaymentRequired, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
+import { stripe } from '../../activities/engines/payments';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
+import { actingUser, existingUser, organizationFor } from '../auth';
+import { defineRoute, readBodyLimited, Reply } from '../http';
+import { organizationId, requiredId } from '../schemas';
+import { runIdempotent } from '../temporal';
+
+const tag = 'billing';
+const pkg = z.object({ id: z.string(), name: z.string(), tokens: z.number(), price: z.number(), currency: z.string(), validity_days: z.number() }).passthrough();
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/billing/packages'],
+  tag,
+  summary: 'Token packages on sale',
+  auth: 'key',
+  response: z.object({ success: z.literal(true), packages: z.array(pkg) }),
+  handler: async () => ({ success: true, packages: await listPackages() }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/billing/packages'],
+  tag,
+  summary: 'Creates a token package (system admin)',
+  auth: 'sysadmin',
+  body: z.object({
+    id: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (at most 64)').optional(),
+    name: z.string().trim().min(1).max(200),
+    tokens: z.number().int().positive().max(1e12),
+    price: z.number().positive().max(1e7),
+    currency: z.string().regex(/^[A-Za-z]{3}$/, 'an ISO 4217 code such as USD'),
+    validity_days: z.number().int().positive().max(3660),
+  }),
+  status: 201,
+  response: z.object({ success: z.literal(true), package: pkg }),
+  handler: async ({ body }) => new Reply(201, { success: true, package: await createPackage(body) }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/billing/purchase-tokens'],
+  tag,
+  summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing',
+  auth: 'key',
+  body: z.object({
+    user_id: requiredId,
+    organization_id: organizationId,
+    package_id: requiredId,
+    payment_method: z.object({ type: z.string().trim().min(1).max(50), token: z.string().trim().min(1).max(200) }),
+    idempotency_key: z.string().trim().min(1).max(200).optional().describe('a retry with the same key answers the first purchase (also the Idempotency-Key header)'),
+  }),
+  response: z.object({ success: z.literal(true), transaction_id: z.string(), status: z.string(), provider: z.string(), sandbox: z.boolean(), package_details: z.object({ id: z.string(), tokens: z.number(), expiry_date: z.string() }) }),
+  handler: async ({ event, principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id);
+    const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
+    try {
+      return await purchaseTokens({ organization_id: org, user_id: user.user_id, package_id: body.package_id, token: body.payment_method.token, idempotency_key });
+    } catch (err) {
+      if (err instanceof PaymentRequired) return new Reply(402, { detail: err.message, ...err.purchase });
+      throw err;
+    }
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/billing/usage/:user_id'],
+  tag,
+  summary: "A user's tokens: used in the period (YYYY-MM, default this month) by agent, and remaining now (unexpired credit minus use, oldest credit first)",
+  auth: 'key',
+  params: z.object({ user_id: requiredId }),
+  query: z.object({ organization_id: organizationId, period: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM').optional() }),
+  response: z.object({ success: z.literal(true), usage: z.object({ total_tokens: z.number(), remaining_tokens: z.number(), usage_by_agent: z.record(z.string(), z.number()), period: z.string() }).passthrough() }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const user = await existingUser(principal, org, params.user_id, 'User not found');
+    return { success: true, usage: await tokenUsage(org, user.user_id, query.period) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/billing/webhooks/payment'],
+  tag,
+  summary: "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id>",
+  auth: 'none',
+  rateLimit: 'ip',
+  response: z.object({ status: z.literal('success') }),
+  handler: async ({ event }) => {
+    const secret = config().PAYMENT_WEBHOOK_SECRET;
+    if (!secret) throw new PlatformError(500, 'payment provider not configured');
+    const raw = await readBodyLimited(event, 1024 * 1024);
+    const signature = getRequestHeader(event, 'payment-signature') ?? getRequestHeader(event, 'stripe-signature');
+    let verified: Stripe.Event;
+    try {
+      verified = stripe().webhooks.constructEvent(raw, signature ?? '', secret, 300);
+    } catch {
+      throw new PlatformError(400, 'Invalid payment webhook signature');
+    }
+    const object = verified.data.object as unknown as Record<string, unknown>;
+    const input: PaymentEventInput = {
+      id: verified.id,
+      type: verified.type,
+      livemode: verified.livemode,
+      object: {
+        id: typeof object.id === 'string' ? object.id : undefined,
+        metadata: (object.metadata as Record<string, string>) ?? {},
+        payment_intent: typeof object.payment_intent === 'string' ? object.payment_intent : null,
+        last_payment_error: (object.last_payment_error as { message?: string }) ?? null,
+      },
+    };
+    const org = (input.object.metadata?.organization_id as string) || config().DEFAULT_ORGANIZATION_ID;
+    await runIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], platformSearchAttributes(org, input.object.metadata?.user_id ?? 'payment-provider', 'billing'));
+    return { status: 'success' };
+  },
+});
