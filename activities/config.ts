@@ -35,6 +35,7 @@ export const envSchema = z.object({
   DEFAULT_ORGANIZATION_ID: z.string().min(1).default('default'),
   PAYMENT_WEBHOOK_SECRET: optional,
   STRIPE_SECRET_KEY: optional,
+  CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),

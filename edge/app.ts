@@ -20,6 +20,7 @@ import './routes/feedback';
 import './routes/search';
 import './routes/documents';
 import './routes/billing';
+import './routes/llm-config';
 import './routes/session';
 import './routes/identity';
 import './routes/images';

@@ -69,6 +69,7 @@ export default async function setup(project: TestProject) {
     WEBHOOK_ALLOW_PRIVATE: 'true',
     // Payment webhooks are signed with this (no Stripe key: purchases use the sandbox provider).
     PAYMENT_WEBHOOK_SECRET: `whsec_pay_${run}`,
+    CONFIG_ENCRYPTION_KEY: `config-key-${run}`,
     EMAIL_FROM: 'Platform Tests <tests@platform.test>',
     // Venue details ask the local Google Places stand-in (no internet here).
     PLACES_PROVIDER: 'google',

@@ -1,0 +1,204 @@
+/**
+ * LLM configuration per organization and agent (CONTRACT.md): the default configuration, an
+ * organization's own (business and enterprise), provider configurations with encrypted keys,
+ * versioned changes and the overview.
+ */
+import { config } from '../config';
+import { forbidden, isDuplicateKey, PlatformError } from '../errors';
+import { findOrganization } from '../identity/organizations';
+import { TokenUsage, type TokenUsageDoc } from '../billing/models';
+import { AGENTS, ConfigVersion, DefaultConfig, LlmConfig, ProviderConfig, type AgentName, type ConfigVersionDoc, type DefaultConfigDoc, type LlmConfigDoc, type ProviderConfigDoc } from './models';
+import { decryptSecret, encryptSecret, maskSecret } from './secrets';
+
+export interface AgentSettings {
+  provider: string;
+  model: string;
+  temperature: number;
+  max_tokens: number;
+  system_prompt: string;
+  agent_specific_settings: Record<string, unknown>;
+}
+
+/** Used until a system admin sets a default: every agent on its local engine. */
+export const BUILT_IN_DEFAULT: { agents: Record<AgentName, AgentSettings> } = {
+  agents: Object.fromEntries(
+    AGENTS.map((a) => [a, { provider: 'local', model: 'local', temperature: 0.2, max_tokens: 500, system_prompt: '', agent_specific_settings: { fallback_to_local: true } }]),
+  ) as unknown as Record<AgentName, AgentSettings>,
+};
+
+const parse = (text: string) => JSON.parse(text) as Record<string, unknown>;
+
+// --- versions ---
+
+function diff(before: Record<string, unknown>, after: Record<string, unknown>): Record<string, { from: unknown; to: unknown }> {
+  const out: Record<string, { from: unknown; to: unknown }> = {};
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (JSON.stringify(before[k]) !== JSON.stringify(after[k])) out[k] = { from: before[k] ?? null, to: after[k] ?? null };
+  }
+  return out;
+}
+
+/** Records a change as the next version of its scope; the primary key makes the number unique. */
+async function recordVersion(scope: string, changed_by: string, changes: Record<string, unknown>): Promise<number> {
+  for (let attempt = 0; attempt < 10; attempt += 1) {
+    const last = await ConfigVersion.findOne({ scope }).sort({ version: -1 }).lean<ConfigVersionDoc>();
+    const version = (last?.version ?? 0) + 1;
+    try {
+      await ConfigVersion.create({ _id: `${scope}#${version}`, scope, version, changed_by, diff_json: JSON.stringify(changes) });
+      return version;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
+  }
+  throw new PlatformError(503, 'configuration is being changed concurrently; retry');
+}
+
+export async function versionHistory(scope?: string, limit = 50) {
+  const docs = await ConfigVersion.find(scope ? { scope } : {}).sort({ changed_at: -1 }).limit(limit).lean<ConfigVersionDoc[]>();
+  return docs.map((d) => ({ scope: d.scope, version: d.version, changed_by: d.changed_by, changed_at: new Date(d.changed_at).toISOString(), changes: JSON.parse(d.diff_json) }));
+}
+
+// --- default ---
+
+export async function getDefaultConfig(): Promise<{ config: string; version: number; updated_at: string | null }> {
+  const doc = await DefaultConfig.findById('default').lean<DefaultConfigDoc>();
+  return doc ? { config: doc.config, version: doc.version, updated_at: new Date(doc.updated_at).toISOString() } : { config: JSON.stringify(BUILT_IN_DEFAULT), version: 0, updated_at: null };
+}
+
+export async function setDefaultConfig(text: string, changed_by: string) {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parse(text);
+  } catch {
+    throw new PlatformError(422, 'config: must be JSON text', 'config');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new PlatformError(422, 'config: must be a JSON object', 'config');
+  const before = parse((await getDefaultConfig()).config);
+  const version = await recordVersion('default', changed_by, diff(before, parsed));
+  await DefaultConfig.replaceOne({ _id: 'default' }, { _id: 'default', config: JSON.stringify(parsed), version, updated_by: changed_by }, { upsert: true });
+  return { version };
+}
+
+function defaultAgent(defaults: Record<string, unknown>, agent: AgentName): AgentSettings {
+  const agents = (defaults.agents ?? {}) as Record<string, Partial<AgentSettings>>;
+  return { ...BUILT_IN_DEFAULT.agents[agent], ...(agents[agent] ?? {}) };
+}
+
+// --- organization configs ---
+
+async function tierOf(organization_id: string) {
+  const org = await findOrganization(organization_id);
+  if (!org) throw new PlatformError(404, `Organization not found: ${organization_id}`);
+  return org.tier;
+}
+
+export async function effectiveConfig(organization_id: string, agent: AgentName) {
+  const tier = await tierOf(organization_id);
+  const defaults = defaultAgent(parse((await getDefaultConfig()).config), agent);
+  if (tier === 'free') return { tier, source: 'default' as const, settings: defaults };
+  const own = await LlmConfig.findById(`${organization_id}|${agent}`).lean<LlmConfigDoc>();
+  if (!own) return { tier, source: 'default' as const, settings: defaults };
+  const mine = parse(own.config_json) as Partial<AgentSettings>;
+  return { tier, source: 'organization' as const, version: own.version, settings: { ...defaults, ...mine, agent_specific_settings: { ...defaults.agent_specific_settings, ...(mine.agent_specific_settings ?? {}) } } };
+}
+
+export async function updateOrganizationConfig(organization_id: string, agent: AgentName, input: Partial<AgentSettings>, changed_by: string) {
+  const tier = await tierOf(organization_id);
+  if (tier === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
+  const id = `${organization_id}|${agent}`;
+  const before = await LlmConfig.findById(id).lean<LlmConfigDoc>();
+  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before ? parse(before.config_json) : {}, input));
+  await LlmConfig.replaceOne({ _id: id }, { _id: id, organization_id, agent_name: agent, config_json: JSON.stringify(input), version, updated_by: changed_by }, { upsert: true });
+  return { version, ...(await effectiveConfig(organization_id, agent)) };
+}
+
+// --- provider configs ---
+
+export interface ProviderInput {
+  provider: string;
+  base_url: string;
+  api_key?: string;
+  models?: string[];
+}
+
+const providerView = (p: ProviderConfigDoc) => ({
+  agent_name: p._id,
+  provider: p.provider,
+  base_url: p.base_url,
+  models: p.models ?? [],
+  api_key: p.api_key_hint ?? null,
+  api_key_set: Boolean(p.api_key_enc),
+  version: p.version,
+  updated_at: new Date(p.updated_at).toISOString(),
+});
+
+/** Masked: the key is never returned, only its first and last characters. */
+export async function getProviderConfig(agent: AgentName) {
+  const doc = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  if (doc) return providerView(doc);
+  const cfg = config();
+  // Not configured per agent: the environment's endpoint (if any) serves every agent.
+  return { agent_name: agent, provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local', base_url: cfg.OPENAI_BASE_URL ?? null, models: [], api_key: cfg.OPENAI_API_KEY ? maskSecret(cfg.OPENAI_API_KEY) : null, api_key_set: Boolean(cfg.OPENAI_API_KEY), version: 0, updated_at: null };
+}
+
+export async function updateProviderConfig(agent: AgentName, input: ProviderInput, changed_by: string) {
+  const before = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  const api_key_enc = input.api_key ? encryptSecret(input.api_key) : before?.api_key_enc;
+  const api_key_hint = input.api_key ? maskSecret(input.api_key) : before?.api_key_hint;
+  const shown = (p: { provider?: string; base_url?: string; models?: string[]; api_key_hint?: string }) => ({ provider: p.provider, base_url: p.base_url, models: p.models ?? [], api_key: p.api_key_hint ?? null });
+  const version = await recordVersion(`provider:${agent}`, changed_by, diff(before ? shown(before) : {}, shown({ ...input, api_key_hint })));
+  await ProviderConfig.replaceOne({ _id: agent }, { _id: agent, provider: input.provider, base_url: input.base_url.replace(/\/+$/, ''), models: input.models ?? [], api_key_enc, api_key_hint, version, updated_by: changed_by }, { upsert: true });
+  return providerView((await ProviderConfig.findById(agent).lean<ProviderConfigDoc>())!);
+}
+
+/** For the gateway only: the provider with its key in clear. */
+export async function providerSecret(agent: AgentName): Promise<{ provider: string; base_url: string | null; api_key: string | null }> {
+  const doc = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  if (doc) return { provider: doc.provider, base_url: doc.base_url, api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null };
+  const cfg = config();
+  return { provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local', base_url: cfg.OPENAI_BASE_URL ?? null, api_key: cfg.OPENAI_API_KEY ?? null };
+}
+
+// --- overview ---
+
+async function probe(base_url: string, api_key: string | null): Promise<{ ok: boolean; status: number | null; ms: number; error: string | null }> {
+  const started = performance.now();
+  try {
+    const res = await fetch(`${base_url.replace(/\/+$/, '')}/models`, { headers: api_key ? { authorization: `Bearer ${api_key}` } : {}, signal: AbortSignal.timeout(3000) });
+    return { ok: res.ok, status: res.status, ms: Math.round(performance.now() - started), error: res.ok ? null : `HTTP ${res.status}` };
+  } catch (err) {
+    return { ok: false, status: null, ms: Math.round(performance.now() - started), error: (err as Error).message };
+  }
+}
+
+export async function systemOverview() {
+  const [def, history, providers, orgConfigs, usage] = await Promise.all([
+    getDefaultConfig(),
+    versionHistory(undefined, 20),
+    ProviderConfig.find({}).lean<ProviderConfigDoc[]>(),
+    LlmConfig.countDocuments({}),
+    TokenUsage.find({}, { agent: 1, organization_id: 1, tokens: 1 }).lean<TokenUsageDoc[]>(),
+  ]);
+  const checks = await Promise.all(
+    providers.map(async (p) => ({ agent_name: p._id, provider: p.provider, base_url: p.base_url, ...(await probe(p.base_url, p.api_key_enc ? decryptSecret(p.api_key_enc) : null)) })),
+  );
+  const by_agent: Record<string, number> = {};
+  const by_organization: Record<string, number> = {};
+  for (const u of usage) {
+    by_agent[u.agent] = (by_agent[u.agent] ?? 0) + u.tokens;
+    by_organization[u.organization_id] = (by_organization[u.organization_id] ?? 0) + u.tokens;
+  }
+  return {
+    default_config: JSON.parse(def.config),
+    version_history: { total: await ConfigVersion.countDocuments({}), recent: history },
+    usage_statistics: { total_tokens: usage.reduce((s, u) => s + u.tokens, 0), calls: usage.length, by_agent, by_organization },
+    system_status: {
+      active_providers: [...new Set(['local', ...providers.map((p) => p.provider)])],
+      total_configurations: orgConfigs + providers.length + (def.version > 0 ? 1 : 0),
+      system_health: checks.every((c) => c.ok) ? 'healthy' : 'degraded',
+      provider_checks: checks,
+    },
+  };
+}
+
+export const isAgent = (a: string): a is AgentName => (AGENTS as readonly string[]).includes(a);

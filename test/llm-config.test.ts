@@ -1,0 +1,95 @@
+/**
+ * LLM configuration service. The provider health probe talks to a local HTTP server standing in
+ * for an OpenAI-compatible provider (its /models route).
+ */
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../workers/infra';
+import { adminKey, basicUser, call, newTenant } from './helpers/api';
+
+const P = '/api/llm-config';
+let standin: http.Server;
+let standinUrl: string;
+const seenAuth: string[] = [];
+
+beforeAll(async () => {
+  standin = http.createServer((req, res) => {
+    seenAuth.push(String(req.headers.authorization ?? ''));
+    res.writeHead(req.url === '/v1/models' ? 200 : 404, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ object: 'list', data: [{ id: 'llama3', object: 'model' }] }));
+  });
+  const port = await freePort();
+  await new Promise<void>((r) => standin.listen(port, '127.0.0.1', r));
+  standinUrl = `http://127.0.0.1:${port}/v1`;
+});
+afterAll(() => new Promise<void>((r) => standin.close(() => r())));
+
+describe('LLM configuration', () => {
+  it('applies the tier rules to every operation', async () => {
+    const free = await newTenant('free');
+    const biz = await newTenant('business');
+    const ent = await newTenant('enterprise');
+    const freeUser = await basicUser(free);
+    const sys = adminKey();
+    const update = (key: string, org?: string) => call('POST', `${P}/update-llm-config`, { key, json: { agent_name: 'support', config_json: { model: 'gpt-4o', temperature: 0.5, system_prompt: 'Be brief.' }, ...(org ? { organization_id: org } : {}) } });
+
+    const refused = await update(free.adminKey);
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/free tier/);
+    expect((await update((await basicUser(biz)).key)).status).toBe(403); // basic key: admin required
+    const ok = await update(biz.adminKey);
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ success: true, version: 1, source: 'organization', llm_settings: { model: 'gpt-4o', temperature: 0.5, system_prompt: 'Be brief.', provider: 'local' } });
+    expect((await update(ent.adminKey)).status).toBe(200);
+    expect((await update(biz.adminKey, ent.organization_id)).status).toBe(403); // another organization
+    expect((await update(sys, biz.organization_id)).body.version).toBe(2);
+
+    // reads: free gets the default, business its own
+    const read = (key: string) => call('GET', `${P}/llm-configs?agent_name=support`, { key });
+    expect((await read(freeUser.key)).body).toMatchObject({ source: 'default', tier: 'free', llm_settings: { model: 'local' }, agent_specific_settings: { fallback_to_local: true } });
+    expect((await read(biz.adminKey)).body).toMatchObject({ source: 'organization', tier: 'business', llm_settings: { model: 'gpt-4o' } });
+    expect((await call('GET', `${P}/llm-configs?agent_name=weather`, { key: freeUser.key })).status).toBe(422);
+    const badField = await call('POST', `${P}/update-llm-config`, { key: biz.adminKey, json: { agent_name: 'support', config_json: { temperature: 7 } } });
+    expect(badField.status).toBe(422);
+
+    // provider config: admins read, system admins write; default config and overview: system admins
+    expect((await call('GET', `${P}/provider-config/support`, { key: freeUser.key })).status).toBe(403);
+    expect((await call('GET', `${P}/provider-config/support`, { key: free.adminKey })).status).toBe(200);
+    expect((await call('POST', `${P}/update-provider-config`, { key: biz.adminKey, json: { agent_name: 'support', config_json: { provider: 'x', base_url: 'http://x' } } })).status).toBe(403);
+    for (const [method, path] of [['GET', 'default-config'], ['POST', 'default-config'], ['GET', 'system-overview']] as const) {
+      expect((await call(method, `${P}/${path}`, { key: ent.adminKey, json: method === 'POST' ? { config: '{}' } : undefined })).status, path).toBe(403);
+    }
+  });
+
+  it('stores provider keys encrypted and never returns them in full; versions every change; probes provider health', async () => {
+    const sys = adminKey();
+    const key = 'sk-live-0123456789abcdefSECRET';
+    const set = await call('POST', `${P}/update-provider-config`, { key: sys, json: { agent_name: 'feedback', config_json: { provider: 'ollama', base_url: standinUrl, api_key: key, models: ['llama3'] } } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.config).toMatchObject({ provider: 'ollama', base_url: standinUrl, api_key: 'sk-…CRET', api_key_set: true, models: ['llama3'] });
+    const t = await newTenant();
+    const read = await call('GET', `${P}/provider-config/feedback`, { key: t.adminKey });
+    expect(JSON.stringify(read.body)).not.toContain('0123456789abcdef');
+    // a change without api_key keeps the stored key
+    const moved = await call('POST', `${P}/update-provider-config`, { key: sys, json: { agent_name: 'feedback', config_json: { provider: 'ollama', base_url: standinUrl, models: ['llama3', 'mistral'] } } });
+    expect(moved.body.config).toMatchObject({ api_key: 'sk-…CRET', models: ['llama3', 'mistral'] });
+
+    const def = JSON.stringify({ agents: { support: { provider: 'openai', model: 'gpt-4o-mini', max_tokens: 400 } } });
+    expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: 'not json' } })).status).toBe(422);
+    expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: def } })).status).toBe(200);
+    expect((await call('GET', `${P}/default-config`, { key: sys })).body.config).toBe(def);
+
+    const overview = await call('GET', `${P}/system-overview`, { key: sys });
+    expect(overview.status).toBe(200);
+    expect(overview.body.default_config).toEqual(JSON.parse(def));
+    expect(overview.body.system_status).toMatchObject({ active_providers: expect.arrayContaining(['local', 'ollama']), system_health: expect.stringMatching(/healthy|degraded/) });
+    const check = overview.body.system_status.provider_checks.find((c: any) => c.agent_name === 'feedback');
+    expect(check).toMatchObject({ ok: true, status: 200 });
+    expect(seenAuth).toContain(`Bearer ${key}`); // the probe used the decrypted key
+    const history = overview.body.version_history.recent.filter((v: any) => v.scope === 'provider:feedback');
+    expect(history.map((v: any) => v.version).slice(0, 2)).toEqual([2, 1]);
+    expect(history[1]).toMatchObject({ changed_by: expect.any(String), changes: { provider: { from: null, to: 'ollama' }, api_key: { from: null, to: 'sk-…CRET' } } });
+    expect(JSON.stringify(overview.body)).not.toContain('0123456789abcdef');
+    expect(overview.body.usage_statistics).toMatchObject({ total_tokens: expect.any(Number), by_agent: expect.any(Object) });
+  });
+});
