@@ -6,7 +6,7 @@
 import { createCanvas } from '@napi-rs/canvas';
 import { config } from '../config';
 import { PlatformError } from '../errors';
-import { chat, llmConfigured } from '../engines/llm';
+import { gatewayChat } from '../llm/gateway';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
@@ -137,13 +137,16 @@ async function extract(body: Buffer, filename: string, d: Detected): Promise<Ext
   return { metadata: { ...base, pages: Math.max(1, Math.ceil(lines / 50)), title, author: null, word_count: words(text), text_source: text.trim() ? 'file' : 'none', ocr_engine: null }, text, thumbnail: textThumbnail(text, title ?? filename) };
 }
 
-async function classifyWithModel(text: string, isImage: boolean): Promise<Classification> {
-  const out = await chat({
+async function classifyWithModel(upload: StoredUpload, text: string, isImage: boolean): Promise<Classification | null> {
+  const out = await gatewayChat({
+    organization_id: upload.organization_id,
+    user_id: upload.user_id,
     agent: 'documents',
     system: `Classify a document. Reply with JSON only: {"category": one of ${JSON.stringify(CATEGORIES)}, "subcategory": a short snake_case word, "confidence": 0..1}`,
     user: `${isImage ? '(an image; its OCR text follows)\n' : ''}${text.slice(0, 6000)}`,
-    maxTokens: 100,
+    max_tokens: 100,
   });
+  if (!out) return null;
   const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim());
   const category = CATEGORIES.includes(parsed.category) ? parsed.category : 'other';
   const subcategory = typeof parsed.subcategory === 'string' && /^[a-z_]{1,40}$/.test(parsed.subcategory) ? parsed.subcategory : 'general';
@@ -172,7 +175,7 @@ export async function processStoredDocument(upload: StoredUpload): Promise<Proce
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const isImage = detected.kind === 'image';
-  const c = llmConfigured() && words(text) > 0 ? await classifyWithModel(text, isImage) : classify(text, isImage);
+  const c = (words(text) > 0 ? await classifyWithModel(upload, text, isImage) : null) ?? classify(text, isImage);
   return {
     original_path: upload.original_path,
     thumbnail_path,

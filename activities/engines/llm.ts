@@ -1,21 +1,9 @@
 /**
- * The model engine for LLM tasks (support answers for now): any OpenAI-compatible chat
- * completions endpoint via the openai package, enabled with LLM_PROVIDER=openai
- * (OPENAI_BASE_URL, OPENAI_API_KEY, LLM_MODEL). Without it the callers use their local engines
- * and say so. Per-organization configuration and token metering come with the LLM gateway.
+ * Text embeddings from an OpenAI-compatible endpoint (OPENAI_BASE_URL, OPENAI_API_KEY). Chat
+ * calls go through the LLM gateway (activities/llm/gateway.ts).
  */
 import OpenAI from 'openai';
 import { config } from '../config';
-
-export function llmConfigured(): boolean {
-  return config().LLM_PROVIDER === 'openai';
-}
-
-export interface ChatResult {
-  text: string;
-  model: string;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | null;
-}
 
 let client: { key: string; client: OpenAI } | undefined;
 
@@ -24,22 +12,6 @@ function openai(): OpenAI {
   const key = `${cfg.OPENAI_BASE_URL}|${cfg.OPENAI_API_KEY}`;
   if (client?.key !== key) client = { key, client: new OpenAI({ apiKey: cfg.OPENAI_API_KEY ?? 'not-needed', baseURL: cfg.OPENAI_BASE_URL, timeout: 60_000, maxRetries: 2 }) };
   return client.client;
-}
-
-export async function chat(input: { agent: string; system: string; user: string; maxTokens?: number }): Promise<ChatResult> {
-  const model = config().LLM_MODEL;
-  const res = await openai().chat.completions.create({
-    model,
-    temperature: 0.2,
-    max_tokens: input.maxTokens ?? 500,
-    user: input.agent,
-    messages: [
-      { role: 'system', content: input.system },
-      { role: 'user', content: input.user },
-    ],
-  });
-  const u = res.usage;
-  return { text: res.choices[0]?.message?.content?.trim() ?? '', model: res.model || model, usage: u ? { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, total_tokens: u.total_tokens } : null };
 }
 
 /** Embeddings from the OpenAI-compatible endpoint (EMBEDDINGS_PROVIDER=openai, EMBEDDINGS_MODEL). */

@@ -4,7 +4,7 @@
  * stats computed from the stored records.
  */
 import { newId } from '../ids';
-import { chat, llmConfigured } from '../engines/llm';
+import { gatewayChat } from '../llm/gateway';
 import { sentences, sentiment, tokenize } from '../text/analysis';
 import { Feedback, type FeedbackDoc, type FeedbackType } from './models';
 
@@ -64,13 +64,16 @@ export function analyseLocally(text: string): FeedbackAnalysis {
   return { sentiment_score: overall.score, sentiment_label: overall.label, categories: categories.length ? categories : [{ category: 'other', polarity: overall.label === 'positive' ? 'praise' : overall.label === 'negative' ? 'complaint' : 'neutral' }], engine: 'local-lexicon' };
 }
 
-async function analyseWithModel(text: string): Promise<FeedbackAnalysis> {
-  const out = await chat({
+async function analyseWithModel(doc: FeedbackDoc, text: string): Promise<FeedbackAnalysis | null> {
+  const out = await gatewayChat({
+    organization_id: doc.organization_id,
+    user_id: doc.user_id,
     agent: 'feedback',
     system: `Classify customer feedback. Reply with JSON only: {"sentiment_score": number from -1 to 1, "categories": [{"category": one of ${JSON.stringify([...Object.keys(CATEGORIES), 'other'])}, "polarity": "praise"|"complaint"|"neutral"}]}`,
     user: text,
-    maxTokens: 300,
+    max_tokens: 300,
   });
+  if (!out) return null;
   const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim());
   const score = Math.max(-1, Math.min(1, Number(parsed.sentiment_score) || 0));
   const allowed = new Set([...Object.keys(CATEGORIES), 'other']);
@@ -85,7 +88,7 @@ export async function analyseFeedback(feedback_id: string): Promise<FeedbackAnal
   const doc = await Feedback.findById(feedback_id).lean<FeedbackDoc>();
   if (!doc) return null; // dropped because its workflow could not start
   const text = [doc.title, doc.comment].filter(Boolean).join('. ');
-  const analysis = llmConfigured() ? await analyseWithModel(text) : analyseLocally(text);
+  const analysis = (await analyseWithModel(doc, text)) ?? analyseLocally(text);
   await Feedback.updateOne(
     { _id: feedback_id },
     { $set: { analysis_status: 'done', sentiment_score: analysis.sentiment_score, sentiment_label: analysis.sentiment_label, categories_json: JSON.stringify(analysis.categories), analysis_engine: analysis.engine, analysed_at: new Date() } },

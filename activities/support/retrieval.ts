@@ -172,4 +172,4 @@ export function search(index: KnowledgeIndex, question: string, limit = 3): Hit[
  * (directly or through a synonym). Coverage, unlike the BM25 score, does not shrink when a
  * term is common in a small knowledge base; the score floor only drops accidental matches.
  */
-export const isRelevant = (h: Hit | undefined): h is Hit => Boolean(h && h.coverage >= 0.5 && h.score >= 0.5);
+export const isRelevant = (h: Hit | undefined): h is Hit => Boolean(h && h.coverage >= 0.5 && h.score >= 0.1);

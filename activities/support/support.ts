@@ -6,7 +6,7 @@
 import { notFound, PlatformError } from '../errors';
 import { verifySession } from '../sessions/sessions';
 import { newId } from '../ids';
-import { chat, llmConfigured } from '../engines/llm';
+import { gatewayChat, usesModel } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
 import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
 import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';
@@ -110,16 +110,17 @@ function citationsOf(hits: Hit[]): Citation[] {
     .map((h) => ({ article_id: h.passage.article.id, title: h.passage.article.title, passage: h.passage.text, score: Math.round(h.score * 1000) / 1000 }));
 }
 
-async function compose(question: string, hits: Hit[]): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
-  if (!isRelevant(hits[0])) return { response: DONT_KNOW, source_agent: llmConfigured() ? 'llm' : 'local_retrieval', escalate: true, citations: [] };
+async function compose(who: { organization_id: string; user_id: string }, question: string, hits: Hit[]): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
+  if (!isRelevant(hits[0])) return { response: DONT_KNOW, source_agent: (await usesModel(who.organization_id, 'support')) ? 'llm' : 'local_retrieval', escalate: true, citations: [] };
   const citations = citationsOf(hits);
-  if (llmConfigured()) {
-    const context = citations.map((c, i) => `[${i + 1}] ${c.title}\n${c.passage}`).join('\n\n');
-    const out = await chat({
-      agent: 'support',
-      system: 'You are a customer support assistant. Answer the question using only the numbered passages. Cite them like [1]. If the passages do not contain the answer, reply exactly: I_DONT_KNOW',
-      user: `Passages:\n${context}\n\nQuestion: ${question}`,
-    });
+  const context = citations.map((c, i) => `[${i + 1}] ${c.title}\n${c.passage}`).join('\n\n');
+  const out = await gatewayChat({
+    ...who,
+    agent: 'support',
+    system: 'You are a customer support assistant. Answer the question using only the numbered passages. Cite them like [1]. If the passages do not contain the answer, reply exactly: I_DONT_KNOW',
+    user: `Passages:\n${context}\n\nQuestion: ${question}`,
+  });
+  if (out) {
     if (!out.text || out.text.includes('I_DONT_KNOW')) return { response: DONT_KNOW, source_agent: `llm:${out.model}`, escalate: true, citations: [] };
     return { response: out.text, source_agent: `llm:${out.model}`, escalate: false, citations };
   }
@@ -130,7 +131,7 @@ async function compose(question: string, hits: Hit[]): Promise<{ response: strin
 /** Answers one question of a verified conversation and stores the turn and its normalized response. */
 export async function answerQuestion(input: { organization_id: string; user_id: string; conversation_id: string; session_id?: string; prompt: string; turn_id?: string }): Promise<SupportAnswer> {
   const hits = search(await knowledgeIndex(input.organization_id), input.prompt, 3);
-  const answer = await compose(input.prompt, hits);
+  const answer = await compose(input, input.prompt, hits);
   const turn_id = input.turn_id ?? newId('turn');
   await SupportTurn.updateOne(
     { _id: turn_id },

@@ -1,5 +1,6 @@
 /**
- * LLM_PROVIDER=openai for support answers and feedback analysis. The model provider is outside
+ * Model calls through the LLM gateway (LLM_PROVIDER=openai as the default) for support answers,
+ * feedback analysis and embeddings, metered against the user's tokens. The model provider is outside
  * this machine, so a local HTTP server stands in for its chat completions API (mocked provider
  * API); MongoDB is the suite's real server. Checks what is sent (only the retrieved passages)
  * and that the answer and labels say which model produced them.
@@ -10,6 +11,8 @@ import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback';
 import { answerQuestion, createArticle } from '../../activities/support/support';
+import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing';
+import { createOrganization } from '../../activities/identity/organizations';
 import { processText, similarTexts } from '../../activities/text/text';
 import { freePort } from '../../workers/infra';
 import { unique } from '../helpers/api';
@@ -50,9 +53,20 @@ afterAll(async () => {
   await new Promise<void>((r) => server.close(() => r()));
 });
 
-describe('LLM engines (mocked provider API)', () => {
+/** An organization whose user holds `tokens` tokens (bought in the sandbox). */
+async function funded(tokens: number): Promise<string> {
+  const org = unique('llm-org');
+  await createOrganization({ organization_id: org, name: org, tier: 'free' });
+  if (tokens > 0) {
+    const pkg = await createPackage({ name: 'test', tokens, price: 1, currency: 'USD', validity_days: 30 });
+    await purchaseTokens({ organization_id: org, user_id: 'usr_x', package_id: pkg.id, token: 'pm_card_visa' });
+  }
+  return org;
+}
+
+describe('LLM gateway (mocked provider API: a local stand-in OpenAI-compatible server)', () => {
   it('answers support questions from the retrieved passages only, and never sends an unrelated question', async () => {
-    const org = unique('llm-org');
+    const org = await funded(10_000);
     await createArticle(org, { title: 'Refund policy', body: 'You can request a refund within 30 days of purchase.' }, 'usr_admin');
     await createArticle(org, { title: 'Shipping', body: 'Orders ship within 2 business days.' }, 'usr_admin');
     const out = await answerQuestion({ organization_id: org, user_id: 'usr_x', conversation_id: unique('conv'), prompt: 'How can I get my money back?' });
@@ -65,15 +79,26 @@ describe('LLM engines (mocked provider API)', () => {
     const unrelated = await answerQuestion({ organization_id: org, user_id: 'usr_x', conversation_id: unique('conv'), prompt: 'Who won the football match?' });
     expect(unrelated.metadata.escalate).toBe(true);
     expect(requests.length).toBe(before);
+    // metered: the stand-in reports 60 tokens per call
+    expect(await tokenUsage(org, 'usr_x')).toMatchObject({ total_tokens: 60, remaining_tokens: 10_000 - 60, usage_by_agent: { support: 60 } });
+  });
+
+  it('refuses a call the remaining tokens cannot cover, before it runs (402)', async () => {
+    const org = await funded(100);
+    await createArticle(org, { title: 'Refund policy', body: 'You can request a refund within 30 days of purchase.' }, 'usr_admin');
+    const before = requests.length;
+    await expect(answerQuestion({ organization_id: org, user_id: 'usr_x', conversation_id: unique('conv'), prompt: 'How can I get my money back?' })).rejects.toMatchObject({ status: 402, message: expect.stringMatching(/Not enough tokens for this support call/) });
+    expect(requests.length).toBe(before);
+    expect((await tokenUsage(org, 'usr_x')).remaining_tokens).toBe(100);
   });
 
   it('classifies feedback with the model, keeping only known categories', async () => {
-    const id = await storeFeedback({ organization_id: unique('llm-org'), user_id: 'usr_x', feedback_type: 'complaint', rating: 1, comment: 'Scanning never works.' });
+    const id = await storeFeedback({ organization_id: await funded(1000), user_id: 'usr_x', feedback_type: 'complaint', rating: 1, comment: 'Scanning never works.' });
     expect(await analyseFeedback(id)).toEqual({ sentiment_score: -0.8, sentiment_label: 'negative', categories: [{ category: 'scanning', polarity: 'complaint' }], engine: 'llm:mock-model' });
   });
 
   it('embeds texts with the configured model and compares only vectors of that engine', async () => {
-    const org = unique('llm-org');
+    const org = await funded(0);
     const base = { organization_id: org, user_id: 'usr_x', idp_id: 'x', conversation_id: unique('conv') };
     const a = await processText({ ...base, text: 'I want my money back, please refund me.' });
     await processText({ ...base, text: 'The delivery was late again.' });
