@@ -17,8 +17,8 @@ import { launchPlatform } from '../../workers/platform';
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
-/** BENCH_SECTIONS=edge,loyalty,scheduler,images,retail,support,documents (default: all) */
-const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'edge,loyalty,scheduler,images,retail,support,documents').split(',').map((x) => x.trim()));
+/** BENCH_SECTIONS=edge,loyalty,scheduler,images,retail,support,documents,billing (default: all) */
+const SECTIONS = new Set((process.env.BENCH_SECTIONS ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing').split(',').map((x) => x.trim()));
 
 interface Load {
   name: string;
@@ -43,7 +43,7 @@ const pct = (xs: number[], p: number) => {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
   const adminKey = generateSecret();
-  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0' };
+  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', PAYMENT_WEBHOOK_SECRET: 'whsec_bench' };
   const cfg = parseEnv({ ...process.env, ...env });
   process.stderr.write('bench: starting the platform…\n');
   const platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore' });
@@ -167,6 +167,11 @@ async function main() {
       line('');
       for (const l of await benchSupport(base, adminKey)) line(l);
     }
+    if (SECTIONS.has('billing')) {
+      const { benchBilling } = await import('./billing');
+      line('');
+      for (const l of await benchBilling(base, adminKey, 'whsec_bench')) line(l);
+    }
     if (SECTIONS.has('documents')) {
       const { benchDocuments } = await import('./documents');
       line('');
@@ -183,7 +188,7 @@ async function main() {
     print('');
     for (const l of out) print(l);
     print('');
-    print('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×; nearby p99 < 20 ms at 100,000 venues; receipt scan < 3 s warm, accuracy >= 95%; support answers and transcription real-time factor: reported; first-page thumbnail <= 1.5× pdftoppm.');
+    print('Targets: verify_api_key >= 50% of hello-world with p99 < 5 ms; award-points >= 1,000/s; scheduler lateness p99 < 2 s; workflow overhead < 1.5×; nearby p99 < 20 ms at 100,000 venues; receipt scan < 3 s warm, accuracy >= 95%; support answers and transcription real-time factor: reported; first-page thumbnail <= 1.5× pdftoppm; webhook acknowledgements: reported.');
   } finally {
     hello.kill('SIGTERM');
     await platform.stop();
