@@ -53,3 +53,19 @@ export async function runIdempotent<R>(workflowType: string, workflowId: string,
     return { result: (await client.workflow.getHandle(workflowId).result()) as R, attached: true };
   }
 }
+
+/**
+ * Starts the workflow whose id is an idempotency key without waiting for it: once the start is
+ * accepted the work is durable. A run with that id going on or completed counts as started; a
+ * failed one is started again.
+ */
+export async function startIdempotent(workflowType: string, workflowId: string, args: unknown[], searchAttributes: SearchAttributePair[]): Promise<{ started: boolean }> {
+  const client = await temporal();
+  try {
+    await client.workflow.start(workflowType, { taskQueue: taskQueue(), workflowId, workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY, args, typedSearchAttributes: searchAttributes });
+    return { started: true };
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
+    throw err;
+  }
+}

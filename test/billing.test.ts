@@ -79,18 +79,27 @@ describe('token billing', () => {
     const succeeded = signed(event('payment_intent.succeeded', { id: first.body.payment_intent_id, object: 'payment_intent', metadata: { transaction_id: first.body.transaction_id, user_id: user.user_id } }));
     const replies = await Promise.all(Array.from({ length: 10 }, () => hook(succeeded)));
     expect(replies.map((r) => r.status)).toEqual(Array(10).fill(200));
-    expect((await usage()).remaining_tokens).toBe(1000);
+    // acknowledged once the run started: the credit follows
+    const settled = async (want: (u: any) => boolean) => {
+      for (let i = 0; i < 100; i += 1) {
+        const u = await usage();
+        if (want(u)) return u;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      return usage();
+    };
+    expect((await settled((u) => u.remaining_tokens === 1000)).remaining_tokens).toBe(1000);
     expect((await hook(succeeded)).status).toBe(200); // later replay: still once
+    await new Promise((r) => setTimeout(r, 500));
     expect((await usage()).remaining_tokens).toBe(1000);
 
     const second = await buy('pm_card_authenticationRequired');
     const failed = signed(event('payment_intent.payment_failed', { id: second.body.payment_intent_id, object: 'payment_intent', metadata: { transaction_id: second.body.transaction_id }, last_payment_error: { message: 'Authentication failed' } }));
     expect((await hook(failed)).status).toBe(200);
-    expect((await usage()).remaining_tokens).toBe(1000);
 
     const refund = signed(event('charge.refunded', { id: 'ch_1', object: 'charge', payment_intent: first.body.payment_intent_id }));
     expect((await hook(refund)).status).toBe(200);
-    const after = await usage();
+    const after = await settled((u) => u.remaining_tokens === 0);
     expect(after.remaining_tokens).toBe(0);
     expect(after.credits[0]).toMatchObject({ transaction_id: first.body.transaction_id, refunded: true, left: 0 });
   });

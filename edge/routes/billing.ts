@@ -13,7 +13,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute, readBodyLimited, Reply } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { runIdempotent } from '../temporal';
+import { startIdempotent } from '../temporal';
 
 const tag = 'billing';
 const pkg = z.object({ id: z.string(), name: z.string(), tokens: z.number(), price: z.number(), currency: z.string(), validity_days: z.number() }).passthrough();
@@ -94,7 +94,7 @@ defineRoute({
   method: 'POST',
   paths: ['/api/billing/webhooks/payment'],
   tag,
-  summary: "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id>",
+  summary: "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id> (acknowledged once the run is started)",
   auth: 'none',
   rateLimit: 'ip',
   response: z.object({ status: z.literal('success') }),
@@ -122,7 +122,9 @@ defineRoute({
       },
     };
     const org = (input.object.metadata?.organization_id as string) || config().DEFAULT_ORGANIZATION_ID;
-    await runIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], platformSearchAttributes(org, input.object.metadata?.user_id ?? 'payment-provider', 'billing'));
+    // Acknowledged once the run is durably started (the provider wants a quick 2xx); a repeat of
+    // the event finds the run started or done and is acknowledged without a second one.
+    await startIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], platformSearchAttributes(org, input.object.metadata?.user_id ?? 'payment-provider', 'billing'));
     return { status: 'success' };
   },
 });

@@ -44,6 +44,8 @@ export async function benchBilling(base: string, adminKey: string, webhookSecret
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
+  // acknowledged once started: give the runs a moment to credit
+  await new Promise((r) => setTimeout(r, 5000));
   let wrong = 0;
   for (const p of pending) {
     const usage = (await (await fetch(`${base}/api/billing/usage/${p.user}`, { headers })).json()) as any;
