@@ -6,7 +6,7 @@
 import { createCanvas } from '@napi-rs/canvas';
 import { config } from '../config';
 import { PlatformError } from '../errors';
-import { gatewayChat } from '../llm/gateway';
+import { gatewayChat, type Caller } from '../llm/gateway';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
@@ -97,7 +97,7 @@ interface Extracted {
 
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
-async function extract(body: Buffer, filename: string, d: Detected): Promise<Extracted> {
+async function extract(body: Buffer, filename: string, d: Detected, who: Caller): Promise<Extracted> {
   const base = { size: humanSize(body.length), size_bytes: body.length, format: d.format, mime_type: d.mime };
   if (d.kind === 'pdf') {
     return withPdf(body, async (pdf) => {
@@ -110,7 +110,7 @@ async function extract(body: Buffer, filename: string, d: Detected): Promise<Ext
         // A scan: read the first pages with OCR.
         const parts: string[] = [];
         for (const n of info.pagesWithoutText.slice(0, OCR_PAGES)) {
-          const out = await recognize(await renderPage(pdf, n, 1600, 'png'));
+          const out = await recognize(await renderPage(pdf, n, 1600, 'png'), who);
           parts.push(out.text.trim());
           ocr_engine = out.engine;
         }
@@ -122,7 +122,7 @@ async function extract(body: Buffer, filename: string, d: Detected): Promise<Ext
   }
   if (d.kind === 'image') {
     const { info, thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
-    const out = await recognize(page);
+    const out = await recognize(page, who);
     const text = out.text.trim();
     return { metadata: { ...base, pages: 1, title: null, author: null, word_count: words(text), text_source: text ? 'ocr' : 'none', ocr_engine: out.engine, dimensions: `${info.width}x${info.height}` }, text, thumbnail };
   }
@@ -171,7 +171,7 @@ async function readUpload(upload: StoredUpload): Promise<Buffer> {
 export async function processStoredDocument(upload: StoredUpload): Promise<ProcessedDocument> {
   const body = await readUpload(upload);
   const detected = detectDocument(body, upload.filename);
-  const { metadata, text, thumbnail } = await extract(body, upload.filename, detected);
+  const { metadata, text, thumbnail } = await extract(body, upload.filename, detected, { organization_id: upload.organization_id, user_id: upload.user_id });
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const isImage = detected.kind === 'image';

@@ -9,6 +9,7 @@ import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
 import { config } from '../config';
 import { PlatformError } from '../errors';
+import { gatewayVision, type Caller } from '../llm/gateway';
 
 export interface OcrResult {
   text: string;
@@ -57,15 +58,27 @@ async function withVisionModel(image: Buffer): Promise<OcrResult> {
     model: cfg.OCR_MODEL,
     temperature: 0,
     messages: [
-      { role: 'system', content: 'You transcribe receipts. Answer with the text of the image only, line by line, keeping each item and its price on one line. No commentary.' },
+      { role: 'system', content: VISION_INSTRUCTIONS },
       { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }] },
     ],
   });
   return { text: res.choices[0]?.message?.content ?? '', confidence: null, engine: `openai:${cfg.OCR_MODEL}`, ms: Math.round(performance.now() - started) };
 }
 
-/** `image`: an upright page (PNG or JPEG), e.g. from receiptImages(). */
-export function recognize(image: Buffer): Promise<OcrResult> {
+const VISION_INSTRUCTIONS = 'You transcribe receipts and documents. Answer with the text of the image only, line by line, keeping each item and its price on one line. No commentary.';
+
+/**
+ * `image`: an upright page (PNG or JPEG), e.g. from receiptImages(). With the caller known, the
+ * ticket_scan agent's settings decide (a vision model through the LLM gateway, metered, or
+ * tesseract); without one (tools, tests) OCR_ENGINE does.
+ */
+export async function recognize(image: Buffer, who?: Caller): Promise<OcrResult> {
+  if (who) {
+    const started = performance.now();
+    const out = await gatewayVision(who, image, VISION_INSTRUCTIONS);
+    if (out) return { text: out.value, confidence: null, engine: `llm:${out.model}`, ms: Math.round(performance.now() - started) };
+    return withTesseract(image);
+  }
   return config().OCR_ENGINE === 'openai' ? withVisionModel(image) : withTesseract(image);
 }
 

@@ -18,6 +18,7 @@ import OpenAI, { toFile } from 'openai';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 import { AUDIO_FORMATS, sniff } from './sniff';
+import { gatewayTranscribe, usesModel, type Caller } from '../llm/gateway';
 
 const SAMPLE_RATE = 16_000;
 /** RMS of 16-bit samples under this (≈ −56 dBFS) is silence */
@@ -193,12 +194,23 @@ export interface Transcript {
   ms: number;
 }
 
-export async function transcribe(body: Buffer): Promise<Transcript> {
-  const engine = speechEngine();
+/**
+ * With the caller known, the transcription agent's settings decide (a model through the LLM
+ * gateway, metered, or PocketSphinx); without one (tools, tests) SPEECH_ENGINE does.
+ */
+export async function transcribe(body: Buffer, who?: Caller): Promise<Transcript> {
+  const viaGateway = who ? await usesModel(who.organization_id, 'transcription') : false;
+  const engine = who ? (viaGateway ? 'gateway' : pocketsphinxInstalled() ? 'pocketsphinx' : null) : speechEngine();
   if (!engine) throw new PlatformError(500, 'transcription engine not configured');
   const audio = await decodeAudio(body);
   const started = performance.now();
-  const out = engine === 'openai' ? await withOpenAI(body, audio.format) : await withPocketsphinx(audio.pcm);
+  let out: { text: string; engine: string } | null = null;
+  if (engine === 'gateway') {
+    const g = await gatewayTranscribe(who!, body, `audio.${audio.format}`);
+    if (g) out = { text: g.value, engine: `llm:${g.model}` };
+    else if (!pocketsphinxInstalled()) throw new PlatformError(502, 'the transcription provider failed and no local engine is installed');
+  }
+  out ??= engine === 'openai' ? await withOpenAI(body, audio.format) : await withPocketsphinx(audio.pcm);
   const text = out.text.replace(/\s+/g, ' ').trim();
   if (!text) throw new PlatformError(422, 'file: no speech was recognized in the audio', 'file');
   return { text, duration: audio.duration, engine: out.engine, format: audio.format, ms: Math.round(performance.now() - started) };

@@ -58,7 +58,7 @@ export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const image_ms = Math.round(performance.now() - started);
-  const ocr = await recognize(page);
+  const ocr = await recognize(page, { organization_id: upload.organization_id, user_id: upload.user_id });
   return {
     media_public_id: upload.media_id,
     original_path: upload.original_path,

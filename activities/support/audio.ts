@@ -7,5 +7,5 @@ import type { StoredUpload } from '../images/images';
 export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
   const body = await getObject(upload.original_path);
   if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
-  return transcribe(body);
+  return transcribe(body, { organization_id: upload.organization_id, user_id: upload.user_id });
 }

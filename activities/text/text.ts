@@ -1,11 +1,10 @@
 /** Text processing: store, analyse, embed; and similarity search within an organization. */
 import mongoose, { Schema } from 'mongoose';
-import { notFound } from '../errors';
+import { notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { putObject } from '../engines/storage';
-import { config } from '../config';
 import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
-import { embed } from '../engines/llm';
+import { gatewayEmbed, usesModel, type Caller } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
 import { analyse } from './analysis';
 
@@ -52,9 +51,17 @@ export interface ProcessTextInput {
   timestamp?: string;
 }
 
-/** The configured embedding engine: the local hashed vector, or the model's (EMBEDDINGS_PROVIDER=openai). */
-async function embedText(text: string): Promise<{ vector: number[]; engine: string }> {
-  if (config().EMBEDDINGS_PROVIDER === 'openai') return embed(text);
+/**
+ * The text agent's embedding: the model's through the LLM gateway (metered) when its settings
+ * say so, else the local hashed vector. A model failure with the local fallback allowed would mix
+ * vector spaces, so it is refused instead (502).
+ */
+async function embedText(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
+  if (await usesModel(who.organization_id, 'text')) {
+    const out = await gatewayEmbed(who, text);
+    if (!out) throw new PlatformError(502, 'the embeddings provider failed; a local vector would not be comparable with the stored ones');
+    return { vector: out.value, engine: `llm:${out.model}` };
+  }
   return { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
 }
 
@@ -63,7 +70,7 @@ export async function processText(input: ProcessTextInput) {
   const file_path = `${input.organization_id}/${input.user_id}/texts/${id}.txt`;
   await putObject(file_path, Buffer.from(input.text, 'utf8'), 'text/plain; charset=utf-8');
   const analysis = analyse(input.text);
-  const { vector, engine } = await embedText(input.text);
+  const { vector, engine } = await embedText(input.text, { organization_id: input.organization_id, user_id: input.user_id });
   const embedding_id = `emb_${id.slice(4)}`;
   await TextEmbedding.create({
     _id: embedding_id,
@@ -105,7 +112,7 @@ export async function processText(input: ProcessTextInput) {
  * Texts of the organization closest to a query text or a stored embedding (cosine). Only this
  * organization's vectors are read; `user_id` narrows to one user's texts.
  */
-export async function similarTexts(input: { organization_id: string; user_id?: string; query?: string; embedding_id?: string; limit: number }) {
+export async function similarTexts(input: { organization_id: string; user_id?: string; caller_user_id: string; query?: string; embedding_id?: string; limit: number }) {
   let vector: number[];
   let engine: string;
   if (input.embedding_id) {
@@ -114,7 +121,7 @@ export async function similarTexts(input: { organization_id: string; user_id?: s
     vector = own.vector;
     engine = own.engine;
   } else {
-    ({ vector, engine } = await embedText(input.query ?? ''));
+    ({ vector, engine } = await embedText(input.query ?? '', { organization_id: input.organization_id, user_id: input.caller_user_id }));
   }
   // Vectors of different engines live in different spaces: only the same engine's are compared.
   const filter: Record<string, string> = { organization_id: input.organization_id, engine };

@@ -67,6 +67,6 @@ defineRoute({
     // Texts are personal: a basic key searches its own, an admin any user's or the whole organization's.
     const userRef = principal.level === 0 ? principal.user_id : body.user_id;
     const user = userRef ? await actingUser(principal, org, userRef) : undefined;
-    return { success: true, results: await similarTexts({ organization_id: org, user_id: user?.user_id, query: body.query, embedding_id: body.embedding_id, limit: body.limit }) };
+    return { success: true, results: await similarTexts({ organization_id: org, user_id: user?.user_id, caller_user_id: principal.user_id, query: body.query, embedding_id: body.embedding_id, limit: body.limit }) };
   },
 });

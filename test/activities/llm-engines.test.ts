@@ -13,6 +13,10 @@ import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedba
 import { answerQuestion, createArticle } from '../../activities/support/support';
 import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing';
 import { createOrganization } from '../../activities/identity/organizations';
+import { updateOrganizationConfig } from '../../activities/llm/configs';
+import { recognize } from '../../activities/engines/ocr';
+import { transcribe } from '../../activities/engines/speech';
+import { speak } from '../helpers/speech';
 import { processText, similarTexts } from '../../activities/text/text';
 import { freePort } from '../../workers/infra';
 import { unique } from '../helpers/api';
@@ -22,8 +26,14 @@ const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const raw = Buffer.concat(chunks);
+    const body = req.url === '/v1/audio/transcriptions' ? { multipart: raw.length } : JSON.parse(raw.toString('utf8'));
     requests.push(body);
+    if (req.url === '/v1/audio/transcriptions') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ text: 'i forgot my password' }));
+      return;
+    }
     if (req.url === '/v1/embeddings') {
       // A 3-dimension "model": refund-ish texts point one way, delivery-ish another.
       const t = String(body.input).toLowerCase();
@@ -32,10 +42,11 @@ const server = http.createServer((req, res) => {
       res.end(JSON.stringify({ object: 'list', model: 'embed-test', data: [{ object: 'embedding', index: 0, embedding: v }], usage: { prompt_tokens: 5, total_tokens: 5 } }));
       return;
     }
-    const system: string = body.messages[0].content;
+    const system: string = body.messages?.[0]?.content ?? '';
     const user: string = body.messages[1].content;
     let content = 'I_DONT_KNOW';
-    if (system.includes('Classify customer feedback')) content = '```json\n{"sentiment_score": -0.8, "categories": [{"category": "scanning", "polarity": "complaint"}, {"category": "made_up", "polarity": "praise"}]}\n```';
+    if (system.includes('You transcribe receipts')) content = 'FRESH MART\nWhole Milk 1L   1.25\nTOTAL   1.25';
+    else if (system.includes('Classify customer feedback')) content = '```json\n{"sentiment_score": -0.8, "categories": [{"category": "scanning", "polarity": "complaint"}, {"category": "made_up", "polarity": "praise"}]}\n```';
     else if (user.includes('refund within 30 days')) content = 'Request a refund in the app within 30 days of purchase [1].';
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ id: 'c1', object: 'chat.completion', created: 0, model: 'mock-model', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }], usage: { prompt_tokens: 50, completion_tokens: 10, total_tokens: 60 } }));
@@ -54,9 +65,9 @@ afterAll(async () => {
 });
 
 /** An organization whose user holds `tokens` tokens (bought in the sandbox). */
-async function funded(tokens: number): Promise<string> {
+async function funded(tokens: number, tier: 'free' | 'business' = 'free'): Promise<string> {
   const org = unique('llm-org');
-  await createOrganization({ organization_id: org, name: org, tier: 'free' });
+  await createOrganization({ organization_id: org, name: org, tier });
   if (tokens > 0) {
     const pkg = await createPackage({ name: 'test', tokens, price: 1, currency: 'USD', validity_days: 30 });
     await purchaseTokens({ organization_id: org, user_id: 'usr_x', package_id: pkg.id, token: 'pm_card_visa' });
@@ -98,13 +109,31 @@ describe('LLM gateway (mocked provider API: a local stand-in OpenAI-compatible s
   });
 
   it('embeds texts with the configured model and compares only vectors of that engine', async () => {
-    const org = await funded(0);
+    const org = await funded(10_000);
     const base = { organization_id: org, user_id: 'usr_x', idp_id: 'x', conversation_id: unique('conv') };
     const a = await processText({ ...base, text: 'I want my money back, please refund me.' });
     await processText({ ...base, text: 'The delivery was late again.' });
-    expect(a.metadata.embedding).toEqual({ engine: 'openai:embed-test', dimensions: 3 });
-    const hits = await similarTexts({ organization_id: org, query: 'refund', limit: 5 });
+    expect(a.metadata.embedding).toEqual({ engine: 'llm:embed-test', dimensions: 3 });
+    const hits = await similarTexts({ organization_id: org, caller_user_id: 'usr_x', query: 'refund', limit: 5 });
+    expect((await tokenUsage(org, 'usr_x')).usage_by_agent.text).toBeGreaterThan(0); // metered
     expect(hits[0].excerpt).toContain('money back');
     expect(hits[0].score).toBeGreaterThan(hits[1].score);
+  });
+
+  it('routes OCR and transcription through the gateway when the organization configures a model for them', async () => {
+    const org = await funded(10_000, 'business');
+    const who = { organization_id: org, user_id: 'usr_x' };
+    // not configured: the local engines answer
+    expect((await recognize(Buffer.from(await (await import('sharp')).default({ create: { width: 40, height: 20, channels: 3, background: '#fff' } }).png().toBuffer()), who)).engine).toBe('tesseract.js');
+    await updateOrganizationConfig(org, 'ticket_scan', { provider: 'openai', model: 'vision-x', max_tokens: 300 }, 'usr_admin');
+    await updateOrganizationConfig(org, 'transcription', { provider: 'openai', model: 'whisper-x' }, 'usr_admin');
+    await new Promise((r) => setTimeout(r, 2100)); // the gateway's settings cache
+    const ocr = await recognize(Buffer.from('png-bytes'), who);
+    expect(ocr).toMatchObject({ engine: 'llm:mock-model', text: expect.stringContaining('FRESH MART') });
+    const heard = await transcribe(speak('i forgot my password'), who);
+    expect(heard).toMatchObject({ text: 'i forgot my password', engine: 'llm:whisper-x' });
+    const usage = await tokenUsage(org, 'usr_x');
+    expect(usage.usage_by_agent.ticket_scan).toBeGreaterThan(0);
+    expect(usage.usage_by_agent.transcription).toBeGreaterThan(0);
   });
 });
