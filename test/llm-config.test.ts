@@ -12,7 +12,10 @@ let standin: http.Server;
 let standinUrl: string;
 const seenAuth: string[] = [];
 
+let originalDefault: string;
+
 beforeAll(async () => {
+  originalDefault = (await call('GET', `${P}/default-config`, { key: adminKey() })).body.config;
   standin = http.createServer((req, res) => {
     seenAuth.push(String(req.headers.authorization ?? ''));
     res.writeHead(req.url === '/v1/models' ? 200 : 404, { 'content-type': 'application/json' });
@@ -22,7 +25,10 @@ beforeAll(async () => {
   await new Promise<void>((r) => standin.listen(port, '127.0.0.1', r));
   standinUrl = `http://127.0.0.1:${port}/v1`;
 });
-afterAll(() => new Promise<void>((r) => standin.close(() => r())));
+afterAll(async () => {
+  await call('POST', `${P}/default-config`, { key: adminKey(), json: { config: originalDefault } });
+  await new Promise<void>((r) => standin.close(() => r()));
+});
 
 describe('LLM configuration', () => {
   it('applies the tier rules to every operation', async () => {
@@ -64,6 +70,8 @@ describe('LLM configuration', () => {
   it('stores provider keys encrypted and never returns them in full; versions every change; probes provider health', async () => {
     const sys = adminKey();
     const key = 'sk-live-0123456789abcdefSECRET';
+    // provider settings are global per agent: count versions from wherever other tests left them
+    const v0 = (await call('GET', `${P}/provider-config/feedback`, { key: sys })).body.config.version as number;
     const set = await call('POST', `${P}/update-provider-config`, { key: sys, json: { agent_name: 'feedback', config_json: { provider: 'ollama', base_url: standinUrl, api_key: key, models: ['llama3'] } } });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     expect(set.body.config).toMatchObject({ provider: 'ollama', base_url: standinUrl, api_key: 'sk-…CRET', api_key_set: true, models: ['llama3'] });
@@ -74,7 +82,8 @@ describe('LLM configuration', () => {
     const moved = await call('POST', `${P}/update-provider-config`, { key: sys, json: { agent_name: 'feedback', config_json: { provider: 'ollama', base_url: standinUrl, models: ['llama3', 'mistral'] } } });
     expect(moved.body.config).toMatchObject({ api_key: 'sk-…CRET', models: ['llama3', 'mistral'] });
 
-    const def = JSON.stringify({ agents: { support: { provider: 'openai', model: 'gpt-4o-mini', max_tokens: 400 } } });
+    // The default configuration is global: keep every agent local so other tests' agents are unaffected.
+    const def = JSON.stringify({ agents: { support: { provider: 'local', model: 'local', max_tokens: 400, system_prompt: 'Answer from the help articles.' } } });
     expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: 'not json' } })).status).toBe(422);
     expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: def } })).status).toBe(200);
     expect((await call('GET', `${P}/default-config`, { key: sys })).body.config).toBe(def);
@@ -87,8 +96,9 @@ describe('LLM configuration', () => {
     expect(check).toMatchObject({ ok: true, status: 200 });
     expect(seenAuth).toContain(`Bearer ${key}`); // the probe used the decrypted key
     const history = overview.body.version_history.recent.filter((v: any) => v.scope === 'provider:feedback');
-    expect(history.map((v: any) => v.version).slice(0, 2)).toEqual([2, 1]);
-    expect(history[1]).toMatchObject({ changed_by: expect.any(String), changes: { provider: { from: null, to: 'ollama' }, api_key: { from: null, to: 'sk-…CRET' } } });
+    expect(history.map((v: any) => v.version).slice(0, 2)).toEqual([v0 + 2, v0 + 1]);
+    expect(history[1]).toMatchObject({ changed_by: expect.any(String), changes: { provider: { to: 'ollama' }, api_key: { to: 'sk-…CRET' } } });
+    expect(history[0].changes).toEqual({ models: { from: ['llama3'], to: ['llama3', 'mistral'] } });
     expect(JSON.stringify(overview.body)).not.toContain('0123456789abcdef');
     expect(overview.body.usage_statistics).toMatchObject({ total_tokens: expect.any(Number), by_agent: expect.any(Object) });
   });

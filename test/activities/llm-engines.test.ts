@@ -13,7 +13,8 @@ import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedba
 import { answerQuestion, createArticle } from '../../activities/support/support';
 import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing';
 import { createOrganization } from '../../activities/identity/organizations';
-import { updateOrganizationConfig } from '../../activities/llm/configs';
+import { updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
+import { AGENTS } from '../../activities/llm/models';
 import { recognize } from '../../activities/engines/ocr';
 import { transcribe } from '../../activities/engines/speech';
 import { speak } from '../helpers/speech';
@@ -58,6 +59,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
   setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), LLM_PROVIDER: 'openai', LLM_MODEL: 'mock-model', EMBEDDINGS_PROVIDER: 'openai', EMBEDDINGS_MODEL: 'embed-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test' }));
   await initRuntime();
+  // Provider settings are global per agent (other tests may have pointed them elsewhere): every
+  // agent's calls go to this file's stand-in.
+  for (const agent of AGENTS) await updateProviderConfig(agent, { provider: 'openai', base_url: `http://127.0.0.1:${port}/v1`, api_key: 'sk-test' }, 'usr_test');
 });
 afterAll(async () => {
   await closeRuntime();
