@@ -114,19 +114,18 @@ async function through<T>(who: Caller, agent: AgentName, needed: (s: AgentSettin
 
 /** One chat call of a text agent (support, feedback, documents). */
 export async function gatewayChat(call: GatewayCall): Promise<GatewayAnswer | null> {
-  let system = call.system;
+  const systemOf = (s: AgentSettings) => [call.system, s.system_prompt].filter(Boolean).join('\n\n');
+  const maxOf = (s: AgentSettings) => Math.min(call.max_tokens ?? s.max_tokens, s.max_tokens);
   const out = await through(
     call,
     call.agent,
-    (s) => {
-      system = [call.system, s.system_prompt].filter(Boolean).join('\n\n');
-      return estimateTokens(system + call.user, Math.min(call.max_tokens ?? s.max_tokens, s.max_tokens));
-    },
+    (s) => estimateTokens(systemOf(s) + call.user, maxOf(s)),
     async (c, s) => {
+      const system = systemOf(s);
       const res = await c.chat.completions.create({
         model: s.model,
         temperature: s.temperature,
-        max_tokens: Math.min(call.max_tokens ?? s.max_tokens, s.max_tokens),
+        max_tokens: maxOf(s),
         messages: [
           { role: 'system', content: system },
           { role: 'user', content: call.user },
