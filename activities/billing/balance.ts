@@ -16,11 +16,12 @@ export interface Balance {
 
 export function computeBalance(credits: CreditEntry[], usages: UsageEntry[], refunds: RefundEntry[], now: Date): Balance {
   type Ev = { at: number; order: number; apply: () => void };
-  const state = credits.map((c) => ({ id: c.id, tokens: c.tokens, left: c.tokens, expires: c.expires_at.getTime(), refunded: false }));
+  // Credits are available from their own time: usage only draws on credits older than it.
+  const state = credits.map((c) => ({ id: c.id, tokens: c.tokens, left: c.tokens, at: c.at.getTime(), expires: c.expires_at.getTime(), refunded: false }));
   const byId = new Map(state.map((c) => [c.id, c]));
+  const oldestFirst = [...state].sort((a, b) => a.at - b.at);
   let overdraft = 0;
   const events: Ev[] = [];
-  credits.forEach((c, i) => events.push({ at: c.at.getTime(), order: 0, apply: () => void i }));
   for (const u of usages) {
     const t = u.at.getTime();
     events.push({
@@ -28,12 +29,12 @@ export function computeBalance(credits: CreditEntry[], usages: UsageEntry[], ref
       order: 1,
       apply: () => {
         let need = u.tokens;
-        // oldest first among credits that exist and have not expired at the time of use
-        for (const c of state.filter((s) => !s.refunded && s.left > 0 && s.expires > t && creditTime(s.id) <= t).sort((a, b) => creditTime(a.id) - creditTime(b.id))) {
+        for (const c of oldestFirst) {
+          if (!need) break;
+          if (c.refunded || c.left === 0 || c.expires <= t || c.at > t) continue;
           const take = Math.min(c.left, need);
           c.left -= take;
           need -= take;
-          if (!need) break;
         }
         overdraft += need;
       },
@@ -51,10 +52,6 @@ export function computeBalance(credits: CreditEntry[], usages: UsageEntry[], ref
         }
       },
     });
-  }
-  const creditAt = new Map(credits.map((c) => [c.id, c.at.getTime()]));
-  function creditTime(id: string) {
-    return creditAt.get(id) ?? 0;
   }
   events.sort((a, b) => a.at - b.at || a.order - b.order).forEach((e) => e.apply());
   const n = now.getTime();
