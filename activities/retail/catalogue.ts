@@ -8,6 +8,7 @@ import { allocateIds } from './ids';
 import { Brand, Product, VenueProduct, type BrandDoc, type ProductDoc, type VenueProductDoc, MAPPING_STATUSES } from './models';
 import { brandView, mappingView, productView, type BrandView, type MappingView, type ProductView } from './views';
 import { getVenue } from './venues';
+import { nameFilter, paged, type Page } from './queries';
 
 export interface BrandInput {
   name: string;
@@ -24,22 +25,6 @@ export interface ProductInput {
   featured?: boolean;
   featured_rank?: number;
 }
-export interface Page {
-  page: number;
-  limit: number;
-}
-
-const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const nameFilter = (q?: string) => (q ? { name: { $regex: escapeRegex(q), $options: 'i' } } : {});
-
-async function paged<D, V>(model: { find: Function; countDocuments: Function }, filter: object, page: Page, view: (d: D) => V) {
-  const [docs, total] = await Promise.all([
-    (model.find(filter) as any).sort({ _id: 1 }).skip((page.page - 1) * page.limit).limit(page.limit).lean() as Promise<D[]>,
-    model.countDocuments(filter) as Promise<number>,
-  ]);
-  return { items: docs.map(view), page: page.page, limit: page.limit, total, has_more: page.page * page.limit < total };
-}
-
 // --- brands ---
 
 export async function createBrand(organization_id: string, input: BrandInput): Promise<BrandView> {

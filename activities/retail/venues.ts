@@ -8,6 +8,7 @@ import { Venue, VenueProduct, type GeoPoint, type VenueDoc } from './models';
 import { applyLocally, recordVenueChange, RELOAD_ALL, venueGrid } from './venue-index';
 import { distanceM } from './geo';
 import { venueView, type VenueView } from './views';
+import { nameFilter, paged, type Page } from './queries';
 import { forgetPlaces } from '../engines/places';
 
 export interface VenueInput {
@@ -104,14 +105,8 @@ export async function deleteVenue(organization_id: string, venue_id: number): Pr
   await applyLocally({ id: venue_id, removed: true });
 }
 
-export async function listVenues(organization_id: string, filter: { q?: string }, page: { page: number; limit: number }) {
-  const query = { organization_id, ...(filter.q ? { name: { $regex: filter.q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), $options: 'i' } } : {}) };
-  const [docs, total] = await Promise.all([
-    Venue.find(query, { location: 0 }).sort({ _id: 1 }).skip((page.page - 1) * page.limit).limit(page.limit).lean<VenueDoc[]>(),
-    Venue.countDocuments(query),
-  ]);
-  return { items: docs.map(venueView), page: page.page, limit: page.limit, total, has_more: page.page * page.limit < total };
-}
+export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) =>
+  paged<VenueDoc, VenueView>(Venue, { organization_id, ...nameFilter(filter.q) }, page, venueView, { location: 0 });
 
 export interface NearbyResult {
   venues: Array<VenueView & { distance_m: number }>;
