@@ -25,6 +25,7 @@ export interface ProductInput {
   featured?: boolean;
   featured_rank?: number;
 }
+
 // --- brands ---
 
 export async function createBrand(organization_id: string, input: BrandInput): Promise<BrandView> {
