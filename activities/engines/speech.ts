@@ -43,9 +43,9 @@ function ffmpegPath(): string {
   }
 }
 
-function run(cmd: string, args: string[], input: Buffer, limit: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+function run(cmd: string, args: string[], limit: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     let size = 0;
     let stderr = '';
@@ -56,8 +56,6 @@ function run(cmd: string, args: string[], input: Buffer, limit: number): Promise
     child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-2000)));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr }));
-    child.stdin.on('error', () => undefined); // ffmpeg may stop reading a file it rejects
-    child.stdin.end(input);
   });
 }
 
@@ -74,7 +72,7 @@ export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   let res;
   try {
     await fs.promises.writeFile(input, body);
-    res = await run(ffmpegPath(), ['-hide_banner', '-nostdin', '-i', input, '-t', String(max + 1), '-vn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 's16le', 'pipe:1'], Buffer.alloc(0), limitBytes);
+    res = await run(ffmpegPath(), ['-hide_banner', '-nostdin', '-i', input, '-t', String(max + 1), '-vn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 's16le', 'pipe:1'], limitBytes);
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true });
   }
