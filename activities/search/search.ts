@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import mongoose, { Schema } from 'mongoose';
 import { notFound } from '../errors';
+import { newId } from '../ids';
 import { Gift, type GiftDoc } from '../gifts/models';
 import { Brand, Product, type BrandDoc, type ProductDoc } from '../retail/models';
 import { organizationVenues } from '../retail/venues';
@@ -128,7 +129,7 @@ export async function searchAndRecord(input: { organization_id: string; user_id:
   const key = `${input.organization_id}|${input.user_id}|${createHash('sha256').update(normalizeQuery(input.query)).digest('hex').slice(0, 32)}`;
   const doc: SearchRecordDoc = {
     _id: key,
-    id: `srch_${createHash('sha256').update(`${key}|${Date.now()}|${Math.random()}`).digest('base64url').slice(0, 16)}`,
+    id: newId('srch', 12),
     organization_id: input.organization_id,
     user_id: input.user_id,
     idp_id: input.idp_id,
