@@ -153,6 +153,11 @@ describe('scheduler, variant B', () => {
     expect(listed.body.events.find((e: any) => e.id === ev.id).status).toBe('completed');
     await new Promise((r) => setTimeout(r, 1500));
     expect(await runs(u.key, ev.id, 1)).toHaveLength(1);
+    // Moved to a new time, the event is scheduled again: the completion was for the old time.
+    const moved = await call('PUT', `${B}/${ev.id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: future(3_600_000), metadata: { action_type: 'daily_login' } } });
+    expect(moved.status).toBe(200);
+    expect(moved.body.event.status).toBe('scheduled');
+    expect((await call('GET', B, { key: u.key })).body.events.find((e: any) => e.id === ev.id).status).toBe('scheduled');
   });
 
   it.each([

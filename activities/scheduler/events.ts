@@ -2,7 +2,7 @@
 import { PlatformError, invalid, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { isTimeZone, nextRuns, type Recurrence } from './calendar';
-import { EventRun, ScheduledEvent, type EventDoc, type EventType, type RunDoc } from './models';
+import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type RunDoc } from './models';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkWebhookTarget } from '../engines/webhooks';
 import { Context } from '@temporalio/activity';
@@ -57,10 +57,32 @@ export async function createEvent(owner: { organization_id: string; user_id: str
   return doc.toObject();
 }
 
+/**
+ * The event by primary key alone (FerretDB 1.x answers `{_id}` from its index and scans for any
+ * other filter), checked against the organization here.
+ */
+async function findEvent(organization_id: string, event_id: string): Promise<EventDoc | null> {
+  const doc = await ScheduledEvent.findById(event_id).lean<EventDoc>();
+  return doc && doc.organization_id === organization_id ? doc : null;
+}
+
+/** A one-off event whose run at its start time happened reads as completed. */
+async function withStatus(docs: EventDoc[]): Promise<EventDoc[]> {
+  const oneOff = docs.filter((d) => !d.recurrency && d.status !== 'completed');
+  if (!oneOff.length) return docs;
+  const keys = oneOff.map((d) => completionKey(d._id, d.start_event));
+  const done = new Set(
+    keys.length === 1
+      ? ((await EventCompletion.findById(keys[0]).lean()) ? keys : [])
+      : (await EventCompletion.find({ event_id: { $in: oneOff.map((d) => d._id) } }, { _id: 1 }).lean()).map((c) => c._id),
+  );
+  return docs.map((d) => (!d.recurrency && done.has(completionKey(d._id, d.start_event)) ? { ...d, status: 'completed' as const } : d));
+}
+
 export async function getEvent(organization_id: string, event_id: string): Promise<EventDoc> {
-  const doc = await ScheduledEvent.findOne({ _id: event_id, organization_id }).lean<EventDoc>();
+  const doc = await findEvent(organization_id, event_id);
   if (!doc) throw eventNotFound();
-  return doc;
+  return (await withStatus([doc]))[0];
 }
 
 export async function updateEvent(organization_id: string, event_id: string, raw: EventInput): Promise<EventDoc> {
@@ -74,16 +96,17 @@ export async function updateEvent(organization_id: string, event_id: string, raw
     { new: true },
   ).lean<EventDoc>();
   if (!doc) throw eventNotFound();
-  return doc;
+  return (await withStatus([doc]))[0];
 }
 
 export async function deleteEvent(organization_id: string, event_id: string): Promise<void> {
   const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
   if (!res.deletedCount) throw eventNotFound();
+  await EventCompletion.deleteMany({ event_id });
 }
 
 export async function listEvents(organization_id: string, user_id?: string): Promise<EventDoc[]> {
-  return ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>();
+  return withStatus(await ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>());
 }
 
 export async function listRuns(organization_id: string, event_id: string, limit = 100) {
@@ -108,7 +131,7 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   const recorded = await EventRun.findById(input.run_id).lean<RunDoc>();
   if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
   const started_at = new Date();
-  const event = await ScheduledEvent.findOne({ _id: input.event_id, organization_id: input.organization_id }).lean<EventDoc>();
+  const event = await findEvent(input.organization_id, input.event_id);
   const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
   let trigger: 'scheduled' | 'manual' = 'manual';
   if (event && scheduled) {
@@ -132,7 +155,13 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       outcome = 'failed';
       error = (err as Error).message;
     }
-    if (!event.recurrency && trigger === 'scheduled') await ScheduledEvent.updateOne({ _id: event._id }, { $set: { status: 'completed' } });
+    if (!event.recurrency && trigger === 'scheduled') {
+      try {
+        await EventCompletion.create({ _id: completionKey(event._id, event.start_event), event_id: event._id, organization_id: event.organization_id, run_id: input.run_id, completed_at: new Date() });
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+    }
   }
   try {
     await EventRun.create({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result_json: result ? JSON.stringify(result) : undefined });

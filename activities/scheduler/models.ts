@@ -15,6 +15,7 @@ const eventSchema = new Schema(
     end_date: { type: Date, default: null },
     timezone: { type: String, default: null },
     metadata_json: { type: String, required: true },
+    // Written 'scheduled'; a one-off event reads as completed once its completion exists (below).
     status: { type: String, enum: ['scheduled', 'completed'], required: true },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
@@ -68,5 +69,33 @@ export interface RunDoc {
   result_json?: string;
 }
 
+/**
+ * A one-off event's scheduled run happened: `<event id>@<start_event ISO>`, inserted once. Runs
+ * never update the event: on FerretDB 1.x an update scans the whole collection under the write
+ * lock, and at 20 due events a second those scans were most of the dispatch lateness.
+ */
+const completionSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    run_id: { type: String, required: true },
+    completed_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+completionSchema.index({ event_id: 1 });
+
+export interface CompletionDoc {
+  _id: string;
+  event_id: string;
+  organization_id: string;
+  run_id: string;
+  completed_at: Date;
+}
+
+export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
+
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
+export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');
