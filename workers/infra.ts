@@ -173,6 +173,9 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       const port = await pick(cfg.LOCAL_TEMPORAL_PORT);
       const uiPort = opts.ui ? (opts.freePorts ? await freePort() : await pick(cfg.LOCAL_TEMPORAL_UI_PORT)) : undefined;
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(cfg.dataDir, 'temporal.sqlite'), '--namespace', cfg.TEMPORAL_NAMESPACE, '--log-level', 'warn', '--http-port', String(await freePort()), '--metrics-port', String(await freePort())];
+      // WAL with synchronous=NORMAL, as for FerretDB: a commit survives a crash of any process,
+      // not a power cut (README, Storage); the default rollback journal syncs every commit.
+      args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
       for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
       if (uiPort) args.push('--ui-port', String(uiPort));
       else args.push('--headless');
