@@ -123,6 +123,9 @@ async function main() {
       const createRate = EVENTS / ((performance.now() - tCreate) / 1000);
       const lateness = await waitForRuns(platform.env.MONGODB_URI, EVENTS, dueTimes[EVENTS - 1].getTime() + 120_000);
       line(`Scheduler: ${EVENTS} events created at ${createRate.toFixed(0)} events/s (20 concurrent clients, each with its Temporal Schedule); ${lateness.runs} runs recorded; dispatch lateness (run start - due time) p50 ${pct(lateness.ms, 50).toFixed(0)} ms, p99 ${pct(lateness.ms, 99).toFixed(0)} ms, max ${Math.max(...lateness.ms).toFixed(0)} ms`);
+      // Where the lateness goes: the Schedule starting the run workflow (server), then the worker.
+      const phases = await runPhases(platform.env.TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE, lateness.byRun);
+      line(`  of which due time -> run workflow started (Temporal Schedule): p50 ${pct(phases.server, 50).toFixed(0)} ms, p99 ${pct(phases.server, 99).toFixed(0)} ms; workflow started -> run step started (worker): p50 ${pct(phases.worker, 50).toFixed(0)} ms, p99 ${pct(phases.worker, 99).toFixed(0)} ms`);
     }
 
     Object.assign(process.env, platform.env);
@@ -201,7 +204,7 @@ async function waitForRuns(uri: string, count: number, deadline: number) {
   const mongoose = (await import('mongoose')).default;
   const conn = await mongoose.createConnection(uri).asPromise();
   try {
-    let runs: { started_at: Date; scheduled_time?: Date }[] = [];
+    let runs: { _id: string; started_at: Date; scheduled_time?: Date }[] = [];
     // Not read while events come due: on FerretDB each read scans the collection, load the
     // measurement would add to what it measures.
     await new Promise((r) => setTimeout(r, Math.max(0, deadline - 120_000 - Date.now())));
@@ -210,9 +213,33 @@ async function waitForRuns(uri: string, count: number, deadline: number) {
       if (runs.length >= count) break;
       await new Promise((r) => setTimeout(r, 1000));
     }
-    return { runs: runs.length, ms: runs.map((r) => r.started_at.getTime() - (r.scheduled_time?.getTime() ?? r.started_at.getTime())) };
+    return {
+      runs: runs.length,
+      ms: runs.map((r) => r.started_at.getTime() - (r.scheduled_time?.getTime() ?? r.started_at.getTime())),
+      byRun: new Map(runs.filter((r) => r.scheduled_time).map((r) => [r._id, { due: r.scheduled_time!.getTime(), started: r.started_at.getTime() }])),
+    };
   } finally {
     await conn.close();
+  }
+}
+
+/** Each run's workflow start time from Temporal's visibility store (the run id is the workflow id). */
+async function runPhases(address: string, namespace: string, byRun: Map<string, { due: number; started: number }>) {
+  const { Client, Connection } = await import('@temporalio/client');
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection, namespace });
+    const server: number[] = [];
+    const worker: number[] = [];
+    for await (const w of client.workflow.list({ query: `WorkflowType='scheduledEventWorkflow'` })) {
+      const run = byRun.get(w.workflowId);
+      if (!run) continue;
+      server.push(w.startTime.getTime() - run.due);
+      worker.push(run.started - w.startTime.getTime());
+    }
+    return { server, worker };
+  } finally {
+    await connection.close();
   }
 }
 
