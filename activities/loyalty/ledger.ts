@@ -79,8 +79,10 @@ const entryAt = (organization_id: string, user_id: string, seq: number) =>
 /**
  * The newest entry of a user this process knows nothing about. Entries are dense from seq 1, so
  * "does entry n exist" is monotone and the last one is found by doubling then bisecting: about
- * 2·log2(n) primary-key reads, where a sorted query scans the whole ledger on FerretDB 1.x
- * (~250 ms at 10,000 entries; a user without entries costs one read).
+ * 2·log2(n) reads by primary key. On FerretDB 1.x each such read scans the table until the row
+ * (a read of an absent key scans it all, ~40 ms at 10,000 entries), and a sorted query for the
+ * user's newest entry scanned and sorted the whole ledger (~250 ms); a user without entries costs
+ * one read.
  */
 export async function headFromProbes(organization_id: string, user_id: string): Promise<Head> {
   let found = await entryAt(organization_id, user_id, 1);
@@ -104,15 +106,18 @@ export async function headFromProbes(organization_id: string, user_id: string): 
   return { seq: found.seq, balance: found.balance_after, at: found.created_at };
 }
 
-/** The newest entry: the cached head (or one query) moved forward past later entries. */
+/** The newest entry: the cached head moved forward past later entries, or found by probes. */
 async function currentHead(organization_id: string, user_id: string): Promise<Head> {
   const key = userKey(organization_id, user_id);
-  let head = heads.get(key) ?? (await headFromProbes(organization_id, user_id));
-  // Entries are dense and only appended, so probing seq+1 until a miss finds the true head.
-  for (;;) {
-    const next: LedgerEntryDoc | null = await entryAt(organization_id, user_id, head.seq + 1);
-    if (!next) break;
-    head = { seq: next.seq, balance: next.balance_after, at: next.created_at };
+  let head = heads.get(key);
+  if (!head) head = await headFromProbes(organization_id, user_id); // exact: its last probe missed entry seq+1
+  else {
+    // Entries are dense and only appended, so probing seq+1 until a miss finds the true head.
+    for (;;) {
+      const next: LedgerEntryDoc | null = await entryAt(organization_id, user_id, head.seq + 1);
+      if (!next) break;
+      head = { seq: next.seq, balance: next.balance_after, at: next.created_at };
+    }
   }
   if (heads.size > 200_000) heads.clear();
   heads.set(key, head);

@@ -123,6 +123,13 @@ async function main() {
       const createRate = EVENTS / ((performance.now() - tCreate) / 1000);
       const lateness = await waitForRuns(platform.env.MONGODB_URI, EVENTS, dueTimes[EVENTS - 1].getTime() + 120_000);
       line(`Scheduler: ${EVENTS} events created at ${createRate.toFixed(0)} events/s (20 concurrent clients, each with its Temporal Schedule); ${lateness.runs} runs recorded; dispatch lateness (run start - due time) p50 ${pct(lateness.ms, 50).toFixed(0)} ms, p99 ${pct(lateness.ms, 99).toFixed(0)} ms, max ${Math.max(...lateness.ms).toFixed(0)} ms`);
+      if (process.env.BENCH_TIMELINE) {
+        const byDue = [...lateness.byRun.values()].sort((a, b) => a.due - b.due);
+        for (let w = 0; w < byDue.length; w += 100) {
+          const slice = byDue.slice(w, w + 100).map((r) => r.started - r.due);
+          line(`  runs ${w}-${w + slice.length - 1}: p50 ${pct(slice, 50)} ms, max ${Math.max(...slice)} ms`);
+        }
+      }
       // Where the lateness goes: the Schedule starting the run workflow (server), then the worker.
       const phases = await runPhases(platform.env.TEMPORAL_ADDRESS, cfg.TEMPORAL_NAMESPACE, lateness.byRun);
       line(`  of which due time -> run workflow started (Temporal Schedule): p50 ${pct(phases.server, 50).toFixed(0)} ms, p99 ${pct(phases.server, 99).toFixed(0)} ms; workflow started -> run step started (worker): p50 ${pct(phases.worker, 50).toFixed(0)} ms, p99 ${pct(phases.worker, 99).toFixed(0)} ms`);
