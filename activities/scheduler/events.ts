@@ -58,8 +58,8 @@ export async function createEvent(owner: { organization_id: string; user_id: str
 }
 
 /**
- * The event by primary key alone (FerretDB 1.x answers `{_id}` from its index and scans for any
- * other filter), checked against the organization here.
+ * The event by primary key alone, checked against the organization here: FerretDB 1.x pushes a
+ * plain `{_id}` filter down to SQLite and decodes and filters every document for any other.
  */
 async function findEvent(organization_id: string, event_id: string): Promise<EventDoc | null> {
   const doc = await ScheduledEvent.findById(event_id).lean<EventDoc>();
