@@ -212,8 +212,8 @@ async function waitForRuns(uri: string, count: number, deadline: number) {
   const conn = await mongoose.createConnection(uri).asPromise();
   try {
     let runs: { _id: string; started_at: Date; scheduled_time?: Date }[] = [];
-    // Not read while events come due: on FerretDB each read scans the collection, load the
-    // measurement would add to what it measures.
+    // Not read while events come due: on FerretDB each read scans the collection, and that load
+    // would add to the lateness being measured.
     await new Promise((r) => setTimeout(r, Math.max(0, deadline - 120_000 - Date.now())));
     while (Date.now() < deadline) {
       runs = (await conn.collection('scheduled_event_runs').find({ trigger: 'scheduled' }).toArray()) as unknown as typeof runs;
