@@ -76,6 +76,14 @@ describe('webhook events', () => {
     expect(deliveries.get('/gone')).toHaveLength(1);
   });
 
+  it('delivers to a host name through the address its check resolved, with the URL\'s Host header', async () => {
+    const port = new URL(base).port;
+    const ev = (await call('POST', '/api/scheduler-service/events', { key: t.adminKey, json: { idp_id: unique('named'), type_of_event: 'webhook', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: { url: `http://localhost:${port}/named` } } })).body.event;
+    await call('POST', `/api/scheduler-service/events/${ev.id}/execute`, { key: t.adminKey });
+    expect(await waitRun(ev.id)).toMatchObject({ outcome: 'success', result: { status: 200 } });
+    expect(deliveries.get('/named')?.map((d) => d.headers.host)).toEqual([`localhost:${port}`]);
+  });
+
   it('refuses an event without a usable URL at creation', async () => {
     for (const url of [undefined, 'not a url', 'ftp://example.com/x']) {
       const res = await call('POST', '/api/scheduler-service/events', { key: t.adminKey, json: { idp_id: 'x', type_of_event: 'webhook', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: url ? { url } : {} } });

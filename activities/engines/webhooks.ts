@@ -5,25 +5,76 @@
  */
 import { createHmac } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import net from 'node:net';
+import http from 'node:http';
+import https from 'node:https';
+import net, { type LookupFunction } from 'node:net';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 
 const V4_BLOCKED: [string, number][] = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
+  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ];
 const v4 = (ip: string) => ip.split('.').reduce((n, o) => (n << 8) + Number(o), 0) >>> 0;
+const v4Blocked = (n: number) => V4_BLOCKED.some(([base, bits]) => (n >>> (32 - bits)) === (v4(base) >>> (32 - bits)));
 
-export function isPrivateAddress(ip: string): boolean {
-  if (net.isIPv4(ip)) return V4_BLOCKED.some(([base, bits]) => (v4(ip) >>> (32 - bits)) === (v4(base) >>> (32 - bits)));
-  const lower = ip.toLowerCase();
-  if (lower.startsWith('::ffff:')) return isPrivateAddress(lower.slice(7));
-  return lower === '::' || lower === '::1' || /^f[cd]/.test(lower) || /^fe[89ab]/.test(lower) || lower.startsWith('ff');
+/** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included). */
+function v6Groups(ip: string): number[] | undefined {
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    if (!net.isIPv4(dotted[1])) return undefined;
+    const n = v4(dotted[1]);
+    text = `${text.slice(0, dotted.index)}${(n >>> 16).toString(16)}:${(n & 0xffff).toString(16)}`;
+  }
+  const [head, tail, ...rest] = text.split('::');
+  if (rest.length) return undefined;
+  const parse = (part: string | undefined) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = parse(head);
+  const right = parse(tail);
+  const groups = tail === undefined ? left : [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
-/** Refuses a target the platform must not call (422, the reason named). */
-export async function checkWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE): Promise<URL> {
+/**
+ * Loopback, private, link-local, shared, documentation, multicast and reserved ranges, in IPv4
+ * and IPv6, including every IPv6 form that carries an IPv4 address the network may route to it
+ * (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`).
+ * Anything unparseable counts as private.
+ */
+export function isPrivateAddress(ip: string): boolean {
+  if (net.isIPv4(ip)) return v4Blocked(v4(ip));
+  if (!net.isIPv6(ip)) return true;
+  const g = v6Groups(ip);
+  if (!g) return true;
+  const embedded = (hi: number, lo: number) => v4Blocked(((hi << 16) | lo) >>> 0);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 6)) return true; // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
+  if (zeros(0, 5) && g[5] === 0xffff) return embedded(g[6], g[7]); // IPv4-mapped
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return embedded(g[6], g[7]); // ::ffff:0:a.b.c.d (SIIT)
+  if (g[0] === 0x64 && g[1] === 0xff9b) return zeros(2, 6) ? embedded(g[6], g[7]) : true; // NAT64, and its local-use /48
+  if (g[0] === 0x2002) return embedded(g[1], g[2]); // 6to4
+  if (g[0] === 0x2001 && (g[1] === 0 || g[1] === 0xdb8)) return true; // Teredo (the IPv4 inside is obfuscated), documentation
+  if (g[0] === 0x100 && zeros(1, 4)) return true; // discard-only
+  return (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00;
+}
+
+export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
+const systemResolver: Resolver = (host) => lookup(host, { all: true });
+
+export interface WebhookTarget {
+  url: URL;
+  /** The addresses checked; the delivery connects to these and nothing else. */
+  addresses: { address: string; family: number }[];
+}
+
+/**
+ * Resolves the target once and checks every address it resolves to (422, the reason named). The
+ * delivery connects to these very addresses: a second lookup could answer differently (DNS
+ * rebinding) after the check.
+ */
+export async function resolveWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve: Resolver = systemResolver): Promise<WebhookTarget> {
   if (typeof raw !== 'string') throw new PlatformError(422, 'metadata.url: a webhook needs metadata.url', 'metadata.url');
   let url: URL;
   try {
@@ -33,13 +84,27 @@ export async function checkWebhookTarget(raw: unknown, allowPrivate = config().W
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw new PlatformError(422, 'metadata.url: must be an https URL', 'metadata.url');
   if (url.username || url.password) throw new PlatformError(422, 'metadata.url: must not carry credentials', 'metadata.url');
-  if (!allowPrivate) {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const addresses = net.isIP(host) ? [host] : (await lookup(host, { all: true }).catch(() => [])).map((a) => a.address);
-    if (!addresses.length) throw new PlatformError(422, `metadata.url: ${host} does not resolve`, 'metadata.url');
-    if (addresses.some(isPrivateAddress)) throw new PlatformError(422, `metadata.url: ${host} is a private or local address`, 'metadata.url');
-  }
-  return url;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const family = net.isIP(host);
+  const addresses = family ? [{ address: host, family }] : await resolve(host).catch(() => []);
+  if (!addresses.length) throw new PlatformError(422, `metadata.url: ${host} does not resolve`, 'metadata.url');
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw new PlatformError(422, `metadata.url: ${host} is a private or local address`, 'metadata.url');
+  return { url, addresses };
+}
+
+/** Refuses a target the platform must not call (422, the reason named). */
+export async function checkWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve?: Resolver): Promise<URL> {
+  return (await resolveWebhookTarget(raw, allowPrivate, resolve)).url;
+}
+
+/** A `lookup` for the socket that answers only the checked addresses. */
+function pinnedLookup(addresses: WebhookTarget['addresses']): LookupFunction {
+  return (_host, options, callback) => {
+    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    if (!wanted.length) return callback(Object.assign(new Error('no checked address of the requested family'), { code: 'ENOTFOUND' }), '', 0);
+    if (options.all) return (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);
+    callback(null, wanted[0].address, wanted[0].family);
+  };
 }
 
 export function signature(secret: string, body: string, at = Math.floor(Date.now() / 1000)): string {
@@ -49,23 +114,38 @@ export function signature(secret: string, body: string, at = Math.floor(Date.now
 /**
  * One delivery attempt. A 2xx is success; 4xx (but 408/429) is the receiver refusing: final;
  * anything else (5xx, timeouts, network) throws a plain Error so the activity is retried.
+ * The socket connects to the addresses the check resolved; the Host header and TLS server name
+ * (certificate check included) stay those of the URL.
  */
-export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string): Promise<{ status: number }> {
+export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, resolve?: Resolver): Promise<{ status: number }> {
   const secret = config().WEBHOOK_SIGNING_SECRET;
   if (!secret) throw new PlatformError(501, 'webhook signing secret not configured (WEBHOOK_SIGNING_SECRET)');
-  const url = await checkWebhookTarget(target);
+  const { url, addresses } = await resolveWebhookTarget(target, undefined, resolve);
   const body = JSON.stringify(payload);
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-platform-signature': signature(secret, body), 'x-platform-delivery': delivery_id },
-    body,
-    redirect: 'manual',
-    signal: AbortSignal.timeout(10_000),
+  const status = await new Promise<number>((done, fail) => {
+    const req = (url.protocol === 'https:' ? https : http).request(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        'x-platform-signature': signature(secret, body),
+        'x-platform-delivery': delivery_id,
+      },
+      lookup: pinnedLookup(addresses),
+      agent: false,
+      signal: AbortSignal.timeout(10_000),
+    });
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => done(res.statusCode ?? 0));
+      res.on('error', fail);
+    });
+    req.on('error', fail);
+    req.end(body);
   });
-  await res.arrayBuffer().catch(() => undefined);
-  if (res.ok) return { status: res.status };
-  if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) {
-    throw new PlatformError(422, `webhook receiver answered ${res.status}`);
+  if (status >= 200 && status < 300) return { status };
+  if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
+    throw new PlatformError(422, `webhook receiver answered ${status}`);
   }
-  throw new Error(`webhook receiver answered ${res.status}`);
+  throw new Error(`webhook receiver answered ${status}`);
 }
