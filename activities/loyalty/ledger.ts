@@ -18,6 +18,8 @@ export interface LedgerChange {
   operation_id: string;
   /** the operation id was generated for this call, so it cannot have been applied before */
   new_operation?: boolean;
+  /** the caller's idempotency key, kept on the entry when operation_id is not derived from it */
+  request_id?: string;
   description?: string;
 }
 
@@ -36,6 +38,8 @@ export interface AppendResult {
   entry: EntryView;
   /** true when the operation had already been applied: nothing changed this time */
   duplicate: boolean;
+  /** the entry's request_id (of the first application, for a duplicate) */
+  request_id: string | null;
 }
 
 export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
@@ -127,6 +131,14 @@ async function currentHead(organization_id: string, user_id: string): Promise<He
 const byOperation = (organization_id: string, operation_id: string) =>
   LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 
+export const operationApplied = async (organization_id: string, operation_id: string) => (await byOperation(organization_id, operation_id)) !== null;
+
+/** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
+export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
+  const done = await LedgerEntry.findOne({ organization_id, $or: [{ operation_id }, { request_id }] }).lean<LedgerEntryDoc>();
+  return done && { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
+}
+
 /**
  * Appends one change. A repeated operation_id returns the first entry (duplicate: true); a debit
  * that would make the balance negative throws InsufficientPoints (409) and writes nothing.
@@ -149,7 +161,7 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
           continue;
         }
         const done = await applied();
-        if (done) return { entry: viewEntry(done), duplicate: true };
+        if (done) return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
         throw new InsufficientPoints(head.balance, -change.amount);
       }
       const seq = head.seq + 1;
@@ -164,15 +176,16 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
           balance_after: head.balance + change.amount,
           reason: change.reason,
           operation_id: change.operation_id,
+          request_id: change.request_id,
           description: change.description,
         });
         heads.set(userKey(organization_id, user_id), { seq, balance: head.balance + change.amount, at: doc.created_at });
-        return { entry: viewEntry(doc.toObject()), duplicate: false };
+        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: change.request_id ?? null };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // Either this operation was applied before, or another process appended entry `seq`.
         const done = await applied();
-        if (done) return { entry: viewEntry(done), duplicate: true };
+        if (done) return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
         verifyNext = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }

@@ -21,12 +21,15 @@ const ledgerEntrySchema = new Schema(
     balance_after: { type: Number, required: true },
     reason: { type: String, enum: LEDGER_REASONS, required: true },
     operation_id: { type: String, required: true },
+    /** the caller's idempotency key when the operation id cannot carry it (limited awards) */
+    request_id: { type: String },
     description: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 ledgerEntrySchema.index({ organization_id: 1, user_id: 1, seq: -1 });
 ledgerEntrySchema.index({ organization_id: 1, operation_id: 1 }, { unique: true });
+ledgerEntrySchema.index({ organization_id: 1, request_id: 1 });
 
 export interface LedgerEntryDoc {
   _id: string;
@@ -38,17 +41,24 @@ export interface LedgerEntryDoc {
   balance_after: number;
   reason: LedgerReason;
   operation_id: string;
+  request_id?: string;
   description?: string;
   created_at: Date;
 }
 
-/** Points per action and per referral, one document per organization (actions as JSON text). */
+/**
+ * Points per action and per referral, one document per organization. Actions and their policies
+ * are JSON text (action names are free keys); a document without policies (written before they
+ * existed) means the default policy of each action.
+ */
 const loyaltyRulesSchema = new Schema(
   {
     organization_id: { type: String, required: true, unique: true },
     actions_json: { type: String, required: true },
+    policies_json: { type: String },
     referral_points: { type: Number, required: true },
     referred_points: { type: Number, required: true },
+    max_points_per_scan: { type: Number },
     updated_by: { type: String },
   },
   { timestamps: { createdAt: false, updatedAt: 'updated_at' }, versionKey: false },
@@ -57,8 +67,10 @@ const loyaltyRulesSchema = new Schema(
 export interface LoyaltyRulesDoc {
   organization_id: string;
   actions_json: string;
+  policies_json?: string;
   referral_points: number;
   referred_points: number;
+  max_points_per_scan?: number;
   updated_by?: string;
   updated_at: Date;
 }

@@ -1,8 +1,12 @@
-/** Points per action and per referral, per organization, with defaults until an admin sets them. */
-import { PlatformError } from '../errors';
+/**
+ * Points per action (with who may report it and how often), per referral and the cap per scan,
+ * per organization, with defaults until an admin sets them; and awards by action.
+ */
+import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
-import { creditPoints } from './ledger';
+import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
 import { LoyaltyRules, type LoyaltyRulesDoc } from './models';
+import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,
@@ -16,14 +20,28 @@ export const DEFAULT_ACTIONS: Record<string, number> = {
 };
 export const DEFAULT_REFERRAL_POINTS = 100;
 export const DEFAULT_REFERRED_POINTS = 50;
+export const DEFAULT_MAX_POINTS_PER_SCAN = 500;
 
 export interface Rules {
   organization_id: string;
   actions: Record<string, number>;
+  policies: Record<string, ActionPolicy>;
   referral_points: number;
   referred_points: number;
+  max_points_per_scan: number;
   is_default: boolean;
   updated_at: string | null;
+}
+
+/** An action as an admin sets it: points alone (the name's default policy), or with its policy. */
+export type ActionInput = number | { points: number; self_service?: boolean; limit?: ActionLimit | null };
+export type PolicyInput = { self_service?: boolean; limit?: ActionLimit | null };
+export interface RulesInput {
+  actions?: Record<string, ActionInput>;
+  policies?: Record<string, PolicyInput>;
+  referral_points?: number;
+  referred_points?: number;
+  max_points_per_scan?: number;
 }
 
 /**
@@ -42,28 +60,68 @@ export async function getRules(organization_id: string): Promise<Rules> {
   return rules;
 }
 
+const policiesFor = (actions: Record<string, number>, stored: Record<string, ActionPolicy>) =>
+  Object.fromEntries(Object.keys(actions).map((name) => [name, Object.hasOwn(stored, name) ? stored[name] : defaultPolicy(name)]));
+
 async function readRules(organization_id: string): Promise<Rules> {
   const doc = await LoyaltyRules.findOne({ organization_id }).lean<LoyaltyRulesDoc>();
   if (!doc) {
-    return { organization_id, actions: { ...DEFAULT_ACTIONS }, referral_points: DEFAULT_REFERRAL_POINTS, referred_points: DEFAULT_REFERRED_POINTS, is_default: true, updated_at: null };
+    return {
+      organization_id,
+      actions: { ...DEFAULT_ACTIONS },
+      policies: policiesFor(DEFAULT_ACTIONS, {}),
+      referral_points: DEFAULT_REFERRAL_POINTS,
+      referred_points: DEFAULT_REFERRED_POINTS,
+      max_points_per_scan: DEFAULT_MAX_POINTS_PER_SCAN,
+      is_default: true,
+      updated_at: null,
+    };
   }
+  const actions = JSON.parse(doc.actions_json) as Record<string, number>;
   return {
     organization_id,
-    actions: JSON.parse(doc.actions_json) as Record<string, number>,
+    actions,
+    policies: policiesFor(actions, doc.policies_json ? (JSON.parse(doc.policies_json) as Record<string, ActionPolicy>) : {}),
     referral_points: doc.referral_points,
     referred_points: doc.referred_points,
+    max_points_per_scan: doc.max_points_per_scan ?? DEFAULT_MAX_POINTS_PER_SCAN,
     is_default: false,
     updated_at: doc.updated_at.toISOString(),
   };
 }
 
-/** Replaces the organization's rules (fields left out keep their current values). */
-export async function putRules(organization_id: string, input: { actions?: Record<string, number>; referral_points?: number; referred_points?: number }, updated_by: string): Promise<Rules> {
+const applyPolicy = (base: ActionPolicy, p: PolicyInput): ActionPolicy => ({
+  self_service: p.self_service ?? base.self_service,
+  limit: p.limit === undefined ? base.limit : p.limit && { max: p.limit.max, per: p.limit.per },
+});
+
+/**
+ * Replaces the organization's rules (fields left out keep their current values). New `actions`
+ * replace the action set, each with its name's default policy unless given with one; `policies`
+ * then change the policies of actions of the resulting set.
+ */
+export async function putRules(organization_id: string, input: RulesInput, updated_by: string): Promise<Rules> {
   const current = await readRules(organization_id); // not the cache: merge into what is stored
+  let actions = current.actions;
+  let policies = current.policies;
+  if (input.actions) {
+    actions = {};
+    policies = {};
+    for (const [name, given] of Object.entries(input.actions)) {
+      actions[name] = typeof given === 'number' ? given : given.points;
+      policies[name] = typeof given === 'number' ? defaultPolicy(name) : applyPolicy(defaultPolicy(name), given);
+    }
+  }
+  for (const [name, given] of Object.entries(input.policies ?? {})) {
+    if (!Object.hasOwn(actions, name)) throw invalid(`policies.${name}`, 'not an action of the rules');
+    policies = { ...policies, [name]: applyPolicy(policies[name], given) };
+  }
   const next = {
-    actions_json: JSON.stringify(input.actions ?? current.actions),
+    actions_json: JSON.stringify(actions),
+    policies_json: JSON.stringify(policies),
     referral_points: input.referral_points ?? current.referral_points,
     referred_points: input.referred_points ?? current.referred_points,
+    max_points_per_scan: input.max_points_per_scan ?? current.max_points_per_scan,
     updated_by,
   };
   // One writer per organization document: an admin's edit. A lost race between two admins
@@ -73,23 +131,73 @@ export async function putRules(organization_id: string, input: { actions?: Recor
   return getRules(organization_id);
 }
 
-/** Credits the points the organization's rules give for an action. */
-export async function awardAction(input: { organization_id: string; user_id: string; action_type: string; operation_id?: string }) {
+/** 0 basic (an end user's key), 1 admin, 2 system_admin. */
+export type ActorLevel = 0 | 1 | 2;
+
+export interface AwardInput {
+  organization_id: string;
+  user_id: string;
+  action_type: string;
+  /** the caller's idempotency key: the same key never awards twice */
+  operation_id?: string;
+  /** the rights of whoever reports the action: basic callers report only self-service actions */
+  actor_level: ActorLevel;
+}
+
+const answer = (out: AppendResult) => ({ points_awarded: out.entry.amount, duplicate: out.duplicate, entry: out.entry });
+
+/** Credits the points the organization's rules give for an action, within the action's policy. */
+export async function awardAction(input: AwardInput) {
   const rules = await getRules(input.organization_id);
-  const points = rules.actions[input.action_type];
-  if (points === undefined) {
-    throw new PlatformError(422, `action_type: unknown action "${input.action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`, 'action_type');
+  const { action_type } = input;
+  if (!Object.hasOwn(rules.actions, action_type)) {
+    throw invalid('action_type', `unknown action "${action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`);
   }
-  const operation_id = `award:${input.operation_id ?? newId('op')}`;
-  const result = await creditPoints({
-    organization_id: input.organization_id,
-    user_id: input.user_id,
-    points,
-    reason: 'action',
-    operation_id,
-    new_operation: input.operation_id === undefined,
-    description: input.action_type,
-  });
-  // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
-  return { points_awarded: result.entry.amount, duplicate: result.duplicate, entry: result.entry };
+  const points = rules.actions[action_type];
+  const policy = rules.policies[action_type];
+  if (input.actor_level < 1 && !policy.self_service) {
+    const mine = Object.keys(rules.policies).filter((n) => rules.policies[n].self_service).sort();
+    throw new PlatformError(403, `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`);
+  }
+  const change = { organization_id: input.organization_id, user_id: input.user_id, amount: points, reason: 'action' as const, description: action_type };
+  const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
+  if (!policy.limit) {
+    // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
+    return answer(await applyChange({ ...change, operation_id: keyed ?? `award:${newId('op')}`, new_operation: keyed === undefined, request_id: input.operation_id }));
+  }
+  return answer(await limitedAward(input, change, policy.limit, keyed));
+}
+
+/**
+ * A limited action earns at most `max` entries per user and window. Each is an operation
+ * `award:<user>:<action>:<window>:<n>` for a slot n < max, so the ledger's unique operation index
+ * decides which concurrent request gets a slot: no count is read and then trusted. A request
+ * takes slot n only after seeing slots 0..n-1 taken, so taken slots are always a prefix.
+ */
+async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'operation_id'>, limit: ActionLimit, keyed: string | undefined): Promise<AppendResult> {
+  const request_id = input.operation_id;
+  if (keyed && request_id) {
+    // A retry after the window turned (or after the policy changed) must not earn again.
+    const done = await appliedRequest(input.organization_id, keyed, request_id);
+    if (done) return done;
+  }
+  const window = windowOf(limit.per, new Date());
+  const slot = (n: number) => `award:${input.user_id}:${input.action_type}:${window}:${n}`;
+  let n = 0;
+  if (limit.max > 4) {
+    // Binary search of the first free slot over the taken prefix.
+    let high = limit.max;
+    while (n < high) {
+      const mid = Math.floor((n + high) / 2);
+      if (await operationApplied(input.organization_id, slot(mid))) n = mid + 1;
+      else high = mid;
+    }
+  }
+  for (; n < limit.max; n += 1) {
+    const out = await applyChange({ ...change, operation_id: slot(n), request_id });
+    if (!out.duplicate) return out;
+    // The same request, sent twice at once: the other copy took this slot.
+    if (request_id !== undefined && out.request_id === request_id) return out;
+  }
+  throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
 }

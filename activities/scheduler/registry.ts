@@ -2,8 +2,9 @@
  * What `execute_scheduled_task` does for each `type_of_event`: each component registers its task here.
  */
 import { PlatformError } from '../errors';
-import { awardAction } from '../loyalty/rules';
-import { composeEmail, sendEmail } from '../email/email';
+import { awardAction, type ActorLevel } from '../loyalty/rules';
+import { composeEmail, sendEmail, type EmailRequest } from '../email/email';
+import { ADMIN_LEVEL, reserveSend } from '../email/policy';
 import { getUser } from '../identity/users';
 import type { EventType } from './models';
 import { deliverWebhook } from '../engines/webhooks';
@@ -20,9 +21,18 @@ export interface ScheduledTask {
   idp_id: string;
   organization_id: string;
   metadata: Record<string, unknown>;
+  /** the level the event runs with (see rights.ts), checked before the task starts */
+  actor_level: number;
 }
 
 type Task = (task: ScheduledTask) => Promise<Record<string, unknown>>;
+
+/** Composes and sends once per run; a basic owner's mail counts against its hourly budget. */
+async function mail(task: ScheduledTask, req: EmailRequest) {
+  const content = await composeEmail(req);
+  if (task.actor_level < ADMIN_LEVEL) await reserveSend({ organization_id: req.organization_id, user_id: req.user_id, idempotency_key: req.idempotency_key });
+  return sendEmail({ req, content });
+}
 
 export const TASKS: Record<EventType, Task> = {
   async email(task) {
@@ -38,12 +48,12 @@ export const TASKS: Record<EventType, Task> = {
       recipient,
       idempotency_key: `event:${task.run_id}`,
     };
-    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    const sent = await mail(task, req);
     return { message_id: sent.message_id, recipient: sent.recipient };
   },
   async loyalty(task) {
     if (typeof task.metadata.action_type !== 'string') throw new PlatformError(422, 'metadata.action_type: required for loyalty events');
-    const out = await awardAction({ organization_id: task.organization_id, user_id: task.user_id, action_type: task.metadata.action_type, operation_id: `event:${task.run_id}` });
+    const out = await awardAction({ organization_id: task.organization_id, user_id: task.user_id, action_type: task.metadata.action_type, operation_id: `event:${task.run_id}`, actor_level: task.actor_level as ActorLevel });
     return { points_awarded: out.points_awarded, balance: out.entry.balance_after };
   },
   /** The owner's token usage report (metadata.period YYYY-MM, default this month), emailed to metadata.recipient or the user's email. */
@@ -63,7 +73,7 @@ export const TASKS: Record<EventType, Task> = {
       recipient,
       idempotency_key: `event:${task.run_id}`,
     };
-    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    const sent = await mail(task, req);
     return { period: usage.period, total_tokens: usage.total_tokens, remaining_tokens: usage.remaining_tokens, message_id: sent.message_id, recipient: sent.recipient };
   },
   /** Answers metadata.prompt in the owner's conversation metadata.conversation_id (a scheduled check-in). */
@@ -97,7 +107,7 @@ export const TASKS: Record<EventType, Task> = {
       recipient,
       idempotency_key: `event:${task.run_id}`,
     };
-    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    const sent = await mail(task, req);
     return { period_days: days, stats, message_id: sent.message_id, recipient: sent.recipient };
   },
   /** The owner's documents processed over metadata.period_days (default 7), per folder; emailed to metadata.recipient when given. */
@@ -123,7 +133,7 @@ export const TASKS: Record<EventType, Task> = {
       recipient,
       idempotency_key: `event:${task.run_id}`,
     };
-    const sent = await sendEmail({ req, content: await composeEmail(req) });
+    const sent = await mail(task, req);
     return { period_days: days, documents: docs.length, folders, message_id: sent.message_id, recipient: sent.recipient };
   },
   async webhook(task) {

@@ -2,8 +2,9 @@
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 import { getBalance, getHistory } from '../../activities/loyalty/ledger';
-import { awardAction, getRules, putRules } from '../../activities/loyalty/rules';
+import { awardAction, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
 import { LEDGER_REASONS } from '../../activities/loyalty/models';
+import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/policies';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
@@ -22,14 +23,30 @@ const entry = z.object({
 });
 const points = z.number().int().min(1).max(1_000_000);
 const actionName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lower-case letters, digits and _, starting with a letter');
-const rules = z.object({
+const limit = z
+  .object({
+    max: z.number().int().min(1).max(MAX_LIMIT).describe('entries per user and window'),
+    per: z.enum(LIMIT_PERIODS).describe('window in UTC: ever, calendar day, week from Monday, calendar month'),
+  })
+  .strict();
+const policyFields = {
+  self_service: z.boolean().describe("a basic key may report the action for its own user; otherwise it needs an admin key"),
+  limit: limit.nullable().describe('null: unlimited; applies to every caller'),
+};
+const policy = z.object(policyFields);
+const policyInput = z.object({ self_service: policyFields.self_service.optional(), limit: policyFields.limit.optional() }).strict();
+const rulesFields = {
   organization_id: z.string(),
-  actions: z.record(z.string(), z.number()),
-  referral_points: z.number(),
-  referred_points: z.number(),
+  actions: z.record(z.string(), z.number()).describe('points per action'),
+  referral_points: z.number().describe('credited to the referrer'),
+  referred_points: z.number().describe('credited to the referred user'),
+  max_points_per_scan: z.number().describe('cap on the points one receipt or ticket scan credits'),
+  policies: z.record(z.string(), policy).describe('who may report each action and how often'),
   is_default: z.boolean(),
   updated_at: z.string().nullable(),
-});
+};
+const rulesAnswer = z.object({ success: z.literal(true), ...rulesFields, rules: z.object(rulesFields).describe('the same rules, as earlier versions answered them') });
+const answerRules = (r: Awaited<ReturnType<typeof getRules>>) => ({ success: true, ...r, rules: r });
 const idempotencyKey = z.string().trim().min(1).max(200).optional().describe('the same key never awards twice (also the Idempotency-Key header)');
 
 defineRoute({
@@ -73,7 +90,7 @@ defineRoute({
   method: 'POST',
   paths: ['/loyalty/award-points/:idp_id'],
   tag,
-  summary: "Awards the points the organization's rules give for an action",
+  summary: "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
   auth: 'key',
   params: z.object({ idp_id: requiredId }),
   body: z.object({ action_type: actionName, organization_id: organizationId, operation_id: idempotencyKey }),
@@ -82,7 +99,13 @@ defineRoute({
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, params.idp_id);
     const key = body.operation_id ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
-    const out = await awardAction({ organization_id: org, user_id: user.user_id, action_type: body.action_type, operation_id: key ? `${user.user_id}:${key}` : undefined });
+    const out = await awardAction({
+      organization_id: org,
+      user_id: user.user_id,
+      action_type: body.action_type,
+      operation_id: key ? `${user.user_id}:${key}` : undefined,
+      actor_level: Math.min(principal.level, 2) as ActorLevel,
+    });
     return { success: true, points_awarded: out.points_awarded, balance: out.entry.balance_after, duplicate: out.duplicate, entry_id: out.entry.entry_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
   },
 });
@@ -91,29 +114,40 @@ defineRoute({
   method: 'GET',
   paths: ['/loyalty/rules'],
   tag,
-  summary: "The organization's points per action and per referral (defaults until set)",
+  summary: "The organization's points per action (with their policies), per referral and the cap per scan (defaults until set)",
   auth: 'key',
   query: z.object({ organization_id: organizationId }),
-  response: z.object({ success: z.literal(true), rules }),
-  handler: async ({ principal, query }) => ({ success: true, rules: await getRules(organizationFor(principal, query.organization_id)) }),
+  response: rulesAnswer,
+  handler: async ({ principal, query }) => answerRules(await getRules(organizationFor(principal, query.organization_id))),
 });
 
 defineRoute({
   method: 'PUT',
   paths: ['/loyalty/rules'],
   tag,
-  summary: "Sets the organization's points per action and per referral (admin)",
+  summary: "Sets the organization's points per action (with their policies), per referral and the cap per scan (admin)",
   auth: 'admin',
   body: z.object({
     organization_id: organizationId,
-    actions: z.record(actionName, points).refine((a) => Object.keys(a).length > 0 && Object.keys(a).length <= 200, 'between 1 and 200 actions').optional(),
+    actions: z
+      .record(
+        actionName,
+        z.union([points, policyInput.extend({ points })], {
+          error: 'points (an integer 1-1000000), or {points, self_service?, limit?: {max, per: ever|day|week|month} | null}',
+        }),
+      )
+      .refine((a) => Object.keys(a).length > 0 && Object.keys(a).length <= 200, 'between 1 and 200 actions')
+      .optional()
+      .describe("replaces the action set: points alone take the name's default policy, or {points, self_service?, limit?}"),
+    policies: z.record(actionName, policyInput).optional().describe('changes the policies of actions of the (resulting) set; fields left out are kept'),
     referral_points: points.optional().describe('credited to the referrer'),
     referred_points: points.optional().describe('credited to the referred user'),
+    max_points_per_scan: points.optional().describe('cap on the points one receipt or ticket scan credits'),
   }),
-  response: z.object({ success: z.literal(true), rules }),
+  response: rulesAnswer,
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     requireLevel(principal, 'admin');
-    return { success: true, rules: await putRules(org, body, principal.key_id) };
+    return answerRules(await putRules(org, body, principal.key_id));
   },
 });
