@@ -1,3 +1,7 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api';
 import { convert, speak, tone, wer } from './helpers/speech';
@@ -72,5 +76,46 @@ describe('audio transcription + answer (workflow audio-qa)', () => {
     const refused = await send(speak(SENTENCES[0]), 'q.wav', theirs);
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ detail: `Invalid conversation ID: ${theirs}` });
+  });
+});
+
+describe('what the decoder may read', () => {
+  // An empty ID3v2 tag: decoders skip it and look at what follows.
+  const behindId3 = (inner: Buffer) => Buffer.concat([Buffer.from([0x49, 0x44, 0x33, 3, 0, 0, 0, 0, 0, 0]), inner]);
+
+  it('decodes only with the sniffed format: a playlist or another container behind an ID3 tag is refused and nothing it names is read', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'not-yours-'));
+    const secret = path.join(dir, 'recording.wav');
+    fs.writeFileSync(secret, speak(SENTENCES[1]));
+    let requests = 0;
+    const server = http.createServer((_req, res) => ((requests += 1), res.end('x')));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      for (const entry of [secret, `file://${secret}`, `http://127.0.0.1:${port}/segment.ts`, 'file:///etc/passwd']) {
+        const playlist = Buffer.from(`#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10,\n${entry}\n#EXT-X-ENDLIST\n`);
+        const res = await send(behindId3(playlist), 'question.mp3');
+        expect(res.status, `${entry}: ${JSON.stringify(res.body)}`).toBe(422);
+        expect(res.body.detail).toMatch(/^file: unreadable mp3 audio/);
+        expect(res.body.detail).not.toContain(os.tmpdir());
+      }
+      const script = await send(behindId3(Buffer.from(`ffconcat version 1.0\nfile '${secret}'\n`)), 'question.mp3');
+      expect(script.status).toBe(422);
+      // A WAV file dressed as MP3 is read as MP3, not as whatever ffmpeg would find inside.
+      const wav = await send(behindId3(speak(SENTENCES[0])), 'question.mp3');
+      expect(wav.status, JSON.stringify(wav.body)).toBe(422);
+      expect(requests).toBe(0);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('still reads MP3 and FLAC behind an ID3 tag, each as itself', async () => {
+    for (const ext of ['mp3', 'flac'] as const) {
+      const res = await send(behindId3(convert(speak(SENTENCES[0]), ext)), `tagged.${ext}`);
+      expect(res.status, `${ext}: ${JSON.stringify(res.body)}`).toBe(200);
+      expect(res.body.metadata.format).toBe(ext);
+    }
   });
 });

@@ -51,7 +51,7 @@ export function sniff(buf: Uint8Array): Sniffed {
   if (buf.length >= 5 && ascii(buf, 0, 5) === '%PDF-') return { mime: 'application/pdf', format: 'pdf' };
   if (buf.length >= 4 && buf[0] === 0x50 && buf[1] === 0x4b && buf[2] === 3 && buf[3] === 4) return { mime: 'application/zip', format: 'zip' };
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'OggS') return { mime: 'audio/ogg', format: 'ogg' };
-  if (buf.length >= 3 && ascii(buf, 0, 3) === 'ID3') return { mime: 'audio/mpeg', format: 'mp3' };
+  if (buf.length >= 10 && ascii(buf, 0, 3) === 'ID3') return afterId3(buf);
   if (buf.length >= 4 && buf[0] === 0x1a && buf[1] === 0x45 && buf[2] === 0xdf && buf[3] === 0xa3) return { mime: 'video/webm', format: 'webm' };
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'fLaC') return { mime: 'audio/flac', format: 'flac' };
   // MPEG audio frame (an MP3 without ID3 tag) and ADTS AAC: 11 sync bits, then layer / profile bits.
@@ -59,6 +59,20 @@ export function sniff(buf: Uint8Array): Sniffed {
   if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xe0) === 0xe0 && (buf[1] & 0x06) !== 0) return { mime: 'audio/mpeg', format: 'mp3' };
   if (buf.length >= 5 && (ascii(buf, 0, 5) === '<?xml' || ascii(buf, 0, 4) === '<svg')) return { mime: 'image/svg+xml', format: 'svg' };
   return looksLikeText(buf) ? { mime: 'text/plain', format: 'text' } : { mime: 'application/octet-stream', format: 'binary' };
+}
+
+/**
+ * An ID3v2 tag says nothing about what follows it, and decoders look past it: what comes after
+ * the tag decides (AAC and FLAC streams carry ID3 tags too). MPEG audio frames, or anything the
+ * mp3 demuxer will refuse, stay mp3.
+ */
+function afterId3(buf: Uint8Array): Sniffed {
+  const size = ((buf[6] & 0x7f) << 21) | ((buf[7] & 0x7f) << 14) | ((buf[8] & 0x7f) << 7) | (buf[9] & 0x7f);
+  const start = 10 + size + (buf[5] & 0x10 ? 10 : 0);
+  const rest = buf.subarray(start);
+  if (rest.length >= 4 && ascii(rest, 0, 4) === 'fLaC') return { mime: 'audio/flac', format: 'flac' };
+  if (rest.length >= 2 && rest[0] === 0xff && (rest[1] & 0xf6) === 0xf0) return { mime: 'audio/aac', format: 'aac' };
+  return { mime: 'audio/mpeg', format: 'mp3' };
 }
 
 function looksLikeText(buf: Uint8Array): boolean {
@@ -72,7 +86,12 @@ function looksLikeText(buf: Uint8Array): boolean {
   return control / sample.length < 0.01;
 }
 
-/** What the speech pipeline accepts (ffmpeg decodes each to 16 kHz mono PCM). */
-export const AUDIO_FORMATS = new Set(['wav', 'mp3', 'aac', 'm4a', 'mp4', 'ogg', 'webm', 'flac']);
+/**
+ * What the speech pipeline accepts, each with the ffmpeg demuxer that must read it: ffmpeg is
+ * never left to guess, since its own probing would follow the content past what was sniffed
+ * (an ID3 tag in front of an HLS playlist or a concat script opens other files).
+ */
+export const AUDIO_DEMUXERS: Record<string, string> = { wav: 'wav', mp3: 'mp3', aac: 'aac', m4a: 'mov', mp4: 'mov', ogg: 'ogg', webm: 'webm', flac: 'flac' };
+export const AUDIO_FORMATS = new Set(Object.keys(AUDIO_DEMUXERS));
 
 export const RASTER_IMAGE_FORMATS = new Set(['jpeg', 'png', 'gif', 'webp', 'tiff', 'heic', 'heif', 'avif']);

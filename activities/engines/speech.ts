@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
 import { config } from '../config';
 import { PlatformError } from '../errors';
-import { AUDIO_FORMATS, sniff } from './sniff';
+import { AUDIO_DEMUXERS, sniff } from './sniff';
 import { gatewayTranscribe, usesModel, type Caller } from '../llm/gateway';
 
 const SAMPLE_RATE = 16_000;
@@ -63,7 +63,8 @@ function run(cmd: string, args: string[], limit: number): Promise<{ code: number
 export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   if (!body.length) throw new PlatformError(422, 'file: the uploaded audio is empty', 'file');
   const kind = sniff(body);
-  if (!AUDIO_FORMATS.has(kind.format)) throw new PlatformError(400, `Unsupported file type: ${kind.mime}`, 'file');
+  const demuxer = AUDIO_DEMUXERS[kind.format];
+  if (!demuxer) throw new PlatformError(400, `Unsupported file type: ${kind.mime}`, 'file');
   const max = config().MAX_AUDIO_SECONDS;
   const limitBytes = Math.ceil((max + 1) * SAMPLE_RATE * 2);
   // A file, not a pipe: MP4/M4A keep their index at the end and need a seekable input.
@@ -72,12 +73,13 @@ export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   let res;
   try {
     await fs.promises.writeFile(input, body);
-    res = await run(ffmpegPath(), ['-hide_banner', '-nostdin', '-i', input, '-t', String(max + 1), '-vn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 's16le', 'pipe:1'], limitBytes);
+    // The sniffed demuxer only, and local files only: no playlist, script or URL is followed.
+    res = await run(ffmpegPath(), ['-hide_banner', '-nostdin', '-protocol_whitelist', 'file', '-f', demuxer, '-i', input, '-t', String(max + 1), '-vn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 's16le', 'pipe:1'], limitBytes);
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true });
   }
   if (res.code !== 0 || !res.stdout.length) {
-    const reason = res.stderr.split('\n').filter(Boolean).at(-1) ?? 'unreadable';
+    const reason = (res.stderr.split('\n').filter(Boolean).at(-1) ?? 'unreadable').replaceAll(input, 'input');
     throw new PlatformError(422, `file: unreadable ${kind.format} audio (${reason.slice(0, 200)})`, 'file');
   }
   const pcm = res.stdout.subarray(0, res.stdout.length - (res.stdout.length % 2));
