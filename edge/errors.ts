@@ -41,6 +41,19 @@ function platformFailure(err: unknown): PlatformError | undefined {
 
 const STATUS_TEXT: Record<number, string> = { 404: 'Not found', 405: 'Method not allowed' };
 
+/**
+ * What a server error tells any caller: only what it can act on (wait and retry, or nothing).
+ * Provider messages, configuration names, hosts and stacks stay in the server's log.
+ */
+const SERVER_TEXT: Record<number, string> = {
+  500: 'Internal server error',
+  501: 'This function is not available on this platform',
+  502: 'An upstream service failed; try again later',
+  503: 'Temporarily unavailable; try again later',
+  504: 'An upstream service timed out; try again later',
+};
+export const serverErrorText = (status: number) => SERVER_TEXT[status] ?? SERVER_TEXT[500];
+
 export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => void): MappedError {
   let status = 500;
   let message = 'Internal server error';
@@ -62,22 +75,19 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
     if (p) {
       status = p.status;
       message = p.message;
-    } else log(err);
+    }
   } else if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof (err as { statusCode: unknown }).statusCode === 'number') {
     // h3's own errors: unmatched route (404), wrong method (405), unreadable body (400)
     status = (err as { statusCode: number }).statusCode;
     message = STATUS_TEXT[status] ?? ((err as { statusMessage?: string }).statusMessage || 'Bad request');
-    if (status >= 500) {
-      log(err);
-      message = 'Internal server error';
-    }
-  } else {
-    log(err);
   }
 
-  // Whatever reached here as a server error says nothing about the server's insides.
-  if (status >= 500 && !(err instanceof PlatformError)) message = 'Internal server error';
-  // Gifts and text processing answer invalid input with 400 (CONTRACT.md "Shapes").
+  // A server error says nothing about the server's insides, whoever raised it; the log has it all.
+  if (status >= 500) {
+    log(err);
+    message = serverErrorText(status);
+  }
+  // Gifts and text processing answer invalid input with 400, like their other refusals.
   if (shape === 'success' && status === 422) status = 400;
   const body = shape === 'success' ? { success: false, error: message } : { detail: message };
   return { status, body, headers };

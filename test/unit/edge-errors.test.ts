@@ -22,6 +22,28 @@ describe('mapError', () => {
     expect(mapError(new PlatformError(404, 'Gift not found'), 'success', () => {}).body).toEqual({ success: false, error: 'Gift not found' });
   });
 
+  it('answers a server error of any origin with a fixed text per status and logs the detail', () => {
+    const cases: [PlatformError, string][] = [
+      [new PlatformError(502, 'The support model provider failed: 401 Incorrect API key sk-…abcd at http://10.0.0.5:8000/v1'), 'An upstream service failed; try again later'],
+      [new PlatformError(500, 'CONFIG_ENCRYPTION_KEY is not set: provider secrets cannot be stored or read'), 'Internal server error'],
+      [new PlatformError(501, 'webhook signing secret not configured (WEBHOOK_SIGNING_SECRET)'), 'This function is not available on this platform'],
+      [new PlatformError(503, 'The points ledger is busy for this user; retry shortly', undefined, { 'Retry-After': '1' }), 'Temporarily unavailable; try again later'],
+    ];
+    for (const [err, text] of cases) {
+      const log = vi.fn();
+      const mapped = mapError(err, 'detail', log);
+      expect(mapped).toEqual({ status: err.status, body: { detail: text }, headers: err.headers });
+      expect(mapError(err, 'success', () => {}).body).toEqual({ success: false, error: text });
+      expect(log).toHaveBeenCalledWith(err);
+    }
+    // the same through a workflow: the activity's 5xx message stays in the log
+    const app = ApplicationFailure.create({ type: 'PlatformError', message: 'The documents model provider failed: getaddrinfo ENOTFOUND vllm.internal', nonRetryable: true, details: [{ status: 502 }] });
+    const wf = new WorkflowFailedError('Workflow execution failed', app, RetryState.NON_RETRYABLE_FAILURE);
+    const log = vi.fn();
+    expect(mapError(wf, 'detail', log)).toMatchObject({ status: 502, body: { detail: 'An upstream service failed; try again later' } });
+    expect(log).toHaveBeenCalledWith(wf);
+  });
+
   it('maps zod errors to 422 naming the field and malformed JSON to 400', () => {
     const zerr = z.object({ a: z.object({ b: z.number() }) }).safeParse({ a: { b: 'x' } }).error!;
     const mapped = mapError(zerr, 'detail', () => {});
