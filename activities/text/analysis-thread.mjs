@@ -1,0 +1,18 @@
+// Thread that runs the text analysis (and the local embedding) for the worker, so a 500,000-character
+// text never holds the event loop that answers workflow tasks, and a job over its time budget can be
+// stopped by ending the thread. Plain JS: worker threads do not inherit the TypeScript loader, so
+// the TypeScript modules are loaded through tsx's API.
+import { parentPort } from 'node:worker_threads';
+import { tsImport } from 'tsx/esm/api';
+
+const { analyse } = await tsImport('./analysis.ts', import.meta.url);
+const { hashedEmbedding } = await tsImport('../engines/embeddings.ts', import.meta.url);
+
+parentPort.on('message', ({ text, embed }) => {
+  try {
+    parentPort.postMessage({ analysis: analyse(text), vector: embed ? hashedEmbedding(text) : undefined });
+  } catch (err) {
+    parentPort.postMessage({ error: String(err?.stack ?? err) });
+  }
+});
+parentPort.postMessage('ready');
