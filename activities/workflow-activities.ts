@@ -14,3 +14,4 @@ export { transcribeStoredAudio } from './support/audio';
 export { answerQuestion, requireConversation } from './support/support';
 export { processStoredDocument, thumbnailStoredFile } from './documents/documents';
 export { applyPaymentEvent } from './billing/billing';
+export { processStoredText } from './text/text';

@@ -60,6 +60,45 @@ describe('POST /process_text', () => {
   });
 });
 
+describe('POST /process_text on hostile text', () => {
+  // Each aimed at a pattern that used to backtrack: 100,000 `a` took 21 s, and /health waited
+  // behind it, when the analysis ran on the edge.
+  const N = 500_000;
+  const HOSTILE: [string, string][] = [
+    ['a', 'a'.repeat(N)],
+    ['a@', 'a@'.repeat(N / 2)],
+    ['.', '.'.repeat(N)],
+    ['1', '1'.repeat(N)],
+    ['1,', '1,'.repeat(N / 2)],
+    ['http://', 'http://'.repeat(Math.floor(N / 7))],
+  ];
+  let tenant: Promise<{ key: string; user_id: string }> | undefined;
+
+  it.each(HOSTILE)('answers 500,000 characters of %j within 15 s while /health answers within 1 s', async (_unit, text) => {
+    tenant ??= newTenant().then((t) => basicUser(t));
+    const u = await tenant;
+    const started = performance.now();
+    let done = false;
+    const processing = call('POST', '/process_text', { key: u.key, json: { text, user_id: u.user_id, conversation_id: 'conv_hostile' } }).finally(() => {
+      done = true;
+    });
+    const health: number[] = [];
+    do {
+      const asked = performance.now();
+      const res = await call('GET', '/health');
+      health.push(performance.now() - asked);
+      expect(res.status).toBe(200);
+      await new Promise((r) => setTimeout(r, 100));
+    } while (!done);
+    const res = await processing;
+    const took = performance.now() - started;
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    expect(res.body.metadata).toMatchObject({ characters: text.length, engine: 'local', embedding: { engine: 'hashed-v1' } });
+    expect(Math.max(...health)).toBeLessThan(1000);
+    expect(took).toBeLessThan(15_000);
+  });
+});
+
 describe('POST /text/similar', () => {
   it('ranks related texts first, within the organization only', async () => {
     const t = await newTenant();

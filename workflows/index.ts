@@ -9,3 +9,4 @@ export { feedbackAnalysisWorkflow } from './feedback';
 export { audioQaWorkflow } from './audio-qa';
 export { processDocumentWorkflow, generateThumbnailWorkflow } from './documents';
 export { paymentEventWorkflow } from './payments';
+export { processTextWorkflow } from './text';

@@ -1,12 +1,15 @@
-/** Text processing: store, analyse, embed; and similarity search within an organization. */
+/**
+ * Text processing: the edge stores the text (storeText), the workflow `text:<text id>` analyses
+ * and embeds it in the worker (processStoredText); and similarity search within an organization.
+ */
 import mongoose, { Schema } from 'mongoose';
-import { notFound, PlatformError } from '../errors';
+import { isDuplicateKey, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { putObject } from '../engines/storage';
+import { getObject, putObject, removeObject } from '../engines/storage';
 import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
 import { gatewayEmbed, usesModel, type Caller } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
-import { analyse } from './analysis';
+import { analyseOffThread } from './analysis-runner';
 
 const embeddingSchema = new Schema(
   {
@@ -39,11 +42,10 @@ interface EmbeddingDoc {
 
 export const TextEmbedding = mongoose.model<EmbeddingDoc>('TextEmbedding', embeddingSchema, 'text_embeddings');
 
-export interface ProcessTextInput {
+interface TextContext {
   organization_id: string;
   user_id: string;
   idp_id: string;
-  text: string;
   conversation_id: string;
   session_id?: string;
   context_id?: string;
@@ -51,38 +53,81 @@ export interface ProcessTextInput {
   timestamp?: string;
 }
 
-/**
- * The text agent's embedding: the model's through the LLM gateway (metered) when its settings
- * say so, else the local hashed vector. A model failure with the local fallback allowed would mix
- * vector spaces, so it is refused instead (502).
- */
-async function embedText(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
-  if (await usesModel(who.organization_id, 'text')) {
-    const out = await gatewayEmbed(who, text);
-    if (!out) throw new PlatformError(502, 'the embeddings provider failed; a local vector would not be comparable with the stored ones');
-    return { vector: out.value, engine: `llm:${out.model}` };
-  }
-  return { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
+export interface ProcessTextInput extends TextContext {
+  text: string;
 }
 
-export async function processText(input: ProcessTextInput) {
-  const id = newId('txt');
-  const file_path = `${input.organization_id}/${input.user_id}/texts/${id}.txt`;
+export interface StoredTextInput extends TextContext {
+  text_id: string;
+  /** `<organization_id>/<user_id>/texts/<text_id>.txt` */
+  file_path: string;
+}
+
+/**
+ * Stores the text where the worker reads it: the workflow carries its path, not up to 500,000
+ * characters, through its history.
+ */
+export async function storeText(input: { organization_id: string; user_id: string; text: string }): Promise<{ text_id: string; file_path: string }> {
+  const text_id = newId('txt');
+  const file_path = `${input.organization_id}/${input.user_id}/texts/${text_id}.txt`;
   await putObject(file_path, Buffer.from(input.text, 'utf8'), 'text/plain; charset=utf-8');
-  const analysis = analyse(input.text);
-  const { vector, engine } = await embedText(input.text, { organization_id: input.organization_id, user_id: input.user_id });
-  const embedding_id = `emb_${id.slice(4)}`;
-  await TextEmbedding.create({
-    _id: embedding_id,
-    organization_id: input.organization_id,
-    user_id: input.user_id,
-    engine,
-    dimensions: vector.length,
-    vector,
-    file_path,
-    excerpt: input.text.slice(0, 200),
-    conversation_id: input.conversation_id,
-  });
+  return { text_id, file_path };
+}
+
+/**
+ * The text agent's model embedding through the LLM gateway (metered). A model failure with the
+ * local fallback allowed would mix vector spaces, so it is refused instead (502).
+ */
+async function modelEmbedding(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
+  const out = await gatewayEmbed(who, text);
+  if (!out) throw new PlatformError(502, 'the embeddings provider failed; a local vector would not be comparable with the stored ones');
+  return { vector: out.value, engine: `llm:${out.model}` };
+}
+
+/**
+ * The analysis and the embedding its settings ask for: the model's, or the local hashed vector
+ * (computed with the analysis, off the event loop). The analysis comes first: a text over its
+ * time budget costs no tokens.
+ */
+async function analyseAndEmbed(text: string, who: Caller) {
+  const model = await usesModel(who.organization_id, 'text');
+  const { analysis, vector } = await analyseOffThread(text, { embed: !model });
+  return { analysis, ...(model ? await modelEmbedding(text, who) : { vector: vector!, engine: HASHED_ENGINE }) };
+}
+
+/**
+ * Analyses and embeds a stored text and records the normalized response `text:<text id>`. A
+ * failure removes the stored text: a refused text leaves nothing behind.
+ */
+export async function processStoredText(input: StoredTextInput) {
+  const { file_path } = input;
+  const stored = await getObject(file_path);
+  if (!stored) throw new Error(`the stored text ${file_path} is missing`);
+  const text = stored.toString('utf8');
+  let embedded: Awaited<ReturnType<typeof analyseAndEmbed>>;
+  try {
+    embedded = await analyseAndEmbed(text, { organization_id: input.organization_id, user_id: input.user_id });
+  } catch (err) {
+    await removeObject(file_path).catch(() => undefined);
+    throw err;
+  }
+  const { analysis, vector, engine } = embedded;
+  const embedding_id = `emb_${input.text_id.slice(4)}`;
+  try {
+    await TextEmbedding.create({
+      _id: embedding_id,
+      organization_id: input.organization_id,
+      user_id: input.user_id,
+      engine,
+      dimensions: vector.length,
+      vector,
+      file_path,
+      excerpt: text.slice(0, 200),
+      conversation_id: input.conversation_id,
+    });
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err; // the same text again: its embedding is already there
+  }
   const metadata = {
     ...analysis,
     embedding: { engine, dimensions: vector.length },
@@ -96,8 +141,8 @@ export async function processText(input: ProcessTextInput) {
     timestamp: input.timestamp ?? null,
   };
   const message = `Text processed: ${analysis.word_count} words, ${analysis.sentence_count} sentences, language ${analysis.language}, sentiment ${analysis.sentiment.label}. ${analysis.summary}`.trim();
-  const stored = await storeNormalizedResponse({
-    response_id: `text:${id}`,
+  const response = await storeNormalizedResponse({
+    response_id: `text:${input.text_id}`,
     conversation_id: input.conversation_id,
     user_id: input.user_id,
     organization_id: input.organization_id,
@@ -105,7 +150,17 @@ export async function processText(input: ProcessTextInput) {
     message,
     metadata: { ...metadata, file_path, embedding_id },
   });
-  return { success: true as const, message, file_path, embedding_id, error: null, metadata: { ...metadata, processed_at: stored.created_at }, organization_id: input.organization_id };
+  return { success: true as const, message, file_path, embedding_id, error: null, metadata: { ...metadata, processed_at: response.created_at }, organization_id: input.organization_id };
+}
+
+/** Everything /process_text does, in the calling process (activity tests). */
+export async function processText(input: ProcessTextInput) {
+  return processStoredText({ ...input, ...(await storeText(input)) });
+}
+
+/** A query's embedding for similarity search, with the engine the organization's texts use. */
+async function embedQuery(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
+  return (await usesModel(who.organization_id, 'text')) ? modelEmbedding(text, who) : { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
 }
 
 /**
@@ -121,7 +176,7 @@ export async function similarTexts(input: { organization_id: string; user_id?: s
     vector = own.vector;
     engine = own.engine;
   } else {
-    ({ vector, engine } = await embedText(input.query ?? '', { organization_id: input.organization_id, user_id: input.caller_user_id }));
+    ({ vector, engine } = await embedQuery(input.query ?? '', { organization_id: input.organization_id, user_id: input.caller_user_id }));
   }
   // Vectors of different engines live in different spaces: only the same engine's are compared.
   const filter: Record<string, string> = { organization_id: input.organization_id, engine };

@@ -1,21 +1,37 @@
-/** Text processing and similarity search. Errors here are `{success:false, error}` (CONTRACT.md). */
+/**
+ * Text processing and similarity search. Errors here are `{success:false, error}`.
+ * `/process_text` stores the text, then runs the workflow `text:<text id>` and waits for it: the
+ * analysis and the embedding run in the worker, never on the edge's event loop.
+ */
 import { z } from 'zod';
-import { processText, similarTexts } from '../../activities/text/text';
+import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/text';
 import { invalid } from '../../activities/errors';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
+import { taskQueue, temporal } from '../temporal';
 
 const tag = 'text';
 const errors = 'success' as const;
 const optionalText = z.string().trim().min(1).max(200).optional();
+
+async function processInWorker(input: StoredTextInput) {
+  const client = await temporal();
+  return client.workflow.execute('processTextWorkflow', {
+    taskQueue: taskQueue(),
+    workflowId: `text:${input.text_id}`,
+    args: [input],
+    typedSearchAttributes: platformSearchAttributes(input.organization_id, input.user_id, 'text'),
+  });
+}
 
 defineRoute({
   method: 'POST',
   paths: ['/process_text'],
   tag,
   errors,
-  summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it',
+  summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it, in the worker (workflow text:<text id>)',
   auth: 'key',
   body: z.object({
     text: z.string().refine((t) => t.trim().length > 0, 'must not be empty').refine((t) => t.length <= 500_000, 'at most 500,000 characters'),
@@ -39,7 +55,9 @@ defineRoute({
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    return processText({ ...body, organization_id: org, user_id: user.user_id, idp_id: user.idp_id });
+    const { text, ...context } = body;
+    const stored = await storeText({ organization_id: org, user_id: user.user_id, text });
+    return processInWorker({ ...context, ...stored, organization_id: org, user_id: user.user_id, idp_id: user.idp_id });
   },
 });
 
