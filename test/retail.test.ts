@@ -49,27 +49,94 @@ describe('retail catalogue', () => {
     expect(page.body).toMatchObject({ success: true, total: 1, has_more: false, products: [{ id: p1.id }] });
   });
 
-  it('finds products by barcode in every symbology; bad check digit 422, unknown 404', async () => {
+  it('finds products by barcode in every symbology; a wrong check digit flagged, any other code as given, unknown 404', async () => {
     const t = await newTenant();
     const brand = (await post(t, '/retail/admin/brands', { name: 'Codes' })).brand;
     const upcA = (await post(t, '/retail/admin/products', { name: 'UPC-A item', brand_id: brand.id, barcode: '036000291452' })).product;
     const ean13 = (await post(t, '/retail/admin/products', { name: 'EAN item', brand_id: brand.id, barcode: '4006381333931' })).product;
     const upcE = (await post(t, '/retail/admin/products', { name: 'UPC-E item', brand_id: brand.id, barcode: '04252614' })).product;
     const ean8 = (await post(t, '/retail/admin/products', { name: 'EAN-8 item', brand_id: brand.id, barcode: '96385074' })).product;
-    const find = (code: string) => call('GET', `/retail/products/by-barcode/${code}`, { key: t.adminKey });
+    const find = (code: string) => call('GET', `/retail/products/by-barcode/${encodeURIComponent(code)}`, { key: t.adminKey });
     expect((await find('036000291452')).body.product).toMatchObject({ id: upcA.id, barcode_type: 'UPC-A' });
     expect((await find('0036000291452')).body.product).toMatchObject({ id: upcA.id, barcode_type: 'EAN-13' });
     expect((await find('4006381333931')).body.product.id).toBe(ean13.id);
     expect((await find('042100005264')).body.product).toMatchObject({ id: upcE.id, barcode_type: 'UPC-A' });
     expect((await find('04252614')).body.product.id).toBe(upcE.id);
     expect((await find('96385074')).body.product.id).toBe(ean8.id);
-    const bad = await find('4006381333932');
-    expect(bad.status).toBe(422);
-    expect(bad.body.detail).toBe('barcode: check digit is wrong');
-    const unknown = await find('5901234123457');
-    expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual({ detail: 'Resource not found' });
-    expect((await call('POST', '/retail/admin/products', { key: t.adminKey, json: { name: 'bad', brand_id: brand.id, barcode: '96385075' } })).status).toBe(422);
+    expect(upcA.barcode_check_digit_valid).toBe(true);
+    expect((await find('4006381333931')).body.product.barcode_check_digit_valid).toBe(true);
+
+    // a wrong check digit is stored and answered, flagged; its UPC-A/EAN-13 forms still match
+    const wrongCheck = (await post(t, '/retail/admin/products', { name: 'Shelf label typo', brand_id: brand.id, barcode: '036000291453' })).product;
+    expect(wrongCheck).toMatchObject({ barcode: '036000291453', barcode_check_digit_valid: false });
+    expect((await find('0036000291453')).body.product).toMatchObject({ id: wrongCheck.id, barcode_type: 'EAN-13', barcode_check_digit_valid: false });
+    const ean8Typo = (await post(t, '/retail/admin/products', { name: 'EAN-8 typo', brand_id: brand.id, barcode: '96385075' })).product;
+    expect((await find('96385075')).body.product).toMatchObject({ id: ean8Typo.id, barcode_check_digit_valid: false });
+
+    // internal codes and Code 128 are kept and matched exactly as given (trimmed)
+    const sku = (await post(t, '/retail/admin/products', { name: 'Deli by weight', brand_id: brand.id, barcode: '  SKU-000123 ' })).product;
+    expect(sku).toMatchObject({ barcode: 'SKU-000123', barcode_check_digit_valid: null });
+    const code128 = (await post(t, '/retail/admin/products', { name: 'Bakery', brand_id: brand.id, barcode: 'BK/12 x+%' })).product;
+    const short = (await post(t, '/retail/admin/products', { name: 'Store code', brand_id: brand.id, barcode: '12345' })).product;
+    expect((await find('SKU-000123')).body.product).toMatchObject({ id: sku.id, barcode_type: 'OTHER' });
+    expect((await find('BK/12 x+%')).body.product.id).toBe(code128.id);
+    expect((await find('12345')).body.product.id).toBe(short.id);
+    expect((await find('sku-000123')).status).toBe(404);
+    const dupCode = await call('POST', '/retail/admin/products', { key: t.adminKey, json: { name: 'again', brand_id: brand.id, barcode: 'SKU-000123' } });
+    expect(dupCode.status).toBe(409);
+
+    // unknown codes of any kind: 404 in exactly these words
+    for (const code of ['5901234123457', '4006381333932', 'NOPE-1']) {
+      const unknown = await find(code);
+      expect(unknown.status, code).toBe(404);
+      expect(unknown.body).toEqual({ detail: 'Resource not found' });
+    }
+    // only what no retailer prints is refused, and nothing is stored
+    const before = (await call('GET', `/retail/brands/${brand.id}/products`, { key: t.adminKey })).body.products.length;
+    for (const barcode of ['café', 'X'.repeat(65), 'tab\there']) {
+      const refused = await call('POST', '/retail/admin/products', { key: t.adminKey, json: { name: 'bad', brand_id: brand.id, barcode } });
+      expect(refused.status, barcode).toBe(422);
+      expect(refused.body.detail).toMatch(/^barcode/);
+    }
+    expect((await find('café')).status).toBe(422);
+    expect((await call('GET', `/retail/brands/${brand.id}/products`, { key: t.adminKey })).body.products).toHaveLength(before);
+  });
+
+  it('answers every unknown or other organization\'s item with 404 "Resource not found"', async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    const user = await basicUser(t);
+    const brand = (await post(other, '/retail/admin/brands', { name: 'Theirs' })).brand;
+    const product = (await post(other, '/retail/admin/products', { name: 'Their product', brand_id: brand.id })).product;
+    const venue = (await post(other, '/retail/admin/venues', { name: 'Their shop', latitude: 1, longitude: 1 })).venue;
+    const brandBody = { name: 'X' };
+    const productBody = { name: 'X', brand_id: brand.id };
+    const venueBody = { name: 'X', latitude: 1, longitude: 1 };
+    for (const id of [999_999_999, null]) {
+      const b = id ?? brand.id;
+      const p = id ?? product.id;
+      const v = id ?? venue.id;
+      for (const [method, path, key, json] of [
+        ['GET', `/retail/brands/${b}`, user.key],
+        ['GET', `/retail/brands/${b}/products`, user.key],
+        ['GET', `/retail/products/${p}`, user.key],
+        ['GET', `/retail/venues/${v}/details`, user.key],
+        ['PUT', `/retail/admin/brands/${b}`, t.adminKey, brandBody],
+        ['DELETE', `/retail/admin/brands/${b}`, t.adminKey],
+        ['PUT', `/retail/admin/products/${p}`, t.adminKey, { ...productBody, brand_id: (await post(t, '/retail/admin/brands', brandBody)).brand.id }],
+        ['DELETE', `/retail/admin/products/${p}`, t.adminKey],
+        ['PUT', `/retail/admin/venues/${v}`, t.adminKey, venueBody],
+        ['DELETE', `/retail/admin/venues/${v}`, t.adminKey],
+        ['POST', `/retail/admin/venues/${v}/products`, t.adminKey, { product_id: p, price: 1 }],
+      ] as const) {
+        const res = await call(method, path, { key, json });
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(res.body, `${method} ${path}`).toEqual({ detail: 'Resource not found' });
+      }
+    }
+    // nothing of theirs changed
+    expect((await call('GET', `/retail/products/${product.id}`, { key: other.adminKey })).body.product).toEqual(product);
+    expect((await call('GET', `/retail/venues/${venue.id}/details`, { key: other.adminKey })).body.venue).toEqual(venue);
   });
 
   it('lists featured brands and products in the admin order; static paths win over ids', async () => {
@@ -156,6 +223,11 @@ describe('retail catalogue', () => {
     const b = await call('GET', `/retail/venues/${broken.id}/details`, { key: t.adminKey });
     expect(b.status).toBe(200);
     expect(b.body).toMatchObject({ places: null, places_source: 'google', places_error: expect.stringContaining('500') });
+    // a user's key learns only that the data is unavailable, not why
+    const user = await basicUser(t);
+    const asUser = await call('GET', `/retail/venues/${broken.id}/details`, { key: user.key });
+    expect(asUser.status).toBe(200);
+    expect(asUser.body).toMatchObject({ venue: { id: broken.id }, places: null, places_source: 'google', places_error: 'unavailable' });
     expect((await call('GET', '/retail/venues/999999999/details', { key: t.adminKey })).status).toBe(404);
   });
 });

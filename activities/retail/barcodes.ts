@@ -1,21 +1,33 @@
 /**
- * Retail barcodes: EAN-13, EAN-8, UPC-A, UPC-E (and GTIN-14), check digit verified, reduced to
- * one GTIN-14 so a UPC-A is found when asked as its EAN-13 form and back, and a UPC-E as its
- * expanded UPC-A.
+ * Retail barcodes are strings: whatever a retailer prints (its own internal codes, Code 128,
+ * Code 39, and GS1 codes with or without a correct check digit).
+ *
+ * GTIN-shaped codes (8, 12, 13 or 14 digits, spaces and hyphens ignored) are reduced to one
+ * GTIN-14, so a UPC-A is found when asked as its EAN-13 form and back, and a UPC-E as its
+ * expanded UPC-A. A wrong check digit is reported, not refused: shelf labels and supplier feeds
+ * carry them, and the code still names the item the retailer means.
  *
  * An 8-digit code is read as UPC-E when it starts with 0 or 1 and its UPC-E check digit holds,
  * otherwise as EAN-8 (README "Retail"): the two symbologies share the length.
+ *
+ * Any other code is kept and matched exactly as given (trimmed): printable ASCII, at most
+ * 64 characters.
  */
-export type BarcodeKind = 'EAN-13' | 'EAN-8' | 'UPC-A' | 'UPC-E' | 'GTIN-14';
+export type BarcodeKind = 'EAN-13' | 'EAN-8' | 'UPC-A' | 'UPC-E' | 'GTIN-14' | 'OTHER';
 
 export interface Barcode {
   kind: BarcodeKind;
-  /** the code as given (digits only) */
+  /** the code as stored: digits only for GTINs, else as given (trimmed) */
   code: string;
-  gtin14: string;
+  /** what equal items share: the GTIN-14, or `code:<code>` for any other code */
+  key: string;
+  /** whether the GS1 check digit holds; null for codes that are not GTINs */
+  check_digit_valid: boolean | null;
 }
 
 export class BarcodeError extends Error {}
+
+export const MAX_BARCODE_LENGTH = 64;
 
 /** GS1 check digit of the digits before it (weights 3,1,3,… from the right). */
 export function checkDigit(body: string): number {
@@ -37,26 +49,34 @@ export function expandUpcE(code: string): string {
   return body + String(checkDigit(body));
 }
 
+const GTIN_KIND: Record<number, BarcodeKind> = { 14: 'GTIN-14', 13: 'EAN-13', 12: 'UPC-A' };
+
 export function parseBarcode(raw: string): Barcode {
-  const code = raw.replace(/[\s-]/g, '');
-  if (!/^\d+$/.test(code)) throw new BarcodeError('must contain digits only');
-  switch (code.length) {
-    case 14:
-    case 13:
-    case 12: {
-      if (!valid(code)) throw new BarcodeError('check digit is wrong');
-      const kind: BarcodeKind = code.length === 14 ? 'GTIN-14' : code.length === 13 ? 'EAN-13' : 'UPC-A';
-      return { kind, code, gtin14: code.padStart(14, '0') };
-    }
-    case 8: {
-      if (code[0] === '0' || code[0] === '1') {
-        const upcA = expandUpcE(code);
-        if (upcA.at(-1) === code.at(-1)) return { kind: 'UPC-E', code, gtin14: upcA.padStart(14, '0') };
+  const given = raw.trim();
+  if (!given) throw new BarcodeError('must not be empty');
+  if (given.length > MAX_BARCODE_LENGTH) throw new BarcodeError(`must be at most ${MAX_BARCODE_LENGTH} characters`);
+  if (!/^[\x20-\x7e]+$/.test(given)) throw new BarcodeError('must be printable ASCII characters');
+  const digits = given.replace(/[\s-]/g, '');
+  if (/^\d+$/.test(digits)) {
+    const kind = GTIN_KIND[digits.length];
+    if (kind) return { kind, code: digits, key: digits.padStart(14, '0'), check_digit_valid: valid(digits) };
+    if (digits.length === 8) {
+      if (digits[0] === '0' || digits[0] === '1') {
+        const upcA = expandUpcE(digits);
+        if (upcA.at(-1) === digits.at(-1)) return { kind: 'UPC-E', code: digits, key: upcA.padStart(14, '0'), check_digit_valid: true };
       }
-      if (!valid(code)) throw new BarcodeError('check digit is wrong');
-      return { kind: 'EAN-8', code, gtin14: code.padStart(14, '0') };
+      return { kind: 'EAN-8', code: digits, key: digits.padStart(14, '0'), check_digit_valid: valid(digits) };
     }
-    default:
-      throw new BarcodeError('must have 8 (EAN-8, UPC-E), 12 (UPC-A), 13 (EAN-13) or 14 (GTIN-14) digits');
+  }
+  return { kind: 'OTHER', code: given, key: `code:${given}`, check_digit_valid: null };
+}
+
+/** What a product's answer says about its stored barcode (never throws: stored codes were parsed). */
+export function describeBarcode(stored: string | undefined): { barcode_check_digit_valid: boolean | null } {
+  if (!stored) return { barcode_check_digit_valid: null };
+  try {
+    return { barcode_check_digit_valid: parseBarcode(stored).check_digit_valid };
+  } catch {
+    return { barcode_check_digit_valid: null };
   }
 }

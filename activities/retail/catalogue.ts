@@ -1,14 +1,14 @@
 /**
- * Brands, products and venue-product mappings of an organization (CONTRACT.md "Retail").
+ * Brands, products and venue-product mappings of an organization.
  * Admin writes, key reads; everything is scoped to the caller's organization.
  */
-import { conflict, invalid, isDuplicateKey, notFound, PlatformError } from '../errors';
-import { BarcodeError, parseBarcode } from './barcodes';
+import { conflict, invalid, isDuplicateKey, PlatformError } from '../errors';
+import { BarcodeError, parseBarcode, type Barcode } from './barcodes';
 import { allocateIds } from './ids';
 import { Brand, Product, VenueProduct, type BrandDoc, type ProductDoc, type VenueProductDoc, MAPPING_STATUSES } from './models';
 import { brandView, mappingView, productView, type BrandView, type MappingView, type ProductView } from './views';
 import { getVenue } from './venues';
-import { nameFilter, paged, type Page } from './queries';
+import { missing, nameFilter, paged, type Page } from './queries';
 
 export interface BrandInput {
   name: string;
@@ -36,7 +36,7 @@ export async function createBrand(organization_id: string, input: BrandInput): P
 
 async function brandDoc(organization_id: string, brand_id: number): Promise<BrandDoc> {
   const doc = await Brand.findOne({ _id: brand_id, organization_id }).lean<BrandDoc>();
-  if (!doc) throw notFound('Brand not found');
+  if (!doc) throw missing();
   return doc;
 }
 
@@ -45,7 +45,7 @@ export const getBrand = async (organization_id: string, brand_id: number) => bra
 export async function updateBrand(organization_id: string, brand_id: number, input: BrandInput): Promise<BrandView> {
   await brandDoc(organization_id, brand_id);
   const doc = await Brand.findOneAndUpdate({ _id: brand_id, organization_id }, { $set: { description: '', logo_url: '', featured: false, featured_rank: 0, ...input } }, { new: true }).lean<BrandDoc>();
-  if (!doc) throw notFound('Brand not found');
+  if (!doc) throw missing();
   return brandView(doc);
 }
 
@@ -67,43 +67,45 @@ export async function featuredBrands(organization_id: string, limit: number): Pr
 
 // --- products ---
 
-function gtinOf(barcode: string | undefined): string | undefined {
-  if (!barcode) return undefined;
+/** 422 naming `barcode` for a code no retailer prints (empty, too long, not printable ASCII). */
+function readBarcode(raw: string): Barcode {
   try {
-    return parseBarcode(barcode).gtin14;
+    return parseBarcode(raw);
   } catch (err) {
     if (err instanceof BarcodeError) throw invalid('barcode', err.message);
     throw err;
   }
 }
 
+const barcodeOf = (raw: string | undefined) => (raw?.trim() ? readBarcode(raw) : undefined);
+
 async function requireBrand(organization_id: string, brand_id: number): Promise<void> {
   const exists = await Brand.exists({ _id: brand_id, organization_id });
   if (!exists) throw invalid('brand_id', `brand ${brand_id} does not exist in this organization`);
 }
 
-async function barcodeTaken(organization_id: string, gtin: string, except?: number): Promise<never | void> {
-  const other = await Product.findOne({ organization_id, gtin }, { _id: 1 }).lean<{ _id: number }>();
+async function barcodeTaken(organization_id: string, key: string, except?: number): Promise<never | void> {
+  const other = await Product.findOne({ organization_id, gtin: key }, { _id: 1 }).lean<{ _id: number }>();
   if (other && other._id !== except) throw conflict(`A product with this barcode already exists (product ${other._id})`);
 }
 
 export async function createProduct(organization_id: string, input: ProductInput): Promise<ProductView> {
-  const gtin = gtinOf(input.barcode);
+  const code = barcodeOf(input.barcode);
   await requireBrand(organization_id, input.brand_id);
-  if (gtin) await barcodeTaken(organization_id, gtin);
+  if (code) await barcodeTaken(organization_id, code.key);
   const [id] = await allocateIds('product');
   try {
-    const doc = await Product.create({ _id: id, organization_id, ...input, barcode: input.barcode?.replace(/[\s-]/g, '') ?? '', gtin: gtin ?? `id:${id}` });
+    const doc = await Product.create({ _id: id, organization_id, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${id}` });
     return productView(doc.toObject());
   } catch (err) {
-    if (isDuplicateKey(err) && gtin) await barcodeTaken(organization_id, gtin);
+    if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key);
     throw err;
   }
 }
 
 async function productDoc(organization_id: string, product_id: number): Promise<ProductDoc> {
   const doc = await Product.findOne({ _id: product_id, organization_id }).lean<ProductDoc>();
-  if (!doc) throw notFound('Product not found');
+  if (!doc) throw missing();
   return doc;
 }
 
@@ -111,16 +113,16 @@ export const getProduct = async (organization_id: string, product_id: number) =>
 
 export async function updateProduct(organization_id: string, product_id: number, input: ProductInput): Promise<ProductView> {
   await productDoc(organization_id, product_id);
-  const gtin = gtinOf(input.barcode);
+  const code = barcodeOf(input.barcode);
   await requireBrand(organization_id, input.brand_id);
-  if (gtin) await barcodeTaken(organization_id, gtin, product_id);
-  const set = { description: '', featured: false, featured_rank: 0, ...input, barcode: input.barcode?.replace(/[\s-]/g, '') ?? '', gtin: gtin ?? `id:${product_id}` };
+  if (code) await barcodeTaken(organization_id, code.key, product_id);
+  const set = { description: '', featured: false, featured_rank: 0, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${product_id}` };
   try {
     const doc = await Product.findOneAndUpdate({ _id: product_id, organization_id }, { $set: set }, { new: true }).lean<ProductDoc>();
-    if (!doc) throw notFound('Product not found');
+    if (!doc) throw missing();
     return productView(doc);
   } catch (err) {
-    if (isDuplicateKey(err) && gtin) await barcodeTaken(organization_id, gtin, product_id);
+    if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key, product_id);
     throw err;
   }
 }
@@ -150,18 +152,16 @@ export async function featuredProducts(organization_id: string, limit: number): 
   return docs.map(productView);
 }
 
-/** 422 for a malformed code or a wrong check digit, 404 "Resource not found" for an unknown one. */
+/**
+ * The product with this code, `barcode_type` naming how the code asked was read. A wrong check
+ * digit still finds the product stored with the same digits; 404 "Resource not found" for an
+ * unknown code, 422 only for one no retailer prints.
+ */
 export async function productByBarcode(organization_id: string, raw: string): Promise<ProductView & { barcode_type: string }> {
-  let parsed;
-  try {
-    parsed = parseBarcode(raw);
-  } catch (err) {
-    if (err instanceof BarcodeError) throw invalid('barcode', err.message);
-    throw err;
-  }
-  const doc = await Product.findOne({ organization_id, gtin: parsed.gtin14 }).lean<ProductDoc>();
-  if (!doc) throw notFound('Resource not found');
-  return { ...productView(doc), barcode_type: parsed.kind };
+  const code = readBarcode(raw);
+  const doc = await Product.findOne({ organization_id, gtin: code.key }).lean<ProductDoc>();
+  if (!doc) throw missing();
+  return { ...productView(doc), barcode_type: code.kind };
 }
 
 /** Every product of the organization (receipt matching keeps them in memory per scan). */

@@ -27,11 +27,12 @@ const productSchema = new Schema(
     name: { type: String, required: true },
     brand_id: { type: Number, required: true },
     description: { type: String, default: '' },
-    /** as given by the admin */
+    /** as given by the admin (a GTIN's digits without spaces or hyphens) */
     barcode: { type: String, default: '' },
     /**
-     * The barcode as GTIN-14, so UPC-A, UPC-E and their EAN-13 forms find the same product;
-     * `id:<product id>` without a barcode (FerretDB 1.x has no partial indexes).
+     * What equal barcodes share (barcodes.ts): a GTIN as GTIN-14, so UPC-A, UPC-E and their EAN-13
+     * forms find the same product; any other code as `code:<code>`; `id:<product id>` without a
+     * barcode (FerretDB 1.x has no partial indexes).
      */
     gtin: { type: String, required: true },
     featured: { type: Boolean, default: false },

@@ -1,5 +1,9 @@
-/** Query pieces the retail lists share: a case-insensitive name filter and id-ordered pages. */
+/** Query pieces the retail reads share: a case-insensitive name filter, id-ordered pages, the 404. */
 import type { Model } from 'mongoose';
+import { notFound } from '../errors';
+
+/** Every unknown or other organization's retail item answers the same words, whatever its kind. */
+export const missing = () => notFound('Resource not found');
 
 export interface Page {
   page: number;

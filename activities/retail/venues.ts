@@ -2,13 +2,13 @@
  * Venues and nearby search. The engine is chosen once per process: MongoDB's 2dsphere index
  * when the server answers geospatial queries, else the in-process grid (venue-index.ts).
  */
-import { invalid, notFound } from '../errors';
+import { invalid } from '../errors';
 import { allocateIds } from './ids';
 import { Venue, VenueProduct, type GeoPoint, type VenueDoc } from './models';
 import { applyLocally, recordVenueChange, RELOAD_ALL, venueGrid } from './venue-index';
 import { distanceM } from './geo';
 import { venueView, type VenueView } from './views';
-import { nameFilter, paged, type Page } from './queries';
+import { missing, nameFilter, paged, type Page } from './queries';
 import { forgetPlaces } from '../engines/places';
 
 export interface VenueInput {
@@ -60,7 +60,7 @@ export async function importVenues(organization_id: string, venues: VenueInput[]
 
 async function venueDoc(organization_id: string, venue_id: number): Promise<VenueDoc> {
   const doc = await Venue.findOne({ _id: venue_id, organization_id }, { location: 0 }).lean<VenueDoc>();
-  if (!doc) throw notFound('Venue not found');
+  if (!doc) throw missing();
   return doc;
 }
 
@@ -78,7 +78,7 @@ export async function getVenue(organization_id: string, venue_id: number): Promi
   if ((await geoEngine()) === 'memory-grid') {
     const v = (await venueGrid()).byId.get(venue_id);
     if (v) {
-      if (v.organization_id !== organization_id) throw notFound('Venue not found');
+      if (v.organization_id !== organization_id) throw missing();
       return v;
     }
   }
@@ -88,7 +88,7 @@ export async function getVenue(organization_id: string, venue_id: number): Promi
 export async function updateVenue(organization_id: string, venue_id: number, input: VenueInput): Promise<VenueView> {
   await venueDoc(organization_id, venue_id);
   const doc = await Venue.findOneAndUpdate({ _id: venue_id, organization_id }, { $set: { address: '', ...input, location: point(input.latitude, input.longitude) } }, { new: true }).lean<VenueDoc>();
-  if (!doc) throw notFound('Venue not found');
+  if (!doc) throw missing();
   const view = venueView(doc);
   await forgetPlaces(venue_id);
   await recordVenueChange(venue_id);

@@ -1,5 +1,6 @@
 /** The JSON shapes of retail resources. */
 import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './models';
+import { describeBarcode } from './barcodes';
 
 const iso = (d: Date | undefined) => (d ? new Date(d).toISOString() : null);
 
@@ -23,6 +24,7 @@ export const productView = (p: ProductDoc) => ({
   brand_id: p.brand_id,
   description: p.description ?? '',
   barcode: p.barcode ?? '',
+  ...describeBarcode(p.barcode),
   featured: Boolean(p.featured),
   featured_rank: p.featured_rank ?? 0,
   created_at: iso(p.created_at),

@@ -1,6 +1,6 @@
 /**
- * Retail catalogue (CONTRACT.md "Retail responses"): brands, products, venues and their product
- * mappings per organization; admin writes, key reads. Ids are integers.
+ * Retail catalogue: brands, products, venues and their product mappings per organization; admin
+ * writes, key reads. Ids are integers; every unknown or foreign item is 404 "Resource not found".
  */
 import { z } from 'zod';
 import { config } from '../../activities/config';
@@ -38,7 +38,7 @@ const productInput = z.object({
   name: text(200).min(1),
   brand_id: z.number().int().positive(),
   description: text(2000).optional(),
-  barcode: z.string().trim().max(32).optional().describe('EAN-13, EAN-8, UPC-A, UPC-E or GTIN-14; check digit verified'),
+  barcode: z.string().trim().max(64).optional().describe('any printable-ASCII code up to 64 characters; EAN-13, EAN-8, UPC-A, UPC-E and GTIN-14 are normalized and their check digit reported (barcode_check_digit_valid), never refused'),
   featured: z.boolean().optional(),
   featured_rank: z.number().int().min(0).max(1_000_000).optional(),
 });
@@ -56,7 +56,7 @@ const mappingInput = z.object({
 
 const ok = z.literal(true);
 const brand = z.object({ id: z.number(), name: z.string(), description: z.string(), logo_url: z.string(), featured: z.boolean(), featured_rank: z.number() }).passthrough();
-const product = z.object({ id: z.number(), name: z.string(), brand_id: z.number(), description: z.string(), barcode: z.string(), featured: z.boolean() }).passthrough();
+const product = z.object({ id: z.number(), name: z.string(), brand_id: z.number(), description: z.string(), barcode: z.string(), barcode_check_digit_valid: z.boolean().nullable(), featured: z.boolean() }).passthrough();
 const venue = z.object({ id: z.number(), name: z.string(), address: z.string(), latitude: z.number(), longitude: z.number() }).passthrough();
 const mapping = z.object({ venue_id: z.number(), product_id: z.number(), price: z.number(), status: z.string() }).passthrough();
 const listMeta = { page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() };
@@ -156,9 +156,9 @@ defineRoute({
   method: 'GET',
   paths: ['/retail/products/by-barcode/:barcode'],
   tag,
-  summary: 'The product with this barcode; UPC-A and its EAN-13 form (and UPC-E and its UPC-A) find the same product',
+  summary: 'The product with this barcode (404 "Resource not found" if none); UPC-A and its EAN-13 form (and UPC-E and its UPC-A) find the same product, other codes match as given',
   auth: 'key',
-  params: z.object({ barcode: z.string().trim().min(1).max(32) }),
+  params: z.object({ barcode: z.string().trim().min(1).max(64) }),
   query: orgQuery,
   response: z.object({ success: ok, product: product.extend({ barcode_type: z.string() }) }),
   handler: async ({ principal, params, query }) => ({ success: true, product: await catalogue.productByBarcode(organizationFor(principal, query.organization_id), params.barcode) }),
@@ -277,6 +277,8 @@ defineRoute({
     const org = organizationFor(principal, query.organization_id);
     const v = await venues.getVenue(org, params.venue_id);
     const [products, places] = await Promise.all([catalogue.venueProducts(org, v.id), placesFor(v)]);
+    // Why the provider failed (its status, a missing key) is for administrators; a user can only retry later.
+    if (places.places_error && principal.level === 0) places.places_error = 'unavailable';
     return { success: true, venue: v, products, ...places };
   },
 });

@@ -10,12 +10,12 @@ describe('barcodes', () => {
   });
 
   it('reads each symbology and reduces it to one GTIN-14', () => {
-    expect(parseBarcode('4006381333931')).toEqual({ kind: 'EAN-13', code: '4006381333931', gtin14: '04006381333931' });
-    expect(parseBarcode('036000291452')).toEqual({ kind: 'UPC-A', code: '036000291452', gtin14: '00036000291452' });
+    expect(parseBarcode('4006381333931')).toEqual({ kind: 'EAN-13', code: '4006381333931', key: '04006381333931', check_digit_valid: true });
+    expect(parseBarcode('036000291452')).toEqual({ kind: 'UPC-A', code: '036000291452', key: '00036000291452', check_digit_valid: true });
     // the UPC-A and its EAN-13 form are the same item
-    expect(parseBarcode('0036000291452').gtin14).toBe(parseBarcode('036000291452').gtin14);
-    expect(parseBarcode('96385074')).toEqual({ kind: 'EAN-8', code: '96385074', gtin14: '00000096385074' });
-    expect(parseBarcode('4006-3813 33931').kind).toBe('EAN-13');
+    expect(parseBarcode('0036000291452').key).toBe(parseBarcode('036000291452').key);
+    expect(parseBarcode('96385074')).toEqual({ kind: 'EAN-8', code: '96385074', key: '00000096385074', check_digit_valid: true });
+    expect(parseBarcode('4006-3813 33931')).toMatchObject({ kind: 'EAN-13', code: '4006381333931' });
   });
 
   it('expands UPC-E to its UPC-A (all four patterns) and finds it under either form', () => {
@@ -25,17 +25,33 @@ describe('barcodes', () => {
     expect(expandUpcE('01234543')).toBe('012340000053');
     const e = parseBarcode('04252614');
     expect(e.kind).toBe('UPC-E');
-    expect(e.gtin14).toBe(parseBarcode('042100005264').gtin14);
-    expect(e.gtin14).toBe(parseBarcode('0042100005264').gtin14);
+    expect(e.key).toBe(parseBarcode('042100005264').key);
+    expect(e.key).toBe(parseBarcode('0042100005264').key);
+  });
+
+  it('keeps a GTIN with a wrong check digit, flagged, and still matches its other forms', () => {
+    expect(parseBarcode('4006381333932')).toEqual({ kind: 'EAN-13', code: '4006381333932', key: '04006381333932', check_digit_valid: false });
+    expect(parseBarcode('036000291453')).toMatchObject({ kind: 'UPC-A', check_digit_valid: false });
+    expect(parseBarcode('0036000291453').key).toBe(parseBarcode('036000291453').key);
+    expect(parseBarcode('96385075')).toMatchObject({ kind: 'EAN-8', check_digit_valid: false });
+    expect(parseBarcode('12345678901231')).toMatchObject({ kind: 'GTIN-14', check_digit_valid: true });
+  });
+
+  it('keeps any other code exactly as given (trimmed): internal codes, Code 128, Code 39', () => {
+    for (const code of ['12345', '40063813339x1', 'SKU-000123', 'ab/CD 12+%$', 'A'.repeat(64), '123456789']) {
+      expect(parseBarcode(`  ${code} `)).toEqual({ kind: 'OTHER', code, key: `code:${code}`, check_digit_valid: null });
+    }
+    expect(parseBarcode('sku-1').key).not.toBe(parseBarcode('SKU-1').key);
   });
 
   it.each([
-    ['4006381333932', /check digit/],
-    ['036000291453', /check digit/],
-    ['96385075', /check digit/],
-    ['12345', /digits/],
-    ['40063813339x1', /digits only/],
-  ])('refuses %s', (code, message) => {
+    ['', /empty/],
+    ['   ', /empty/],
+    ['A'.repeat(65), /at most 64/],
+    ['café', /printable ASCII/],
+    ['a\tb', /printable ASCII/],
+    ['ab\u0000', /printable ASCII/],
+  ])('refuses %j', (code, message) => {
     expect(() => parseBarcode(code)).toThrow(BarcodeError);
     expect(() => parseBarcode(code)).toThrow(message);
   });
