@@ -9,6 +9,9 @@ async function decodeQr(base64: string): Promise<string | undefined> {
 }
 
 const points = async (key: string, user: string) => (await call('GET', `/loyalty/points/${user}`, { key })).body.points;
+const codeOf = async (u: { key: string; idp_id: string }) => (await call('POST', '/loyalty/generate-referral-qr', { key: u.key, json: { idp_id: u.idp_id } })).body.referral_code as string;
+const refer = (key: string, referred_internal_id: string, referrer_internal_id: string) =>
+  call('POST', '/loyalty/process-referral', { key, json: { referred_internal_id, referrer_internal_id } });
 
 describe('referral QR codes', () => {
   it('gives a stable code per user whose QR PNG decodes to the referral URL', async () => {
@@ -43,7 +46,8 @@ describe('POST /loyalty/process-referral', () => {
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { referral_points: 120, referred_points: 40 } });
     const referrer = await basicUser(t);
     const referred = await basicUser(t);
-    const res = await call('POST', '/loyalty/process-referral', { key: referred.key, json: { referred_internal_id: referred.user_id, referrer_internal_id: referrer.idp_id } });
+    // the newcomer redeems the referrer's code
+    const res = await refer(referred.key, referred.user_id, await codeOf(referrer));
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ success: true, points_awarded: 120, referred_points_awarded: 40, duplicate: false, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id });
     expect(res.body.referral_id).toMatch(/^ref_/);
@@ -89,5 +93,57 @@ describe('POST /loyalty/process-referral', () => {
     const other = await newTenant();
     const cross = await call('POST', '/loyalty/process-referral', { key: other.adminKey, json: { referred_internal_id: c.user_id, referrer_internal_id: a.user_id, organization_id: t.organization_id } });
     expect(cross.status).toBe(403);
+  });
+});
+
+describe('referrals claimed by a basic key', () => {
+  it("refuses a basic key as the referrer: the referred user's one referral stays for the real referrer", async () => {
+    const t = await newTenant();
+    const alice = await basicUser(t);
+    const bob = await basicUser(t);
+    const carol = await basicUser(t);
+    for (const referrer of [alice.user_id, alice.idp_id, await codeOf(alice)]) {
+      const res = await refer(alice.key, bob.user_id, referrer);
+      expect(res.status, referrer).toBe(403);
+      expect(res.body.detail).toBe('A basic API key may only claim a referral as the referred user (its own user)');
+    }
+    expect((await call('GET', `/loyalty/points/${alice.user_id}`, { key: alice.key })).status).toBe(404);
+    const real = await refer(bob.key, bob.idp_id, await codeOf(carol));
+    expect(real.status, JSON.stringify(real.body)).toBe(200);
+    expect(real.body).toMatchObject({ referrer_user_id: carol.user_id, referred_user_id: bob.user_id, duplicate: false });
+    expect(await points(carol.key, carol.user_id)).toBe(100);
+    expect(await points(bob.key, bob.user_id)).toBe(50);
+    // the code is read case-insensitively; another code afterwards is the usual conflict
+    expect((await refer(bob.key, bob.user_id, (await codeOf(carol)).toLowerCase())).body.duplicate).toBe(true);
+    expect((await refer(bob.key, bob.user_id, await codeOf(alice))).status).toBe(409);
+  });
+
+  it('answers a basic key the same whether another user exists or not, and refuses its own code', async () => {
+    const t = await newTenant();
+    const me = await basicUser(t);
+    const other = await basicUser(t);
+    await codeOf(other);
+    const missing = [other.user_id, other.idp_id, 'usr_0000000000000000000000', 'nobody-at-all', 'ZZZZZZZZZZ'];
+    const asReferrer = await Promise.all(missing.map((ref) => refer(me.key, me.user_id, ref)));
+    for (const res of asReferrer) expect({ status: res.status, body: res.body }).toEqual({ status: 404, body: { detail: 'Referral code not found' } });
+    const asReferred = await Promise.all(missing.map((ref) => refer(me.key, ref, ref)));
+    for (const res of asReferred) expect({ status: res.status, body: res.body }).toEqual({ status: 403, body: { detail: 'A basic API key may only claim a referral as the referred user (its own user)' } });
+    const self = await refer(me.key, me.user_id, await codeOf(me));
+    expect(self.status).toBe(422);
+    expect(self.body.detail).toMatch(/^referrer_internal_id: /);
+    // another organization's code is not a code here
+    const elsewhere = await basicUser(await newTenant());
+    expect((await refer(me.key, me.user_id, await codeOf(elsewhere))).body).toEqual({ detail: 'Referral code not found' });
+    expect((await call('GET', `/loyalty/points/${me.user_id}`, { key: me.key })).status).toBe(404);
+    expect((await call('GET', `/loyalty/points/${other.user_id}`, { key: t.adminKey })).status).toBe(404);
+  });
+
+  it('lets an admin name the referrer by user reference or by code', async () => {
+    const t = await newTenant();
+    const referrer = await basicUser(t);
+    const [a, b] = [await basicUser(t), await basicUser(t)];
+    expect((await refer(t.adminKey, a.user_id, referrer.idp_id)).body).toMatchObject({ referrer_user_id: referrer.user_id, duplicate: false });
+    expect((await refer(t.adminKey, b.idp_id, await codeOf(referrer))).body).toMatchObject({ referrer_user_id: referrer.user_id, duplicate: false });
+    expect(await points(referrer.key, referrer.user_id)).toBe(200);
   });
 });

@@ -38,6 +38,13 @@ export async function lookupReferralCode(code: string): Promise<ReferralCodeDoc>
   return doc;
 }
 
+/** The user a referral code belongs to in the organization, or null (unknown code, or another organization's). */
+export async function referralCodeOwner(organization_id: string, code: string): Promise<string | null> {
+  if (!/^[A-Za-z0-9]{4,32}$/.test(code)) return null;
+  const doc = await ReferralCode.findOne({ code: code.toUpperCase() }).lean<ReferralCodeDoc>();
+  return doc && doc.organization_id === organization_id ? doc.user_id : null;
+}
+
 export interface ReferralRecord {
   referral: Omit<ReferralDoc, 'created_at' | 'completed_at'> & { created_at: string };
   /** the referred user had already been referred (by this or another referrer) */

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { conflict, forbidden, invalid, notFound } from '../../activities/errors';
 import { findUserRef } from '../../activities/identity/users';
-import { lookupReferralCode, referralQr } from '../../activities/loyalty/referrals';
+import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty/referrals';
+import type { Principal } from '../../activities/identity/api-keys';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
@@ -43,13 +44,48 @@ defineRoute({
   },
 });
 
+interface ReferralBody {
+  referred_internal_id: string;
+  referrer_internal_id: string;
+}
+
+/**
+ * An end user's key redeems a code for its own user: it cannot credit itself as the referrer of
+ * someone else (which would also take that person's one referral), and it learns nothing about
+ * other users: a user id that is not its own is 403 and a referrer that is not a code of the
+ * organization is 404, whether or not such a user exists.
+ */
+async function basicParties(p: Principal, org: string, body: ReferralBody): Promise<{ referred: string; referrer: string }> {
+  const ref = body.referred_internal_id;
+  if (org !== p.organization_id || (ref !== p.user_id && ref !== p.idp_id)) {
+    throw forbidden('A basic API key may only claim a referral as the referred user (its own user)');
+  }
+  const referrer = await referralCodeOwner(org, body.referrer_internal_id);
+  if (!referrer) throw notFound('Referral code not found');
+  return { referred: p.user_id, referrer };
+}
+
+/** Admins name both sides; the referrer by user reference or by referral code. Nobody is created by a referral. */
+async function adminParties(org: string, body: ReferralBody): Promise<{ referred: string; referrer: string }> {
+  const referred = await findUserRef(org, body.referred_internal_id);
+  if (!referred) throw notFound(`User not found: ${body.referred_internal_id}`);
+  const referrer = (await findUserRef(org, body.referrer_internal_id))?.user_id ?? (await referralCodeOwner(org, body.referrer_internal_id));
+  if (!referrer) throw notFound(`User not found: ${body.referrer_internal_id}`);
+  return { referred: referred.user_id, referrer };
+}
+
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/process-referral'],
   tag,
-  summary: 'Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result',
+  summary:
+    'Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code',
   auth: 'key',
-  body: z.object({ referred_internal_id: requiredId, referrer_internal_id: requiredId, organization_id: organizationId }),
+  body: z.object({
+    referred_internal_id: requiredId.describe("the newcomer; a basic key's own user"),
+    referrer_internal_id: requiredId.describe("the referrer's referral code; an admin may also give a user id or idp_id"),
+    organization_id: organizationId,
+  }),
   response: z.object({
     success: z.literal(true),
     referral_id: z.string(),
@@ -61,25 +97,15 @@ defineRoute({
   }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
-    // Both users must exist in the organization; nobody is created by a referral.
-    const existing = async (ref: string) => {
-      const user = await findUserRef(org, ref);
-      if (!user) throw notFound(`User not found: ${ref}`);
-      return user;
-    };
-    const referred = await existing(body.referred_internal_id);
-    const referrer = await existing(body.referrer_internal_id);
-    if (principal.level === 0 && principal.user_id !== referred.user_id && principal.user_id !== referrer.user_id) {
-      throw forbidden('A basic API key may only process a referral it is part of');
-    }
-    if (referred.user_id === referrer.user_id) throw invalid('referrer_internal_id', 'a user cannot refer themselves');
+    const { referred, referrer } = principal.level === 0 ? await basicParties(principal, org, body) : await adminParties(org, body);
+    if (referred === referrer) throw invalid('referrer_internal_id', 'a user cannot refer themselves');
     const { result, attached } = await runIdempotent<ReferralResult>(
       'referralWorkflow',
-      `referral:${org}:${referred.user_id}`,
-      [{ organization_id: org, referrer_user_id: referrer.user_id, referred_user_id: referred.user_id }],
-      platformSearchAttributes(org, referred.user_id, 'referrals'),
+      `referral:${org}:${referred}`,
+      [{ organization_id: org, referrer_user_id: referrer, referred_user_id: referred }],
+      platformSearchAttributes(org, referred, 'referrals'),
     );
-    if (attached && result.referrer_user_id !== referrer.user_id) {
+    if (attached && result.referrer_user_id !== referrer) {
       throw conflict('This user has already been referred by another user');
     }
     return { ...result, duplicate: result.duplicate || attached };
