@@ -37,6 +37,8 @@ export const envSchema = z.object({
   STRIPE_SECRET_KEY: optional,
   CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
+  AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+  MAX_KEYS_PER_USER: z.coerce.number().int().min(1).default(10),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),
   SMTP_URL: optional,

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../config';
-import { forbidden, isDuplicateKey, notFound } from '../errors';
+import { isDuplicateKey } from '../errors';
 import { newId } from '../ids';
 import { ApiKey, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type Permission, type UserRef } from './models';
 import { resolveOrCreateUser } from './users';
@@ -101,15 +101,46 @@ export function stopRevocationWatcher(): void {
   keyCache.clear();
 }
 
+/**
+ * Hashes that matched no active key, remembered for NEGATIVE_CACHE_MS so a key presented again and
+ * again costs one read, not one per request (distinct guesses are limited per address at the
+ * edge). A key is never presented before it exists, and issuing one clears its hash here.
+ */
+const NEGATIVE_CACHE_MS = 30_000;
+const NEGATIVE_CACHE_MAX = 10_000;
+const unknownKeys = new Map<string, number>();
+
+function rememberUnknown(hash: string, now: number): void {
+  unknownKeys.delete(hash);
+  unknownKeys.set(hash, now + NEGATIVE_CACHE_MS);
+  // Map order is insertion order: the first entry is the oldest.
+  if (unknownKeys.size > NEGATIVE_CACHE_MAX) unknownKeys.delete(unknownKeys.keys().next().value!);
+}
+
+/** Drops a key from this process's caches (revoked here, or just issued). */
+export function forgetKey(hash: string): void {
+  keyCache.delete(hash);
+  unknownKeys.delete(hash);
+}
+
+/** The principal of a key this process has verified recently, without reading the database. */
+function cached(secret: string, now: number): Principal | null {
+  if (!KEY_SHAPE.test(secret)) return null;
+  const hit = keyCache.get(hashKey(secret));
+  return hit && hit.expires > now ? hit.principal : null;
+}
+
 async function lookup(secret: string): Promise<Principal | null> {
   if (!KEY_SHAPE.test(secret)) return null;
   const hash = hashKey(secret);
   const now = Date.now();
   const hit = keyCache.get(hash);
   if (hit && hit.expires > now) return hit.principal;
+  if ((unknownKeys.get(hash) ?? 0) > now) return null;
   const doc = await ApiKey.findOne({ hash, status: 'active' }).lean<ApiKeyDoc>();
   if (!doc) {
     keyCache.delete(hash);
+    rememberUnknown(hash, now);
     return null;
   }
   const principal = principalOf(doc);
@@ -119,11 +150,15 @@ async function lookup(secret: string): Promise<Principal | null> {
   return principal;
 }
 
-/** Authenticates a presented key (see the cache note above for revocation timing). */
-export async function authenticateKey(secret: string): Promise<Principal | null> {
-  const principal = await lookup(secret);
-  if (!principal) return null;
+/**
+ * Authenticates a presented key (see the cache note above for revocation timing). With
+ * `cachedOnly` only keys this process verified recently are accepted, without any read: the edge
+ * answers that way to an address that has failed too often.
+ */
+export async function authenticateKey(secret: string, opts: { cachedOnly?: boolean } = {}): Promise<Principal | null> {
   const now = Date.now();
+  const principal = opts.cachedOnly ? cached(secret, now) : await lookup(secret);
+  if (!principal) return null;
   if (lastUsedDue(principal.key_id, now)) writeLastUsed(principal.key_id, now).catch(() => {});
   return principal;
 }
@@ -142,11 +177,17 @@ export interface IssuedKey {
   metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; idp_id: string; organization_id: string };
 }
 
-async function insertKey(user: UserRef, permissions: Permission[], opts: { created_by?: string; rate_limit_per_minute?: number; secret?: string }): Promise<IssuedKey> {
+/** Stores a key; callers decide who may issue it (key-management.ts, the bootstrap below). */
+export async function insertKey(
+  user: UserRef,
+  permissions: Permission[],
+  opts: { key_id?: string; slot?: string; created_by?: string; rate_limit_per_minute?: number; secret?: string },
+): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
+  const hash = hashKey(secret);
   const doc = await ApiKey.create({
-    key_id: newId('key'),
-    hash: hashKey(secret),
+    key_id: opts.key_id ?? newId('key'),
+    hash,
     prefix: secret.slice(3, 7),
     user_id: user.user_id,
     idp_id: user.idp_id,
@@ -154,7 +195,9 @@ async function insertKey(user: UserRef, permissions: Permission[], opts: { creat
     permissions,
     created_by: opts.created_by,
     rate_limit_per_minute: opts.rate_limit_per_minute,
+    slot: opts.slot,
   });
+  forgetKey(hash);
   return {
     api_key: secret,
     key_id: doc.key_id,
@@ -167,53 +210,6 @@ async function insertKey(user: UserRef, permissions: Permission[], opts: { creat
       organization_id: user.organization_id,
     },
   };
-}
-
-/** A key may only carry permissions its creator holds (CONTRACT.md "Identity"). */
-export async function issueApiKey(creator: Principal, user: UserRef, permissions: Permission[], rate_limit_per_minute?: number): Promise<IssuedKey> {
-  const unique = [...new Set(permissions)];
-  const beyond = unique.filter((p) => PERMISSIONS.indexOf(p) > creator.level);
-  if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
-  return insertKey(user, unique, { created_by: creator.key_id, rate_limit_per_minute });
-}
-
-export interface ListedKey {
-  key: string;
-  key_id: string;
-  created_at: string;
-  last_used: string | null;
-  permissions: Permission[];
-  status: 'active' | 'revoked';
-  active: boolean;
-}
-
-export async function listApiKeys(organization_id: string, user_id: string): Promise<ListedKey[]> {
-  const docs = await ApiKey.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<ApiKeyDoc[]>();
-  const usage = await ApiKeyUsage.find({ key_id: { $in: docs.map((d) => d.key_id) } }).lean<{ key_id: string; last_used: Date }[]>();
-  const lastUsed = new Map(usage.map((u) => [u.key_id, u.last_used]));
-  return docs.map((d) => ({
-    key: maskKey(d.prefix),
-    key_id: d.key_id,
-    created_at: d.created_at.toISOString(),
-    last_used: lastUsed.get(d.key_id)?.toISOString() ?? null,
-    permissions: d.permissions,
-    status: d.status,
-    active: d.status === 'active',
-  }));
-}
-
-/** Revokes by full key or by key_id; the key must belong to the named user. Idempotent. */
-export async function revokeApiKey(organization_id: string, user_id: string, keyOrId: string): Promise<{ key_id: string; already: boolean }> {
-  const filter = keyOrId.startsWith('pk_') ? { hash: hashKey(keyOrId) } : { key_id: keyOrId };
-  const doc = await ApiKey.findOne({ ...filter, organization_id, user_id }).lean<ApiKeyDoc>();
-  if (!doc) throw notFound('API key not found for this user');
-  if (doc.status === 'revoked') {
-    keyCache.delete(doc.hash);
-    return { key_id: doc.key_id, already: true };
-  }
-  await ApiKey.updateOne({ key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: new Date() } });
-  keyCache.delete(doc.hash);
-  return { key_id: doc.key_id, already: false };
 }
 
 /**

@@ -43,6 +43,8 @@ const apiKeySchema = new Schema(
     created_by: { type: String },
     rate_limit_per_minute: { type: Number },
     revoked_at: { type: Date },
+    /** the _id of the key's api_key_slots document while the key is active */
+    slot: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -57,6 +59,21 @@ const apiKeyUsageSchema = new Schema(
   {
     key_id: { type: String, required: true, unique: true },
     last_used: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+/**
+ * One document per active key, `<organization>|<user>|<n>` with n below MAX_KEYS_PER_USER: the
+ * unique _id caps a user's active keys even under concurrent creations (an insert guarded by a
+ * unique key is the one thing FerretDB 1.x keeps exact). Revocation deletes the slot.
+ */
+const apiKeySlotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    key_id: { type: String, required: true },
+    owner: { type: String, required: true },
+    created_at: { type: Date, required: true },
   },
   { versionKey: false },
 );
@@ -92,6 +109,14 @@ export interface ApiKeyDoc {
   created_by?: string;
   rate_limit_per_minute?: number;
   revoked_at?: Date;
+  slot?: string;
+  created_at: Date;
+}
+export interface ApiKeySlotDoc {
+  _id: string;
+  key_id: string;
+  /** `<organization>|<user>` */
+  owner: string;
   created_at: Date;
 }
 
@@ -99,3 +124,4 @@ export const Organization = mongoose.model<OrganizationDoc>('Organization', orga
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
 export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
+export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');

@@ -1,6 +1,7 @@
 /** Session service: the seven operations, at `/` and at `/api/session-service` (same handlers). */
 import { z } from 'zod';
-import { issueApiKey, listApiKeys, revokeApiKey, verifyApiKey } from '../../activities/identity/api-keys';
+import { verifyApiKey } from '../../activities/identity/api-keys';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management';
 import { PERMISSIONS } from '../../activities/identity/models';
 import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/sessions';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/models';
@@ -77,13 +78,13 @@ defineRoute({
   method: 'POST',
   paths: both('/generate_api_key'),
   tag,
-  summary: 'Issues a key for a user; shown once. A key may only grant permissions it holds',
+  summary: 'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit; at most MAX_KEYS_PER_USER active keys per user (409)',
   auth: 'key',
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
     permissions: z.array(z.enum(PERMISSIONS)).min(1).max(3).default(['basic']),
-    rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe('lower per-key limit than RATE_LIMIT_PER_MINUTE'),
+    rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe("lower per-key limit than RATE_LIMIT_PER_MINUTE; never above the calling key's own limit, which a key created without one inherits"),
   }),
   response: z.object({
     success: z.literal(true),
@@ -119,7 +120,7 @@ defineRoute({
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await actingUser(principal, org, params.user_id);
-    return { success: true, user_id: user.user_id, idp_id: user.idp_id, api_keys: await listApiKeys(org, user.user_id) };
+    return { success: true, user_id: user.user_id, idp_id: user.idp_id, api_keys: await listApiKeys(principal, org, user.user_id) };
   },
 });
 
@@ -134,7 +135,7 @@ defineRoute({
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    const out = await revokeApiKey(org, user.user_id, body.api_key);
+    const out = await revokeApiKey(principal, org, user.user_id, body.api_key);
     return { success: true, message: out.already ? 'API key was already revoked' : 'API key revoked', key_id: out.key_id };
   },
 });

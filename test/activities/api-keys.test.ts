@@ -1,12 +1,15 @@
 /**
  * API-key activities against the suite's real MongoDB-wire server, in this test process: the
- * edge's per-process key cache must drop a key revoked by another process (another edge replica).
+ * edge's per-process key cache must drop a key revoked by another process (another edge replica),
+ * and an unknown key presented again must not cost another read.
  */
+import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
-import { authenticateKey, issueApiKey, REVOCATION_POLL_MS, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { authenticateKey, generateSecret, insertKey, REVOCATION_POLL_MS, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { issueApiKey } from '../../activities/identity/key-management';
 import { ApiKey, ApiKeyUsage } from '../../activities/identity/models';
 import { resolveOrCreateUser } from '../../activities/identity/users';
 
@@ -41,5 +44,30 @@ describe('key cache', () => {
     expect((await verifyApiKey(issued.api_key)).valid).toBe(true);
     const usage = await ApiKeyUsage.findOne({ key_id: issued.key_id }).lean();
     expect(usage?.last_used.getTime()).toBeGreaterThanOrEqual(before - 5);
+  });
+});
+
+describe('unknown keys', () => {
+  it('reads the database once for an unknown key presented again and again', async () => {
+    const reads: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (collection === 'api_keys') reads.push(method);
+    });
+    try {
+      const unknown = generateSecret();
+      for (let i = 0; i < 5; i += 1) expect(await authenticateKey(unknown)).toBeNull();
+      expect(await verifyApiKey(unknown)).toEqual({ valid: false });
+      expect(reads).toEqual(['findOne']);
+    } finally {
+      mongoose.set('debug', false);
+    }
+  });
+
+  it('accepts a key issued after it was presented as unknown', async () => {
+    const user = await resolveOrCreateUser('default', `late-${Date.now()}`);
+    const secret = generateSecret();
+    expect(await authenticateKey(secret)).toBeNull(); // remembered as unknown
+    await insertKey(user, ['basic'], { secret, created_by: 'test' });
+    expect(await authenticateKey(secret)).toMatchObject({ user_id: user.user_id });
   });
 });
