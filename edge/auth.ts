@@ -1,14 +1,16 @@
 /**
- * Who is calling and what they may touch (CONTRACT.md "Identity"). Handlers use these helpers so
+ * Who is calling and what they may touch. Handlers use these helpers so
  * every route applies the same rules: organization scoping, basic keys acting only for their own
  * user, admin and system_admin levels.
  */
 import type { H3Event } from 'h3';
-import { getRequestHeader } from 'h3';
+import { getRequestHeader, getRequestIP } from 'h3';
+import { config } from '../activities/config';
 import { forbidden, notFound, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/users';
 import type { UserRef } from '../activities/identity/models';
+import { limited, RateLimiter } from './rate-limit';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
@@ -23,12 +25,24 @@ export function presentedKey(event: H3Event): string | undefined {
   return x?.trim() || undefined;
 }
 
+/**
+ * Presented keys that failed, per client address and minute. Past AUTH_FAILURES_PER_MINUTE the
+ * address gets 429 without any database read, except for keys this edge verified recently, so
+ * guessing is slow and cheap for the platform while known users behind the same address go on.
+ */
+const failures = new RateLimiter(0);
+
 export async function authenticate(event: H3Event): Promise<Principal> {
   const key = presentedKey(event);
   if (!key) throw unauthorized();
-  const principal = await authenticateKey(key);
-  if (!principal) throw unauthorized();
-  return principal;
+  const budget = config().AUTH_FAILURES_PER_MINUTE;
+  const address = `auth:${getRequestIP(event, { xForwardedFor: false }) ?? 'unknown'}`;
+  const wait = failures.retryAfter(address, budget);
+  const principal = await authenticateKey(key, { cachedOnly: wait > 0 });
+  if (principal) return principal;
+  if (wait) throw limited(`Too many failed authentications from this address: at most ${budget} per minute`, wait);
+  if (budget) failures.record(address);
+  throw unauthorized();
 }
 
 export function requireLevel(p: Principal, level: Exclude<AuthLevel, 'none'>): void {
@@ -46,8 +60,9 @@ export function organizationFor(p: Principal, requested?: string | null): string
 }
 
 /**
- * The user a request acts for. Basic keys act only for their own user; admins may name any user
- * of their organization, which is created on first reference (CONTRACT.md "Users").
+ * The user a request acts for. Basic keys act only for their own user (403 for anyone else, known
+ * or not); admins may name any user of their organization, which is created on first reference
+ * by idp_id; an unknown `usr_…` is 404, never a new user.
  */
 export async function actingUser(p: Principal, organization_id: string, ref: string): Promise<UserRef> {
   // The key's own user needs no lookup: the hot path of most basic-key requests.

@@ -1,5 +1,6 @@
 /**
- * Fixed one-minute windows per API key (or per client address for unauthenticated routes).
+ * Fixed one-minute windows per API key (or per client address for unauthenticated routes and for
+ * failed authentications).
  * State is per edge process: with several edge replicas behind a balancer the effective limit is
  * the per-process limit times the replicas (README, "Rate limits").
  */
@@ -18,21 +19,43 @@ export class RateLimiter {
   /** Throws 429 with Retry-After when `id` has used its budget in the current minute. */
   take(id: string, perMinute = this.defaultPerMinute): void {
     if (!perMinute) return;
-    const now = Date.now();
+    const w = this.window(id, Date.now());
+    w.count += 1;
+    if (w.count > perMinute) throw limited(`Rate limit exceeded: ${perMinute} requests per minute`, this.retryAfterOf(w));
+  }
+
+  /**
+   * For budgets of events known only after the work (failed authentications): seconds until `id`
+   * may try again when it has had `perMinute` events this minute, else 0. Counts nothing.
+   */
+  retryAfter(id: string, perMinute: number): number {
+    const w = this.windows.get(id);
+    if (!perMinute || !w || Date.now() - w.start >= 60_000 || w.count < perMinute) return 0;
+    return this.retryAfterOf(w);
+  }
+
+  /** Counts one event for `id` (see retryAfter). */
+  record(id: string): void {
+    this.window(id, Date.now()).count += 1;
+  }
+
+  private window(id: string, now: number): Window {
     let w = this.windows.get(id);
     if (!w || now - w.start >= 60_000) {
       w = { start: now, count: 0 };
       this.windows.set(id, w);
       if (this.windows.size > 100_000) this.sweep(now);
     }
-    w.count += 1;
-    if (w.count > perMinute) {
-      const retryAfter = Math.max(1, Math.ceil((w.start + 60_000 - now) / 1000));
-      throw new PlatformError(429, `Rate limit exceeded: ${perMinute} requests per minute`, undefined, { 'Retry-After': String(retryAfter) });
-    }
+    return w;
+  }
+
+  private retryAfterOf(w: Window): number {
+    return Math.max(1, Math.ceil((w.start + 60_000 - Date.now()) / 1000));
   }
 
   private sweep(now: number): void {
     for (const [id, w] of this.windows) if (now - w.start >= 60_000) this.windows.delete(id);
   }
 }
+
+export const limited = (message: string, retryAfter: number) => new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
