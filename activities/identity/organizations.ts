@@ -21,7 +21,7 @@ export function viewOrganization(o: OrganizationDoc): OrganizationView {
   };
 }
 
-/** The default organization always exists, tier free (CONTRACT.md). */
+/** The default organization always exists, tier free. */
 export async function ensureDefaultOrganization(): Promise<void> {
   const id = config().DEFAULT_ORGANIZATION_ID;
   try {

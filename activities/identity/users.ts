@@ -55,9 +55,14 @@ async function requireOrganization(organization_id: string): Promise<void> {
   if (!(await findOrganization(organization_id))) throw notFound(`Organization not found: ${organization_id}`);
 }
 
+/** `usr_…` names a platform user_id: such a reference is never taken as a new user's idp_id. */
+export const isPlatformUserId = (ref: string): boolean => ref.startsWith('usr_');
+
 /**
- * Resolves a user reference, creating the user with the reference as its idp_id when unknown
- * (CONTRACT.md "Users"). Safe under concurrency: the (organization, idp_id) index is unique.
+ * Resolves a user reference, creating the user with the reference as its idp_id when unknown.
+ * An unknown `usr_…` is 404: it names a user of some organization (perhaps another one), and
+ * creating it here would make a user whose idp_id is someone else's id. Safe under concurrency:
+ * the (organization, idp_id) index is unique.
  */
 export async function resolveOrCreateUser(
   organization_id: string,
@@ -66,6 +71,7 @@ export async function resolveOrCreateUser(
 ): Promise<UserDoc> {
   const found = await findUser(organization_id, ref);
   if (found) return found;
+  if (isPlatformUserId(ref)) throw notFound(`User not found: ${ref}`);
   await requireOrganization(organization_id);
   try {
     const doc = (await User.create({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra })).toObject();

@@ -1,7 +1,7 @@
-/** Organizations and the users directory (CONTRACT.md "Operations beyond the document"). */
+/** Organizations and the users directory. */
 import { z } from 'zod';
 import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/organizations';
-import { getUser, updateUser, upsertUser } from '../../activities/identity/users';
+import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/users';
 import { TIERS } from '../../activities/identity/models';
 import { forbidden } from '../../activities/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';
@@ -66,7 +66,7 @@ defineRoute({
   summary: 'Creates a user, idempotent on idp_id (a repeat updates email/display_name)',
   auth: 'key',
   body: z.object({
-    idp_id: requiredId,
+    idp_id: requiredId.refine((v) => !isPlatformUserId(v), 'usr_… is reserved for platform user ids'),
     organization_id: organizationId,
     email: z.email().max(320).optional(),
     display_name: z.string().trim().min(1).max(200).optional(),
