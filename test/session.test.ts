@@ -117,3 +117,29 @@ describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) 
     }
   });
 });
+
+describe('ended sessions', () => {
+  it('stay ended whatever activity and status changes race the end', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    for (let round = 0; round < 4; round += 1) {
+      const init = await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } });
+      const { session_id, conversation_id } = init.body;
+      const status = (s: string) => call('POST', '/update_session_status', { key: u.key, json: { user_id: u.user_id, session_id, status: s } });
+      const activity = () => [
+        call('POST', '/verify_session', { key: u.key, json: { user_id: u.user_id, conversation_id } }),
+        call('POST', '/new_conversation', { key: u.key, json: { user_id: u.user_id, session_id } }),
+      ];
+      const racing = [...activity(), ...activity(), status('paused'), ...activity(), status('ended'), ...activity(), status('active'), ...activity(), ...activity()];
+      const answers = await Promise.all(racing);
+      for (const a of answers) expect([200, 409], JSON.stringify(a.body)).toContain(a.status);
+      const verify = await call('POST', '/verify_session', { key: u.key, json: { user_id: u.user_id, conversation_id } });
+      expect(verify.body, `round ${round}`).toMatchObject({ valid: false, status: 'ended' });
+      expect((await status('paused')).status).toBe(409);
+      expect((await call('POST', '/new_conversation', { key: u.key, json: { user_id: u.user_id, session_id } })).status).toBe(409);
+      const implicit = await call('POST', '/new_conversation', { key: u.key, json: { user_id: u.user_id } });
+      expect(implicit.body.session_id).not.toBe(session_id);
+      expect((await status('ended')).body.metadata.status).toBe('ended'); // ending again is harmless
+    }
+  });
+});

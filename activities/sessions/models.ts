@@ -29,6 +29,20 @@ const conversationSchema = new Schema(
 );
 conversationSchema.index({ session_id: 1 });
 
+/**
+ * That a session ended, kept apart from the session: FerretDB 1.x applies an update as a
+ * read-modify-write of the whole document, so a `last_activity` write (or a pause) racing the end
+ * could write the old status back. An insert under the session's id is never undone; whatever
+ * the session document says, a session with this record has ended.
+ */
+const sessionEndSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    ended_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
 export interface SessionDoc {
   session_id: string;
   user_id: string;
@@ -48,3 +62,4 @@ export interface ConversationDoc {
 
 export const Session = mongoose.model<SessionDoc>('Session', sessionSchema, 'sessions');
 export const Conversation = mongoose.model<ConversationDoc>('Conversation', conversationSchema, 'conversations');
+export const SessionEnd = mongoose.model<{ _id: string; ended_at: Date }>('SessionEnd', sessionEndSchema, 'session_ends');

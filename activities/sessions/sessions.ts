@@ -1,6 +1,6 @@
-import { notFound, PlatformError } from '../errors';
+import { isDuplicateKey, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { Conversation, Session, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
+import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
 
 export interface SessionView {
   session_id: string;
@@ -49,6 +49,42 @@ export async function initializeSession(input: { user_id: string; organization_i
   return { session: viewSession(session.toObject()), conversation_id: conversation.conversation_id };
 }
 
+/** Puts `ended` back on a session document that a racing write revived (the end record decides anyway). */
+async function restoreEnded(session_id: string): Promise<void> {
+  await Session.updateOne({ session_id }, { $set: { status: 'ended' } }).catch(() => {});
+}
+
+/**
+ * Records activity on a session that has not ended; false when it has. The end record is read
+ * after the write, so an end that landed first is seen even where the write itself, racing it,
+ * put the old status back on the document (models.ts).
+ */
+async function touch(session_id: string): Promise<SessionDoc | null> {
+  const session = await Session.findOneAndUpdate({ session_id, status: { $ne: 'ended' } }, { $set: { last_activity: new Date() } }, { new: true }).lean<SessionDoc>();
+  if (!session) return null;
+  if (await SessionEnd.exists({ _id: session_id })) {
+    await restoreEnded(session_id);
+    return null;
+  }
+  return session;
+}
+
+/** The user's most recently active session that has not ended, if any. */
+async function latestOpenSession(organization_id: string, user_id: string): Promise<SessionDoc | null> {
+  // Documents a racing write revived are skipped (and repaired); a few rounds find the open one.
+  for (let round = 0; round < 3; round += 1) {
+    const candidates = await Session.find({ organization_id, user_id, status: { $ne: 'ended' } })
+      .sort({ last_activity: -1 })
+      .limit(5)
+      .lean<SessionDoc[]>();
+    const ended = new Set((await SessionEnd.find({ _id: { $in: candidates.map((c) => c.session_id) } }, { _id: 1 }).lean<{ _id: string }[]>()).map((e) => e._id));
+    const open = candidates.find((c) => !ended.has(c.session_id));
+    for (const id of ended) await restoreEnded(id);
+    if (open || candidates.length < 5) return open ?? null;
+  }
+  return null;
+}
+
 /**
  * A new conversation in the named session, or, when none is named, in the user's most recently
  * active session that has not ended (a new session is opened when there is none).
@@ -58,12 +94,10 @@ export async function newConversation(input: { user_id: string; organization_id:
   if (input.session_id) {
     session = await Session.findOne({ session_id: input.session_id, organization_id: input.organization_id, user_id: input.user_id }).lean<SessionDoc>();
     if (!session) throw notFound(`Session not found: ${input.session_id}`);
-    if (session.status === 'ended') throw new PlatformError(409, `Session has ended: ${input.session_id}`);
+    if (session.status === 'ended' || !(await touch(session.session_id))) throw new PlatformError(409, `Session has ended: ${input.session_id}`);
   } else {
-    session = await Session.findOne({ organization_id: input.organization_id, user_id: input.user_id, status: { $ne: 'ended' } })
-      .sort({ last_activity: -1 })
-      .lean<SessionDoc>();
-    if (!session) {
+    session = await latestOpenSession(input.organization_id, input.user_id);
+    if (!session || !(await touch(session.session_id))) {
       const created = await initializeSession({ user_id: input.user_id, organization_id: input.organization_id });
       return { conversation_id: created.conversation_id, session_id: created.session.session_id };
     }
@@ -74,7 +108,6 @@ export async function newConversation(input: { user_id: string; organization_id:
     user_id: input.user_id,
     organization_id: input.organization_id,
   });
-  await Session.updateOne({ session_id: session.session_id }, { $set: { last_activity: new Date() } });
   return { conversation_id: conversation.conversation_id, session_id: session.session_id };
 }
 
@@ -82,11 +115,7 @@ export async function newConversation(input: { user_id: string; organization_id:
 export async function verifySession(input: { user_id: string; organization_id: string; conversation_id: string }): Promise<{ valid: boolean; session_id?: string; status?: SessionStatus }> {
   const conversation = await Conversation.findOne({ conversation_id: input.conversation_id, organization_id: input.organization_id, user_id: input.user_id }).lean<ConversationDoc>();
   if (!conversation) return { valid: false };
-  const session = await Session.findOneAndUpdate(
-    { session_id: conversation.session_id, status: { $ne: 'ended' } },
-    { $set: { last_activity: new Date() } },
-    { new: true },
-  ).lean<SessionDoc>();
+  const session = await touch(conversation.session_id);
   if (!session) return { valid: false, session_id: conversation.session_id, status: 'ended' };
   return { valid: true, session_id: session.session_id, status: session.status };
 }
@@ -97,15 +126,35 @@ export async function getSession(organization_id: string, session_id: string): P
   return viewSession(session);
 }
 
-/** Status changes: active ⇄ paused, either → ended; ended is final. */
+const reopen = () => new PlatformError(409, 'An ended session cannot be reopened');
+
+/**
+ * Status changes: active ⇄ paused, either → ended; ended is final. Ending inserts the end record
+ * first (models.ts); a pause or resume checks it after writing, so one racing the end answers 409
+ * and leaves the session ended.
+ */
 export async function setSessionStatus(organization_id: string, session_id: string, status: SessionStatus): Promise<SessionView> {
   const current = await Session.findOne({ session_id, organization_id }).lean<SessionDoc>();
   if (!current) throw notFound(`Session not found: ${session_id}`);
-  if (current.status === 'ended' && status !== 'ended') throw new PlatformError(409, 'An ended session cannot be reopened');
-  const updated = await Session.findOneAndUpdate({ session_id }, { $set: { status, last_activity: new Date() } }, { new: true }).lean<SessionDoc>();
-  return viewSession(updated!);
+  const now = new Date();
+  if (status === 'ended') {
+    try {
+      await SessionEnd.create({ _id: session_id, ended_at: now });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // ended before: ending again changes nothing
+    }
+    const updated = await Session.findOneAndUpdate({ session_id }, { $set: { status: 'ended', last_activity: now } }, { new: true }).lean<SessionDoc>();
+    return viewSession(updated!);
+  }
+  if (current.status === 'ended') throw reopen();
+  const updated = await Session.findOneAndUpdate({ session_id, status: { $ne: 'ended' } }, { $set: { status, last_activity: now } }, { new: true }).lean<SessionDoc>();
+  if (!updated) throw reopen();
+  if (await SessionEnd.exists({ _id: session_id })) {
+    await restoreEnded(session_id);
+    throw reopen();
+  }
+  return viewSession(updated);
 }
-
 
 export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<boolean> {
   const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
