@@ -2,8 +2,14 @@
  * LLM configuration service. The provider health probe talks to a local HTTP server standing in
  * for an OpenAI-compatible provider (its /models route).
  */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEnv, setConfig } from '../activities/config';
+import { decryptSecret } from '../activities/llm/secrets';
 import { freePort } from '../workers/infra';
 import { adminKey, basicUser, call, newTenant } from './helpers/api';
 
@@ -59,7 +65,9 @@ describe('LLM configuration', () => {
     expect(badField.status).toBe(422);
 
     // provider config: admins read, system admins write; default config and overview: system admins
-    expect((await call('GET', `${P}/provider-config/support`, { key: freeUser.key })).status).toBe(403);
+    const basicRead = await call('GET', `${P}/provider-config/support`, { key: freeUser.key });
+    expect(basicRead.status).toBe(403);
+    expect(basicRead.body).toEqual({ detail: 'Only administrators can access provider configurations' });
     expect((await call('GET', `${P}/provider-config/support`, { key: free.adminKey })).status).toBe(200);
     expect((await call('POST', `${P}/update-provider-config`, { key: biz.adminKey, json: { agent_name: 'support', config_json: { provider: 'x', base_url: 'http://x' } } })).status).toBe(403);
     for (const [method, path] of [['GET', 'default-config'], ['POST', 'default-config'], ['GET', 'system-overview']] as const) {
@@ -101,5 +109,41 @@ describe('LLM configuration', () => {
     expect(history[0].changes).toEqual({ models: { from: ['llama3'], to: ['llama3', 'mistral'] } });
     expect(JSON.stringify(overview.body)).not.toContain('0123456789abcdef');
     expect(overview.body.usage_statistics).toMatchObject({ total_tokens: expect.any(Number), by_agent: expect.any(Object) });
+  });
+});
+
+/** Runs `encryptSecret(plain)` in a process of its own with `env`; resolves with its output. */
+function encryptElsewhere(plain: string, env: NodeJS.ProcessEnv, script: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.resolve('node_modules/.bin/tsx'), [script, plain], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${err}`))));
+  });
+}
+
+describe('configuration encryption key', () => {
+  it('without CONFIG_ENCRYPTION_KEY, generates one key in DATA_DIR (0600) that every process shares', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-key-'));
+    try {
+      const script = path.join(dataDir, 'encrypt.ts');
+      fs.writeFileSync(script, `import { encryptSecret } from ${JSON.stringify(path.resolve('activities/llm/secrets.ts'))};\nprocess.stdout.write(encryptSecret(process.argv[2]));\n`);
+      const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
+      delete env.CONFIG_ENCRYPTION_KEY;
+      // Four processes start at once, as the edge and the workers do on a first start.
+      const plains = ['sk-one', 'sk-two', 'sk-three', 'sk-four'];
+      const stored = await Promise.all(plains.map((p) => encryptElsewhere(p, env, script)));
+      const file = path.join(dataDir, 'config-key.txt');
+      expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+      expect(fs.readdirSync(dataDir).sort()).toEqual(['config-key.txt', 'encrypt.ts']); // nothing left aside
+      setConfig(parseEnv({ DATA_DIR: dataDir }));
+      expect(stored.map((s) => decryptSecret(s))).toEqual(plains);
+      // A later start reads the same key.
+      expect(decryptSecret(await encryptElsewhere('sk-later', env, script))).toBe('sk-later');
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });

@@ -5,6 +5,7 @@ import { config } from '../activities/config';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import { warmVenues } from '../activities/retail/venues';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
+import { ensureConfigEncryptionKey } from '../activities/llm/secrets';
 import { createEdgeApp } from '../edge/app';
 import { closeTemporal } from '../edge/temporal';
 
@@ -13,6 +14,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   await initRuntime(cfg);
   warmVenues();
   const bootstrap = await ensureBootstrapAdminKey();
+  const configKey = ensureConfigEncryptionKey();
   const app = createEdgeApp();
   const listener = await listen(toNodeListener(app), {
     hostname: cfg.HOST,
@@ -26,6 +28,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     process.stderr.write(`edge: listening on ${listener.url}\n`);
     if (bootstrap.source === 'generated') process.stderr.write(`edge: generated the system-admin API key into ${bootstrap.file} (mode 0600)\n`);
     else if (bootstrap.source === 'file') process.stderr.write(`edge: system-admin API key is in ${bootstrap.file}\n`);
+    if (configKey.source === 'generated') process.stderr.write(`edge: generated the key provider secrets are encrypted with into ${configKey.file} (mode 0600)\n`);
   }
   return {
     url: listener.url,

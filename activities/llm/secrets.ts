@@ -1,12 +1,57 @@
-/** Provider secrets at rest: AES-256-GCM with a key derived from CONFIG_ENCRYPTION_KEY. */
+/**
+ * Provider secrets at rest: AES-256-GCM with a key derived from CONFIG_ENCRYPTION_KEY, else from
+ * DATA_DIR/config-key.txt, generated on first use (mode 0600) so storing a provider key works out
+ * of the box. The edge and the workers share DATA_DIR; the file appears whole or not at all
+ * (written aside, then hard-linked into place, which fails when another process got there
+ * first), so whichever process comes first, all of them read the same key.
+ */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 
+const KEY_FILE = 'config-key.txt';
+
+function readKeyFile(file: string): string {
+  const secret = fs.readFileSync(file, 'utf8').trim();
+  if (!secret) throw new PlatformError(500, `${file} is empty: provider secrets cannot be stored or read`);
+  return secret;
+}
+
+/** The configuration key's source, creating DATA_DIR/config-key.txt when neither exists. */
+export function ensureConfigEncryptionKey(): { source: 'env' | 'file' | 'generated'; file?: string; secret: string } {
+  const cfg = config();
+  if (cfg.CONFIG_ENCRYPTION_KEY) return { source: 'env', secret: cfg.CONFIG_ENCRYPTION_KEY };
+  const file = path.join(cfg.dataDir, KEY_FILE);
+  if (fs.existsSync(file)) return { source: 'file', file, secret: readKeyFile(file) };
+  fs.mkdirSync(cfg.dataDir, { recursive: true });
+  const aside = `${file}.${process.pid}.${randomBytes(6).toString('hex')}`;
+  fs.writeFileSync(aside, `${randomBytes(32).toString('base64url')}\n`, { mode: 0o600, flag: 'wx' });
+  let source: 'file' | 'generated' = 'generated';
+  try {
+    fs.linkSync(aside, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    source = 'file'; // another process created it first: its key is the one
+  } finally {
+    fs.rmSync(aside, { force: true });
+  }
+  return { source, file, secret: readKeyFile(file) };
+}
+
+// The file is read once per process (and data directory); the hash once per secret.
+let fromFile: { dataDir: string; secret: string } | undefined;
+let derived: { secret: string; key: Buffer } | undefined;
 function key(): Buffer {
-  const secret = config().CONFIG_ENCRYPTION_KEY;
-  if (!secret) throw new PlatformError(500, 'CONFIG_ENCRYPTION_KEY is not set: provider secrets cannot be stored or read');
-  return createHash('sha256').update(secret).digest();
+  const cfg = config();
+  let secret = cfg.CONFIG_ENCRYPTION_KEY;
+  if (!secret) {
+    if (fromFile?.dataDir !== cfg.dataDir) fromFile = { dataDir: cfg.dataDir, secret: ensureConfigEncryptionKey().secret };
+    secret = fromFile.secret;
+  }
+  if (derived?.secret !== secret) derived = { secret, key: createHash('sha256').update(secret).digest() };
+  return derived.key;
 }
 
 export function encryptSecret(plain: string): string {
@@ -24,7 +69,7 @@ export function decryptSecret(stored: string): string {
   try {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
   } catch {
-    throw new PlatformError(500, 'a stored provider secret cannot be decrypted with CONFIG_ENCRYPTION_KEY');
+    throw new PlatformError(500, 'a stored provider secret cannot be decrypted with the configuration key (CONFIG_ENCRYPTION_KEY, else DATA_DIR/config-key.txt)');
   }
 }
 

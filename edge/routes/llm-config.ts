@@ -1,5 +1,5 @@
 /**
- * LLM configuration service (prefix /api/llm-config, CONTRACT.md): effective settings per agent
+ * LLM configuration service (prefix /api/llm-config): effective settings per agent
  * (free tier: the default), organization settings (business/enterprise admins), provider
  * settings with masked keys (admins read, system admins write), the default configuration and the
  * overview (system admins). Every change is versioned.
@@ -7,7 +7,8 @@
 import { z } from 'zod';
 import { AGENTS } from '../../activities/llm/models';
 import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
-import { organizationFor } from '../auth';
+import { forbidden } from '../../activities/errors';
+import { LEVEL, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId } from '../schemas';
 
@@ -63,11 +64,15 @@ defineRoute({
   method: 'GET',
   paths: [`${P}/provider-config/:agent_name`],
   tag,
-  summary: "Where the agent's model calls go (admin); the API key is masked",
-  auth: 'admin',
+  summary: "Where the agent's model calls go (admin; any other key: 403 `Only administrators can access provider configurations`); the API key is masked",
+  // Checked here rather than by the route's level: this refusal has its own wording.
+  auth: 'key',
   params: z.object({ agent_name: agent }),
   response: z.object({ success: z.literal(true), config: z.record(z.string(), z.unknown()) }),
-  handler: async ({ params }) => ({ success: true, config: await getProviderConfig(params.agent_name) }),
+  handler: async ({ principal, params }) => {
+    if (principal.level < LEVEL.admin) throw forbidden('Only administrators can access provider configurations');
+    return { success: true, config: await getProviderConfig(params.agent_name) };
+  },
 });
 
 defineRoute({
