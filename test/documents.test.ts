@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { strToU8, zipSync } from 'fflate';
 import sharp from 'sharp';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant } from './helpers/api';
 import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
 import { renderReceipt } from './helpers/receipts';
@@ -119,5 +119,23 @@ describe('document processing (workflow document:<id>)', () => {
     const img = await gen(await sharp({ create: { width: 800, height: 400, channels: 3, background: '#c00' } }).png().toBuffer(), 'red.png');
     expect((await sharp(img.raw).metadata()).width).toBe(256);
     expect((await gen(Buffer.from('%PDF-1.4 nonsense'), 'bad.pdf')).status).toBe(422);
+  });
+});
+
+describe('thumbnails without user_id', () => {
+  it("are made for the key's own user, basic or admin, and refused for a system admin naming another organization", async () => {
+    const t = await newTenant();
+    const user = await basicUser(t);
+    const png = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#00c' } }).png().toBuffer();
+    const gen = (key: string, fields: Record<string, string> = {}) => call('POST', '/generate_thumbnail', { key, form: fileForm(fields, { data: png, name: 'blue.png' }) });
+    const own = await gen(user.key);
+    expect(own.status, own.raw.toString()).toBe(200);
+    expect(own.headers.get('x-thumbnail-path')).toMatch(new RegExp(`^${t.organization_id}/${user.user_id}/thumbnails/`));
+    const admin = await gen(t.adminKey);
+    expect(admin.status).toBe(200);
+    expect(admin.headers.get('x-thumbnail-path')).toMatch(new RegExp(`^${t.organization_id}/${t.admin.user_id}/thumbnails/`));
+    const elsewhere = await gen(inject('adminKey'), { organization_id: t.organization_id });
+    expect(elsewhere.status).toBe(422);
+    expect(elsewhere.body.detail).toMatch(/^user_id/);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Document processing: `/process_document` runs the workflow `document:<media_id>` and waits for
- * it; `/generate_thumbnail` answers the first page as JPEG (workflow `thumbnail:<media_id>`).
+ * it; `/generate_thumbnail` answers the first page as JPEG (workflow `thumbnail:<media_id>`), for the
+ * key's own user unless `user_id` names another.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { invalid } from '../../activities/errors';
 import { readStoredObject, storeUpload } from '../../activities/images/images';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
@@ -51,11 +53,18 @@ defineRoute({
   tag,
   summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path',
   auth: 'key',
-  form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).default('default_user'), organization_id: organizationId }) },
+  form: {
+    file: true,
+    fields: z.object({
+      user_id: z.string().trim().min(1).max(200).optional().describe("whose thumbnail it is; default the key's own user (required when a system admin names another organization)"),
+      organization_id: organizationId,
+    }),
+  },
   produces: 'image/jpeg',
   handler: async ({ event, principal, form, file }) => {
     const org = organizationFor(principal, form.organization_id);
-    const user = await actingUser(principal, org, form.user_id);
+    if (!form.user_id && org !== principal.organization_id) throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
+    const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
     const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
     const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
     const client = await temporal();
