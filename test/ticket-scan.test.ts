@@ -37,16 +37,32 @@ describe('receipt and ticket scanning', () => {
     const photo = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: jpeg, name: 'again.jpg', type: 'image/jpeg' }) });
     expect(photo.body).toMatchObject({ status: 'rejected', duplicate_of: scan.id });
     expect(await balance(s.t, user.user_id)).toBe(50);
-    // another user's identical receipt is theirs to scan
+    expect(scan).toMatchObject({ points_capped: false, max_points_per_scan: 500 });
+    // a receipt earns once per organization: another user passing it on gets nothing
     const other = await basicUser(s.t);
-    const theirs = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: other.key, form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
-    expect(theirs.body.status).toBe('completed');
+    for (const [data, name, type] of [[image, 'receipt.png', 'image/png'], [jpeg, 'again.jpg', 'image/jpeg']] as const) {
+      const theirs = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: other.key, form: fileForm({}, { data, name, type }) });
+      expect(theirs.body, name).toMatchObject({ status: 'rejected', duplicate_of: scan.id, total_points: 0, points_processed: false, user_id: other.user_id });
+    }
+    expect(await balance(s.t, other.user_id)).toBe(0);
 
     // status: the owner and admins of the organization; nobody else
     expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: user.key })).body).toMatchObject({ id: scan.id, status: 'completed', confidence_score: expect.any(Number) });
     expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: other.key })).status).toBe(404);
     expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: (await newTenant()).adminKey })).status).toBe(404);
     expect((await call('GET', '/api/ticket-scan/loyalty/ticket-scan/scan_unknown', { key: s.t.adminKey })).body).toEqual({ detail: 'Scan not found' });
+  });
+
+  it("credits at most the rules' max_points_per_scan and says so", async () => {
+    const s = await shop();
+    const user = await basicUser(s.t);
+    expect((await call('PUT', '/loyalty/rules', { key: s.t.adminKey, json: { max_points_per_scan: 30 } })).status).toBe(200);
+    const image = await renderReceipt(groceries('2026-11-19'));
+    const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.products.reduce((a: number, p: any) => a + p.points, 0)).toBe(50);
+    expect(res.body).toMatchObject({ status: 'completed', total_points: 30, points_capped: true, max_points_per_scan: 30, points_processed: true });
+    expect(await balance(s.t, user.user_id)).toBe(30);
   });
 
   it('holds products under the threshold for validation; an admin approves or rejects them and the points are credited once', async () => {

@@ -51,6 +51,8 @@ interface State {
   unmatched_lines: string[];
   flags: string[];
   duplicate_of: string | null;
+  /** absent in runs analysed before the cap existed */
+  max_points_per_scan?: number;
   rejection_reason: string | null;
   points_processed: boolean;
   points_processed_at: string | null;
@@ -62,10 +64,16 @@ interface State {
 
 const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
+/** The points of the approved products, and what the scan credits under the organization's cap. */
+function earned(s: State): { approved: number; credited: number } {
+  const approved = s.products.filter((p) => p.validation_status === 'approved' || p.validation_status === 'auto_approved').reduce((a, p) => a + p.points, 0);
+  return { approved, credited: s.max_points_per_scan === undefined ? approved : Math.min(approved, s.max_points_per_scan) };
+}
+
 function viewOf(input: ScanInput, s: State) {
   const pending = s.products.some((p) => p.validation_status === 'pending');
   const needed = s.products.some((p) => p.needs_validation);
-  const approved = s.products.filter((p) => p.validation_status === 'approved' || p.validation_status === 'auto_approved');
+  const points = earned(s);
   const confidence = s.products.length ? s.products.reduce((a, p) => a + p.confidence, 0) / s.products.length : 0;
   const url = `${input.image_base_url}/${input.scan_id}`;
   return {
@@ -84,7 +92,9 @@ function viewOf(input: ScanInput, s: State) {
     venue_match: s.venue_match,
     products: s.products,
     confidence_score: round3(s.venue_match ? 0.8 * confidence + 0.2 * s.venue_match.confidence : confidence),
-    total_points: s.status === 'rejected' ? 0 : approved.reduce((a, p) => a + p.points, 0),
+    total_points: s.status === 'rejected' ? 0 : points.credited,
+    max_points_per_scan: s.max_points_per_scan ?? null,
+    points_capped: s.status !== 'rejected' && points.credited < points.approved,
     points_processed: s.points_processed,
     points_processed_at: s.points_processed_at,
     validation_required: needed,
@@ -182,7 +192,7 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
       receipt: read.receipt,
       threshold: input.threshold,
     });
-    Object.assign(s, { venue_match: analysis.venue_match, products: analysis.products, unmatched_lines: analysis.unmatched_lines, flags: analysis.flags, duplicate_of: analysis.duplicate_of });
+    Object.assign(s, { venue_match: analysis.venue_match, products: analysis.products, unmatched_lines: analysis.unmatched_lines, flags: analysis.flags, duplicate_of: analysis.duplicate_of, max_points_per_scan: analysis.max_points_per_scan });
     s.timings = { image_ms: read.image_ms, ocr_ms: read.ocr.ms, matching_ms: analysis.matching_ms };
   } catch (err) {
     failure = err;
@@ -217,7 +227,7 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
       }
     }
     if (s.status !== 'rejected') {
-      const points = s.products.filter((p) => p.validation_status === 'approved' || p.validation_status === 'auto_approved').reduce((a, p) => a + p.points, 0);
+      const points = earned(s).credited;
       if (points > 0) {
         const credited = await creditScan({ organization_id: input.organization_id, user_id: input.user_id, scan_id: input.scan_id, points, source: input.source });
         s.points_processed = true;

@@ -19,12 +19,13 @@ const ticketScanSchema = new Schema(
 ticketScanSchema.index({ organization_id: 1, user_id: 1 });
 
 /**
- * What makes two receipts the same for one user: the image's SHA-256, and the merchant + date +
- * total read from it. The primary key makes the first scan win; later ones are duplicates.
+ * What makes two receipts the same within an organization (whichever user scans them): the
+ * image's SHA-256, and the venue + date + total read from it. The primary key makes the first
+ * scan win; later ones are duplicates.
  */
 const scanFingerprintSchema = new Schema(
   {
-    /** `<organization_id>|<user_id>|image:<sha256>` or `…|receipt:<venue>|<date>|<total>` */
+    /** `<organization_id>|image:<sha256>` or `<organization_id>|receipt:<venue>|<date>|<total>` */
     _id: { type: String, required: true },
     scan_id: { type: String, required: true },
   },

@@ -84,9 +84,10 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
     }
     const held = await ScanFingerprint.findById(key).lean();
     if (!held || held.scan_id === scan_id) return null;
-    const earlier = await TicketScan.findById(held.scan_id, { status: 1 }).lean<Pick<TicketScanDoc, 'status'>>();
+    const earlier = await TicketScan.findById(held.scan_id, { status: 1, 'view.duplicate_of': 1 }).lean<Pick<TicketScanDoc, 'status' | 'view'>>();
     const abandoned = earlier ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
-    if (!abandoned) return held.scan_id;
+    // A copy of a copy names the scan that earned (another photo of a receipt holds its own image).
+    if (!abandoned) return typeof earlier?.view?.duplicate_of === 'string' ? earlier.view.duplicate_of : held.scan_id;
     await ScanFingerprint.deleteOne({ _id: key, scan_id: held.scan_id });
   }
   return null;
@@ -108,6 +109,8 @@ export interface Analysis {
   unmatched_lines: string[];
   flags: string[];
   duplicate_of: string | null;
+  /** the organization's cap at analysis time: the scan credits at most this */
+  max_points_per_scan: number;
   matching_ms: number;
 }
 
@@ -118,9 +121,10 @@ function pointsPerUnit(actions: Record<string, number>, product_id: number, bran
 
 export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   const started = performance.now();
-  const { organization_id, user_id, scan_id, receipt } = input;
-  const owner = `${organization_id}|${user_id}`;
-  let duplicate_of = await claim(`${owner}|image:${input.image_sha256}`, scan_id);
+  const { organization_id, scan_id, receipt } = input;
+  // A receipt earns once in the organization, whoever scans it: per user, a shop's customers
+  // would pass one receipt around.
+  let duplicate_of = await claim(`${organization_id}|image:${input.image_sha256}`, scan_id);
 
   const given = input.venue_id === null ? null : await getVenue(organization_id, input.venue_id).catch(() => null);
   // Other venues are compared only when the given one is not confirmed: those within 25 km of
@@ -143,13 +147,13 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   if (venue_match.confidence < VENUE_CONFIRMED) flags.push('venue_unconfirmed');
   if (!matches.length) flags.push('no_products_recognized');
   if (!duplicate_of && matchedVenue && receipt.date && receipt.total !== null) {
-    duplicate_of = await claim(`${owner}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id);
+    duplicate_of = await claim(`${organization_id}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id);
   }
   if (duplicate_of) flags.push('duplicate');
   // A receipt whose lines exceed its total, or from an unconfirmed venue, is reviewed whole.
   const reviewAll = flags.includes('items_exceed_total') || flags.includes('venue_unconfirmed');
 
-  const { actions } = await getRules(organization_id);
+  const { actions, max_points_per_scan } = await getRules(organization_id);
   const scanProducts: ScanProduct[] = matches.map((m) => {
     const needs = reviewAll || m.confidence < input.threshold;
     return {
@@ -170,7 +174,7 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
       notes: null,
     };
   });
-  return { venue_match, products: scanProducts, unmatched_lines: unmatched, flags, duplicate_of, matching_ms: Math.round(performance.now() - started) };
+  return { venue_match, products: scanProducts, unmatched_lines: unmatched, flags, duplicate_of, max_points_per_scan, matching_ms: Math.round(performance.now() - started) };
 }
 
 export async function mirrorScan(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
