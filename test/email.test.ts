@@ -20,9 +20,8 @@ const send = (key: string, json: unknown, headers?: Record<string, string>) => c
 describe('POST /email/send', () => {
   it('sends a notification over SMTP with subject, recipient and both parts', async () => {
     const t = await newTenant();
-    const u = await basicUser(t);
     const to = `${unique('ana')}@example.com`;
-    const res = await send(u.key, { user_id: u.user_id, conversation_id: 'c1', email_type: 'notification', metadata: { recipient: to, subject: 'Your order shipped', body: 'It is on its way.\n\nThanks for shopping <with us>!' } });
+    const res = await send(t.adminKey, { user_id: unique('ana'), conversation_id: 'c1', email_type: 'notification', metadata: { recipient: to, subject: 'Your order shipped', body: 'It is on its way.\n\nThanks for shopping <with us>!' } });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body).toMatchObject({ success: true, duplicate: false, transport: 'smtp', metadata: { recipient: to, email_type: 'notification' } });
     expect(new Date(res.body.metadata.sent_at).toISOString()).toBe(res.body.metadata.sent_at);
@@ -94,6 +93,59 @@ describe('POST /email/send', () => {
     expect(res.status).toBe(422);
     expect(res.body.detail).toMatch(message);
     expect(fs.readdirSync(inject('smtpDir')).length).toBe(before);
+  });
+
+  it("lets a basic key mail only its user's own address, with the platform's templates", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const mine = `${unique('mine')}@example.com`;
+    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    const outside = `${unique('victim')}@example.net`;
+    const before = fs.readdirSync(inject('smtpDir')).length;
+    const refused: [Record<string, unknown>, RegExp][] = [
+      [{ email_type: 'notification', metadata: { recipient: outside, template: 'welcome' } }, /^metadata\.recipient: a basic API key sends only to its user's own email address; another recipient requires the admin permission$/],
+      [{ email_type: 'notification', metadata: { recipient: outside, subject: 'Invoice', body: 'Pay here' } }, /^metadata\.recipient/],
+      [{ email_type: 'notification', metadata: { subject: 'Invoice', body: 'Pay here' } }, /^metadata\.template: the generic template \(free subject and body\) requires the admin permission/],
+      [{ email_type: 'notification', metadata: { template: 'welcome', subject: 'Invoice: pay here' } }, /^metadata\.subject: a free subject requires the admin permission$/],
+    ];
+    for (const [extra, message] of refused) {
+      const res = await send(u.key, { user_id: u.user_id, conversation_id: 'c', ...extra });
+      expect(res.status, JSON.stringify(extra)).toBe(403);
+      expect(res.body.detail).toMatch(message);
+    }
+    expect(fs.readdirSync(inject('smtpDir')).length).toBe(before);
+    expect(await inbox(outside)).toEqual([]);
+    const ok = await send(u.key, { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome', name: 'Ana' } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.metadata.recipient).toBe(mine);
+    const named = await send(u.key, { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'reminder', title: 'Dentist', recipient: mine.toUpperCase() } });
+    expect(named.status).toBe(200);
+    expect((await inbox(mine)).map((m) => m.subject).sort()).toEqual(['Reminder: Dentist', expect.stringMatching(/^Welcome to /)]);
+  });
+
+  it('limits what a basic key sends per user and hour; repeats of a key cost nothing', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const mine = `${unique('busy')}@example.com`;
+    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    const mail = (key: string) => send(u.key, { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome', idempotency_key: key } });
+    const first = await mail('k-0');
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    // 19 more at once (20 is the default limit), and the first again, concurrently
+    const burst = await Promise.all([...Array.from({ length: 19 }, (_, i) => mail(`k-${i + 1}`)), mail('k-0')]);
+    expect(burst.map((r) => r.status)).toEqual(Array(20).fill(200));
+    expect((await mail('k-0')).body).toMatchObject({ duplicate: true, message_id: first.body.message_id });
+    const over = await mail('k-20');
+    expect(over.status).toBe(429);
+    expect(over.body.detail).toBe('Email limit reached: 20 messages per hour for this user');
+    expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(3600);
+    expect(await inbox(mine)).toHaveLength(20);
+    // Concurrent new sends at the limit never get through.
+    expect((await Promise.all([mail('k-21'), mail('k-22')])).map((r) => r.status)).toEqual([429, 429]);
+    // An admin key is not limited.
+    const admin = await send(t.adminKey, { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome' } });
+    expect(admin.status).toBe(200);
   });
 
   it('keeps organizations apart', async () => {

@@ -6,6 +6,7 @@ import { invalid } from '../../activities/errors';
 import { getUser } from '../../activities/identity/users';
 import { EMAIL_TYPES, notificationContent } from '../../activities/email/compose';
 import type { SentEmail } from '../../activities/email/email';
+import { ADMIN_LEVEL, checkFreeText, checkRecipient, reserveSend } from '../../activities/email/policy';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
@@ -39,19 +40,27 @@ defineRoute({
     const user = await actingUser(principal, org, body.user_id);
     const meta = body.metadata;
     let recipient: string | undefined;
+    let own: string | null | undefined;
     if (meta.recipient !== undefined) {
       if (typeof meta.recipient !== 'string' || /[\r\n]/.test(meta.recipient) || !address.safeParse(meta.recipient.trim()).success) {
         throw invalid('metadata.recipient', 'must be one valid email address');
       }
       recipient = meta.recipient.trim();
     } else {
-      recipient = (await getUser(org, user.user_id)).email ?? undefined;
+      recipient = own = (await getUser(org, user.user_id)).email ?? undefined;
       if (!recipient) throw invalid('metadata.recipient', "no recipient: give metadata.recipient or set the user's email (PATCH /api/users/{user})");
     }
     if (body.email_type === 'notification') notificationContent(meta, org); // refuses bad templates before anything starts
+    if (principal.level < ADMIN_LEVEL) {
+      if (own === undefined) own = (await getUser(org, user.user_id)).email;
+      checkRecipient(principal.level, recipient, own);
+      checkFreeText(body.email_type, meta);
+      recipient = own!; // the address as on record, whatever case it was given in
+    }
     const rawKey = (typeof meta.idempotency_key === 'string' && meta.idempotency_key.trim()) || getRequestHeader(event, 'idempotency-key')?.trim() || `auto-${randomUUID()}`;
     if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
     const idempotency_key = `${user.user_id}:${rawKey}`;
+    if (principal.level < ADMIN_LEVEL) await reserveSend({ organization_id: org, user_id: user.user_id, idempotency_key });
     const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
     const { result: sent, attached } = await runIdempotent<SentEmail>(
       'emailWorkflow',

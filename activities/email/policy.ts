@@ -1,0 +1,89 @@
+/**
+ * Who may mail whom. The platform sender must not become an open relay for an end user's key:
+ * a basic sender mails only its user's own address on record, with text the platform writes,
+ * within EMAIL_USER_LIMIT_PER_HOUR messages per user. Admin keys are not restricted.
+ */
+import { createHash } from 'node:crypto';
+import mongoose, { Schema } from 'mongoose';
+import { config } from '../config';
+import { PlatformError, forbidden, isDuplicateKey } from '../errors';
+import { EmailLog } from './models';
+
+export const ADMIN_LEVEL = 1;
+
+const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+
+/** 403 unless a sender of `level` may mail `recipient` (`own`: the user's address on record). */
+export function checkRecipient(level: number, recipient: string, own: string | null | undefined): void {
+  if (level >= ADMIN_LEVEL) return;
+  if (!own || !sameAddress(recipient, own)) {
+    throw forbidden("metadata.recipient: a basic API key sends only to its user's own email address; another recipient requires the admin permission");
+  }
+}
+
+/** 403 when a basic sender supplies the text of the message (the generic template or a subject). */
+export function checkFreeText(email_type: string, metadata: Record<string, unknown>): void {
+  if (email_type === 'notification' && (metadata.template ?? 'generic') === 'generic') {
+    throw forbidden('metadata.template: the generic template (free subject and body) requires the admin permission; basic keys use points_awarded, welcome or reminder');
+  }
+  if (metadata.subject !== undefined && metadata.subject !== null && metadata.subject !== '') {
+    throw forbidden('metadata.subject: a free subject requires the admin permission');
+  }
+}
+
+/**
+ * Sends per user per clock hour, as inserts under unique keys (FerretDB 1.x applies an update as
+ * a read-modify-write, so a counter could lose concurrent increments): a `k:` document per
+ * idempotency key counted, then one of the hour's numbered slots 1..limit. Concurrent senders in
+ * any process never take more slots than the limit, and a repeated key takes none.
+ */
+const sendSlotSchema = new Schema(
+  {
+    _id: { type: String, required: true }, // <org>|<user>|<hour ISO>|<slot number or k:key hash>
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    hour: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+const SendSlot = mongoose.model('EmailSendSlot', sendSlotSchema, 'email_send_slots');
+
+const HOUR = 3_600_000;
+/** Where the last free slot was found, per user and hour, so probing starts there. */
+const slotHint = new Map<string, number>();
+
+async function insertOnce(doc: Record<string, unknown>): Promise<boolean> {
+  try {
+    await SendSlot.create(doc);
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
+
+/** Counts one send of `idempotency_key` for the user; 429 with Retry-After past the limit. */
+export async function reserveSend(input: { organization_id: string; user_id: string; idempotency_key: string }, now = new Date()): Promise<void> {
+  const limit = config().EMAIL_USER_LIMIT_PER_HOUR;
+  if (!limit) return;
+  // A key already sent (possibly in an earlier hour) is a repeat: it sends nothing and costs nothing.
+  if (await EmailLog.exists({ _id: `${input.organization_id}|${input.idempotency_key}` })) return;
+  const hour = new Date(Math.floor(now.getTime() / HOUR) * HOUR);
+  const prefix = `${input.organization_id}|${input.user_id}|`;
+  const base = `${prefix}${hour.toISOString()}|`;
+  const fields = { organization_id: input.organization_id, user_id: input.user_id, hour };
+  const keyId = `${base}k:${createHash('sha256').update(input.idempotency_key).digest('hex').slice(0, 24)}`;
+  if (!(await insertOnce({ _id: keyId, ...fields }))) return; // counted already (a concurrent repeat)
+  for (let n = slotHint.get(base) ?? 1; n <= limit; n += 1) {
+    if (await insertOnce({ _id: `${base}${n}`, ...fields })) {
+      if (slotHint.size > 10_000) slotHint.clear();
+      slotHint.set(base, n + 1);
+      // The hour's first send: the user's earlier hours are of no further use.
+      if (n === 1) await SendSlot.deleteMany({ _id: { $gte: prefix, $lt: base } }).catch(() => undefined);
+      return;
+    }
+  }
+  await SendSlot.deleteOne({ _id: keyId }); // not sent: a retry after the hour is counted then
+  const retryAfter = Math.max(1, Math.ceil((hour.getTime() + HOUR - now.getTime()) / 1000));
+  throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, { 'Retry-After': String(retryAfter) });
+}
