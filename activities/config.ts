@@ -43,6 +43,7 @@ export const envSchema = z.object({
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),
   SMTP_URL: optional,
   EMAIL_FROM: z.string().default('Platform <no-reply@localhost>'),
+  EMAIL_USER_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
   OPENAI_BASE_URL: optional,
   OPENAI_API_KEY: optional,
   PLATFORM_BIN_DIR: optional,
