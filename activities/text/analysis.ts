@@ -53,8 +53,8 @@ const MONTHS = 'january|february|march|april|may|june|july|august|september|octo
 // run of letters from each of its positions (quadratic: 100,000 `a` took 20 s).
 const PATTERNS = {
   urls: /\bhttps?:\/\/[^\s<>"')]+/g,
-  // A run of digits and commas is tried from its first digit only (the lookbehind): any later start
-  // in the same run would end at the same place and fail or match the same way.
+  // A run of digits and commas is tried from its first digit only (the lookbehind): the currency
+  // must follow the whole run, so a later start in it could only reach the same end again.
   amounts: /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b(?<!\d,+)\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|MXN|GBP|COP|BRL|€|\$)|\b(?:USD|EUR|MXN|GBP|COP|BRL)\s?\d[\d,]*(?:\.\d+)?)/g,
   dates: new RegExp(`\\b(?:\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|(?:${MONTHS})\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}|\\d{1,2} (?:de )?(?:${MONTHS})\\.?,? (?:de )?\\d{4})\\b`, 'gi'),
   // At most 25 characters: the longest written phone numbers ("+44 (0) 20 7946 0958") fit, and
