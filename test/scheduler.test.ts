@@ -32,7 +32,7 @@ describe('scheduler, variant B', () => {
 
   it('creates one Temporal Schedule per event, updates it in place and deletes it', async () => {
     const u = await basicUser(t);
-    const created = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'purchase' } } });
+    const created = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'daily_login' } } });
     expect(created.status, JSON.stringify(created.body)).toBe(200);
     const ev = created.body.event;
     expect(ev).toMatchObject({ idp_id: u.idp_id, user_id: u.user_id, organization_id: t.organization_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00.000Z', status: 'scheduled' });
@@ -42,7 +42,7 @@ describe('scheduler, variant B', () => {
     expect(before.action).toMatchObject({ workflowType: 'scheduledEventWorkflow' });
     expect(before.info.nextActionTimes[0].toISOString()).toBe('2031-01-05T09:30:00.000Z');
 
-    const updated = await call('PUT', `${B}/${ev.id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'weekly', start_event: '2031-01-06T18:00:00Z', metadata: { action_type: 'review', timezone: 'Europe/Madrid' } } });
+    const updated = await call('PUT', `${B}/${ev.id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'weekly', start_event: '2031-01-06T18:00:00Z', metadata: { action_type: 'profile_completed', timezone: 'Europe/Madrid' } } });
     expect(updated.body.event).toMatchObject({ recurrency: 'weekly', start_event: '2031-01-06T18:00:00.000Z' });
     const after = await handle.describe();
     expect(after.spec.timezone).toBe('Europe/Madrid');
@@ -63,8 +63,8 @@ describe('scheduler, variant B', () => {
 
   it('executes now: dispatches execute_scheduled_task to the component and records the run', async () => {
     const u = await basicUser(t);
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'monthly', start_event: future(86_400_000), metadata: { action_type: 'purchase' } } })).body.event;
-    const exec = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'monthly', start_event: future(86_400_000), metadata: { action_type: 'purchase' } } })).body.event;
+    const exec = await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey });
     expect(exec.body).toMatchObject({ success: true });
     expect(Math.abs(Date.parse(exec.body.execution_time) - Date.now())).toBeLessThan(10_000);
     const [run] = await runs(u.key, ev.id, 1);
@@ -175,10 +175,62 @@ describe('scheduler, variant B', () => {
     expect((await call('GET', B, { key: u.key })).body.events).toEqual([]);
   });
 
+  it('refuses times past the scheduling calendar (2100) with 422, on create and on update, changing nothing', async () => {
+    const u = await basicUser(t);
+    const late: [Record<string, unknown>, RegExp][] = [
+      [{ start_event: '2101-03-01T10:00:00Z' }, /^start_event: must be before 2100-12-31/],
+      [{ start_event: '2100-12-31T20:00:00Z', metadata: { action_type: 'daily_login', timezone: 'Pacific/Kiritimati' } }, /^start_event: must be before 2100-12-31/],
+      [{ recurrency: 'monthly', start_event: '2150-01-31T10:00:00Z' }, /^start_event/],
+      [{ recurrency: 'daily', end_date: '2200-01-01T00:00:00Z' }, /^end_date: must be before 2100-12-31/],
+    ];
+    for (const [extra, message] of late) {
+      const res = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: '2031-02-01T10:00:00Z', metadata: { action_type: 'daily_login' }, ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(422);
+      expect(res.body.detail).toMatch(message);
+    }
+    const a = await call('POST', '/scheduler/events', { key: u.key, json: { event_type: 'loyalty', schedule_time: '2101-01-01T00:00:00Z', user_id: u.user_id, metadata: { action_type: 'daily_login' } } });
+    expect(a.status).toBe(422);
+    expect((await call('GET', B, { key: u.key })).body.events).toEqual([]);
+
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-02-01T10:00:00Z', metadata: { action_type: 'daily_login' } } })).body.event;
+    const handle = temporal.schedule.getHandle(`event:${ev.id}`);
+    const before = await handle.describe();
+    for (const [extra, message] of late) {
+      const res = await call('PUT', `${B}/${ev.id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-02-01T10:00:00Z', metadata: { action_type: 'profile_completed' }, ...extra } });
+      expect(res.status, JSON.stringify(extra)).toBe(422);
+      expect(res.body.detail).toMatch(message);
+    }
+    const putA = await call('PUT', `/scheduler/events/${ev.id}`, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2101-01-01T00:00:00Z', metadata: { action_type: 'profile_completed' } } });
+    expect(putA.status).toBe(422);
+    expect((await call('GET', `${B}/${ev.id}`, { key: u.key })).body.event).toEqual(ev);
+    const after = await handle.describe();
+    expect(after.spec).toEqual(before.spec);
+    expect(after.info.nextActionTimes).toEqual(before.info.nextActionTimes);
+  });
+
+  it('serves every operation under both prefixes', async () => {
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-02-01T10:00:00Z', metadata: { action_type: 'daily_login' } } })).body.event;
+    const b = await call('GET', `${B}/${ev.id}`, { key: u.key });
+    expect(b.status).toBe(200);
+    expect(b.body).toEqual({ success: true, event: ev });
+    const a = await call('GET', `/scheduler/events/${ev.id}`, { key: u.key });
+    expect(a.status).toBe(200);
+    expect(a.body.event).toMatchObject({ event_id: ev.id, event_type: 'loyalty', schedule_time: ev.start_event, user_id: u.user_id });
+    for (const prefix of [B, '/scheduler/events']) {
+      const runsRes = await call('GET', `${prefix}/${ev.id}/runs`, { key: u.key });
+      expect(runsRes.status, prefix).toBe(200);
+      expect(runsRes.body).toEqual({ success: true, event_id: ev.id, runs: [] });
+    }
+    const other = await basicUser(t);
+    expect((await call('GET', `${B}/${ev.id}`, { key: other.key })).status).toBe(404);
+    expect((await call('GET', `/scheduler/events/${ev.id}`, { key: other.key })).status).toBe(404);
+  });
+
   it("keeps users' and organizations' events apart", async () => {
     const a = await basicUser(t);
     const b = await basicUser(t);
-    const ev = (await call('POST', B, { key: a.key, json: { idp_id: a.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-03-01T10:00:00Z', metadata: { action_type: 'purchase' } } })).body.event;
+    const ev = (await call('POST', B, { key: a.key, json: { idp_id: a.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-03-01T10:00:00Z', metadata: { action_type: 'daily_login' } } })).body.event;
     expect((await call('GET', B, { key: b.key })).body.events).toEqual([]);
     expect((await call('POST', `${B}/${ev.id}/execute`, { key: b.key })).status).toBe(404);
     expect((await call('POST', B, { key: b.key, json: { idp_id: a.idp_id, type_of_event: 'email', recurrency: 'daily', start_event: '2031-03-01T10:00:00Z' } })).status).toBe(403);
@@ -195,14 +247,14 @@ describe('scheduler, variant A', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const when = '2031-05-05T08:00:00.000Z';
-    const created = await call('POST', '/scheduler/events', { key: u.key, json: { event_type: 'loyalty', schedule_time: when, user_id: u.user_id, organization_id: t.organization_id, metadata: { action_type: 'purchase' } } });
+    const created = await call('POST', '/scheduler/events', { key: t.adminKey, json: { event_type: 'loyalty', schedule_time: when, user_id: u.user_id, organization_id: t.organization_id, metadata: { action_type: 'purchase' } } });
     expect(created.body).toEqual({ success: true, event_id: expect.stringMatching(/^evt_/), schedule_time: when });
     const id = created.body.event_id;
     const listed = await call('GET', `/scheduler/events?idp_id=${u.idp_id}`, { key: u.key });
     expect(listed.body.events).toEqual([expect.objectContaining({ event_id: id, event_type: 'loyalty', schedule_time: when, user_id: u.user_id, organization_id: t.organization_id, metadata: { action_type: 'purchase' } })]);
-    const moved = await call('PUT', `/scheduler/events/${id}`, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2031-06-01T08:00:00Z', metadata: { action_type: 'review' } } });
+    const moved = await call('PUT', `/scheduler/events/${id}`, { key: t.adminKey, json: { event_type: 'loyalty', schedule_time: '2031-06-01T08:00:00Z', metadata: { action_type: 'review' } } });
     expect(moved.body).toEqual({ success: true, event_id: id, schedule_time: '2031-06-01T08:00:00.000Z' });
-    const exec = await call('POST', `/scheduler/events/${id}/execute`, { key: u.key });
+    const exec = await call('POST', `/scheduler/events/${id}/execute`, { key: t.adminKey });
     expect(exec.body.success).toBe(true);
     expect(typeof exec.body.execution_time).toBe('string');
     const [run] = await runs(u.key, id, 1);

@@ -1,10 +1,11 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { PlatformError, invalid, isDuplicateKey, notFound } from '../errors';
+import { PlatformError, conflict, invalid, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { isTimeZone, nextRuns, type Recurrence } from './calendar';
 import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type RunDoc } from './models';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkWebhookTarget } from '../engines/webhooks';
+import { checkEventRights, checkRunRights, type Actor } from './rights';
 import { Context } from '@temporalio/activity';
 
 export interface EventInput {
@@ -21,10 +22,18 @@ export const eventNotFound = () => notFound('Event not found');
 const wholeSeconds = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
 const normalized = (input: EventInput): EventInput => ({ ...input, start_event: wholeSeconds(input.start_event), end_date: input.end_date ? wholeSeconds(input.end_date) : null });
 
+/**
+ * Temporal's calendar specs stop at the year 2100. Times are kept a day short of its end so that
+ * no time zone's wall clock reaches 2101.
+ */
+const LAST_TIME = Date.UTC(2100, 11, 31);
+
 /** Rules every create and update passes (422 naming the field). */
 export function checkTiming(input: EventInput, now = new Date()): string | null {
   const tz = typeof input.metadata.timezone === 'string' ? input.metadata.timezone : null;
   if (tz && !isTimeZone(tz)) throw invalid('metadata.timezone', `unknown IANA time zone "${tz}"`);
+  if (input.start_event.getTime() >= LAST_TIME) throw invalid('start_event', 'must be before 2100-12-31T00:00:00Z (the end of the scheduling calendar)');
+  if (input.end_date && input.end_date.getTime() >= LAST_TIME) throw invalid('end_date', 'must be before 2100-12-31T00:00:00Z (the end of the scheduling calendar)');
   if (input.end_date && input.end_date.getTime() <= input.start_event.getTime()) throw invalid('end_date', 'must be after start_event');
   if (!input.recurrency && input.start_event.getTime() <= now.getTime()) throw invalid('start_event', 'a one-off event must be in the future');
   if (input.recurrency && input.end_date && nextRuns({ start: input.start_event, end: input.end_date, recurrency: input.recurrency, timezone: tz }, now, 1).length === 0) {
@@ -39,9 +48,12 @@ async function checkMetadata(input: EventInput): Promise<void> {
   if (input.type_of_event === 'loyalty' && typeof input.metadata.action_type !== 'string') throw invalid('metadata.action_type', 'required for loyalty events');
 }
 
-export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput): Promise<EventDoc> {
+const actorFields = (a: Actor) => ({ actor_key_id: a.key_id, actor_user_id: a.user_id, actor_level: a.level });
+
+export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput, actor: Actor): Promise<EventDoc> {
   const input = normalized(raw);
   const timezone = checkTiming(input);
+  await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
   const doc = await ScheduledEvent.create({
     _id: newId('evt'),
@@ -53,6 +65,8 @@ export async function createEvent(owner: { organization_id: string; user_id: str
     timezone,
     metadata_json: JSON.stringify(input.metadata),
     status: 'scheduled',
+    ...actorFields(actor),
+    rev: 0,
   });
   return doc.toObject();
 }
@@ -85,19 +99,50 @@ export async function getEvent(organization_id: string, event_id: string): Promi
   return (await withStatus([doc]))[0];
 }
 
-export async function updateEvent(organization_id: string, event_id: string, raw: EventInput): Promise<EventDoc> {
+/**
+ * An update in two steps, so the store never disagrees with the Schedule: `prepareUpdate` checks
+ * the change and returns the event as it would be (nothing written); the caller updates the
+ * Schedule with it, then `commitUpdate` writes it only over the version that was read.
+ */
+export async function prepareUpdate(organization_id: string, event_id: string, raw: EventInput, actor: Actor): Promise<{ prev: EventDoc; next: EventDoc }> {
   const input = normalized(raw);
-  await getEvent(organization_id, event_id);
+  const prev = await findEvent(organization_id, event_id);
+  if (!prev) throw eventNotFound();
   const timezone = checkTiming(input);
+  await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
+  const next: EventDoc = {
+    ...prev,
+    type_of_event: input.type_of_event,
+    recurrency: input.recurrency,
+    start_event: input.start_event,
+    end_date: input.end_date,
+    timezone,
+    metadata_json: JSON.stringify(input.metadata),
+    status: 'scheduled',
+    ...actorFields(actor),
+    rev: (prev.rev ?? 0) + 1,
+  };
+  return { prev, next };
+}
+
+/**
+ * Writes the prepared event if the store still holds the version it was prepared from; else 409
+ * (another update or a delete came between) and the caller puts the Schedule back in step.
+ */
+export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<EventDoc> {
+  const { _id, created_at: _c, updated_at: _u, ...fields } = next;
   const doc = await ScheduledEvent.findOneAndUpdate(
-    { _id: event_id, organization_id },
-    { $set: { type_of_event: input.type_of_event, recurrency: input.recurrency, start_event: input.start_event, end_date: input.end_date, timezone, metadata_json: JSON.stringify(input.metadata), status: 'scheduled' } },
+    { _id, organization_id: prev.organization_id, rev: prev.rev ?? { $exists: false } },
+    { $set: fields },
     { new: true },
   ).lean<EventDoc>();
-  if (!doc) throw eventNotFound();
+  if (!doc) throw conflict('The event was changed or deleted at the same time; read it and try again');
   return (await withStatus([doc]))[0];
 }
+
+/** The event as stored now (null: deleted), to put its Schedule back in step after a conflict. */
+export const storedEvent = (organization_id: string, event_id: string) => findEvent(organization_id, event_id);
 
 export async function deleteEvent(organization_id: string, event_id: string): Promise<void> {
   const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
@@ -145,8 +190,11 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     outcome = 'skipped';
     error = 'event was deleted';
   } else {
-    const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata: JSON.parse(event.metadata_json) };
+    const metadata = JSON.parse(event.metadata_json) as Record<string, unknown>;
     try {
+      // Rights are checked again at each run: the saver's key may be revoked since.
+      const actor_level = await checkRunRights(event, metadata);
+      const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata, actor_level };
       result = await TASKS[event.type_of_event](task);
     } catch (err) {
       // A client-side problem (bad metadata, component missing) is recorded at once; anything

@@ -17,6 +17,12 @@ const eventSchema = new Schema(
     metadata_json: { type: String, required: true },
     // Written 'scheduled'; a one-off event reads as completed once its completion exists (below).
     status: { type: String, enum: ['scheduled', 'completed'], required: true },
+    // Who saved the event last (its runs have those rights, rechecked at each run): key, user, level.
+    actor_key_id: { type: String },
+    actor_user_id: { type: String },
+    actor_level: { type: Number },
+    // Bumped by every update: an update writes only over the version it read (see updateEvent).
+    rev: { type: Number },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -34,6 +40,10 @@ export interface EventDoc {
   timezone: string | null;
   metadata_json: string;
   status: 'scheduled' | 'completed';
+  actor_key_id?: string;
+  actor_user_id?: string;
+  actor_level?: number;
+  rev?: number;
   created_at: Date;
   updated_at: Date;
 }

@@ -5,7 +5,8 @@
  */
 import { z } from 'zod';
 import { RECURRENCES } from '../../activities/scheduler/calendar';
-import { createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, updateEvent, type EventInput } from '../../activities/scheduler/events';
+import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, storedEvent, type EventInput } from '../../activities/scheduler/events';
+import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
 import { EVENT_TYPES, type EventDoc } from '../../activities/scheduler/models';
 import type { Principal } from '../../activities/identity/api-keys';
 import { actingUser, existingUser, organizationFor } from '../auth';
@@ -53,10 +54,12 @@ async function visibleEvent(p: Principal, org: string, event_id: string): Promis
   return e;
 }
 
+const actorOf = (p: Principal): Actor => ({ key_id: p.key_id, user_id: p.user_id, level: p.level });
+
 async function create(p: Principal, orgRequested: string | undefined, userRef: string, input: EventInput): Promise<EventDoc> {
   const org = organizationFor(p, orgRequested);
   const user = await actingUser(p, org, userRef);
-  const event = await createEvent({ organization_id: org, user_id: user.user_id, idp_id: user.idp_id }, input);
+  const event = await createEvent({ organization_id: org, user_id: user.user_id, idp_id: user.idp_id }, input, actorOf(p));
   try {
     await createSchedule(event);
   } catch (err) {
@@ -66,12 +69,21 @@ async function create(p: Principal, orgRequested: string | undefined, userRef: s
   return event;
 }
 
+/** The Schedule changes first; the store follows only once the Schedule accepted the change. */
 async function update(p: Principal, orgRequested: string | undefined, event_id: string, input: EventInput): Promise<EventDoc> {
   const org = organizationFor(p, orgRequested);
   await visibleEvent(p, org, event_id);
-  const next = await updateEvent(org, event_id, input);
+  const { prev, next } = await prepareUpdate(org, event_id, input, actorOf(p));
   await updateSchedule(next);
-  return next;
+  try {
+    return await commitUpdate(prev, next);
+  } catch (err) {
+    // Another update or a delete came between: the Schedule follows what the store holds now.
+    const now = await storedEvent(org, event_id).catch(() => undefined);
+    if (now) await updateSchedule(now).catch(() => undefined);
+    else if (now === null) await deleteSchedule(event_id).catch(() => undefined);
+    throw err;
+  }
 }
 
 async function remove(p: Principal, orgRequested: string | undefined, event_id: string) {
@@ -84,7 +96,10 @@ async function remove(p: Principal, orgRequested: string | undefined, event_id: 
 
 async function execute(p: Principal, orgRequested: string | undefined, event_id: string) {
   const org = organizationFor(p, orgRequested);
-  await visibleEvent(p, org, event_id);
+  const e = await visibleEvent(p, org, event_id);
+  // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
+  // admin saved cannot repeat an admin-only award or report at will).
+  await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: JSON.parse(e.metadata_json) as Record<string, unknown> }, p.level);
   const at = await triggerSchedule(event_id);
   return { success: true, event_id, execution_time: at.toISOString() };
 }
@@ -114,6 +129,16 @@ defineRoute({
   params: idParam, query: orgQuery,
   handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
 });
+defineRoute({
+  method: 'GET', paths: ['/scheduler/events/:event_id/runs', '/api/scheduler-service/events/:event_id/runs'], tag, auth: 'key',
+  summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
+  params: idParam, query: orgQuery,
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    await visibleEvent(principal, org, params.event_id);
+    return { success: true, event_id: params.event_id, runs: await listRuns(org, params.event_id) };
+  },
+});
 
 // ---- Variant A
 const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata });
@@ -141,6 +166,12 @@ defineRoute({
   handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewA) }),
 });
 defineRoute({
+  method: 'GET', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
+  summary: 'One event the caller may see (variant A)',
+  params: idParam, query: orgQuery,
+  handler: async ({ principal, params, query }) => ({ success: true, event: viewA(await visibleEvent(principal, organizationFor(principal, query.organization_id), params.event_id)) }),
+});
+defineRoute({
   method: 'PUT', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
   summary: 'Updates an event; its Schedule is updated in place (variant A)',
   params: idParam,
@@ -150,17 +181,6 @@ defineRoute({
     return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
   },
 });
-defineRoute({
-  method: 'GET', paths: ['/scheduler/events/:event_id/runs'], tag, auth: 'key',
-  summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
-  params: idParam, query: orgQuery,
-  handler: async ({ principal, params, query }) => {
-    const org = organizationFor(principal, query.organization_id);
-    await visibleEvent(principal, org, params.event_id);
-    return { success: true, event_id: params.event_id, runs: await listRuns(org, params.event_id) };
-  },
-});
-
 // ---- Variant B
 const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata });
 const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata });
@@ -176,6 +196,12 @@ defineRoute({
   summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant B)',
   query: listQuery,
   handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewB) }),
+});
+defineRoute({
+  method: 'GET', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  summary: 'One event the caller may see (variant B)',
+  params: idParam, query: orgQuery,
+  handler: async ({ principal, params, query }) => ({ success: true, event: viewB(await visibleEvent(principal, organizationFor(principal, query.organization_id), params.event_id)) }),
 });
 defineRoute({
   method: 'PUT', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',

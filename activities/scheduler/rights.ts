@@ -1,0 +1,83 @@
+/**
+ * A scheduled task runs with the rights of the key that created or last changed its event: a
+ * basic owner cannot schedule what it could not do by hand. The rights are checked when the event
+ * is saved and again at every run, because a key can be revoked meanwhile.
+ */
+import { PlatformError, forbidden } from '../errors';
+import { ApiKey } from '../identity/models';
+import { levelOf } from '../identity/api-keys';
+import { getUser } from '../identity/users';
+import { ADMIN_LEVEL, checkFreeText, checkRecipient } from '../email/policy';
+import { getRules } from '../loyalty/rules';
+import type { EventDoc, EventType } from './models';
+
+/** Who saved an event: the key, its user and its level (0 basic, 1 admin, 2 system_admin). */
+export interface Actor {
+  key_id: string;
+  user_id: string;
+  level: number;
+}
+
+/** Types that read or send beyond the owner's own data need an admin. */
+const ADMIN_ONLY: Partial<Record<EventType, string>> = {
+  feedback: "the organization's feedback statistics",
+  webhook: "sending the owner's data to an address of its choice",
+};
+
+/** Types whose task mails a report the platform writes to metadata.recipient or the owner. */
+const MAILS_REPORT: readonly EventType[] = ['billing', 'documents', 'feedback'];
+
+/** What a basic key could report by hand (the run is checked again by awardAction itself). */
+async function checkActionRights(organization_id: string, action_type: string, level: number): Promise<void> {
+  const rules = await getRules(organization_id);
+  const policy = Object.hasOwn(rules.policies, action_type) ? rules.policies[action_type] : undefined;
+  if (level < ADMIN_LEVEL && policy && !policy.self_service) {
+    throw forbidden(`Action "${action_type}" needs an admin key: a basic API key may only schedule the self-service actions`);
+  }
+}
+
+const ownEmail = async (organization_id: string, user_id: string) => (await getUser(organization_id, user_id)).email;
+
+/** 403 naming what is missing when an actor of `level` may not schedule this event. */
+export async function checkEventRights(ev: { organization_id: string; user_id: string; type_of_event: EventType; metadata: Record<string, unknown> }, level: number): Promise<void> {
+  if (level >= ADMIN_LEVEL) return;
+  const reason = ADMIN_ONLY[ev.type_of_event];
+  if (reason) throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${reason})`);
+  const m = ev.metadata;
+  if (ev.type_of_event === 'loyalty' && typeof m.action_type === 'string') await checkActionRights(ev.organization_id, m.action_type, level);
+  if (ev.type_of_event === 'email') checkFreeText(m.email_type === 'conversation_summary' ? 'conversation_summary' : 'notification', m);
+  if ((ev.type_of_event === 'email' || MAILS_REPORT.includes(ev.type_of_event)) && m.recipient !== undefined) {
+    checkRecipient(level, typeof m.recipient === 'string' ? m.recipient : '', await ownEmail(ev.organization_id, ev.user_id));
+  }
+}
+
+/**
+ * The level an event runs with now: its saver's key while that key is active, else the highest
+ * active key of the saver's user (a rotated key), never more than the level it was saved with.
+ * Events saved before the saver was recorded use their owner's keys. No active key: 403.
+ */
+export async function currentLevel(ev: EventDoc): Promise<number> {
+  const user_id = ev.actor_user_id ?? ev.user_id;
+  const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
+  const keys = await ApiKey.find({ organization_id: ev.organization_id, user_id, status: 'active' }, { key_id: 1, permissions: 1 }).lean<{ key_id: string; permissions: string[] }[]>();
+  const own = keys.find((k) => k.key_id === ev.actor_key_id);
+  const level = own ? levelOf(own.permissions) : Math.max(-1, ...keys.map((k) => levelOf(k.permissions)));
+  if (level < 0) {
+    throw forbidden(ev.actor_key_id ? 'The key that scheduled this event was revoked and its user holds no active key' : "The event's owner holds no active key");
+  }
+  return Math.min(level, saved);
+}
+
+/** The rights check of a run: the event as stored, at the level it holds now. */
+export async function checkRunRights(ev: EventDoc, metadata: Record<string, unknown>): Promise<number> {
+  const level = await currentLevel(ev);
+  try {
+    await checkEventRights({ organization_id: ev.organization_id, user_id: ev.user_id, type_of_event: ev.type_of_event, metadata }, level);
+  } catch (err) {
+    if (err instanceof PlatformError && err.status === 403 && level < (ev.actor_level ?? level + 1)) {
+      throw forbidden(`${err.message}; the key that scheduled this event was revoked and its user now holds a lower level`);
+    }
+    throw err;
+  }
+  return level;
+}
