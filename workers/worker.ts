@@ -9,6 +9,7 @@ import { initRuntime, closeRuntime } from '../activities/runtime';
 import { warmVenues } from '../activities/retail/venues';
 import { stopOcr } from '../activities/engines/ocr';
 import { stopSpeech } from '../activities/engines/speech';
+import { analyseOffThread, stopAnalysisThread } from '../activities/text/analysis-runner';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
 import { prepareServers } from './infra';
@@ -21,6 +22,8 @@ export async function createWorker() {
   await prepareServers(cfg);
   await initRuntime(cfg);
   warmVenues();
+  // The text analysis thread loads its code on first use (~0.5-1 s): pay that at start, not on a user's text.
+  analyseOffThread('warm up', { embed: true }).catch(() => undefined);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });
   const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
   try {
@@ -76,6 +79,7 @@ async function main() {
     await connection.close();
     await stopOcr();
     stopSpeech();
+    stopAnalysisThread();
     await closeRuntime();
   }
 }
