@@ -60,8 +60,8 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
   const mount = (def: RouteDef<any, any, any, any>) => {
     const shape: ErrorShape = def.errors ?? 'detail';
     const handler = eventHandler(async (event) => {
+      let principal = undefined as unknown as Principal;
       try {
-        let principal = undefined as unknown as Principal;
         if (def.auth !== 'none') {
           principal = await authenticate(event);
           limiter.take(`key:${principal.key_id}`, principal.rate_limit_per_minute);
@@ -95,7 +95,9 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         }
         return sendJson(event, def.status ?? 200, result);
       } catch (err) {
-        const mapped = mapError(err, shape, log);
+        // Keyless routes are called by operators' systems (the payment provider), not end users.
+        const audience = def.auth === 'none' || (principal && principal.level >= 1) ? 'operator' : 'end_user';
+        const mapped = mapError(err, shape, log, audience);
         return sendJson(event, mapped.status, mapped.body, mapped.headers);
       }
     });

@@ -42,8 +42,9 @@ function platformFailure(err: unknown): PlatformError | undefined {
 const STATUS_TEXT: Record<number, string> = { 404: 'Not found', 405: 'Method not allowed' };
 
 /**
- * What a server error tells any caller: only what it can act on (wait and retry, or nothing).
- * Provider messages, configuration names, hosts and stacks stay in the server's log.
+ * What a server error tells an end user (a basic key): only what it can act on (wait and retry,
+ * or nothing). An unexpected error tells every caller no more than this; provider messages,
+ * hosts and stacks stay in the server's log.
  */
 const SERVER_TEXT: Record<number, string> = {
   500: 'Internal server error',
@@ -54,15 +55,26 @@ const SERVER_TEXT: Record<number, string> = {
 };
 export const serverErrorText = (status: number) => SERVER_TEXT[status] ?? SERVER_TEXT[500];
 
-export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => void): MappedError {
+/**
+ * Who reads the answer: `end_user` (a basic key) gets the fixed text of every server error;
+ * `operator` (an admin key, or a route without a key such as the payment provider's webhook) also
+ * gets the platform's own wording of a server error it raised on purpose ("transcription engine
+ * not configured", "the points ledger is busy"), which names what to fix. Those messages are
+ * written for the caller and never carry a provider's or the runtime's text.
+ */
+export type Audience = 'end_user' | 'operator';
+
+export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => void, audience: Audience = 'end_user'): MappedError {
   let status = 500;
   let message = 'Internal server error';
   let headers: Record<string, string> | undefined;
+  let written = false; // a PlatformError: its message was written for the caller
 
   if (err instanceof PlatformError) {
     status = err.status;
     message = err.message;
     headers = err.headers;
+    written = true;
   } else if (err instanceof z.ZodError) {
     const p = zodToPlatform(err, 'body');
     status = p.status;
@@ -75,6 +87,7 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
     if (p) {
       status = p.status;
       message = p.message;
+      written = true;
     }
   } else if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof (err as { statusCode: unknown }).statusCode === 'number') {
     // h3's own errors: unmatched route (404), wrong method (405), unreadable body (400)
@@ -82,10 +95,10 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
     message = STATUS_TEXT[status] ?? ((err as { statusMessage?: string }).statusMessage || 'Bad request');
   }
 
-  // A server error says nothing about the server's insides, whoever raised it; the log has it all.
+  // A server error says nothing about the server's insides; the log has it all.
   if (status >= 500) {
     log(err);
-    message = serverErrorText(status);
+    if (!written || audience === 'end_user') message = serverErrorText(status);
   }
   // Gifts and text processing answer invalid input with 400, like their other refusals.
   if (shape === 'success' && status === 422) status = 400;

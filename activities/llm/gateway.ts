@@ -106,7 +106,10 @@ async function through<T>(who: Caller, agent: AgentName, needed: (s: AgentSettin
   } catch (err) {
     if (err instanceof PlatformError) throw err;
     if (settings.agent_specific_settings.fallback_to_local === true) return null;
-    throw new PlatformError(502, `The ${agent} model provider failed: ${(err as Error).message}`);
+    // The provider's own text can carry a masked key, a host or a prompt: it goes to the log only.
+    process.stderr.write(`gateway: the ${agent} model provider failed: ${(err as Error).message}\n`);
+    const status = (err as { status?: unknown }).status;
+    throw new PlatformError(502, `The ${agent} model provider failed${typeof status === 'number' ? ` (HTTP ${status})` : ''}`);
   }
   await recordUsage({ organization_id: who.organization_id, user_id: who.user_id, agent, model: out.model, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, call_id: newId('use') });
   return { value: out.value, model: out.model, provider: provider.provider, usage: { prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, total_tokens: out.prompt_tokens + out.completion_tokens } };

@@ -44,6 +44,18 @@ describe('mapError', () => {
     expect(log).toHaveBeenCalledWith(wf);
   });
 
+  it("tells an operator (admin key, keyless route) the platform's own words of a server error, never an unexpected error's", () => {
+    const notConfigured = new PlatformError(500, 'payment provider not configured');
+    expect(mapError(notConfigured, 'detail', () => {}, 'operator')).toEqual({ status: 500, body: { detail: 'payment provider not configured' }, headers: undefined });
+    expect(mapError(notConfigured, 'detail', () => {}, 'end_user').body).toEqual({ detail: 'Internal server error' });
+    const busy = new PlatformError(503, 'The points ledger is busy for this user; retry shortly', undefined, { 'Retry-After': '1' });
+    expect(mapError(busy, 'success', () => {}, 'operator')).toEqual({ status: 503, body: { success: false, error: busy.message }, headers: { 'Retry-After': '1' } });
+    const log = vi.fn();
+    const unexpected = new Error('ECONNREFUSED 10.0.0.3:9000');
+    expect(mapError(unexpected, 'detail', log, 'operator').body).toEqual({ detail: 'Internal server error' });
+    expect(log).toHaveBeenCalledWith(unexpected);
+  });
+
   it('maps zod errors to 422 naming the field and malformed JSON to 400', () => {
     const zerr = z.object({ a: z.object({ b: z.number() }) }).safeParse({ a: { b: 'x' } }).error!;
     const mapped = mapError(zerr, 'detail', () => {});
