@@ -148,4 +148,17 @@ describe('scheduler rights at run time', () => {
     expect(latest).toMatchObject({ outcome: 'failed', error: expect.stringMatching(/^metadata\.recipient: a basic API key sends only to its user's own email address/) });
     expect(await mailsTo(mine)).toHaveLength(1);
   });
+
+  it("counts a basic owner's scheduled mail against the user's hourly email limit", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const mine = `${unique('full')}@example.com`;
+    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    const sent = await Promise.all(Array.from({ length: 20 }, () => call('POST', '/email/send', { key: u.key, json: { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome' } } })));
+    expect(sent.map((r) => r.status)).toEqual(Array(20).fill(200));
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'email', recurrency: 'weekly', start_event: future(86_400_000), metadata: { template: 'reminder', title: 'Dentist' } } })).body.event;
+    await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    expect((await runs(u.key, ev.id, 1))[0]).toMatchObject({ outcome: 'failed', error: 'Email limit reached: 20 messages per hour for this user' });
+    expect(await mailsTo(mine)).toHaveLength(20);
+  });
 });
