@@ -99,7 +99,7 @@ describe('POST /email/send', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const mine = `${unique('mine')}@example.com`;
-    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: mine } });
     const outside = `${unique('victim')}@example.net`;
     const before = fs.readdirSync(inject('smtpDir')).length;
     const refused: [Record<string, unknown>, RegExp][] = [
@@ -127,7 +127,7 @@ describe('POST /email/send', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const mine = `${unique('busy')}@example.com`;
-    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: mine } });
     const mail = (key: string) => send(u.key, { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome', idempotency_key: key } });
     const first = await mail('k-0');
     expect(first.status, JSON.stringify(first.body)).toBe(200);

@@ -170,6 +170,26 @@ describe('authorization', () => {
     expect((await call('POST', '/verify_api_key', { json: { api_key: b.key } })).body.valid).toBe(true);
   });
 
+  it("leaves a user's address on record to admin keys: a basic key cannot point the platform's mail elsewhere", async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    const mine = `${unique('ana')}@example.com`;
+    expect((await call('PATCH', `/api/users/${a.user_id}`, { key: t.adminKey, json: { email: mine } })).status).toBe(200);
+    for (const [method, path, json] of [
+      ['PATCH', `/api/users/${a.user_id}`, { email: `${unique('victim')}@example.net` }],
+      ['PATCH', `/api/users/${a.user_id}`, { email: null }],
+      ['POST', '/api/users', { idp_id: a.idp_id, email: `${unique('victim')}@example.net` }],
+    ] as const) {
+      const res = await call(method, path, { key: a.key, json });
+      expect(res.status, `${method} ${path} ${JSON.stringify(json)}`).toBe(403);
+      expect(res.body.detail).toMatch(/^email: /);
+    }
+    // The rest of the profile is the user's own.
+    const named = await call('PATCH', `/api/users/${a.user_id}`, { key: a.key, json: { display_name: 'Ana' } });
+    expect(named.status).toBe(200);
+    expect(named.body.user).toMatchObject({ email: mine, display_name: 'Ana' });
+  });
+
   it('lets an admin act for any user of its organization, creating unknown ones', async () => {
     const t = await newTenant();
     const idp = unique('new-user');

@@ -135,13 +135,13 @@ describe('scheduler rights at run time', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const mine = `${unique('mine')}@example.com`;
-    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: mine } });
     const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'email', recurrency: 'weekly', start_event: future(86_400_000), metadata: { template: 'reminder', title: 'Dentist', recipient: mine } } })).body.event;
     await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
     expect((await runs(u.key, ev.id, 1))[0]).toMatchObject({ outcome: 'success', result: { recipient: mine } });
     expect((await mailsTo(mine)).map((m) => m.subject)).toEqual(['Reminder: Dentist']);
     // The address on record changes: the stored recipient is no longer the owner's own.
-    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: `${unique('new')}@example.com` } });
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: `${unique('new')}@example.com` } });
     await new Promise((r) => setTimeout(r, 1100)); // a run's workflow id carries its second
     expect((await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey })).status).toBe(200);
     const [latest] = await runs(u.key, ev.id, 2);
@@ -153,7 +153,7 @@ describe('scheduler rights at run time', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const mine = `${unique('full')}@example.com`;
-    await call('PATCH', `/api/users/${u.user_id}`, { key: u.key, json: { email: mine } });
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: mine } });
     const sent = await Promise.all(Array.from({ length: 20 }, () => call('POST', '/email/send', { key: u.key, json: { user_id: u.user_id, conversation_id: 'c', email_type: 'notification', metadata: { template: 'welcome' } } })));
     expect(sent.map((r) => r.status)).toEqual(Array(20).fill(200));
     const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'email', recurrency: 'weekly', start_event: future(86_400_000), metadata: { template: 'reminder', title: 'Dentist' } } })).body.event;

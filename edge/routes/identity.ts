@@ -59,6 +59,13 @@ defineRoute({
   handler: async ({ params, body }) => ({ success: true, organization: await updateOrganization(params.organization_id, body) }),
 });
 
+/**
+ * The address on record is where the platform mails a user, and the only one a basic key may
+ * mail: if the end user could set it, a basic key would mail anyone. The organization's back end
+ * (an admin key) sets it, once it has verified the address.
+ */
+const EMAIL_BY_ADMIN = "email: a user's address on record is set with an admin key (the platform mails it on the user's behalf)";
+
 defineRoute({
   method: 'POST',
   paths: ['/api/users'],
@@ -75,6 +82,7 @@ defineRoute({
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     if (principal.level === 0 && body.idp_id !== principal.idp_id) throw forbidden('A basic API key may only act for its own user');
+    if (principal.level === 0 && body.email !== undefined) throw forbidden(EMAIL_BY_ADMIN);
     const out = await upsertUser({ organization_id: org, idp_id: body.idp_id, email: body.email, display_name: body.display_name });
     return new Reply(out.created ? 201 : 200, { success: true, created: out.created, user: out.user });
   },
@@ -110,6 +118,7 @@ defineRoute({
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
     if (principal.level === 0) await actingUser(principal, org, params.user_ref);
+    if (principal.level === 0 && body.email !== undefined) throw forbidden(EMAIL_BY_ADMIN);
     return { success: true, user: await updateUser(org, params.user_ref, body) };
   },
 });
