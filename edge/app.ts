@@ -13,6 +13,7 @@ import { invalid } from '../activities/errors';
 
 // Route modules register themselves on import.
 import './routes/system';
+import './routes/docs';
 import './routes/retail';
 import './routes/ticket-scan';
 import './routes/support';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { check, mongoHealthy, storageHealthy } from '../../activities/health';
 import { defineRoute, Reply } from '../http';
-import { openApiDocument, docsPage } from '../openapi';
 import { temporalHealthy } from '../temporal';
 
 const healthResponse = z.object({
@@ -22,23 +21,4 @@ defineRoute({
     const ok = Object.values(checks).every((v) => v === 'ok');
     return new Reply(ok ? 200 : 503, { status: ok ? 'ok' : 'degraded', checks });
   },
-});
-
-defineRoute({
-  method: 'GET',
-  paths: ['/openapi.json'],
-  tag: 'system',
-  summary: 'OpenAPI 3.1 document generated from the zod schemas the handlers use',
-  auth: 'none',
-  handler: () => openApiDocument(),
-});
-
-defineRoute({
-  method: 'GET',
-  paths: ['/docs'],
-  tag: 'system',
-  summary: 'Browsable API documentation',
-  auth: 'none',
-  produces: 'text/html; charset=utf-8',
-  handler: () => docsPage(),
 });
