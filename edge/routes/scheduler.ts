@@ -20,7 +20,55 @@ const eventType = z.enum(EVENT_TYPES);
 const recurrency = z.enum(RECURRENCES).nullable().optional();
 const metadata = z.record(z.string(), z.unknown()).default({});
 
-const viewA = (e: EventDoc) => ({
+// Answers (documentation only: the handlers' views below are typed by them).
+const isoTime = z.string().describe('ISO 8601 time');
+const eventMetadata = z.record(z.string(), z.unknown());
+const eventA = z
+  .object({
+    event_id: z.string(),
+    event_type: eventType,
+    schedule_time: isoTime,
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+    recurrency: z.enum(RECURRENCES).nullable(),
+    end_date: isoTime.nullable(),
+    status: z.enum(['scheduled', 'completed']),
+    metadata: eventMetadata,
+  })
+  .meta({ id: 'SchedulerEvent' });
+const eventB = z
+  .object({
+    id: z.string(),
+    idp_id: z.string(),
+    user_id: z.string(),
+    organization_id: z.string(),
+    type_of_event: eventType,
+    recurrency: z.enum(RECURRENCES).nullable(),
+    start_event: isoTime,
+    end_date: isoTime.nullable(),
+    status: z.enum(['scheduled', 'completed']),
+    metadata: eventMetadata,
+    created_at: isoTime,
+    updated_at: isoTime,
+  })
+  .meta({ id: 'SchedulerServiceEvent' });
+const run = z
+  .object({
+    run_id: z.string(),
+    time: isoTime,
+    scheduled_time: isoTime.nullable().describe('the rule time this run was for; null when run by hand'),
+    trigger: z.enum(['scheduled', 'manual']),
+    outcome: z.enum(['success', 'failed', 'skipped']),
+    error: z.string().nullable(),
+    result: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .meta({ id: 'SchedulerRun' });
+const savedA = z.object({ success: z.literal(true), event_id: z.string(), schedule_time: isoTime });
+const oneA = z.object({ success: z.literal(true), event: eventA });
+const oneB = z.object({ success: z.literal(true), event: eventB });
+
+const viewA = (e: EventDoc): z.output<typeof eventA> => ({
   event_id: e._id,
   event_type: e.type_of_event,
   schedule_time: e.start_event.toISOString(),
@@ -32,7 +80,7 @@ const viewA = (e: EventDoc) => ({
   status: e.status,
   metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
 });
-const viewB = (e: EventDoc) => ({
+const viewB = (e: EventDoc): z.output<typeof eventB> => ({
   id: e._id,
   idp_id: e.idp_id,
   user_id: e.user_id,
@@ -121,18 +169,21 @@ defineRoute({
   method: 'DELETE', paths: ['/scheduler/events/:event_id', '/api/scheduler-service/events/:event_id'], tag, auth: 'key',
   summary: 'Deletes an event and its Schedule',
   params: idParam, query: orgQuery,
+  response: z.object({ success: z.literal(true), message: z.string() }),
   handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
   summary: 'Runs the event now through its Schedule; returns execution_time',
   params: idParam, query: orgQuery,
+  response: z.object({ success: z.literal(true), event_id: z.string(), execution_time: isoTime }),
   handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
 });
 defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id/runs', '/api/scheduler-service/events/:event_id/runs'], tag, auth: 'key',
   summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
   params: idParam, query: orgQuery,
+  response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run) }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     await visibleEvent(principal, org, params.event_id);
@@ -154,6 +205,7 @@ defineRoute({
   method: 'POST', paths: ['/scheduler/events'], tag, auth: 'key',
   summary: 'Creates an event and its Temporal Schedule (variant A)',
   body: bodyA,
+  response: savedA,
   handler: async ({ principal, body }) => {
     const e = await create(principal, body.organization_id, body.user_id, inputA(body));
     return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
@@ -163,12 +215,14 @@ defineRoute({
   method: 'GET', paths: ['/scheduler/events'], tag, auth: 'key',
   summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant A)',
   query: listQuery,
+  response: z.object({ success: z.literal(true), events: z.array(eventA) }),
   handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewA) }),
 });
 defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
   summary: 'One event the caller may see (variant A)',
   params: idParam, query: orgQuery,
+  response: oneA,
   handler: async ({ principal, params, query }) => ({ success: true, event: viewA(await visibleEvent(principal, organizationFor(principal, query.organization_id), params.event_id)) }),
 });
 defineRoute({
@@ -176,6 +230,7 @@ defineRoute({
   summary: 'Updates an event; its Schedule is updated in place (variant A)',
   params: idParam,
   body: bodyA.omit({ user_id: true }),
+  response: savedA,
   handler: async ({ principal, params, body }) => {
     const e = await update(principal, body.organization_id, params.event_id, inputA(body));
     return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
@@ -189,18 +244,21 @@ defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
   summary: 'Creates an event and its Temporal Schedule (variant B)',
   body: bodyB,
+  response: oneB,
   handler: async ({ principal, body }) => ({ success: true, event: viewB(await create(principal, body.organization_id, body.idp_id, inputB(body))) }),
 });
 defineRoute({
   method: 'GET', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
   summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant B)',
   query: listQuery,
+  response: z.object({ success: z.literal(true), events: z.array(eventB) }),
   handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewB) }),
 });
 defineRoute({
   method: 'GET', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
   summary: 'One event the caller may see (variant B)',
   params: idParam, query: orgQuery,
+  response: oneB,
   handler: async ({ principal, params, query }) => ({ success: true, event: viewB(await visibleEvent(principal, organizationFor(principal, query.organization_id), params.event_id)) }),
 });
 defineRoute({
@@ -208,5 +266,6 @@ defineRoute({
   summary: 'Updates an event (same body as create); its Schedule is updated in place (variant B)',
   params: idParam,
   body: bodyB,
+  response: oneB,
   handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await update(principal, body.organization_id, params.event_id, inputB(body))) }),
 });
