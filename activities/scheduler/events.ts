@@ -48,26 +48,26 @@ async function checkMetadata(input: EventInput): Promise<void> {
   if (input.type_of_event === 'loyalty' && typeof input.metadata.action_type !== 'string') throw invalid('metadata.action_type', 'required for loyalty events');
 }
 
-const actorFields = (a: Actor) => ({ actor_key_id: a.key_id, actor_user_id: a.user_id, actor_level: a.level });
+/** What a save (create or update) writes: the event's definition and who saved it, whose rights its runs use. */
+const savedFields = (input: EventInput, timezone: string | null, a: Actor) => ({
+  type_of_event: input.type_of_event,
+  recurrency: input.recurrency,
+  start_event: input.start_event,
+  end_date: input.end_date,
+  timezone,
+  metadata_json: JSON.stringify(input.metadata),
+  status: 'scheduled' as const,
+  actor_key_id: a.key_id,
+  actor_user_id: a.user_id,
+  actor_level: a.level,
+});
 
 export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput, actor: Actor): Promise<EventDoc> {
   const input = normalized(raw);
   const timezone = checkTiming(input);
   await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const doc = await ScheduledEvent.create({
-    _id: newId('evt'),
-    ...owner,
-    type_of_event: input.type_of_event,
-    recurrency: input.recurrency,
-    start_event: input.start_event,
-    end_date: input.end_date,
-    timezone,
-    metadata_json: JSON.stringify(input.metadata),
-    status: 'scheduled',
-    ...actorFields(actor),
-    rev: 0,
-  });
+  const doc = await ScheduledEvent.create({ _id: newId('evt'), ...owner, ...savedFields(input, timezone, actor), rev: 0 });
   return doc.toObject();
 }
 
@@ -111,18 +111,7 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   const timezone = checkTiming(input);
   await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const next: EventDoc = {
-    ...prev,
-    type_of_event: input.type_of_event,
-    recurrency: input.recurrency,
-    start_event: input.start_event,
-    end_date: input.end_date,
-    timezone,
-    metadata_json: JSON.stringify(input.metadata),
-    status: 'scheduled',
-    ...actorFields(actor),
-    rev: (prev.rev ?? 0) + 1,
-  };
+  const next: EventDoc = { ...prev, ...savedFields(input, timezone, actor), rev: (prev.rev ?? 0) + 1 };
   return { prev, next };
 }
 
