@@ -70,6 +70,9 @@ export const envSchema = z.object({
   FFMPEG_PATH: optional,
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  METRICS_ENABLED: bool.default(true),
+  // 0 = off; several workers on one host take the first free port from here up.
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -2,12 +2,15 @@
  * Builds the h3 application from the route definitions: authentication, rate limiting, parsing,
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
-import { createApp, createRouter, eventHandler, getRequestIP, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
+import { createApp, createRouter, eventHandler, getRequestHeader, getRequestIP, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
 import { config } from '../activities/config';
+import { createLogger, type Logger } from '../activities/logger';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
 import { base64Room, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
+import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
+import { newRequestContext, runInRequest, type RequestContext } from './request-context';
 import type { Principal } from '../activities/identity/api-keys';
 import { invalid } from '../activities/errors';
 
@@ -32,9 +35,10 @@ import './routes/responses';
 import './routes/text';
 import './routes/email';
 import './routes/scheduler';
+import './metrics';
 
 export interface EdgeOptions {
-  log?: (err: unknown) => void;
+  logger?: Logger;
 }
 
 function sendJson(event: H3Event, status: number, body: unknown, headers?: Record<string, string>) {
@@ -44,15 +48,49 @@ function sendJson(event: H3Event, status: number, body: unknown, headers?: Recor
   return send(event, JSON.stringify(body));
 }
 
+const requestOf = (event: H3Event) => event.context.request as RequestContext;
+const routeOf = (event: H3Event) => (event.context.matchedRoute as { path?: string } | undefined)?.path ?? 'unmatched';
+// Probes and scrapes come every few seconds: their successful answers are logged at debug only.
+const isProbe = (route: string, status: number) => status < 400 && (route.startsWith('/health') || route === '/metrics');
+
+/**
+ * Every request, answered by a route or not: its id (the caller's X-Request-Id when valid) in the
+ * answer's header, then one access log line and its metrics once the answer is sent (or the
+ * client has gone: 499). The line never holds a key, a body or the raw URL.
+ */
+function beginRequest(event: H3Event, logger: Logger) {
+  const ctx = newRequestContext(getRequestHeader(event, 'x-request-id'));
+  event.context.request = ctx;
+  setResponseHeader(event, 'x-request-id', ctx.request_id);
+  const res = event.node.res;
+  let done = false;
+  const finish = () => {
+    if (done) return;
+    done = true;
+    const seconds = Number(process.hrtime.bigint() - ctx.started_at) / 1e9;
+    const route = routeOf(event);
+    const status = res.writableFinished ? res.statusCode : 499;
+    observeRequest(event.method, route, status, seconds);
+    logger[isProbe(route, status) ? 'debug' : 'info'](
+      { request_id: ctx.request_id, method: event.method, route, status, ms: Math.round(seconds * 10_000) / 10, organization_id: ctx.organization_id ?? null, ...(ctx.workflow_ids.length ? { workflow_ids: ctx.workflow_ids } : {}) },
+      'request',
+    );
+  };
+  res.once('finish', finish);
+  res.once('close', finish);
+}
+
 export function createEdgeApp(opts: EdgeOptions = {}) {
   const cfg = config();
-  const log = opts.log ?? ((err: unknown) => process.stderr.write(`edge: ${(err as Error)?.stack ?? String(err)}\n`));
-  const limiter = new RateLimiter(cfg.RATE_LIMIT_PER_MINUTE);
+  const logger = opts.logger ?? createLogger('edge', cfg.LOG_LEVEL);
+  const logFor = (event: H3Event) => (err: unknown) => logger.error({ err, request_id: requestOf(event)?.request_id, route: routeOf(event) }, 'request failed');
+  const limiter = RateLimiter.forEdge(cfg.RATE_LIMIT_PER_MINUTE);
 
   const app = createApp({
+    onRequest: (event) => beginRequest(event, logger),
     // Only router-level failures land here (unknown route 404, wrong method 405).
     onError: (error, event) => {
-      const mapped = mapError(error.cause ?? error, 'detail', log);
+      const mapped = mapError(error.cause ?? error, 'detail', logFor(event));
       return sendJson(event, mapped.status, mapped.body, mapped.headers);
     },
   });
@@ -60,12 +98,14 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
 
   const mount = (def: RouteDef<any, any, any, any>) => {
     const shape: ErrorShape = def.errors ?? 'detail';
-    const handler = eventHandler(async (event) => {
+    const handle = async (event: H3Event) => {
       let principal = undefined as unknown as Principal;
       try {
         if (def.auth !== 'none') {
           principal = await authenticate(event);
+          requestOf(event).organization_id = principal.organization_id;
           limiter.take(`key:${principal.key_id}`, principal.rate_limit_per_minute);
+          limiter.take(`user:${principal.user_id}`, principal.user_rate_limit_per_minute ?? 0); // shared by the user's keys
           if (def.auth !== 'key') requireLevel(principal, def.auth);
         } else if (def.rateLimit === 'ip') {
           limiter.take(`ip:${getRequestIP(event, { xForwardedFor: false }) ?? 'unknown'}`);
@@ -98,10 +138,12 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
       } catch (err) {
         // Keyless routes are called by operators' systems (the payment provider), not end users.
         const audience = def.auth === 'none' || (principal && principal.level >= 1) ? 'operator' : 'end_user';
-        const mapped = mapError(err, shape, log, audience);
+        const mapped = mapError(err, shape, logFor(event), audience);
         return sendJson(event, mapped.status, mapped.body, mapped.headers);
       }
-    });
+    };
+    // The request's context follows the handler into every await (the Temporal client reads it).
+    const handler = eventHandler((event) => runInRequest(requestOf(event), () => handle(event)));
     for (const path of def.paths) router.add(path, handler, def.method.toLowerCase() as 'get');
   };
 

@@ -1,7 +1,55 @@
 /** The edge's Temporal client, connected once per process. */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor } from '@temporalio/client';
+import { TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
 import { config } from '../activities/config';
+import { REQUEST_ID } from '../workflows/search-attributes';
+import { countFailure, countStart } from './metrics';
+import { currentRequest } from './request-context';
+
+// The type of the runs this process started, so a failure seen when awaiting one is counted by
+// type. Runs nobody awaits (started and left) are forgotten oldest first.
+const startedTypes = new Map<string, string>();
+const remember = (workflowId: string, type: string) => {
+  startedTypes.delete(workflowId);
+  startedTypes.set(workflowId, type);
+  if (startedTypes.size > 10_000) startedTypes.delete(startedTypes.keys().next().value!);
+};
+
+type StartOptions = Parameters<NonNullable<WorkflowClientInterceptor['startWithDetails']>>[0]['options'];
+
+/** A run started while serving a request carries its id: memo `request_id` and search attribute `RequestId`. */
+function tagged<T extends StartOptions>(options: T): T {
+  const ctx = currentRequest();
+  if (!ctx) return options;
+  const pair: SearchAttributePair = { key: REQUEST_ID, value: ctx.request_id };
+  const attrs = options.typedSearchAttributes;
+  return {
+    ...options,
+    memo: { ...options.memo, request_id: ctx.request_id },
+    typedSearchAttributes: attrs instanceof TypedSearchAttributes ? attrs.updateCopy([pair]) : [...(attrs ?? []), pair],
+  };
+}
+
+async function counted<R>(workflowType: string, workflowId: string, start: () => Promise<R>): Promise<R> {
+  remember(workflowId, workflowType);
+  try {
+    const out = await start();
+    countStart(workflowType, 'started');
+    currentRequest()?.workflow_ids.push(workflowId);
+    return out;
+  } catch (err) {
+    const already = err instanceof WorkflowExecutionAlreadyStartedError;
+    countStart(workflowType, already ? 'already_started' : 'error');
+    if (already) currentRequest()?.workflow_ids.push(workflowId);
+    throw err;
+  }
+}
+
+/** Every start through the edge's client, whichever route makes it, goes through here. */
+const requestInterceptor: WorkflowClientInterceptor = {
+  startWithDetails: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
+  signalWithStart: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
+};
 
 let client: Promise<Client> | undefined;
 
@@ -9,7 +57,18 @@ export function temporal(): Promise<Client> {
   client ??= (async () => {
     const cfg = config();
     const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS!, connectTimeout: 5000 });
-    return new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
+    const c = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE, interceptors: { workflow: [requestInterceptor] } });
+    // Awaiting a result has no interceptor: every await (execute, handle.result) ends here.
+    const result = c.workflow.result.bind(c.workflow);
+    c.workflow.result = (async (workflowId: string, ...rest: unknown[]) => {
+      try {
+        return await (result as (...a: unknown[]) => Promise<unknown>)(workflowId, ...rest);
+      } catch (err) {
+        if (err instanceof WorkflowFailedError) countFailure(startedTypes.get(workflowId) ?? 'unknown', err);
+        throw err;
+      }
+    }) as typeof c.workflow.result;
+    return c;
   })().catch((err) => {
     client = undefined; // next request tries again
     throw err;

@@ -2,6 +2,7 @@
 import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
 import { config } from '../activities/config';
+import { createLogger } from '../activities/logger';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import { warmVenues } from '../activities/retail/venues';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
@@ -15,7 +16,8 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   warmVenues();
   const bootstrap = await ensureBootstrapAdminKey();
   const configKey = ensureConfigEncryptionKey();
-  const app = createEdgeApp();
+  const logger = createLogger('edge', cfg.LOG_LEVEL);
+  const app = createEdgeApp({ logger });
   const listener = await listen(toNodeListener(app), {
     hostname: cfg.HOST,
     port: opts.port ?? cfg.PORT,
@@ -25,10 +27,10 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     public: cfg.HOST !== '127.0.0.1' && cfg.HOST !== 'localhost',
   });
   if (!opts.quiet) {
-    process.stderr.write(`edge: listening on ${listener.url}\n`);
-    if (bootstrap.source === 'generated') process.stderr.write(`edge: generated the system-admin API key into ${bootstrap.file} (mode 0600)\n`);
-    else if (bootstrap.source === 'file') process.stderr.write(`edge: system-admin API key is in ${bootstrap.file}\n`);
-    if (configKey.source === 'generated') process.stderr.write(`edge: generated the key provider secrets are encrypted with into ${configKey.file} (mode 0600)\n`);
+    logger.info({ url: listener.url }, `listening on ${listener.url}`);
+    if (bootstrap.source === 'generated') logger.info({ file: bootstrap.file }, `generated the system-admin API key into ${bootstrap.file} (mode 0600)`);
+    else if (bootstrap.source === 'file') logger.info({ file: bootstrap.file }, `system-admin API key is in ${bootstrap.file}`);
+    if (configKey.source === 'generated') logger.info({ file: configKey.file }, `generated the key provider secrets are encrypted with into ${configKey.file} (mode 0600)`);
   }
   return {
     url: listener.url,
@@ -51,7 +53,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       process.once('SIGTERM', stop);
     })
     .catch((err) => {
-      process.stderr.write(`edge: ${(err as Error).stack ?? err}\n`);
+      // The configuration may be what failed: LOG_LEVEL is not read here.
+      createLogger('edge', 'info').fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
       process.exit(1);
     });
 }

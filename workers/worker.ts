@@ -3,8 +3,9 @@
  * queue. Several can run side by side (WORKER_COUNT in `npm start`, replicas in docker compose).
  */
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString } from '@temporalio/worker';
-import { config } from '../activities/config';
+import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import { config, type Config } from '../activities/config';
+import { createLogger, type Logger } from '../activities/logger';
 import { initRuntime, closeRuntime } from '../activities/runtime';
 import { warmVenues } from '../activities/retail/venues';
 import { stopOcr } from '../activities/engines/ocr';
@@ -59,20 +60,47 @@ function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean 
   return false;
 }
 
-async function main() {
-  const level = config().LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN';
-  const base = new DefaultLogger(level);
-  // A refused upload is the client's mistake, answered with a 4xx: not a warning for operators.
-  const logger = new DefaultLogger(level, (entry) => {
+const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+
+/**
+ * The SDK's runtime, once per process: its log (activity and workflow failures, with workflowId,
+ * workflowType and activityType) as JSON lines, and with WORKER_METRICS_PORT its Prometheus
+ * metrics. Workers sharing a host take the first free port from WORKER_METRICS_PORT up.
+ */
+function installRuntime(cfg: Config, log: Logger): string | undefined {
+  // At info the SDK reports every worker state change: only its warnings and errors by default.
+  const sdkLevel = cfg.LOG_LEVEL === 'debug' ? 'DEBUG' : 'WARN';
+  const logger = new DefaultLogger(sdkLevel, (entry) => {
+    // A refused upload is the client's mistake, answered with a 4xx: not a warning for operators.
     if (entry.level === 'WARN' && isClientFailureLog(entry.meta)) return;
-    base.log(entry.level, entry.message, entry.meta);
+    log[PINO_LEVEL[entry.level]]({ ...entry.meta }, entry.message);
   });
-  Runtime.install({
-    logger,
-    telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } },
-  });
+  const telemetryOptions = { logging: { filter: makeTelemetryFilterString({ core: 'WARN' }) } };
+  const base = cfg.WORKER_METRICS_PORT;
+  if (!base) {
+    Runtime.install({ logger, telemetryOptions });
+    return undefined;
+  }
+  const host = cfg.HOST === 'localhost' ? '127.0.0.1' : cfg.HOST.includes(':') ? `[${cfg.HOST}]` : cfg.HOST;
+  for (let port = base; port < base + 16 && port <= 65535; port += 1) {
+    const bindAddress = `${host}:${port}`;
+    try {
+      Runtime.install({ logger, telemetryOptions: { ...telemetryOptions, metrics: { prometheus: { bindAddress } } } });
+      return bindAddress;
+    } catch (err) {
+      if (!/in use/i.test((err as Error).message)) throw err;
+    }
+  }
+  throw new Error(`WORKER_METRICS_PORT: ports ${base} to ${base + 15} are all taken`);
+}
+
+async function main() {
+  const cfg = config();
+  const log = createLogger('worker', cfg.LOG_LEVEL);
+  const metrics = installRuntime(cfg, log);
+  if (metrics) log.info({ metrics: `http://${metrics}/metrics` }, `Temporal worker metrics on http://${metrics}/metrics`);
   const { worker, connection } = await createWorker();
-  process.stderr.write(`worker: polling task queue ${config().TEMPORAL_TASK_QUEUE} on ${config().TEMPORAL_ADDRESS}\n`);
+  log.info({ task_queue: cfg.TEMPORAL_TASK_QUEUE, temporal: cfg.TEMPORAL_ADDRESS }, `polling task queue ${cfg.TEMPORAL_TASK_QUEUE} on ${cfg.TEMPORAL_ADDRESS}`);
   try {
     await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done
   } finally {
@@ -86,7 +114,8 @@ async function main() {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((err) => {
-    process.stderr.write(`worker: ${(err as Error).stack ?? err}\n`);
+    // The configuration may be what failed: LOG_LEVEL is not read here.
+    createLogger('worker', 'info').fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
     process.exit(1);
   });
 }

@@ -4,8 +4,10 @@ import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair
 export const ORGANIZATION_ID = defineSearchAttributeKey('OrganizationId', SearchAttributeType.KEYWORD);
 export const USER_ID = defineSearchAttributeKey('UserId', SearchAttributeType.KEYWORD);
 export const COMPONENT = defineSearchAttributeKey('Component', SearchAttributeType.KEYWORD);
+/** The request id of the HTTP request that started the run (added by the edge's Temporal client). */
+export const REQUEST_ID = defineSearchAttributeKey('RequestId', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTES = [ORGANIZATION_ID, USER_ID, COMPONENT] as const;
+export const SEARCH_ATTRIBUTES = [ORGANIZATION_ID, USER_ID, COMPONENT, REQUEST_ID] as const;
 
 /** The attributes a platform workflow is started with. */
 export const platformSearchAttributes = (organization_id: string, user_id: string, component: string): SearchAttributePair[] => [

@@ -1,0 +1,69 @@
+/**
+ * The edge's Prometheus metrics (`GET /metrics`, text exposition format): requests by route
+ * pattern, method and status, their latency, and the workflows the edge starts and awaits.
+ * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
+ */
+import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
+import { config } from '../activities/config';
+import { PlatformError } from '../activities/errors';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
+import { defineRoute } from './http';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry });
+
+const labels = ['method', 'route', 'status'] as const;
+const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered by the edge (route: the path pattern; unmatched: no route)', labelNames: labels, registers: [registry] });
+const latency = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'Time from the request to the last byte of the answer',
+  labelNames: labels,
+  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+const starts = new Counter({
+  name: 'workflow_starts_total',
+  help: 'Workflow starts the edge asked for (outcome: started; already_started: the id had a run, which is reused; error: refused)',
+  labelNames: ['workflow_type', 'outcome'],
+  registers: [registry],
+});
+const failures = new Counter({
+  name: 'workflow_failures_total',
+  help: 'Runs the edge awaited that ended in failure (reason: rejected, the input was refused with a 4xx; failed: anything else, a server-side failure, timeout or termination)',
+  labelNames: ['workflow_type', 'reason'],
+  registers: [registry],
+});
+
+export function observeRequest(method: string, route: string, status: number, seconds: number): void {
+  const l = { method, route, status: String(status) };
+  requests.inc(l);
+  latency.observe(l, seconds);
+}
+
+export function countStart(workflow_type: string, outcome: 'started' | 'already_started' | 'error'): void {
+  starts.inc({ workflow_type, outcome });
+}
+
+export function countFailure(workflow_type: string, err: WorkflowFailedError): void {
+  let rejected = false;
+  for (let cur: unknown = err, depth = 0; cur && depth < 8; cur = (cur as { cause?: unknown }).cause, depth += 1) {
+    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE && cur.nonRetryable) rejected = true;
+  }
+  failures.inc({ workflow_type, reason: rejected ? 'rejected' : 'failed' });
+}
+
+defineRoute({
+  method: 'GET',
+  paths: ['/metrics'],
+  tag: 'system',
+  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
+  auth: 'none',
+  produces: 'text/plain; version=0.0.4; charset=utf-8',
+  response: z.string(),
+  handler: async () => {
+    if (!config().METRICS_ENABLED) throw new PlatformError(404, 'Not found');
+    return registry.metrics();
+  },
+});

@@ -1,0 +1,35 @@
+/**
+ * The request a piece of edge code runs for, without passing it down: the Temporal client's
+ * interceptor reads it to file every workflow a request starts under its request id.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
+
+export interface RequestContext {
+  request_id: string;
+  started_at: bigint;
+  /** set once the key is authenticated */
+  organization_id?: string;
+  /** the workflows this request started (the access log names them) */
+  workflow_ids: string[];
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+// A caller's id is kept only when it is safe to echo in a header, a log line and a search query.
+const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const newRequestId = () => `req_${randomBytes(12).toString('hex')}`;
+
+export function requestIdFrom(header: string | undefined): string {
+  const given = header?.trim();
+  return given && VALID_ID.test(given) ? given : newRequestId();
+}
+
+export function newRequestContext(header: string | undefined): RequestContext {
+  return { request_id: requestIdFrom(header), started_at: process.hrtime.bigint(), workflow_ids: [] };
+}
+
+export const runInRequest = <T>(ctx: RequestContext, fn: () => T): T => storage.run(ctx, fn);
+
+export const currentRequest = (): RequestContext | undefined => storage.getStore();
