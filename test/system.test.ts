@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { call } from './helpers/api';
 import { routes } from '../edge/http';
 import '../edge/app';
@@ -8,6 +8,19 @@ describe('system routes', () => {
     const res = await call('GET', '/health');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ status: 'ok', checks: { temporal: 'ok', mongodb: 'ok', storage: 'ok' } });
+  });
+
+  it('reports readiness: every server and the workers polling the task queue, without a key', async () => {
+    const res = await call('GET', '/health/ready');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      status: 'ready',
+      task_queue: inject('platformEnv').TEMPORAL_TASK_QUEUE,
+      checks: { temporal: 'ok', mongodb: 'ok', storage: 'ok', workflow_pollers: 'ok', activity_pollers: 'ok' },
+      missing: [],
+    });
+    expect(res.body.pollers.workflow).toBeGreaterThanOrEqual(1);
+    expect(res.body.pollers.activity).toBeGreaterThanOrEqual(1);
   });
 
   it('serves an OpenAPI 3.1 document covering every route, with request schemas', async () => {
