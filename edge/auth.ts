@@ -45,6 +45,16 @@ export async function authenticate(event: H3Event): Promise<Principal> {
   throw unauthorized();
 }
 
+/**
+ * Whether the key, or its user, has used its whole budget this minute: the windows the edge takes
+ * from on every authenticated request (`key:…` and `user:…`), read without counting.
+ */
+export function budgetSpent(p: Principal): boolean {
+  const limiter = RateLimiter.edge;
+  if (!limiter) return false;
+  return limiter.spent(`key:${p.key_id}`, p.rate_limit_per_minute) || limiter.spent(`user:${p.user_id}`, p.user_rate_limit_per_minute ?? 0);
+}
+
 export function requireLevel(p: Principal, level: Exclude<AuthLevel, 'none'>): void {
   if (p.level >= LEVEL[level]) return;
   throw forbidden(level === 'sysadmin' ? 'This operation requires the system_admin permission' : 'This operation requires the admin permission');

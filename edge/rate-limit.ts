@@ -1,6 +1,6 @@
 /**
- * Fixed one-minute windows per API key (or per client address for unauthenticated routes and for
- * failed authentications).
+ * Fixed one-minute windows per API key and per user (or per client address for unauthenticated
+ * routes and for failed authentications).
  * State is per edge process: with several edge replicas behind a balancer the effective limit is
  * the per-process limit times the replicas (README, "Rate limits").
  */
@@ -12,9 +12,22 @@ interface Window {
 }
 
 export class RateLimiter {
+  /** The edge's limiter of keys and users (one per process): verify_api_key reads it. */
+  static edge: RateLimiter | undefined;
+
+  static forEdge(defaultPerMinute: number): RateLimiter {
+    RateLimiter.edge = new RateLimiter(defaultPerMinute);
+    return RateLimiter.edge;
+  }
+
   private windows = new Map<string, Window>();
 
   constructor(private readonly defaultPerMinute: number) {}
+
+  /** Whether `id` has used its whole budget this minute (the next take would be 429). Counts nothing. */
+  spent(id: string, perMinute = this.defaultPerMinute): boolean {
+    return this.retryAfter(id, perMinute) > 0;
+  }
 
   /** Throws 429 with Retry-After when `id` has used its budget in the current minute. */
   take(id: string, perMinute = this.defaultPerMinute): void {

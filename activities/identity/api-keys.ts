@@ -4,7 +4,7 @@ import path from 'node:path';
 import { config } from '../config';
 import { isDuplicateKey } from '../errors';
 import { newId } from '../ids';
-import { ApiKey, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type Permission, type UserRef } from './models';
+import { ApiKey, ApiKeyRotation, ApiKeyUsage, PERMISSIONS, User, type ApiKeyDoc, type ApiKeyRotationDoc, type Permission, type UserDoc, type UserRef } from './models';
 import { resolveOrCreateUser } from './users';
 import { ensureDefaultOrganization } from './organizations';
 
@@ -18,7 +18,14 @@ export interface Principal {
   /** 0 basic, 1 admin, 2 system_admin */
   level: number;
   rate_limit_per_minute?: number;
+  /** the user's limit, shared by all of the user's keys */
+  user_rate_limit_per_minute?: number;
+  /** epoch ms from which the key is refused: its own expiry, or the end of its rotation's grace */
+  expires_at?: number;
 }
+
+/** Why a presented key is refused; verify_api_key tells no more than this. */
+export type KeyRefusal = 'not_found' | 'revoked' | 'expired';
 
 export const levelOf = (permissions: readonly string[]): number =>
   Math.max(0, ...permissions.map((p) => PERMISSIONS.indexOf(p as Permission)));
@@ -32,7 +39,13 @@ export const maskKey = (prefix: string): string => `pk_${prefix}…`;
 
 const KEY_SHAPE = /^pk_[A-Za-z0-9_-]{20,200}$/;
 
-function principalOf(doc: ApiKeyDoc): Principal {
+/** When a key stops being accepted (epoch ms): its expiry or its rotation's grace; undefined: never. */
+export function endOf(doc: Pick<ApiKeyDoc, 'expires_at'>, rotation?: Pick<ApiKeyRotationDoc, 'grace_until'> | null): number | undefined {
+  const ends = [doc.expires_at, rotation?.grace_until].filter((d): d is Date => d instanceof Date).map((d) => d.getTime());
+  return ends.length ? Math.min(...ends) : undefined;
+}
+
+function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user: Pick<UserDoc, 'user_rate_limit_per_minute'> | null): Principal {
   return {
     key_id: doc.key_id,
     user_id: doc.user_id,
@@ -41,6 +54,8 @@ function principalOf(doc: ApiKeyDoc): Principal {
     permissions: doc.permissions,
     level: levelOf(doc.permissions),
     rate_limit_per_minute: doc.rate_limit_per_minute ?? undefined,
+    user_rate_limit_per_minute: user?.user_rate_limit_per_minute ?? undefined,
+    expires_at: endOf(doc, rotation),
   };
 }
 
@@ -64,28 +79,34 @@ async function writeLastUsed(key_id: string, now: number): Promise<void> {
 }
 
 /**
- * Active keys are cached per process, by hash, for at most KEY_CACHE_MS. Keys never change except
- * by revocation, and a revocation removes the key from this process's cache at once; other
- * processes (edge replicas) drop it when their revocation watcher next polls (every
- * REVOCATION_POLL_MS), so it is refused there within that interval.
+ * Active keys are cached per process, by hash, for at most KEY_CACHE_MS, with their expiry (their
+ * own, or the end of their rotation's grace), which is checked on every request. A key changes
+ * only by revocation or rotation, and either removes it from this process's cache at once; other
+ * processes (edge replicas) drop it when their watcher next polls (every REVOCATION_POLL_MS), so
+ * it is refused there within that interval. The user's shared limit is read with the key: a new
+ * value is seen at once on the edge that set it, within KEY_CACHE_MS elsewhere.
  */
 const KEY_CACHE_MS = 30_000;
 export const REVOCATION_POLL_MS = 500;
 const keyCache = new Map<string, { principal: Principal; expires: number }>();
 let watcher: NodeJS.Timeout | undefined;
-let revokedSince = new Date();
+let changedSince = new Date();
 
 function watchRevocations(): void {
   if (watcher) return;
-  revokedSince = new Date(Date.now() - 5000);
+  changedSince = new Date(Date.now() - 5000);
   watcher = setInterval(() => {
-    ApiKey.find({ status: 'revoked', revoked_at: { $gt: revokedSince } }, { hash: 1, revoked_at: 1 })
-      .lean<Pick<ApiKeyDoc, 'hash' | 'revoked_at'>[]>()
-      .then((revoked) => {
-        for (const r of revoked) {
-          keyCache.delete(r.hash);
-          // Overlap by 5 s so clock skew between processes cannot hide a revocation.
-          if (r.revoked_at && r.revoked_at.getTime() - 5000 > revokedSince.getTime()) revokedSince = new Date(r.revoked_at.getTime() - 5000);
+    const since = changedSince;
+    Promise.all([
+      ApiKey.find({ status: 'revoked', revoked_at: { $gt: since } }, { hash: 1, revoked_at: 1 }).lean<Pick<ApiKeyDoc, 'hash' | 'revoked_at'>[]>(),
+      ApiKeyRotation.find({ changed_at: { $gt: since } }, { hash: 1, changed_at: 1 }).lean<Pick<ApiKeyRotationDoc, 'hash' | 'changed_at'>[]>(),
+    ])
+      .then(([revoked, rotated]) => {
+        const changes = [...revoked.map((r) => ({ hash: r.hash, at: r.revoked_at })), ...rotated.map((r) => ({ hash: r.hash, at: r.changed_at }))];
+        for (const c of changes) {
+          keyCache.delete(c.hash);
+          // Overlap by 5 s so clock skew between processes cannot hide a change.
+          if (c.at && c.at.getTime() - 5000 > changedSince.getTime()) changedSince = new Date(c.at.getTime() - 5000);
         }
       })
       .catch(() => {
@@ -102,52 +123,73 @@ export function stopRevocationWatcher(): void {
 }
 
 /**
- * Hashes that matched no active key, remembered for NEGATIVE_CACHE_MS so a key presented again and
- * again costs one read, not one per request (distinct guesses are limited per address at the
- * edge). A key is never presented before it exists, and issuing one clears its hash here.
+ * Hashes refused by the database (unknown, revoked or expired), remembered with the reason for
+ * REFUSED_CACHE_MS so a key presented again and again costs one read, not one per request
+ * (distinct guesses are limited per address at the edge). None of the reasons ever goes away but
+ * `not_found`: a key is never presented before it exists, and issuing one clears its hash here.
  */
-const NEGATIVE_CACHE_MS = 30_000;
-const NEGATIVE_CACHE_MAX = 10_000;
-const unknownKeys = new Map<string, number>();
+const REFUSED_CACHE_MS = 30_000;
+const REFUSED_CACHE_MAX = 10_000;
+const refusedKeys = new Map<string, { until: number; reason: KeyRefusal }>();
 
-function rememberUnknown(hash: string, now: number): void {
-  unknownKeys.delete(hash);
-  unknownKeys.set(hash, now + NEGATIVE_CACHE_MS);
+function rememberRefused(hash: string, reason: KeyRefusal, now: number): KeyRefusal {
+  refusedKeys.delete(hash);
+  refusedKeys.set(hash, { until: now + REFUSED_CACHE_MS, reason });
   // Map order is insertion order: the first entry is the oldest.
-  if (unknownKeys.size > NEGATIVE_CACHE_MAX) unknownKeys.delete(unknownKeys.keys().next().value!);
+  if (refusedKeys.size > REFUSED_CACHE_MAX) refusedKeys.delete(refusedKeys.keys().next().value!);
+  return reason;
 }
 
-/** Drops a key from this process's caches (revoked here, or just issued). */
+/** Drops a key from this process's caches (revoked or rotated here, or just issued). */
 export function forgetKey(hash: string): void {
   keyCache.delete(hash);
-  unknownKeys.delete(hash);
+  refusedKeys.delete(hash);
+}
+
+/** Drops the cached keys of a user whose shared limit changed here. */
+export function forgetUserKeys(user_id: string): void {
+  for (const [hash, hit] of keyCache) if (hit.principal.user_id === user_id) keyCache.delete(hash);
+}
+
+/** A cached principal, or `expired` once its time has come. */
+function live(hash: string, principal: Principal, now: number): Principal | KeyRefusal {
+  if (principal.expires_at === undefined || principal.expires_at > now) return principal;
+  keyCache.delete(hash);
+  return rememberRefused(hash, 'expired', now);
 }
 
 /** The principal of a key this process has verified recently, without reading the database. */
 function cached(secret: string, now: number): Principal | null {
   if (!KEY_SHAPE.test(secret)) return null;
-  const hit = keyCache.get(hashKey(secret));
-  return hit && hit.expires > now ? hit.principal : null;
+  const hash = hashKey(secret);
+  const hit = keyCache.get(hash);
+  if (!hit || hit.expires <= now) return null;
+  const out = live(hash, hit.principal, now);
+  return typeof out === 'string' ? null : out;
 }
 
-async function lookup(secret: string): Promise<Principal | null> {
-  if (!KEY_SHAPE.test(secret)) return null;
+async function lookup(secret: string): Promise<Principal | KeyRefusal> {
+  if (!KEY_SHAPE.test(secret)) return 'not_found';
   const hash = hashKey(secret);
   const now = Date.now();
   const hit = keyCache.get(hash);
-  if (hit && hit.expires > now) return hit.principal;
-  if ((unknownKeys.get(hash) ?? 0) > now) return null;
-  const doc = await ApiKey.findOne({ hash, status: 'active' }).lean<ApiKeyDoc>();
-  if (!doc) {
+  if (hit && hit.expires > now) return live(hash, hit.principal, now);
+  const known = refusedKeys.get(hash);
+  if (known && known.until > now) return known.reason;
+  const doc = await ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
+  if (!doc || doc.status !== 'active') {
     keyCache.delete(hash);
-    rememberUnknown(hash, now);
-    return null;
+    return rememberRefused(hash, doc ? 'revoked' : 'not_found', now);
   }
-  const principal = principalOf(doc);
+  const [rotation, user] = await Promise.all([
+    ApiKeyRotation.findOne({ _id: doc.key_id }).lean<ApiKeyRotationDoc>(),
+    User.findOne({ organization_id: doc.organization_id, user_id: doc.user_id }, { user_rate_limit_per_minute: 1 }).lean<Pick<UserDoc, 'user_rate_limit_per_minute'>>(),
+  ]);
+  const principal = principalOf(doc, rotation, user);
   if (keyCache.size > 100_000) keyCache.clear();
   keyCache.set(hash, { principal, expires: now + KEY_CACHE_MS });
   watchRevocations();
-  return principal;
+  return live(hash, principal, now);
 }
 
 /**
@@ -157,31 +199,42 @@ async function lookup(secret: string): Promise<Principal | null> {
  */
 export async function authenticateKey(secret: string, opts: { cachedOnly?: boolean } = {}): Promise<Principal | null> {
   const now = Date.now();
-  const principal = opts.cachedOnly ? cached(secret, now) : await lookup(secret);
-  if (!principal) return null;
-  if (lastUsedDue(principal.key_id, now)) writeLastUsed(principal.key_id, now).catch(() => {});
-  return principal;
+  const found = opts.cachedOnly ? cached(secret, now) : await lookup(secret);
+  if (!found || typeof found === 'string') return null;
+  if (lastUsedDue(found.key_id, now)) writeLastUsed(found.key_id, now).catch(() => {});
+  return found;
 }
 
-export async function verifyApiKey(secret: string): Promise<{ valid: boolean; user_id?: string; idp_id?: string; organization_id?: string; permissions?: Permission[] }> {
-  const principal = await lookup(secret);
-  if (!principal) return { valid: false };
+export type VerifyAnswer =
+  | { valid: true; user_id: string; idp_id: string; organization_id: string; permissions: Permission[] }
+  | { valid: false; reason: KeyRefusal | 'forbidden' | 'rate_limited' };
+
+/**
+ * verify_api_key: a refused key says only why (unknown, revoked, expired); a working key is
+ * `forbidden` when it lacks `permission`, `rate_limited` when `spent` says its budget (or its
+ * user's) is used up for this minute. Verifying records the key's use but spends no budget.
+ */
+export async function verifyApiKey(secret: string, opts: { permission?: Permission; spent?: (p: Principal) => boolean } = {}): Promise<VerifyAnswer> {
+  const found = await lookup(secret);
+  if (typeof found === 'string') return { valid: false, reason: found };
   const now = Date.now();
-  if (lastUsedDue(principal.key_id, now)) await writeLastUsed(principal.key_id, now);
-  return { valid: true, user_id: principal.user_id, idp_id: principal.idp_id, organization_id: principal.organization_id, permissions: principal.permissions };
+  if (lastUsedDue(found.key_id, now)) await writeLastUsed(found.key_id, now);
+  if (opts.permission && PERMISSIONS.indexOf(opts.permission) > found.level) return { valid: false, reason: 'forbidden' };
+  if (opts.spent?.(found)) return { valid: false, reason: 'rate_limited' };
+  return { valid: true, user_id: found.user_id, idp_id: found.idp_id, organization_id: found.organization_id, permissions: found.permissions };
 }
 
 export interface IssuedKey {
   api_key: string;
   key_id: string;
-  metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; idp_id: string; organization_id: string };
+  metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; idp_id: string; organization_id: string; expires_at: string | null };
 }
 
 /** Stores a key; callers decide who may issue it (key-management.ts, the bootstrap below). */
 export async function insertKey(
   user: UserRef,
   permissions: Permission[],
-  opts: { key_id?: string; slot?: string; created_by?: string; rate_limit_per_minute?: number; secret?: string },
+  opts: { key_id?: string; slot?: string; created_by?: string; rate_limit_per_minute?: number; secret?: string; expires_at?: Date; rotated_from?: string },
 ): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
   const hash = hashKey(secret);
@@ -196,6 +249,8 @@ export async function insertKey(
     created_by: opts.created_by,
     rate_limit_per_minute: opts.rate_limit_per_minute,
     slot: opts.slot,
+    expires_at: opts.expires_at,
+    rotated_from: opts.rotated_from,
   });
   forgetKey(hash);
   return {
@@ -208,6 +263,7 @@ export async function insertKey(
       user_id: user.user_id,
       idp_id: user.idp_id,
       organization_id: user.organization_id,
+      expires_at: opts.expires_at?.toISOString() ?? null,
     },
   };
 }

@@ -1,30 +1,51 @@
 /**
- * Issuing, listing and revoking a user's keys. Three rules keep a key from reaching further than
- * it holds:
+ * Issuing, listing and revoking a user's keys (rotation: rotation.ts). Three rules keep a key
+ * from reaching further than it holds:
  * - nobody acts on the keys of a user holding more rights than the calling key (an organization
  *   admin cannot list, revoke or add keys of a system_admin user, so the bootstrap key cannot be
  *   locked out from inside an organization);
  * - a user holds at most MAX_KEYS_PER_USER active keys;
- * - a new key carries at most its creator's permissions and its creator's rate limit.
+ * - a new key carries at most its creator's permissions and rate limit, and expires no later
+ *   than its creator.
  */
 import { config } from '../config';
 import { forbidden, isDuplicateKey, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { forgetKey, hashKey, insertKey, levelOf, maskKey, type IssuedKey, type Principal } from './api-keys';
-import { ApiKey, ApiKeySlot, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type ApiKeySlotDoc, type Permission, type UserRef } from './models';
+import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, type IssuedKey, type Principal } from './api-keys';
+import { ApiKey, ApiKeyRotation, ApiKeySlot, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type ApiKeyRotationDoc, type ApiKeySlotDoc, type Permission, type UserRef } from './models';
 
 /** A slot whose key was never written is taken as abandoned after this long (a crashed creation). */
 const ABANDONED_SLOT_MS = 60_000;
 
-const slotOwner = (organization_id: string, user_id: string) => `${organization_id}|${user_id}`;
+export const slotOwner = (organization_id: string, user_id: string) => `${organization_id}|${user_id}`;
 
-function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions' | 'status'>[]): void {
+/** Expired and revoked keys still count: a user's rights are what its keys were given. */
+export function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions' | 'status'>[]): void {
   const held = Math.max(0, ...keys.filter((k) => k.status === 'active').map((k) => levelOf(k.permissions)));
   if (held > actor.level) throw forbidden(`Cannot act on the keys of a user holding more rights (${PERMISSIONS[held]}) than the calling key`);
 }
 
+/** requireRank for acts on a user rather than on one of its keys (its shared rate limit). */
+export async function requireRankOver(actor: Principal, organization_id: string, user_id: string): Promise<void> {
+  requireRank(actor, await ApiKey.find({ organization_id, user_id, status: 'active' }, { permissions: 1, status: 1 }).lean<Pick<ApiKeyDoc, 'permissions' | 'status'>[]>());
+}
+
 const overCap = (cap: number) =>
   new PlatformError(409, `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); revoke one before creating another`);
+
+/** The rotations of the given keys, by old key_id. */
+export async function rotationsOf(key_ids: string[]): Promise<Map<string, ApiKeyRotationDoc>> {
+  if (!key_ids.length) return new Map();
+  const docs = await ApiKeyRotation.find({ _id: { $in: key_ids } }).lean<ApiKeyRotationDoc[]>();
+  return new Map(docs.map((r) => [r._id, r]));
+}
+
+/**
+ * Whether a key holds a place under the cap: active, not expired and not rotated (a rotated key
+ * handed its place to its successor and only lives out its grace).
+ */
+const holdsPlace = (doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: ApiKeyRotationDoc | undefined, now: number): boolean =>
+  doc.status === 'active' && !rotation && (doc.expires_at === undefined || doc.expires_at.getTime() > now);
 
 /** The first free slot of the owner, or null: the unique _id lets only one creation have each. */
 async function takeSlot(owner: string, key_id: string, cap: number): Promise<string | null> {
@@ -41,17 +62,21 @@ async function takeSlot(owner: string, key_id: string, cap: number): Promise<str
 }
 
 /**
- * Frees slots left behind by a process that stopped between its writes: the key was revoked but
- * its slot not deleted, or the slot was taken but the key never written. Returns how many.
+ * Frees slots whose key no longer holds a place: expired or rotated, or left behind by a process
+ * that stopped between its writes (the key revoked but its slot not deleted, or the slot taken
+ * but the key never written). None of these states ever goes back. Returns how many.
  */
 async function releaseStaleSlots(owner: string): Promise<number> {
   const slots = await ApiKeySlot.find({ owner }).lean<ApiKeySlotDoc[]>();
-  const keys = await ApiKey.find({ key_id: { $in: slots.map((s) => s.key_id) } }, { key_id: 1, status: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status'>[]>();
-  const status = new Map(keys.map((k) => [k.key_id, k.status]));
+  const ids = slots.map((s) => s.key_id);
+  const keys = await ApiKey.find({ key_id: { $in: ids } }, { key_id: 1, status: 1, expires_at: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at'>[]>();
+  const rotations = await rotationsOf(ids);
+  const byId = new Map(keys.map((k) => [k.key_id, k]));
+  const now = Date.now();
   let freed = 0;
   for (const s of slots) {
-    const state = status.get(s.key_id);
-    const stale = state ? state !== 'active' : s.created_at.getTime() < Date.now() - ABANDONED_SLOT_MS;
+    const key = byId.get(s.key_id);
+    const stale = key ? !holdsPlace(key, rotations.get(s.key_id), now) : s.created_at.getTime() < now - ABANDONED_SLOT_MS;
     if (stale) freed += (await ApiKeySlot.deleteOne({ _id: s._id, key_id: s.key_id })).deletedCount ?? 0;
   }
   return freed;
@@ -63,27 +88,50 @@ export function inheritedRateLimit(creator?: number, requested?: number): number
   return requested === undefined ? creator : Math.min(creator, requested);
 }
 
-export async function issueApiKey(creator: Principal, user: UserRef, permissions: Permission[], rate_limit_per_minute?: number): Promise<IssuedKey> {
+/** Likewise the creator's expiry (epoch ms): a key cannot outlive the key that made it. */
+export function inheritedExpiry(creator?: number, requested?: Date): Date | undefined {
+  if (creator === undefined) return requested;
+  return requested === undefined || requested.getTime() > creator ? new Date(creator) : requested;
+}
+
+export interface IssueOptions {
+  rate_limit_per_minute?: number;
+  expires_at?: Date;
+}
+
+export async function issueApiKey(creator: Principal, user: UserRef, permissions: Permission[], opts: IssueOptions = {}): Promise<IssuedKey> {
   const unique = [...new Set(permissions)];
   const beyond = unique.filter((p) => PERMISSIONS.indexOf(p) > creator.level);
   if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
-  const active = await ApiKey.find({ organization_id: user.organization_id, user_id: user.user_id, status: 'active' }, { permissions: 1, status: 1 }).lean<Pick<ApiKeyDoc, 'permissions' | 'status'>[]>();
+  const active = await ApiKey.find({ organization_id: user.organization_id, user_id: user.user_id, status: 'active' }, { key_id: 1, permissions: 1, status: 1, expires_at: 1 }).lean<
+    Pick<ApiKeyDoc, 'key_id' | 'permissions' | 'status' | 'expires_at'>[]
+  >();
   requireRank(creator, active);
+  const rotations = await rotationsOf(active.map((k) => k.key_id));
+  const now = Date.now();
   const cap = config().MAX_KEYS_PER_USER;
   // The count also covers keys issued before slots existed; the slots hold under concurrency.
-  if (active.length >= cap) throw overCap(cap);
+  if (active.filter((k) => holdsPlace(k, rotations.get(k.key_id), now)).length >= cap) throw overCap(cap);
   const owner = slotOwner(user.organization_id, user.user_id);
   const key_id = newId('key');
   let slot = await takeSlot(owner, key_id, cap);
   if (!slot && (await releaseStaleSlots(owner)) > 0) slot = await takeSlot(owner, key_id, cap);
   if (!slot) throw overCap(cap);
   try {
-    return await insertKey(user, unique, { key_id, slot, created_by: creator.key_id, rate_limit_per_minute: inheritedRateLimit(creator.rate_limit_per_minute, rate_limit_per_minute) });
+    return await insertKey(user, unique, {
+      key_id,
+      slot,
+      created_by: creator.key_id,
+      rate_limit_per_minute: inheritedRateLimit(creator.rate_limit_per_minute, opts.rate_limit_per_minute),
+      expires_at: inheritedExpiry(creator.expires_at, opts.expires_at),
+    });
   } catch (err) {
     await ApiKeySlot.deleteOne({ _id: slot, key_id }).catch(() => {});
     throw err;
   }
 }
+
+export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
 
 export interface ListedKey {
   key: string;
@@ -91,33 +139,54 @@ export interface ListedKey {
   created_at: string;
   last_used: string | null;
   permissions: Permission[];
-  status: 'active' | 'revoked';
+  /** expiring: rotated, still accepted until expires_at (its grace) */
+  status: KeyState;
+  /** accepted now (active or expiring) */
   active: boolean;
+  expires_at: string | null;
+  rotated_to: string | null;
+  rotated_from: string | null;
 }
 
 export async function listApiKeys(actor: Principal, organization_id: string, user_id: string): Promise<ListedKey[]> {
   const docs = await ApiKey.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<ApiKeyDoc[]>();
   requireRank(actor, docs);
-  const usage = await ApiKeyUsage.find({ key_id: { $in: docs.map((d) => d.key_id) } }).lean<{ key_id: string; last_used: Date }[]>();
+  const ids = docs.map((d) => d.key_id);
+  const [usage, rotations] = await Promise.all([ApiKeyUsage.find({ key_id: { $in: ids } }).lean<{ key_id: string; last_used: Date }[]>(), rotationsOf(ids)]);
   const lastUsed = new Map(usage.map((u) => [u.key_id, u.last_used]));
-  return docs.map((d) => ({
-    key: maskKey(d.prefix),
-    key_id: d.key_id,
-    created_at: d.created_at.toISOString(),
-    last_used: lastUsed.get(d.key_id)?.toISOString() ?? null,
-    permissions: d.permissions,
-    status: d.status,
-    active: d.status === 'active',
-  }));
+  const now = Date.now();
+  return docs.map((d) => {
+    const rotation = rotations.get(d.key_id);
+    const end = endOf(d, rotation);
+    const status: KeyState = d.status === 'revoked' ? 'revoked' : end !== undefined && end <= now ? 'expired' : rotation ? 'expiring' : 'active';
+    return {
+      key: maskKey(d.prefix),
+      key_id: d.key_id,
+      created_at: d.created_at.toISOString(),
+      last_used: lastUsed.get(d.key_id)?.toISOString() ?? null,
+      permissions: d.permissions,
+      status,
+      active: status === 'active' || status === 'expiring',
+      expires_at: end === undefined ? null : new Date(end).toISOString(),
+      rotated_to: rotation?.key_id ?? null,
+      rotated_from: d.rotated_from ?? null,
+    };
+  });
+}
+
+/** The named key among the user's keys: by full key or by key_id. */
+export function findKey(docs: ApiKeyDoc[], keyOrId: string): ApiKeyDoc {
+  const hash = keyOrId.startsWith('pk_') ? hashKey(keyOrId) : undefined;
+  const doc = docs.find((d) => (hash ? d.hash === hash : d.key_id === keyOrId));
+  if (!doc) throw notFound('API key not found for this user');
+  return doc;
 }
 
 /** Revokes by full key or by key_id; the key must belong to the named user. Idempotent. */
 export async function revokeApiKey(actor: Principal, organization_id: string, user_id: string, keyOrId: string): Promise<{ key_id: string; already: boolean }> {
   const docs = await ApiKey.find({ organization_id, user_id }).lean<ApiKeyDoc[]>();
   requireRank(actor, docs);
-  const hash = keyOrId.startsWith('pk_') ? hashKey(keyOrId) : undefined;
-  const doc = docs.find((d) => (hash ? d.hash === hash : d.key_id === keyOrId));
-  if (!doc) throw notFound('API key not found for this user');
+  const doc = findKey(docs, keyOrId);
   if (doc.status === 'revoked') {
     forgetKey(doc.hash);
     return { key_id: doc.key_id, already: true };

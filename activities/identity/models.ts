@@ -23,6 +23,8 @@ const userSchema = new Schema(
     idp_id: { type: String, required: true },
     email: { type: String },
     display_name: { type: String },
+    /** requests a minute shared by all of the user's keys (set by an admin); unset: none */
+    user_rate_limit_per_minute: { type: Number },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -45,6 +47,10 @@ const apiKeySchema = new Schema(
     revoked_at: { type: Date },
     /** the _id of the key's api_key_slots document while the key is active */
     slot: { type: String },
+    /** refused from then on; set at creation only (a rotation's grace lives in api_key_rotations) */
+    expires_at: { type: Date },
+    /** the key this one replaced by rotation */
+    rotated_from: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -78,6 +84,26 @@ const apiKeySlotSchema = new Schema(
   { versionKey: false },
 );
 
+/**
+ * One document per rotated key, `_id` the old key's key_id, written once the new key exists: the
+ * old key is refused after `grace_until`. Kept apart from the key's own document for the same
+ * reason as the usage: an update racing a revocation could undo it. `changed_at` tells the edge
+ * processes' caches to drop `hash` (at the rotation, and when a later rotation ends the grace early).
+ */
+const apiKeyRotationSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    /** the new key's key_id */
+    key_id: { type: String, required: true },
+    /** the old key's hash */
+    hash: { type: String, required: true },
+    grace_until: { type: Date, required: true },
+    created_at: { type: Date, required: true },
+    changed_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
 export interface OrganizationDoc {
   organization_id: string;
   name: string;
@@ -91,6 +117,7 @@ export interface UserDoc {
   idp_id: string;
   email?: string;
   display_name?: string;
+  user_rate_limit_per_minute?: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -110,7 +137,17 @@ export interface ApiKeyDoc {
   rate_limit_per_minute?: number;
   revoked_at?: Date;
   slot?: string;
+  expires_at?: Date;
+  rotated_from?: string;
   created_at: Date;
+}
+export interface ApiKeyRotationDoc {
+  _id: string;
+  key_id: string;
+  hash: string;
+  grace_until: Date;
+  created_at: Date;
+  changed_at: Date;
 }
 export interface ApiKeySlotDoc {
   _id: string;
@@ -125,3 +162,4 @@ export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
 export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
 export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');
+export const ApiKeyRotation = mongoose.model<ApiKeyRotationDoc>('ApiKeyRotation', apiKeyRotationSchema, 'api_key_rotations');

@@ -9,6 +9,8 @@ export interface UserView {
   organization_id: string;
   email: string | null;
   display_name: string | null;
+  /** requests a minute shared by all of the user's keys; null: none beyond each key's own */
+  user_rate_limit_per_minute: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -20,6 +22,7 @@ export function viewUser(u: UserDoc): UserView {
     organization_id: u.organization_id,
     email: u.email ?? null,
     display_name: u.display_name ?? null,
+    user_rate_limit_per_minute: u.user_rate_limit_per_minute ?? null,
     created_at: u.created_at.toISOString(),
     updated_at: u.updated_at.toISOString(),
   };
@@ -113,10 +116,14 @@ export async function getUser(organization_id: string, ref: string): Promise<Use
   return viewUser(user);
 }
 
-export async function updateUser(organization_id: string, ref: string, patch: { email?: string | null; display_name?: string | null }): Promise<UserView> {
+export async function updateUser(
+  organization_id: string,
+  ref: string,
+  patch: { email?: string | null; display_name?: string | null; user_rate_limit_per_minute?: number | null },
+): Promise<UserView> {
   const user = await findUser(organization_id, ref);
   if (!user) throw notFound(`User not found: ${ref}`);
-  const set: Record<string, string> = {};
+  const set: Record<string, string | number> = {};
   const unset: Record<string, 1> = {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;

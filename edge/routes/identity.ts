@@ -2,6 +2,8 @@
 import { z } from 'zod';
 import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/organizations';
 import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/users';
+import { forgetUserKeys } from '../../activities/identity/api-keys';
+import { requireRankOver } from '../../activities/identity/key-management';
 import { TIERS } from '../../activities/identity/models';
 import { forbidden } from '../../activities/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';
@@ -17,6 +19,7 @@ const user = z.object({
   organization_id: z.string(),
   email: z.string().nullable(),
   display_name: z.string().nullable(),
+  user_rate_limit_per_minute: z.number().nullable().describe("requests a minute shared by all of the user's keys; null: only each key's own limit"),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -109,16 +112,34 @@ defineRoute({
   method: 'PATCH',
   paths: ['/api/users/:user_ref'],
   tag,
-  summary: "Updates a user's email or display name (null removes)",
+  summary: "Updates a user's email, display name or shared rate limit (null removes)",
   auth: 'key',
   params: z.object({ user_ref: requiredId }),
   query: z.object({ organization_id: organizationId }),
-  body: z.object({ email: z.email().max(320).nullable().optional(), display_name: z.string().trim().min(1).max(200).nullable().optional() }),
+  body: z.object({
+    email: z.email().max(320).nullable().optional(),
+    display_name: z.string().trim().min(1).max(200).nullable().optional(),
+    user_rate_limit_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .nullable()
+      .optional()
+      .describe("requests a minute shared by all of the user's keys, on top of each key's own limit (admin keys; not for a user holding more rights than the calling key)"),
+  }),
   response: z.object({ success: z.literal(true), user }),
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
     if (principal.level === 0) await actingUser(principal, org, params.user_ref);
     if (principal.level === 0 && body.email !== undefined) throw forbidden(EMAIL_BY_ADMIN);
-    return { success: true, user: await updateUser(org, params.user_ref, body) };
+    if (body.user_rate_limit_per_minute === undefined) return { success: true, user: await updateUser(org, params.user_ref, body) };
+    // The limit binds every key of the user: the end user must not lift it, nor an admin bind a user above itself.
+    if (principal.level === 0) throw forbidden("user_rate_limit_per_minute: a user's shared rate limit is set with an admin key");
+    const target = await getUser(org, params.user_ref);
+    await requireRankOver(principal, org, target.user_id);
+    const updated = await updateUser(org, target.user_id, body);
+    forgetUserKeys(updated.user_id);
+    return { success: true, user: updated };
   },
 });

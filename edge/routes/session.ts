@@ -2,12 +2,13 @@
 import { z } from 'zod';
 import { verifyApiKey } from '../../activities/identity/api-keys';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management';
+import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/rotation';
 import { PERMISSIONS } from '../../activities/identity/models';
 import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/sessions';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/models';
 import { config } from '../../activities/config';
-import { forbidden, notFound } from '../../activities/errors';
-import { actingUser, organizationFor } from '../auth';
+import { forbidden, invalid, notFound } from '../../activities/errors';
+import { actingUser, budgetSpent, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { requiredId, organizationId } from '../schemas';
 
@@ -74,23 +75,37 @@ defineRoute({
   },
 });
 
+const MAX_KEY_YEARS = 10;
+const expiresAt = z.iso
+  .datetime({ offset: true })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getTime() > Date.now(), 'must be in the future')
+  .refine((d) => d.getTime() <= Date.now() + MAX_KEY_YEARS * 365.25 * 86_400_000, `must be at most ${MAX_KEY_YEARS} years ahead`);
+
+const keyMetadata = z.object({
+  created_at: z.string(),
+  permissions: z.array(z.string()),
+  key_id: z.string(),
+  user_id: z.string(),
+  idp_id: z.string(),
+  organization_id: z.string(),
+  expires_at: z.string().nullable().describe('refused from then on (401); null: never'),
+});
+
 defineRoute({
   method: 'POST',
   paths: both('/generate_api_key'),
   tag,
-  summary: 'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit; at most MAX_KEYS_PER_USER active keys per user (409)',
+  summary: 'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit and expires no later than itself; at most MAX_KEYS_PER_USER active keys per user (409)',
   auth: 'key',
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
     permissions: z.array(z.enum(PERMISSIONS)).min(1).max(3).default(['basic']),
     rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe("lower per-key limit than RATE_LIMIT_PER_MINUTE; never above the calling key's own limit, which a key created without one inherits"),
+    expires_at: expiresAt.optional().describe(`ISO 8601, in the future, at most ${MAX_KEY_YEARS} years ahead; never after the calling key's own expiry, which a key created without one inherits`),
   }),
-  response: z.object({
-    success: z.literal(true),
-    api_key: z.string(),
-    metadata: z.object({ created_at: z.string(), permissions: z.array(z.string()), key_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),
-  }),
+  response: z.object({ success: z.literal(true), api_key: z.string(), metadata: keyMetadata }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
@@ -98,7 +113,7 @@ defineRoute({
     if (body.rate_limit_per_minute && global && body.rate_limit_per_minute > global) {
       throw forbidden(`rate_limit_per_minute may not exceed the platform limit of ${global}`);
     }
-    const issued = await issueApiKey(principal, user, body.permissions, body.rate_limit_per_minute);
+    const issued = await issueApiKey(principal, user, body.permissions, { rate_limit_per_minute: body.rate_limit_per_minute, expires_at: body.expires_at });
     return { success: true, api_key: issued.api_key, metadata: issued.metadata };
   },
 });
@@ -115,7 +130,20 @@ defineRoute({
     success: z.literal(true),
     user_id: z.string(),
     idp_id: z.string(),
-    api_keys: z.array(z.object({ key: z.string(), key_id: z.string(), created_at: z.string(), last_used: z.string().nullable(), permissions: z.array(z.string()), status: z.enum(['active', 'revoked']), active: z.boolean() })),
+    api_keys: z.array(
+      z.object({
+        key: z.string(),
+        key_id: z.string(),
+        created_at: z.string(),
+        last_used: z.string().nullable(),
+        permissions: z.array(z.string()),
+        status: z.enum(['active', 'expiring', 'revoked', 'expired']).describe('expiring: rotated, accepted until expires_at'),
+        active: z.boolean().describe('accepted now (active or expiring)'),
+        expires_at: z.string().nullable(),
+        rotated_to: z.string().nullable().describe('key_id of the key that replaced this one'),
+        rotated_from: z.string().nullable().describe('key_id of the key this one replaced'),
+      }),
+    ),
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
@@ -142,14 +170,55 @@ defineRoute({
 
 defineRoute({
   method: 'POST',
+  paths: both('/rotate_api_key'),
+  tag,
+  summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused",
+  auth: 'key',
+  body: z.object({
+    user_id: requiredId.optional().describe("the key's owner; defaults to the calling key's own user"),
+    api_key: requiredId.optional().describe('the full key, or its key_id from list_api_keys'),
+    key_id: requiredId.optional().describe('instead of api_key'),
+    grace_seconds: z.number().int().min(0).max(MAX_GRACE_SECONDS).default(0).describe(`how long the old key keeps working (at most ${MAX_GRACE_SECONDS}, 7 days; 0: refused at once)`),
+    expires_at: expiresAt.optional().describe("the new key's expiry instead of the old key's; never after the calling key's own"),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    api_key: z.string(),
+    metadata: keyMetadata.extend({ rotated_from: z.string() }),
+    previous: z.object({ key_id: z.string(), status: z.enum(['expiring', 'expired']), expires_at: z.string().describe('the end of its grace') }),
+  }),
+  handler: async ({ principal, body }) => {
+    if (body.api_key && body.key_id) throw invalid('key_id', 'give api_key or key_id, not both');
+    const ref = body.api_key ?? body.key_id;
+    if (!ref) throw invalid('api_key', 'the key to rotate is required (api_key or key_id)');
+    const org = organizationFor(principal, body.organization_id);
+    const user = await actingUser(principal, org, body.user_id ?? principal.user_id);
+    const out = await rotateApiKey(principal, org, user.user_id, ref, { grace_seconds: body.grace_seconds, expires_at: body.expires_at });
+    return { success: true, api_key: out.issued.api_key, metadata: { ...out.issued.metadata, rotated_from: out.previous.key_id }, previous: out.previous };
+  },
+});
+
+defineRoute({
+  method: 'POST',
   paths: both('/verify_api_key'),
   tag,
-  summary: 'Whether a key is valid (active); records its last use. No key needed; rate limited per address',
+  summary: "Whether a key is valid (active, not expired) and, given `permission`, holds it; records its last use but spends none of the key's budget. No key needed; rate limited per address",
   auth: 'none',
   rateLimit: 'ip',
-  body: z.object({ api_key: z.string().max(500) }),
-  response: z.object({ valid: z.boolean(), user_id: z.string().optional(), idp_id: z.string().optional(), organization_id: z.string().optional(), permissions: z.array(z.string()).optional() }),
-  handler: async ({ body }) => verifyApiKey(body.api_key),
+  body: z.object({ api_key: z.string().max(500), permission: z.enum(PERMISSIONS).optional().describe('also check that the key holds this permission (or a higher one)') }),
+  response: z.object({
+    valid: z.boolean(),
+    reason: z
+      .enum(['not_found', 'revoked', 'expired', 'rate_limited', 'forbidden'])
+      .optional()
+      .describe('only when not valid: rate_limited when the key or its user has used its whole budget of the current minute; forbidden when it lacks `permission`'),
+    user_id: z.string().optional(),
+    idp_id: z.string().optional(),
+    organization_id: z.string().optional(),
+    permissions: z.array(z.string()).optional(),
+  }),
+  handler: async ({ body }) => verifyApiKey(body.api_key, { permission: body.permission, spent: budgetSpent }),
 });
 
 // Extension: the document lists the statuses but no way to change them.
