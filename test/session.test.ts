@@ -81,7 +81,7 @@ describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) 
 
     const revoke = await call('POST', `${prefix}/revoke_api_key`, { key: u.key, json: { user_id: u.user_id, api_key: gen.body.api_key } });
     expect(revoke.body).toMatchObject({ success: true, message: 'API key revoked' });
-    expect((await call('POST', `${prefix}/verify_api_key`, { json: { api_key: gen.body.api_key } })).body).toEqual({ valid: false });
+    expect((await call('POST', `${prefix}/verify_api_key`, { json: { api_key: gen.body.api_key } })).body).toEqual({ valid: false, reason: 'revoked' });
     // Effective on the very next request.
     expect((await call('GET', `${prefix}/list_api_keys/${u.user_id}`, { key: gen.body.api_key })).status).toBe(401);
     const again = await call('POST', `${prefix}/revoke_api_key`, { key: u.key, json: { user_id: u.user_id, api_key: gen.body.metadata.key_id } });
@@ -113,7 +113,7 @@ describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) 
     for (const api_key of ['', 'nope', 'pk_' + 'x'.repeat(43), 'pk_short']) {
       const res = await call('POST', `${prefix}/verify_api_key`, { json: { api_key } });
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ valid: false });
+      expect(res.body).toEqual({ valid: false, reason: 'not_found' });
     }
   });
 });

@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
-import { authenticateKey, generateSecret, insertKey, REVOCATION_POLL_MS, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { authenticateKey, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
 import { issueApiKey } from '../../activities/identity/key-management';
-import { ApiKey, ApiKeyUsage } from '../../activities/identity/models';
+import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models';
 import { resolveOrCreateUser } from '../../activities/identity/users';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
@@ -34,7 +34,36 @@ describe('key cache', () => {
     await ApiKey.updateOne({ key_id: issued.key_id }, { $set: { status: 'revoked', revoked_at: new Date() } });
     await new Promise((r) => setTimeout(r, REVOCATION_POLL_MS * 3));
     expect(await authenticateKey(issued.api_key)).toBeNull();
-    expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false });
+    expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false, reason: 'revoked' });
+  });
+
+  it('refuses a key whose rotation another process wrote, within the poll interval', async () => {
+    const user = await resolveOrCreateUser('default', `rotated-${Date.now()}`);
+    const issued = await issueApiKey(sysadmin, user, ['basic']);
+    expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }); // now cached
+    const now = new Date();
+    await ApiKeyRotation.create({ _id: issued.key_id, key_id: 'key_elsewhere', hash: hashKey(issued.api_key), grace_until: now, created_at: now, changed_at: now });
+    await new Promise((r) => setTimeout(r, REVOCATION_POLL_MS * 3));
+    expect(await authenticateKey(issued.api_key)).toBeNull();
+    expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false, reason: 'expired' });
+  });
+
+  it('refuses a cached key once its expiry has passed, without another read', async () => {
+    const user = await resolveOrCreateUser('default', `expiring-${Date.now()}`);
+    const issued = await issueApiKey(sysadmin, user, ['basic'], { expires_at: new Date(Date.now() + 500) });
+    expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id });
+    const reads: string[] = [];
+    mongoose.set('debug', (collection: string, method: string) => {
+      if (collection === 'api_keys' && method === 'findOne') reads.push(method); // not the revocation watcher's polls
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 600));
+      expect(await authenticateKey(issued.api_key)).toBeNull();
+      expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false, reason: 'expired' });
+      expect(reads).toEqual([]);
+    } finally {
+      mongoose.set('debug', false);
+    }
   });
 
   it('records last_used when a key is verified', async () => {
@@ -56,7 +85,7 @@ describe('unknown keys', () => {
     try {
       const unknown = generateSecret();
       for (let i = 0; i < 5; i += 1) expect(await authenticateKey(unknown)).toBeNull();
-      expect(await verifyApiKey(unknown)).toEqual({ valid: false });
+      expect(await verifyApiKey(unknown)).toEqual({ valid: false, reason: 'not_found' });
       expect(reads).toEqual(['findOne']);
     } finally {
       mongoose.set('debug', false);
