@@ -4,6 +4,7 @@
  */
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection } from '@temporalio/client';
 import type { Config } from '../activities/config';
+import { platformSearchAttributes } from '../workflows/search-attributes';
 
 /**
  * One per task queue: deployments (and test runs) sharing a Temporal namespace each keep their
@@ -19,6 +20,8 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
     workflowType: 'retentionWorkflow',
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     args: [{ retention_days: cfg.RESPONSE_RETENTION_DAYS }],
+    // The platform's own runs are filed under organization "_platform" (no organization id starts with "_").
+    typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'retention'),
   };
   // A run missed while no worker was up runs once when one is back, never once per missed hour.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' };

@@ -149,6 +149,19 @@ export interface PaymentEventInput {
   object: { id?: string; metadata?: Record<string, string>; payment_intent?: string | null; last_payment_error?: { message?: string } | null };
 }
 
+/** The purchase a provider event is about: named by `metadata.transaction_id`, or for a refund by its payment intent. */
+async function purchaseOf(e: PaymentEventInput): Promise<PurchaseDoc | null> {
+  if (e.type === 'charge.refunded') return e.object.payment_intent ? Purchase.findOne({ payment_intent_id: e.object.payment_intent }).lean<PurchaseDoc>() : null;
+  const id = e.object.metadata?.transaction_id;
+  return id ? Purchase.findById(id).lean<PurchaseDoc>() : null;
+}
+
+/** Who bought what an event settles, so its run is filed under them; null when no purchase matches. */
+export async function purchaseOwner(e: PaymentEventInput): Promise<{ organization_id: string; user_id: string } | null> {
+  const txn = await purchaseOf(e);
+  return txn ? { organization_id: txn.organization_id, user_id: txn.user_id } : null;
+}
+
 /** Applies a verified provider event; every effect is idempotent and the event is recorded once. */
 export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome: string; transaction_id: string | null }> {
   const seen = await PaymentEvent.findById(e.id).lean();
@@ -156,8 +169,7 @@ export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome
   let outcome = 'ignored: event type not handled';
   let txn: PurchaseDoc | null = null;
   if (e.type === 'payment_intent.succeeded' || e.type === 'payment_intent.payment_failed') {
-    const id = e.object.metadata?.transaction_id;
-    txn = id ? await Purchase.findById(id).lean<PurchaseDoc>() : null;
+    txn = await purchaseOf(e);
     if (!txn) outcome = 'ignored: no purchase with this metadata.transaction_id';
     else if (e.type === 'payment_intent.succeeded') {
       await markPurchase(txn._id, 'succeeded', { payment_intent_id: e.object.id });
@@ -168,7 +180,7 @@ export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome
       outcome = 'marked failed';
     }
   } else if (e.type === 'charge.refunded') {
-    txn = e.object.payment_intent ? await Purchase.findOne({ payment_intent_id: e.object.payment_intent }).lean<PurchaseDoc>() : null;
+    txn = await purchaseOf(e);
     if (!txn) outcome = 'ignored: no purchase with this payment_intent';
     else {
       try {

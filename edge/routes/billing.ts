@@ -7,7 +7,7 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { config } from '../../activities/config';
 import { PlatformError } from '../../activities/errors';
-import { createPackage, listPackages, PaymentRequired, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
+import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
 import { stripe } from '../../activities/engines/payments';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, existingUser, organizationFor } from '../auth';
@@ -121,10 +121,14 @@ defineRoute({
         last_payment_error: (object.last_payment_error as { message?: string }) ?? null,
       },
     };
-    const org = (input.object.metadata?.organization_id as string) || config().DEFAULT_ORGANIZATION_ID;
+    // The run is filed under the buyer, found from our own purchase record (one read), not from
+    // the event's metadata; an event that settles no purchase is filed under "_platform" (no
+    // organization id starts with "_").
+    const owner = await purchaseOwner(input);
+    const attributes = platformSearchAttributes(owner?.organization_id ?? '_platform', owner?.user_id ?? '_payment-provider', 'billing');
     // Acknowledged once the run is durably started (the provider wants a quick 2xx); a repeat of
     // the event finds the run started or done and is acknowledged without a second one.
-    await startIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], platformSearchAttributes(org, input.object.metadata?.user_id ?? 'payment-provider', 'billing'));
+    await startIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], attributes);
     return { status: 'success' };
   },
 });
