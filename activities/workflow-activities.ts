@@ -5,6 +5,7 @@
  */
 export { processStoredImage, convertStoredHeic, discardUpload } from './images/images';
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/normalized';
+export { purgeIdempotencyKeys } from './idempotency/keys';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';
 export { composeEmail, sendEmail } from './email/email';
 export { runScheduledEvent } from './scheduler/events';

@@ -1,12 +1,17 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 
-const { purgeNormalizedResponses } = proxyActivities<typeof activities>({
+const { purgeNormalizedResponses, purgeIdempotencyKeys } = proxyActivities<typeof activities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '5 s', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-/** Run by the Schedule `retention:normalized-responses:<task queue>`: deletes responses past retention. */
-export async function retentionWorkflow(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null }> {
-  return purgeNormalizedResponses(input);
+/**
+ * Run by the Schedule `retention:normalized-responses:<task queue>`: deletes responses past
+ * retention, and Idempotency-Key records past their 24 hours.
+ */
+export async function retentionWorkflow(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null; idempotency_keys_deleted: number }> {
+  const responses = await purgeNormalizedResponses(input);
+  const keys = await purgeIdempotencyKeys();
+  return { ...responses, idempotency_keys_deleted: keys.deleted };
 }
