@@ -1,25 +1,47 @@
 /**
  * Document processing: `/process_document` runs the workflow `document:<media_id>` and waits for
  * it; `/generate_thumbnail` answers the first page as JPEG (workflow `thumbnail:<media_id>`), for the
- * key's own user unless `user_id` names another.
+ * key's own user unless `user_id` names another. Both take an Idempotency-Key (edge/idempotency.ts).
  */
 import { randomUUID } from 'node:crypto';
+import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { invalid } from '../../activities/errors';
-import { readStoredObject, storeUpload } from '../../activities/images/images';
+import { readStoredObject, type StoredUpload } from '../../activities/images/images';
+import type { UserRef } from '../../activities/identity/models';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
+import { defineRoute, type UploadedFile } from '../http';
+import { once, uploadFor } from '../idempotency';
 import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
+import { runIdempotent } from '../temporal';
 
 const tag = 'documents';
+const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
+
+/** The workflow `<prefix>:<media_id>` over the stored file, once per Idempotency-Key. */
+function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, file: UploadedFile, fields: Record<string, unknown>, workflow: { type: string; prefix: string; args: (upload: StoredUpload) => unknown[] }) {
+  return once<R>({
+    event,
+    route,
+    organization_id: org,
+    user_id: user.user_id,
+    fields: { ...fields, filename: file.filename, content_type: file.contentType },
+    file: file.data,
+    newId: newMediaId,
+    run: async (media_id, retry) => {
+      const workflowId = `${workflow.prefix}:${media_id}`;
+      const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
+      return (await runIdempotent<R>(workflow.type, workflowId, workflow.args(upload), platformSearchAttributes(org, user.user_id, 'documents'))).result;
+    },
+  });
+}
 
 defineRoute({
   method: 'POST',
   paths: ['/process_document'],
   tag,
-  summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>)',
+  summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   form: { file: true, fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }) },
   response: z.object({
@@ -32,17 +54,14 @@ defineRoute({
     metadata: z.record(z.string(), z.unknown()),
     thumbnail_path: z.string(),
   }),
-  handler: async ({ principal, form, file }) => {
+  handler: async ({ event, principal, form, file }) => {
     const org = organizationFor(principal, form.organization_id);
     const user = await actingUser(principal, org, form.user_id);
-    const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
-    const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
-    const client = await temporal();
-    return client.workflow.execute('processDocumentWorkflow', {
-      taskQueue: taskQueue(),
-      workflowId: `document:${media_id}`,
-      args: [{ upload, idp_id: user.idp_id, session_id: form.session_id, conversation_id: form.conversation_id }],
-      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'documents'),
+    const { session_id, conversation_id } = form;
+    return runOnce(event, 'process_document', org, user, file!, { session_id, conversation_id }, {
+      type: 'processDocumentWorkflow',
+      prefix: 'document',
+      args: (upload) => [{ upload, idp_id: user.idp_id, session_id, conversation_id }],
     });
   },
 });
@@ -51,7 +70,7 @@ defineRoute({
   method: 'POST',
   paths: ['/generate_thumbnail'],
   tag,
-  summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path',
+  summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
   auth: 'key',
   form: {
     file: true,
@@ -65,15 +84,7 @@ defineRoute({
     const org = organizationFor(principal, form.organization_id);
     if (!form.user_id && org !== principal.organization_id) throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
     const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
-    const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
-    const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
-    const client = await temporal();
-    const out: { thumbnail_path: string } = await client.workflow.execute('generateThumbnailWorkflow', {
-      taskQueue: taskQueue(),
-      workflowId: `thumbnail:${media_id}`,
-      args: [{ upload }],
-      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'documents'),
-    });
+    const out = await runOnce<{ thumbnail_path: string }>(event, 'generate_thumbnail', org, user, file!, {}, { type: 'generateThumbnailWorkflow', prefix: 'thumbnail', args: (upload) => [{ upload }] });
     event.node.res.setHeader('x-thumbnail-path', out.thumbnail_path);
     return readStoredObject(out.thumbnail_path);
   },

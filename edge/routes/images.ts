@@ -1,6 +1,7 @@
 /**
  * Image processing: the edge stores the upload in MinIO, then runs the image workflow and waits
  * for its result; an operator finds every run in the Temporal UI by organization and user.
+ * `/process_image` takes an Idempotency-Key (edge/idempotency.ts).
  */
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
@@ -8,9 +9,11 @@ import { storeUpload, readStoredObject, type ImageMetadata } from '../../activit
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
 import { requiredId, organizationId } from '../schemas';
-import { temporal, taskQueue } from '../temporal';
+import { runIdempotent, temporal, taskQueue } from '../temporal';
+import { once, uploadFor } from '../idempotency';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { Principal } from '../../activities/identity/api-keys';
+import type { ProcessImageResult } from '../../workflows/images';
 
 const tag = 'images';
 
@@ -25,10 +28,12 @@ const imageMetadata = z.object({
   orientation: z.number().optional(),
 });
 
+const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
+
 async function stage(principal: Principal, orgRequested: string | undefined, userRef: string, file: UploadedFile) {
   const org = organizationFor(principal, orgRequested);
   const user = await actingUser(principal, org, userRef);
-  const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
+  const media_id = newMediaId();
   const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
   return { org, user, upload };
 }
@@ -37,7 +42,7 @@ defineRoute({
   method: 'POST',
   paths: ['/process_image'],
   tag,
-  summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>)',
+  summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   form: {
     file: true,
@@ -50,14 +55,24 @@ defineRoute({
     metadata: z.record(z.string(), z.unknown()),
     thumbnail_path: z.string(),
   }),
-  handler: async ({ principal, form, file }) => {
-    const { org, user, upload } = await stage(principal, form.organization_id, form.user_id, file!);
-    const client = await temporal();
-    return client.workflow.execute('processImageWorkflow', {
-      taskQueue: taskQueue(),
-      workflowId: `image:${upload.media_id}`,
-      args: [{ upload, idp_id: user.idp_id, session_id: form.session_id, conversation_id: form.conversation_id }],
-      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'images'),
+  handler: async ({ event, principal, form, file }) => {
+    const org = organizationFor(principal, form.organization_id);
+    const user = await actingUser(principal, org, form.user_id);
+    const { session_id, conversation_id } = form;
+    return once({
+      event,
+      route: 'process_image',
+      organization_id: org,
+      user_id: user.user_id,
+      fields: { session_id, conversation_id, filename: file!.filename, content_type: file!.contentType },
+      file: file!.data,
+      newId: newMediaId,
+      run: async (media_id, retry) => {
+        const workflowId = `image:${media_id}`;
+        const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
+        const args = [{ upload, idp_id: user.idp_id, session_id, conversation_id }];
+        return (await runIdempotent<ProcessImageResult>('processImageWorkflow', workflowId, args, platformSearchAttributes(org, user.user_id, 'images'))).result;
+      },
     });
   },
 });

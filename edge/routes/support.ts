@@ -4,10 +4,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { storeUpload } from '../../activities/images/images';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { AudioQaInput, AudioQaResult } from '../../workflows/audio-qa';
-import { taskQueue, temporal } from '../temporal';
+import { runIdempotent } from '../temporal';
+import { once, uploadFor } from '../idempotency';
 import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/support';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
@@ -101,7 +101,7 @@ defineRoute({
   method: 'POST',
   paths: ['/support/transcribe'],
   tag,
-  summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>)',
+  summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   form: {
     file: true,
@@ -115,20 +115,25 @@ defineRoute({
     qa_response: answer,
     metadata: z.object({ engine: z.string() }).passthrough(),
   }),
-  handler: async ({ principal, form, file }) => {
+  handler: async ({ event, principal, form, file }) => {
     const org = organizationFor(principal, form.organization_id);
     const user = await actingUser(principal, org, form.user_id);
-    const { session_id } = await requireConversation(org, user.user_id, form.conversation_id); // before anything is stored
-    const media_id = randomUUID().replace(/-/g, '').slice(0, 20);
-    const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
-    const input: AudioQaInput = { upload, organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id: form.session_id || session_id };
-    const client = await temporal();
-    const out: AudioQaResult = await client.workflow.execute('audioQaWorkflow', {
-      taskQueue: taskQueue(),
-      workflowId: `audio-qa:${media_id}`,
-      args: [input],
-      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'support'),
+    const conv = await requireConversation(org, user.user_id, form.conversation_id); // before anything is stored
+    const session_id = form.session_id || conv.session_id;
+    return once({
+      event,
+      route: 'support_transcribe',
+      organization_id: org,
+      user_id: user.user_id,
+      fields: { conversation_id: form.conversation_id, session_id, filename: file!.filename, content_type: file!.contentType },
+      file: file!.data,
+      newId: () => randomUUID().replace(/-/g, '').slice(0, 20),
+      run: async (media_id, retry) => {
+        const workflowId = `audio-qa:${media_id}`;
+        const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
+        const input: AudioQaInput = { upload, organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id };
+        return (await runIdempotent<AudioQaResult>('audioQaWorkflow', workflowId, [input], platformSearchAttributes(org, user.user_id, 'support'))).result;
+      },
     });
-    return out;
   },
 });
