@@ -1,8 +1,9 @@
 import mongoose, { Schema } from 'mongoose';
 
 /**
- * The MongoDB mirror of a scan: written by the scan workflow after each state change, read when
- * the workflow has finished (or to list scans). The workflow's state is the source of truth
+ * The MongoDB mirror of a scan: a placeholder written by the edge before the scan workflow starts
+ * (status `processing`), then the scan as the workflow answers it after each state change; read
+ * when the workflow has finished, and to list scans. The workflow's state is the source of truth
  * while it runs.
  */
 const ticketScanSchema = new Schema(
@@ -16,7 +17,9 @@ const ticketScanSchema = new Schema(
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false, minimize: false },
 );
-ticketScanSchema.index({ organization_id: 1, user_id: 1 });
+// Lists: a user's scans, or an organization's, newest first.
+ticketScanSchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
+ticketScanSchema.index({ organization_id: 1, created_at: -1 });
 
 /**
  * What makes two receipts the same within an organization (whichever user scans them): the

@@ -85,7 +85,8 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
     const held = await ScanFingerprint.findById(key).lean();
     if (!held || held.scan_id === scan_id) return null;
     const earlier = await TicketScan.findById(held.scan_id, { status: 1, 'view.duplicate_of': 1 }).lean<Pick<TicketScanDoc, 'status' | 'view'>>();
-    const abandoned = earlier ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
+    // A scan still processing has only the edge's placeholder (list.ts): its age decides.
+    const abandoned = earlier && earlier.status !== 'processing' ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
     // A copy of a copy names the scan that earned (another photo of a receipt holds its own image).
     if (!abandoned) return typeof earlier?.view?.duplicate_of === 'string' ? earlier.view.duplicate_of : held.scan_id;
     await ScanFingerprint.deleteOne({ _id: key, scan_id: held.scan_id });
@@ -178,8 +179,9 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
 }
 
 export async function mirrorScan(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
-  // One workflow writes one scan, one step at a time: a plain replace is safe here.
-  await TicketScan.replaceOne({ _id: view.id }, { _id: view.id, organization_id: view.organization_id, user_id: view.user_id, status: view.status, view }, { upsert: true });
+  // One workflow writes one scan, one step at a time: a plain set is safe here. It keeps
+  // created_at (the edge's placeholder, or the first mirror), which lists sort by.
+  await TicketScan.updateOne({ _id: view.id }, { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } }, { upsert: true });
 }
 
 export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {

@@ -3,22 +3,26 @@
  * `ticket-scan:<id>` and answer once it has read and matched the receipt; validation is a
  * Temporal Update on the waiting workflow; status comes from the workflow or its MongoDB mirror.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { config } from '../../activities/config';
 import { invalid, notFound, PlatformError } from '../../activities/errors';
 import { newId } from '../../activities/ids';
-import { readStoredObject, storeUpload } from '../../activities/images/images';
+import { readStoredObject } from '../../activities/images/images';
+import type { UserRef } from '../../activities/identity/models';
 import type { Principal } from '../../activities/identity/api-keys';
 import { getBrand } from '../../activities/retail/catalogue';
 import { getVenue } from '../../activities/retail/venues';
 import { readScanMirror } from '../../activities/scanning/scans';
+import { dropScanPlaceholder, listScans, recordScanStarted, type ListedScan } from '../../activities/scanning/list';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { ScanInput, ScanView, ValidateInput } from '../../workflows/ticket-scan';
-import { actingUser, organizationFor } from '../auth';
+import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
+import { startIdempotent, temporal } from '../temporal';
+import { once, uploadFor } from '../idempotency';
 
 const tag = 'ticket scan';
 const BASE = '/api/ticket-scan/loyalty/ticket-scan';
@@ -77,13 +81,29 @@ function decodeImage(image: string): Buffer {
   return body;
 }
 
-async function startScan(p: Principal, req: { organization_id?: string; user_ref: string; source: ScanInput['source']; body: Buffer; filename: string; content_type: string; brand_id?: string; venue_id?: string }): Promise<ScanView> {
+type ScanRequest = { organization_id?: string; user_ref: string; source: ScanInput['source']; body: Buffer; filename: string; content_type: string; brand_id?: string; venue_id?: string };
+
+async function startScan(event: H3Event, p: Principal, req: ScanRequest): Promise<ScanView> {
   const org = organizationFor(p, req.organization_id);
   const user = await actingUser(p, org, req.user_ref);
   if (req.venue_id) await getVenue(org, Number(req.venue_id)).catch(() => Promise.reject(invalid('venue_id', `venue ${req.venue_id} does not exist in this organization`)));
   if (req.brand_id) await getBrand(org, Number(req.brand_id)).catch(() => Promise.reject(invalid('brand_id', `brand ${req.brand_id} does not exist in this organization`)));
-  const scan_id = newId('scan', 12);
-  const upload = await storeUpload({ media_id: scan_id, organization_id: org, user_id: user.user_id, filename: req.filename, body: req.body, content_type: req.content_type });
+  return once({
+    event,
+    route: req.source === 'receipt' ? 'retail_receipts' : 'ticket_scan',
+    organization_id: org,
+    user_id: user.user_id,
+    fields: { brand_id: req.brand_id ?? null, venue_id: req.venue_id ?? null, filename: req.filename, content_type: req.content_type },
+    file: req.body,
+    newId: () => newId('scan', 12),
+    run: (scan_id, retry) => runScan(scan_id, retry, org, user, req),
+  });
+}
+
+/** Starts the scan workflow on scan_id (or attaches to it) and waits until it has read the receipt. */
+async function runScan(scan_id: string, retry: boolean, org: string, user: UserRef, req: ScanRequest): Promise<ScanView> {
+  const workflowId = `ticket-scan:${scan_id}`;
+  const upload = await uploadFor(workflowId, retry, { media_id: scan_id, organization_id: org, user_id: user.user_id, filename: req.filename, body: req.body, content_type: req.content_type });
   const cfg = config();
   const input: ScanInput = {
     scan_id,
@@ -98,21 +118,23 @@ async function startScan(p: Principal, req: { organization_id?: string; user_ref
     deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
     image_base_url: `${cfg.publicUrl}${BASE}`,
   };
-  const client = await temporal();
-  const handle = await client.workflow.start('ticketScanWorkflow', {
-    taskQueue: taskQueue(),
-    workflowId: `ticket-scan:${scan_id}`,
-    args: [input],
-    typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'ticket_scan'),
-  });
+  await recordScanStarted({ id: scan_id, source: req.source, organization_id: org, user_id: user.user_id, idp_id: user.idp_id, brand_id: input.brand_id, venue_id: input.venue_id, media_public_id: scan_id, workflow_id: workflowId });
+  await startIdempotent('ticketScanWorkflow', workflowId, [input], platformSearchAttributes(org, user.user_id, 'ticket_scan'));
+  const handle = (await temporal()).workflow.getHandle(workflowId);
   try {
-    return await handle.executeUpdate<ScanView, []>('processed');
+    try {
+      return await handle.executeUpdate<ScanView, []>('processed');
+    } catch (err) {
+      if (err instanceof WorkflowUpdateFailedError) throw err;
+      // The scan finished (or failed) before the update reached it: its result says how.
+      const { status } = await handle.describe();
+      if (status.name === 'RUNNING') throw err;
+      return await handle.result();
+    }
   } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw err;
-    // The scan finished (or failed) before the update reached it: its result says how.
-    const { status } = await handle.describe();
-    if (status.name === 'RUNNING') throw err;
-    return handle.result();
+    // A scan that fails is not listed; a retry with the same Idempotency-Key records it again.
+    if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowFailedError) await dropScanPlaceholder(org, scan_id);
+    throw err;
   }
 }
 
@@ -149,8 +171,8 @@ defineRoute({
     organization_id: organizationId,
   }),
   response: scanObject,
-  handler: async ({ principal, body }) =>
-    startScan(principal, { organization_id: body.organization_id, user_ref: body.user_id, source: 'ticket_scan', body: decodeImage(body.image), filename: 'ticket', content_type: 'application/octet-stream', brand_id: body.brand_id, venue_id: body.venue_id }),
+  handler: async ({ event, principal, body }) =>
+    startScan(event, principal, { organization_id: body.organization_id, user_ref: body.user_id, source: 'ticket_scan', body: decodeImage(body.image), filename: 'ticket', content_type: 'application/octet-stream', brand_id: body.brand_id, venue_id: body.venue_id }),
 });
 
 defineRoute({
@@ -162,8 +184,8 @@ defineRoute({
   query: z.object({ venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(), organization_id: organizationId }),
   form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
   response: scanObject,
-  handler: async ({ principal, query, form, file }) =>
-    startScan(principal, {
+  handler: async ({ event, principal, query, form, file }) =>
+    startScan(event, principal, {
       organization_id: form.organization_id ?? query.organization_id,
       user_ref: form.user_id ?? principal.user_id,
       source: 'receipt',
@@ -175,6 +197,63 @@ defineRoute({
 });
 
 const scanParams = z.object({ ticket_id: requiredId });
+const instant = z
+  .string()
+  .trim()
+  .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO 8601 date or date-time')
+  .transform((v) => new Date(v))
+  .optional();
+
+/**
+ * The listed scans still `processing` whose run is gone: failed (the edge that would have dropped
+ * the placeholder died), or never started a minute after the placeholder.
+ */
+async function abandoned(org: string, scans: ListedScan[]): Promise<Set<string>> {
+  const processing = scans.filter((s) => s.status === 'processing');
+  if (!processing.length) return new Set();
+  const client = await temporal();
+  const gone = await Promise.all(
+    processing.map(async (s) => {
+      try {
+        const { status } = await client.workflow.getHandle(`ticket-scan:${s.id}`).describe();
+        return status.name !== 'RUNNING' && status.name !== 'COMPLETED';
+      } catch (err) {
+        return err instanceof WorkflowNotFoundError && Date.now() - s.created_at.getTime() > 60_000;
+      }
+    }),
+  );
+  const ids = processing.filter((_, i) => gone[i]).map((s) => s.id);
+  await Promise.all(ids.map((id) => dropScanPlaceholder(org, id)));
+  return new Set(ids);
+}
+
+defineRoute({
+  method: 'GET',
+  paths: [BASE],
+  tag,
+  summary: "A user's scans (receipts and tickets), newest first, paged: a basic key its own user's; an admin any user's, or the organization's without user_id. A scan is listed from its start (processing); one that fails is not",
+  auth: 'key',
+  query: z.object({
+    user_id: z.string().trim().min(1).max(200).optional().describe("default: the key's own user for a basic key, every user of the organization for an admin"),
+    status: z.enum(['processing', 'pending_validation', 'completed', 'rejected', 'failed']).optional(),
+    source: z.enum(['ticket_scan', 'receipt']).optional(),
+    from: instant.describe('scans created at or after this time'),
+    to: instant.describe('scans created before this time'),
+    page: z.coerce.number().int().min(1).default(1),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    organization_id: organizationId,
+  }),
+  response: z.object({ success: z.literal(true), scans: z.array(scanObject), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  handler: async ({ principal, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    if (query.from && query.to && query.to <= query.from) throw invalid('to', 'must be after from');
+    const user_id = query.user_id ? (await existingUser(principal, org, query.user_id, 'User not found')).user_id : principal.level === 0 ? principal.user_id : undefined;
+    const { page, limit } = query;
+    const { scans, total } = await listScans({ organization_id: org, user_id, status: query.status, source: query.source, from: query.from, to: query.to, page, limit });
+    const gone = await abandoned(org, scans);
+    return { success: true, scans: scans.filter((s) => !gone.has(s.id)).map((s) => s.view), page, limit, total: total - gone.size, has_more: page * limit < total };
+  },
+});
 const orgQuery = z.object({ organization_id: organizationId });
 
 defineRoute({

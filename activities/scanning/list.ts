@@ -1,0 +1,104 @@
+/**
+ * The scan list: the mirror of every scan of an organization (activities/scanning/models.ts).
+ * The edge records a placeholder before it starts a scan's workflow, so a scan is listed from
+ * the start (`processing`) and a client that lost the answer finds its scan id; a scan that fails
+ * is not recorded, like before (its placeholder is dropped).
+ */
+import { TicketScan, type TicketScanDoc } from './models';
+
+export interface StartedScan {
+  id: string;
+  source: 'ticket_scan' | 'receipt';
+  organization_id: string;
+  user_id: string;
+  idp_id: string;
+  brand_id: string | null;
+  venue_id: string | null;
+  media_public_id: string;
+  workflow_id: string;
+}
+
+/** What the scan workflow answers before it has read anything (workflows/ticket-scan.ts). */
+function processingView(s: StartedScan, at: string) {
+  return {
+    ...s,
+    status: 'processing',
+    original_image_url: null,
+    thumbnail_url: null,
+    storage: null,
+    venue_match: null,
+    products: [],
+    confidence_score: 0,
+    total_points: 0,
+    max_points_per_scan: null,
+    points_capped: false,
+    points_processed: false,
+    points_processed_at: null,
+    validation_required: false,
+    validation_status: 'not_required',
+    flags: [],
+    duplicate_of: null,
+    rejection_reason: null,
+    receipt: null,
+    unmatched_lines: [],
+    ocr: null,
+    timings: null,
+    created_at: at,
+    updated_at: at,
+    expires_at: null,
+  };
+}
+
+/** The placeholder: never over what the workflow has mirrored (a retry of the same scan). */
+export async function recordScanStarted(scan: StartedScan): Promise<void> {
+  const at = new Date();
+  await TicketScan.updateOne(
+    { _id: scan.id },
+    { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view: processingView(scan, at.toISOString()) } },
+    { upsert: true },
+  );
+}
+
+/** Drops the placeholder of a scan whose workflow failed; a mirrored scan stays. */
+export async function dropScanPlaceholder(organization_id: string, scan_id: string): Promise<void> {
+  await TicketScan.deleteOne({ _id: scan_id, organization_id, status: 'processing' });
+}
+
+export interface ScanListQuery {
+  organization_id: string;
+  /** absent: every user of the organization */
+  user_id?: string;
+  status?: string;
+  source?: string;
+  /** created at or after */
+  from?: Date;
+  /** created before */
+  to?: Date;
+  page: number;
+  limit: number;
+}
+
+export interface ListedScan {
+  id: string;
+  status: string;
+  created_at: Date;
+  view: Record<string, unknown>;
+}
+
+/** Newest first; `total` counts every scan the filters match. */
+export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]; total: number }> {
+  const filter: Record<string, unknown> = { organization_id: q.organization_id };
+  if (q.user_id) filter.user_id = q.user_id;
+  if (q.status) filter.status = q.status;
+  if (q.source) filter['view.source'] = q.source;
+  if (q.from || q.to) filter.created_at = { ...(q.from ? { $gte: q.from } : {}), ...(q.to ? { $lt: q.to } : {}) };
+  const [docs, total] = await Promise.all([
+    TicketScan.find(filter)
+      .sort({ created_at: -1, _id: -1 })
+      .skip((q.page - 1) * q.limit)
+      .limit(q.limit)
+      .lean<TicketScanDoc[]>(),
+    TicketScan.countDocuments(filter),
+  ]);
+  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: d.view })), total };
+}
