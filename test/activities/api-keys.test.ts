@@ -80,7 +80,7 @@ describe('unknown keys', () => {
   it('reads the database once for an unknown key presented again and again', async () => {
     const reads: string[] = [];
     mongoose.set('debug', (collection: string, method: string) => {
-      if (collection === 'api_keys') reads.push(method);
+      if (collection === 'api_keys' && method !== 'find') reads.push(method); // not the revocation watcher's polls
     });
     try {
       const unknown = generateSecret();
