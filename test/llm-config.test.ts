@@ -112,6 +112,69 @@ describe('LLM configuration', () => {
   });
 });
 
+describe('LLM configuration versions', () => {
+  it('lists the history paged with secrets masked, and rolls back to an earlier version as a new one', async () => {
+    const biz = await newTenant('business');
+    const set = async (config_json: Record<string, unknown>) => {
+      const res = await call('POST', `${P}/update-llm-config`, { key: biz.adminKey, json: { agent_name: 'support', config_json } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.version as number;
+    };
+    expect(await set({ model: 'm1', temperature: 0.1 })).toBe(1);
+    expect(await set({ model: 'm2', limits: { rpm: 5 }, agent_specific_settings: { api_key: 'sk-org-0123456789SECRET' } })).toBe(2);
+    expect(await set({ model: 'm3', budget: { tokens: 1000, period: 'weekly' } })).toBe(3);
+
+    const rollback = (key: string, json: Record<string, unknown>) => call('POST', `${P}/rollback`, { key, json });
+    const back = await rollback(biz.adminKey, { version: 1, agent_name: 'support' });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    expect(back.body).toMatchObject({ success: true, version: 4, rollback_of: 1, llm_settings: { model: 'm1', temperature: 0.1 } });
+    const now = (await call('GET', `${P}/llm-configs?agent_name=support`, { key: biz.adminKey })).body;
+    expect(now.llm_settings).toMatchObject({ model: 'm1', temperature: 0.1, limits: { rpm: 120 }, budget: { period: 'monthly' } });
+    expect(now.agent_specific_settings.api_key).toBeUndefined();
+
+    const page1 = await call('GET', `${P}/history?agent_name=support&limit=3`, { key: biz.adminKey });
+    expect(page1.status, JSON.stringify(page1.body)).toBe(200);
+    expect(page1.body).toMatchObject({ page: 1, limit: 3, total: 4, has_more: true });
+    expect(page1.body.versions.map((v: any) => v.version)).toEqual([4, 3, 2]);
+    expect(page1.body.versions[0]).toMatchObject({ scope: `org:${biz.organization_id}:support`, rollback_of: 1, changes: { model: { from: 'm3', to: 'm1' }, temperature: { from: null, to: 0.1 }, budget: { from: { tokens: 1000, period: 'weekly' }, to: null } } });
+    expect(page1.body.versions[2].changes.agent_specific_settings.to).toEqual({ api_key: 'sk-…CRET' });
+    expect(JSON.stringify(page1.body)).not.toContain('0123456789');
+    const page2 = await call('GET', `${P}/history?agent_name=support&limit=3&page=2`, { key: biz.adminKey });
+    expect(page2.body).toMatchObject({ total: 4, has_more: false });
+    expect(page2.body.versions.map((v: any) => [v.version, v.rollback_of])).toEqual([[1, null]]);
+
+    // Rolling back restores every field of that version, agent_specific_settings included.
+    expect((await rollback(biz.adminKey, { version: 2, agent_name: 'support' })).body.agent_specific_settings).toEqual({ fallback_to_local: true, api_key: 'sk-org-0123456789SECRET' });
+
+    // who may: admins of business/enterprise organizations; the default configuration: system admins
+    expect((await rollback(biz.adminKey, { version: 9, agent_name: 'support' })).status).toBe(404);
+    expect((await rollback((await basicUser(biz)).key, { version: 1, agent_name: 'support' })).status).toBe(403);
+    const free = await newTenant('free');
+    const refused = await rollback(free.adminKey, { version: 1, agent_name: 'support' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail).toMatch(/free tier/);
+    const other = await newTenant('business');
+    expect((await rollback(other.adminKey, { version: 1, agent_name: 'support', organization_id: biz.organization_id })).status).toBe(403);
+    expect((await call('GET', `${P}/history?organization_id=${biz.organization_id}`, { key: other.adminKey })).status).toBe(403);
+    expect((await call('GET', `${P}/history`, { key: (await basicUser(biz)).key })).status).toBe(403);
+    expect((await rollback(biz.adminKey, { version: 1 })).status).toBe(403);
+    expect((await call('GET', `${P}/history?scope=default`, { key: biz.adminKey })).status).toBe(403);
+    expect((await rollback(biz.adminKey, { version: 0, agent_name: 'support' })).status).toBe(422);
+
+    // the default configuration, by a system admin
+    const sys = adminKey();
+    const v1 = (await call('POST', `${P}/default-config`, { key: sys, json: { config: JSON.stringify({ agents: { support: { max_tokens: 321 } }, tiers: { free: { limits: { rpm: 7 } } } }) } })).body.version;
+    expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: JSON.stringify({ agents: { support: { max_tokens: 123 } } }) } })).status).toBe(200);
+    expect((await call('POST', `${P}/default-config`, { key: sys, json: { config: JSON.stringify({ tiers: { free: { limits: { rpm: -1 } } } }) } })).status).toBe(422);
+    const restored = await rollback(sys, { version: v1 });
+    expect(restored.status, JSON.stringify(restored.body)).toBe(200);
+    expect(JSON.parse((await call('GET', `${P}/default-config`, { key: sys })).body.config)).toEqual({ agents: { support: { max_tokens: 321 } }, tiers: { free: { limits: { rpm: 7 } } } });
+    expect((await call('GET', `${P}/llm-configs?agent_name=support`, { key: free.adminKey })).body.llm_settings).toMatchObject({ max_tokens: 321, limits: { rpm: 7 } });
+    const history = await call('GET', `${P}/history?scope=default&limit=1`, { key: sys });
+    expect(history.body.versions[0]).toMatchObject({ scope: 'default', rollback_of: v1 });
+  });
+});
+
 /** Runs `encryptSecret(plain)` in a process of its own with `env`; resolves with its output. */
 function encryptElsewhere(plain: string, env: NodeJS.ProcessEnv, script: string): Promise<string> {
   return new Promise((resolve, reject) => {

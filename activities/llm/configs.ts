@@ -9,6 +9,7 @@ import { findOrganization } from '../identity/organizations';
 import { TokenUsage, type TokenUsageDoc } from '../billing/models';
 import { AGENTS, ConfigVersion, DefaultConfig, LlmConfig, ProviderConfig, type AgentName, type ConfigVersionDoc, type DefaultConfigDoc, type LlmConfigDoc, type ProviderConfigDoc } from './models';
 import { decryptSecret, encryptSecret, maskSecret } from './secrets';
+import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
 
 export interface AgentSettings {
   provider: string;
@@ -17,13 +18,22 @@ export interface AgentSettings {
   max_tokens: number;
   system_prompt: string;
   agent_specific_settings: Record<string, unknown>;
+  limits: Limits;
+  budget: Budget;
+  fallbacks: Fallback[];
+  timeout_ms: number;
 }
 
+type StoredSettings = Omit<AgentSettings, 'limits' | 'budget' | 'fallbacks' | 'timeout_ms'> & SettingsInput;
+
+/** Bumped by every change this process makes, so its own cached settings are read again at once. */
+export let settingsEpoch = 0;
+
 /** Used until a system admin sets a default: every agent on its local engine. */
-export const BUILT_IN_DEFAULT: { agents: Record<AgentName, AgentSettings> } = {
+export const BUILT_IN_DEFAULT: { agents: Record<AgentName, StoredSettings> } = {
   agents: Object.fromEntries(
     AGENTS.map((a) => [a, { provider: 'local', model: 'local', temperature: 0.2, max_tokens: 500, system_prompt: '', agent_specific_settings: { fallback_to_local: true } }]),
-  ) as unknown as Record<AgentName, AgentSettings>,
+  ) as unknown as Record<AgentName, StoredSettings>,
 };
 
 const parse = (text: string) => JSON.parse(text) as Record<string, unknown>;
@@ -39,12 +49,13 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>): 
 }
 
 /** Records a change as the next version of its scope; the primary key makes the number unique. */
-async function recordVersion(scope: string, changed_by: string, changes: Record<string, unknown>): Promise<number> {
+async function recordVersion(scope: string, changed_by: string, changes: Record<string, unknown>, rollback_of?: number): Promise<number> {
+  settingsEpoch += 1;
   for (let attempt = 0; attempt < 10; attempt += 1) {
     const last = await ConfigVersion.findOne({ scope }).sort({ version: -1 }).lean<ConfigVersionDoc>();
     const version = (last?.version ?? 0) + 1;
     try {
-      await ConfigVersion.create({ _id: `${scope}#${version}`, scope, version, changed_by, diff_json: JSON.stringify(changes) });
+      await ConfigVersion.create({ _id: `${scope}#${version}`, scope, version, changed_by, diff_json: JSON.stringify(changes), rollback_of });
       return version;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -65,7 +76,7 @@ export async function getDefaultConfig(): Promise<{ config: string; version: num
   return doc ? { config: doc.config, version: doc.version, updated_at: new Date(doc.updated_at).toISOString() } : { config: JSON.stringify(BUILT_IN_DEFAULT), version: 0, updated_at: null };
 }
 
-export async function setDefaultConfig(text: string, changed_by: string) {
+export async function setDefaultConfig(text: string, changed_by: string, rollback_of?: number) {
   let parsed: Record<string, unknown>;
   try {
     parsed = parse(text);
@@ -73,41 +84,60 @@ export async function setDefaultConfig(text: string, changed_by: string) {
     throw new PlatformError(422, 'config: must be JSON text', 'config');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new PlatformError(422, 'config: must be a JSON object', 'config');
+  const checked = defaultConfigSchema.safeParse(parsed);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new PlatformError(422, `config: ${issue.path.join('.')}: ${issue.message}`, 'config');
+  }
   const before = parse((await getDefaultConfig()).config);
-  const version = await recordVersion('default', changed_by, diff(before, parsed));
+  const version = await recordVersion('default', changed_by, diff(before, parsed), rollback_of);
   await DefaultConfig.replaceOne({ _id: 'default' }, { _id: 'default', config: JSON.stringify(parsed), version, updated_by: changed_by }, { upsert: true });
   return { version };
 }
 
-function defaultAgent(defaults: Record<string, unknown>, agent: AgentName): AgentSettings {
-  const agents = (defaults.agents ?? {}) as Record<string, Partial<AgentSettings>>;
+function defaultAgent(defaults: Record<string, unknown>, agent: AgentName): StoredSettings {
+  const agents = (defaults.agents ?? {}) as Record<string, Partial<StoredSettings>>;
   return { ...BUILT_IN_DEFAULT.agents[agent], ...(agents[agent] ?? {}) };
+}
+
+/** Limits and budget: the settings' own over the tier's (limits never above the tier's). */
+function complete(s: StoredSettings, tier: Tier, defaults: Record<string, unknown>): AgentSettings {
+  const t = tierDefaults(tier, defaults);
+  return { ...s, limits: effectiveLimits(s.limits, t.limits), budget: s.budget ?? t.budget, fallbacks: s.fallbacks ?? [], timeout_ms: s.timeout_ms ?? DEFAULT_TIMEOUT_MS };
 }
 
 // --- organization configs ---
 
-async function tierOf(organization_id: string) {
+export async function tierOf(organization_id: string): Promise<Tier> {
   const org = await findOrganization(organization_id);
   if (!org) throw new PlatformError(404, `Organization not found: ${organization_id}`);
-  return org.tier;
+  return org.tier as Tier;
 }
 
 export async function effectiveConfig(organization_id: string, agent: AgentName) {
   const tier = await tierOf(organization_id);
-  const defaults = defaultAgent(parse((await getDefaultConfig()).config), agent);
-  if (tier === 'free') return { tier, source: 'default' as const, settings: defaults };
+  const all = parse((await getDefaultConfig()).config);
+  const defaults = defaultAgent(all, agent);
+  if (tier === 'free') return { tier, source: 'default' as const, settings: complete(defaults, tier, all) };
   const own = await LlmConfig.findById(`${organization_id}|${agent}`).lean<LlmConfigDoc>();
-  if (!own) return { tier, source: 'default' as const, settings: defaults };
-  const mine = parse(own.config_json) as Partial<AgentSettings>;
-  return { tier, source: 'organization' as const, version: own.version, settings: { ...defaults, ...mine, agent_specific_settings: { ...defaults.agent_specific_settings, ...(mine.agent_specific_settings ?? {}) } } };
+  if (!own) return { tier, source: 'default' as const, settings: complete(defaults, tier, all) };
+  const mine = parse(own.config_json) as Partial<StoredSettings>;
+  const merged = { ...defaults, ...mine, agent_specific_settings: { ...defaults.agent_specific_settings, ...(mine.agent_specific_settings ?? {}) } };
+  return { tier, source: 'organization' as const, version: own.version, settings: complete(merged, tier, all) };
 }
 
-export async function updateOrganizationConfig(organization_id: string, agent: AgentName, input: Partial<AgentSettings>, changed_by: string) {
+/** The organization's own settings of the agent as stored (not merged), {} when it has none. */
+export async function storedOrganizationConfig(organization_id: string, agent: AgentName): Promise<Record<string, unknown>> {
+  const doc = await LlmConfig.findById(`${organization_id}|${agent}`).lean<LlmConfigDoc>();
+  return doc ? parse(doc.config_json) : {};
+}
+
+export async function updateOrganizationConfig(organization_id: string, agent: AgentName, input: SettingsInput, changed_by: string, rollback_of?: number) {
   const tier = await tierOf(organization_id);
   if (tier === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
   const id = `${organization_id}|${agent}`;
   const before = await LlmConfig.findById(id).lean<LlmConfigDoc>();
-  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before ? parse(before.config_json) : {}, input));
+  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before ? parse(before.config_json) : {}, input), rollback_of);
   await LlmConfig.replaceOne({ _id: id }, { _id: id, organization_id, agent_name: agent, config_json: JSON.stringify(input), version, updated_by: changed_by }, { upsert: true });
   return { version, ...(await effectiveConfig(organization_id, agent)) };
 }
@@ -157,6 +187,17 @@ export async function providerSecret(agent: AgentName): Promise<{ provider: stri
   if (doc) return { provider: doc.provider, base_url: doc.base_url, api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null };
   const cfg = config();
   return { provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local', base_url: cfg.OPENAI_BASE_URL ?? null, api_key: cfg.OPENAI_API_KEY ?? null };
+}
+
+/**
+ * For the gateway's fallbacks: the provider configuration labelled `label`, the agent's own first,
+ * then any agent's (by agent name); null when none is.
+ */
+export async function providerSecretByLabel(agent: AgentName, label: string): Promise<{ provider: string; base_url: string | null; api_key: string | null } | null> {
+  const own = await providerSecret(agent);
+  if (own.provider === label) return own;
+  const doc = await ProviderConfig.findOne({ provider: label }).sort({ _id: 1 }).lean<ProviderConfigDoc>();
+  return doc ? { provider: doc.provider, base_url: doc.base_url, api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null } : null;
 }
 
 // --- overview ---

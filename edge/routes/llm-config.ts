@@ -1,12 +1,17 @@
 /**
  * LLM configuration service (prefix /api/llm-config): effective settings per agent
- * (free tier: the default), organization settings (business/enterprise admins), provider
- * settings with masked keys (admins read, system admins write), the default configuration and the
- * overview (system admins). Every change is versioned.
+ * (free tier: the default) with their limits and budget, organization settings
+ * (business/enterprise admins), provider settings with masked keys (admins read, system admins
+ * write), the default configuration and the overview (system admins). Every change is versioned;
+ * admins read the history and roll back to an earlier version; admins read the model calls'
+ * attempts.
  */
 import { z } from 'zod';
 import { AGENTS } from '../../activities/llm/models';
 import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
+import { budgetStatus } from '../../activities/llm/reservations';
+import { settingsSchema } from '../../activities/llm/settings';
+import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm/versions';
 import { forbidden } from '../../activities/errors';
 import { LEVEL, organizationFor } from '../auth';
 import { defineRoute } from '../http';
@@ -15,33 +20,30 @@ import { organizationId } from '../schemas';
 const tag = 'llm configuration';
 const P = '/api/llm-config';
 const agent = z.enum(AGENTS);
-const settings = z
-  .object({
-    provider: z.string().trim().min(1).max(50).optional(),
-    model: z.string().trim().min(1).max(200).optional(),
-    temperature: z.number().min(0).max(2).optional(),
-    max_tokens: z.number().int().positive().max(1_000_000).optional(),
-    system_prompt: z.string().max(20_000).optional(),
-    agent_specific_settings: z.record(z.string(), z.unknown()).optional(),
-  })
-  .strict();
+const settings = settingsSchema;
 
 const effectiveView = (out: { settings: AgentSettings; source: string; tier: string }, organization_id: string) => {
   const { agent_specific_settings, ...llm_settings } = out.settings;
   return { llm_settings, agent_specific_settings, source: out.source, tier: out.tier, organization_id };
 };
 
+const budgetView = z.object({ tokens: z.number(), period: z.string(), window_start: z.string(), resets_at: z.string(), used: z.number(), reserved: z.number(), remaining: z.number() });
+const paging = { page: z.coerce.number().int().min(1).max(10_000).default(1), limit: z.coerce.number().int().min(1).max(100).default(20) };
+
 defineRoute({
   method: 'GET',
   paths: [`${P}/llm-configs`],
   tag,
-  summary: "The agent's effective settings: the organization's own (business/enterprise) over the default; the free tier gets the default",
+  summary: "The agent's effective settings: the organization's own (business/enterprise) over the default, limits and budget over the tier's; the free tier gets the default. Admins also see the budget's current window (`budget_status`)",
   auth: 'key',
   query: z.object({ agent_name: agent, organization_id: organizationId }),
-  response: z.object({ llm_settings: z.record(z.string(), z.unknown()), agent_specific_settings: z.record(z.string(), z.unknown()) }).passthrough(),
+  response: z.object({ llm_settings: z.record(z.string(), z.unknown()), agent_specific_settings: z.record(z.string(), z.unknown()), budget_status: budgetView.optional() }).passthrough(),
   handler: async ({ principal, query }) => {
     const org = organizationFor(principal, query.organization_id);
-    return effectiveView(await effectiveConfig(org, query.agent_name), org);
+    const out = await effectiveConfig(org, query.agent_name);
+    const view = effectiveView(out, org);
+    // What the organization spends is for its administrators.
+    return principal.level >= LEVEL.admin ? { ...view, budget_status: await budgetStatus(org, query.agent_name, out.settings.budget) } : view;
   },
 });
 
@@ -49,7 +51,7 @@ defineRoute({
   method: 'POST',
   paths: [`${P}/update-llm-config`],
   tag,
-  summary: "Sets the organization's settings of an agent (admin of a business or enterprise organization; free: 403)",
+  summary: "Sets the organization's settings of an agent (admin of a business or enterprise organization; free: 403), limits, budget and fallbacks included",
   auth: 'admin',
   body: z.object({ agent_name: agent, config_json: settings, organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string(), version: z.number() }).passthrough(),
@@ -123,4 +125,62 @@ defineRoute({
   auth: 'sysadmin',
   response: z.object({ default_config: z.unknown(), version_history: z.unknown(), usage_statistics: z.unknown(), system_status: z.object({ active_providers: z.array(z.string()), total_configurations: z.number(), system_health: z.string() }).passthrough() }),
   handler: async () => systemOverview(),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: [`${P}/history`],
+  tag,
+  summary: "Versions of the configuration, newest first, each with what changed (secrets masked): the organization's agent settings (admin), or `scope` default (system admin) or provider (admin)",
+  auth: 'admin',
+  query: z.object({ agent_name: agent.optional(), organization_id: organizationId, scope: z.enum(['organization', 'default', 'provider']).default('organization'), ...paging }),
+  response: z.object({
+    versions: z.array(z.object({ scope: z.string(), version: z.number(), changed_by: z.string(), changed_at: z.string(), rollback_of: z.number().nullable(), changes: z.record(z.string(), z.object({ from: z.unknown(), to: z.unknown() })) })),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
+  handler: async ({ principal, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    if (query.scope === 'default' && principal.level < LEVEL.sysadmin) throw forbidden('The default configuration\'s history is for system administrators');
+    return configHistory(scopesOf(query.scope, org, query.agent_name), query.page, query.limit);
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: [`${P}/rollback`],
+  tag,
+  summary: "Writes a new version equal to `version`: of the organization's settings of `agent_name` (admin of a business or enterprise organization; free: 403), or without `agent_name` of the default configuration (system admin). Unknown version: 404",
+  auth: 'admin',
+  body: z.object({ version: z.number().int().min(1), agent_name: agent.optional(), organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), message: z.string(), version: z.number(), rollback_of: z.number() }).passthrough(),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    if (!body.agent_name) {
+      if (principal.level < LEVEL.sysadmin) throw forbidden('Rolling back the default configuration is for system administrators; name an agent_name to roll back your organization\'s settings');
+      const out = await rollbackDefault(body.version, principal.user_id);
+      return { success: true, message: `Default configuration restored to version ${body.version}`, version: out.version, rollback_of: body.version };
+    }
+    const out = await rollbackOrganization(org, body.agent_name, body.version, principal.user_id);
+    return { success: true, message: `Configuration of ${body.agent_name} restored to version ${body.version}`, version: out.version, rollback_of: body.version, ...effectiveView(out, org) };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: [`${P}/attempts`],
+  tag,
+  summary: "The organization's model call attempts through the gateway, newest first (admin): each fallback tried, its outcome (ok, rate_limited, server_error, timeout, unreachable, error, refused, not_configured) and tokens",
+  auth: 'admin',
+  query: z.object({ agent_name: agent.optional(), organization_id: organizationId, ...paging }),
+  response: z.object({
+    attempts: z.array(z.object({ call_id: z.string(), attempt: z.number(), user_id: z.string(), agent_name: z.string(), provider: z.string(), model: z.string(), outcome: z.string(), status: z.number().nullable(), ms: z.number(), tokens: z.number(), at: z.string() })),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
+  handler: async ({ principal, query }) => listAttempts(organizationFor(principal, query.organization_id), query.agent_name, query.page, query.limit),
 });

@@ -1,0 +1,93 @@
+/**
+ * Versions of the LLM configuration: a scope's history, paged, each change with its diff (secrets
+ * masked), and rollback: a new version whose configuration equals an earlier one's. Versions
+ * store diffs of whole top-level values, so replaying versions 1..n rebuilds version n exactly.
+ */
+import { forbidden, notFound, PlatformError } from '../errors';
+import { setDefaultConfig, tierOf, updateOrganizationConfig } from './configs';
+import { AGENTS, Attempt, ConfigVersion, type AgentName, type AttemptDoc, type ConfigVersionDoc } from './models';
+import { maskSecret } from './secrets';
+import { maskSecrets, settingsSchema } from './settings';
+
+export const organizationScope = (organization_id: string, agent: AgentName) => `org:${organization_id}:${agent}`;
+
+export type HistoryScope = 'organization' | 'default' | 'provider';
+
+export function scopesOf(scope: HistoryScope, organization_id: string, agent?: AgentName): string[] {
+  const agents = agent ? [agent] : [...AGENTS];
+  if (scope === 'default') return ['default'];
+  if (scope === 'provider') return agents.map((a) => `provider:${a}`);
+  return agents.map((a) => organizationScope(organization_id, a));
+}
+
+const versionView = (d: ConfigVersionDoc) => ({
+  scope: d.scope,
+  version: d.version,
+  changed_by: d.changed_by,
+  changed_at: new Date(d.changed_at).toISOString(),
+  rollback_of: d.rollback_of ?? null,
+  changes: maskSecrets(JSON.parse(d.diff_json), maskSecret) as Record<string, { from: unknown; to: unknown }>,
+});
+
+export async function configHistory(scopes: string[], page: number, limit: number) {
+  const filter = { scope: { $in: scopes } };
+  const [total, docs] = await Promise.all([
+    ConfigVersion.countDocuments(filter),
+    ConfigVersion.find(filter).sort({ changed_at: -1, version: -1 }).skip((page - 1) * limit).limit(limit).lean<ConfigVersionDoc[]>(),
+  ]);
+  return { versions: docs.map(versionView), page, limit, total, has_more: page * limit < total };
+}
+
+/** The configuration of `scope` as of `version`, rebuilt from the diffs up to it. */
+export async function configAt(scope: string, version: number): Promise<Record<string, unknown>> {
+  const docs = await ConfigVersion.find({ scope, version: { $lte: version } }).lean<ConfigVersionDoc[]>();
+  if (!docs.some((d) => d.version === version)) throw notFound(`Version ${version} of this configuration not found`);
+  const state: Record<string, unknown> = {};
+  for (const d of docs.sort((a, b) => a.version - b.version)) {
+    for (const [k, c] of Object.entries(JSON.parse(d.diff_json) as Record<string, { to: unknown }>)) {
+      if (c.to === null || c.to === undefined) delete state[k];
+      else state[k] = c.to;
+    }
+  }
+  return state;
+}
+
+/** Writes the organization's settings of `agent` as they were at `version`, as a new version. */
+export async function rollbackOrganization(organization_id: string, agent: AgentName, version: number, changed_by: string) {
+  if ((await tierOf(organization_id)) === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
+  const old = settingsSchema.safeParse(await configAt(organizationScope(organization_id, agent), version));
+  if (!old.success) throw new PlatformError(409, `Version ${version} is no longer valid settings (${old.error.issues[0].path.join('.')}: ${old.error.issues[0].message}); set the settings instead`);
+  return updateOrganizationConfig(organization_id, agent, old.data, changed_by, version);
+}
+
+/** Writes the default configuration as it was at `version`, as a new version. */
+export async function rollbackDefault(version: number, changed_by: string) {
+  const old = await configAt('default', version);
+  try {
+    return await setDefaultConfig(JSON.stringify(old), changed_by, version);
+  } catch (err) {
+    if (err instanceof PlatformError && err.status === 422) throw new PlatformError(409, `Version ${version} is no longer a valid default configuration (${err.message}); set it instead`);
+    throw err;
+  }
+}
+
+const attemptView = (a: AttemptDoc) => ({
+  call_id: a.call_id,
+  attempt: a.attempt,
+  user_id: a.user_id,
+  agent_name: a.agent,
+  provider: a.provider,
+  model: a.model,
+  outcome: a.outcome,
+  status: a.status ?? null,
+  ms: a.ms,
+  tokens: a.tokens,
+  at: new Date(a.created_at).toISOString(),
+});
+
+/** The organization's model call attempts, newest first. */
+export async function listAttempts(organization_id: string, agent: AgentName | undefined, page: number, limit: number) {
+  const filter = { organization_id, ...(agent ? { agent } : {}) };
+  const [total, docs] = await Promise.all([Attempt.countDocuments(filter), Attempt.find(filter).sort({ created_at: -1, attempt: -1 }).skip((page - 1) * limit).limit(limit).lean<AttemptDoc[]>()]);
+  return { attempts: docs.map(attemptView), page, limit, total, has_more: page * limit < total };
+}
