@@ -148,4 +148,65 @@ describe('receipt and ticket scanning', () => {
     const r = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: alien, name: unique('r') + '.png', type: 'image/png' }) });
     expect(r.body).toMatchObject({ status: 'rejected', total_points: 0, flags: expect.arrayContaining(['no_products_recognized', 'venue_unconfirmed']) });
   });
+
+  it("lists a user's scans newest first with filters and pages; every answer carries the scan id; a basic key lists only its own", async () => {
+    const s = await shop();
+    const [user, other] = [await basicUser(s.t), await basicUser(s.t)];
+    const L = '/api/ticket-scan/loyalty/ticket-scan';
+    const receipt = async (u: typeof user, spec: Parameters<typeof renderReceipt>[0]) => {
+      const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: u.key, form: fileForm({}, { data: await renderReceipt(spec), name: 'r.png', type: 'image/png' }) });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.id).toMatch(/^scan_/);
+      return res.body;
+    };
+    const completed = await receipt(user, groceries('2026-09-01'));
+    const rejected = await receipt(user, { merchant: 'Hardware Depot', address: '9 Elm Road', date: '2026-09-02', items: [{ name: 'Claw Hammer 16oz', price: 12.5 }] });
+    const between = new Date().toISOString();
+    const pendingSpec = { ...groceries('2026-09-03'), total: 5.0 };
+    const ticket = await call('POST', L, { key: user.key, json: { user_id: user.user_id, venue_id: String(s.venue.id), image: (await renderReceipt(pendingSpec)).toString('base64') } });
+    const pending = ticket.body;
+    expect(pending).toMatchObject({ id: expect.stringMatching(/^scan_/), status: 'pending_validation' });
+    await receipt(other, groceries('2026-09-04'));
+    // a scan that fails is not listed
+    const failed = await call('POST', L, { key: user.key, json: { user_id: user.user_id, image: Buffer.from('not an image at all').toString('base64') } });
+    expect(failed.status).toBe(400);
+
+    const mine = await call('GET', L, { key: user.key });
+    expect(mine.status, JSON.stringify(mine.body)).toBe(200);
+    expect(mine.body).toMatchObject({ success: true, page: 1, limit: 20, total: 3, has_more: false });
+    expect(mine.body.scans.map((x: any) => x.id)).toEqual([pending.id, rejected.id, completed.id]);
+    expect(mine.body.scans.map((x: any) => x.status)).toEqual(['pending_validation', 'rejected', 'completed']);
+    for (const x of mine.body.scans) expect(x).toMatchObject({ user_id: user.user_id, products: expect.any(Array) });
+    expect((await call('GET', `${L}?status=completed`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([completed.id]);
+    expect((await call('GET', `${L}?source=ticket_scan`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([pending.id]);
+    const p1 = await call('GET', `${L}?limit=2`, { key: user.key });
+    expect(p1.body).toMatchObject({ total: 3, has_more: true, page: 1, limit: 2 });
+    expect(p1.body.scans.map((x: any) => x.id)).toEqual([pending.id, rejected.id]);
+    const p2 = await call('GET', `${L}?limit=2&page=2`, { key: user.key });
+    expect(p2.body).toMatchObject({ total: 3, has_more: false });
+    expect(p2.body.scans.map((x: any) => x.id)).toEqual([completed.id]);
+    expect((await call('GET', `${L}?from=${encodeURIComponent(between)}`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([pending.id]);
+    expect((await call('GET', `${L}?to=${encodeURIComponent(between)}`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([rejected.id, completed.id]);
+
+    // admins: any user of the organization by user_id or idp_id, or the whole organization
+    expect((await call('GET', `${L}?user_id=${user.idp_id}`, { key: s.t.adminKey })).body.scans.map((x: any) => x.id)).toEqual([pending.id, rejected.id, completed.id]);
+    expect((await call('GET', L, { key: s.t.adminKey })).body.total).toBe(4);
+    expect((await call('GET', `${L}?user_id=usr_nobody`, { key: s.t.adminKey })).status).toBe(404);
+    // a basic key: its own user only, 403 for anyone else (existing or not); another organization: 403
+    for (const ref of [other.user_id, other.idp_id, 'someone-else']) expect((await call('GET', `${L}?user_id=${ref}`, { key: user.key })).status, ref).toBe(403);
+    expect((await call('GET', `${L}?user_id=${user.idp_id}`, { key: user.key })).body.total).toBe(3);
+    expect((await call('GET', `${L}?organization_id=${s.t.organization_id}`, { key: (await newTenant()).adminKey })).status).toBe(403);
+    // bad filters: 422 naming the field
+    for (const [q, field] of [['from=yesterday', 'from'], ['status=lost', 'status'], ['limit=0', 'limit'], [`from=${between}&to=${between}`, 'to']]) {
+      const res = await call('GET', `${L}?${q}`, { key: user.key });
+      expect(res.status, q).toBe(422);
+      expect(res.body.detail, q).toMatch(new RegExp(`^${field}`));
+    }
+
+    // the validate answer carries the id too
+    const validations = pending.products.map((p: any) => ({ product_id: p.id, is_valid: true }));
+    const done = await call('POST', `${L}/${pending.id}/validate`, { key: s.t.adminKey, json: { validations } });
+    expect(done.body).toMatchObject({ id: pending.id, status: 'completed' });
+    expect((await call('GET', `${L}?status=completed`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([pending.id, completed.id]);
+  });
 });
