@@ -156,7 +156,7 @@ describe('an extra edge and worker (their logs and metrics)', () => {
     expect(lines.find((l) => l.request_id === `${request_id}-404`)).toMatchObject({ route: 'unmatched', status: 404, organization_id: null });
     expect(edge.out.text).not.toContain(user.key);
     expect(edge.out.text).not.toContain(user.user_id); // the pattern, not the URL
-  });
+  }, 90_000); // a process start (tsx) on a busy 2-core machine
 
   it("serves the Temporal worker's own metrics on WORKER_METRICS_PORT, the next free port when it is taken", async () => {
     const listen = (port: number) => new Promise<net.Server | undefined>((resolve) => {
@@ -188,5 +188,5 @@ describe('an extra edge and worker (their logs and metrics)', () => {
     } finally {
       taken.close();
     }
-  });
+  }, 120_000); // a worker start bundles the workflows
 });
