@@ -174,7 +174,7 @@ describe('an extra edge and worker (their logs and metrics)', () => {
     }
     try {
       const queue = unique('metrics-worker');
-      const worker = await launch('worker', { TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_PORT: String(basePort) }, 'worker: polling task queue');
+      const worker = await launch('worker', { TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_PORT: String(basePort), LOG_LEVEL: 'info' }, 'worker: polling task queue');
       const started = worker.lines().find((l) => typeof l.metrics === 'string');
       expect(started?.metrics).toBe(`http://127.0.0.1:${basePort + 1}/metrics`);
       let m = await scrape(`http://127.0.0.1:${basePort + 1}`);
