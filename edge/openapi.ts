@@ -1,26 +1,143 @@
-/** OpenAPI 3.1 generated from the same route definitions and zod schemas the handlers use. */
+/**
+ * OpenAPI 3.1 generated from the same route definitions and zod schemas the handlers use.
+ * Answers and errors are named in `components.schemas` and referenced with `$ref`: each route's
+ * answer as `<OperationId>Response`, a sub-schema with a zod `id` (`.meta({ id })`) under that id,
+ * and an object several routes answer with under the field name it appears in (`gift` → `Gift`).
+ * Request schemas stay inline: clients and the security suite read them without resolving refs.
+ */
 import { z } from 'zod';
 import { routes, type RouteDef } from './http';
+import { API_DESCRIPTION, TAG_DESCRIPTIONS } from './openapi-text';
 
 type Json = Record<string, unknown>;
+type Schema = z.ZodType;
 
-const schemaOf = (schema: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+export const componentRef = (name: string) => `#/components/schemas/${name}`;
+const ref = (name: string) => ({ $ref: componentRef(name) });
+
+const ERROR_SCHEMAS: Record<string, Json> = {
+  ErrorDetail: {
+    type: 'object',
+    description: 'The error answer of most routes',
+    properties: { detail: { type: 'string', description: 'what went wrong; a 422 starts with the field: `user_id: …`' } },
+    required: ['detail'],
+  },
+  ErrorSuccess: {
+    type: 'object',
+    description: 'The error answer of gifts and text processing',
+    properties: { success: { const: false }, error: { type: 'string', description: 'what went wrong' } },
+    required: ['success', 'error'],
+  },
+};
+
+const inputSchema = (schema: Schema): Json => {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Json;
   return rest;
 };
 
-const ERROR_DETAIL = { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] };
-const ERROR_SUCCESS = {
-  type: 'object',
-  properties: { success: { const: false }, error: { type: 'string' } },
-  required: ['success', 'error'],
-};
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map(capital).join('');
+
+/** `GET /api/gifts/gifts/:gift_id` → `getGiftsByGiftId` (a leading `api` and repeated words dropped). */
+function operationIdOf(method: string, path: string): string {
+  const words: string[] = [];
+  for (const segment of path.split('/').filter(Boolean)) {
+    if (!words.length && segment === 'api') continue;
+    const word = (segment.startsWith(':') ? 'By' : '') + pascal(segment);
+    if (words[words.length - 1] !== word) words.push(word);
+  }
+  return method.toLowerCase() + words.join('');
+}
+
+// ---- Walking zod schemas (their definitions are plain data: `_zod.def`).
+interface ZodDef {
+  type: string;
+  shape?: Record<string, Schema>;
+  [child: string]: unknown;
+}
+const defOf = (s: Schema) => (s as unknown as { _zod: { def: ZodDef } })._zod.def;
+const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== null && '_zod' in v;
+const CHILDREN = ['element', 'innerType', 'in', 'out', 'left', 'right', 'keyType', 'valueType', 'rest'];
+
+/** Field names that say nothing without their component: `Metadata` becomes `SupportMetadata`. */
+const GENERIC = new Set(['Config', 'Data', 'Details', 'Entry', 'Info', 'Item', 'Limit', 'Metadata', 'Policy', 'Result', 'Results', 'Rules', 'Settings', 'Stats', 'Status', 'Summary']);
+const singular = (word: string) => word.replace(/ies$/, 'y').replace(/(ss|sh|ch|x)es$/, '$1').replace(/([^s])s$/, '$1');
+
+/** Calls `visit` with every sub-schema of `root` once, and the property name it sits under. */
+function walk(root: Schema, visit: (s: Schema, key: string | undefined) => void) {
+  const seen = new Set<Schema>();
+  const go = (s: Schema, key: string | undefined) => {
+    if (seen.has(s)) return;
+    seen.add(s);
+    visit(s, key);
+    const def = defOf(s);
+    if (def.type === 'object' && def.shape) for (const [k, child] of Object.entries(def.shape)) go(child, k);
+    // Items of an array or map are named after its field, in the singular (`gifts` → `gift`).
+    for (const name of CHILDREN) if (isSchema(def[name])) go(def[name], (name === 'element' || name === 'valueType') && key ? singular(key) : key);
+    for (const list of [def.options, def.items]) if (Array.isArray(list)) for (const child of list) if (isSchema(child)) go(child, key);
+    if (def.type === 'lazy' && typeof def.getter === 'function') go((def.getter as () => Schema)(), key);
+  };
+  go(root, undefined);
+}
+
+
+/**
+ * Names every documented answer and its shared parts in one registry, converted together so that
+ * each named schema appears once and every use of it is a `$ref`.
+ */
+function responseComponents(documented: { def: RouteDef; operationId: string }[]) {
+  const registry = z.registry<{ id: string }>();
+  const byName = new Map<string, Schema>();
+  const nameOf = new Map<Schema, string>();
+  const name = (s: Schema, wanted: string[]) => {
+    if (nameOf.has(s)) return nameOf.get(s)!;
+    const id = wanted.find((w) => !byName.has(w)) ?? `${wanted[wanted.length - 1]}${byName.size}`;
+    byName.set(id, s);
+    nameOf.set(s, id);
+    registry.add(s, { id });
+    return id;
+  };
+  const metaId = (s: Schema) => z.globalRegistry.get(s)?.id;
+
+  const answering = documented.filter(({ def }) => def.response && !def.produces);
+  const answerName = new Map<RouteDef, string>();
+  for (const { def, operationId } of answering) {
+    const s = def.response!;
+    answerName.set(def, name(s, [metaId(s) ?? `${capital(operationId)}Response`]));
+  }
+  // Parts: explicit ids always; other objects when more than one route answers with them.
+  const users = new Map<Schema, { routes: Set<RouteDef>; key?: string; tag: string }>();
+  for (const { def } of answering) {
+    walk(def.response!, (s, key) => {
+      const id = metaId(s);
+      if (id) name(s, [id]);
+      if (nameOf.has(s) || defOf(s).type !== 'object') return;
+      const use = users.get(s) ?? { routes: new Set(), key, tag: def.tag };
+      use.routes.add(def);
+      use.key ??= key;
+      users.set(s, use);
+    });
+  }
+  for (const [s, use] of users) {
+    if (use.routes.size < 2 || !use.key) continue;
+    const base = pascal(use.key);
+    name(s, GENERIC.has(base) ? [pascal(use.tag) + base] : [base, pascal(use.tag) + base]);
+  }
+
+  const { schemas } = z.toJSONSchema(registry, { io: 'output', unrepresentable: 'any', uri: componentRef }) as { schemas: Record<string, Json> };
+  const components: Record<string, Json> = {};
+  for (const id of [...byName.keys()].sort()) {
+    const { $schema: _s, $id: _i, ...body } = schemas[id];
+    components[id] = body;
+  }
+  return { components, answerName };
+}
 
 function parametersOf(def: RouteDef): Json[] {
   const out: Json[] = [];
   for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
     if (!schema) continue;
-    const json = schemaOf(schema as z.ZodType, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    const json = inputSchema(schema as Schema) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
       out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: prop, ...(prop.description ? { description: prop.description } : {}) });
     }
@@ -28,29 +145,38 @@ function parametersOf(def: RouteDef): Json[] {
   return out;
 }
 
-function operationOf(def: RouteDef): Json {
-  const errorBody = def.errors === 'success' ? ERROR_SUCCESS : ERROR_DETAIL;
-  const err = (description: string) => ({ description, content: { 'application/json': { schema: errorBody } } });
+function successOf(def: RouteDef, answer: string | undefined): Json {
+  if (def.produces) {
+    const content: Json = {};
+    for (const type of def.produces.split(',')) content[type.split(';')[0].trim()] = { schema: { type: 'string', format: 'binary' } };
+    return { description: 'OK', content };
+  }
+  return { description: 'OK', content: { 'application/json': { schema: answer ? ref(answer) : {} } } };
+}
+
+function operationOf(def: RouteDef, operationId: string, answer: string | undefined): Json {
+  const errorBody = ref(def.errors === 'success' ? 'ErrorSuccess' : 'ErrorDetail');
+  const err = (description: string, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: errorBody } } });
+  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } };
   const op: Json = {
     tags: [def.tag],
-    summary: def.summary,
-    operationId: `${def.method.toLowerCase()}${def.paths[0].replace(/[^A-Za-z0-9]+/g, '_')}`,
+    summary: def.summary.replace(/`/g, ''), // a plain line in the reference (descriptions are Markdown)
+    operationId,
     parameters: parametersOf(def),
     responses: {
-      [String(def.status ?? 200)]: def.produces
-        ? { description: 'OK', content: { [def.produces.split(';')[0]]: { schema: { type: 'string', format: 'binary' } } } }
-        : { description: 'OK', content: { 'application/json': { schema: def.response ? schemaOf(def.response, 'output') : {} } } },
+      [String(def.status ?? 200)]: successOf(def, answer),
       ...(def.body || def.form || def.query || def.params ? { '400': err('Malformed request'), '422': err('Invalid input; the message names the field') } : {}),
-      ...(def.auth !== 'none' ? { '401': err('Missing, unknown or revoked API key'), '403': err('The key lacks the permission or organization'), '429': err('Rate limited; see Retry-After') } : {}),
+      ...(def.auth !== 'none' ? { '401': err('Missing, unknown or revoked API key'), '403': err('The key lacks the permission or organization'), '429': err('Rate limited', retryAfter) } : {}),
+      ...(def.params ? { '404': err('Not found, or not visible to this key') } : {}),
       ...(def.form ? { '413': err('Upload over MAX_UPLOAD_MB') } : {}),
       '500': err('Server error (never carries a stack trace)'),
     },
   };
   if (def.auth !== 'none') op.security = [{ bearer: [] }, { apiKey: [] }];
-  if (def.auth === 'admin' || def.auth === 'sysadmin') op.description = `Requires the ${def.auth === 'admin' ? 'admin' : 'system_admin'} permission.`;
-  if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: schemaOf(def.body, 'input') } } };
+  if (def.auth === 'admin' || def.auth === 'sysadmin') op.description = `Requires the \`${def.auth === 'admin' ? 'admin' : 'system_admin'}\` permission.`;
+  if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(def.body) } } };
   if (def.form) {
-    const fields = schemaOf(def.form.fields, 'input') as { properties?: Json; required?: string[] };
+    const fields = inputSchema(def.form.fields) as { properties?: Json; required?: string[] };
     op.requestBody = {
       required: true,
       content: {
@@ -68,69 +194,48 @@ function operationOf(def: RouteDef): Json {
 }
 
 let cached: Json | undefined;
+let serialized: string | undefined;
+
+/** The document as sent: built and serialized once (it is a few hundred KB). */
+export function openApiJson(): string {
+  serialized ??= JSON.stringify(openApiDocument());
+  return serialized;
+}
 
 export function openApiDocument(): Json {
   if (cached) return cached;
+  const taken = new Set<string>();
+  const documented = routes.flatMap((def) =>
+    def.paths.map((path, alias) => {
+      let operationId = operationIdOf(def.method, path);
+      for (let n = 2; taken.has(operationId); n += 1) operationId = `${operationIdOf(def.method, path)}${n}`;
+      taken.add(operationId);
+      return { def, path, alias, operationId };
+    }),
+  );
+  const { components, answerName } = responseComponents(documented.filter((d) => d.alias === 0));
   const paths: Record<string, Json> = {};
-  for (const def of routes) {
-    for (const path of def.paths) {
-      const openPath = path.replace(/:([A-Za-z_]+)/g, '{$1}');
-      paths[openPath] ??= {};
-      paths[openPath][def.method.toLowerCase()] = path === def.paths[0] ? operationOf(def) : { ...operationOf(def), operationId: `${operationOf(def).operationId}_alias${def.paths.indexOf(path)}`, description: `Alias of ${def.paths[0]}.` };
-    }
+  // Aliases after every documented path, so the page lists each route's own path together.
+  for (const { def, path, alias, operationId } of [...documented.filter((d) => !d.alias), ...documented.filter((d) => d.alias)]) {
+    const openPath = path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const op = operationOf(def, operationId, answerName.get(def));
+    if (alias) op.description = [op.description, `Alias of \`${def.paths[0]}\`.`].filter(Boolean).join(' ');
+    paths[openPath] ??= {};
+    paths[openPath][def.method.toLowerCase()] = op;
   }
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
   cached = {
     openapi: '3.1.0',
-    info: {
-      title: 'Loyalty & assistant platform',
-      version: '0.1.0',
-      description: 'HTTP edge of the platform. Authenticate with `Authorization: Bearer <key>` or `X-API-Key: <key>`.',
-    },
+    info: { title: 'Loyalty & assistant platform', version: '0.1.0', description: API_DESCRIPTION },
+    tags,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer' },
-        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'pk_…', description: 'The API key as `Authorization: Bearer <key>`' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The API key as `X-API-Key: <key>`' },
       },
+      schemas: { ...ERROR_SCHEMAS, ...components },
     },
     paths,
   };
   return cached;
-}
-
-/** A self-contained page (no CDN: the platform runs offline) that renders /openapi.json. */
-export function docsPage(): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Platform API</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
-body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:16px 24px}header h1{margin:0;font-size:20px}
-main{max-width:1100px;margin:0 auto;padding:16px 24px}h2{margin-top:28px;border-bottom:1px solid #d5d9e0;text-transform:capitalize}
-details{background:#fff;border:1px solid #d5d9e0;border-radius:6px;margin:8px 0}summary{cursor:pointer;padding:8px 12px;display:flex;gap:12px;align-items:center}
-.m{font-weight:700;min-width:64px;text-align:center;border-radius:4px;color:#fff;padding:2px 6px;font-size:12px}
-.get{background:#2f7d32}.post{background:#1f5fbf}.put{background:#a66a00}.patch{background:#6b4fbf}.delete{background:#b3261e}
-.p{font-family:ui-monospace,monospace}.s{color:#555}pre{background:#f0f2f5;padding:8px;overflow:auto;margin:0 12px 12px;border-radius:4px}
-.k{margin:0 12px;font-weight:600}
-</style></head><body><header><h1>Platform API</h1><div id="d"></div></header><main id="app">Loading /openapi.json…</main>
-<script>
-fetch('openapi.json').then(r=>r.json()).then(doc=>{
-  document.getElementById('d').textContent=doc.info.description;
-  const byTag={};
-  for(const [path,ops] of Object.entries(doc.paths))for(const [method,op] of Object.entries(ops))(byTag[op.tags[0]]??=[]).push({path,method,op});
-  const app=document.getElementById('app');app.textContent='';
-  const esc=s=>String(s).replace(/[&<>]/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;'}[c]));
-  for(const [tag,list] of Object.entries(byTag)){
-    const h=document.createElement('h2');h.textContent=tag;app.appendChild(h);
-    for(const {path,method,op} of list){
-      const d=document.createElement('details');
-      let html='<summary><span class="m '+method+'">'+method.toUpperCase()+'</span><span class="p">'+esc(path)+'</span><span class="s">'+esc(op.summary||'')+'</span></summary>';
-      if(op.description)html+='<p class="k">'+esc(op.description)+'</p>';
-      if(op.parameters&&op.parameters.length)html+='<p class="k">Parameters</p><pre>'+esc(JSON.stringify(op.parameters,null,2))+'</pre>';
-      if(op.requestBody)html+='<p class="k">Request body</p><pre>'+esc(JSON.stringify(op.requestBody.content,null,2))+'</pre>';
-      html+='<p class="k">Responses</p><pre>'+esc(JSON.stringify(op.responses,null,2))+'</pre>';
-      d.innerHTML=html;app.appendChild(d);
-    }
-  }
-}).catch(e=>{document.getElementById('app').textContent='Could not load openapi.json: '+e});
-</script></body></html>`;
 }
