@@ -28,7 +28,7 @@ interface Op {
 }
 
 /** Operations that need no key (their own tests cover them). */
-const OPEN = new Set(['GET /health', 'GET /health/ready', 'GET /metrics', 'GET /openapi.json', 'GET /docs', 'POST /verify_api_key', 'POST /api/session-service/verify_api_key', 'POST /api/billing/webhooks/payment', 'GET /referral/{code}']);
+const OPEN = new Set(['GET /health', 'GET /health/ready', 'GET /metrics', 'GET /openapi.json', 'GET /docs', 'GET /docs/assets/{file}', 'POST /verify_api_key', 'POST /api/session-service/verify_api_key', 'POST /api/billing/webhooks/payment', 'GET /referral/{code}']);
 
 /** Operations that read platform-wide data any organization's key may read: no victim to reach. */
 const GLOBAL = new Set(['GET /api/billing/packages', 'GET /api/llm-config/provider-config/{agent_name}']);

@@ -1,0 +1,288 @@
+/**
+ * `npm run check:docs`: opens the API reference (/docs) in headless Chromium and checks what a
+ * user does with it: every operation of /openapi.json is on the page, the filter finds one, the
+ * key goes into the Authorize dialog, and "Execute" of an operation answers 200 with that key.
+ * No page error and no Content-Security-Policy violation is allowed. Screenshots are written to
+ * DOCS_CHECK_OUT (default: a temp directory) and their paths printed.
+ *
+ * It starts its own platform on free ports, or uses a running one: DOCS_CHECK_URL (the edge)
+ * with DOCS_CHECK_KEY (any key). Chromium is CHROMIUM, else `chromium`, `chromium-browser` or
+ * `google-chrome` on PATH (Debian: `apt-get install chromium`). It is driven through the DevTools
+ * protocol over a pipe, so no browser package is needed.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+
+type Json = Record<string, any>;
+
+function findChromium(): string {
+  const candidates = [process.env.CHROMIUM, 'chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'].filter(Boolean) as string[];
+  for (const c of candidates) {
+    if (spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0) return c;
+  }
+  throw new Error('No Chromium found: set CHROMIUM or install it (Debian/Ubuntu: apt-get install chromium)');
+}
+
+/** The DevTools protocol over --remote-debugging-pipe: JSON messages separated by NUL bytes. */
+class Browser {
+  private next = 1;
+  private pending = new Map<number, { resolve: (v: Json) => void; reject: (e: Error) => void; method: string }>();
+  private listeners: ((msg: Json) => void)[] = [];
+
+  constructor(readonly proc: ChildProcess) {
+    const out = proc.stdio[4] as Readable;
+    let buf = '';
+    out.setEncoding('utf8');
+    out.on('data', (chunk: string) => {
+      buf += chunk;
+      for (let i = buf.indexOf('\0'); i >= 0; i = buf.indexOf('\0')) {
+        const msg = JSON.parse(buf.slice(0, i)) as Json;
+        buf = buf.slice(i + 1);
+        const waiting = msg.id !== undefined ? this.pending.get(msg.id) : undefined;
+        if (waiting) {
+          this.pending.delete(msg.id);
+          if (msg.error) waiting.reject(new Error(`${waiting.method}: ${msg.error.message}`));
+          else waiting.resolve(msg.result);
+        } else for (const l of this.listeners) l(msg);
+      }
+    });
+  }
+
+  send(method: string, params: Json = {}, sessionId?: string): Promise<Json> {
+    const id = this.next++;
+    (this.proc.stdio[3] as Writable).write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
+    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject, method }));
+  }
+
+  on(listener: (msg: Json) => void) {
+    this.listeners.push(listener);
+  }
+}
+
+class Page {
+  readonly problems: string[] = [];
+  constructor(
+    private readonly browser: Browser,
+    private readonly session: string,
+  ) {
+    browser.on((msg) => {
+      if (msg.sessionId !== session) return;
+      if (msg.method === 'Runtime.exceptionThrown') this.problems.push(`page error: ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`);
+      if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error') this.problems.push(`console (${msg.params.entry.source}): ${msg.params.entry.text}`);
+      if (msg.method === 'Runtime.consoleAPICalled' && msg.params.type === 'error') this.problems.push(`console.error: ${msg.params.args.map((a: Json) => a.value ?? a.description).join(' ')}`);
+    });
+  }
+
+  send(method: string, params: Json = {}) {
+    return this.browser.send(method, params, this.session);
+  }
+
+  async eval<T = unknown>(expression: string): Promise<T> {
+    const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
+    if (r.exceptionDetails) throw new Error(`evaluating ${expression.slice(0, 80)}: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
+    return r.result.value as T;
+  }
+
+  /** Polls an expression until it is truthy. */
+  async waitFor<T>(expression: string, what: string, timeoutMs = 30_000): Promise<T> {
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const v = await this.eval<T>(`((v) => (v instanceof Node ? true : v))(${expression})`);
+      if (v) return v;
+      if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async click(selector: string) {
+    const ok = await this.eval<boolean>(`(() => { const el = document.querySelector(${JSON.stringify(selector)}); if (!el) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`);
+    if (!ok) throw new Error(`nothing to click at ${selector}`);
+  }
+
+  /** Types into an input the way a user does (React sees real input events). */
+  async type(selector: string, text: string) {
+    await this.eval(`document.querySelector(${JSON.stringify(selector)}).focus()`);
+    await this.send('Input.insertText', { text });
+  }
+
+  async screenshot(file: string, fullPage = false) {
+    const params: Json = { format: 'png' };
+    if (fullPage) {
+      const { cssContentSize } = await this.send('Page.getLayoutMetrics');
+      params.captureBeyondViewport = true;
+      params.clip = { x: 0, y: 0, width: cssContentSize.width, height: Math.min(cssContentSize.height, 16_000), scale: 1 };
+    }
+    const { data } = await this.send('Page.captureScreenshot', params);
+    fs.writeFileSync(file, Buffer.from(data, 'base64'));
+    console.log(`  screenshot: ${file}`);
+  }
+}
+
+async function openBrowser(profile: string): Promise<{ browser: Browser; page: Page }> {
+  const args = ['--headless=new', '--remote-debugging-pipe', `--user-data-dir=${profile}`, '--window-size=1366,900', '--disable-gpu', '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--hide-scrollbars'];
+  if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses root without it
+  const proc = spawn(findChromium(), [...args, 'about:blank'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
+  const browser = new Browser(proc);
+  const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
+  const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
+  const page = new Page(browser, sessionId);
+  for (const domain of ['Page', 'Runtime', 'Log']) await page.send(`${domain}.enable`);
+  await page.send('Emulation.setDeviceMetricsOverride', { width: 1366, height: 900, deviceScaleFactor: 1, mobile: false });
+  return { browser, page };
+}
+
+function check(ok: unknown, message: string) {
+  if (!ok) throw new Error(`check failed: ${message}`);
+  console.log(`  ok: ${message}`);
+}
+
+/** The reference as a user meets it; throws on the first thing that does not work. */
+async function checkDocs(base: string, key: string, out: string) {
+  const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Json;
+  const operations = Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-check-chromium-'));
+  const { browser, page } = await openBrowser(profile);
+  try {
+    await page.send('Page.navigate', { url: `${base}/docs` });
+    await page.waitFor(`document.querySelectorAll('.opblock').length >= ${operations.length}`, 'the operations to render');
+    const shown = await page.eval<string[]>(`[...document.querySelectorAll('.opblock')].map(b => b.querySelector('.opblock-summary-method').textContent + ' ' + b.querySelector('.opblock-summary-path').getAttribute('data-path'))`);
+    const missing = operations.filter((o) => !shown.includes(o));
+    check(!missing.length, `all ${operations.length} operations of /openapi.json are on the page${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`);
+    check(await page.eval(`document.querySelector('.info .title')?.textContent.includes(${JSON.stringify(doc.info.title)})`), 'the title is shown');
+    check(await page.eval(`!document.querySelector('.info .description').textContent.includes('\`')`), 'the description is rendered Markdown (no literal backticks)');
+    check(await page.eval(`document.querySelectorAll('.info .description table tr').length > 5`), 'the error table of the description is a table');
+    await page.screenshot(path.join(out, 'docs-1-overview.png'));
+
+    // The filter narrows the list to a tag.
+    await page.type('.operation-filter-input', 'gifts');
+    await page.waitFor(`document.querySelectorAll('.opblock-tag-section').length === 1`, 'the filter to keep one tag');
+    check(await page.eval(`document.querySelector('.opblock-tag-section h3').textContent.startsWith('gifts')`), 'the filter finds the gifts operations');
+    await page.eval(`(() => { const i = document.querySelector('.operation-filter-input'); i.select(); })()`);
+    await page.send('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
+    await page.send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
+    await page.waitFor(`document.querySelectorAll('.opblock').length >= ${operations.length}`, 'the filter to be cleared');
+
+    // Authorize with the key (the X-API-Key scheme).
+    await page.click('.auth-wrapper .authorize');
+    await page.waitFor(`document.querySelectorAll('.modal-ux .auth-container input').length >= 2`, 'the Authorize dialog');
+    const schemes = await page.eval<string[]>(`[...document.querySelectorAll('.modal-ux .auth-container h4')].map(h => h.textContent)`);
+    check(schemes.some((s) => s.includes('bearer')) && schemes.some((s) => s.includes('apiKey')), `the dialog offers both schemes (${schemes.join(', ')})`);
+    const apiKeyBox = `[...document.querySelectorAll('.modal-ux .auth-container')].find(c => c.querySelector('h4').textContent.includes('apiKey'))`;
+    await page.eval(`${apiKeyBox}.querySelector('input').setAttribute('data-check', 'api-key')`);
+    await page.type('input[data-check="api-key"]', key);
+    await page.screenshot(path.join(out, 'docs-2-authorize.png'));
+    await page.eval(`${apiKeyBox}.querySelector('button.authorize').click()`);
+    await page.waitFor(`${apiKeyBox}.querySelector('button[aria-label="Remove authorization"]')`, 'the key to be accepted');
+    await page.click('.modal-ux .close-modal');
+
+    // Try an operation: its answer comes back 200 with the key, and the page shows it.
+    const target = doc.paths['/loyalty/rules'].get;
+    const block = `#operations-${target.tags[0].replace(/\s/g, '_')}-${target.operationId}`;
+    await page.click(`${block} .opblock-summary-control`);
+    await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button (try-it-out is on)');
+    await page.click(`${block} .execute`);
+    const status = await page.waitFor<string>(`document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`, 'the live answer');
+    check(status.startsWith('200'), `GET /loyalty/rules executed from the page answers ${status}`);
+    const curl = await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`);
+    check(curl.includes('X-API-Key'), 'the request carried the key as X-API-Key');
+    check(await page.eval(`document.querySelector('${block} .live-responses-table').textContent.includes('referral_points')`), 'the answer body is shown');
+    check(await page.eval(`!!document.querySelector('${block} .request-duration, ${block} .live-responses-table') && document.body.textContent.includes('Request duration')`), 'the request duration is shown');
+    await page.eval(`document.querySelector('${block}').scrollIntoView()`);
+    await page.screenshot(path.join(out, 'docs-3-try-it.png'));
+
+    // An answer's schema is a named, shared model (components.schemas through $ref).
+    const one = doc.paths['/api/gifts/gifts/{gift_id}'].get;
+    const oneBlock = `#operations-gifts-${one.operationId}`;
+    const schemaTab = `${oneBlock} tr.response[data-code="200"] button[data-name="model"]`;
+    await page.click(`${oneBlock} .opblock-summary-control`);
+    await page.waitFor(`document.querySelector('${schemaTab}')`, 'the answer of GET /api/gifts/gifts/{gift_id}');
+    await page.click(schemaTab);
+    const answer = `${oneBlock} tr.response[data-code="200"] .model-box`;
+    await page.waitFor(`document.querySelector('${answer}')`, 'the answer schema');
+    await page.eval(`[...document.querySelectorAll('${answer} button')].filter(b => b.textContent === 'Expand all').forEach(b => b.click())`);
+    const titles = await page.waitFor<string[]>(`(t => t.length > 1 && t)([...document.querySelectorAll('${answer} .json-schema-2020-12__title')].map(e => e.textContent.trim()))`, 'the expanded answer schema');
+    const answerName = `${one.operationId.charAt(0).toUpperCase()}${one.operationId.slice(1)}Response`;
+    check(titles[0] === answerName, `the answer schema is the named ${answerName}`);
+    await page.eval(`document.querySelector('${oneBlock} tr.response[data-code="200"]').scrollIntoView()`);
+    await page.screenshot(path.join(out, 'docs-4-answer.png'));
+    // The Schemas section renders only what is in view: scroll through it and collect the names.
+    await page.click('.models .models-control');
+    await page.waitFor(`document.querySelector('.models .json-schema-2020-12__title')`, 'the Schemas section');
+    const names = Object.keys(doc.components.schemas);
+    const listed = new Set<string>();
+    await page.eval(`document.querySelector('.models').scrollIntoView()`);
+    for (let i = 0; i < 200 && listed.size < names.length; i += 1) {
+      for (const n of await page.eval<string[]>(`[...document.querySelectorAll('.models .models-virtual-item > article > .json-schema-2020-12-head .json-schema-2020-12__title')].map(t => t.textContent.trim())`)) listed.add(n);
+      await page.eval(`document.querySelector('.models-scroll').scrollBy(0, 300)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const unlisted = names.filter((n) => !listed.has(n));
+    check(!unlisted.length && listed.has('Gift') && listed.has('ErrorDetail'), `the Schemas section lists all ${names.length} shared schemas (Gift, ErrorDetail, ErrorSuccess, ${answerName}, …)${unlisted.length ? `; missing ${unlisted.join(', ')}` : ''}`);
+    const gift = `[...document.querySelectorAll('.models .models-virtual-item > article')].find(a => a.querySelector('.json-schema-2020-12__title').textContent.trim() === 'Gift')`;
+    await page.eval(`document.querySelector('.models-scroll').scrollTop = 0`);
+    for (let i = 0; i < 200 && !(await page.eval(`!!${gift}`)); i += 1) {
+      await page.eval(`document.querySelector('.models-scroll').scrollBy(0, 300)`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await page.eval(`${gift}.querySelector('.json-schema-2020-12-expand-deep-button').click()`);
+    await page.waitFor(`${gift}?.textContent.includes('points_value')`, 'the Gift schema to open');
+    await page.eval(`${gift}.scrollIntoView()`);
+    await page.screenshot(path.join(out, 'docs-5-schemas.png'));
+
+    // The key survives a reload (persistAuthorization), so the next visit needs no paste.
+    await page.send('Page.reload');
+    await page.waitFor(`document.querySelectorAll('.opblock').length >= ${operations.length}`, 'the page after reload');
+    check(await page.waitFor(`document.querySelector('.auth-wrapper .authorize.locked')`, 'the authorized lock'), 'the key is remembered after a reload');
+    await page.screenshot(path.join(out, 'docs-6-full.png'), true);
+
+    check(!page.problems.length, `no page errors or CSP violations${page.problems.length ? `:\n    ${page.problems.join('\n    ')}` : ''}`);
+  } finally {
+    const exited = new Promise((r) => browser.proc.once('exit', r));
+    void browser.send('Browser.close').catch(() => undefined);
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+    browser.proc.kill('SIGKILL');
+    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+async function main() {
+  const out = process.env.DOCS_CHECK_OUT ?? fs.mkdtempSync(path.join(os.tmpdir(), 'docs-check-'));
+  fs.mkdirSync(out, { recursive: true });
+  let base = process.env.DOCS_CHECK_URL;
+  let key = process.env.DOCS_CHECK_KEY;
+  let stop = async () => undefined as void;
+  if (!base) {
+    const { parseEnv } = await import('../activities/config');
+    const { generateSecret } = await import('../activities/identity/api-keys');
+    const { launchPlatform } = await import('../workers/platform');
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-docs-check-'));
+    key = generateSecret();
+    const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: key };
+    console.log('docs check: starting a platform on free ports…');
+    const platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore' });
+    base = platform.edgeUrl;
+    stop = async () => {
+      await platform.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    };
+  }
+  if (!key) throw new Error('DOCS_CHECK_URL needs DOCS_CHECK_KEY (an API key of that platform)');
+  console.log(`docs check: ${base}/docs`);
+  try {
+    await checkDocs(base.replace(/\/$/, ''), key, out);
+    console.log('docs check: passed');
+  } finally {
+    await stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`docs check: ${(err as Error).message}`);
+    process.exit(1);
+  },
+);
