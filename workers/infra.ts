@@ -1,7 +1,9 @@
 /**
  * Finds or starts the local infrastructure: a Temporal dev server, a MongoDB-wire server (mongod or
  * FerretDB with SQLite) and MinIO. Addresses given in the environment are used as they are.
- * Each started server runs under guard.sh, so it dies with this process even on SIGKILL.
+ * Each started server runs under guard.sh, so it dies with this process even on SIGKILL, and is
+ * supervised: one that exits is started again on the same port and data (workers/supervise.ts);
+ * one that keeps failing is given up and onFatal says why.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,6 +16,7 @@ import mongoose from 'mongoose';
 import type { Config } from '../activities/config';
 import { minioSettings } from '../activities/config';
 import { ensureBinaries, type BinaryName } from './setup';
+import { supervise, type Supervised } from './supervise';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
@@ -25,7 +28,15 @@ export interface InfraOptions {
   /** start the Temporal Web UI (npm start) or not (tests) */
   ui?: boolean;
   log?: (line: string) => void;
+  /** a started server died and could not be restarted */
+  onFatal?: (reason: string) => void;
 }
+
+/** the workflow task timeout of the dev server (README, Scaling out) */
+export const WORKFLOW_TASK_TIMEOUT = '5s';
+
+/** server runs in a row that end within a minute before the server is given up */
+const SERVER_SHORT_RUNS = 4;
 
 export interface Infra {
   env: Record<string, string>;
@@ -73,25 +84,45 @@ async function waitFor(what: string, check: () => Promise<boolean>, child: Child
   throw new Error(`${what} was not ready after ${timeoutMs / 1000} s (log: ${logFile})`);
 }
 
-function startGuarded(name: string, cmd: string, args: string[], logDir: string, env?: NodeJS.ProcessEnv): { child: ChildProcess; logFile: string } {
-  fs.mkdirSync(logDir, { recursive: true });
-  const logFile = path.join(logDir, `${name}.log`);
-  const out = fs.openSync(logFile, 'a');
-  const child = spawn('bash', [GUARD, String(process.pid), cmd, ...args], {
-    stdio: ['ignore', out, out],
-    env: { ...process.env, ...env },
-  });
-  fs.closeSync(out);
-  return { child, logFile };
+interface ServerSpec {
+  name: string;
+  /** log file name under DATA_DIR/logs */
+  file: string;
+  cmd: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** true once the server answers */
+  check: () => Promise<boolean>;
+  timeoutMs?: number;
 }
 
-async function stopChild(child: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const done = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  await done;
-  clearTimeout(timer);
+/** Starts a server under guard.sh and supervision; `ready` settles when its first run answers. */
+function startServer(spec: ServerSpec, logDir: string, log: (line: string) => void, onGiveUp: (reason: string) => void): { server: Supervised; ready: Promise<void> } {
+  fs.mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${spec.file}.log`);
+  const server = supervise({
+    name: spec.name,
+    log: (line) => log(`infra: ${line}`),
+    hint: logFile,
+    maxShortRuns: SERVER_SHORT_RUNS,
+    onGiveUp,
+    spawn: () => {
+      const out = fs.openSync(logFile, 'a');
+      try {
+        // Own process group: a Ctrl-C in the terminal reaches the supervisor only, which stops
+        // the servers last, after the workers have finished what they were doing.
+        return spawn('bash', [GUARD, String(process.pid), spec.cmd, ...spec.args], {
+          stdio: ['ignore', out, out],
+          env: { ...process.env, ...spec.env },
+          detached: true,
+        });
+      } finally {
+        fs.closeSync(out);
+      }
+    },
+    ready: (child) => waitFor(spec.name, spec.check, child, logFile, spec.timeoutMs),
+  });
+  return { server, ready: waitFor(spec.name, spec.check, server.current(), logFile, spec.timeoutMs) };
 }
 
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
@@ -143,7 +174,7 @@ export async function prepareServers(cfg: Config): Promise<void> {
 export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const { cfg } = opts;
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const children: ChildProcess[] = [];
+  const servers: Supervised[] = [];
   const env: Record<string, string> = {};
   const logDir = path.join(cfg.dataDir, 'logs');
   fs.mkdirSync(cfg.dataDir, { recursive: true });
@@ -162,7 +193,13 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     return configured;
   };
   const stop = async () => {
-    await Promise.all(children.reverse().map((c) => stopChild(c)));
+    await Promise.all(servers.map((s) => s.stop(10_000)));
+  };
+  const giveUp = (reason: string) => opts.onFatal?.(reason);
+  const start = (spec: ServerSpec) => {
+    const { server, ready } = startServer(spec, logDir, log, giveUp);
+    servers.push(server);
+    return ready;
   };
 
   try {
@@ -176,24 +213,35 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       // WAL with synchronous=NORMAL, as for FerretDB: a commit survives a crash of any process,
       // not a power cut (README, Storage); the default rollback journal syncs every commit.
       args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
+      // A worker killed in the middle of a workflow task holds it until this timeout (Temporal's
+      // default is 10 s); then another worker or the restarted one takes it over. Shorter keeps a
+      // crash to a few seconds of latency; local activities that outlast 80% of it keep their
+      // task alive with heartbeats.
+      args.push('--dynamic-config-value', `history.defaultWorkflowTaskTimeout="${WORKFLOW_TASK_TIMEOUT}"`);
       for (const key of SEARCH_ATTRIBUTES) args.push('--search-attribute', `${key.name}=Keyword`);
       if (uiPort) args.push('--ui-port', String(uiPort));
       else args.push('--headless');
-      const { child, logFile } = startGuarded('temporal', bins.temporal!, args, logDir);
-      children.push(child);
-      env.TEMPORAL_ADDRESS = `127.0.0.1:${port}`;
+      const address = `127.0.0.1:${port}`;
+      env.TEMPORAL_ADDRESS = address;
       if (uiPort) temporalUi = `http://127.0.0.1:${uiPort}`;
-      log(`infra: starting Temporal dev server on 127.0.0.1:${port}${uiPort ? `, Web UI ${temporalUi}` : ''}`);
+      log(`infra: starting Temporal dev server on ${address}${uiPort ? `, Web UI ${temporalUi}` : ''}`);
       starts.push(
-        waitFor('Temporal dev server', async () => {
-          const conn = await Connection.connect({ address: env.TEMPORAL_ADDRESS, connectTimeout: 1000 });
-          try {
-            await conn.workflowService.describeNamespace({ namespace: cfg.TEMPORAL_NAMESPACE });
-            return true;
-          } finally {
-            await conn.close();
-          }
-        }, child, logFile, 120_000),
+        start({
+          name: 'Temporal dev server',
+          file: 'temporal',
+          cmd: bins.temporal!,
+          args,
+          timeoutMs: 120_000,
+          check: async () => {
+            const conn = await Connection.connect({ address, connectTimeout: 1000 });
+            try {
+              await conn.workflowService.describeNamespace({ namespace: cfg.TEMPORAL_NAMESPACE });
+              return true;
+            } finally {
+              await conn.close();
+            }
+          },
+        }),
       );
     } else {
       env.TEMPORAL_ADDRESS = cfg.TEMPORAL_ADDRESS;
@@ -202,15 +250,15 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     if (!cfg.MONGODB_URI) {
       const port = await pick(cfg.LOCAL_MONGODB_PORT);
       const mongo = bins.mongo!;
-      let started;
+      let args: string[];
       if (mongo.kind === 'mongod') {
         const dbPath = path.join(cfg.dataDir, 'mongodb');
         fs.mkdirSync(dbPath, { recursive: true });
-        started = startGuarded('mongodb', mongo.path, ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'], logDir);
+        args = ['--dbpath', dbPath, '--port', String(port), '--bind_ip', '127.0.0.1'];
       } else {
         const dbPath = path.join(cfg.dataDir, 'ferretdb');
         fs.mkdirSync(dbPath, { recursive: true });
-        started = startGuarded('ferretdb', mongo.path, [
+        args = [
           '--handler=sqlite',
           // WAL (FerretDB's default) with synchronous=NORMAL: a commit survives a crash of any
           // process, not a power cut, and concurrent inserts go from ~680/s to ~2,100/s here.
@@ -220,21 +268,27 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           `--debug-addr=127.0.0.1:${await freePort()}`,
           '--telemetry=disable',
           '--log-level=WARN',
-        ], logDir);
+        ];
       }
-      children.push(started.child);
-      env.MONGODB_URI = `mongodb://127.0.0.1:${port}/platform`;
+      const uri = `mongodb://127.0.0.1:${port}/platform`;
+      env.MONGODB_URI = uri;
       log(`infra: starting ${mongo.kind} on 127.0.0.1:${port}`);
       starts.push(
-        waitFor(mongo.kind, async () => {
-          const conn = await mongoose.createConnection(env.MONGODB_URI, { serverSelectionTimeoutMS: 1000 }).asPromise();
-          try {
-            await conn.db!.admin().ping();
-            return true;
-          } finally {
-            await conn.close();
-          }
-        }, started.child, started.logFile),
+        start({
+          name: mongo.kind,
+          file: mongo.kind === 'mongod' ? 'mongodb' : 'ferretdb',
+          cmd: mongo.path,
+          args,
+          check: async () => {
+            const conn = await mongoose.createConnection(uri, { serverSelectionTimeoutMS: 1000 }).asPromise();
+            try {
+              await conn.db!.admin().ping();
+              return true;
+            } finally {
+              await conn.close();
+            }
+          },
+        }),
       );
     } else {
       env.MONGODB_URI = cfg.MONGODB_URI;
@@ -247,16 +301,18 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       fs.mkdirSync(dir, { recursive: true });
       const accessKey = cfg.MINIO_ACCESS_KEY ?? 'minioadmin';
       const secretKey = cfg.MINIO_SECRET_KEY ?? 'minioadmin';
-      const { child, logFile } = startGuarded('minio', bins.minio!, ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, dir], logDir, {
-        MINIO_ROOT_USER: accessKey,
-        MINIO_ROOT_PASSWORD: secretKey,
-        MINIO_BROWSER: 'off',
-        MINIO_UPDATE: 'off',
-      });
-      children.push(child);
       Object.assign(env, { MINIO_ENDPOINT: `127.0.0.1:${port}`, MINIO_ACCESS_KEY: accessKey, MINIO_SECRET_KEY: secretKey, MINIO_USE_SSL: 'false' });
       log(`infra: starting MinIO on 127.0.0.1:${port}`);
-      starts.push(waitFor('MinIO', async () => (await fetch(`http://127.0.0.1:${port}/minio/health/live`)).ok, child, logFile));
+      starts.push(
+        start({
+          name: 'MinIO',
+          file: 'minio',
+          cmd: bins.minio!,
+          args: ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, dir],
+          env: { MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
+          check: async () => (await fetch(`http://127.0.0.1:${port}/minio/health/live`)).ok,
+        }),
+      );
     } else {
       Object.assign(env, {
         MINIO_ENDPOINT: cfg.MINIO_ENDPOINT,

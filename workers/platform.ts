@@ -1,14 +1,21 @@
 /**
  * Launches the whole platform: infrastructure (found or started), the Temporal worker process(es)
- * and the edge process. Used by `npm start` and by the test suite, so tests run what users run.
+ * and the edge process, and keeps them running: a worker or the edge that exits is started
+ * again with a backoff, a server too (workers/supervise.ts). Used by `npm start` and by the test
+ * suite, so tests run what users run. It returns once the edge reports ready (GET /health/ready:
+ * every server answers and a worker polls the task queue).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Config } from '../activities/config';
 import { freePort, startInfra } from './infra';
+import { supervise, type Supervised } from './supervise';
 
 const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
-const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+// Node with tsx's loader, not the tsx command: one process per worker, whose pid is the one the
+// supervisor watches and the one Temporal shows as the poller's identity (pid@host).
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface LaunchOptions {
   cfg: Config;
@@ -17,48 +24,71 @@ export interface LaunchOptions {
   ui?: boolean;
   /** extra environment for the worker and edge processes */
   env?: Record<string, string>;
-  /** called when a platform process exits on its own */
+  /** told of each process that exits without being asked to (it is restarted all the same) */
   onExit?: (name: string, code: number | null, signal: NodeJS.Signals | null) => void;
+  /** called when a server died and could not be restarted: the caller should stop the platform */
+  onFatal?: (reason: string) => void;
+  /** where restarts are logged (default: stderr, prefixed "start: ") */
+  log?: (line: string) => void;
   stdio?: 'inherit' | 'ignore';
+  /** how long to wait for readiness (default 180 s) */
+  readyTimeoutMs?: number;
 }
 
 export interface Platform {
   edgeUrl: string;
   temporalUi?: string;
   env: Record<string, string>;
+  /** the supervised worker and edge processes (their current pids change on restarts) */
+  processes: Supervised[];
   stop(): Promise<void>;
 }
 
 export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
   const { cfg } = opts;
-  const infra = await startInfra({ cfg, freePorts: opts.freePorts, ui: opts.ui });
+  const log = opts.log ?? ((line: string) => process.stderr.write(`start: ${line}\n`));
+  let fatal: string | undefined;
+  const infra = await startInfra({
+    cfg,
+    freePorts: opts.freePorts,
+    ui: opts.ui,
+    onFatal: (reason) => {
+      fatal = reason;
+      opts.onFatal?.(reason);
+    },
+  });
   const port = opts.freePorts ? await freePort() : cfg.PORT;
   const env: Record<string, string> = { ...infra.env, ...opts.env, DATA_DIR: cfg.dataDir, PORT: String(port), HOST: cfg.HOST };
-  const children: { name: string; child: ChildProcess }[] = [];
+  const processes: Supervised[] = [];
+  let starting = true;
+  let startupExit: string | undefined;
   let stopping = false;
 
   const startProcess = (name: string, script: string) => {
-    const child = spawn('bash', [GUARD, String(process.pid), TSX, fileURLToPath(new URL(script, import.meta.url))], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', opts.stdio ?? 'inherit', opts.stdio ?? 'inherit'],
-    });
-    child.on('exit', (code, signal) => {
-      if (!stopping) opts.onExit?.(name, code, signal);
-    });
-    children.push({ name, child });
+    processes.push(
+      supervise({
+        name,
+        log,
+        // Own process group: a Ctrl-C in the terminal reaches only the supervisor, which then
+        // stops the edge, the workers and the servers in that order.
+        spawn: () =>
+          spawn('bash', [GUARD, String(process.pid), process.execPath, '--import', TSX_LOADER, fileURLToPath(new URL(script, import.meta.url))], {
+            env: { ...process.env, ...env },
+            stdio: ['ignore', opts.stdio ?? 'inherit', opts.stdio ?? 'inherit'],
+            detached: true,
+          }),
+        onExit: (code, signal) => {
+          if (starting) startupExit ??= `${name} exited (${signal ?? `code ${code}`}) during start-up`;
+          opts.onExit?.(name, code, signal);
+        },
+      }),
+    );
   };
 
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    for (const { child } of [...children].reverse()) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    }
+    for (const p of [...processes].reverse()) await p.stop();
     await infra.stop();
   };
 
@@ -66,26 +96,31 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
     for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, './worker.ts');
     startProcess('edge', './edge.ts');
     const edgeUrl = `http://${cfg.HOST}:${port}`;
-    await waitForEdge(edgeUrl, children);
-    return { edgeUrl, temporalUi: infra.temporalUi, env, stop };
+    await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal);
+    starting = false;
+    return { edgeUrl, temporalUi: infra.temporalUi, env, processes, stop };
   } catch (err) {
     await stop();
     throw err;
   }
 }
 
-async function waitForEdge(url: string, children: { name: string; child: ChildProcess }[]): Promise<void> {
-  const deadline = Date.now() + 60_000;
+/** Waits for GET /health/ready to answer 200; the error names what was still missing. */
+async function waitForReady(url: string, timeoutMs: number, failed: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'the edge did not answer';
   while (Date.now() < deadline) {
-    const dead = children.find((c) => c.child.exitCode !== null);
-    if (dead) throw new Error(`${dead.name} exited with code ${dead.child.exitCode} during start-up`);
+    const why = failed();
+    if (why) throw new Error(why);
     try {
-      const res = await fetch(`${url}/health`);
+      const res = await fetch(`${url}/health/ready`);
       if (res.status === 200) return;
+      const body = (await res.json().catch(() => ({}))) as { missing?: string[]; checks?: Record<string, string> };
+      last = body.missing ? `missing ${body.missing.map((k) => `${k}: ${body.checks?.[k]}`).join('; ')}` : `HTTP ${res.status}`;
     } catch {
       /* not listening yet */
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 250));
   }
-  throw new Error(`the edge at ${url} did not become healthy within 60 s`);
+  throw new Error(`the platform at ${url} was not ready within ${timeoutMs / 1000} s (${last})`);
 }

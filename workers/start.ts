@@ -1,37 +1,48 @@
 /**
  * `npm start`: finds or starts Temporal, a MongoDB-wire server and MinIO, then the Temporal
- * worker(s) and the HTTP edge as child processes. One Ctrl-C stops everything, in reverse order.
+ * worker(s) and the HTTP edge as child processes, and keeps them running (a process that dies is
+ * restarted with a backoff, and logged). It says "ready" once GET /health/ready answers 200.
+ * Ctrl-C stops everything, in reverse order; so does a server that cannot be restarted.
  */
 import { parseEnv, setConfig } from '../activities/config';
-import { launchPlatform } from './platform';
+import { launchPlatform, type Platform } from './platform';
 
 async function main() {
   const cfg = parseEnv();
   setConfig(cfg);
   process.stderr.write(`start: data directory ${cfg.dataDir}\n`);
+  const began = Date.now();
+  let platform: Platform | undefined;
   let stopping = false;
-  const platform = await launchPlatform({
-    cfg,
-    ui: true,
-    onExit: (name, code, signal) => {
-      process.stderr.write(`start: ${name} exited (${signal ?? code}); stopping the platform\n`);
-      void shutdown(1);
-    },
-  });
+  let fatal: string | undefined;
   async function shutdown(code: number) {
     if (stopping) return;
     stopping = true;
     process.stderr.write('start: stopping…\n');
-    await platform.stop();
+    await platform?.stop();
     process.stderr.write('start: stopped\n');
     process.exit(code);
   }
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGHUP', () => void shutdown(0));
+  platform = await launchPlatform({
+    cfg,
+    ui: true,
+    onFatal: (reason) => {
+      fatal = reason;
+      process.stderr.write(`start: stopping the platform: ${reason}\n`);
+      void shutdown(1);
+    },
+  });
+  if (stopping) return;
+  if (fatal) return;
+  const { edgeUrl } = platform;
   process.stderr.write(
     [
       '',
-      `  API          ${platform.edgeUrl}   (docs: ${platform.edgeUrl}/docs, health: ${platform.edgeUrl}/health)`,
+      `start: ready in ${((Date.now() - began) / 1000).toFixed(1)} s: every server answers and a worker polls task queue ${cfg.TEMPORAL_TASK_QUEUE} (WORKER_COUNT ${cfg.WORKER_COUNT})`,
+      `  API          ${edgeUrl}   (docs: ${edgeUrl}/docs, health: ${edgeUrl}/health, readiness: ${edgeUrl}/health/ready)`,
       `  Temporal UI  ${platform.temporalUi ?? `use the Web UI of the Temporal server at ${platform.env.TEMPORAL_ADDRESS}`}`,
       `  Admin key    ${cfg.PLATFORM_ADMIN_KEY ? 'the PLATFORM_ADMIN_KEY you set' : `${cfg.dataDir}/admin-key.txt`}`,
       '  Ctrl-C stops everything.',

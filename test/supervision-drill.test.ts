@@ -1,0 +1,188 @@
+/**
+ * Drill of the supervisor behind `npm start`: a second platform launched by launchPlatform (the
+ * suite's servers; its own task queue, bucket, database and data directory) with two workers.
+ * A worker is killed with SIGKILL while it runs an upload's workflow task: every request is
+ * answered 200, each upload has one thumbnail, one original and one normalized response, the
+ * supervisor logs the exit and the restart, and the new process polls the queue. Then the edge.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { Client, Connection } from '@temporalio/client';
+import { Client as MinioClient } from 'minio';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { minioSettings, parseEnv } from '../activities/config';
+import { generateSecret } from '../activities/identity/api-keys';
+import { launchPlatform, type Platform } from '../workers/platform';
+import { unique } from './helpers/api';
+
+const queue = unique('supervision');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'supervision-drill-'));
+const adminKey = generateSecret();
+const log: string[] = [];
+let platform: Platform;
+let client: Client;
+let minio: MinioClient;
+let bucket: string;
+let photo: Buffer;
+let user: { key: string; user_id: string; organization_id: string };
+
+async function call(method: string, route: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${platform.edgeUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: await res.json() };
+}
+
+async function upload(conversation_id: string, i: number) {
+  const form = new FormData();
+  for (const [k, v] of Object.entries({ user_id: user.user_id, session_id: 'drill', conversation_id })) form.append(k, v);
+  form.append('file', new Blob([photo], { type: 'image/jpeg' }), `${conversation_id}-${i}.jpg`);
+  const began = Date.now();
+  const res = await fetch(`${platform.edgeUrl}/process_image`, { method: 'POST', headers: { authorization: `Bearer ${user.key}` }, body: form });
+  return { status: res.status, body: (await res.json()) as any, ms: Date.now() - began };
+}
+
+/** pid@host of the workers Temporal saw polling the drill's queue (workflow side). */
+async function pollers(): Promise<string[]> {
+  const res = await client.connection.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: queue, kind: 1 }, taskQueueType: 1 });
+  return (res.pollers ?? []).map((p) => p.identity!);
+}
+
+async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await get().catch(() => undefined);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const history = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+const workerPids = () => platform.processes.filter((p) => p.name.startsWith('worker')).map((p) => p.current().pid!);
+const polls = (ids: string[], pid: number) => ids.some((id) => id.startsWith(`${pid}@`));
+
+async function objects(prefix: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const o of minio.listObjectsV2(bucket, prefix, true)) names.push((o as { name: string }).name);
+  return names.sort();
+}
+
+beforeAll(async () => {
+  const suite = inject('platformEnv');
+  const db = new URL(suite.MONGODB_URI);
+  db.pathname = `/platform_${queue.replace(/-/g, '_')}`;
+  const env: Record<string, string> = {
+    ...suite,
+    DATA_DIR: dataDir,
+    TEMPORAL_TASK_QUEUE: queue,
+    MINIO_BUCKET: queue,
+    MONGODB_URI: db.toString(),
+    PLATFORM_ADMIN_KEY: adminKey,
+    WORKER_COUNT: '2',
+    MAX_UPLOAD_MB: '25',
+  };
+  const cfg = parseEnv({ ...process.env, ...env });
+  platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore', log: (line) => log.push(line) });
+  client = new Client({ connection: await Connection.connect({ address: suite.TEMPORAL_ADDRESS }), namespace: cfg.TEMPORAL_NAMESPACE });
+  const settings = minioSettings(cfg);
+  minio = new MinioClient(settings);
+  bucket = settings.bucket;
+  // A photo large enough that its thumbnail keeps a worker busy for a moment.
+  photo = await sharp({ create: { width: 2400, height: 1800, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 85 }).toBuffer();
+  const org = await call('POST', '/api/organizations', adminKey, { name: unique('Drill'), tier: 'free' });
+  const organization_id = org.body.organization.organization_id as string;
+  const key = await call('POST', '/generate_api_key', adminKey, { user_id: unique('ana'), organization_id });
+  user = { key: key.body.api_key, user_id: key.body.metadata.user_id, organization_id };
+}, 300_000);
+
+afterAll(async () => {
+  await platform?.stop();
+  await client?.connection.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('supervision drill', () => {
+  it('runs WORKER_COUNT workers on one task queue, and both take work', async () => {
+    const pids = workerPids();
+    expect(pids).toHaveLength(2);
+    await until('both workers polling', pollers, (ids) => pids.every((pid) => polls(ids, pid)), 180_000);
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => upload('warm-up', i)));
+    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+    const identities = new Set<string>();
+    for (const a of answers) {
+      for (const e of (await history(a.body.metadata.workflow_id)).filter((e) => e.workflowTaskCompletedEventAttributes)) identities.add(e.workflowTaskCompletedEventAttributes!.identity!);
+    }
+    for (const pid of pids) expect([...identities].some((id) => id.startsWith(`${pid}@`)), `worker ${pid} completed none of ${[...identities]}`).toBe(true);
+    expect([...identities].every((id) => pids.some((pid) => id.startsWith(`${pid}@`)))).toBe(true);
+  }, 240_000);
+
+  it('answers every upload when a worker is killed mid-task, doubles nothing, and the worker comes back', async () => {
+    const worker = platform.processes.find((p) => p.name === 'worker 1')!;
+    const victim = worker.current().pid!;
+    const conversation = unique('drill');
+    const n = 16;
+    const inFlight = Promise.all(Array.from({ length: n }, (_, i) => upload(conversation, i)));
+
+    // Kill the worker while it holds a workflow task of one of these uploads (its local
+    // activities, the thumbnail, are running inside that task).
+    const held = await until('a workflow task held by the victim', async () => {
+      for await (const wf of client.workflow.list({ query: `TaskQueue = "${queue}" AND ExecutionStatus = "Running"` })) {
+        const events = await history(wf.workflowId);
+        const last = events[events.length - 1];
+        if (last?.workflowTaskStartedEventAttributes?.identity?.startsWith(`${victim}@`)) return wf.workflowId;
+      }
+      return '';
+    }, (id) => id !== '', 60_000);
+    process.kill(victim, 'SIGKILL');
+    const answers = await inFlight;
+
+    expect(answers.map((a) => a.status)).toEqual(Array(n).fill(200));
+    const workflowIds = answers.map((a) => a.body.metadata.workflow_id as string);
+    expect(workflowIds).toContain(held);
+    // Tasks the victim held timed out and were taken over: their answers waited, nothing else.
+    const timedOut: string[] = [];
+    for (const id of workflowIds) if ((await history(id)).some((e) => e.workflowTaskTimedOutEventAttributes)) timedOut.push(id);
+    expect(timedOut.length).toBeGreaterThan(0);
+    const slowest = Math.max(...answers.map((a) => a.ms));
+    const ms = (ids: string[]) => ids.map((id) => answers[workflowIds.indexOf(id)].ms).sort((x, y) => x - y);
+    const others = workflowIds.filter((id) => !timedOut.includes(id));
+    process.stderr.write(`supervision drill: ${n} uploads answered; taken over from the killed worker: ${timedOut.length}, answered in ${ms(timedOut).join(', ')} ms; the others in ${ms(others).join(', ')} ms\n`);
+    expect(slowest).toBeLessThan(30_000);
+
+    // Nothing doubled: one original, one thumbnail and one normalized response per upload.
+    expect(new Set(workflowIds).size).toBe(n);
+    const prefix = `${user.organization_id}/${user.user_id}`;
+    const thumbnails = answers.map((a) => a.body.thumbnail_path as string);
+    const originals = answers.map((a) => a.body.data.original_path as string);
+    const ofThisRound = (names: string[]) => names.filter((name) => name.includes(`${conversation}-`));
+    expect(ofThisRound(await objects(`${prefix}/thumbnails/`))).toEqual([...thumbnails].sort());
+    expect(ofThisRound(await objects(`${prefix}/originals/`))).toEqual([...originals].sort());
+    const stored = await call('GET', `/get_response/${conversation}?user_id=${user.user_id}`, user.key);
+    expect(stored.status).toBe(200);
+    expect(stored.body.responses.map((r: { response_id: string }) => r.response_id).sort()).toEqual([...workflowIds].sort());
+
+    // The supervisor logged the exit and the restart, and the new process polls the queue.
+    const replacement = worker.current().pid!;
+    expect(replacement).not.toBe(victim);
+    expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker 1 \\(pid ${victim}\\) exited \\(SIGKILL\\) after [0-9.]+ s; restarting in 0.5 s$`)));
+    expect(log).toContain(`worker 1 restarted (pid ${replacement})`);
+    await until('the restarted worker polling', pollers, (ids) => polls(ids, replacement), 180_000);
+    const ready = await fetch(`${platform.edgeUrl}/health/ready`);
+    expect(ready.status).toBe(200);
+  }, 300_000);
+
+  it('starts the edge again when it is killed', async () => {
+    const edge = platform.processes.find((p) => p.name === 'edge')!;
+    const victim = edge.current().pid!;
+    process.kill(victim, 'SIGKILL');
+    await until('the edge answering again', async () => (await fetch(`${platform.edgeUrl}/health/ready`)).status, (s) => s === 200, 120_000);
+    expect(edge.current().pid).not.toBe(victim);
+    expect(log).toContainEqual(expect.stringMatching(new RegExp(`^edge \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
+    expect(log).toContain(`edge restarted (pid ${edge.current().pid})`);
+  }, 180_000);
+});
