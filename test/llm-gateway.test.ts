@@ -82,7 +82,7 @@ const attempts = async (w: World) => (await call('GET', `${P}/attempts?agent_nam
 /** A fixed-window minute must not turn over in the middle of a rate test. */
 async function freshMinute() {
   const s = new Date().getUTCSeconds();
-  if (s > 40) await new Promise((r) => setTimeout(r, (61 - s) * 1000));
+  if (s > 45) await new Promise((r) => setTimeout(r, (61 - s) * 1000));
 }
 
 /** The estimate of one support call (prompt + max_tokens 50), read from what the stand-in saw of one. */
@@ -121,9 +121,9 @@ describe('LLM gateway limits and budgets', () => {
   });
 
   it('rpm: the call past the limit is 429 with Retry-After before the provider is asked', async () => {
-    await freshMinute();
     const model = unique('ok-rpm');
     const w = await world({ model, limits: { rpm: 2 } }, 100_000);
+    await freshMinute();
     expect((await ask(w)).status).toBe(200);
     expect((await ask(w)).status).toBe(200);
     const third = await ask(w);
@@ -136,10 +136,10 @@ describe('LLM gateway limits and budgets', () => {
   });
 
   it('tpm: tokens a minute count the reservation, then the real count; past the limit 429 before the provider', async () => {
-    await freshMinute();
     const model = unique('ok-small');
     // The stand-in reports 15 tokens a call: two calls fit once the first has settled, a third does not.
     const w = await world({ model, limits: { tpm: estimate + 20 } }, 100_000);
+    await freshMinute();
     expect((await ask(w)).status).toBe(200);
     expect((await ask(w)).status).toBe(200);
     const third = await ask(w);
