@@ -36,7 +36,7 @@ as \`{"success": false, "error": "…"}\` (**ErrorSuccess**, and invalid input i
 | 413 / 415 | upload too large / not multipart where a file is expected |
 | 422 | invalid input; the message starts with the field: \`user_id: …\` |
 | 429 | rate limited per key (per address for \`verify_api_key\`); wait \`Retry-After\` seconds |
-| 5xx | a fixed text per status, never internal detail |
+| 5xx | a fixed text per status to basic keys; admin keys also get the platform's own words for a failure it names (\`payment provider not configured\`), never internal detail |
 
 ### Concepts
 
