@@ -126,12 +126,6 @@ export async function effectiveConfig(organization_id: string, agent: AgentName)
   return { tier, source: 'organization' as const, version: own.version, settings: complete(merged, tier, all) };
 }
 
-/** The organization's own settings of the agent as stored (not merged), {} when it has none. */
-export async function storedOrganizationConfig(organization_id: string, agent: AgentName): Promise<Record<string, unknown>> {
-  const doc = await LlmConfig.findById(`${organization_id}|${agent}`).lean<LlmConfigDoc>();
-  return doc ? parse(doc.config_json) : {};
-}
-
 export async function updateOrganizationConfig(organization_id: string, agent: AgentName, input: SettingsInput, changed_by: string, rollback_of?: number) {
   const tier = await tierOf(organization_id);
   if (tier === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
