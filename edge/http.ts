@@ -44,6 +44,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
   response?: z.ZodType;
   /** content type of a binary answer (image/jpeg) */
   produces?: string;
+  /** the handler honours an `Idempotency-Key` header (documented as a header parameter) */
+  idempotent?: boolean;
   /** the JSON body carries a base64 file: its limit is MAX_UPLOAD_MB (encoded) instead of 1 MB */
   jsonUpload?: boolean;
   status?: number;

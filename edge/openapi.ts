@@ -142,6 +142,15 @@ function parametersOf(def: RouteDef): Json[] {
       out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: prop, ...(prop.description ? { description: prop.description } : {}) });
     }
   }
+  if (def.idempotent) {
+    out.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 200 },
+      description: 'a retry with the same key (and the same request) returns the first answer and does nothing again',
+    });
+  }
   return out;
 }
 

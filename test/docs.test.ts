@@ -171,6 +171,19 @@ describe('the OpenAPI document', () => {
     expect(doc.components.securitySchemes.apiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
   });
 
+  it('documents the Idempotency-Key header on the operations that honour it, and only there', () => {
+    const withHeader: string[] = [];
+    for (const [path, ops] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(ops)) {
+        if ((op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key')) withHeader.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    for (const op of ['POST /process_image', 'POST /process_document', 'POST /generate_thumbnail', 'POST /support/transcribe', 'POST /retail/receipts', 'POST /api/ticket-scan/loyalty/ticket-scan', 'POST /api/gifts/gifts/{gift_id}/redeem', 'POST /email/send', 'POST /loyalty/award-points/{idp_id}', 'POST /api/billing/purchase-tokens']) {
+      expect(withHeader, op).toContain(op);
+    }
+    expect(withHeader.every((o) => o.startsWith('POST '))).toBe(true);
+  });
+
   it('describes how to authenticate and the error shapes, in Markdown', () => {
     const text = doc.info.description as string;
     expect(text).toMatch(/^### Authenticate$/m);

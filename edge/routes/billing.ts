@@ -53,6 +53,7 @@ defineRoute({
   tag,
   summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing',
   auth: 'key',
+  idempotent: true,
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,

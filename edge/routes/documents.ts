@@ -43,6 +43,7 @@ defineRoute({
   tag,
   summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  idempotent: true,
   form: { file: true, fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }) },
   response: z.object({
     success: z.literal(true),
@@ -72,6 +73,7 @@ defineRoute({
   tag,
   summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
   auth: 'key',
+  idempotent: true,
   form: {
     file: true,
     fields: z.object({

@@ -21,6 +21,7 @@ defineRoute({
   tag: 'email',
   summary: 'Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once',
   auth: 'key',
+  idempotent: true,
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,

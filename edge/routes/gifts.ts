@@ -131,6 +131,7 @@ defineRoute({
   errors,
   summary: "Redeems a gift with the user's points; 409 when the balance is short (nothing changes)",
   auth: 'key',
+  idempotent: true,
   params: giftId,
   body: z.object({
     user_id: requiredId,

@@ -44,6 +44,7 @@ defineRoute({
   tag,
   summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  idempotent: true,
   form: {
     file: true,
     fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }),

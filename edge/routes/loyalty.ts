@@ -92,6 +92,7 @@ defineRoute({
   tag,
   summary: "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
   auth: 'key',
+  idempotent: true,
   params: z.object({ idp_id: requiredId }),
   body: z.object({ action_type: actionName, organization_id: organizationId, operation_id: idempotencyKey }),
   response: z.object({ success: z.literal(true), points_awarded: z.number(), balance: z.number(), duplicate: z.boolean(), entry_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),

@@ -103,6 +103,7 @@ defineRoute({
   tag,
   summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  idempotent: true,
   form: {
     file: true,
     fields: z.object({ user_id: requiredId, conversation_id: requiredId, organization_id: organizationId, session_id: z.string().trim().max(200).optional() }),

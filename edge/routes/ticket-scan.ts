@@ -162,6 +162,7 @@ defineRoute({
   tag,
   summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
   auth: 'key',
+  idempotent: true,
   jsonUpload: true,
   body: z.object({
     user_id: requiredId,
@@ -181,6 +182,7 @@ defineRoute({
   tag: 'retail',
   summary: 'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
   auth: 'key',
+  idempotent: true,
   query: z.object({ venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(), organization_id: organizationId }),
   form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
   response: scanObject,
