@@ -70,6 +70,13 @@ describe('docker-compose.yml', () => {
     }
   });
 
+  it('lets the worker service scale (--scale worker=N): no container name, no published port', () => {
+    expect(publishedPorts().get('worker')).toEqual([]);
+    const worker = text.slice(text.indexOf('\n  worker:\n'), text.indexOf('\n  edge:\n'));
+    expect(worker).toContain('workers/worker.ts');
+    expect(worker).not.toMatch(/container_name|hostname:/);
+  });
+
   it('names every required variable in .env.example', () => {
     const example = fs.readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     const required = new Set([...body.matchAll(/\$\{([A-Z0-9_]+):\?/g)].map((m) => m[1]));
