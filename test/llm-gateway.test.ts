@@ -211,8 +211,9 @@ describe('LLM gateway reservations', () => {
     const w = await world({ model }, credit);
     const answers = await Promise.all(Array.from({ length: 20 }, () => ask(w)));
     const statuses = answers.map((a) => a.status).sort();
-    expect(statuses.filter((s) => s === 200)).toHaveLength(5);
-    expect(statuses.filter((s) => s === 402)).toHaveLength(15);
+    const seen = JSON.stringify(answers.map((a) => [a.status, a.body.detail ?? a.body.metadata?.source_agent]));
+    expect(statuses.filter((s) => s === 200), seen).toHaveLength(5);
+    expect(statuses.filter((s) => s === 402), seen).toHaveLength(15);
     expect(answers.find((a) => a.status === 402)!.body.detail).toMatch(/Not enough tokens for this support call/);
     expect(count(model)).toBe(5);
     const usage = await remaining(w);
