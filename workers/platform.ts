@@ -8,7 +8,9 @@
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Connection } from '@temporalio/client';
 import type { Config } from '../activities/config';
+import { freshPollers } from '../activities/health';
 import { freePort, startInfra } from './infra';
 import { supervise, type Supervised } from './supervise';
 
@@ -96,7 +98,7 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
     for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, './worker.ts');
     startProcess('edge', './edge.ts');
     const edgeUrl = `http://${cfg.HOST}:${port}`;
-    await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal);
+    await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, { address: env.TEMPORAL_ADDRESS, namespace: cfg.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE ?? cfg.TEMPORAL_TASK_QUEUE });
     starting = false;
     return { edgeUrl, temporalUi: infra.temporalUi, env, processes, stop };
   } catch (err) {
@@ -105,22 +107,47 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
   }
 }
 
-/** Waits for GET /health/ready to answer 200; the error names what was still missing. */
-async function waitForReady(url: string, timeoutMs: number, failed: () => string | undefined): Promise<void> {
+/**
+ * Waits for GET /health/ready to answer 200; the error names what was still missing. Until a
+ * worker polls (the longest part of a start) it asks Temporal itself, so the edge's access log
+ * does not fill with the 503s of a start-up.
+ */
+async function waitForReady(url: string, timeoutMs: number, failed: () => string | undefined, queue: { address: string; namespace: string; taskQueue: string }): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'the edge did not answer';
-  while (Date.now() < deadline) {
-    const why = failed();
-    if (why) throw new Error(why);
-    try {
-      const res = await fetch(`${url}/health/ready`);
-      if (res.status === 200) return;
-      const body = (await res.json().catch(() => ({}))) as { missing?: string[]; checks?: Record<string, string> };
-      last = body.missing ? `missing ${body.missing.map((k) => `${k}: ${body.checks?.[k]}`).join('; ')}` : `HTTP ${res.status}`;
-    } catch {
-      /* not listening yet */
+  const connection = await Connection.connect({ address: queue.address, connectTimeout: 5000 });
+  const polled = async () => {
+    for (const type of ['workflow', 'activity'] as const) {
+      if (!(await freshPollers(connection.workflowService, queue.namespace, queue.taskQueue, type))) return false;
     }
-    await new Promise((r) => setTimeout(r, 250));
+    return true;
+  };
+  try {
+    while (Date.now() < deadline) {
+      const why = failed();
+      if (why) throw new Error(why);
+      if (!(await polled().catch(() => false))) {
+        last = `no worker polled task queue ${queue.taskQueue} yet`;
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
+      if (await ready(url, (why) => (last = why))) return;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await connection.close();
   }
   throw new Error(`the platform at ${url} was not ready within ${timeoutMs / 1000} s (${last})`);
+}
+
+async function ready(url: string, missing: (why: string) => void): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/health/ready`);
+    if (res.status === 200) return true;
+    const body = (await res.json().catch(() => ({}))) as { missing?: string[]; checks?: Record<string, string> };
+    missing(body.missing ? `missing ${body.missing.map((k) => `${k}: ${body.checks?.[k]}`).join('; ')}` : `HTTP ${res.status}`);
+  } catch {
+    missing('the edge did not answer');
+  }
+  return false;
 }
