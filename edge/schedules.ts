@@ -1,11 +1,15 @@
 /** One Temporal Schedule per event, `event:<event id>`, kept in step with the event store. */
-import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { createHash } from 'node:crypto';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler/calendar';
-import type { EventDoc } from '../activities/scheduler/models';
+import { DEFAULT_CATCHUP_MINUTES, type EventDoc, type Overlap } from '../activities/scheduler/models';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 
 export const scheduleId = (event_id: string) => `event:${event_id}`;
+
+const OVERLAP: Record<Overlap, ScheduleOverlapPolicy> = { skip: ScheduleOverlapPolicy.SKIP, buffer_one: ScheduleOverlapPolicy.BUFFER_ONE, allow_all: ScheduleOverlapPolicy.ALLOW_ALL };
 
 function options(e: EventDoc) {
   return {
@@ -18,9 +22,9 @@ function options(e: EventDoc) {
       args: [{ event_id: e._id, organization_id: e.organization_id }],
       typedSearchAttributes: platformSearchAttributes(e.organization_id, e.user_id, `scheduler:${e.type_of_event}`),
     },
-    // SKIP: while a run is pending (e.g. no worker up), later times are not queued behind it, so a
-    // worker that comes back runs the missed event once, not once per missed time.
-    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' },
+    // SKIP by default: while a run is pending (e.g. no worker up), later times are not queued behind
+    // it, so a worker that comes back runs the missed event once, not once per missed time.
+    policies: { overlap: OVERLAP[e.overlap ?? 'skip'], catchupWindow: (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000 },
     memo: { event_id: e._id, type_of_event: e.type_of_event, user_id: e.user_id },
   };
 }
@@ -35,7 +39,7 @@ export async function createSchedule(e: EventDoc): Promise<void> {
 export async function updateSchedule(e: EventDoc): Promise<void> {
   const client = await temporal();
   const { spec, action, policies } = options(e);
-  await client.schedule.getHandle(scheduleId(e._id)).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies, catchupWindow: 3_600_000 } }));
+  await client.schedule.getHandle(scheduleId(e._id)).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
 }
 
 export async function deleteSchedule(event_id: string): Promise<void> {
@@ -44,6 +48,34 @@ export async function deleteSchedule(event_id: string): Promise<void> {
     await client.schedule.getHandle(scheduleId(event_id)).delete();
   } catch (err) {
     if (!(err instanceof ScheduleNotFoundError)) throw err;
+  }
+}
+
+/** Pause or resume through the Schedule itself: a paused Schedule starts nothing on its own. */
+export async function pauseSchedule(event_id: string, paused: boolean, note: string | null): Promise<void> {
+  const handle = (await temporal()).schedule.getHandle(scheduleId(event_id));
+  const why = note ?? (paused ? 'Paused through the scheduler API' : 'Resumed through the scheduler API');
+  if (paused) await handle.pause(why);
+  else await handle.unpause(why);
+}
+
+/**
+ * Execute now with an Idempotency-Key: the run's workflow id comes from the key, so the same key
+ * on the same event starts one run however often it is sent (for as long as Temporal keeps the
+ * run's history). Started directly rather than through the Schedule's trigger, which cannot be
+ * given a workflow id; the run has no scheduled time, so it is recorded as manual like a trigger's.
+ */
+export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; replayed: boolean }> {
+  const client = await temporal();
+  const { action } = options(e);
+  const workflowId = `event-run:${e._id}-key-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
+  try {
+    await client.workflow.start(action.workflowType, { workflowId, taskQueue: action.taskQueue, args: action.args, typedSearchAttributes: action.typedSearchAttributes, workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
+    return { at: new Date(), replayed: false };
+  } catch (err) {
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    const { startTime } = await client.workflow.getHandle(workflowId).describe();
+    return { at: startTime, replayed: true };
   }
 }
 

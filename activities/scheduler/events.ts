@@ -2,7 +2,7 @@
 import { PlatformError, conflict, invalid, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { isTimeZone, nextRuns, type Recurrence } from './calendar';
-import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type RunDoc } from './models';
+import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type Overlap, type RunDoc } from './models';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkWebhookTarget } from '../engines/webhooks';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
@@ -14,6 +14,9 @@ export interface EventInput {
   start_event: Date;
   end_date: Date | null;
   metadata: Record<string, unknown>;
+  /** omitted on an update: kept as they are; on a create: the defaults */
+  overlap?: Overlap;
+  catchup_window_minutes?: number;
 }
 
 export const eventNotFound = () => notFound('Event not found');
@@ -60,6 +63,8 @@ const savedFields = (input: EventInput, timezone: string | null, a: Actor) => ({
   actor_key_id: a.key_id,
   actor_user_id: a.user_id,
   actor_level: a.level,
+  ...(input.overlap ? { overlap: input.overlap } : {}),
+  ...(input.catchup_window_minutes !== undefined ? { catchup_window_minutes: input.catchup_window_minutes } : {}),
 });
 
 export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput, actor: Actor): Promise<EventDoc> {
@@ -111,7 +116,7 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   const timezone = checkTiming(input);
   await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const next: EventDoc = { ...prev, ...savedFields(input, timezone, actor), rev: (prev.rev ?? 0) + 1 };
+  const next: EventDoc = { ...prev, ...savedFields({ ...input, overlap: input.overlap ?? prev.overlap, catchup_window_minutes: input.catchup_window_minutes ?? prev.catchup_window_minutes }, timezone, actor), rev: (prev.rev ?? 0) + 1 };
   return { prev, next };
 }
 
@@ -120,7 +125,8 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
  * (another update or a delete came between) and the caller puts the Schedule back in step.
  */
 export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<EventDoc> {
-  const { _id, created_at: _c, updated_at: _u, ...fields } = next;
+  // The pause is its own change (setPaused): an update never writes back the pause it read.
+  const { _id, created_at: _c, updated_at: _u, paused: _p, pause_note: _n, paused_at: _a, ...fields } = next;
   const doc = await ScheduledEvent.findOneAndUpdate(
     { _id, organization_id: prev.organization_id, rev: prev.rev ?? { $exists: false } },
     { $set: fields },
@@ -143,8 +149,33 @@ export async function listEvents(organization_id: string, user_id?: string): Pro
   return withStatus(await ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>());
 }
 
-export async function listRuns(organization_id: string, event_id: string, limit = 100) {
-  const runs = await EventRun.find({ organization_id, event_id }).sort({ started_at: -1 }).limit(limit).lean<RunDoc[]>();
+/**
+ * Records the pause or resume the event's Schedule already accepted (a single-document update;
+ * `rev` is left alone, so an update in flight still commits its definition).
+ */
+export async function setPaused(organization_id: string, event_id: string, paused: boolean, note: string | null): Promise<EventDoc> {
+  const doc = await ScheduledEvent.findOneAndUpdate(
+    { _id: event_id, organization_id },
+    { $set: { paused, pause_note: note, paused_at: paused ? new Date() : null } },
+    { new: true },
+  ).lean<EventDoc>();
+  if (!doc) throw eventNotFound();
+  return (await withStatus([doc]))[0];
+}
+
+export interface RunFilter {
+  status?: RunDoc['outcome'];
+  from?: Date;
+  to?: Date;
+  limit?: number;
+  offset?: number;
+}
+
+/** An event's runs, newest first; `from`/`to` bound the start time (inclusive). */
+export async function listRuns(organization_id: string, event_id: string, f: RunFilter = {}) {
+  const started = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
+  const filter = { organization_id, event_id, ...(f.status ? { outcome: f.status } : {}), ...(f.from || f.to ? { started_at: started } : {}) };
+  const runs = await EventRun.find(filter).sort({ started_at: -1 }).skip(f.offset ?? 0).limit(f.limit ?? 100).lean<RunDoc[]>();
   return runs.map((r) => ({
     run_id: r._id,
     time: r.started_at.toISOString(),

@@ -2,6 +2,9 @@ import mongoose, { Schema } from 'mongoose';
 
 export const EVENT_TYPES = ['email', 'loyalty', 'billing', 'support', 'feedback', 'documents', 'webhook'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+export const OVERLAPS = ['skip', 'buffer_one', 'allow_all'] as const;
+export type Overlap = (typeof OVERLAPS)[number];
+export const DEFAULT_CATCHUP_MINUTES = 60;
 
 const eventSchema = new Schema(
   {
@@ -23,6 +26,13 @@ const eventSchema = new Schema(
     actor_level: { type: Number },
     // Bumped by every update: an update writes only over the version it read (see updateEvent).
     rev: { type: Number },
+    // Mirrors the Schedule's own pause (written after the Schedule accepted it).
+    paused: { type: Boolean },
+    pause_note: { type: String },
+    paused_at: { type: Date },
+    // Schedule policies; absent on older events: the defaults (skip, 60 minutes).
+    overlap: { type: String, enum: OVERLAPS },
+    catchup_window_minutes: { type: Number },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -44,6 +54,11 @@ export interface EventDoc {
   actor_user_id?: string;
   actor_level?: number;
   rev?: number;
+  paused?: boolean;
+  pause_note?: string | null;
+  paused_at?: Date | null;
+  overlap?: Overlap;
+  catchup_window_minutes?: number;
   created_at: Date;
   updated_at: Date;
 }

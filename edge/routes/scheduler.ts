@@ -4,25 +4,39 @@
  * `/api/scheduler-service/events` (type_of_event, recurrency, start_event, end_date, idp_id).
  */
 import { z } from 'zod';
-import { RECURRENCES } from '../../activities/scheduler/calendar';
-import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, storedEvent, type EventInput } from '../../activities/scheduler/events';
+import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
+import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
-import { EVENT_TYPES, type EventDoc } from '../../activities/scheduler/models';
+import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventDoc } from '../../activities/scheduler/models';
+import { invalid } from '../../activities/errors';
 import type { Principal } from '../../activities/identity/api-keys';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
+import { idempotencyKeyOf } from '../idempotency';
 import { organizationId, requiredId } from '../schemas';
-import { createSchedule, deleteSchedule, triggerSchedule, updateSchedule } from '../schedules';
+import { createSchedule, deleteSchedule, pauseSchedule, runOnce, triggerSchedule, updateSchedule } from '../schedules';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const eventType = z.enum(EVENT_TYPES);
 const recurrency = z.enum(RECURRENCES).nullable().optional();
 const metadata = z.record(z.string(), z.unknown()).default({});
+const controls = {
+  overlap: z.enum(OVERLAPS).optional().describe('while a run is still going at the next time: skip it (default), buffer one, or allow all'),
+  catchup_window_minutes: z.number().int().min(1).max(10_080).optional().describe(`how late a missed time (server or workers down) still runs; default ${DEFAULT_CATCHUP_MINUTES}`),
+};
 
 // Answers (documentation only: the handlers' views below are typed by them).
 const isoTime = z.string().describe('ISO 8601 time');
 const eventMetadata = z.record(z.string(), z.unknown());
+const controlFields = {
+  paused: z.boolean(),
+  pause_note: z.string().nullable(),
+  paused_at: isoTime.nullable(),
+  overlap: z.enum(OVERLAPS),
+  catchup_window_minutes: z.number().int(),
+  next_runs: z.array(isoTime).describe('the next 5 times by the rule (computed while paused too)'),
+};
 const eventA = z
   .object({
     event_id: z.string(),
@@ -35,6 +49,7 @@ const eventA = z
     end_date: isoTime.nullable(),
     status: z.enum(['scheduled', 'completed']),
     metadata: eventMetadata,
+    ...controlFields,
   })
   .meta({ id: 'SchedulerEvent' });
 const eventB = z
@@ -49,6 +64,7 @@ const eventB = z
     end_date: isoTime.nullable(),
     status: z.enum(['scheduled', 'completed']),
     metadata: eventMetadata,
+    ...controlFields,
     created_at: isoTime,
     updated_at: isoTime,
   })
@@ -68,6 +84,18 @@ const savedA = z.object({ success: z.literal(true), event_id: z.string(), schedu
 const oneA = z.object({ success: z.literal(true), event: eventA });
 const oneB = z.object({ success: z.literal(true), event: eventB });
 
+const NEXT_RUNS = 5;
+const controlView = (e: EventDoc) => ({
+  paused: e.paused === true,
+  pause_note: e.paused ? (e.pause_note ?? null) : null,
+  paused_at: e.paused && e.paused_at ? e.paused_at.toISOString() : null,
+  overlap: e.overlap ?? 'skip',
+  catchup_window_minutes: e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES,
+  next_runs: nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, timezone: e.timezone }, new Date(), NEXT_RUNS)
+    .filter(() => e.status !== 'completed')
+    .map((d) => d.toISOString()),
+});
+
 const viewA = (e: EventDoc): z.output<typeof eventA> => ({
   event_id: e._id,
   event_type: e.type_of_event,
@@ -79,6 +107,7 @@ const viewA = (e: EventDoc): z.output<typeof eventA> => ({
   end_date: e.end_date?.toISOString() ?? null,
   status: e.status,
   metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+  ...controlView(e),
 });
 const viewB = (e: EventDoc): z.output<typeof eventB> => ({
   id: e._id,
@@ -91,6 +120,7 @@ const viewB = (e: EventDoc): z.output<typeof eventB> => ({
   end_date: e.end_date?.toISOString() ?? null,
   status: e.status,
   metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+  ...controlView(e),
   created_at: e.created_at.toISOString(),
   updated_at: e.updated_at.toISOString(),
 });
@@ -142,14 +172,30 @@ async function remove(p: Principal, orgRequested: string | undefined, event_id: 
   return { success: true, message: `Event ${event_id} deleted` };
 }
 
-async function execute(p: Principal, orgRequested: string | undefined, event_id: string) {
+async function execute(p: Principal, orgRequested: string | undefined, event_id: string, key: string | undefined) {
   const org = organizationFor(p, orgRequested);
   const e = await visibleEvent(p, org, event_id);
   // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
   // admin saved cannot repeat an admin-only award or report at will).
   await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: JSON.parse(e.metadata_json) as Record<string, unknown> }, p.level);
-  const at = await triggerSchedule(event_id);
-  return { success: true, event_id, execution_time: at.toISOString() };
+  const { at, replayed } = key === undefined ? { at: await triggerSchedule(event_id), replayed: false } : await runOnce(e, key);
+  return {
+    success: true as const,
+    event_id,
+    execution_time: at.toISOString(),
+    ...(key === undefined ? {} : { replayed }),
+    ...(e.paused ? { paused: true, detail: 'The event is paused: this run was started by hand; its schedule stays paused' } : {}),
+  };
+}
+
+/** Same ownership as an update; the Schedule pauses first, the store follows once it accepted. */
+async function pause(p: Principal, orgRequested: string | undefined, event_id: string, paused: boolean, note: string | undefined) {
+  const org = organizationFor(p, orgRequested);
+  await visibleEvent(p, org, event_id);
+  await pauseSchedule(event_id, paused, note ?? null);
+  const e = await setPaused(org, event_id, paused, paused ? (note ?? null) : null);
+  const v = controlView(e);
+  return { success: true as const, event_id, paused: v.paused, pause_note: v.pause_note, paused_at: v.paused_at, next_runs: v.next_runs };
 }
 
 async function list(p: Principal, query: { idp_id?: string; organization_id?: string }) {
@@ -162,6 +208,14 @@ async function list(p: Principal, query: { idp_id?: string; organization_id?: st
 
 const idParam = z.object({ event_id: requiredId });
 const orgQuery = z.object({ organization_id: organizationId });
+const runsQuery = z.object({
+  organization_id: organizationId,
+  status: z.enum(['success', 'failed', 'skipped']).optional().describe('the outcome'),
+  from: when.optional().describe('runs started at or after'),
+  to: when.optional().describe('runs started at or before'),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).max(100_000).default(0),
+});
 const listQuery = z.object({ idp_id: z.string().trim().min(1).optional(), organization_id: organizationId });
 
 // ---- Both variants: delete and execute are the same operation with the same answer.
@@ -174,26 +228,48 @@ defineRoute({
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
-  summary: 'Runs the event now through its Schedule; returns execution_time',
-  params: idParam, query: orgQuery,
-  response: z.object({ success: z.literal(true), event_id: z.string(), execution_time: isoTime }),
-  handler: ({ principal, params, query }) => execute(principal, query.organization_id, params.event_id),
+  summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run',
+  params: idParam, query: orgQuery, idempotent: true,
+  response: z.object({
+    success: z.literal(true),
+    event_id: z.string(),
+    execution_time: isoTime,
+    replayed: z.boolean().optional().describe('with an Idempotency-Key: true when the key had already started the run'),
+    paused: z.literal(true).optional(),
+    detail: z.string().optional(),
+  }),
+  handler: ({ event, principal, params, query }) => execute(principal, query.organization_id, params.event_id, idempotencyKeyOf(event)),
 });
+const pauseBody = z.object({ note: z.string().trim().max(500).optional(), organization_id: organizationId });
+const pauseAnswer = z.object({ success: z.literal(true), event_id: z.string(), paused: z.boolean(), pause_note: z.string().nullable(), paused_at: isoTime.nullable(), next_runs: z.array(isoTime) });
+for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
+  defineRoute({
+    method: 'POST', paths: [`/scheduler/events/:event_id/${action}`, `/api/scheduler-service/events/:event_id/${action}`], tag, auth: 'key',
+    summary: paused ? "Pauses the event's Schedule (optional note): nothing runs until resumed; execute-now still works" : "Resumes the event's Schedule; times missed while paused are not run",
+    params: idParam, body: pauseBody,
+    response: pauseAnswer,
+    handler: ({ principal, params, body }) => pause(principal, body.organization_id, params.event_id, paused, body.note),
+  });
+}
 defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id/runs', '/api/scheduler-service/events/:event_id/runs'], tag, auth: 'key',
-  summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error",
-  params: idParam, query: orgQuery,
-  response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run) }),
+  summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error; filters status, from, to; paged by limit/offset",
+  params: idParam, query: runsQuery,
+  response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run), limit: z.number().int(), offset: z.number().int() }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
+    if (query.from && query.to && query.to < query.from) throw invalid('to', 'must not be before from');
     await visibleEvent(principal, org, params.event_id);
-    return { success: true, event_id: params.event_id, runs: await listRuns(org, params.event_id) };
+    const runs = await listRuns(org, params.event_id, query);
+    return { success: true, event_id: params.event_id, runs, limit: query.limit, offset: query.offset };
   },
 });
 
 // ---- Variant A
-const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata });
-const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown> }): EventInput => ({
+const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata, ...controls });
+const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown>; overlap?: EventInput['overlap']; catchup_window_minutes?: number }): EventInput => ({
+  overlap: b.overlap,
+  catchup_window_minutes: b.catchup_window_minutes,
   type_of_event: b.event_type,
   start_event: b.schedule_time,
   recurrency: b.recurrency ?? (typeof b.metadata.recurrency === 'string' && (RECURRENCES as readonly string[]).includes(b.metadata.recurrency) ? (b.metadata.recurrency as EventInput['recurrency']) : null),
@@ -237,8 +313,8 @@ defineRoute({
   },
 });
 // ---- Variant B
-const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata });
-const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata });
+const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata, ...controls });
+const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata, overlap: b.overlap, catchup_window_minutes: b.catchup_window_minutes });
 
 defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
