@@ -13,7 +13,7 @@ const OVERLAP: Record<Overlap, ScheduleOverlapPolicy> = { skip: ScheduleOverlapP
 
 function options(e: EventDoc) {
   return {
-    spec: scheduleSpec({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, timezone: e.timezone }),
+    spec: scheduleSpec({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }),
     action: {
       type: 'startWorkflow' as const,
       workflowType: 'scheduledEventWorkflow',

@@ -5,8 +5,9 @@
  * Monthly on the 29th–31st runs on the last day of shorter months.
  */
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
+import { cronDay, parseCron, ranges, type Cron } from './cron';
 
-export const RECURRENCES = ['daily', 'weekly', 'monthly'] as const;
+export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];
 
 const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
@@ -17,6 +18,8 @@ export interface Timing {
   end?: Date | null;
   recurrency?: Recurrence | null;
   timezone?: string | null;
+  /** with recurrency 'cron': the five-field expression (checked by parseCron when saved) */
+  cron?: string | null;
 }
 
 interface Parts {
@@ -45,7 +48,8 @@ function localParts(date: Date, tz: string): Parts {
     f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', weekday: 'short' });
     formatters.set(tz, f);
   }
-  const get = (type: string) => f!.formatToParts(date).find((p) => p.type === type)!.value;
+  const parts = f.formatToParts(date);
+  const get = (type: string) => parts.find((p) => p.type === type)!.value;
   return {
     year: Number(get('year')),
     month: Number(get('month')),
@@ -57,18 +61,22 @@ function localParts(date: Date, tz: string): Parts {
   };
 }
 
-/** The UTC instant of a wall-clock time in a zone (for times in a DST gap: shifted forward). */
+const wallMs = (p: Omit<Parts, 'weekday'>) => Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
+/** The zone's offset from UTC at an instant, in ms. */
+const offsetAt = (t: number, tz: string) => wallMs(localParts(new Date(t), tz)) - t;
+
+/**
+ * The UTC instant of a wall-clock time in a zone. A time the clock skips (spring forward) is
+ * shifted forward by the gap (02:30 → 03:30); a time the clock shows twice (fall back) is its
+ * second occurrence, after the clock went back. The Schedule's spec follows the same rule.
+ */
 export function zonedToUtc(p: Omit<Parts, 'weekday'>, tz: string): Date {
-  const wall = Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-  let guess = wall;
-  for (let i = 0; i < 3; i += 1) {
-    const seen = localParts(new Date(guess), tz);
-    const seenWall = Date.UTC(seen.year, seen.month - 1, seen.day, seen.hour, seen.minute, seen.second);
-    const diff = wall - seenWall;
-    if (diff === 0) break;
-    guess += diff;
-  }
-  return new Date(guess);
+  const wall = wallMs(p);
+  const before = offsetAt(wall - 43_200_000, tz);
+  const after = offsetAt(wall + 43_200_000, tz);
+  const valid = [wall - before, wall - after].filter((t) => wallMs(localParts(new Date(t), tz)) === wall);
+  if (!valid.length) return new Date(wall - before);
+  return new Date(Math.max(...valid));
 }
 
 export const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -87,12 +95,38 @@ function monthlyCalendars(day: number, time: Pick<CalendarSpec, 'hour' | 'minute
   return calendars;
 }
 
+const parsedCrons = new Map<string, Cron>();
+const cronOf = (t: Timing): Cron => {
+  const text = t.cron ?? '';
+  let c = parsedCrons.get(text);
+  if (!c) {
+    const parsed = parseCron(text);
+    if (typeof parsed === 'string') throw new Error(`cron: ${parsed}`);
+    c = parsed;
+    if (parsedCrons.size > 1000) parsedCrons.clear();
+    parsedCrons.set(text, c);
+  }
+  return c;
+};
+
 export function scheduleSpec(t: Timing): ScheduleSpec {
   const tz = t.timezone || 'UTC';
   const p = localParts(t.start, tz);
   const time = { hour: p.hour, minute: p.minute, second: p.second };
   let calendars: CalendarSpec[];
   switch (t.recurrency) {
+    case 'cron': {
+      const c = cronOf(t);
+      calendars = [{
+        second: 0,
+        minute: ranges<number>(c.minute),
+        hour: ranges<number>(c.hour),
+        ...(c.dayOfMonth ? { dayOfMonth: ranges<number>(c.dayOfMonth) } : {}),
+        ...(c.month ? { month: ranges(c.month, (m) => MONTHS[m - 1]) } : {}),
+        ...(c.dayOfWeek ? { dayOfWeek: ranges(c.dayOfWeek, (d) => DAYS[d]) } : {}),
+      }];
+      break;
+    }
     case 'daily':
       calendars = [time];
       break;
@@ -105,7 +139,101 @@ export function scheduleSpec(t: Timing): ScheduleSpec {
     default:
       calendars = [{ ...time, dayOfMonth: p.day, month: MONTHS[p.month - 1], year: p.year }];
   }
+  if (t.recurrency) calendars.push(...gapCalendars(t, tz));
   return { calendars, timezone: tz, startAt: t.start, ...(t.end ? { endAt: t.end } : {}) };
+}
+
+/** The rule's times of day, as [hour, minute, second]. */
+function timesOfDay(t: Timing, p: Parts): [number, number, number][] {
+  if (t.recurrency !== 'cron') return [[p.hour, p.minute, p.second]];
+  const c = cronOf(t);
+  return c.hour.flatMap((h) => c.minute.map((m): [number, number, number] => [h, m, 0]));
+}
+
+/** Whether the rule runs on a local date (weekday 0 = Sunday). */
+function onDay(t: Timing, p: Parts, y: number, m: number, day: number, weekday: number): boolean {
+  switch (t.recurrency) {
+    case 'daily':
+      return true;
+    case 'weekly':
+      return weekday === p.weekday;
+    case 'monthly':
+      return day === Math.min(p.day, daysInMonth(y, m));
+    case 'cron':
+      return cronDay(cronOf(t), m, day, weekday);
+    default:
+      return false;
+  }
+}
+
+/** Spring-forward transitions of a zone in a year: [instant, offset before, offset after] (ms). */
+const gapCache = new Map<string, [number, number, number][]>();
+function springForwards(tz: string, year: number): [number, number, number][] {
+  const key = `${tz}/${year}`;
+  let out = gapCache.get(key);
+  if (out) return out;
+  out = [];
+  for (let m = 0; m < 12; m += 1) {
+    let lo = Date.UTC(year, m, 1);
+    let hi = Date.UTC(year, m + 1, 1);
+    const [a, b] = [offsetAt(lo, tz), offsetAt(hi, tz)];
+    if (b <= a) continue;
+    while (hi - lo > 60_000) {
+      const mid = lo + Math.floor((hi - lo) / 120_000) * 60_000;
+      if (offsetAt(mid, tz) === a) lo = mid;
+      else hi = mid;
+    }
+    out.push([hi, a, b]);
+  }
+  gapCache.set(key, out);
+  return out;
+}
+
+/**
+ * Temporal skips a wall time that does not exist (the hour the clock jumps on the spring-forward
+ * day); the rule runs it once, shifted forward by the gap (zonedToUtc). So each such day gets its
+ * own calendar entry at the shifted time, from the start year to the end of the calendar (2100).
+ */
+function gapCalendars(t: Timing, tz: string): CalendarSpec[] {
+  const p = localParts(t.start, tz);
+  const times = timesOfDay(t, p);
+  const lastYear = t.end ? Math.min(2100, t.end.getUTCFullYear()) : 2100;
+  const out: CalendarSpec[] = [];
+  for (let year = p.year; year <= lastYear; year += 1) {
+    for (const [at, before, after] of springForwards(tz, year)) {
+      const gapStart = at + before; // the skipped wall times, as UTC-based wall ms
+      const gap = after - before;
+      const d = new Date(gapStart);
+      const [y, m, day] = [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()];
+      if (!onDay(t, p, y, m, day, d.getUTCDay())) continue;
+      const byHour = new Map<string, number[]>();
+      for (const [h, mi, sec] of times) {
+        const wall = Date.UTC(y, m - 1, day, h, mi, sec);
+        if (wall < gapStart || wall >= gapStart + gap) continue;
+        const shifted = new Date(wall + gap);
+        const k = `${shifted.getUTCFullYear()}-${shifted.getUTCMonth()}-${shifted.getUTCDate()}-${shifted.getUTCHours()}-${sec}`;
+        byHour.set(k, [...(byHour.get(k) ?? []), shifted.getUTCMinutes()]);
+      }
+      for (const [k, minutes] of byHour) {
+        const [sy, sm, sd, sh, ss] = k.split('-').map(Number);
+        out.push({ year: sy, month: MONTHS[sm], dayOfMonth: sd, hour: sh, minute: ranges<number>(minutes.sort((a, b) => a - b)), second: ss });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * A Schedule time that is the other occurrence of a rule time repeated when the clock went back
+ * (Temporal may start both in zones behind UTC): the rule runs only the second occurrence.
+ */
+export function isFoldTwin(t: Timing, time: Date): boolean {
+  if (!t.recurrency) return false;
+  const tz = t.timezone || 'UTC';
+  const wall = wallMs(localParts(time, tz));
+  return nextRuns(t, new Date(time.getTime() - 10_800_000), 20).some(
+    (r) => r.getTime() !== time.getTime() && Math.abs(r.getTime() - time.getTime()) <= 10_800_000 && wallMs(localParts(r, tz)) === wall,
+  );
 }
 
 /** The next `count` run times at or after `from`, by the same rule, computed independently. */
@@ -117,7 +245,7 @@ export function nextRuns(t: Timing, from: Date, count: number): Date[] {
   const push = (d: Date) => {
     if (d.getTime() >= after && (!t.end || d.getTime() <= t.end.getTime())) out.push(d);
   };
-  const at = (year: number, month: number, day: number) => zonedToUtc({ year, month, day, hour: p.hour, minute: p.minute, second: p.second }, tz);
+  const times = t.recurrency ? timesOfDay(t, p) : [];
   if (!t.recurrency) {
     push(t.start);
     return out.slice(0, count);
@@ -127,11 +255,12 @@ export function nextRuns(t: Timing, from: Date, count: number): Date[] {
   for (let guard = 0; out.length < count && guard < 5000; guard += 1) {
     const d = new Date(cursor);
     const [y, m, day] = [d.getUTCFullYear(), d.getUTCMonth() + 1, d.getUTCDate()];
-    const due =
-      t.recurrency === 'daily' ||
-      (t.recurrency === 'weekly' && d.getUTCDay() === p.weekday) ||
-      (t.recurrency === 'monthly' && day === Math.min(p.day, daysInMonth(y, m)));
-    if (due) push(at(y, m, day));
+    if (onDay(t, p, y, m, day, d.getUTCDay())) {
+      // A shifted gap time may land on another rule time: one run (as in the Schedule).
+      const seen = new Set<number>();
+      for (const [hour, minute, second] of times) seen.add(zonedToUtc({ year: y, month: m, day, hour, minute, second }, tz).getTime());
+      [...seen].sort((a, b) => a - b).forEach((ms) => push(new Date(ms)));
+    }
     if (t.end && cursor > t.end.getTime() + 86_400_000) break;
     cursor += 86_400_000;
   }

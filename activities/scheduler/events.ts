@@ -1,7 +1,8 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
 import { PlatformError, conflict, invalid, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
-import { isTimeZone, nextRuns, type Recurrence } from './calendar';
+import { isFoldTwin, isTimeZone, nextRuns, type Recurrence } from './calendar';
+import { parseCron } from './cron';
 import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type Overlap, type RunDoc } from './models';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkWebhookTarget } from '../engines/webhooks';
@@ -14,6 +15,8 @@ export interface EventInput {
   start_event: Date;
   end_date: Date | null;
   metadata: Record<string, unknown>;
+  /** the expression of a `cron` recurrence */
+  cron?: string | null;
   /** omitted on an update: kept as they are; on a create: the defaults */
   overlap?: Overlap;
   catchup_window_minutes?: number;
@@ -39,7 +42,13 @@ export function checkTiming(input: EventInput, now = new Date()): string | null 
   if (input.end_date && input.end_date.getTime() >= LAST_TIME) throw invalid('end_date', 'must be before 2100-12-31T00:00:00Z (the end of the scheduling calendar)');
   if (input.end_date && input.end_date.getTime() <= input.start_event.getTime()) throw invalid('end_date', 'must be after start_event');
   if (!input.recurrency && input.start_event.getTime() <= now.getTime()) throw invalid('start_event', 'a one-off event must be in the future');
-  if (input.recurrency && input.end_date && nextRuns({ start: input.start_event, end: input.end_date, recurrency: input.recurrency, timezone: tz }, now, 1).length === 0) {
+  if (input.recurrency === 'cron') {
+    if (!input.cron) throw invalid('cron', 'required with recurrency "cron" (e.g. "0 9 * * 1-5")');
+    const parsed = parseCron(input.cron);
+    if (typeof parsed === 'string') throw invalid('cron', parsed);
+    if (nextRuns({ start: input.start_event, recurrency: 'cron', cron: input.cron, timezone: tz }, now, 1).length === 0) throw invalid('cron', 'matches no date');
+  } else if (input.cron) throw invalid('cron', 'only with recurrency "cron"');
+  if (input.recurrency && input.end_date && nextRuns({ start: input.start_event, end: input.end_date, recurrency: input.recurrency, cron: input.cron, timezone: tz }, now, 1).length === 0) {
     throw invalid('end_date', 'the event would never run again');
   }
   return tz;
@@ -55,6 +64,7 @@ async function checkMetadata(input: EventInput): Promise<void> {
 const savedFields = (input: EventInput, timezone: string | null, a: Actor) => ({
   type_of_event: input.type_of_event,
   recurrency: input.recurrency,
+  cron: input.recurrency === 'cron' ? (input.cron ?? null) : null,
   start_event: input.start_event,
   end_date: input.end_date,
   timezone,
@@ -200,8 +210,14 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
   let trigger: 'scheduled' | 'manual' = 'manual';
   if (event && scheduled) {
-    const onRule = nextRuns({ start: event.start_event, end: event.end_date, recurrency: event.recurrency, timezone: event.timezone }, new Date(scheduled.getTime() - 1000), 1)[0];
+    const timing = { start: event.start_event, end: event.end_date, recurrency: event.recurrency, cron: event.cron, timezone: event.timezone };
+    const onRule = nextRuns(timing, new Date(scheduled.getTime() - 1000), 1)[0];
     if (onRule && Math.abs(onRule.getTime() - scheduled.getTime()) < 1000) trigger = 'scheduled';
+    else if (isFoldTwin(timing, scheduled)) {
+      // Temporal may start both occurrences of a time repeated when the clock goes back; the rule
+      // runs the second, so the first does nothing (and is not recorded as a run by hand).
+      return { outcome: 'skipped' as const, error: 'the first occurrence of a repeated local time' };
+    }
   }
   let outcome: RunDoc['outcome'] = 'success';
   let error: string | undefined;

@@ -14,6 +14,7 @@ const eventSchema = new Schema(
     idp_id: { type: String, required: true },
     type_of_event: { type: String, enum: EVENT_TYPES, required: true },
     recurrency: { type: String, default: null },
+    cron: { type: String, default: null },
     start_event: { type: Date, required: true },
     end_date: { type: Date, default: null },
     timezone: { type: String, default: null },
@@ -44,7 +45,9 @@ export interface EventDoc {
   user_id: string;
   idp_id: string;
   type_of_event: EventType;
-  recurrency: 'daily' | 'weekly' | 'monthly' | null;
+  recurrency: 'daily' | 'weekly' | 'monthly' | 'cron' | null;
+  /** with recurrency 'cron' */
+  cron?: string | null;
   start_event: Date;
   end_date: Date | null;
   timezone: string | null;

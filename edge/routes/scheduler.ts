@@ -22,6 +22,7 @@ const eventType = z.enum(EVENT_TYPES);
 const recurrency = z.enum(RECURRENCES).nullable().optional();
 const metadata = z.record(z.string(), z.unknown()).default({});
 const controls = {
+  cron: z.string().trim().max(100).optional().describe('with recurrency "cron": minute hour day-of-month month day-of-week, in the event\'s time zone'),
   overlap: z.enum(OVERLAPS).optional().describe('while a run is still going at the next time: skip it (default), buffer one, or allow all'),
   catchup_window_minutes: z.number().int().min(1).max(10_080).optional().describe(`how late a missed time (server or workers down) still runs; default ${DEFAULT_CATCHUP_MINUTES}`),
 };
@@ -30,6 +31,7 @@ const controls = {
 const isoTime = z.string().describe('ISO 8601 time');
 const eventMetadata = z.record(z.string(), z.unknown());
 const controlFields = {
+  cron: z.string().nullable(),
   paused: z.boolean(),
   pause_note: z.string().nullable(),
   paused_at: isoTime.nullable(),
@@ -86,12 +88,13 @@ const oneB = z.object({ success: z.literal(true), event: eventB });
 
 const NEXT_RUNS = 5;
 const controlView = (e: EventDoc) => ({
+  cron: e.cron ?? null,
   paused: e.paused === true,
   pause_note: e.paused ? (e.pause_note ?? null) : null,
   paused_at: e.paused && e.paused_at ? e.paused_at.toISOString() : null,
   overlap: e.overlap ?? 'skip',
   catchup_window_minutes: e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES,
-  next_runs: nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, timezone: e.timezone }, new Date(), NEXT_RUNS)
+  next_runs: nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(), NEXT_RUNS)
     .filter(() => e.status !== 'completed')
     .map((d) => d.toISOString()),
 });
@@ -267,7 +270,8 @@ defineRoute({
 
 // ---- Variant A
 const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata, ...controls });
-const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown>; overlap?: EventInput['overlap']; catchup_window_minutes?: number }): EventInput => ({
+const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown>; cron?: string; overlap?: EventInput['overlap']; catchup_window_minutes?: number }): EventInput => ({
+  cron: b.cron,
   overlap: b.overlap,
   catchup_window_minutes: b.catchup_window_minutes,
   type_of_event: b.event_type,
@@ -314,7 +318,7 @@ defineRoute({
 });
 // ---- Variant B
 const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata, ...controls });
-const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata, overlap: b.overlap, catchup_window_minutes: b.catchup_window_minutes });
+const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.type_of_event, recurrency: b.recurrency ?? null, start_event: b.start_event, end_date: b.end_date ?? null, metadata: b.metadata, cron: b.cron, overlap: b.overlap, catchup_window_minutes: b.catchup_window_minutes });
 
 defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',

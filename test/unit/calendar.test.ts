@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar';
+import { isFoldTwin, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar';
+import { parseCron } from '../../activities/scheduler/cron';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 
@@ -47,5 +48,42 @@ describe('recurrence rules', () => {
     expect(spec.timezone).toBe('Europe/Madrid');
     expect(spec.calendars).toEqual([{ hour: 10, minute: 30, second: 15, dayOfWeek: 'MONDAY' }]);
     expect(scheduleSpec({ start: new Date('2027-05-31T00:00:00Z'), recurrency: 'monthly' }).calendars).toHaveLength(4);
+  });
+});
+
+describe('cron and daylight-saving changes', () => {
+  const madrid = (start: string) => ({ start: new Date(start), timezone: 'Europe/Madrid' });
+  it('reads five-field cron in the time zone (weekdays at 09:00 Madrid)', () => {
+    const t = { ...madrid('2031-01-01T00:00:00Z'), recurrency: 'cron' as const, cron: '0 9 * * 1-5' };
+    // 2031-01-03 is a Friday; winter: UTC+1
+    expect(iso(nextRuns(t, new Date('2031-01-03T00:00:00Z'), 3))).toEqual(['2031-01-03T08:00:00.000Z', '2031-01-06T08:00:00.000Z', '2031-01-07T08:00:00.000Z']);
+    const spec = scheduleSpec(t);
+    expect(spec.calendars?.[0]).toMatchObject({ minute: [{ start: 0, end: 0 }], hour: [{ start: 9, end: 9 }], dayOfWeek: [{ start: 'MONDAY', end: 'FRIDAY' }] });
+    expect(spec.calendars).toHaveLength(1); // 09:00 is never skipped by a clock change in Madrid
+  });
+
+  it('refuses malformed expressions and day-of-month with day-of-week', () => {
+    for (const bad of ['0 9 * *', '60 9 * * *', '0 24 * * *', '0 9 1 * 1', 'a b c d e', '0 9 * * 8', '*/0 * * * *', '5-1 * * * *']) expect(typeof parseCron(bad), bad).toBe('string');
+    expect(parseCron('*/15 9-17 * 1,7 0,7')).toMatchObject({ minute: [0, 15, 30, 45], hour: [9, 10, 11, 12, 13, 14, 15, 16, 17], month: [1, 7], dayOfWeek: [0] });
+  });
+
+  // Europe/Madrid: 2031-03-30 02:00 → 03:00 (02:30 does not exist); 2031-10-26 03:00 → 02:00 (02:30 twice).
+  it('spring forward: a 02:30 run that day runs once, at 03:30 (shifted by the gap)', () => {
+    for (const t of [{ ...madrid('2031-03-28T12:00:00Z'), recurrency: 'cron' as const, cron: '30 2 * * *' }, { ...madrid('2031-03-29T01:30:00Z'), recurrency: 'daily' as const }]) {
+      expect(iso(nextRuns(t, new Date('2031-03-29T00:00:00Z'), 3))).toEqual(['2031-03-29T01:30:00.000Z', '2031-03-30T01:30:00.000Z', '2031-03-31T00:30:00.000Z']);
+      // The Schedule gets that day at 03:30 as its own entry (Temporal would skip 02:30 that day).
+      expect(scheduleSpec(t).calendars).toContainEqual({ year: 2031, month: 'MARCH', dayOfMonth: 30, hour: 3, minute: [{ start: 30, end: 30 }], second: 0 });
+    }
+  });
+
+  it('fall back: a 02:30 run that day runs once, at its second occurrence', () => {
+    const t = { ...madrid('2031-10-20T12:00:00Z'), recurrency: 'cron' as const, cron: '30 2 * * *' };
+    expect(iso(nextRuns(t, new Date('2031-10-25T00:00:00Z'), 3))).toEqual(['2031-10-25T00:30:00.000Z', '2031-10-26T01:30:00.000Z', '2031-10-27T01:30:00.000Z']);
+    // New York: 01:30 is repeated on 2031-11-02 (05:30Z EDT, 06:30Z EST); the first is the twin.
+    const ny = { start: new Date('2031-10-20T12:00:00Z'), timezone: 'America/New_York', recurrency: 'cron' as const, cron: '30 1 * * *' };
+    expect(iso(nextRuns(ny, new Date('2031-11-01T12:00:00Z'), 2))).toEqual(['2031-11-02T06:30:00.000Z', '2031-11-03T06:30:00.000Z']);
+    expect(isFoldTwin(ny, new Date('2031-11-02T05:30:00Z'))).toBe(true);
+    expect(isFoldTwin(ny, new Date('2031-11-02T06:30:00Z'))).toBe(false);
+    expect(isFoldTwin(ny, new Date('2031-11-01T05:30:00Z'))).toBe(false);
   });
 });
