@@ -119,6 +119,29 @@ describe('scheduler controls', () => {
     }
   });
 
+  it('cron: a fourth recurrence in the event\'s time zone, validated (422 naming cron); the DST rule on the Schedule', async () => {
+    const u = await basicUser(t);
+    const base = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'cron', start_event: '2031-03-28T12:00:00Z', metadata: { action_type: 'daily_login', timezone: 'Europe/Madrid' } };
+    const created = await call('POST', B, { key: u.key, json: { ...base, cron: '30 2 * * *' } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const ev = created.body.event;
+    // Madrid 2031-03-30: 02:30 does not exist; it runs once, at 03:30 CEST (01:30Z).
+    expect(ev).toMatchObject({ recurrency: 'cron', cron: '30 2 * * *', next_runs: ['2031-03-29T01:30:00.000Z', '2031-03-30T01:30:00.000Z', '2031-03-31T00:30:00.000Z', '2031-04-01T00:30:00.000Z', '2031-04-02T00:30:00.000Z'] });
+    const d = await temporal.schedule.getHandle(`event:${ev.id}`).describe();
+    expect(d.info.nextActionTimes.slice(0, 5).map((x) => x.toISOString())).toEqual(ev.next_runs);
+
+    const a = await call('POST', A, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2031-01-01T00:00:00Z', user_id: u.idp_id, recurrency: 'cron', cron: '0 9 * * 1-5', metadata: { action_type: 'daily_login', timezone: 'Europe/Madrid' } } });
+    expect(a.status, JSON.stringify(a.body)).toBe(200);
+    const got = (await call('GET', `${A}/${a.body.event_id}`, { key: u.key })).body.event;
+    expect(got).toMatchObject({ recurrency: 'cron', cron: '0 9 * * 1-5', next_runs: ['2031-01-01T08:00:00.000Z', '2031-01-02T08:00:00.000Z', '2031-01-03T08:00:00.000Z', '2031-01-06T08:00:00.000Z', '2031-01-07T08:00:00.000Z'] });
+
+    for (const bad of [{ cron: undefined }, { cron: '0 9 * *' }, { cron: '0 25 * * *' }, { cron: '0 9 1 * 1' }, { cron: '0 0 31 2 *' }, { recurrency: 'daily', cron: '0 9 * * *' }]) {
+      const res = await call('POST', B, { key: u.key, json: { ...base, ...bad } });
+      expect(res.status, JSON.stringify(bad)).toBe(422);
+      expect(JSON.stringify(res.body.detail), JSON.stringify(bad)).toContain('cron');
+    }
+  });
+
   it('execute-now with an Idempotency-Key starts one run per key; runs filter by status, from/to and page', async () => {
     const u = await basicUser(t);
     const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'monthly', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'purchase' } } })).body.event;
