@@ -3,19 +3,23 @@
  * suite's servers; its own task queue, bucket, database and data directory) with two workers.
  * A worker is killed with SIGKILL while it runs an upload's workflow task: every request is
  * answered 200, each upload has one thumbnail, one original and one normalized response, the
- * supervisor logs the exit and the restart, and the new process polls the queue. Then the edge.
+ * supervisor logs the exit and the restart, and the new process polls the queue. A worker killed
+ * while it transcribes a spoken question (an ordinary activity, up to 5 minutes): the answer comes
+ * after the heartbeat timeout, not after those 5 minutes. Then the edge.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { Client as MinioClient } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { minioSettings, parseEnv } from '../activities/config';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique } from './helpers/api';
+import { speak } from './helpers/speech';
 
 const queue = unique('supervision');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'supervision-drill-'));
@@ -174,6 +178,45 @@ describe('supervision drill', () => {
     await until('the restarted worker polling', pollers, (ids) => polls(ids, replacement), 180_000);
     const ready = await fetch(`${platform.edgeUrl}/health/ready`);
     expect(ready.status).toBe(200);
+  }, 300_000);
+
+  it('answers a spoken question whose transcribing worker is killed after the heartbeat timeout, not the activity limit', async () => {
+    await until('both workers polling', pollers, (ids) => workerPids().every((pid) => polls(ids, pid)), 180_000);
+    const session = await call('POST', '/initialize_session', user.key, { user_id: user.user_id });
+    expect(session.status).toBe(200);
+    // About 40 s of speech: its transcription keeps the worker busy for a while.
+    const audio = speak(Array(9).fill('i forgot my password and cannot sign in').join(', '));
+    const form = new FormData();
+    form.append('user_id', user.user_id);
+    form.append('conversation_id', session.body.conversation_id);
+    form.append('file', new Blob([audio], { type: 'audio/wav' }), 'question.wav');
+    const began = Date.now();
+    const answer = fetch(`${platform.edgeUrl}/support/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${user.key}` }, body: form }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+
+    const { workflowId, identity } = await until('a transcription running on a worker', async () => {
+      for await (const wf of client.workflow.list({ query: `TaskQueue = "${queue}" AND WorkflowType = "audioQaWorkflow" AND ExecutionStatus = "Running"` })) {
+        const d = await client.workflow.getHandle(wf.workflowId).describe();
+        const running = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'transcribeStoredAudio' && a.lastStartedTime && a.lastWorkerIdentity);
+        if (running) return { workflowId: wf.workflowId, identity: running.lastWorkerIdentity! };
+      }
+      return { workflowId: '', identity: '' };
+    }, (r) => r.workflowId !== '', 120_000);
+    const victim = Number(identity.split('@')[0]);
+    const killedAt = Date.now();
+    process.kill(victim, 'SIGKILL');
+    const res = await answer;
+    const afterKill = Date.now() - killedAt;
+    process.stderr.write(`supervision drill: transcription answered ${afterKill} ms after its worker was killed (${Date.now() - began} ms in all)\n`);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.text).toContain('password');
+    expect(res.body.metadata.workflow_id).toBe(workflowId);
+    // The first attempt ended by its heartbeat timeout; the second ran on a live worker.
+    const started = (await history(workflowId)).find((e) => e.activityTaskStartedEventAttributes && e.eventId && e.activityTaskStartedEventAttributes.attempt! > 1)?.activityTaskStartedEventAttributes;
+    expect(started?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+    expect(started?.identity?.startsWith(`${victim}@`)).toBe(false);
+    // 20 s of heartbeat timeout, a retry and a second transcription; not the 5-minute limit
+    expect(afterKill).toBeLessThan(90_000);
+    expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker \\d \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
   }, 300_000);
 
   it('starts the edge again when it is killed', async () => {

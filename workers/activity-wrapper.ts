@@ -1,8 +1,29 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { PlatformError } from '../activities/errors';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 type AnyFn = (...args: never[]) => Promise<unknown>;
+
+/**
+ * Heartbeats are recorded this often while an activity runs (the SDK sends them to Temporal at
+ * most every 80% of the heartbeat timeout), so an activity of a killed worker times out after its
+ * heartbeat timeout (workflow-interceptors.ts) instead of its whole startToCloseTimeout.
+ */
+const HEARTBEAT_EVERY_MS = 1000;
+
+function heartbeating(): NodeJS.Timeout | undefined {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return undefined; // called outside a worker
+  }
+  if (ctx.info.isLocal) return undefined;
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  timer.unref();
+  return timer;
+}
 
 /**
  * Wraps activity functions so a PlatformError becomes an ApplicationFailure the edge can map back:
@@ -12,6 +33,7 @@ export function wrapActivities<T extends Record<string, AnyFn>>(activities: T): 
   const wrapped: Record<string, AnyFn> = {};
   for (const [name, fn] of Object.entries(activities)) {
     wrapped[name] = async (...args: never[]) => {
+      const beat = heartbeating();
       try {
         return await fn(...args);
       } catch (err) {
@@ -24,6 +46,8 @@ export function wrapActivities<T extends Record<string, AnyFn>>(activities: T): 
           });
         }
         throw err;
+      } finally {
+        clearInterval(beat);
       }
     };
   }

@@ -38,6 +38,8 @@ export async function createWorker() {
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
     activities: wrapActivities(activities),
+    // heartbeat timeouts for long activities: a killed worker's activity moves on within 20 s
+    interceptors: { workflowModules: [fileURLToPath(new URL('./workflow-interceptors.ts', import.meta.url))] },
     maxConcurrentActivityTaskExecutions: 8,
   });
   return { worker, connection };
