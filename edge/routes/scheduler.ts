@@ -258,13 +258,13 @@ defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id/runs', '/api/scheduler-service/events/:event_id/runs'], tag, auth: 'key',
   summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error; filters status, from, to; paged by limit/offset",
   params: idParam, query: runsQuery,
-  response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run), limit: z.number().int(), offset: z.number().int() }),
+  response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run) }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     if (query.from && query.to && query.to < query.from) throw invalid('to', 'must not be before from');
     await visibleEvent(principal, org, params.event_id);
     const runs = await listRuns(org, params.event_id, query);
-    return { success: true, event_id: params.event_id, runs, limit: query.limit, offset: query.offset };
+    return { success: true, event_id: params.event_id, runs };
   },
 });
 
