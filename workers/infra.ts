@@ -5,21 +5,17 @@
  * supervised: one that exits is started again on the same port and data (workers/supervise.ts);
  * one that keeps failing is given up and onFatal says why.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
 import mongoose from 'mongoose';
 import type { Config } from '../activities/config';
 import { minioSettings } from '../activities/config';
 import { ensureBinaries, type BinaryName } from './setup';
-import { supervise, type Supervised } from './supervise';
+import { startServer, type ServerSpec, type Supervised } from './supervise';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
-
-const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
 
 export interface InfraOptions {
   cfg: Config;
@@ -34,9 +30,6 @@ export interface InfraOptions {
 
 /** the workflow task timeout of the dev server (README, Scaling out) */
 export const WORKFLOW_TASK_TIMEOUT = '5s';
-
-/** server runs in a row that end within a minute before the server is given up */
-const SERVER_SHORT_RUNS = 4;
 
 export interface Infra {
   env: Record<string, string>;
@@ -65,64 +58,6 @@ async function portInUse(port: number): Promise<boolean> {
     });
     sock.once('error', () => resolve(false));
   });
-}
-
-async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string, timeoutMs = 90_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) {
-      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
-      throw new Error(`${what} exited with code ${child.exitCode} before it was ready. Log ${logFile}:\n${tail}`);
-    }
-    try {
-      if (await check()) return;
-    } catch {
-      /* not ready yet */
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what} was not ready after ${timeoutMs / 1000} s (log: ${logFile})`);
-}
-
-interface ServerSpec {
-  name: string;
-  /** log file name under DATA_DIR/logs */
-  file: string;
-  cmd: string;
-  args: string[];
-  env?: NodeJS.ProcessEnv;
-  /** true once the server answers */
-  check: () => Promise<boolean>;
-  timeoutMs?: number;
-}
-
-/** Starts a server under guard.sh and supervision; `ready` settles when its first run answers. */
-function startServer(spec: ServerSpec, logDir: string, log: (line: string) => void, onGiveUp: (reason: string) => void): { server: Supervised; ready: Promise<void> } {
-  fs.mkdirSync(logDir, { recursive: true });
-  const logFile = path.join(logDir, `${spec.file}.log`);
-  const server = supervise({
-    name: spec.name,
-    log: (line) => log(`infra: ${line}`),
-    hint: logFile,
-    maxShortRuns: SERVER_SHORT_RUNS,
-    onGiveUp,
-    spawn: () => {
-      const out = fs.openSync(logFile, 'a');
-      try {
-        // Own process group: a Ctrl-C in the terminal reaches the supervisor only, which stops
-        // the servers last, after the workers have finished what they were doing.
-        return spawn('bash', [GUARD, String(process.pid), spec.cmd, ...spec.args], {
-          stdio: ['ignore', out, out],
-          env: { ...process.env, ...spec.env },
-          detached: true,
-        });
-      } finally {
-        fs.closeSync(out);
-      }
-    },
-    ready: (child) => waitFor(spec.name, spec.check, child, logFile, spec.timeoutMs),
-  });
-  return { server, ready: waitFor(spec.name, spec.check, server.current(), logFile, spec.timeoutMs) };
 }
 
 export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {

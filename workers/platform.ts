@@ -12,9 +12,8 @@ import { Connection } from '@temporalio/client';
 import type { Config } from '../activities/config';
 import { freshPollers } from '../activities/health';
 import { freePort, startInfra } from './infra';
-import { supervise, type Supervised } from './supervise';
+import { GUARD, supervise, type Supervised } from './supervise';
 
-const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
 // Node with tsx's loader, not the tsx command: one process per worker, whose pid is the one the
 // supervisor watches and the one Temporal shows as the poller's identity (pid@host).
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;

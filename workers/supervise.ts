@@ -3,8 +3,15 @@
  * backoff (0.5 s doubling to 30 s; a run that lasted a minute resets it), and each exit and
  * restart is logged. Servers give up after a few runs in a row that did not last (the platform
  * then stops, saying why); workers and the edge are restarted for as long as the platform runs.
+ * startServer runs a server this way, under guard.sh, with its output in a log file.
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** runs a command that ends when this process goes away, even by SIGKILL */
+export const GUARD = fileURLToPath(new URL('./guard.sh', import.meta.url));
 
 export const FIRST_DELAY_MS = 500;
 export const MAX_DELAY_MS = 30_000;
@@ -109,4 +116,66 @@ export function supervise(opts: SuperviseOptions): Supervised {
       clearTimeout(kill);
     },
   };
+}
+
+/** server runs in a row that end within a minute before the server is given up */
+const SERVER_SHORT_RUNS = 4;
+
+/** Resolves once `check` says yes; fails when the process exits first or after timeoutMs. */
+export async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string, timeoutMs = 90_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!running(child)) {
+      const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
+      throw new Error(`${what} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready. Log ${logFile}:\n${tail}`);
+    }
+    try {
+      if (await check()) return;
+    } catch {
+      /* not ready yet */
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${what} was not ready after ${timeoutMs / 1000} s (log: ${logFile})`);
+}
+
+export interface ServerSpec {
+  name: string;
+  /** log file name under DATA_DIR/logs */
+  file: string;
+  cmd: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  /** true once the server answers */
+  check: () => Promise<boolean>;
+  timeoutMs?: number;
+}
+
+/** Starts a server under guard.sh and supervision; `ready` settles when its first run answers. */
+export function startServer(spec: ServerSpec, logDir: string, log: (line: string) => void, onGiveUp: (reason: string) => void): { server: Supervised; ready: Promise<void> } {
+  fs.mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${spec.file}.log`);
+  const server = supervise({
+    name: spec.name,
+    log: (line) => log(`infra: ${line}`),
+    hint: logFile,
+    maxShortRuns: SERVER_SHORT_RUNS,
+    onGiveUp,
+    spawn: () => {
+      const out = fs.openSync(logFile, 'a');
+      try {
+        // Own process group: a Ctrl-C in the terminal reaches the supervisor only, which stops
+        // the servers last, after the workers have finished what they were doing.
+        return spawn('bash', [GUARD, String(process.pid), spec.cmd, ...spec.args], {
+          stdio: ['ignore', out, out],
+          env: { ...process.env, ...spec.env },
+          detached: true,
+        });
+      } finally {
+        fs.closeSync(out);
+      }
+    },
+    ready: (child) => waitFor(spec.name, spec.check, child, logFile, spec.timeoutMs),
+  });
+  return { server, ready: waitFor(spec.name, spec.check, server.current(), logFile, spec.timeoutMs) };
 }
