@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler/calendar';
+import { notFound } from '../activities/errors';
 import { DEFAULT_CATCHUP_MINUTES, type EventDoc, type Overlap } from '../activities/scheduler/models';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
@@ -55,8 +56,14 @@ export async function deleteSchedule(event_id: string): Promise<void> {
 export async function pauseSchedule(event_id: string, paused: boolean, note: string | null): Promise<void> {
   const handle = (await temporal()).schedule.getHandle(scheduleId(event_id));
   const why = note ?? (paused ? 'Paused through the scheduler API' : 'Resumed through the scheduler API');
-  if (paused) await handle.pause(why);
-  else await handle.unpause(why);
+  try {
+    if (paused) await handle.pause(why);
+    else await handle.unpause(why);
+  } catch (err) {
+    // Deleted in between: the same answer as for any deleted event.
+    if (err instanceof ScheduleNotFoundError) throw notFound('Event not found');
+    throw err;
+  }
 }
 
 /**
