@@ -184,8 +184,8 @@ describe('supervision drill', () => {
     await until('both workers polling', pollers, (ids) => workerPids().every((pid) => polls(ids, pid)), 180_000);
     const session = await call('POST', '/initialize_session', user.key, { user_id: user.user_id });
     expect(session.status).toBe(200);
-    // About 40 s of speech: its transcription keeps the worker busy for a while.
-    const audio = speak(Array(9).fill('i forgot my password and cannot sign in').join(', '));
+    // About 20 s of speech: its transcription keeps the worker busy for a few seconds.
+    const audio = speak(Array(4).fill('i forgot my password and cannot sign in').join(', '));
     const form = new FormData();
     form.append('user_id', user.user_id);
     form.append('conversation_id', session.body.conversation_id);
@@ -206,16 +206,19 @@ describe('supervision drill', () => {
     process.kill(victim, 'SIGKILL');
     const res = await answer;
     const afterKill = Date.now() - killedAt;
-    process.stderr.write(`supervision drill: transcription answered ${afterKill} ms after its worker was killed (${Date.now() - began} ms in all)\n`);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.text).toContain('password');
     expect(res.body.metadata.workflow_id).toBe(workflowId);
     // The first attempt ended by its heartbeat timeout; the second ran on a live worker.
-    const started = (await history(workflowId)).find((e) => e.activityTaskStartedEventAttributes && e.eventId && e.activityTaskStartedEventAttributes.attempt! > 1)?.activityTaskStartedEventAttributes;
+    const event = (await history(workflowId)).find((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1);
+    const started = event?.activityTaskStartedEventAttributes;
     expect(started?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
     expect(started?.identity?.startsWith(`${victim}@`)).toBe(false);
-    // 20 s of heartbeat timeout, a retry and a second transcription; not the 5-minute limit
-    expect(afterKill).toBeLessThan(90_000);
+    const retriedAfter = Number(event!.eventTime!.seconds) * 1000 + Math.floor((event!.eventTime!.nanos ?? 0) / 1e6) - killedAt;
+    process.stderr.write(`supervision drill: transcription retried on another worker ${retriedAfter} ms after its worker was killed, answered after ${afterKill} ms (${Date.now() - began} ms in all)\n`);
+    // Within the 20 s heartbeat timeout (and the retry's backoff), not the 5-minute limit.
+    expect(retriedAfter).toBeLessThan(40_000);
+    expect(afterKill).toBeLessThan(150_000);
     expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker \\d \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
   }, 300_000);
 
