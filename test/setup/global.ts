@@ -78,6 +78,9 @@ export default async function setup(project: TestProject) {
     // Given servers are shared: this run keeps to its own task queue, bucket and database.
     TEMPORAL_TASK_QUEUE: `test-${run}`,
     MINIO_BUCKET: `test-${run}`,
+    // The shared edge and worker write to the suite's output: warnings and errors only, not an
+    // access line per request. Processes a test starts itself log at their usual level.
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
   };
   if (process.env.MONGODB_URI) {
     const uri = new URL(process.env.MONGODB_URI);
@@ -97,7 +100,8 @@ export default async function setup(project: TestProject) {
   project.provide('adminKey', adminKey);
   project.provide('smtpDir', smtpDir);
   project.provide('placesUrl', places.url);
-  project.provide('platformEnv', { ...platform.env, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
+  const { LOG_LEVEL: _quiet, ...shared } = platform.env;
+  project.provide('platformEnv', { ...shared, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
   return async () => {
     await platform.stop();
     await smtp.close();
