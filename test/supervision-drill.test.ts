@@ -46,8 +46,10 @@ async function upload(conversation_id: string, i: number) {
   for (const [k, v] of Object.entries({ user_id: user.user_id, session_id: 'drill', conversation_id })) form.append(k, v);
   form.append('file', new Blob([photo], { type: 'image/jpeg' }), `${conversation_id}-${i}.jpg`);
   const began = Date.now();
-  const res = await fetch(`${platform.edgeUrl}/process_image`, { method: 'POST', headers: { authorization: `Bearer ${user.key}` }, body: form });
-  return { status: res.status, body: (await res.json()) as any, ms: Date.now() - began };
+  // Each upload carries its Idempotency-Key, as a client that may lose its answer would.
+  const headers = { authorization: `Bearer ${user.key}`, 'idempotency-key': `${conversation_id}-${i}` };
+  const res = await fetch(`${platform.edgeUrl}/process_image`, { method: 'POST', headers, body: form });
+  return { status: res.status, body: (await res.json()) as any, ms: Date.now() - began, replayed: res.headers.get('idempotent-replayed') === 'true' };
 }
 
 /** pid@host of the workers Temporal saw polling the drill's queue (workflow side). */
@@ -157,6 +159,15 @@ describe('supervision drill', () => {
     const others = workflowIds.filter((id) => !timedOut.includes(id));
     process.stderr.write(`supervision drill: ${n} uploads answered; taken over from the killed worker: ${timedOut.length}, answered in ${ms(timedOut).join(', ')} ms; the others in ${ms(others).join(', ')} ms\n`);
     expect(slowest).toBeLessThan(30_000);
+
+    // A client that lost its answer sends the same upload again with its key: the first result,
+    // nothing new started or stored (the one whose task was taken over included).
+    const retried = await Promise.all([workflowIds.indexOf(held), 0, n - 1].map((i) => upload(conversation, i)));
+    for (const r of retried) {
+      expect(r).toMatchObject({ status: 200, replayed: true });
+      expect(answers.map((a) => a.body.metadata.workflow_id)).toContain(r.body.metadata.workflow_id);
+    }
+    expect(retried[0].body).toEqual(answers[workflowIds.indexOf(held)].body);
 
     // Nothing doubled: one original, one thumbnail and one normalized response per upload.
     expect(new Set(workflowIds).size).toBe(n);
