@@ -153,11 +153,6 @@ export async function processStoredText(input: StoredTextInput) {
   return { success: true as const, message, file_path, embedding_id, error: null, metadata: { ...metadata, processed_at: response.created_at }, organization_id: input.organization_id };
 }
 
-/** Everything /process_text does, in the calling process (activity tests). */
-export async function processText(input: ProcessTextInput) {
-  return processStoredText({ ...input, ...(await storeText(input)) });
-}
-
 /** A query's embedding for similarity search, with the engine the organization's texts use. */
 async function embedQuery(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
   return (await usesModel(who.organization_id, 'text')) ? modelEmbedding(text, who) : { vector: hashedEmbedding(text), engine: HASHED_ENGINE };

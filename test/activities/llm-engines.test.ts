@@ -18,11 +18,14 @@ import { AGENTS } from '../../activities/llm/models';
 import { recognize } from '../../activities/engines/ocr';
 import { transcribe } from '../../activities/engines/speech';
 import { speak } from '../helpers/speech';
-import { processText, similarTexts } from '../../activities/text/text';
+import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text';
 import { freePort } from '../../workers/infra';
 import { unique } from '../helpers/api';
 
 const requests: any[] = [];
+
+/** What /process_text does (store, then analyse and embed), in this process. */
+const processText = async (input: ProcessTextInput) => processStoredText({ ...input, ...(await storeText(input)) });
 const server = http.createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
