@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
 
-export const LEDGER_REASONS = ['action', 'referral', 'receipt', 'ticket_scan', 'redemption', 'reversal'] as const;
+export const LEDGER_REASONS = ['action', 'referral', 'receipt', 'ticket_scan', 'redemption', 'refund', 'reversal', 'expiry'] as const;
 export type LedgerReason = (typeof LEDGER_REASONS)[number];
 
 /**
