@@ -1,9 +1,9 @@
 /**
- * Process-wide connections used by activity functions: MongoDB through mongoose's default
- * connection and one MinIO client. Both the worker and the edge call initRuntime once at start.
+ * Process-wide connections used by activity functions: the database (activities/db) and one
+ * MinIO client. Both the worker and the edge call initRuntime once at start.
  */
-import mongoose from 'mongoose';
 import { Client as MinioClient } from 'minio';
+import { connectDb, disconnectDb } from './db';
 import { config, minioSettings, type Config, type MinioSettings } from './config';
 
 interface Runtime {
@@ -16,13 +16,9 @@ let current: Runtime | undefined;
 
 export async function initRuntime(cfg: Config = config()): Promise<void> {
   if (current) return;
-  if (!cfg.MONGODB_URI) throw new Error('MONGODB_URI is not set');
-  mongoose.set('strictQuery', true);
-  await mongoose.connect(cfg.MONGODB_URI, { serverSelectionTimeoutMS: 10_000, maxPoolSize: 50 });
+  await connectDb(cfg.MONGODB_URI ?? '');
   const settings = minioSettings(cfg);
   current = { cfg, minio: new MinioClient(settings), minioSettings: settings };
-  // Unique indexes back every idempotency promise, so they must exist before the first request.
-  await Promise.all(Object.values(mongoose.models).map((m) => m.createIndexes()));
 }
 
 export function runtime(): Runtime {
@@ -33,5 +29,5 @@ export function runtime(): Runtime {
 export async function closeRuntime(): Promise<void> {
   if (!current) return;
   current = undefined;
-  await mongoose.disconnect();
+  await disconnectDb();
 }

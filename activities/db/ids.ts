@@ -1,0 +1,61 @@
+/**
+ * Reads and writes keyed by `_id`, the one lookup both database servers answer from an index
+ * (see README.md here), and inserts under a unique key, the one write both keep exact when
+ * several processes race.
+ */
+import type { Model } from 'mongoose';
+import { isDuplicateKey } from '../errors';
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyModel = Model<any>;
+
+/** The document with this `_id` as a plain object, or null. */
+export async function byId<T>(model: AnyModel, _id: string, projection?: Record<string, 0 | 1>): Promise<T | null> {
+  return (await model.findById(_id, projection).lean().exec()) as T | null;
+}
+
+/** Documents by `_id` (an `$in` on the primary key), keyed by `_id`; missing ones are absent. */
+export async function byIds<T extends { _id: string }>(model: AnyModel, ids: readonly string[], projection?: Record<string, 0 | 1>): Promise<Map<string, T>> {
+  if (!ids.length) return new Map();
+  const docs = (await model.find({ _id: { $in: [...new Set(ids)] } }, projection).lean().exec()) as unknown as T[];
+  return new Map(docs.map((d) => [d._id, d]));
+}
+
+/**
+ * Inserts `doc` unless a document with the same unique key exists: true when this call wrote it,
+ * false when it was there already (written before, or by a concurrent caller that won).
+ */
+export async function insertOnce(model: AnyModel, doc: Record<string, unknown>): Promise<boolean> {
+  try {
+    await model.create(doc);
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
+
+export interface SlotRange {
+  /** the `_id` of slot n */
+  id: (n: number) => string;
+  /** first slot to try (default 0) */
+  from?: number;
+  /** one past the last slot */
+  to: number;
+  /** the other fields of slot n's document */
+  fields?: (n: number) => Record<string, unknown>;
+}
+
+/**
+ * A counter that holds under concurrency: each unit counted is a document under a unique `_id`
+ * (`<counter>|<n>`), and taking one is an insert, so of concurrent takers exactly one gets each
+ * n and none can overshoot `to`. Returns the slot taken, or null when all are taken. A counted
+ * value is never read and then trusted: that is the read-then-write a lost `$inc` comes from.
+ */
+export async function takeSlot(model: AnyModel, range: SlotRange): Promise<{ n: number; _id: string } | null> {
+  for (let n = range.from ?? 0; n < range.to; n += 1) {
+    const _id = range.id(n);
+    if (await insertOnce(model, { _id, ...range.fields?.(n) })) return { n, _id };
+  }
+  return null;
+}
