@@ -40,9 +40,16 @@ as \`{"success": false, "error": "…"}\` (**ErrorSuccess**, and invalid input i
 
 ### Concepts
 
-The project's README explains the rest: *Identity in short* (keys, permissions, rate limits),
-*Permissions per component*, *A curl tour*, and one section per component (images, documents,
-scheduler, retail and ticket scans, support, billing, loyalty and gifts, …).`;
+The project's repository explains the rest:
+
+- \`docs/api-conventions.md\`: keys, organizations and users, key levels and the permissions of
+  each component, error shapes and status codes, pagination, idempotency, request ids, rate limits.
+- \`docs/decisions.md\`: defaults, shapes and values clients rely on, and the operations beyond
+  the interface the platform serves.
+- \`docs/durable-processes.md\`: the workflows behind uploads, scans, referrals, payments and
+  scheduled events, their ids and retries.
+- \`README.md\`: running the platform, a curl tour, and one section per component (images,
+  documents, scheduler, retail and ticket scans, support, billing, loyalty and gifts, …).`;
 
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   system: 'Health of the platform, this document and the reference page; no key needed.',
