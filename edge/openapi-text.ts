@@ -29,7 +29,7 @@ as \`{"success": false, "error": "…"}\` (**ErrorSuccess**, and invalid input i
 | status | meaning |
 |---|---|
 | 400 | malformed JSON or multipart body |
-| 401 | missing, unknown or revoked key |
+| 401 | missing, unknown, revoked or expired key |
 | 403 | the key lacks the permission or the organization (the message names what) |
 | 404 | not found, or not visible to this key |
 | 409 | conflicts with the current state (an ended session, …) |
