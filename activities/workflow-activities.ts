@@ -7,6 +7,7 @@ export { processStoredImage, convertStoredHeic, discardUpload } from './images/i
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/normalized';
 export { purgeIdempotencyKeys } from './idempotency/keys';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/referrals';
+export { expireLapsedPoints } from './loyalty/expiry';
 export { composeEmail, sendEmail } from './email/email';
 export { runScheduledEvent } from './scheduler/events';
 export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning/scans';

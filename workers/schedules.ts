@@ -2,8 +2,9 @@
  * Platform-level Temporal Schedules, created or updated by every worker at start (idempotent).
  * Retention runs from a Schedule, not a TTL index: FerretDB 1.x has no TTL indexes.
  */
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection } from '@temporalio/client';
+import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../activities/config';
+import { loyaltyMaintenanceWorkflow } from '../workflows/loyalty-maintenance';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 
 /**
@@ -11,6 +12,7 @@ import { platformSearchAttributes } from '../workflows/search-attributes';
  * own, and a worker on another queue never takes over this one's.
  */
 export const retentionScheduleId = (taskQueue: string) => `retention:normalized-responses:${taskQueue}`;
+export const loyaltyScheduleId = (taskQueue: string) => `loyalty:maintenance:${taskQueue}`;
 
 export async function ensureSchedules(connection: Connection, cfg: Config): Promise<void> {
   const client = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
@@ -25,11 +27,26 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
   };
   // A run missed while no worker was up runs once when one is back, never once per missed hour.
   const policies = { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 hour' };
-  const scheduleId = retentionScheduleId(cfg.TEMPORAL_TASK_QUEUE);
+  await upsert(client, retentionScheduleId(cfg.TEMPORAL_TASK_QUEUE), { spec, action, policies });
+  // Points expiry: daily (balances already leave lapsed points out; the run writes them down).
+  await upsert(client, loyaltyScheduleId(cfg.TEMPORAL_TASK_QUEUE), {
+    spec: { intervals: [{ every: '1 day' }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: loyaltyMaintenanceWorkflow,
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      args: [],
+      typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'loyalty'),
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+  });
+}
+
+async function upsert(client: Client, scheduleId: string, s: Pick<ScheduleOptions, 'spec' | 'action' | 'policies'>): Promise<void> {
   try {
-    await client.schedule.create({ scheduleId, spec, action, policies });
+    await client.schedule.create({ scheduleId, ...s });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, spec, action, policies }));
+    await client.schedule.getHandle(scheduleId).update((prev) => ({ ...prev, ...s }) as typeof prev);
   }
 }

@@ -2,6 +2,7 @@
 export { processImageWorkflow, convertHeicWorkflow } from './images';
 export { referralWorkflow } from './referrals';
 export { retentionWorkflow } from './retention';
+export { loyaltyMaintenanceWorkflow } from './loyalty-maintenance';
 export { emailWorkflow } from './email';
 export { scheduledEventWorkflow } from './scheduler';
 export { ticketScanWorkflow } from './ticket-scan';

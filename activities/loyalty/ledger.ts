@@ -1,12 +1,16 @@
 /**
- * The points ledger: the only way any component credits or debits points (CONTRACT.md, issue 3).
+ * The points ledger: the only way any component credits or debits points. Every balance change
+ * of every component goes through here, so one set of rules (idempotency, no overspending,
+ * expiry, pending points) holds for all of them.
  * Correct on MongoDB and on FerretDB 1.x, which has no transactions and no atomic single-document
  * updates: every change is an insert guarded by unique indexes (see models.ts).
  */
 import { PlatformError, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { withKeyLock } from '../locks';
+import { credit, debit, expiring, standing, type Lot, type LotState } from './lots';
 import { LedgerEntry, type LedgerEntryDoc, type LedgerReason } from './models';
+import { getRules } from './rules';
 
 export interface LedgerChange {
   organization_id: string;
@@ -21,6 +25,10 @@ export interface LedgerChange {
   /** the caller's idempotency key, kept on the entry when operation_id is not derived from it */
   request_id?: string;
   description?: string;
+  /** a debit may leave the spendable balance below zero (an admin's reversal) */
+  allow_negative?: boolean;
+  /** the instant of the change, which decides what has lapsed or is still pending (tests pass a clock) */
+  now?: Date;
 }
 
 export interface EntryView {
@@ -31,6 +39,10 @@ export interface EntryView {
   reason: LedgerReason;
   operation_id: string;
   description: string | null;
+  /** a credit that lapses: when what is left of it does */
+  expires_at: string | null;
+  /** a credit held until then before it may be spent */
+  available_at: string | null;
   created_at: string;
 }
 
@@ -50,9 +62,12 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
   reason: e.reason,
   operation_id: e.operation_id,
   description: e.description ?? null,
+  expires_at: e.expires_at ? e.expires_at.toISOString() : null,
+  available_at: e.available_at ? e.available_at.toISOString() : null,
   created_at: e.created_at.toISOString(),
 });
 
+/** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
 export class InsufficientPoints extends PlatformError {
   constructor(readonly balance: number, readonly needed: number) {
     super(409, `Not enough points: balance ${balance}, needed ${needed}`);
@@ -63,11 +78,12 @@ const MAX_ATTEMPTS = 200;
 const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
 const userKey = (organization_id: string, user_id: string) => `${organization_id}\u0000${user_id}`;
 
-interface Head {
+export interface Head extends LotState {
   seq: number;
-  balance: number;
   at: Date | null;
 }
+
+const headOf = (e: LedgerEntryDoc): Head => ({ seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [] });
 
 /**
  * Each process remembers the newest entry it knows of per user. FerretDB 1.x scans a collection
@@ -90,7 +106,7 @@ const entryAt = (organization_id: string, user_id: string, seq: number) =>
  */
 export async function headFromProbes(organization_id: string, user_id: string): Promise<Head> {
   let found = await entryAt(organization_id, user_id, 1);
-  if (!found) return { seq: 0, balance: 0, at: null };
+  if (!found) return { seq: 0, balance: 0, at: null, lots: [] };
   let missing = 2;
   for (;;) {
     const next = await entryAt(organization_id, user_id, missing);
@@ -107,7 +123,7 @@ export async function headFromProbes(organization_id: string, user_id: string): 
       low = mid;
     } else missing = mid;
   }
-  return { seq: found.seq, balance: found.balance_after, at: found.created_at };
+  return headOf(found);
 }
 
 /** The newest entry: the cached head moved forward past later entries, or found by probes. */
@@ -120,7 +136,7 @@ async function currentHead(organization_id: string, user_id: string): Promise<He
     for (;;) {
       const next: LedgerEntryDoc | null = await entryAt(organization_id, user_id, head.seq + 1);
       if (!next) break;
-      head = { seq: next.seq, balance: next.balance_after, at: next.created_at };
+      head = headOf(next);
     }
   }
   if (heads.size > 200_000) heads.clear();
@@ -128,7 +144,7 @@ async function currentHead(organization_id: string, user_id: string): Promise<He
   return head;
 }
 
-const byOperation = (organization_id: string, operation_id: string) =>
+export const byOperation = (organization_id: string, operation_id: string) =>
   LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 
 export const operationApplied = async (organization_id: string, operation_id: string) => (await byOperation(organization_id, operation_id)) !== null;
@@ -139,53 +155,83 @@ export async function appliedRequest(organization_id: string, operation_id: stri
   return done && { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
 }
 
+/** The entry to write on top of the head: its amount and the lots after it. */
+export interface Draft {
+  amount: number;
+  lots: Lot[];
+  expires_at?: Date;
+  available_at?: Date;
+  reverses?: string;
+}
+
+export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>;
+
+const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null });
+
 /**
- * Appends one change. A repeated operation_id returns the first entry (duplicate: true); a debit
- * that would make the balance negative throws InsufficientPoints (409) and writes nothing.
+ * Appends the entry `plan` drafts on top of the user's newest entry, as entry seq+1. `plan` may
+ * be called again on a newer head (another writer got there first); it throws to refuse and
+ * answers null when there is nothing to write. A refusal or "nothing" is only ever decided on a
+ * verified head, never on a possibly stale hint. A repeated operation_id answers the first entry.
  */
-export async function applyChange(change: LedgerChange): Promise<AppendResult> {
-  if (!Number.isSafeInteger(change.amount) || change.amount === 0) throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
-  const { organization_id, user_id } = change;
+export async function append(spec: AppendSpec, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
+  const { organization_id, user_id } = spec;
   return withKeyLock(userKey(organization_id, user_id), async () => {
-    const applied = async () => (change.new_operation ? null : byOperation(organization_id, change.operation_id));
+    const applied = async () => (spec.new_operation ? null : byOperation(organization_id, spec.operation_id));
+    const entry_id = newId('pte');
     let verifyNext = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
       // First try the remembered head without a query: if another process appended meanwhile,
       // the insert collides on the primary key and the next attempt verifies the head.
       const cached: Head | undefined = verifyNext ? undefined : heads.get(userKey(organization_id, user_id));
       const head = cached ?? (await currentHead(organization_id, user_id));
-      if (head.balance + change.amount < 0) {
-        // Refuse only on a verified head, never on a possibly stale hint.
+      let draft: Draft | null;
+      try {
+        draft = await plan(head, entry_id);
+      } catch (err) {
+        if (!(err instanceof PlatformError)) throw err;
+        draft = null;
+        if (!cached) {
+          const done = await applied();
+          if (done) return duplicateOf(done);
+          throw err;
+        }
+      }
+      if (!draft) {
         if (cached) {
           verifyNext = true;
           continue;
         }
         const done = await applied();
-        if (done) return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
-        throw new InsufficientPoints(head.balance, -change.amount);
+        return done ? duplicateOf(done) : null;
       }
       const seq = head.seq + 1;
+      const balance = head.balance + draft.amount;
       try {
         const doc = await LedgerEntry.create({
           _id: entryKey(organization_id, user_id, seq),
-          entry_id: newId('pte'),
+          entry_id,
           organization_id,
           user_id,
           seq,
-          amount: change.amount,
-          balance_after: head.balance + change.amount,
-          reason: change.reason,
-          operation_id: change.operation_id,
-          request_id: change.request_id,
-          description: change.description,
+          amount: draft.amount,
+          balance_after: balance,
+          reason: spec.reason,
+          operation_id: spec.operation_id,
+          request_id: spec.request_id,
+          description: spec.description,
+          expires_at: draft.expires_at,
+          available_at: draft.available_at,
+          reverses: draft.reverses,
+          lots: draft.lots.length ? draft.lots : undefined,
         });
-        heads.set(userKey(organization_id, user_id), { seq, balance: head.balance + change.amount, at: doc.created_at });
-        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: change.request_id ?? null };
+        heads.set(userKey(organization_id, user_id), { seq, balance, at: doc.created_at, lots: draft.lots });
+        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: spec.request_id ?? null };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // Either this operation was applied before, or another process appended entry `seq`.
         const done = await applied();
-        if (done) return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
+        if (done) return duplicateOf(done);
         verifyNext = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
@@ -194,23 +240,63 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
   });
 }
 
+const DAY_MS = 86_400_000;
+const HELD_REASONS = new Set<LedgerReason>(['receipt', 'ticket_scan']);
+
+/** When a credit written now lapses and when it may be spent, by the organization's rules. */
+async function creditTerms(organization_id: string, reason: LedgerReason, now: Date): Promise<{ expires_at?: Date; available_at?: Date }> {
+  const rules = await getRules(organization_id);
+  const available_at = HELD_REASONS.has(reason) && rules.pending_days > 0 ? new Date(now.getTime() + rules.pending_days * DAY_MS) : undefined;
+  const days = rules.points_expire_after_days;
+  const expires_at = days ? new Date((available_at ?? now).getTime() + days * DAY_MS) : undefined;
+  return { ...(expires_at && { expires_at }), ...(available_at && { available_at }) };
+}
+
+/**
+ * Appends one change. A repeated operation_id returns the first entry (duplicate: true); a debit
+ * that would spend more than is spendable at that instant throws InsufficientPoints (409) and
+ * writes nothing.
+ */
+export async function applyChange(change: LedgerChange): Promise<AppendResult> {
+  if (!Number.isSafeInteger(change.amount) || change.amount === 0) throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
+  const now = change.now ?? new Date();
+  const { amount, allow_negative, now: _now, ...spec } = change;
+  const terms = amount > 0 ? await creditTerms(change.organization_id, change.reason, now) : {};
+  const out = await append(spec, (head, entry_id) => {
+    if (amount > 0) return { amount, lots: credit(head, { entry_id, seq: head.seq + 1, amount, ...terms }).lots, ...terms };
+    const before = standing(head, now).spendable;
+    const next = debit(head, -amount, now);
+    const after = standing(next, now).spendable;
+    if (after < 0 && after < before && !allow_negative) throw new InsufficientPoints(before, -amount);
+    return { amount, lots: next.lots };
+  });
+  if (!out) throw new Error('a change always drafts an entry');
+  return out;
+}
+
 export const creditPoints = (c: Omit<LedgerChange, 'amount'> & { points: number }) =>
   applyChange({ ...c, amount: Math.abs(c.points) });
 export const debitPoints = (c: Omit<LedgerChange, 'amount'> & { points: number }) =>
   applyChange({ ...c, amount: -Math.abs(c.points) });
 
 export interface Balance {
+  /** spendable now: never counts lapsed or pending points */
   points: number;
+  pending_points: number;
+  /** the next lapses, soonest first */
+  expiring: { points: number; expires_at: string }[];
   user_id: string;
   organization_id: string;
   last_updated: string;
   entries: number;
 }
 
-export async function getBalance(organization_id: string, user_id: string): Promise<Balance> {
+/** From the newest entry alone (its lots), whatever the user's history: no replay. */
+export async function getBalance(organization_id: string, user_id: string, now = new Date()): Promise<Balance> {
   const head = await currentHead(organization_id, user_id);
   if (!head.seq || !head.at) throw notFound('User points not found');
-  return { points: head.balance, user_id, organization_id, last_updated: head.at.toISOString(), entries: head.seq };
+  const s = standing(head, now);
+  return { points: s.spendable, pending_points: s.pending, expiring: expiring(head, now), user_id, organization_id, last_updated: head.at.toISOString(), entries: head.seq };
 }
 
 export async function getHistory(organization_id: string, user_id: string, page: number, limit: number) {
@@ -223,5 +309,5 @@ export async function getHistory(organization_id: string, user_id: string, page:
   // One query for the page (FerretDB 1.x scans once per query, whatever the filter).
   const found = seqs.length ? await LedgerEntry.find({ _id: { $in: seqs.map((seq) => entryKey(organization_id, user_id, seq)) } }).lean<LedgerEntryDoc[]>() : [];
   const entries = found.sort((a, b) => b.seq - a.seq);
-  return { points: head.balance, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
+  return { points: standing(head, new Date()).spendable, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
 }

@@ -3,6 +3,26 @@ import mongoose, { Schema } from 'mongoose';
 export const LEDGER_REASONS = ['action', 'referral', 'receipt', 'ticket_scan', 'redemption', 'refund', 'reversal', 'expiry'] as const;
 export type LedgerReason = (typeof LEDGER_REASONS)[number];
 
+/** What is left of one credit that expires or waits (see LedgerEntryDoc.lots). */
+const lotSchema = new Schema(
+  {
+    entry_id: { type: String, required: true },
+    seq: { type: Number, required: true },
+    points: { type: Number, required: true },
+    expires_at: { type: Date },
+    available_at: { type: Date },
+  },
+  { _id: false },
+);
+
+export interface LotDoc {
+  entry_id: string;
+  seq: number;
+  points: number;
+  expires_at?: Date | null;
+  available_at?: Date | null;
+}
+
 /**
  * One change of one user's balance. Entries are only ever inserted: `seq` numbers a user's
  * entries 1, 2, 3… and is part of the primary key, so two writers can never both append entry n+1, and
@@ -24,10 +44,23 @@ const ledgerEntrySchema = new Schema(
     /** the caller's idempotency key when the operation id cannot carry it (limited awards) */
     request_id: { type: String },
     description: { type: String },
+    /** a credit written while the organization's points expire: when what is left of it lapses */
+    expires_at: { type: Date },
+    /** a credit held before it may be spent (receipt and ticket-scan points with pending days) */
+    available_at: { type: Date },
+    /** a reversal: the entry_id of the credit it takes back */
+    reverses: { type: String },
+    /**
+     * What is left of each credit that expires or waits, after this entry (absent: none). The
+     * newest entry's lots tell the spendable balance at any instant without reading older entries.
+     */
+    lots: { type: [lotSchema], default: undefined },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 ledgerEntrySchema.index({ organization_id: 1, user_id: 1, seq: -1 });
+// The expiry run reads one organization's credits by expiry date.
+ledgerEntrySchema.index({ organization_id: 1, expires_at: 1 });
 ledgerEntrySchema.index({ organization_id: 1, operation_id: 1 }, { unique: true });
 ledgerEntrySchema.index({ organization_id: 1, request_id: 1 });
 
@@ -43,6 +76,10 @@ export interface LedgerEntryDoc {
   operation_id: string;
   request_id?: string;
   description?: string;
+  expires_at?: Date;
+  available_at?: Date;
+  reverses?: string;
+  lots?: LotDoc[];
   created_at: Date;
 }
 
@@ -59,6 +96,9 @@ const loyaltyRulesSchema = new Schema(
     referral_points: { type: Number, required: true },
     referred_points: { type: Number, required: true },
     max_points_per_scan: { type: Number },
+    /** absent or null: points never expire */
+    points_expire_after_days: { type: Number },
+    pending_days: { type: Number },
     updated_by: { type: String },
   },
   { timestamps: { createdAt: false, updatedAt: 'updated_at' }, versionKey: false },
@@ -71,9 +111,30 @@ export interface LoyaltyRulesDoc {
   referral_points: number;
   referred_points: number;
   max_points_per_scan?: number;
+  points_expire_after_days?: number | null;
+  pending_days?: number;
   updated_by?: string;
   updated_at: Date;
 }
 
+/**
+ * How far the expiry run has looked, per organization: credits expiring up to `through` were
+ * handled. Created when an organization first sets an expiry; the run only ever moves it forward,
+ * and handling a credit twice changes nothing (its expiry is one ledger operation).
+ */
+const expiryCursorSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    through: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+export interface ExpiryCursorDoc {
+  _id: string;
+  through: Date;
+}
+
 export const LedgerEntry = mongoose.model<LedgerEntryDoc>('LedgerEntry', ledgerEntrySchema, 'ledger_entries');
 export const LoyaltyRules = mongoose.model<LoyaltyRulesDoc>('LoyaltyRules', loyaltyRulesSchema, 'loyalty_rules');
+export const ExpiryCursor = mongoose.model<ExpiryCursorDoc>('LoyaltyExpiryCursor', expiryCursorSchema, 'loyalty_expiry_cursors');

@@ -26,6 +26,9 @@ const referralSchema = new Schema(
     referred_points: { type: Number, required: true },
     status: { type: String, enum: ['pending', 'completed'], required: true },
     completed_at: { type: Date },
+    /** set when an admin reverses that side's credit (the ledger's reversal entry decides it) */
+    referrer_reversal: { type: Schema.Types.Mixed },
+    referred_reversal: { type: Schema.Types.Mixed },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -46,6 +49,8 @@ export interface ReferralDoc {
   referred_points: number;
   status: 'pending' | 'completed';
   completed_at?: Date;
+  referrer_reversal?: Record<string, unknown>;
+  referred_reversal?: Record<string, unknown>;
   created_at: Date;
 }
 

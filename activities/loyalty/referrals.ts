@@ -104,3 +104,8 @@ export async function creditReferral(input: { organization_id: string; referral_
 export async function completeReferral(referral_id: string): Promise<void> {
   await Referral.updateOne({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } });
 }
+
+/** Marks one side of a referral reversed: one field per side, the same mark on every call. */
+export async function markReferralReversed(organization_id: string, referral_id: string, side: 'referrer' | 'referred', mark: object): Promise<void> {
+  await Referral.updateOne({ referral_id, organization_id }, { $set: { [`${side}_reversal`]: mark } });
+}

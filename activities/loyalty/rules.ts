@@ -1,10 +1,11 @@
 /**
- * Points per action (with who may report it and how often), per referral and the cap per scan,
- * per organization, with defaults until an admin sets them; and awards by action.
+ * Points per action (with who may report it and how often), per referral, the cap per scan, and
+ * when points expire or wait, per organization, with defaults until an admin sets them; and awards by action.
  */
 import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
 import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
+import { startExpiryCursor } from './expiry';
 import { LoyaltyRules, type LoyaltyRulesDoc } from './models';
 import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
 
@@ -29,6 +30,10 @@ export interface Rules {
   referral_points: number;
   referred_points: number;
   max_points_per_scan: number;
+  /** null: points never expire; else each credit lapses this many days after it may be spent */
+  points_expire_after_days: number | null;
+  /** receipt and ticket-scan credits wait this many days before they may be spent */
+  pending_days: number;
   is_default: boolean;
   updated_at: string | null;
 }
@@ -42,6 +47,8 @@ export interface RulesInput {
   referral_points?: number;
   referred_points?: number;
   max_points_per_scan?: number;
+  points_expire_after_days?: number | null;
+  pending_days?: number;
 }
 
 /**
@@ -73,6 +80,8 @@ async function readRules(organization_id: string): Promise<Rules> {
       referral_points: DEFAULT_REFERRAL_POINTS,
       referred_points: DEFAULT_REFERRED_POINTS,
       max_points_per_scan: DEFAULT_MAX_POINTS_PER_SCAN,
+      points_expire_after_days: null,
+      pending_days: 0,
       is_default: true,
       updated_at: null,
     };
@@ -85,6 +94,8 @@ async function readRules(organization_id: string): Promise<Rules> {
     referral_points: doc.referral_points,
     referred_points: doc.referred_points,
     max_points_per_scan: doc.max_points_per_scan ?? DEFAULT_MAX_POINTS_PER_SCAN,
+    points_expire_after_days: doc.points_expire_after_days ?? null,
+    pending_days: doc.pending_days ?? 0,
     is_default: false,
     updated_at: doc.updated_at.toISOString(),
   };
@@ -122,8 +133,12 @@ export async function putRules(organization_id: string, input: RulesInput, updat
     referral_points: input.referral_points ?? current.referral_points,
     referred_points: input.referred_points ?? current.referred_points,
     max_points_per_scan: input.max_points_per_scan ?? current.max_points_per_scan,
+    points_expire_after_days: input.points_expire_after_days === undefined ? current.points_expire_after_days : input.points_expire_after_days,
+    pending_days: input.pending_days ?? current.pending_days,
     updated_by,
   };
+  // The expiry run looks at organizations that ever set an expiry (their credits keep theirs).
+  if (next.points_expire_after_days) await startExpiryCursor(organization_id);
   // One writer per organization document: an admin's edit. A lost race between two admins
   // saving at the same instant keeps one of the two complete rule sets, never a mix.
   await LoyaltyRules.replaceOne({ organization_id }, { organization_id, ...next, updated_at: new Date() }, { upsert: true });

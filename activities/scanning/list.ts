@@ -100,5 +100,16 @@ export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]
       .lean<TicketScanDoc[]>(),
     TicketScan.countDocuments(filter),
   ]);
-  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: d.view })), total };
+  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d) })), total };
+}
+
+/** The scan as the API answers it: the mirrored view, with its reversal when its points were taken back. */
+export const withReversal = (d: Pick<TicketScanDoc, 'view' | 'reversal'>): Record<string, unknown> => (d.reversal ? { ...d.view, reversal: d.reversal } : d.view);
+
+/**
+ * Marks a scan whose points an admin reversed. The ledger's reversal entry is what decided it;
+ * this copy is idempotent (the same mark each time) and touches only its own field.
+ */
+export async function markScanReversed(organization_id: string, scan_id: string, mark: object): Promise<void> {
+  await TicketScan.updateOne({ _id: scan_id, organization_id }, { $set: { reversal: mark } });
 }

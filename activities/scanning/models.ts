@@ -14,6 +14,11 @@ const ticketScanSchema = new Schema(
     status: { type: String, required: true },
     /** the scan object exactly as the API answers it */
     view: { type: Schema.Types.Mixed, required: true },
+    /**
+     * Set when an admin reverses the scan's points; beside the view, so the workflow's mirror
+     * (which rewrites the view) never erases it. Shown in the scan as `reversal`.
+     */
+    reversal: { type: Schema.Types.Mixed },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false, minimize: false },
 );
@@ -41,6 +46,7 @@ export interface TicketScanDoc {
   user_id: string;
   status: string;
   view: Record<string, unknown>;
+  reversal?: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,9 +1,10 @@
-/** Loyalty points: balances, history, awards by action, rules (referrals: routes/referrals.ts). */
+/** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 import { getBalance, getHistory } from '../../activities/loyalty/ledger';
 import { awardAction, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
 import { LEDGER_REASONS } from '../../activities/loyalty/models';
+import { reverseOperation } from '../../activities/loyalty/reversal';
 import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/policies';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute } from '../http';
@@ -19,6 +20,8 @@ const entry = z.object({
   reason: z.enum(LEDGER_REASONS),
   operation_id: z.string(),
   description: z.string().nullable(),
+  expires_at: z.string().nullable().describe('a credit that lapses: when what is left of it does'),
+  available_at: z.string().nullable().describe('a pending credit: when it may be spent'),
   created_at: z.string(),
 });
 const points = z.number().int().min(1).max(1_000_000);
@@ -42,6 +45,8 @@ const rulesFields = {
   referred_points: z.number().describe('credited to the referred user'),
   max_points_per_scan: z.number().describe('cap on the points one receipt or ticket scan credits'),
   policies: z.record(z.string(), policy).describe('who may report each action and how often'),
+  points_expire_after_days: z.number().nullable().describe('null: points never expire; else each credit lapses this many days after it may be spent'),
+  pending_days: z.number().describe('receipt and ticket-scan credits wait this many days before they may be spent'),
   is_default: z.boolean(),
   updated_at: z.string().nullable(),
 };
@@ -53,16 +58,24 @@ defineRoute({
   method: 'GET',
   paths: ['/loyalty/points/:internal_user_id'],
   tag,
-  summary: "A user's point balance (404 'User points not found' before the first entry)",
+  summary: "A user's spendable points, pending points and next expiries (404 'User points not found' before the first entry)",
   auth: 'key',
   params: z.object({ internal_user_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
-  response: z.object({ points: z.number(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), last_updated: z.string() }),
+  response: z.object({
+    points: z.number().describe('spendable now: lapsed and pending points are not counted'),
+    pending_points: z.number().describe('credited but not yet spendable'),
+    expiring: z.array(z.object({ points: z.number(), expires_at: z.string() })).describe('the next lapses, soonest first'),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+    last_updated: z.string(),
+  }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.internal_user_id, 'User points not found');
     const b = await getBalance(org, user.user_id);
-    return { points: b.points, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, last_updated: b.last_updated };
+    return { points: b.points, pending_points: b.pending_points, expiring: b.expiring, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, last_updated: b.last_updated };
   },
 });
 
@@ -126,7 +139,7 @@ defineRoute({
   method: 'PUT',
   paths: ['/loyalty/rules'],
   tag,
-  summary: "Sets the organization's points per action (with their policies), per referral and the cap per scan (admin)",
+  summary: "Sets the organization's points per action (with their policies), per referral, the cap per scan, expiry and pending days (admin)",
   auth: 'admin',
   body: z.object({
     organization_id: organizationId,
@@ -144,11 +157,53 @@ defineRoute({
     referral_points: points.optional().describe('credited to the referrer'),
     referred_points: points.optional().describe('credited to the referred user'),
     max_points_per_scan: points.optional().describe('cap on the points one receipt or ticket scan credits'),
+    points_expire_after_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .nullable()
+      .optional()
+      .describe('days (1-3650) after which each credit written from now on lapses; null: new credits never expire'),
+    pending_days: z.number().int().min(0).max(365).optional().describe('days (0-365) receipt and ticket-scan credits wait before they may be spent'),
   }),
   response: rulesAnswer,
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     requireLevel(principal, 'admin');
     return answerRules(await putRules(org, body, principal.key_id));
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/loyalty/reverse'],
+  tag,
+  summary:
+    "Takes back a credit given in error (admin): one reversal entry per operation (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",
+  auth: 'admin',
+  body: z.object({
+    organization_id: organizationId,
+    operation_id: z.string().trim().min(1).max(300).describe("the credit's operation_id, as its history entry shows it"),
+    reason: z.string().trim().min(1).max(500),
+    allow_negative: z.boolean().default(false).describe("reverse even when the user's points are already spent"),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    duplicate: z.boolean(),
+    operation_id: z.string(),
+    user_id: z.string(),
+    points_reversed: z.number(),
+    points: z.number().describe("the user's spendable points now"),
+    pending_points: z.number(),
+    reversal: entry,
+    record: z.object({ type: z.enum(['scan', 'referral']), id: z.string() }).nullable().describe('the scan or referral marked reversed'),
+  }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    requireLevel(principal, 'admin');
+    const out = await reverseOperation({ organization_id: org, operation_id: body.operation_id, reason: body.reason, allow_negative: body.allow_negative, reversed_by: principal.key_id });
+    const b = await getBalance(org, out.user_id);
+    return { success: true, ...out, points: b.points, pending_points: b.pending_points };
   },
 });

@@ -1,0 +1,95 @@
+/**
+ * Points given back: an admin takes back a credit given in error. One `reversal` entry per
+ * operation (`reversal:<operation_id>`), so a repeated request answers the first reversal; the
+ * scan or referral that earned the credit is marked reversed.
+ */
+import { notFound, PlatformError } from '../errors';
+import { markScanReversed } from '../scanning/list';
+import { append, byOperation, viewEntry, type EntryView } from './ledger';
+import { debit, standing } from './lots';
+import type { LedgerEntryDoc, LedgerReason } from './models';
+import { markReferralReversed } from './referrals';
+
+/** Credits that earned something. A redemption is given back by its refund, never reversed. */
+export const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];
+
+export interface ReversalInput {
+  organization_id: string;
+  operation_id: string;
+  reason: string;
+  /** take the points back even when that leaves the user's spendable balance below zero */
+  allow_negative?: boolean;
+  reversed_by?: string;
+  now?: Date;
+}
+
+export interface ReversalRecord {
+  type: 'scan' | 'referral';
+  id: string;
+}
+
+export interface Reversal {
+  duplicate: boolean;
+  operation_id: string;
+  user_id: string;
+  points_reversed: number;
+  reversal: EntryView;
+  record: ReversalRecord | null;
+}
+
+export async function reverseOperation(input: ReversalInput): Promise<Reversal> {
+  const { organization_id, operation_id } = input;
+  const now = input.now ?? new Date();
+  const original = await byOperation(organization_id, operation_id);
+  if (!original) throw notFound(`Operation not found: ${operation_id}`);
+  if (!REVERSIBLE_REASONS.includes(original.reason)) {
+    throw new PlatformError(422, `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`, 'operation_id');
+  }
+  const spec = { organization_id, user_id: original.user_id, reason: 'reversal' as const, operation_id: `reversal:${operation_id}`, description: `reversal of ${operation_id}: ${input.reason}` };
+  const earlier = await byOperation(organization_id, spec.operation_id);
+  const out = earlier
+    ? { entry: viewEntry(earlier), duplicate: true }
+    : await append(spec, async (head) => {
+        // What already lapsed of the credit was taken by its expiry entry: the rest is taken back.
+        let amount = original.amount;
+        if (original.expires_at && !head.lots.some((l) => l.entry_id === original.entry_id)) {
+          const expired = await byOperation(organization_id, `expiry:${original.entry_id}`);
+          if (expired) amount += expired.amount;
+        }
+        if (amount <= 0) throw new PlatformError(422, `operation_id: nothing left to reverse, the points of ${operation_id} expired`, 'operation_id');
+        const before = standing(head, now).spendable;
+        // The credit's own points first (pending ones included: reversing a pending credit cancels it).
+        const next = debit(head, amount, now, original.entry_id);
+        const after = standing(next, now).spendable;
+        if (after < 0 && after < before && !input.allow_negative) {
+          throw new PlatformError(409, `Reversing ${operation_id} takes back ${amount} points and would leave the user ${after} spendable points; send allow_negative: true to reverse anyway`);
+        }
+        return { amount: -amount, lots: next.lots, reverses: original.entry_id };
+      });
+  if (!out) throw new Error('a reversal always drafts an entry');
+  // Marked on every call: a crash between the entry and the mark is mended by the retry.
+  const record = await markRecord(original, { reversed_at: out.entry.created_at, reason: input.reason, entry_id: out.entry.entry_id, points: -out.entry.amount, reversed_by: input.reversed_by ?? null });
+  return { duplicate: out.duplicate, operation_id, user_id: original.user_id, points_reversed: -out.entry.amount, reversal: out.entry, record };
+}
+
+export interface ReversalMark {
+  reversed_at: string;
+  reason: string;
+  entry_id: string;
+  points: number;
+  reversed_by: string | null;
+}
+
+async function markRecord(original: LedgerEntryDoc, mark: ReversalMark): Promise<ReversalRecord | null> {
+  const scan = /^scan:(.+)$/.exec(original.operation_id);
+  if (scan) {
+    await markScanReversed(original.organization_id, scan[1], mark);
+    return { type: 'scan', id: scan[1] };
+  }
+  const referral = /^referral:(.+):(referrer|referred)$/.exec(original.operation_id);
+  if (referral) {
+    await markReferralReversed(original.organization_id, referral[1], referral[2] as 'referrer' | 'referred', mark);
+    return { type: 'referral', id: referral[1] };
+  }
+  return null;
+}
