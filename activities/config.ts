@@ -35,6 +35,11 @@ export const envSchema = z.object({
   DEFAULT_ORGANIZATION_ID: z.string().min(1).default('default'),
   PAYMENT_WEBHOOK_SECRET: optional,
   STRIPE_SECRET_KEY: optional,
+  GIFT_PROVIDER: z.enum(['sandbox', 'reloadly']).default('sandbox'),
+  GIFT_PROVIDER_URL: optional,
+  GIFT_PROVIDER_AUTH_URL: optional,
+  GIFT_PROVIDER_CLIENT_ID: optional,
+  GIFT_PROVIDER_CLIENT_SECRET: optional,
   CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
@@ -102,6 +107,9 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${issues}`);
   }
   const env = parsed.data;
+  if (env.GIFT_PROVIDER === 'reloadly' && !(env.GIFT_PROVIDER_URL && env.GIFT_PROVIDER_CLIENT_ID && env.GIFT_PROVIDER_CLIENT_SECRET)) {
+    throw new ConfigError('Invalid configuration: GIFT_PROVIDER=reloadly needs GIFT_PROVIDER_URL, GIFT_PROVIDER_CLIENT_ID and GIFT_PROVIDER_CLIENT_SECRET');
+  }
   return {
     ...env,
     dataDir: path.resolve(env.DATA_DIR),

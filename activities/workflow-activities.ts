@@ -17,3 +17,4 @@ export { answerQuestion, requireConversation } from './support/support';
 export { processStoredDocument, thumbnailStoredFile } from './documents/documents';
 export { applyPaymentEvent } from './billing/billing';
 export { processStoredText } from './text/text';
+export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved } from './gifts/fulfilment';

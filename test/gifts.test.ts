@@ -3,6 +3,8 @@ import { basicUser, call, newTenant, type Tenant } from './helpers/api';
 
 const topUp = { gift_name: 'Telcel 100 MXN', gift_type: 'mobile_top-ups', country: 'mx', telco_supplier: 'Telcel', recharge_amount: 100, points_value: 500, url_photo: 'https://cdn.example.com/telcel.png' };
 const pin = { gift_name: 'Steam 20 USD', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 20, points_value: 2000 };
+/** A number the sandbox provider serves at once (0000 and 0001 endings have their own rules). */
+const PHONE = '+5215512345678';
 const bill = { gift_name: 'Electricity bill', gift_type: 'service_payments', country: 'CO', service_provider: 'Enel' };
 
 async function give(t: Tenant, user: string, action: string, times: number) {
@@ -99,14 +101,14 @@ describe('redeeming gifts', () => {
     const u = await basicUser(t);
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { big_purchase: 300 } } });
     const g = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp })).body.gift;
-    const poor = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id } });
+    const poor = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id, phone_number: PHONE } });
     expect(poor.status).toBe(409);
     expect(poor.body).toMatchObject({ success: false, error: 'Not enough points: balance 0, needed 500' });
     await give(t, u.idp_id, 'big_purchase', 2);
-    const ok = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.idp_id, organization_id: t.organization_id } });
+    const ok = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.idp_id, organization_id: t.organization_id, phone_number: PHONE } });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ success: true, duplicate: false, redemption: { gift_id: g.id, points_spent: 500, balance_after: 100, status: 'completed', user_id: u.user_id } });
-    const short = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id } });
+    const short = await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id, phone_number: PHONE } });
     expect(short.status).toBe(409);
     const history = await call('GET', `/loyalty/points/${u.user_id}/history`, { key: u.key });
     expect(history.body.points).toBe(100);
@@ -120,7 +122,7 @@ describe('redeeming gifts', () => {
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { big_purchase: 1000 } } });
     await give(t, u.idp_id, 'big_purchase', 3);
     const g = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp })).body.gift;
-    const redeem = () => call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id }, headers: { 'idempotency-key': 'order-77' } });
+    const redeem = () => call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id, phone_number: PHONE }, headers: { 'idempotency-key': 'order-77' } });
     const results = await Promise.all([redeem(), redeem(), redeem()]);
     expect(new Set(results.map((r) => r.body.redemption.id)).size).toBe(1);
     expect(results.filter((r) => r.body.duplicate === false)).toHaveLength(1);
@@ -136,7 +138,7 @@ describe('redeeming gifts', () => {
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { big_purchase: 1000 } } });
     await give(t, u.idp_id, 'big_purchase', 2); // 2000 points, each redemption costs 500
     const g = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp })).body.gift;
-    const results = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id } })));
+    const results = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: u.key, json: { user_id: u.user_id, phone_number: PHONE } })));
     expect(results.filter((r) => r.status === 200)).toHaveLength(4);
     expect(results.filter((r) => r.status === 409)).toHaveLength(6);
     const history = await call('GET', `/loyalty/points/${u.user_id}/history?limit=100`, { key: u.key });
@@ -154,7 +156,7 @@ describe('redeeming gifts', () => {
     expect(noPrice.status).toBe(409);
     expect(noPrice.body.error).toMatch(/no points_value/);
     const g = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp })).body.gift;
-    expect((await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: a.key, json: { user_id: b.user_id } })).status).toBe(403);
+    expect((await call('POST', `/api/gifts/gifts/${g.id}/redeem`, { key: a.key, json: { user_id: b.user_id, phone_number: PHONE } })).status).toBe(403);
     const other = await newTenant();
     const q = `organization_id=${t.organization_id}`;
     for (const [method, path, json] of [
@@ -163,7 +165,7 @@ describe('redeeming gifts', () => {
       ['POST', `/api/gifts/gifts?${q}`, topUp],
       ['PUT', `/api/gifts/gifts/${g.id}?${q}`, topUp],
       ['DELETE', `/api/gifts/gifts/${g.id}?${q}`, undefined],
-      ['POST', `/api/gifts/gifts/${g.id}/redeem`, { user_id: a.user_id, organization_id: t.organization_id }],
+      ['POST', `/api/gifts/gifts/${g.id}/redeem`, { user_id: a.user_id, organization_id: t.organization_id, phone_number: PHONE }],
     ] as const) {
       const res = await call(method, path, { key: other.adminKey, json });
       expect(res.status, `${method} ${path}`).toBe(403);

@@ -11,3 +11,4 @@ export { audioQaWorkflow } from './audio-qa';
 export { processDocumentWorkflow, generateThumbnailWorkflow } from './documents';
 export { paymentEventWorkflow } from './payments';
 export { processTextWorkflow } from './text';
+export { redemptionWorkflow } from './redemption';

@@ -51,28 +51,45 @@ export interface GiftDoc {
   updated_at: Date;
 }
 
+export const REDEMPTION_STATUSES = ['processing', 'completed', 'refunded', 'failed'] as const;
+export type RedemptionStatus = (typeof REDEMPTION_STATUSES)[number];
+
 /**
- * A redemption mirrors its ledger debit (same operation id, unique), which is the source of
- * truth for the points; the gift's name and price are kept as they were when redeemed.
+ * A redemption, written by its workflow `redemption:<redemption_id>` once its points are held
+ * (ledger operation `redemption:<id>:hold`), then settled (`completed`: the hold is the debit) or
+ * released (`refunded`: operation `redemption:<id>:refund`). The gift's name, type and price are
+ * kept as they were when redeemed. Only the workflow writes it, one step at a time.
  */
 const redemptionSchema = new Schema(
   {
-    /** `<organization_id>|<operation_id>`: one redemption per ledger operation */
+    /** the redemption_id: reads by id are primary-key lookups */
     _id: { type: String, required: true },
     redemption_id: { type: String, required: true, unique: true },
+    /** the hold's ledger operation */
     operation_id: { type: String, required: true },
     organization_id: { type: String, required: true },
     user_id: { type: String, required: true },
     gift_id: { type: String, required: true },
     gift_name: { type: String, required: true },
+    gift_type: { type: String },
     points_spent: { type: Number, required: true },
+    points_refunded: { type: Number, default: 0 },
     balance_after: { type: Number, required: true },
-    ledger_entry_id: { type: String, required: true },
-    status: { type: String, enum: ['completed'], required: true },
+    ledger_entry_id: { type: String },
+    refund_entry_id: { type: String },
+    status: { type: String, enum: REDEMPTION_STATUSES, required: true },
+    status_reason: { type: String },
+    provider: { type: String },
+    provider_transaction_id: { type: String },
+    phone_number: { type: String },
+    account_reference: { type: String },
+    /** an electronic PIN, encrypted with the configuration key; shown to its owner only */
+    pin_encrypted: { type: String },
   },
-  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 redemptionSchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
+redemptionSchema.index({ organization_id: 1, created_at: -1 });
 
 export interface RedemptionDoc {
   _id: string;
@@ -82,12 +99,44 @@ export interface RedemptionDoc {
   user_id: string;
   gift_id: string;
   gift_name: string;
+  gift_type?: GiftType;
   points_spent: number;
+  points_refunded?: number;
   balance_after: number;
-  ledger_entry_id: string;
-  status: 'completed';
+  ledger_entry_id?: string;
+  refund_entry_id?: string;
+  status: RedemptionStatus;
+  status_reason?: string;
+  provider?: string;
+  provider_transaction_id?: string;
+  phone_number?: string;
+  account_reference?: string;
+  pin_encrypted?: string;
+  created_at: Date;
+  updated_at?: Date;
+}
+
+/** The sandbox gift provider's own transactions, one per order id (its customIdentifier). */
+const sandboxTransactionSchema = new Schema(
+  {
+    /** the customIdentifier (redemption id): a retried order finds the first transaction */
+    _id: { type: String, required: true },
+    transaction_id: { type: String, required: true },
+    rule: { type: String, enum: ['deliver', 'refuse', 'delay'], required: true },
+    kind: { type: String, enum: GIFT_TYPES, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+export interface SandboxTransactionDoc {
+  _id: string;
+  transaction_id: string;
+  rule: 'deliver' | 'refuse' | 'delay';
+  kind: GiftType;
   created_at: Date;
 }
 
 export const Gift = mongoose.model<GiftDoc>('Gift', giftSchema, 'gifts');
 export const Redemption = mongoose.model<RedemptionDoc>('Redemption', redemptionSchema, 'gift_redemptions');
+export const SandboxTransaction = mongoose.model<SandboxTransactionDoc>('GiftSandboxTransaction', sandboxTransactionSchema, 'gift_sandbox_transactions');

@@ -1,12 +1,20 @@
 /**
- * Gift catalogue (per organization) and redemption with loyalty points. Errors here are
- * `{success:false, error}`, invalid input 400 (CONTRACT.md).
+ * Gift catalogue (per organization). Errors here are `{success:false, error}`, invalid input 400.
+ * Redemption: redemptions.ts.
  */
-import { getRequestHeader } from 'h3';
+import { getRequestHeader, setResponseHeader } from 'h3';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
-import { createGift, deleteGift, getGift, listGifts, redeemGift, replaceGift } from '../../activities/gifts/gifts';
+import { PlatformError } from '../../activities/errors';
+import { prepareRedemption, getRedemption, listRedemptions, viewRedemption } from '../../activities/gifts/redemptions';
+import { findRedemption } from '../../activities/gifts/store';
+import { REDEMPTION_STATUSES } from '../../activities/gifts/models';
+import { platformSearchAttributes } from '../../workflows/search-attributes';
+import { redemptionWorkflow, reservedUpdate } from '../../workflows/redemption';
+import { taskQueue, temporal } from '../temporal';
+import { createGift, deleteGift, getGift, listGifts, replaceGift } from '../../activities/gifts/gifts';
 import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/models';
-import { actingUser, organizationFor } from '../auth';
+import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { organizationId, requiredId } from '../schemas';
 
@@ -124,30 +132,135 @@ defineRoute({
   },
 });
 
+/** How long a redeem request waits for the provider before answering 202 `processing`. */
+const REDEEM_WAIT_MS = 5000;
+
+const redemption = z.object({
+  id: z.string(),
+  gift_id: z.string(),
+  gift_name: z.string(),
+  gift_type: z.string().nullable(),
+  user_id: z.string(),
+  points_spent: z.number(),
+  points_refunded: z.number(),
+  balance_after: z.number(),
+  status: z.enum(REDEMPTION_STATUSES),
+  status_reason: z.string().nullable().describe("why it ended refunded or failed (the provider's reason)"),
+  provider: z.string().nullable(),
+  provider_transaction_id: z.string().nullable(),
+  phone_number: z.string().nullable(),
+  account_reference: z.string().nullable(),
+  pin_code: z.string().nullable().describe("an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else"),
+  pin_masked: z.boolean(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** The run's outcome within the wait, else once its points are held (then it answers `processing`). */
+async function settleOrReserve(handle: WorkflowHandle<typeof redemptionWorkflow>): Promise<void> {
+  const result = handle.result();
+  result.catch(() => undefined); // awaited below, or its outcome is read from the store later
+  const done = await Promise.race([result.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), REDEEM_WAIT_MS))]);
+  if (done) return;
+  try {
+    await handle.executeUpdate(reservedUpdate);
+  } catch (err) {
+    // The run ended before the update reached it: its result says how (a refused hold is a 409).
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw err;
+    await result;
+  }
+}
+
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/gifts/:gift_id/redeem'],
   tag,
   errors,
-  summary: "Redeems a gift with the user's points; 409 when the balance is short (nothing changes)",
+  summary: "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
   auth: 'key',
   idempotent: true,
   params: giftId,
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
-    idempotency_key: z.string().trim().min(1).max(200).optional().describe('a retried redemption with the same key is charged once (also the Idempotency-Key header)'),
+    idempotency_key: z.string().trim().min(1).max(200).optional().describe('a retried redemption with the same key is the same redemption, held once (also the Idempotency-Key header)'),
+    phone_number: z.string().trim().max(32).optional().describe('mobile top-ups: the number to recharge, E.164 (+5215512345678)'),
+    account_reference: z.string().trim().max(64).optional().describe("service payments: the account or contract number with the biller"),
   }),
-  response: z.object({
-    success: z.literal(true),
-    duplicate: z.boolean(),
-    redemption: z.object({ id: z.string(), gift_id: z.string(), gift_name: z.string(), user_id: z.string(), points_spent: z.number(), balance_after: z.number(), status: z.string(), created_at: z.string() }),
-  }),
+  response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
-    const out = await redeemGift({ organization_id: org, user_id: user.user_id, gift_id: params.gift_id, idempotency_key });
-    return { success: true, ...out };
+    const prepared = await prepareRedemption({ organization_id: org, user_id: user.user_id, gift_id: params.gift_id, idempotency_key, phone_number: body.phone_number, account_reference: body.account_reference });
+    const { redemption_id } = prepared;
+    let duplicate = prepared.existing !== null;
+    const client = await temporal();
+    const workflowId = `redemption:${redemption_id}`;
+    if (prepared.input) {
+      try {
+        await client.workflow.start(redemptionWorkflow, {
+          taskQueue: taskQueue(),
+          workflowId,
+          // A refused hold fails the run: the same key may try again once the points are there.
+          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+          args: [prepared.input],
+          typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'gifts'),
+        });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+        duplicate = true;
+      }
+    }
+    if (!prepared.existing || prepared.existing.status === 'processing') {
+      await settleOrReserve(client.workflow.getHandle<typeof redemptionWorkflow>(workflowId));
+    }
+    const doc = await findRedemption(redemption_id);
+    if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
+    if (doc.gift_id !== params.gift_id) throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
+    const view = viewRedemption(doc, principal);
+    if (view.status !== 'processing') return { success: true, duplicate, redemption: view };
+    setResponseHeader(event, 'location', `/api/gifts/redemptions/${encodeURIComponent(redemption_id)}`);
+    return new Reply(202, { success: true, duplicate, redemption: view });
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/gifts/redemptions/:redemption_id'],
+  tag,
+  errors,
+  summary: "One redemption: its status and delivery (a basic key: its own user's only, else 404)",
+  auth: 'key',
+  params: z.object({ redemption_id: requiredId }),
+  query: z.object({ organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), redemption }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    return { success: true, redemption: await getRedemption(org, params.redemption_id, { user_id: principal.user_id, own_only: principal.level === 0 }) };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/gifts/redemptions'],
+  tag,
+  errors,
+  summary: "Redemptions, newest first: a user's (a basic key: its own only), or the organization's for an admin without user_id; filter status, paginated",
+  auth: 'key',
+  query: z.object({
+    organization_id: organizationId,
+    user_id: requiredId.optional().describe("defaults to the key's own user for a basic key; an admin without it lists the whole organization"),
+    status: z.enum(REDEMPTION_STATUSES).optional(),
+    page: z.coerce.number().int().min(1).default(1),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  }),
+  response: z.object({ success: z.literal(true), redemptions: z.array(redemption), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  handler: async ({ principal, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const ref = query.user_id ?? (principal.level === 0 ? principal.user_id : null);
+    const user_id = ref ? (await existingUser(principal, org, ref, `User not found: ${ref}`)).user_id : null;
+    return { success: true, ...(await listRedemptions(org, { user_id, status: query.status ?? null }, query.page, query.limit, principal)) };
   },
 });

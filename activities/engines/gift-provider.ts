@@ -1,0 +1,242 @@
+/**
+ * Gift fulfilment: the provider that actually delivers a redeemed gift (a mobile top-up, an
+ * electronic PIN, a bill payment). Two providers with one interface:
+ *
+ * - `sandbox` (default): behaves like a real provider, offline. A top-up to a number ending in
+ *   0000 is refused, one ending in 0001 stays PROCESSING for 30 s then succeeds, anything else
+ *   succeeds; a PIN is derived from the order's id. Its transactions are documents (kept by the
+ *   caller's store), so "processing for 30 s" is computed from their creation time and survives a
+ *   worker restart, and a retried order finds its first transaction.
+ * - `reloadly`: a Reloadly-style HTTP API. OAuth client credentials (the token is cached until
+ *   shortly before it expires, and fetched again on a 401); every order carries
+ *   `customIdentifier` = the redemption id, so a retried call never delivers twice: a retry first
+ *   looks the transaction up by that identifier, and a "duplicate" answer is read as the existing
+ *   transaction. PROCESSING answers are polled by the caller (check) until final.
+ *
+ * The engine imports no component: storage, secrets and settings come in as arguments.
+ */
+import { createHmac } from 'node:crypto';
+import { PlatformError } from '../errors';
+
+export type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';
+
+export interface GiftOrder {
+  /** the redemption id, sent as the provider's customIdentifier */
+  custom_identifier: string;
+  kind: GiftKind;
+  /** the operator, PIN supplier or biller */
+  product: string;
+  amount: number | null;
+  country: string | null;
+  phone_number?: string | null;
+  account_reference?: string | null;
+}
+
+export type Fulfilment =
+  | { state: 'delivered'; transaction_id: string; pin: string | null }
+  | { state: 'processing'; transaction_id: string }
+  | { state: 'refused'; transaction_id: string | null; reason: string };
+
+export interface GiftProvider {
+  readonly name: 'sandbox' | 'reloadly';
+  /** Places the order, once per custom_identifier; `retry`: an earlier attempt may have reached the provider. */
+  order(o: GiftOrder, opts?: { retry?: boolean }): Promise<Fulfilment>;
+  /** The current state of an order that answered `processing`. */
+  check(o: GiftOrder, transaction_id: string): Promise<Fulfilment>;
+}
+
+/** A provider that cannot be reached or answers 5xx: the caller retries (the order is idempotent). */
+const unavailable = (what: string) => new PlatformError(502, `The gift provider failed: ${what}`);
+
+// ---------------------------------------------------------------- sandbox
+
+export const SANDBOX_PROCESSING_MS = 30_000;
+
+export interface SandboxTransaction {
+  custom_identifier: string;
+  transaction_id: string;
+  rule: 'deliver' | 'refuse' | 'delay';
+  kind: GiftKind;
+  created_at: Date;
+}
+
+export interface SandboxTransactions {
+  /** Stores tx unless a transaction with its custom_identifier exists; answers the stored one. */
+  once(tx: SandboxTransaction): Promise<SandboxTransaction>;
+  get(custom_identifier: string): Promise<SandboxTransaction | null>;
+}
+
+function sandboxRule(o: GiftOrder): SandboxTransaction['rule'] {
+  if (o.kind !== 'mobile_top-ups') return 'deliver';
+  const phone = o.phone_number ?? '';
+  if (phone.endsWith('0000')) return 'refuse';
+  if (phone.endsWith('0001')) return 'delay';
+  return 'deliver';
+}
+
+export function sandboxProvider(opts: { transactions: SandboxTransactions; secret: string; now?: () => number }): GiftProvider {
+  const now = opts.now ?? Date.now;
+  const digest = (id: string) => createHmac('sha256', opts.secret).update(`sandbox-gift:${id}`).digest();
+  // 16 digits in groups of four, the same for every read of the order.
+  const pinOf = (id: string) =>
+    Array.from(digest(id).subarray(0, 16), (b) => String(b % 10))
+      .join('')
+      .replace(/(\d{4})(?=\d)/g, '$1-');
+  const outcome = (tx: SandboxTransaction): Fulfilment => {
+    if (tx.rule === 'refuse') return { state: 'refused', transaction_id: tx.transaction_id, reason: 'The operator refused the top-up: the number cannot receive recharges (sandbox rule: numbers ending in 0000)' };
+    if (tx.rule === 'delay' && now() - tx.created_at.getTime() < SANDBOX_PROCESSING_MS) return { state: 'processing', transaction_id: tx.transaction_id };
+    return { state: 'delivered', transaction_id: tx.transaction_id, pin: tx.kind === 'electronic_pins' ? pinOf(tx.custom_identifier) : null };
+  };
+  return {
+    name: 'sandbox',
+    async order(o) {
+      const tx = await opts.transactions.once({
+        custom_identifier: o.custom_identifier,
+        transaction_id: `sbx_${digest(o.custom_identifier).subarray(16, 28).toString('hex')}`,
+        rule: sandboxRule(o),
+        kind: o.kind,
+        created_at: new Date(now()),
+      });
+      return outcome(tx);
+    },
+    async check(o) {
+      const tx = await opts.transactions.get(o.custom_identifier);
+      if (!tx) throw unavailable(`sandbox transaction ${o.custom_identifier} not found`);
+      return outcome(tx);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- Reloadly-style HTTP API
+
+export interface HttpProviderSettings {
+  /** the API's base URL (GIFT_PROVIDER_URL) */
+  url: string;
+  /** the OAuth token endpoint (GIFT_PROVIDER_AUTH_URL) */
+  auth_url: string;
+  client_id: string;
+  client_secret: string;
+  timeout_ms?: number;
+}
+
+interface ProviderTx {
+  transactionId?: string | number;
+  id?: string | number;
+  status?: string;
+  customIdentifier?: string;
+  errorMessage?: string;
+  message?: string;
+  pinCode?: string;
+}
+
+const PATHS: Record<GiftKind, string> = { 'mobile_top-ups': '/topups', electronic_pins: '/orders', service_payments: '/pay' };
+const FINAL_OK = new Set(['SUCCESSFUL', 'SUCCESS', 'COMPLETED', 'DELIVERED']);
+const FINAL_FAILED = new Set(['FAILED', 'REFUNDED', 'CANCELLED', 'CANCELED', 'REJECTED', 'DECLINED']);
+const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 300) : null);
+
+/** Body of an order; numbers are sent in the provider's local currency of the gift. */
+function orderBody(o: GiftOrder): Record<string, unknown> {
+  const common = { customIdentifier: o.custom_identifier, countryCode: o.country, amount: o.amount, useLocalAmount: true };
+  if (o.kind === 'mobile_top-ups') return { ...common, operatorName: o.product, recipientPhone: { countryCode: o.country, number: o.phone_number } };
+  if (o.kind === 'electronic_pins') return { ...common, productName: o.product, quantity: 1, unitPrice: o.amount };
+  return { ...common, billerName: o.product, subscriberAccountNumber: o.account_reference, referenceId: o.custom_identifier };
+}
+
+export function httpProvider(s: HttpProviderSettings): GiftProvider {
+  const base = s.url.replace(/\/+$/, '');
+  const timeout = s.timeout_ms ?? 15_000;
+  let token: { value: string; expires_at: number } | undefined;
+
+  async function fetchToken(): Promise<string> {
+    let res: Response;
+    try {
+      res = await fetch(s.auth_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ client_id: s.client_id, client_secret: s.client_secret, grant_type: 'client_credentials', audience: base }),
+        signal: AbortSignal.timeout(timeout),
+      });
+    } catch (err) {
+      throw unavailable(`token request: ${(err as Error).message}`);
+    }
+    const body = (await res.json().catch(() => ({}))) as { access_token?: string; expires_in?: number };
+    if (!res.ok || !body.access_token) throw unavailable(`token request answered HTTP ${res.status}`);
+    // Renewed a minute before it expires, so a token never lapses in the middle of an order.
+    const lifetime = Math.max(0, (Number(body.expires_in) || 3600) - 60) * 1000;
+    token = { value: body.access_token, expires_at: Date.now() + lifetime };
+    return body.access_token;
+  }
+
+  async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: any }> {
+    for (let attempt = 0; ; attempt += 1) {
+      const bearer = token && token.expires_at > Date.now() ? token.value : await fetchToken();
+      let res: Response;
+      try {
+        res = await fetch(`${base}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${bearer}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+          body: body ? JSON.stringify(body) : undefined,
+          signal: AbortSignal.timeout(timeout),
+        });
+      } catch (err) {
+        throw unavailable(`${method} ${path}: ${(err as Error).message}`);
+      }
+      const json = await res.json().catch(() => null);
+      if (res.status === 401 && attempt === 0) {
+        token = undefined; // revoked or expired early: one new token, then the answer stands
+        continue;
+      }
+      if (res.status >= 500 || res.status === 401 || res.status === 429) throw unavailable(`${method} ${path} answered HTTP ${res.status}`);
+      return { status: res.status, json };
+    }
+  }
+
+  async function lookup(custom_identifier: string): Promise<ProviderTx | null> {
+    const { status, json } = await request('GET', `/transactions?customIdentifier=${encodeURIComponent(custom_identifier)}`);
+    if (status === 404) return null;
+    if (status >= 400) throw unavailable(`transaction lookup answered HTTP ${status}`);
+    const list: ProviderTx[] = Array.isArray(json) ? json : (json?.content ?? []);
+    return list.find((tx) => tx.customIdentifier === custom_identifier) ?? null;
+  }
+
+  async function fulfilment(o: GiftOrder, tx: ProviderTx): Promise<Fulfilment> {
+    const transaction_id = String(tx.transactionId ?? tx.id ?? '');
+    if (!transaction_id) throw unavailable('an answer without a transaction id');
+    const status = String(tx.status ?? '').toUpperCase();
+    if (FINAL_FAILED.has(status)) return { state: 'refused', transaction_id, reason: text(tx.errorMessage) ?? text(tx.message) ?? `The provider answered ${status}` };
+    if (!FINAL_OK.has(status)) return { state: 'processing', transaction_id };
+    if (o.kind !== 'electronic_pins') return { state: 'delivered', transaction_id, pin: null };
+    let pin = text(tx.pinCode);
+    if (!pin) {
+      const cards = await request('GET', `/orders/transactions/${encodeURIComponent(transaction_id)}/cards`);
+      if (cards.status >= 400) throw unavailable(`the PIN of transaction ${transaction_id} answered HTTP ${cards.status}`);
+      pin = text((Array.isArray(cards.json) ? cards.json[0] : cards.json)?.pinCode);
+      if (!pin) throw unavailable(`transaction ${transaction_id} has no PIN yet`);
+    }
+    return { state: 'delivered', transaction_id, pin };
+  }
+
+  return {
+    name: 'reloadly',
+    async order(o, opts) {
+      if (opts?.retry) {
+        const first = await lookup(o.custom_identifier);
+        if (first) return fulfilment(o, first);
+      }
+      const { status, json } = await request('POST', PATHS[o.kind], orderBody(o));
+      const code = String(json?.errorCode ?? '').toUpperCase();
+      if (status === 409 || code.includes('DUPLICATE')) {
+        const first = await lookup(o.custom_identifier);
+        if (!first) throw unavailable(`a duplicate answer for ${o.custom_identifier} but no such transaction`);
+        return fulfilment(o, first);
+      }
+      if (status >= 400) return { state: 'refused', transaction_id: null, reason: text(json?.message) ?? text(json?.errorMessage) ?? `The provider refused the order (HTTP ${status})` };
+      return fulfilment(o, json ?? {});
+    },
+    async check(o, transaction_id) {
+      const { status, json } = await request('GET', `/transactions/${encodeURIComponent(transaction_id)}`);
+      if (status >= 400) throw unavailable(`transaction ${transaction_id} answered HTTP ${status}`);
+      return fulfilment(o, json?.transaction ?? json ?? {});
+    },
+  };
+}

@@ -1,0 +1,177 @@
+/**
+ * The steps of the redemption workflow (workflows/redemption.ts): reserve the points, have the
+ * provider deliver, then settle or release. Each step is idempotent by its ledger operation id
+ * (`redemption:<id>:hold`, `redemption:<id>:refund`) and by the order's customIdentifier (the
+ * redemption id), so a step run again after a worker died changes nothing twice.
+ */
+import { Context } from '@temporalio/activity';
+import { config } from '../config';
+import { PlatformError } from '../errors';
+import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
+import { encryptSecret, ensureConfigEncryptionKey } from '../llm/secrets';
+import { appliedRequest, creditPoints, debitPoints, getBalance } from '../loyalty/ledger';
+import type { GiftType, RedemptionDoc, RedemptionStatus } from './models';
+import { findRedemption, sandboxTransactions, saveRedemption } from './store';
+
+export interface RedemptionInput {
+  redemption_id: string;
+  organization_id: string;
+  user_id: string;
+  gift_id: string;
+  gift_name: string;
+  gift_type: GiftType;
+  points: number;
+  order: GiftOrder;
+}
+
+/** What the workflow passes between steps and answers: never a PIN in clear (it would sit in the history). */
+export interface RedemptionState {
+  redemption_id: string;
+  status: RedemptionStatus;
+}
+
+export type FulfilAnswer =
+  | { state: 'delivered'; transaction_id: string; pin_encrypted: string | null }
+  | { state: 'processing'; transaction_id: string }
+  | { state: 'refused'; transaction_id: string | null; reason: string };
+
+export const holdOperation = (redemption_id: string) => `redemption:${redemption_id}:hold`;
+export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
+export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
+
+let provider: { key: string; engine: GiftProvider } | undefined;
+
+/** The configured provider, built once per process (the HTTP provider keeps its OAuth token). */
+export function giftProvider(): GiftProvider {
+  const cfg = config();
+  const key = [cfg.GIFT_PROVIDER, cfg.GIFT_PROVIDER_URL, cfg.GIFT_PROVIDER_AUTH_URL, cfg.GIFT_PROVIDER_CLIENT_ID, cfg.dataDir].join('|');
+  if (provider?.key === key) return provider.engine;
+  let engine: GiftProvider;
+  if (cfg.GIFT_PROVIDER === 'reloadly') {
+    if (!cfg.GIFT_PROVIDER_URL || !cfg.GIFT_PROVIDER_CLIENT_ID || !cfg.GIFT_PROVIDER_CLIENT_SECRET) throw new PlatformError(500, 'gift provider not configured');
+    const url = cfg.GIFT_PROVIDER_URL.replace(/\/+$/, '');
+    engine = httpProvider({ url, auth_url: cfg.GIFT_PROVIDER_AUTH_URL ?? `${url}/oauth/token`, client_id: cfg.GIFT_PROVIDER_CLIENT_ID, client_secret: cfg.GIFT_PROVIDER_CLIENT_SECRET });
+  } else {
+    engine = sandboxProvider({ transactions: sandboxTransactions, secret: ensureConfigEncryptionKey().secret });
+  }
+  provider = { key, engine };
+  return engine;
+}
+
+const state = (doc: RedemptionDoc): RedemptionState => ({ redemption_id: doc.redemption_id, status: doc.status });
+
+const recordOf = (input: RedemptionInput) => ({
+  operation_id: holdOperation(input.redemption_id),
+  organization_id: input.organization_id,
+  user_id: input.user_id,
+  gift_id: input.gift_id,
+  gift_name: input.gift_name,
+  gift_type: input.gift_type,
+  phone_number: input.order.phone_number ?? undefined,
+  account_reference: input.order.account_reference ?? undefined,
+});
+
+/**
+ * Holds the gift's points: one ledger debit, so the balance drops at once and a second
+ * redemption cannot spend them (409 and nothing written when they are not there), then records
+ * the redemption as processing.
+ */
+export async function reserveRedemption(input: RedemptionInput): Promise<RedemptionState> {
+  const existing = await findRedemption(input.redemption_id);
+  if (existing && FINAL_STATUSES.has(existing.status)) return state(existing);
+  const hold = await debitPoints({
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    points: input.points,
+    reason: 'redemption',
+    operation_id: holdOperation(input.redemption_id),
+    description: `gift ${input.gift_id}: ${input.gift_name}`,
+  });
+  const doc = await saveRedemption(input.redemption_id, {
+    ...recordOf(input),
+    points_spent: -hold.entry.amount,
+    points_refunded: 0,
+    balance_after: hold.entry.balance_after,
+    ledger_entry_id: hold.entry.entry_id,
+    status: 'processing',
+    provider: giftProvider().name,
+  });
+  return state(doc);
+}
+
+function attempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1; // called outside a worker
+  }
+}
+
+async function answerOf(f: Awaited<ReturnType<GiftProvider['order']>>): Promise<FulfilAnswer> {
+  if (f.state !== 'delivered') return f;
+  return { state: 'delivered', transaction_id: f.transaction_id, pin_encrypted: f.pin ? encryptSecret(f.pin) : null };
+}
+
+/** Places the order with the provider; a retried attempt finds the first order by its customIdentifier. */
+export async function fulfilRedemption(input: RedemptionInput): Promise<FulfilAnswer> {
+  return answerOf(await giftProvider().order(input.order, { retry: attempt() > 1 }));
+}
+
+/** Asks the provider where an order that answered PROCESSING stands. */
+export async function checkRedemption(input: RedemptionInput, transaction_id: string): Promise<FulfilAnswer> {
+  return answerOf(await giftProvider().check(input.order, transaction_id));
+}
+
+/** Delivered: the hold stays as the debit; an electronic PIN is kept encrypted for its owner. */
+export async function settleRedemption(input: RedemptionInput, delivered: { transaction_id: string; pin_encrypted: string | null }): Promise<RedemptionState> {
+  const doc = await saveRedemption(input.redemption_id, {
+    status: 'completed',
+    provider_transaction_id: delivered.transaction_id,
+    ...(delivered.pin_encrypted ? { pin_encrypted: delivered.pin_encrypted } : {}),
+  });
+  return state(doc);
+}
+
+/** Refused or failed for good: the held points come back as one `refund` entry, with the reason. */
+export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }): Promise<RedemptionState> {
+  const refund = await creditPoints({
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    points: input.points,
+    reason: 'refund',
+    operation_id: refundOperation(input.redemption_id),
+    description: `gift ${input.gift_id} not delivered: ${refusal.reason}`.slice(0, 500),
+  });
+  const doc = await saveRedemption(input.redemption_id, {
+    ...recordOf(input),
+    points_spent: input.points,
+    points_refunded: refund.entry.amount,
+    refund_entry_id: refund.entry.entry_id,
+    status: 'refunded',
+    status_reason: refusal.reason,
+    ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
+  });
+  return state(doc);
+}
+
+/**
+ * The reserve step failed on server errors past its retries, so it is not known whether a hold
+ * was written. Run once no attempt can still be running: a hold that is there is released
+ * (`refunded`); without one nothing was taken and the redemption is `failed`.
+ */
+export async function closeUnreserved(input: RedemptionInput, reason: string): Promise<RedemptionState> {
+  const op = holdOperation(input.redemption_id);
+  const hold = await appliedRequest(input.organization_id, op, op);
+  if (hold) {
+    if (!(await findRedemption(input.redemption_id))) {
+      await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: -hold.entry.amount, balance_after: hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name });
+    }
+    return releaseRedemption(input, { transaction_id: null, reason });
+  }
+  const balance = await getBalance(input.organization_id, input.user_id).then(
+    (b) => b.points,
+    () => 0,
+  );
+  const doc = await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: 0, points_refunded: 0, balance_after: balance, status: 'failed', status_reason: reason });
+  return state(doc);
+}

@@ -1,0 +1,137 @@
+/**
+ * Redemptions as the edge sees them: checking a request before its workflow starts, and the
+ * redemption as its owner, an admin or another user may read it.
+ */
+import { createHash } from 'node:crypto';
+import { conflict, invalid, notFound, PlatformError } from '../errors';
+import { newId } from '../ids';
+import { decryptSecret } from '../llm/secrets';
+import type { GiftOrder } from '../engines/gift-provider';
+import { giftNotFound } from './gifts';
+import type { RedemptionDoc, RedemptionStatus } from './models';
+import type { RedemptionInput } from './fulfilment';
+import { findGift, findRedemption, pageRedemptions } from './store';
+
+export interface RedeemRequest {
+  organization_id: string;
+  user_id: string;
+  gift_id: string;
+  idempotency_key?: string;
+  phone_number?: string;
+  account_reference?: string;
+}
+
+/** A redemption id per (organization, user, idempotency key): a retry reaches the same workflow. */
+export const redemptionIdFor = (organization_id: string, user_id: string, key?: string) =>
+  key ? `rdm_${createHash('sha256').update(`${organization_id}\u0000${user_id}\u0000${key}`).digest('base64url').slice(0, 22)}` : newId('rdm');
+
+const E164 = /^\+[1-9]\d{7,14}$/;
+
+/**
+ * What a redeem request starts: the workflow's input, or the redemption its idempotency key
+ * already made (409 when that key was used for another gift; one still processing is joined). The fields the gift's type needs
+ * are checked here, before anything is held: 422 naming the field.
+ */
+export async function prepareRedemption(req: RedeemRequest): Promise<{ redemption_id: string; existing: RedemptionDoc | null; input: RedemptionInput | null }> {
+  const redemption_id = redemptionIdFor(req.organization_id, req.user_id, req.idempotency_key);
+  const existing = req.idempotency_key ? await findRedemption(redemption_id) : null;
+  if (existing) {
+    if (existing.gift_id !== req.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
+    return { redemption_id, existing, input: null };
+  }
+  const gift = await findGift(req.organization_id, req.gift_id);
+  if (!gift) throw giftNotFound(req.gift_id);
+  if (!gift.points_value) throw new PlatformError(409, `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
+  const order: GiftOrder = { custom_identifier: redemption_id, kind: gift.gift_type, product: '', amount: null, country: gift.country ?? null };
+  if (gift.gift_type === 'mobile_top-ups') {
+    const phone = req.phone_number?.replace(/[\s().-]/g, '');
+    if (!phone) throw invalid('phone_number', 'required for a mobile top-up (E.164, e.g. +5215512345678)');
+    if (!E164.test(phone)) throw invalid('phone_number', 'must be an E.164 number: + and 8 to 15 digits, e.g. +5215512345678');
+    Object.assign(order, { product: gift.telco_supplier ?? '', amount: gift.recharge_amount ?? null, phone_number: phone });
+  } else if (gift.gift_type === 'electronic_pins') {
+    Object.assign(order, { product: gift.supplier ?? '', amount: gift.electronic_pin_amount ?? null });
+  } else {
+    const reference = req.account_reference?.trim();
+    if (!reference) throw invalid('account_reference', 'required for a service payment (the account or contract number with the biller)');
+    Object.assign(order, { product: gift.service_provider ?? '', account_reference: reference });
+  }
+  const input: RedemptionInput = {
+    redemption_id,
+    organization_id: req.organization_id,
+    user_id: req.user_id,
+    gift_id: gift.gift_id,
+    gift_name: gift.gift_name,
+    gift_type: gift.gift_type,
+    points: gift.points_value,
+    order,
+  };
+  return { redemption_id, existing, input };
+}
+
+export interface RedemptionView {
+  id: string;
+  gift_id: string;
+  gift_name: string;
+  gift_type: string | null;
+  user_id: string;
+  points_spent: number;
+  points_refunded: number;
+  balance_after: number;
+  status: RedemptionStatus;
+  status_reason: string | null;
+  provider: string | null;
+  provider_transaction_id: string | null;
+  phone_number: string | null;
+  account_reference: string | null;
+  pin_code: string | null;
+  pin_masked: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Who reads: the owner sees an electronic PIN in clear, anyone else (admins) only its last 4 characters. */
+export interface Viewer {
+  user_id: string;
+}
+
+const maskPin = (pin: string) => pin.replace(/[A-Za-z0-9]/g, (c, i) => (i >= pin.length - 4 ? c : '•'));
+
+export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView {
+  const owner = viewer.user_id === r.user_id;
+  const pin = r.pin_encrypted ? decryptSecret(r.pin_encrypted) : null;
+  return {
+    id: r.redemption_id,
+    gift_id: r.gift_id,
+    gift_name: r.gift_name,
+    gift_type: r.gift_type ?? null,
+    user_id: r.user_id,
+    points_spent: r.points_spent,
+    points_refunded: r.points_refunded ?? 0,
+    balance_after: r.balance_after,
+    status: r.status,
+    status_reason: r.status_reason ?? null,
+    provider: r.provider ?? null,
+    provider_transaction_id: r.provider_transaction_id ?? null,
+    phone_number: r.phone_number ?? null,
+    account_reference: r.account_reference ?? null,
+    pin_code: pin === null ? null : owner ? pin : maskPin(pin),
+    pin_masked: pin !== null && !owner,
+    created_at: r.created_at.toISOString(),
+    updated_at: (r.updated_at ?? r.created_at).toISOString(),
+  };
+}
+
+/**
+ * One redemption of the organization. `own_only` (a basic key): another user's is 404, the same
+ * answer as one that does not exist.
+ */
+export async function getRedemption(organization_id: string, redemption_id: string, viewer: Viewer & { own_only: boolean }): Promise<RedemptionView> {
+  const doc = await findRedemption(redemption_id);
+  if (!doc || doc.organization_id !== organization_id || (viewer.own_only && doc.user_id !== viewer.user_id)) throw notFound(`Redemption not found: ${redemption_id}`);
+  return viewRedemption(doc, viewer);
+}
+
+export async function listRedemptions(organization_id: string, filter: { user_id: string | null; status: RedemptionStatus | null }, page: number, limit: number, viewer: Viewer) {
+  const { docs, total } = await pageRedemptions(organization_id, filter.user_id, filter.status, page, limit);
+  return { redemptions: docs.map((d) => viewRedemption(d, viewer)), page, limit, total, has_more: page * limit < total };
+}

@@ -1,0 +1,102 @@
+/**
+ * The gifts component's store: the only module that touches its models (the catalogue, the
+ * redemptions and the sandbox provider's transactions). Every read of one thing is by primary key
+ * (`_id` is the gift id, the redemption id, the order's customIdentifier), which FerretDB and
+ * MongoDB both answer from the `_id` index; lists use the compound indexes in models.ts.
+ */
+import { isDuplicateKey } from '../errors';
+import type { SandboxTransaction } from '../engines/gift-provider';
+import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models';
+
+export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number]>>;
+
+// ---------------------------------------------------------------- catalogue
+
+export async function insertGift(doc: Omit<GiftDoc, 'created_at' | 'updated_at'>): Promise<GiftDoc> {
+  return (await Gift.create(doc)).toObject();
+}
+
+export const findGift = (organization_id: string, gift_id: string) => Gift.findOne({ _id: gift_id, organization_id }).lean<GiftDoc>();
+
+/** Sets the given fields and removes the listed ones; null when the gift is not there. */
+export const updateGift = (organization_id: string, gift_id: string, set: GiftFields, unset: string[]) =>
+  Gift.findOneAndUpdate({ _id: gift_id, organization_id }, { $set: set, ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, 1])) } : {}) }, { new: true }).lean<GiftDoc>();
+
+export async function removeGift(organization_id: string, gift_id: string): Promise<boolean> {
+  return (await Gift.deleteOne({ _id: gift_id, organization_id })).deletedCount > 0;
+}
+
+export async function pageGifts(organization_id: string, filter: { gift_type?: GiftType; country?: string }, page: number, limit: number) {
+  const query: Record<string, string> = { organization_id };
+  if (filter.gift_type) query.gift_type = filter.gift_type;
+  if (filter.country) query.country = filter.country;
+  const [docs, total] = await Promise.all([
+    Gift.find(query).sort({ created_at: -1, gift_id: 1 }).skip((page - 1) * limit).limit(limit).lean<GiftDoc[]>(),
+    Gift.countDocuments(query),
+  ]);
+  return { docs, total };
+}
+
+export interface SearchableGift {
+  id: string;
+  gift_name: string;
+  gift_type: GiftType;
+  points_value: number | null;
+}
+
+/** What catalogue search scores: every gift of the organization, by name and type. */
+export async function giftsForSearch(organization_id: string): Promise<SearchableGift[]> {
+  const docs = await Gift.find({ organization_id }, { gift_id: 1, gift_name: 1, gift_type: 1, points_value: 1 }).lean<GiftDoc[]>();
+  return docs.map((g) => ({ id: g.gift_id, gift_name: g.gift_name, gift_type: g.gift_type, points_value: g.points_value ?? null }));
+}
+
+// ---------------------------------------------------------------- redemptions
+
+export const findRedemption = (redemption_id: string) => Redemption.findById(redemption_id).lean<RedemptionDoc>();
+
+export type RedemptionFields = Omit<RedemptionDoc, '_id' | 'redemption_id' | 'created_at' | 'updated_at'>;
+
+/**
+ * Writes the redemption's current state. Only its workflow writes it, one step after another, so
+ * a plain upsert by primary key is enough (no concurrent writer to lose); a step run again writes
+ * the same values again.
+ */
+export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>): Promise<RedemptionDoc> {
+  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: fields, $setOnInsert: { redemption_id } }, { upsert: true, new: true }).lean<RedemptionDoc>();
+  return doc!;
+}
+
+/** Newest first; a user's (index organization_id, user_id, created_at) or the organization's. */
+export async function pageRedemptions(organization_id: string, user_id: string | null, status: string | null, page: number, limit: number) {
+  const query: Record<string, string> = { organization_id };
+  if (user_id) query.user_id = user_id;
+  if (status) query.status = status;
+  const [docs, total] = await Promise.all([
+    Redemption.find(query).sort({ created_at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<RedemptionDoc[]>(),
+    Redemption.countDocuments(query),
+  ]);
+  return { docs, total };
+}
+
+// ---------------------------------------------------------------- sandbox provider's transactions
+
+const fromSandboxDoc = (d: SandboxTransactionDoc): SandboxTransaction => ({ custom_identifier: d._id, transaction_id: d.transaction_id, rule: d.rule, kind: d.kind, created_at: d.created_at });
+
+/** The sandbox provider's transactions: the first order stored under an id is the one kept. */
+export const sandboxTransactions = {
+  async once(tx: SandboxTransaction): Promise<SandboxTransaction> {
+    try {
+      await SandboxTransactionModel.create({ _id: tx.custom_identifier, transaction_id: tx.transaction_id, rule: tx.rule, kind: tx.kind, created_at: tx.created_at });
+      return tx;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      const first = await SandboxTransactionModel.findById(tx.custom_identifier).lean<SandboxTransactionDoc>();
+      if (!first) throw err;
+      return fromSandboxDoc(first);
+    }
+  },
+  async get(custom_identifier: string): Promise<SandboxTransaction | null> {
+    const doc = await SandboxTransactionModel.findById(custom_identifier).lean<SandboxTransactionDoc>();
+    return doc && fromSandboxDoc(doc);
+  },
+};
