@@ -9,7 +9,7 @@ import { config } from '../activities/config';
 import { forbidden, notFound, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/users';
-import type { UserRef } from '../activities/identity/models';
+import type { UserRef } from '../activities/identity/constants';
 import { limited, RateLimiter } from './rate-limit';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';

@@ -38,6 +38,11 @@ export class Cache<K extends {}, V> {
     this.lru.delete(key);
   }
 
+  /** Drops every entry whose value matches. */
+  deleteWhere(match: (value: V, key: K) => boolean): void {
+    for (const [key, box] of this.lru.entries()) if (match(box.v, key)) this.lru.delete(key);
+  }
+
   clear(): void {
     this.lru.clear();
   }

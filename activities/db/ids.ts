@@ -9,6 +9,58 @@ import { isDuplicateKey } from '../errors';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyModel = Model<any>;
 
+/**
+ * A schema's `_id` taken from one of its own fields (a key's hash, a user's user_id), so the
+ * lookup by that field is a lookup by `_id`. Documents inserted without an `_id` get it from the
+ * field (inserts through the model, `insertMany` included).
+ */
+export function idFrom(field: string) {
+  return {
+    type: String,
+    // An upsert calls defaults without a document (`this` null): its `_id` comes from the filter.
+    default: function (this: Record<string, unknown> | null) {
+      return this?.[field];
+    },
+  };
+}
+
+const unkeyed = new WeakMap<AnyModel, Promise<boolean>>();
+
+/**
+ * Whether the collection still holds documents written before its `_id` was taken from a field
+ * (they carry an ObjectId). Asked once per process; new documents are always keyed, so the answer
+ * never turns from false to true.
+ */
+export function hasUnkeyedDocuments(model: AnyModel): Promise<boolean> {
+  let known = unkeyed.get(model);
+  if (!known) {
+    known = model
+      .find({ _id: { $type: 'objectId' } }, { _id: 1 })
+      .limit(1)
+      .lean()
+      .exec()
+      .then((docs) => docs.length > 0);
+    known.catch(() => unkeyed.delete(model));
+    unkeyed.set(model, known);
+  }
+  return known;
+}
+
+/**
+ * The document whose keyed `_id` (see idFrom) is `value`, matching `extra` too; for a document
+ * written before the key existed, by `field` (an indexed field) instead.
+ */
+export async function byKey<T>(model: AnyModel, field: string, value: string, extra: Record<string, unknown> = {}, projection?: Record<string, 0 | 1>): Promise<T | null> {
+  const doc = (await model.findOne({ _id: value, ...extra }, projection).lean().exec()) as T | null;
+  if (doc || !(await hasUnkeyedDocuments(model))) return doc;
+  return (await model.findOne({ [field]: value, ...extra }, projection).lean().exec()) as T | null;
+}
+
+/** The filter that names the keyed document `value` in updates and deletes (by `field` while unkeyed documents remain). */
+export async function keyFilter(model: AnyModel, field: string, value: string): Promise<Record<string, string>> {
+  return (await hasUnkeyedDocuments(model)) ? { [field]: value } : { _id: value };
+}
+
 /** The document with this `_id` as a plain object, or null. */
 export async function byId<T>(model: AnyModel, _id: string, projection?: Record<string, 0 | 1>): Promise<T | null> {
   return (await model.findById(_id, projection).lean().exec()) as T | null;

@@ -2,9 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from '../config';
+import { Cache } from '../db';
 import { isDuplicateKey } from '../errors';
 import { newId } from '../ids';
-import { ApiKey, ApiKeyRotation, ApiKeyUsage, PERMISSIONS, User, type ApiKeyDoc, type ApiKeyRotationDoc, type Permission, type UserDoc, type UserRef } from './models';
+import { PERMISSIONS, type Permission, type UserRef } from './constants';
+import { insertKeyDoc, keyByHash, rotationOf, userRateLimit, writeLastUsed as storeLastUsed, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
 import { resolveOrCreateUser } from './users';
 import { ensureDefaultOrganization } from './organizations';
 
@@ -45,7 +47,7 @@ export function endOf(doc: Pick<ApiKeyDoc, 'expires_at'>, rotation?: Pick<ApiKey
   return ends.length ? Math.min(...ends) : undefined;
 }
 
-function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user: Pick<UserDoc, 'user_rate_limit_per_minute'> | null): Principal {
+function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user_rate_limit_per_minute: number | undefined): Principal {
   return {
     key_id: doc.key_id,
     user_id: doc.user_id,
@@ -54,89 +56,56 @@ function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user: P
     permissions: doc.permissions,
     level: levelOf(doc.permissions),
     rate_limit_per_minute: doc.rate_limit_per_minute ?? undefined,
-    user_rate_limit_per_minute: user?.user_rate_limit_per_minute ?? undefined,
+    user_rate_limit_per_minute,
     expires_at: endOf(doc, rotation),
   };
 }
 
 // last_used is written at most once a second per key: off the request path on ordinary requests,
 // awaited by verify_api_key so a caller that verifies and then lists sees it.
-const lastWrite = new Map<string, number>();
-function lastUsedDue(key_id: string, now: number): boolean {
-  if ((lastWrite.get(key_id) ?? 0) > now - 1000) return false;
-  lastWrite.set(key_id, now);
-  if (lastWrite.size > 50_000) lastWrite.clear();
+const lastWrite = new Cache<string, true>({ max: 50_000, ttlMs: 1000 });
+function lastUsedDue(key_id: string): boolean {
+  if (lastWrite.has(key_id)) return false;
+  lastWrite.set(key_id, true);
   return true;
 }
 async function writeLastUsed(key_id: string, now: number): Promise<void> {
   try {
-    await ApiKeyUsage.updateOne({ key_id }, { $set: { last_used: new Date(now) } }, { upsert: true });
+    await storeLastUsed(key_id, new Date(now));
   } catch (err) {
-    if (isDuplicateKey(err)) return; // another process created the row at the same moment
     lastWrite.delete(key_id);
     throw err;
   }
 }
 
 /**
- * Active keys are cached per process, by hash, for at most KEY_CACHE_MS, with their expiry (their
- * own, or the end of their rotation's grace), which is checked on every request. A key changes
- * only by revocation or rotation, and either removes it from this process's cache at once; other
- * processes (edge replicas) drop it when their watcher next polls (every REVOCATION_POLL_MS), so
- * it is refused there within that interval. The user's shared limit is read with the key: a new
- * value is seen at once on the edge that set it, within KEY_CACHE_MS elsewhere.
+ * How long a change made by another process (an edge replica) takes to be seen here: a key
+ * revoked or rotated there, or its user's shared limit changed there, is refused (or limited) by
+ * every process within this time, since a verified key is kept per process, by hash, for no
+ * longer. Revocation, rotation and limit changes made by this process drop the entry at once.
+ * The cache exists because every request presents a key: re-reading it (three reads by `_id`:
+ * the key, its rotation, its user's limit) once a second per key in use instead of on every
+ * request. A key's expiry (its own or its rotation's grace) travels with the entry and is checked
+ * on every request.
  */
-const KEY_CACHE_MS = 30_000;
-export const REVOCATION_POLL_MS = 500;
-const keyCache = new Map<string, { principal: Principal; expires: number }>();
-let watcher: NodeJS.Timeout | undefined;
-let changedSince = new Date();
+export const REVOCATION_POLL_MS = 1000;
+const keyCache = new Cache<string, Principal>({ max: 100_000, ttlMs: REVOCATION_POLL_MS });
 
-function watchRevocations(): void {
-  if (watcher) return;
-  changedSince = new Date(Date.now() - 5000);
-  watcher = setInterval(() => {
-    const since = changedSince;
-    Promise.all([
-      ApiKey.find({ status: 'revoked', revoked_at: { $gt: since } }, { hash: 1, revoked_at: 1 }).lean<Pick<ApiKeyDoc, 'hash' | 'revoked_at'>[]>(),
-      ApiKeyRotation.find({ changed_at: { $gt: since } }, { hash: 1, changed_at: 1 }).lean<Pick<ApiKeyRotationDoc, 'hash' | 'changed_at'>[]>(),
-    ])
-      .then(([revoked, rotated]) => {
-        const changes = [...revoked.map((r) => ({ hash: r.hash, at: r.revoked_at })), ...rotated.map((r) => ({ hash: r.hash, at: r.changed_at }))];
-        for (const c of changes) {
-          keyCache.delete(c.hash);
-          // Overlap by 5 s so clock skew between processes cannot hide a change.
-          if (c.at && c.at.getTime() - 5000 > changedSince.getTime()) changedSince = new Date(c.at.getTime() - 5000);
-        }
-      })
-      .catch(() => {
-        /* the next poll tries again; cache entries expire in any case */
-      });
-  }, REVOCATION_POLL_MS);
-  watcher.unref();
-}
-
+/** Drops this process's cached keys (at shutdown, and between tests). */
 export function stopRevocationWatcher(): void {
-  if (watcher) clearInterval(watcher);
-  watcher = undefined;
   keyCache.clear();
 }
 
 /**
  * Hashes refused by the database (unknown, revoked or expired), remembered with the reason for
- * REFUSED_CACHE_MS so a key presented again and again costs one read, not one per request
- * (distinct guesses are limited per address at the edge). None of the reasons ever goes away but
- * `not_found`: a key is never presented before it exists, and issuing one clears its hash here.
+ * 30 s so a key presented again and again costs one read, not one per request (distinct guesses
+ * are limited per address at the edge). None of the reasons ever goes away but `not_found`: a key
+ * is never presented before it exists, and issuing one clears its hash here.
  */
-const REFUSED_CACHE_MS = 30_000;
-const REFUSED_CACHE_MAX = 10_000;
-const refusedKeys = new Map<string, { until: number; reason: KeyRefusal }>();
+const refusedKeys = new Cache<string, KeyRefusal>({ max: 10_000, ttlMs: 30_000 });
 
-function rememberRefused(hash: string, reason: KeyRefusal, now: number): KeyRefusal {
-  refusedKeys.delete(hash);
-  refusedKeys.set(hash, { until: now + REFUSED_CACHE_MS, reason });
-  // Map order is insertion order: the first entry is the oldest.
-  if (refusedKeys.size > REFUSED_CACHE_MAX) refusedKeys.delete(refusedKeys.keys().next().value!);
+function rememberRefused(hash: string, reason: KeyRefusal): KeyRefusal {
+  refusedKeys.set(hash, reason);
   return reason;
 }
 
@@ -148,14 +117,14 @@ export function forgetKey(hash: string): void {
 
 /** Drops the cached keys of a user whose shared limit changed here. */
 export function forgetUserKeys(user_id: string): void {
-  for (const [hash, hit] of keyCache) if (hit.principal.user_id === user_id) keyCache.delete(hash);
+  keyCache.deleteWhere((p) => p.user_id === user_id);
 }
 
 /** A cached principal, or `expired` once its time has come. */
 function live(hash: string, principal: Principal, now: number): Principal | KeyRefusal {
   if (principal.expires_at === undefined || principal.expires_at > now) return principal;
   keyCache.delete(hash);
-  return rememberRefused(hash, 'expired', now);
+  return rememberRefused(hash, 'expired');
 }
 
 /** The principal of a key this process has verified recently, without reading the database. */
@@ -163,8 +132,8 @@ function cached(secret: string, now: number): Principal | null {
   if (!KEY_SHAPE.test(secret)) return null;
   const hash = hashKey(secret);
   const hit = keyCache.get(hash);
-  if (!hit || hit.expires <= now) return null;
-  const out = live(hash, hit.principal, now);
+  if (!hit) return null;
+  const out = live(hash, hit, now);
   return typeof out === 'string' ? null : out;
 }
 
@@ -173,27 +142,22 @@ async function lookup(secret: string): Promise<Principal | KeyRefusal> {
   const hash = hashKey(secret);
   const now = Date.now();
   const hit = keyCache.get(hash);
-  if (hit && hit.expires > now) return live(hash, hit.principal, now);
+  if (hit) return live(hash, hit, now);
   const known = refusedKeys.get(hash);
-  if (known && known.until > now) return known.reason;
-  const doc = await ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
+  if (known) return known;
+  const doc = await keyByHash(hash);
   if (!doc || doc.status !== 'active') {
     keyCache.delete(hash);
-    return rememberRefused(hash, doc ? 'revoked' : 'not_found', now);
+    return rememberRefused(hash, doc ? 'revoked' : 'not_found');
   }
-  const [rotation, user] = await Promise.all([
-    ApiKeyRotation.findOne({ _id: doc.key_id }).lean<ApiKeyRotationDoc>(),
-    User.findOne({ organization_id: doc.organization_id, user_id: doc.user_id }, { user_rate_limit_per_minute: 1 }).lean<Pick<UserDoc, 'user_rate_limit_per_minute'>>(),
-  ]);
-  const principal = principalOf(doc, rotation, user);
-  if (keyCache.size > 100_000) keyCache.clear();
-  keyCache.set(hash, { principal, expires: now + KEY_CACHE_MS });
-  watchRevocations();
+  const [rotation, limit] = await Promise.all([rotationOf(doc.key_id), userRateLimit(doc.organization_id, doc.user_id)]);
+  const principal = principalOf(doc, rotation, limit);
+  keyCache.set(hash, principal);
   return live(hash, principal, now);
 }
 
 /**
- * Authenticates a presented key (see the cache note above for revocation timing). With
+ * Authenticates a presented key (see REVOCATION_POLL_MS for how soon a change is seen). With
  * `cachedOnly` only keys this process verified recently are accepted, without any read: the edge
  * answers that way to an address that has failed too often.
  */
@@ -201,7 +165,7 @@ export async function authenticateKey(secret: string, opts: { cachedOnly?: boole
   const now = Date.now();
   const found = opts.cachedOnly ? cached(secret, now) : await lookup(secret);
   if (!found || typeof found === 'string') return null;
-  if (lastUsedDue(found.key_id, now)) writeLastUsed(found.key_id, now).catch(() => {});
+  if (lastUsedDue(found.key_id)) writeLastUsed(found.key_id, now).catch(() => {});
   return found;
 }
 
@@ -218,7 +182,7 @@ export async function verifyApiKey(secret: string, opts: { permission?: Permissi
   const found = await lookup(secret);
   if (typeof found === 'string') return { valid: false, reason: found };
   const now = Date.now();
-  if (lastUsedDue(found.key_id, now)) await writeLastUsed(found.key_id, now);
+  if (lastUsedDue(found.key_id)) await writeLastUsed(found.key_id, now);
   if (opts.permission && PERMISSIONS.indexOf(opts.permission) > found.level) return { valid: false, reason: 'forbidden' };
   if (opts.spent?.(found)) return { valid: false, reason: 'rate_limited' };
   return { valid: true, user_id: found.user_id, idp_id: found.idp_id, organization_id: found.organization_id, permissions: found.permissions };
@@ -238,7 +202,7 @@ export async function insertKey(
 ): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
   const hash = hashKey(secret);
-  const doc = await ApiKey.create({
+  const doc = await insertKeyDoc({
     key_id: opts.key_id ?? newId('key'),
     hash,
     prefix: secret.slice(3, 7),
@@ -296,7 +260,7 @@ export async function ensureBootstrapAdminKey(): Promise<{ source: 'env' | 'file
     }
   }
   if (!KEY_SHAPE.test(secret)) throw new Error('PLATFORM_ADMIN_KEY must look like pk_ followed by at least 20 URL-safe characters');
-  const existing = await ApiKey.findOne({ hash: hashKey(secret) }).lean<ApiKeyDoc>();
+  const existing = await keyByHash(hashKey(secret));
   if (!existing) {
     const admin = await resolveOrCreateUser(cfg.DEFAULT_ORGANIZATION_ID, 'platform-admin');
     try {

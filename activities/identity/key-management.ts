@@ -9,15 +9,16 @@
  *   than its creator.
  */
 import { config } from '../config';
-import { forbidden, isDuplicateKey, notFound, PlatformError } from '../errors';
+import { forbidden, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, type IssuedKey, type Principal } from './api-keys';
-import { ApiKey, ApiKeyRotation, ApiKeySlot, ApiKeyUsage, PERMISSIONS, type ApiKeyDoc, type ApiKeyRotationDoc, type ApiKeySlotDoc, type Permission, type UserRef } from './models';
+import { PERMISSIONS, type Permission, type UserRef } from './constants';
+import { freeSlot, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
+
+export { rotationsOf, slotOwner };
 
 /** A slot whose key was never written is taken as abandoned after this long (a crashed creation). */
 const ABANDONED_SLOT_MS = 60_000;
-
-export const slotOwner = (organization_id: string, user_id: string) => `${organization_id}|${user_id}`;
 
 /** Expired and revoked keys still count: a user's rights are what its keys were given. */
 export function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions' | 'status'>[]): void {
@@ -27,18 +28,11 @@ export function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions
 
 /** requireRank for acts on a user rather than on one of its keys (its shared rate limit). */
 export async function requireRankOver(actor: Principal, organization_id: string, user_id: string): Promise<void> {
-  requireRank(actor, await ApiKey.find({ organization_id, user_id, status: 'active' }, { permissions: 1, status: 1 }).lean<Pick<ApiKeyDoc, 'permissions' | 'status'>[]>());
+  requireRank(actor, await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions', 'status'] }));
 }
 
 const overCap = (cap: number) =>
   new PlatformError(409, `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); revoke one before creating another`);
-
-/** The rotations of the given keys, by old key_id. */
-export async function rotationsOf(key_ids: string[]): Promise<Map<string, ApiKeyRotationDoc>> {
-  if (!key_ids.length) return new Map();
-  const docs = await ApiKeyRotation.find({ _id: { $in: key_ids } }).lean<ApiKeyRotationDoc[]>();
-  return new Map(docs.map((r) => [r._id, r]));
-}
 
 /**
  * Whether a key holds a place under the cap: active, not expired and not rotated (a rotated key
@@ -47,37 +41,21 @@ export async function rotationsOf(key_ids: string[]): Promise<Map<string, ApiKey
 const holdsPlace = (doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: ApiKeyRotationDoc | undefined, now: number): boolean =>
   doc.status === 'active' && !rotation && (doc.expires_at === undefined || doc.expires_at.getTime() > now);
 
-/** The first free slot of the owner, or null: the unique _id lets only one creation have each. */
-async function takeSlot(owner: string, key_id: string, cap: number): Promise<string | null> {
-  for (let n = 0; n < cap; n += 1) {
-    const _id = `${owner}|${n}`;
-    try {
-      await ApiKeySlot.create({ _id, key_id, owner, created_at: new Date() });
-      return _id;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-  }
-  return null;
-}
-
 /**
  * Frees slots whose key no longer holds a place: expired or rotated, or left behind by a process
  * that stopped between its writes (the key revoked but its slot not deleted, or the slot taken
  * but the key never written). None of these states ever goes back. Returns how many.
  */
-async function releaseStaleSlots(owner: string): Promise<number> {
-  const slots = await ApiKeySlot.find({ owner }).lean<ApiKeySlotDoc[]>();
+async function releaseStaleSlots(owner: string, cap: number): Promise<number> {
+  const slots = await slotsOf(owner, cap);
   const ids = slots.map((s) => s.key_id);
-  const keys = await ApiKey.find({ key_id: { $in: ids } }, { key_id: 1, status: 1, expires_at: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at'>[]>();
-  const rotations = await rotationsOf(ids);
-  const byId = new Map(keys.map((k) => [k.key_id, k]));
+  const [byId, rotations] = await Promise.all([keyStates(ids), rotationsOf(ids)]);
   const now = Date.now();
   let freed = 0;
   for (const s of slots) {
     const key = byId.get(s.key_id);
     const stale = key ? !holdsPlace(key, rotations.get(s.key_id), now) : s.created_at.getTime() < now - ABANDONED_SLOT_MS;
-    if (stale) freed += (await ApiKeySlot.deleteOne({ _id: s._id, key_id: s.key_id })).deletedCount ?? 0;
+    if (stale && (await freeSlot(s._id, s.key_id))) freed += 1;
   }
   return freed;
 }
@@ -103,9 +81,7 @@ export async function issueApiKey(creator: Principal, user: UserRef, permissions
   const unique = [...new Set(permissions)];
   const beyond = unique.filter((p) => PERMISSIONS.indexOf(p) > creator.level);
   if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
-  const active = await ApiKey.find({ organization_id: user.organization_id, user_id: user.user_id, status: 'active' }, { key_id: 1, permissions: 1, status: 1, expires_at: 1 }).lean<
-    Pick<ApiKeyDoc, 'key_id' | 'permissions' | 'status' | 'expires_at'>[]
-  >();
+  const active = await keysOfUser(user.organization_id, user.user_id, { active: true, fields: ['key_id', 'permissions', 'status', 'expires_at'] });
   requireRank(creator, active);
   const rotations = await rotationsOf(active.map((k) => k.key_id));
   const now = Date.now();
@@ -114,8 +90,8 @@ export async function issueApiKey(creator: Principal, user: UserRef, permissions
   if (active.filter((k) => holdsPlace(k, rotations.get(k.key_id), now)).length >= cap) throw overCap(cap);
   const owner = slotOwner(user.organization_id, user.user_id);
   const key_id = newId('key');
-  let slot = await takeSlot(owner, key_id, cap);
-  if (!slot && (await releaseStaleSlots(owner)) > 0) slot = await takeSlot(owner, key_id, cap);
+  let slot = await takeKeySlot(owner, key_id, cap);
+  if (!slot && (await releaseStaleSlots(owner, cap)) > 0) slot = await takeKeySlot(owner, key_id, cap);
   if (!slot) throw overCap(cap);
   try {
     return await insertKey(user, unique, {
@@ -126,7 +102,7 @@ export async function issueApiKey(creator: Principal, user: UserRef, permissions
       expires_at: inheritedExpiry(creator.expires_at, opts.expires_at),
     });
   } catch (err) {
-    await ApiKeySlot.deleteOne({ _id: slot, key_id }).catch(() => {});
+    await freeSlot(slot, key_id).catch(() => false);
     throw err;
   }
 }
@@ -149,11 +125,10 @@ export interface ListedKey {
 }
 
 export async function listApiKeys(actor: Principal, organization_id: string, user_id: string): Promise<ListedKey[]> {
-  const docs = await ApiKey.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<ApiKeyDoc[]>();
+  const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const ids = docs.map((d) => d.key_id);
-  const [usage, rotations] = await Promise.all([ApiKeyUsage.find({ key_id: { $in: ids } }).lean<{ key_id: string; last_used: Date }[]>(), rotationsOf(ids)]);
-  const lastUsed = new Map(usage.map((u) => [u.key_id, u.last_used]));
+  const [lastUsed, rotations] = await Promise.all([lastUsedOf(ids), rotationsOf(ids)]);
   const now = Date.now();
   return docs.map((d) => {
     const rotation = rotations.get(d.key_id);
@@ -184,15 +159,15 @@ export function findKey(docs: ApiKeyDoc[], keyOrId: string): ApiKeyDoc {
 
 /** Revokes by full key or by key_id; the key must belong to the named user. Idempotent. */
 export async function revokeApiKey(actor: Principal, organization_id: string, user_id: string, keyOrId: string): Promise<{ key_id: string; already: boolean }> {
-  const docs = await ApiKey.find({ organization_id, user_id }).lean<ApiKeyDoc[]>();
+  const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const doc = findKey(docs, keyOrId);
   if (doc.status === 'revoked') {
     forgetKey(doc.hash);
     return { key_id: doc.key_id, already: true };
   }
-  await ApiKey.updateOne({ key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: new Date() } });
+  await markKeyRevoked(doc);
   forgetKey(doc.hash);
-  if (doc.slot) await ApiKeySlot.deleteOne({ _id: doc.slot, key_id: doc.key_id });
+  if (doc.slot) await freeSlot(doc.slot, doc.key_id);
   return { key_id: doc.key_id, already: false };
 }

@@ -1,14 +1,17 @@
+/**
+ * Identity's schemas, imported by store.ts alone. Each hot lookup is by `_id`, taken from the
+ * field it looks up (idFrom): an organization by organization_id, a user by user_id, a key by its
+ * hash, a key's last use by key_id; a user by (organization, idp_id) through its link document.
+ */
 import mongoose, { Schema } from 'mongoose';
+import { idFrom } from '../db';
+import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants';
 
-export const TIERS = ['free', 'business', 'enterprise'] as const;
-export type Tier = (typeof TIERS)[number];
-
-/** basic < admin < system_admin: a key holds its highest permission and everything below it. */
-export const PERMISSIONS = ['basic', 'admin', 'system_admin'] as const;
-export type Permission = (typeof PERMISSIONS)[number];
+export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };
 
 const organizationSchema = new Schema(
   {
+    _id: idFrom('organization_id'),
     organization_id: { type: String, required: true, unique: true },
     name: { type: String, required: true },
     tier: { type: String, enum: TIERS, required: true },
@@ -18,6 +21,7 @@ const organizationSchema = new Schema(
 
 const userSchema = new Schema(
   {
+    _id: idFrom('user_id'),
     user_id: { type: String, required: true, unique: true },
     organization_id: { type: String, required: true },
     idp_id: { type: String, required: true },
@@ -32,6 +36,7 @@ userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
 
 const apiKeySchema = new Schema(
   {
+    _id: idFrom('hash'),
     key_id: { type: String, required: true, unique: true },
     /** sha256 of the full key; the key itself is never stored */
     hash: { type: String, required: true, unique: true },
@@ -57,12 +62,13 @@ const apiKeySchema = new Schema(
 apiKeySchema.index({ organization_id: 1, user_id: 1 });
 
 /**
- * When each key was last used, apart from the key itself: FerretDB 1.x applies an update as a
- * read-modify-write of the whole document, so a usage write racing a revocation of the same
+ * When each key was last used, apart from the key itself: the embedded server applies an update
+ * as a read-modify-write of the whole document, so a usage write racing a revocation of the same
  * document could undo the revocation. Separate documents never race.
  */
 const apiKeyUsageSchema = new Schema(
   {
+    _id: idFrom('key_id'),
     key_id: { type: String, required: true, unique: true },
     last_used: { type: Date, required: true },
   },
@@ -72,7 +78,7 @@ const apiKeyUsageSchema = new Schema(
 /**
  * One document per active key, `<organization>|<user>|<n>` with n below MAX_KEYS_PER_USER: the
  * unique _id caps a user's active keys even under concurrent creations (an insert guarded by a
- * unique key is the one thing FerretDB 1.x keeps exact). Revocation deletes the slot.
+ * unique key stays exact on both servers). Revocation deletes the slot.
  */
 const apiKeySlotSchema = new Schema(
   {
@@ -121,8 +127,6 @@ export interface UserDoc {
   created_at: Date;
   updated_at: Date;
 }
-/** What most operations need to know of a user. */
-export type UserRef = Pick<UserDoc, 'user_id' | 'idp_id' | 'organization_id'>;
 
 export interface ApiKeyDoc {
   key_id: string;
@@ -156,6 +160,38 @@ export interface ApiKeySlotDoc {
   owner: string;
   created_at: Date;
 }
+
+/**
+ * `<organization>|<idp_id>` → user_id: the lookup of a user by the identity provider's id as an
+ * `_id` read. Written after every insert of a user (create and insertMany alike, by the hooks
+ * below); the unique (organization_id, idp_id) index of users stays the judge of who was first.
+ */
+const userIdpSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    user_id: { type: String, required: true },
+  },
+  { versionKey: false },
+);
+export interface UserIdpDoc {
+  _id: string;
+  user_id: string;
+}
+export const idpKey = (organization_id: string, idp_id: string) => `${organization_id}|${idp_id}`;
+export const UserIdp = mongoose.model<UserIdpDoc>('UserIdp', userIdpSchema, 'user_idps');
+const linksOf = (docs: UserRef[]) => docs.map((u) => ({ _id: idpKey(u.organization_id, u.idp_id), user_id: u.user_id }));
+async function link(docs: UserRef[]): Promise<void> {
+  await UserIdp.insertMany(linksOf(docs), { ordered: false }).catch((err: { code?: number; writeErrors?: { code?: number }[] }) => {
+    const errors = err.writeErrors ?? [err];
+    if (errors.some((e) => e.code !== 11000)) throw err;
+  });
+}
+userSchema.post('save', async function (doc: UserRef) {
+  await link([doc]);
+});
+userSchema.post('insertMany', async function (docs: UserRef[]) {
+  await link(docs);
+});
 
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');

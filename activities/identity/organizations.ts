@@ -1,7 +1,8 @@
 import { config } from '../config';
 import { conflict, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
-import { Organization, type OrganizationDoc, type Tier } from './models';
+import type { Tier } from './constants';
+import { insertOrganization, insertOrganizationOnce, organizationDoc, patchOrganization, type OrganizationDoc } from './store';
 
 export interface OrganizationView {
   organization_id: string;
@@ -23,23 +24,13 @@ export function viewOrganization(o: OrganizationDoc): OrganizationView {
 
 /** The default organization always exists, tier free. */
 export async function ensureDefaultOrganization(): Promise<void> {
-  const id = config().DEFAULT_ORGANIZATION_ID;
-  try {
-    await Organization.updateOne(
-      { organization_id: id },
-      { $setOnInsert: { organization_id: id, name: 'Default organization', tier: 'free' } },
-      { upsert: true },
-    );
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err; // a concurrent starter won the upsert
-  }
+  await insertOrganizationOnce({ organization_id: config().DEFAULT_ORGANIZATION_ID, name: 'Default organization', tier: 'free' });
 }
 
 export async function createOrganization(input: { organization_id?: string; name: string; tier: Tier }): Promise<OrganizationView> {
   const organization_id = input.organization_id ?? newId('org', 9);
   try {
-    const doc = await Organization.create({ organization_id, name: input.name, tier: input.tier });
-    return viewOrganization(doc.toObject());
+    return viewOrganization(await insertOrganization({ organization_id, name: input.name, tier: input.tier }));
   } catch (err) {
     if (isDuplicateKey(err)) throw conflict(`Organization already exists: ${organization_id}`);
     throw err;
@@ -47,7 +38,7 @@ export async function createOrganization(input: { organization_id?: string; name
 }
 
 export async function findOrganization(organization_id: string): Promise<OrganizationDoc | null> {
-  return Organization.findOne({ organization_id }).lean<OrganizationDoc>();
+  return organizationDoc(organization_id);
 }
 
 export async function getOrganization(organization_id: string): Promise<OrganizationView> {
@@ -57,7 +48,7 @@ export async function getOrganization(organization_id: string): Promise<Organiza
 }
 
 export async function updateOrganization(organization_id: string, patch: { name?: string; tier?: Tier }): Promise<OrganizationView> {
-  const doc = await Organization.findOneAndUpdate({ organization_id }, { $set: patch }, { new: true }).lean<OrganizationDoc>();
+  const doc = await patchOrganization(organization_id, patch);
   if (!doc) throw notFound(`Organization not found: ${organization_id}`);
   return viewOrganization(doc);
 }

@@ -10,8 +10,8 @@
 import { createHash } from 'node:crypto';
 import { conflict, isDuplicateKey } from '../errors';
 import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys';
-import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, rotationsOf } from './key-management';
-import { ApiKey, ApiKeyRotation, ApiKeySlot, type ApiKeyDoc } from './models';
+import { findKey, inheritedExpiry, inheritedRateLimit, requireRank } from './key-management';
+import { endGrace, insertRotation, keysOfUser, moveSlot, rotationOf } from './store';
 
 /** The longest grace a rotation may give the old key. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
@@ -31,10 +31,10 @@ export async function rotateApiKey(
   keyOrId: string,
   opts: { grace_seconds: number; expires_at?: Date },
 ): Promise<Rotated> {
-  const docs = await ApiKey.find({ organization_id, user_id }).lean<ApiKeyDoc[]>();
+  const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const old = findKey(docs, keyOrId);
-  const done = (await rotationsOf([old.key_id])).get(old.key_id);
+  const done = await rotationOf(old.key_id);
   if (old.status === 'revoked') throw conflict('API key is revoked; only an active key can be rotated');
   if (done) throw conflict(`API key was already rotated (to ${done.key_id})`);
   const now = Date.now();
@@ -58,17 +58,13 @@ export async function rotateApiKey(
   }
   // The place passes to the new key before the old one enters its grace. Should the slot be gone
   // (the old key revoked meanwhile), the new key is still counted by the cap's count of keys.
-  if (old.slot) await ApiKeySlot.updateOne({ _id: old.slot, key_id: old.key_id }, { $set: { key_id } });
+  if (old.slot) await moveSlot(old.slot, old.key_id, key_id);
   const grace_until = new Date(Math.min(now + opts.grace_seconds * 1000, end ?? Infinity));
-  try {
-    await ApiKeyRotation.create({ _id: old.key_id, key_id, hash: old.hash, grace_until, created_at: new Date(now), changed_at: new Date(now) });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+  await insertRotation({ _id: old.key_id, key_id, hash: old.hash, grace_until, created_at: new Date(now), changed_at: new Date(now) });
   forgetKey(old.hash);
   const predecessor = old.rotated_from ? docs.find((d) => d.key_id === old.rotated_from) : undefined;
   if (predecessor) {
-    await ApiKeyRotation.updateOne({ _id: predecessor.key_id, grace_until: { $gt: new Date(now) } }, { $set: { grace_until: new Date(now), changed_at: new Date(now) } });
+    await endGrace(predecessor.key_id, new Date(now));
     forgetKey(predecessor.hash);
   }
   return {

@@ -1,7 +1,9 @@
-import { isDuplicateKey, notFound } from '../errors';
+import { Cache } from '../db';
+import { notFound } from '../errors';
 import { newId } from '../ids';
+import type { UserRef } from './constants';
 import { findOrganization } from './organizations';
-import { User, type UserDoc, type UserRef } from './models';
+import { insertUser, patchUser, userById, userByIdp, type UserDoc } from './store';
 
 export interface UserView {
   user_id: string;
@@ -29,13 +31,14 @@ export function viewUser(u: UserDoc): UserView {
 }
 
 /**
- * A user's ids never change and users are never deleted, so a resolved reference is remembered
- * per process (FerretDB 1.x answers field queries by scanning the collection).
+ * Resolved references (user_id or idp_id → the user's ids), kept per process: nearly every
+ * request names a user, and a user's ids never change and users are never deleted, so an entry is
+ * never wrong and a change elsewhere has nothing to make stale. Bounded, least recently used first
+ * out; no time to live is needed. The rest of a user (email, limits) is always read afresh.
  */
-const refs = new Map<string, UserRef>();
+const refs = new Cache<string, UserRef>({ max: 200_000 });
 const refKey = (organization_id: string, ref: string) => `${organization_id}\u0000${ref}`;
 function remember(u: UserRef): void {
-  if (refs.size > 200_000) refs.clear();
   const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id };
   refs.set(refKey(u.organization_id, u.user_id), ref);
   refs.set(refKey(u.organization_id, u.idp_id), ref);
@@ -43,8 +46,7 @@ function remember(u: UserRef): void {
 
 /** Looks a reference up in the organization: first as a platform user_id, then as an idp_id. */
 export async function findUser(organization_id: string, ref: string): Promise<UserDoc | null> {
-  const byId = await User.findOne({ organization_id, user_id: ref }).lean<UserDoc>();
-  const user = byId ?? (await User.findOne({ organization_id, idp_id: ref }).lean<UserDoc>());
+  const user = (isPlatformUserId(ref) ? await userById(organization_id, ref) : null) ?? (await userByIdp(organization_id, ref));
   if (user) remember(user);
   return user;
 }
@@ -76,17 +78,9 @@ export async function resolveOrCreateUser(
   if (found) return found;
   if (isPlatformUserId(ref)) throw notFound(`User not found: ${ref}`);
   await requireOrganization(organization_id);
-  try {
-    const doc = (await User.create({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra })).toObject();
-    remember(doc);
-    return doc;
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const winner = await User.findOne({ organization_id, idp_id: ref }).lean<UserDoc>();
-    if (!winner) throw err;
-    remember(winner);
-    return winner;
-  }
+  const { user } = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra });
+  remember(user);
+  return user;
 }
 
 /** resolveOrCreateUser for callers that need only the ids. */
@@ -96,14 +90,12 @@ export async function resolveOrCreateUserRef(organization_id: string, ref: strin
 
 /** POST /api/users: idempotent on idp_id; a repeat fills in fields that were missing. */
 export async function upsertUser(input: { organization_id: string; idp_id: string; email?: string; display_name?: string }): Promise<{ user: UserView; created: boolean }> {
-  const existing = await User.findOne({ organization_id: input.organization_id, idp_id: input.idp_id }).lean<UserDoc>();
+  const existing = await userByIdp(input.organization_id, input.idp_id);
   if (existing) {
     const patch: Record<string, string> = {};
     if (input.email !== undefined) patch.email = input.email;
     if (input.display_name !== undefined) patch.display_name = input.display_name;
-    const updated = Object.keys(patch).length
-      ? await User.findOneAndUpdate({ user_id: existing.user_id }, { $set: patch }, { new: true }).lean<UserDoc>()
-      : existing;
+    const updated = Object.keys(patch).length ? await patchUser(existing.user_id, patch) : existing;
     return { user: viewUser(updated ?? existing), created: false };
   }
   const user = await resolveOrCreateUser(input.organization_id, input.idp_id, { email: input.email, display_name: input.display_name });
@@ -130,6 +122,6 @@ export async function updateUser(
     if (v === null) unset[k] = 1;
     else set[k] = v;
   }
-  const updated = await User.findOneAndUpdate({ user_id: user.user_id }, { $set: set, ...(Object.keys(unset).length ? { $unset: unset } : {}) }, { new: true }).lean<UserDoc>();
+  const updated = await patchUser(user.user_id, set, unset);
   return viewUser(updated!);
 }

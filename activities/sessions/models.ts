@@ -1,12 +1,17 @@
+/**
+ * Sessions' schemas, imported by store.ts alone. A session's `_id` is its session_id and a
+ * conversation's its conversation_id, so verifying a conversation and touching its session are
+ * reads and writes by `_id`.
+ */
 import mongoose, { Schema } from 'mongoose';
+import { idFrom } from '../db';
+import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants';
 
-export const SESSION_STATUSES = ['active', 'paused', 'ended'] as const;
-export const SESSION_SOURCES = ['web', 'mobile', 'api'] as const;
-export type SessionStatus = (typeof SESSION_STATUSES)[number];
-export type SessionSource = (typeof SESSION_SOURCES)[number];
+export { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus };
 
 const sessionSchema = new Schema(
   {
+    _id: idFrom('session_id'),
     session_id: { type: String, required: true, unique: true },
     user_id: { type: String, required: true },
     organization_id: { type: String, required: true },
@@ -20,6 +25,7 @@ sessionSchema.index({ organization_id: 1, user_id: 1, last_activity: -1 });
 
 const conversationSchema = new Schema(
   {
+    _id: idFrom('conversation_id'),
     conversation_id: { type: String, required: true, unique: true },
     session_id: { type: String, required: true },
     user_id: { type: String, required: true },
@@ -30,7 +36,7 @@ const conversationSchema = new Schema(
 conversationSchema.index({ session_id: 1 });
 
 /**
- * That a session ended, kept apart from the session: FerretDB 1.x applies an update as a
+ * That a session ended, kept apart from the session: the embedded server applies an update as a
  * read-modify-write of the whole document, so a `last_activity` write (or a pause) racing the end
  * could write the old status back. An insert under the session's id is never undone; whatever
  * the session document says, a session with this record has ended.

@@ -1,6 +1,20 @@
-import { isDuplicateKey, notFound, PlatformError } from '../errors';
+import { notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
+import type { SessionSource, SessionStatus } from './constants';
+import {
+  conversationDoc,
+  deleteConversationDoc,
+  endedAmong,
+  hasEnded,
+  insertConversation,
+  insertSession,
+  recentOpenSessions,
+  recordEnd,
+  restoreEnded,
+  sessionDoc,
+  updateSession,
+  type SessionDoc,
+} from './store';
 
 export interface SessionView {
   session_id: string;
@@ -33,36 +47,31 @@ export function viewSession(s: SessionDoc): SessionView {
 /** Initialize session: a new session and its first conversation (interface rule 1). */
 export async function initializeSession(input: { user_id: string; organization_id: string; source?: SessionSource }): Promise<{ session: SessionView; conversation_id: string }> {
   const now = new Date();
-  const session = await Session.create({
+  const session = await insertSession({
     session_id: newId('ses'),
     user_id: input.user_id,
     organization_id: input.organization_id,
     source: input.source ?? 'web',
     last_activity: now,
   });
-  const conversation = await Conversation.create({
+  const conversation = await insertConversation({
     conversation_id: newId('conv'),
     session_id: session.session_id,
     user_id: input.user_id,
     organization_id: input.organization_id,
   });
-  return { session: viewSession(session.toObject()), conversation_id: conversation.conversation_id };
-}
-
-/** Puts `ended` back on a session document that a racing write revived (the end record decides anyway). */
-async function restoreEnded(session_id: string): Promise<void> {
-  await Session.updateOne({ session_id }, { $set: { status: 'ended' } }).catch(() => {});
+  return { session: viewSession(session), conversation_id: conversation.conversation_id };
 }
 
 /**
  * Records activity on a session that has not ended; false when it has. The end record is read
  * after the write, so an end that landed first is seen even where the write itself, racing it,
- * put the old status back on the document (models.ts).
+ * put the old status back on the document (store.ts).
  */
 async function touch(session_id: string): Promise<SessionDoc | null> {
-  const session = await Session.findOneAndUpdate({ session_id, status: { $ne: 'ended' } }, { $set: { last_activity: new Date() } }, { new: true }).lean<SessionDoc>();
+  const session = await updateSession(session_id, { last_activity: new Date() }, true);
   if (!session) return null;
-  if (await SessionEnd.exists({ _id: session_id })) {
+  if (await hasEnded(session_id)) {
     await restoreEnded(session_id);
     return null;
   }
@@ -73,11 +82,8 @@ async function touch(session_id: string): Promise<SessionDoc | null> {
 async function latestOpenSession(organization_id: string, user_id: string): Promise<SessionDoc | null> {
   // Documents a racing write revived are skipped (and repaired); a few rounds find the open one.
   for (let round = 0; round < 3; round += 1) {
-    const candidates = await Session.find({ organization_id, user_id, status: { $ne: 'ended' } })
-      .sort({ last_activity: -1 })
-      .limit(5)
-      .lean<SessionDoc[]>();
-    const ended = new Set((await SessionEnd.find({ _id: { $in: candidates.map((c) => c.session_id) } }, { _id: 1 }).lean<{ _id: string }[]>()).map((e) => e._id));
+    const candidates = await recentOpenSessions(organization_id, user_id, 5);
+    const ended = await endedAmong(candidates.map((c) => c.session_id));
     const open = candidates.find((c) => !ended.has(c.session_id));
     for (const id of ended) await restoreEnded(id);
     if (open || candidates.length < 5) return open ?? null;
@@ -92,7 +98,7 @@ async function latestOpenSession(organization_id: string, user_id: string): Prom
 export async function newConversation(input: { user_id: string; organization_id: string; session_id?: string }): Promise<{ conversation_id: string; session_id: string }> {
   let session: SessionDoc | null;
   if (input.session_id) {
-    session = await Session.findOne({ session_id: input.session_id, organization_id: input.organization_id, user_id: input.user_id }).lean<SessionDoc>();
+    session = await sessionDoc(input.organization_id, input.session_id, input.user_id);
     if (!session) throw notFound(`Session not found: ${input.session_id}`);
     if (session.status === 'ended' || !(await touch(session.session_id))) throw new PlatformError(409, `Session has ended: ${input.session_id}`);
   } else {
@@ -102,7 +108,7 @@ export async function newConversation(input: { user_id: string; organization_id:
       return { conversation_id: created.conversation_id, session_id: created.session.session_id };
     }
   }
-  const conversation = await Conversation.create({
+  const conversation = await insertConversation({
     conversation_id: newId('conv'),
     session_id: session.session_id,
     user_id: input.user_id,
@@ -113,7 +119,7 @@ export async function newConversation(input: { user_id: string; organization_id:
 
 /** Valid when the conversation is the user's, in the organization, and its session has not ended. */
 export async function verifySession(input: { user_id: string; organization_id: string; conversation_id: string }): Promise<{ valid: boolean; session_id?: string; status?: SessionStatus }> {
-  const conversation = await Conversation.findOne({ conversation_id: input.conversation_id, organization_id: input.organization_id, user_id: input.user_id }).lean<ConversationDoc>();
+  const conversation = await conversationDoc(input.organization_id, input.user_id, input.conversation_id);
   if (!conversation) return { valid: false };
   const session = await touch(conversation.session_id);
   if (!session) return { valid: false, session_id: conversation.session_id, status: 'ended' };
@@ -121,7 +127,7 @@ export async function verifySession(input: { user_id: string; organization_id: s
 }
 
 export async function getSession(organization_id: string, session_id: string): Promise<SessionView> {
-  const session = await Session.findOne({ session_id, organization_id }).lean<SessionDoc>();
+  const session = await sessionDoc(organization_id, session_id);
   if (!session) throw notFound(`Session not found: ${session_id}`);
   return viewSession(session);
 }
@@ -130,26 +136,22 @@ const reopen = () => new PlatformError(409, 'An ended session cannot be reopened
 
 /**
  * Status changes: active ⇄ paused, either → ended; ended is final. Ending inserts the end record
- * first (models.ts); a pause or resume checks it after writing, so one racing the end answers 409
+ * first (store.ts); a pause or resume checks it after writing, so one racing the end answers 409
  * and leaves the session ended.
  */
 export async function setSessionStatus(organization_id: string, session_id: string, status: SessionStatus): Promise<SessionView> {
-  const current = await Session.findOne({ session_id, organization_id }).lean<SessionDoc>();
+  const current = await sessionDoc(organization_id, session_id);
   if (!current) throw notFound(`Session not found: ${session_id}`);
   const now = new Date();
   if (status === 'ended') {
-    try {
-      await SessionEnd.create({ _id: session_id, ended_at: now });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err; // ended before: ending again changes nothing
-    }
-    const updated = await Session.findOneAndUpdate({ session_id }, { $set: { status: 'ended', last_activity: now } }, { new: true }).lean<SessionDoc>();
+    await recordEnd(session_id, now); // ended before: ending again changes nothing
+    const updated = await updateSession(session_id, { status: 'ended', last_activity: now }, false);
     return viewSession(updated!);
   }
   if (current.status === 'ended') throw reopen();
-  const updated = await Session.findOneAndUpdate({ session_id, status: { $ne: 'ended' } }, { $set: { status, last_activity: now } }, { new: true }).lean<SessionDoc>();
+  const updated = await updateSession(session_id, { status, last_activity: now }, true);
   if (!updated) throw reopen();
-  if (await SessionEnd.exists({ _id: session_id })) {
+  if (await hasEnded(session_id)) {
     await restoreEnded(session_id);
     throw reopen();
   }
@@ -157,6 +159,5 @@ export async function setSessionStatus(organization_id: string, session_id: stri
 }
 
 export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<boolean> {
-  const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
-  return (res.deletedCount ?? 0) > 0;
+  return deleteConversationDoc(organization_id, user_id, conversation_id);
 }

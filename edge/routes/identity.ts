@@ -4,7 +4,7 @@ import { createOrganization, getOrganization, updateOrganization } from '../../a
 import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/users';
 import { forgetUserKeys } from '../../activities/identity/api-keys';
 import { requireRankOver } from '../../activities/identity/key-management';
-import { TIERS } from '../../activities/identity/models';
+import { TIERS } from '../../activities/identity/constants';
 import { forbidden } from '../../activities/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute, Reply } from '../http';

@@ -1,0 +1,14 @@
+/** Identity's vocabulary, shared with the edge (which imports no model). */
+export const TIERS = ['free', 'business', 'enterprise'] as const;
+export type Tier = (typeof TIERS)[number];
+
+/** basic < admin < system_admin: a key holds its highest permission and everything below it. */
+export const PERMISSIONS = ['basic', 'admin', 'system_admin'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** What most operations need to know of a user. */
+export interface UserRef {
+  user_id: string;
+  idp_id: string;
+  organization_id: string;
+}

@@ -1,0 +1,71 @@
+/**
+ * Sessions' data: sessions, their conversations and the records of sessions that ended. The only
+ * file that reads or writes sessions' models.
+ *
+ * Verifying a conversation is two reads and one write by `_id` (the conversation, the session's
+ * end record, the session's last activity), on both database servers. That a session ended is an
+ * insert of its own record, never only a status update: the embedded server does not isolate
+ * concurrent updates of one document, so a racing `last_activity` write could put the old status
+ * back (activities/db/README.md); the record is never undone, and readers trust it over the
+ * document.
+ */
+import { byKey, insertOnce, keyFilter } from '../db';
+import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
+
+export type { ConversationDoc, SessionDoc };
+
+export async function insertSession(doc: { session_id: string; user_id: string; organization_id: string; source: SessionSource; last_activity: Date }): Promise<SessionDoc> {
+  return (await Session.create(doc)).toObject();
+}
+
+export async function insertConversation(doc: Omit<ConversationDoc, 'created_at'>): Promise<ConversationDoc> {
+  return (await Conversation.create(doc)).toObject();
+}
+
+/** The session in the organization (and the user's, when `user_id` is given). */
+export async function sessionDoc(organization_id: string, session_id: string, user_id?: string): Promise<SessionDoc | null> {
+  return byKey<SessionDoc>(Session, 'session_id', session_id, { organization_id, ...(user_id ? { user_id } : {}) });
+}
+
+export async function conversationDoc(organization_id: string, user_id: string, conversation_id: string): Promise<ConversationDoc | null> {
+  return byKey<ConversationDoc>(Conversation, 'conversation_id', conversation_id, { organization_id, user_id });
+}
+
+export async function hasEnded(session_id: string): Promise<boolean> {
+  return (await SessionEnd.exists({ _id: session_id })) !== null;
+}
+
+/** The ids among `session_ids` that have ended. */
+export async function endedAmong(session_ids: string[]): Promise<Set<string>> {
+  if (!session_ids.length) return new Set();
+  return new Set((await SessionEnd.find({ _id: { $in: session_ids } }, { _id: 1 }).lean<{ _id: string }[]>()).map((e) => e._id));
+}
+
+/** Records the end once; false when it had ended before. */
+export async function recordEnd(session_id: string, at: Date): Promise<boolean> {
+  return insertOnce(SessionEnd, { _id: session_id, ended_at: at });
+}
+
+/** Sets fields of a session; with `unlessEnded`, only while its document does not say ended. */
+export async function updateSession(session_id: string, set: { status?: SessionStatus; last_activity?: Date }, unlessEnded: boolean): Promise<SessionDoc | null> {
+  const filter = { ...(await keyFilter(Session, 'session_id', session_id)), ...(unlessEnded ? { status: { $ne: 'ended' } } : {}) };
+  return Session.findOneAndUpdate(filter, { $set: set }, { new: true }).lean<SessionDoc>();
+}
+
+/** Puts `ended` back on a session document that a racing write revived (the end record decides anyway). */
+export async function restoreEnded(session_id: string): Promise<void> {
+  await Session.updateOne(await keyFilter(Session, 'session_id', session_id), { $set: { status: 'ended' } }).catch(() => {});
+}
+
+/** The user's most recently active sessions whose document does not say ended (the (organization, user, last_activity) index). */
+export async function recentOpenSessions(organization_id: string, user_id: string, limit: number): Promise<SessionDoc[]> {
+  return Session.find({ organization_id, user_id, status: { $ne: 'ended' } })
+    .sort({ last_activity: -1 })
+    .limit(limit)
+    .lean<SessionDoc[]>();
+}
+
+export async function deleteConversationDoc(organization_id: string, user_id: string, conversation_id: string): Promise<boolean> {
+  const res = await Conversation.deleteOne({ ...(await keyFilter(Conversation, 'conversation_id', conversation_id)), organization_id, user_id });
+  return (res.deletedCount ?? 0) > 0;
+}
