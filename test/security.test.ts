@@ -66,6 +66,7 @@ async function buildWorld(): Promise<World> {
   const product = must(await call('POST', '/retail/admin/products', { key: a.adminKey, json: { name: 'Security Soap', brand_id: brand.id, barcode: '4006381333931' } }), 'product', 201).product;
   must(await call('POST', '/loyalty/award-points/' + victim.user_id, { ...admin, json: { action_type: 'purchase' } }), 'award');
   const gift = must(await call('POST', '/api/gifts/gifts', { ...admin, json: { gift_name: 'Soap voucher', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 5, points_value: 1 } }), 'gift', 201).gift;
+  const redemption = must(await call('POST', `/api/gifts/gifts/${gift.id}/redeem`, { key: victim.key, json: { user_id: victim.user_id } }), 'redemption').redemption;
   const article = must(await call('POST', '/support/knowledge', { ...admin, json: { title: 'Refunds', body: 'Refunds take five days to reach your card.' } }), 'article', 201).article;
   const event = must(
     await call('POST', '/api/scheduler-service/events', { key: victim.key, json: { idp_id: victim.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'daily_login' } } }),
@@ -87,6 +88,7 @@ async function buildWorld(): Promise<World> {
     venue_id: s.venue.id,
     barcode: '4006381333931',
     gift_id: gift.id,
+    redemption_id: redemption.id,
     article_id: article.id,
     event_id: event.id,
     ticket_id: scan.id,
@@ -100,7 +102,7 @@ async function buildWorld(): Promise<World> {
     latitude: 39.8,
     longitude: -89.64,
   };
-  return { a, b, victim, attacker, ids, owned: new Set(['session_id', 'conversation_id', 'event_id', 'ticket_id', 'search_id', 'filename', 'embedding_id', 'api_key']) };
+  return { a, b, victim, attacker, ids, owned: new Set(['session_id', 'conversation_id', 'event_id', 'ticket_id', 'search_id', 'filename', 'embedding_id', 'api_key', 'redemption_id']) };
 }
 
 /** What the victim's organization looks like, read by its admin (volatile fields dropped). */
@@ -122,6 +124,7 @@ async function snapshot(): Promise<Json> {
     session: call('POST', '/verify_session', { ...k, json: { user_id: victim.user_id, conversation_id: ids.conversation_id } }),
     rules: call('GET', '/loyalty/rules', k),
     gifts: call('GET', '/api/gifts/gifts', k),
+    redemptions: call('GET', `/api/gifts/redemptions?user_id=${victim.user_id}`, k),
     brands: call('GET', '/retail/brands', k),
     products: call('GET', '/retail/products', k),
     venues: call('GET', '/retail/venues', k),
