@@ -165,9 +165,11 @@ describe('POST /loyalty/reverse', () => {
     const out = await reverse(t.adminKey, { operation_id: op, reason: 'self-referral ring' });
     expect(out.status, JSON.stringify(out.body)).toBe(200);
     expect(out.body).toMatchObject({ points_reversed: 100, points: 0, record: { type: 'referral', id: ref.body.referral_id } });
-    const doc = await db.collection('referrals').findOne({ referral_id: ref.body.referral_id });
-    expect(doc).toMatchObject({ referrer_reversal: { reason: 'self-referral ring', points: 100 } });
-    expect(doc).not.toHaveProperty('referred_reversal');
+    const marks = await db.collection('referral_reversals').find({ referral_id: ref.body.referral_id }).toArray();
+    expect(marks).toEqual([expect.objectContaining({ side: 'referrer', reversal: expect.objectContaining({ reason: 'self-referral ring', points: 100 }) })]);
+    // a repeated reversal answers the first and keeps the one mark
+    expect((await reverse(t.adminKey, { operation_id: op, reason: 'again' })).body).toMatchObject({ duplicate: true, record: { type: 'referral' } });
+    expect(await db.collection('referral_reversals').countDocuments({ referral_id: ref.body.referral_id })).toBe(1);
     expect((await points(t, referred.user_id)).body.points).toBe(50);
   });
 });

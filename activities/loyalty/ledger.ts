@@ -5,6 +5,7 @@
  * Correct on MongoDB and on FerretDB 1.x, which has no transactions and no atomic single-document
  * updates: every change is an insert guarded by unique indexes (see models.ts).
  */
+import { Cache } from '../db';
 import { PlatformError, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { withKeyLock } from '../locks';
@@ -89,9 +90,10 @@ const headOf = (e: LedgerEntryDoc): Head => ({ seq: e.seq, balance: e.balance_af
  * Each process remembers the newest entry it knows of per user. FerretDB 1.x scans a collection
  * for most queries, so the hot path must not query: a known head is confirmed with primary-key
  * probes (is there an entry seq+1?), and appending is one insert. The head is only a hint;
- * correctness rests on the primary key and the unique operation index.
+ * correctness rests on the primary key and the unique operation index, so it never goes stale
+ * in a way that matters (no time to live: a stale head costs one colliding insert).
  */
-const heads = new Map<string, Head>();
+const heads = new Cache<string, Head>({ max: 200_000 });
 
 const entryAt = (organization_id: string, user_id: string, seq: number) =>
   LedgerEntry.findById(entryKey(organization_id, user_id, seq)).lean<LedgerEntryDoc>();
@@ -139,7 +141,6 @@ async function currentHead(organization_id: string, user_id: string): Promise<He
       head = headOf(next);
     }
   }
-  if (heads.size > 200_000) heads.clear();
   heads.set(key, head);
   return head;
 }

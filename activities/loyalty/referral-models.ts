@@ -26,9 +26,6 @@ const referralSchema = new Schema(
     referred_points: { type: Number, required: true },
     status: { type: String, enum: ['pending', 'completed'], required: true },
     completed_at: { type: Date },
-    /** set when an admin reverses that side's credit (the ledger's reversal entry decides it) */
-    referrer_reversal: { type: Schema.Types.Mixed },
-    referred_reversal: { type: Schema.Types.Mixed },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -49,10 +46,33 @@ export interface ReferralDoc {
   referred_points: number;
   status: 'pending' | 'completed';
   completed_at?: Date;
-  referrer_reversal?: Record<string, unknown>;
-  referred_reversal?: Record<string, unknown>;
   created_at: Date;
+}
+
+/**
+ * One side of a referral whose credit an admin reversed: `_id` = `<referral_id>|<side>`. Its own
+ * document, written once: the referral's workflow updates the referral itself, and on FerretDB
+ * 1.x concurrent updates of one document may lose a field.
+ */
+const referralReversalSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    referral_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    side: { type: String, enum: ['referrer', 'referred'], required: true },
+    reversal: { type: Schema.Types.Mixed, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+
+export interface ReferralReversalDoc {
+  _id: string;
+  referral_id: string;
+  organization_id: string;
+  side: 'referrer' | 'referred';
+  reversal: Record<string, unknown>;
 }
 
 export const ReferralCode = mongoose.model<ReferralCodeDoc>('ReferralCode', referralCodeSchema, 'referral_codes');
 export const Referral = mongoose.model<ReferralDoc>('Referral', referralSchema, 'referrals');
+export const ReferralReversal = mongoose.model<ReferralReversalDoc>('ReferralReversal', referralReversalSchema, 'referral_reversals');

@@ -6,7 +6,8 @@ import { newId } from '../ids';
 import { qrPngBase64 } from '../engines/qr';
 import { creditPoints } from './ledger';
 import { getRules } from './rules';
-import { Referral, ReferralCode, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
+import { insertOnce } from '../db';
+import { Referral, ReferralCode, ReferralReversal, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
 
 // Crockford-style alphabet: no 0/O or 1/I/L to misread from a printed code.
 const ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
@@ -105,7 +106,8 @@ export async function completeReferral(referral_id: string): Promise<void> {
   await Referral.updateOne({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } });
 }
 
-/** Marks one side of a referral reversed: one field per side, the same mark on every call. */
+/** Marks one side of a referral reversed, once (a repeated reversal finds the mark there). */
 export async function markReferralReversed(organization_id: string, referral_id: string, side: 'referrer' | 'referred', mark: object): Promise<void> {
-  await Referral.updateOne({ referral_id, organization_id }, { $set: { [`${side}_reversal`]: mark } });
+  await insertOnce(ReferralReversal, { _id: `${referral_id}|${side}`, referral_id, organization_id, side, reversal: mark });
 }
+

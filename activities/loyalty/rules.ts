@@ -2,6 +2,7 @@
  * Points per action (with who may report it and how often), per referral, the cap per scan, and
  * when points expire or wait, per organization, with defaults until an admin sets them; and awards by action.
  */
+import { Cache } from '../db';
 import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
 import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
@@ -56,16 +57,9 @@ export interface RulesInput {
  * once by the process that made it and within that time by the others (edge replicas).
  */
 export const RULES_CACHE_MS = 2000;
-const cache = new Map<string, { rules: Rules; until: number }>();
+const cache = new Cache<string, Rules>({ max: 10_000, ttlMs: RULES_CACHE_MS });
 
-export async function getRules(organization_id: string): Promise<Rules> {
-  const hit = cache.get(organization_id);
-  if (hit && hit.until > Date.now()) return hit.rules;
-  const rules = await readRules(organization_id);
-  if (cache.size > 10_000) cache.clear();
-  cache.set(organization_id, { rules, until: Date.now() + RULES_CACHE_MS });
-  return rules;
-}
+export const getRules = (organization_id: string): Promise<Rules> => cache.getOrLoad(organization_id, () => readRules(organization_id));
 
 const policiesFor = (actions: Record<string, number>, stored: Record<string, ActionPolicy>) =>
   Object.fromEntries(Object.keys(actions).map((name) => [name, Object.hasOwn(stored, name) ? stored[name] : defaultPolicy(name)]));

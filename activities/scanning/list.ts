@@ -4,7 +4,8 @@
  * the start (`processing`) and a client that lost the answer finds its scan id; a scan that fails
  * is not recorded, like before (its placeholder is dropped).
  */
-import { TicketScan, type TicketScanDoc } from './models';
+import { byId, byIds, insertOnce } from '../db';
+import { ScanReversal, TicketScan, type ScanReversalDoc, type TicketScanDoc } from './models';
 
 export interface StartedScan {
   id: string;
@@ -100,16 +101,24 @@ export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]
       .lean<TicketScanDoc[]>(),
     TicketScan.countDocuments(filter),
   ]);
-  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d) })), total };
+  const reversals = await byIds<ScanReversalDoc>(ScanReversal, docs.map((d) => d._id));
+  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d.view, reversals.get(d._id)) })), total };
 }
 
 /** The scan as the API answers it: the mirrored view, with its reversal when its points were taken back. */
-export const withReversal = (d: Pick<TicketScanDoc, 'view' | 'reversal'>): Record<string, unknown> => (d.reversal ? { ...d.view, reversal: d.reversal } : d.view);
+const withReversal = (view: Record<string, unknown>, r: ScanReversalDoc | null | undefined) => (r ? { ...view, reversal: r.reversal } : view);
+
+/** The mirrored scan of the organization (with its reversal), or null. */
+export async function scanMirrorView(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
+  const [doc, reversal] = await Promise.all([byId<TicketScanDoc>(TicketScan, scan_id), byId<ScanReversalDoc>(ScanReversal, scan_id)]);
+  if (!doc || doc.organization_id !== organization_id) return null;
+  return withReversal(doc.view, reversal);
+}
 
 /**
- * Marks a scan whose points an admin reversed. The ledger's reversal entry is what decided it;
- * this copy is idempotent (the same mark each time) and touches only its own field.
+ * Marks a scan whose points an admin reversed. The ledger's reversal entry decided it; the mark is
+ * written once (a repeated reversal finds it there).
  */
 export async function markScanReversed(organization_id: string, scan_id: string, mark: object): Promise<void> {
-  await TicketScan.updateOne({ _id: scan_id, organization_id }, { $set: { reversal: mark } });
+  await insertOnce(ScanReversal, { _id: scan_id, organization_id, reversal: mark });
 }

@@ -14,11 +14,6 @@ const ticketScanSchema = new Schema(
     status: { type: String, required: true },
     /** the scan object exactly as the API answers it */
     view: { type: Schema.Types.Mixed, required: true },
-    /**
-     * Set when an admin reverses the scan's points; beside the view, so the workflow's mirror
-     * (which rewrites the view) never erases it. Shown in the scan as `reversal`.
-     */
-    reversal: { type: Schema.Types.Mixed },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false, minimize: false },
 );
@@ -46,7 +41,6 @@ export interface TicketScanDoc {
   user_id: string;
   status: string;
   view: Record<string, unknown>;
-  reversal?: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
 }
@@ -56,5 +50,26 @@ export interface ScanFingerprintDoc {
   created_at: Date;
 }
 
+/**
+ * A scan whose points an admin reversed (`_id` = the scan id), shown in the scan as `reversal`.
+ * A document of its own: the scan workflow rewrites the mirror, and on FerretDB 1.x a concurrent
+ * update of another field of the same document may be lost.
+ */
+const scanReversalSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    reversal: { type: Schema.Types.Mixed, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+
+export interface ScanReversalDoc {
+  _id: string;
+  organization_id: string;
+  reversal: Record<string, unknown>;
+}
+
+export const ScanReversal = mongoose.model<ScanReversalDoc>('ScanReversal', scanReversalSchema, 'ticket_scan_reversals');
 export const TicketScan = mongoose.model<TicketScanDoc>('TicketScan', ticketScanSchema, 'ticket_scans');
 export const ScanFingerprint = mongoose.model<ScanFingerprintDoc>('ScanFingerprint', scanFingerprintSchema, 'ticket_scan_fingerprints');

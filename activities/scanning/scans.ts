@@ -15,7 +15,7 @@ import { getRules } from '../loyalty/rules';
 import { organizationProducts, venueProducts } from '../retail/catalogue';
 import { getVenue, nearbyVenues, organizationVenues } from '../retail/venues';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
-import { withReversal } from './list';
+import { scanMirrorView } from './list';
 import { parseReceipt, type ParsedReceipt } from './receipt';
 import { ScanFingerprint, TicketScan, type TicketScanDoc } from './models';
 
@@ -186,9 +186,7 @@ export async function mirrorScan(view: { id: string; organization_id: string; us
 }
 
 export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
-  const doc = await TicketScan.findById(scan_id).lean<TicketScanDoc>();
-  if (!doc || doc.organization_id !== organization_id) return null;
-  return withReversal(doc);
+  return scanMirrorView(organization_id, scan_id);
 }
 
 /** Credits the scan's points; the ledger operation `scan:<id>` makes a second call a no-op. */
