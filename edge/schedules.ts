@@ -4,7 +4,8 @@ import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyS
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler/calendar';
 import { notFound } from '../activities/errors';
-import { DEFAULT_CATCHUP_MINUTES, type EventDoc, type Overlap } from '../activities/scheduler/models';
+import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants';
+import type { EventDoc } from '../activities/scheduler/store';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 

@@ -7,6 +7,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 import { gatewayChat, type Caller } from '../llm/gateway';
+import { visionModel } from '../llm/engine-models';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
@@ -98,6 +99,7 @@ interface Extracted {
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
 async function extract(body: Buffer, filename: string, d: Detected, who: Caller): Promise<Extracted> {
+  const vision = visionModel(who);
   const base = { size: humanSize(body.length), size_bytes: body.length, format: d.format, mime_type: d.mime };
   if (d.kind === 'pdf') {
     return withPdf(body, async (pdf) => {
@@ -110,7 +112,7 @@ async function extract(body: Buffer, filename: string, d: Detected, who: Caller)
         // A scan: read the first pages with OCR.
         const parts: string[] = [];
         for (const n of info.pagesWithoutText.slice(0, OCR_PAGES)) {
-          const out = await recognize(await renderPage(pdf, n, 1600, 'png'), who);
+          const out = await recognize(await renderPage(pdf, n, 1600, 'png'), vision);
           parts.push(out.text.trim());
           ocr_engine = out.engine;
         }
@@ -122,7 +124,7 @@ async function extract(body: Buffer, filename: string, d: Detected, who: Caller)
   }
   if (d.kind === 'image') {
     const { info, thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
-    const out = await recognize(page, who);
+    const out = await recognize(page, vision);
     const text = out.text.trim();
     return { metadata: { ...base, pages: 1, title: null, author: null, word_count: words(text), text_source: text ? 'ocr' : 'none', ocr_engine: out.engine, dimensions: `${info.width}x${info.height}` }, text, thumbnail };
   }

@@ -1,9 +1,9 @@
 /**
  * Local embedding engine: feature hashing of words and word pairs into a fixed-size vector,
  * L2-normalized, so cosine similarity is a dot product. No model to download; texts that share
- * vocabulary land close. (An OpenAI-compatible embeddings endpoint is issue 6's LLM gateway.)
+ * vocabulary land close. (A model's embeddings come through the LLM gateway instead.)
  */
-import { tokenize } from '../text/analysis';
+import { tokenize } from './tokens';
 
 export const HASHED_ENGINE = 'hashed-v1';
 export const HASHED_DIMENSIONS = 256;

@@ -9,7 +9,14 @@ import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
 import { config } from '../config';
 import { PlatformError } from '../errors';
-import { gatewayVision, type Caller } from '../llm/gateway';
+
+/**
+ * A vision model the caller routes through (the organization's metered LLM model): null means the
+ * model failed or is not configured, and the local engine reads the image instead.
+ */
+export interface VisionModel {
+  read(image: Buffer, instructions: string): Promise<{ value: string; model: string } | null>;
+}
 
 export interface OcrResult {
   text: string;
@@ -68,14 +75,14 @@ async function withVisionModel(image: Buffer): Promise<OcrResult> {
 const VISION_INSTRUCTIONS = 'You transcribe receipts and documents. Answer with the text of the image only, line by line, keeping each item and its price on one line. No commentary.';
 
 /**
- * `image`: an upright page (PNG or JPEG), e.g. from receiptImages(). With the caller known, the
- * ticket_scan agent's settings decide (a vision model through the LLM gateway, metered, or
- * tesseract); without one (tools, tests) OCR_ENGINE does.
+ * `image`: an upright page (PNG or JPEG), e.g. from receiptImages(). With a caller's vision model
+ * (its organization's ticket_scan agent through the LLM gateway, metered) that model reads the
+ * page, tesseract when it answers nothing; without one (tools, tests) OCR_ENGINE decides.
  */
-export async function recognize(image: Buffer, who?: Caller): Promise<OcrResult> {
-  if (who) {
+export async function recognize(image: Buffer, vision?: VisionModel): Promise<OcrResult> {
+  if (vision) {
     const started = performance.now();
-    const out = await gatewayVision(who, image, VISION_INSTRUCTIONS);
+    const out = await vision.read(image, VISION_INSTRUCTIONS);
     if (out) return { text: out.value, confidence: null, engine: `llm:${out.model}`, ms: Math.round(performance.now() - started) };
     return withTesseract(image);
   }

@@ -1,11 +1,10 @@
 /**
  * Third-party places data for a venue: Google Places (New) text search or OpenStreetMap
  * Nominatim, chosen by PLACES_PROVIDER; PLACES_BASE_URL points either at another host (a proxy,
- * or the tests' local stand-in). Answers are normalized to one shape and cached per venue for
- * PLACES_CACHE_HOURS in MongoDB, misses included.
+ * or the tests' local stand-in). Answers are normalized to one shape and kept per venue for
+ * PLACES_CACHE_HOURS in the caller's cache (the retail store), misses included.
  */
 import { config } from '../config';
-import { PlacesCache, type PlacesCacheDoc } from '../retail/models';
 
 export interface Place {
   provider_id: string;
@@ -29,7 +28,20 @@ export interface PlacesAnswer {
   places_error?: string;
 }
 
-interface VenueQuery {
+/** A provider's answer as the caller keeps it (`place` null: the provider knows no such place). */
+export interface CachedPlace {
+  source: 'google' | 'osm';
+  place: Place | null;
+  fetched_at: Date;
+}
+
+/** Where answers are kept between calls, per venue id; the caller owns the storage. */
+export interface PlacesCache {
+  get(venue_id: number): Promise<CachedPlace | null>;
+  put(venue_id: number, entry: CachedPlace): Promise<void>;
+}
+
+export interface VenueQuery {
   id: number;
   name: string;
   address: string;
@@ -115,26 +127,21 @@ async function osm(v: VenueQuery): Promise<Place | null> {
 }
 
 /** Places data for the venue; a provider failure is reported, never fatal to the caller. */
-export async function placesFor(v: VenueQuery): Promise<PlacesAnswer> {
+export async function placesFor(v: VenueQuery, cache: PlacesCache): Promise<PlacesAnswer> {
   const cfg = config();
   const source = cfg.PLACES_PROVIDER;
   if (source === 'none') return { places: null, places_source: 'none' };
-  const cached = await PlacesCache.findOne({ _id: v.id }).lean<PlacesCacheDoc>();
+  const cached = await cache.get(v.id);
   if (cached && cached.source === source && Date.now() - cached.fetched_at.getTime() < cfg.PLACES_CACHE_HOURS * 3_600_000) {
-    return { places: JSON.parse(cached.data), places_source: source, places_cached_at: cached.fetched_at.toISOString() };
+    return { places: cached.place, places_source: source, places_cached_at: cached.fetched_at.toISOString() };
   }
   try {
     const place = source === 'google' ? await google(v) : await osm(v);
     const fetched_at = new Date();
-    await PlacesCache.replaceOne({ _id: v.id }, { _id: v.id, source, data: JSON.stringify(place), fetched_at }, { upsert: true });
+    await cache.put(v.id, { source, place, fetched_at });
     return { places: place, places_source: source, places_cached_at: fetched_at.toISOString() };
   } catch (err) {
-    if (cached) return { places: JSON.parse(cached.data), places_source: source, places_cached_at: cached.fetched_at.toISOString(), places_error: (err as Error).message };
+    if (cached) return { places: cached.place, places_source: source, places_cached_at: cached.fetched_at.toISOString(), places_error: (err as Error).message };
     return { places: null, places_source: source, places_error: (err as Error).message };
   }
-}
-
-/** A venue's address or name changed: its cached places answer no longer applies. */
-export async function forgetPlaces(venue_id: number): Promise<void> {
-  await PlacesCache.deleteOne({ _id: venue_id });
 }

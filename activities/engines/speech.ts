@@ -18,7 +18,11 @@ import OpenAI, { toFile } from 'openai';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 import { AUDIO_DEMUXERS, sniff } from './sniff';
-import { gatewayTranscribe, usesModel, type Caller } from '../llm/gateway';
+
+/** A transcription model the caller routes through; null from it means the provider failed. */
+export interface SpeechModel {
+  transcribe(audio: Buffer, filename: string): Promise<{ value: string; model: string } | null>;
+}
 
 const SAMPLE_RATE = 16_000;
 /** RMS of 16-bit samples under this (≈ −56 dBFS) is silence */
@@ -195,18 +199,18 @@ export interface Transcript {
 }
 
 /**
- * With the caller known, the transcription agent's settings decide (a model through the LLM
- * gateway, metered, or PocketSphinx); without one (tools, tests) SPEECH_ENGINE does.
+ * With the caller known (`route`), its transcription agent's settings decide: its model (through
+ * the LLM gateway, metered; PocketSphinx when the provider fails) or, with `model: null`,
+ * PocketSphinx. Without a route (tools, tests) SPEECH_ENGINE does.
  */
-export async function transcribe(body: Buffer, who?: Caller): Promise<Transcript> {
-  const viaGateway = who ? await usesModel(who.organization_id, 'transcription') : false;
-  const engine = who ? (viaGateway ? 'gateway' : pocketsphinxInstalled() ? 'pocketsphinx' : null) : speechEngine();
+export async function transcribe(body: Buffer, route?: { model: SpeechModel | null }): Promise<Transcript> {
+  const engine = route ? (route.model ? 'gateway' : pocketsphinxInstalled() ? 'pocketsphinx' : null) : speechEngine();
   if (!engine) throw new PlatformError(500, 'transcription engine not configured');
   const audio = await decodeAudio(body);
   const started = performance.now();
   let out: { text: string; engine: string } | null = null;
   if (engine === 'gateway') {
-    const g = await gatewayTranscribe(who!, body, `audio.${audio.format}`);
+    const g = await route!.model!.transcribe(body, `audio.${audio.format}`);
     if (g) out = { text: g.value, engine: `llm:${g.model}` };
     else if (!pocketsphinxInstalled()) throw new PlatformError(502, 'the transcription provider failed and no local engine is installed');
   }

@@ -6,7 +6,8 @@
 import { newId } from '../ids';
 import { gatewayChat } from '../llm/gateway';
 import { sentences, sentiment, tokenize } from '../text/analysis';
-import { Feedback, type FeedbackDoc, type FeedbackType } from './models';
+import type { FeedbackType } from './constants';
+import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis, type FeedbackDoc } from './store';
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
 export const CATEGORIES: Record<string, string[]> = {
@@ -33,13 +34,13 @@ export interface FeedbackInput {
 
 export async function storeFeedback(input: FeedbackInput): Promise<string> {
   const feedback_id = newId('fb');
-  await Feedback.create({ _id: feedback_id, ...input, title: input.title ?? '', comment: input.comment ?? '', analysis_status: 'pending' });
+  await insertFeedback({ _id: feedback_id, ...input, title: input.title ?? '', comment: input.comment ?? '' });
   return feedback_id;
 }
 
 /** Only when starting its analysis failed: nothing is kept that will never be analysed. */
 export async function dropFeedback(feedback_id: string): Promise<void> {
-  await Feedback.deleteOne({ _id: feedback_id });
+  await removeFeedback(feedback_id);
 }
 
 export interface FeedbackAnalysis {
@@ -85,14 +86,11 @@ async function analyseWithModel(doc: FeedbackDoc, text: string): Promise<Feedbac
 
 /** The activity of feedback-analysis:<id>; writing the result again is harmless. */
 export async function analyseFeedback(feedback_id: string): Promise<FeedbackAnalysis | null> {
-  const doc = await Feedback.findById(feedback_id).lean<FeedbackDoc>();
+  const doc = await feedbackById(feedback_id);
   if (!doc) return null; // dropped because its workflow could not start
   const text = [doc.title, doc.comment].filter(Boolean).join('. ');
   const analysis = (await analyseWithModel(doc, text)) ?? analyseLocally(text);
-  await Feedback.updateOne(
-    { _id: feedback_id },
-    { $set: { analysis_status: 'done', sentiment_score: analysis.sentiment_score, sentiment_label: analysis.sentiment_label, categories_json: JSON.stringify(analysis.categories), analysis_engine: analysis.engine, analysed_at: new Date() } },
-  );
+  await writeAnalysis(feedback_id, analysis);
   return analysis;
 }
 
@@ -103,12 +101,9 @@ export interface StatsFilter {
   feedback_type?: FeedbackType;
 }
 
-/** Sums and counts in code (FerretDB-safe); average_rating is not rounded (CONTRACT.md). */
+/** Sums and counts in code (no aggregation pipeline: both servers answer it alike); average_rating is the exact mean, not rounded. */
 export async function feedbackStats(f: StatsFilter) {
-  const query: Record<string, unknown> = { organization_id: f.organization_id };
-  if (f.feedback_type) query.feedback_type = f.feedback_type;
-  if (f.from || f.to) query.created_at = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
-  const docs = await Feedback.find(query, { rating: 1, feedback_type: 1, analysis_status: 1, sentiment_label: 1, sentiment_score: 1, categories_json: 1 }).lean<FeedbackDoc[]>();
+  const docs = await statsRows(f);
   const sentiment_distribution: Record<string, number> = { positive: 0, neutral: 0, negative: 0 };
   const category_distribution: Record<string, number> = {};
   const praise_distribution: Record<string, number> = {};
@@ -126,7 +121,7 @@ export async function feedbackStats(f: StatsFilter) {
     analysed += 1;
     sentimentSum += d.sentiment_score ?? 0;
     sentiment_distribution[d.sentiment_label ?? 'neutral'] += 1;
-    for (const c of JSON.parse(d.categories_json ?? '[]') as FeedbackAnalysis['categories']) {
+    for (const c of d.categories) {
       category_distribution[c.category] = (category_distribution[c.category] ?? 0) + 1;
       if (c.polarity === 'praise') praise_distribution[c.category] = (praise_distribution[c.category] ?? 0) + 1;
       if (c.polarity === 'complaint') complaint_distribution[c.category] = (complaint_distribution[c.category] ?? 0) + 1;

@@ -1,7 +1,8 @@
+/** The feedback schema; store.ts is the one file that reads and writes it. */
 import mongoose, { Schema } from 'mongoose';
+import { FEEDBACK_TYPES, type FeedbackType } from './constants';
 
-export const FEEDBACK_TYPES = ['general', 'bug', 'feature_request', 'complaint', 'praise'] as const;
-export type FeedbackType = (typeof FEEDBACK_TYPES)[number];
+export { FEEDBACK_TYPES, type FeedbackType } from './constants';
 
 /**
  * One piece of feedback. The analysis is written once by the feedback-analysis workflow;

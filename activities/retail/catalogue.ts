@@ -5,10 +5,11 @@
 import { conflict, invalid, isDuplicateKey, PlatformError } from '../errors';
 import { BarcodeError, parseBarcode, type Barcode } from './barcodes';
 import { allocateIds } from './ids';
-import { Brand, Product, VenueProduct, type BrandDoc, type ProductDoc, type VenueProductDoc, MAPPING_STATUSES } from './models';
+import type { MappingStatus } from './constants';
+import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store';
 import { brandView, mappingView, productView, type BrandView, type MappingView, type ProductView } from './views';
-import { getVenue } from './venues';
-import { missing, nameFilter, paged, type Page } from './queries';
+import { getVenue, organizationVenues } from './venues';
+import { missing, nameFilter, type Page } from './queries';
 
 export interface BrandInput {
   name: string;
@@ -30,12 +31,11 @@ export interface ProductInput {
 
 export async function createBrand(organization_id: string, input: BrandInput): Promise<BrandView> {
   const [id] = await allocateIds('brand');
-  const doc = await Brand.create({ _id: id, organization_id, ...input });
-  return brandView(doc.toObject());
+  return brandView(await brands.insert({ _id: id, organization_id, ...input }));
 }
 
 async function brandDoc(organization_id: string, brand_id: number): Promise<BrandDoc> {
-  const doc = await Brand.findOne({ _id: brand_id, organization_id }).lean<BrandDoc>();
+  const doc = await brands.get(organization_id, brand_id);
   if (!doc) throw missing();
   return doc;
 }
@@ -44,25 +44,24 @@ export const getBrand = async (organization_id: string, brand_id: number) => bra
 
 export async function updateBrand(organization_id: string, brand_id: number, input: BrandInput): Promise<BrandView> {
   await brandDoc(organization_id, brand_id);
-  const doc = await Brand.findOneAndUpdate({ _id: brand_id, organization_id }, { $set: { description: '', logo_url: '', featured: false, featured_rank: 0, ...input } }, { new: true }).lean<BrandDoc>();
+  const doc = await brands.set(organization_id, brand_id, { description: '', logo_url: '', featured: false, featured_rank: 0, ...input });
   if (!doc) throw missing();
   return brandView(doc);
 }
 
 export async function deleteBrand(organization_id: string, brand_id: number): Promise<void> {
   await brandDoc(organization_id, brand_id);
-  const products = await Product.countDocuments({ organization_id, brand_id });
-  if (products > 0) throw conflict(`Brand ${brand_id} still has ${products} product(s); delete or move them first`);
-  await Brand.deleteOne({ _id: brand_id, organization_id });
+  const count = await products.countOfBrand(organization_id, brand_id);
+  if (count > 0) throw conflict(`Brand ${brand_id} still has ${count} product(s); delete or move them first`);
+  await brands.remove(organization_id, brand_id);
 }
 
 export const listBrands = (organization_id: string, filter: { q?: string; featured?: boolean }, page: Page) =>
-  paged<BrandDoc, BrandView>(Brand, { organization_id, ...nameFilter(filter.q), ...(filter.featured === undefined ? {} : { featured: filter.featured }) }, page, brandView);
+  brands.page({ organization_id, ...nameFilter(filter.q), ...(filter.featured === undefined ? {} : { featured: filter.featured }) }, page, brandView);
 
 /** Featured items in the admin's order (featured_rank ascending, then id). */
 export async function featuredBrands(organization_id: string, limit: number): Promise<BrandView[]> {
-  const docs = await Brand.find({ organization_id, featured: true }).sort({ featured_rank: 1, _id: 1 }).limit(limit).lean<BrandDoc[]>();
-  return docs.map(brandView);
+  return (await brands.featured(organization_id, limit)).map(brandView);
 }
 
 // --- products ---
@@ -80,12 +79,11 @@ function readBarcode(raw: string): Barcode {
 const barcodeOf = (raw: string | undefined) => (raw?.trim() ? readBarcode(raw) : undefined);
 
 async function requireBrand(organization_id: string, brand_id: number): Promise<void> {
-  const exists = await Brand.exists({ _id: brand_id, organization_id });
-  if (!exists) throw invalid('brand_id', `brand ${brand_id} does not exist in this organization`);
+  if (!(await brands.exists(organization_id, brand_id))) throw invalid('brand_id', `brand ${brand_id} does not exist in this organization`);
 }
 
 async function barcodeTaken(organization_id: string, key: string, except?: number): Promise<never | void> {
-  const other = await Product.findOne({ organization_id, gtin: key }, { _id: 1 }).lean<{ _id: number }>();
+  const other = await products.byGtin(organization_id, key);
   if (other && other._id !== except) throw conflict(`A product with this barcode already exists (product ${other._id})`);
 }
 
@@ -95,8 +93,7 @@ export async function createProduct(organization_id: string, input: ProductInput
   if (code) await barcodeTaken(organization_id, code.key);
   const [id] = await allocateIds('product');
   try {
-    const doc = await Product.create({ _id: id, organization_id, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${id}` });
-    return productView(doc.toObject());
+    return productView(await products.insert({ _id: id, organization_id, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${id}` }));
   } catch (err) {
     if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key);
     throw err;
@@ -104,7 +101,7 @@ export async function createProduct(organization_id: string, input: ProductInput
 }
 
 async function productDoc(organization_id: string, product_id: number): Promise<ProductDoc> {
-  const doc = await Product.findOne({ _id: product_id, organization_id }).lean<ProductDoc>();
+  const doc = await products.get(organization_id, product_id);
   if (!doc) throw missing();
   return doc;
 }
@@ -118,7 +115,7 @@ export async function updateProduct(organization_id: string, product_id: number,
   if (code) await barcodeTaken(organization_id, code.key, product_id);
   const set = { description: '', featured: false, featured_rank: 0, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${product_id}` };
   try {
-    const doc = await Product.findOneAndUpdate({ _id: product_id, organization_id }, { $set: set }, { new: true }).lean<ProductDoc>();
+    const doc = await products.set(organization_id, product_id, set);
     if (!doc) throw missing();
     return productView(doc);
   } catch (err) {
@@ -129,13 +126,11 @@ export async function updateProduct(organization_id: string, product_id: number,
 
 export async function deleteProduct(organization_id: string, product_id: number): Promise<void> {
   await productDoc(organization_id, product_id);
-  await VenueProduct.deleteMany({ organization_id, product_id });
-  await Product.deleteOne({ _id: product_id, organization_id });
+  await products.remove(organization_id, product_id);
 }
 
 export const listProducts = (organization_id: string, filter: { q?: string; brand_id?: number; featured?: boolean }, page: Page) =>
-  paged<ProductDoc, ProductView>(
-    Product,
+  products.page(
     { organization_id, ...nameFilter(filter.q), ...(filter.brand_id === undefined ? {} : { brand_id: filter.brand_id }), ...(filter.featured === undefined ? {} : { featured: filter.featured }) },
     page,
     productView,
@@ -143,13 +138,11 @@ export const listProducts = (organization_id: string, filter: { q?: string; bran
 
 export async function brandProducts(organization_id: string, brand_id: number): Promise<ProductView[]> {
   await brandDoc(organization_id, brand_id);
-  const docs = await Product.find({ organization_id, brand_id }).sort({ _id: 1 }).lean<ProductDoc[]>();
-  return docs.map(productView);
+  return (await products.ofBrand(organization_id, brand_id)).map(productView);
 }
 
 export async function featuredProducts(organization_id: string, limit: number): Promise<ProductView[]> {
-  const docs = await Product.find({ organization_id, featured: true }).sort({ featured_rank: 1, _id: 1 }).limit(limit).lean<ProductDoc[]>();
-  return docs.map(productView);
+  return (await products.featured(organization_id, limit)).map(productView);
 }
 
 /**
@@ -159,30 +152,22 @@ export async function featuredProducts(organization_id: string, limit: number): 
  */
 export async function productByBarcode(organization_id: string, raw: string): Promise<ProductView & { barcode_type: string }> {
   const code = readBarcode(raw);
-  const doc = await Product.findOne({ organization_id, gtin: code.key }).lean<ProductDoc>();
+  const doc = await products.byGtin(organization_id, code.key);
   if (!doc) throw missing();
   return { ...productView(doc), barcode_type: code.kind };
 }
 
 /** Every product of the organization (receipt matching keeps them in memory per scan). */
 export async function organizationProducts(organization_id: string): Promise<ProductView[]> {
-  const docs = await Product.find({ organization_id }).lean<ProductDoc[]>();
-  return docs.map(productView);
+  return (await products.ofOrganization(organization_id)).map(productView);
 }
 
 // --- venue products ---
 
-export async function mapVenueProduct(organization_id: string, venue_id: number, input: { product_id: number; price: number; status: (typeof MAPPING_STATUSES)[number] }): Promise<MappingView> {
+export async function mapVenueProduct(organization_id: string, venue_id: number, input: { product_id: number; price: number; status: MappingStatus }): Promise<MappingView> {
   await getVenue(organization_id, venue_id);
-  const product = await Product.exists({ _id: input.product_id, organization_id });
-  if (!product) throw invalid('product_id', `product ${input.product_id} does not exist in this organization`);
-  const _id = `${venue_id}:${input.product_id}`;
-  // One writer per pair in practice (an admin); a lost race leaves one of two equal-shaped rows.
-  const doc = await VenueProduct.findOneAndUpdate(
-    { _id },
-    { $set: { organization_id, venue_id, product_id: input.product_id, price: input.price, status: input.status } },
-    { upsert: true, new: true },
-  ).lean<VenueProductDoc>();
+  if (!(await products.exists(organization_id, input.product_id))) throw invalid('product_id', `product ${input.product_id} does not exist in this organization`);
+  const doc = await mappings.upsert({ organization_id, venue_id, product_id: input.product_id, price: input.price, status: input.status });
   if (!doc) throw new PlatformError(500, 'mapping was not stored');
   return mappingView(doc);
 }
@@ -195,16 +180,21 @@ export interface VenueProductView extends MappingView {
 
 /** The venue's mapped products with price and status. */
 export async function venueProducts(organization_id: string, venue_id: number): Promise<VenueProductView[]> {
-  const mappings = await VenueProduct.find({ organization_id, venue_id }).sort({ product_id: 1 }).lean<VenueProductDoc[]>();
-  if (!mappings.length) return [];
-  const products = await Product.find({ organization_id, _id: { $in: mappings.map((m) => m.product_id) } }).lean<ProductDoc[]>();
-  const byId = new Map(products.map((p) => [p._id, p]));
-  return mappings.flatMap((m) => {
+  const mapped = await mappings.ofVenue(organization_id, venue_id);
+  if (!mapped.length) return [];
+  const byId = new Map((await products.byIds(organization_id, mapped.map((m) => m.product_id))).map((p) => [p._id, p]));
+  return mapped.flatMap((m) => {
     const p = byId.get(m.product_id);
     return p ? [{ ...mappingView(m), name: p.name, brand_id: p.brand_id, barcode: p.barcode ?? '' }] : [];
   });
 }
 
 export async function deleteVenueMappings(organization_id: string, venue_id: number): Promise<void> {
-  await VenueProduct.deleteMany({ organization_id, venue_id });
+  await mappings.removeOfVenue(organization_id, venue_id);
+}
+
+/** What catalogue search scores: the organization's brands, products and venues, as answered. */
+export async function searchableCatalogue(organization_id: string): Promise<{ brands: BrandView[]; products: ProductView[]; venues: Awaited<ReturnType<typeof organizationVenues>> }> {
+  const [b, p, v] = await Promise.all([brands.ofOrganization(organization_id), products.ofOrganization(organization_id), organizationVenues(organization_id)]);
+  return { brands: b.map(brandView), products: p.map(productView), venues: v };
 }

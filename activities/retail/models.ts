@@ -1,8 +1,10 @@
 import mongoose, { Schema } from 'mongoose';
+import { MAPPING_STATUSES, type MappingStatus } from './constants';
 
 /**
- * The retail catalogue of an organization. Ids are integers (the interface document's numbers)
- * and are the primary key, so allocating one is an insert that cannot collide silently.
+ * The retail catalogue of an organization (schemas only: store.ts is the one file that reads and
+ * writes them). Ids are integers, as clients know them, and are the primary key, so allocating
+ * one is an insert that cannot collide silently.
  */
 const timestamps = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 
@@ -32,7 +34,7 @@ const productSchema = new Schema(
     /**
      * What equal barcodes share (barcodes.ts): a GTIN as GTIN-14, so UPC-A, UPC-E and their EAN-13
      * forms find the same product; any other code as `code:<code>`; `id:<product id>` without a
-     * barcode (FerretDB 1.x has no partial indexes).
+     * barcode (the embedded server has no partial indexes; see activities/db/README.md).
      */
     gtin: { type: String, required: true },
     featured: { type: Boolean, default: false },
@@ -64,8 +66,6 @@ const venueSchema = new Schema(
 );
 venueSchema.index({ organization_id: 1, latitude: 1, longitude: 1 });
 
-export const MAPPING_STATUSES = ['active', 'inactive', 'out_of_stock', 'discontinued'] as const;
-
 const venueProductSchema = new Schema(
   {
     /** `<venue_id>:<product_id>`: one mapping per pair, a repeated POST updates it */
@@ -82,8 +82,8 @@ venueProductSchema.index({ venue_id: 1 });
 venueProductSchema.index({ product_id: 1 });
 
 /**
- * One line per venue write, read by every process's in-memory venue index (geo.ts) to stay
- * fresh; lines older than an hour are pruned.
+ * One line per venue write, read by every process's in-memory venue index (venue-index.ts, used
+ * on servers without geospatial queries) to stay fresh; lines older than an hour are pruned.
  */
 const venueChangeSchema = new Schema(
   {
@@ -99,6 +99,7 @@ const placesCacheSchema = new Schema(
   {
     _id: { type: Number, required: true },
     source: { type: String, required: true },
+    /** JSON text of the provider's normalized answer (null: no such place) */
     data: { type: String, required: true },
     fetched_at: { type: Date, required: true },
   },
@@ -146,7 +147,7 @@ export interface VenueProductDoc {
   venue_id: number;
   product_id: number;
   price: number;
-  status: (typeof MAPPING_STATUSES)[number];
+  status: MappingStatus;
   created_at: Date;
   updated_at: Date;
 }
@@ -168,4 +169,9 @@ export const Product = mongoose.model<ProductDoc>('Product', productSchema, 'ret
 export const Venue = mongoose.model<VenueDoc>('Venue', venueSchema, 'retail_venues');
 export const VenueProduct = mongoose.model<VenueProductDoc>('VenueProduct', venueProductSchema, 'retail_venue_products');
 export const VenueChange = mongoose.model<VenueChangeDoc>('VenueChange', venueChangeSchema, 'retail_venue_changes');
+/** Every integer id ever handed out, `<kind>:<n>` (ids.ts). */
+const retailIdSchema = new Schema({ _id: { type: String, required: true }, kind: { type: String, required: true }, n: { type: Number, required: true } }, { versionKey: false });
+retailIdSchema.index({ kind: 1, n: -1 });
+
+export const RetailId = mongoose.model<{ _id: string; kind: string; n: number }>('RetailId', retailIdSchema, 'retail_ids');
 export const PlacesCache = mongoose.model<PlacesCacheDoc>('PlacesCache', placesCacheSchema, 'retail_places_cache');

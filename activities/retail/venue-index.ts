@@ -1,13 +1,15 @@
 /**
- * An in-process grid of every venue, for nearby search on servers without geospatial queries
- * (FerretDB 1.x scans the whole collection for any query, ~2 s at 100,000 venues; README
- * "Storage notes"). The grid is the bounding-box prefilter; the exact great-circle distance
- * decides. Each process loads it once and follows `retail_venue_changes`, written with every
- * venue write, so a change made by another process is seen within POLL_MS.
+ * An in-process grid of every venue, for nearby search and receipt matching on servers without
+ * geospatial queries: the embedded server has no geospatial index and reads every venue for
+ * any filter but `_id` (store.ts) (~2 s at 100,000 venues), so a nearby search there must not reach the
+ * database. On MongoDB the 2dsphere index answers and this grid is never loaded (venues.ts).
+ * The grid is the bounding-box prefilter; the exact great-circle distance decides. Each process
+ * loads it once and follows `retail_venue_changes`, written with every venue write, so a change
+ * made by another process is seen within POLL_MS (its own at once).
  */
 import { randomBytes } from 'node:crypto';
 import { boundingBox, distanceM } from './geo';
-import { Venue, VenueChange, type VenueDoc } from './models';
+import { venueChanges, venues } from './store';
 import { venueView, type VenueView } from './views';
 
 const CELL_DEG = 0.05;
@@ -84,7 +86,7 @@ const changeKey = (ms: number) => `${String(ms).padStart(15, '0')}-`;
 /** Records a venue write for the other processes' grids. */
 export async function recordVenueChange(venue_id: number): Promise<void> {
   const now = Date.now();
-  await VenueChange.create({ _id: `${changeKey(now)}${randomBytes(6).toString('hex')}`, venue_id, at: new Date(now) });
+  await venueChanges.record(`${changeKey(now)}${randomBytes(6).toString('hex')}`, venue_id, new Date(now));
 }
 
 let grid: Promise<VenueGrid> | undefined;
@@ -95,14 +97,13 @@ let polling = false;
 
 async function loadAll(): Promise<VenueGrid> {
   const g = new VenueGrid();
-  const docs = await Venue.find({}, { location: 0 }).lean<VenueDoc[]>();
-  for (const d of docs) g.upsert(venueView(d));
+  for (const d of await venues.all()) g.upsert(venueView(d));
   return g;
 }
 
 async function poll(g: VenueGrid): Promise<VenueGrid> {
   const started = Date.now();
-  const changes = await VenueChange.find({ _id: { $gte: changeKey(lastPoll - OVERLAP_MS) } }).lean<Array<{ _id: string; venue_id: number }>>();
+  const changes = await venueChanges.since(changeKey(lastPoll - OVERLAP_MS));
   const fresh = changes.filter((c) => !seen.has(c._id));
   for (const c of fresh) seen.set(c._id, started);
   for (const [id, at] of seen) if (at < started - 2 * OVERLAP_MS) seen.delete(id);
@@ -110,12 +111,12 @@ async function poll(g: VenueGrid): Promise<VenueGrid> {
   if (fresh.some((c) => c.venue_id === RELOAD_ALL)) return loadAll();
   const ids = [...new Set(fresh.map((c) => c.venue_id))];
   if (ids.length) {
-    const docs = await Venue.find({ _id: { $in: ids } }, { location: 0 }).lean<VenueDoc[]>();
+    const docs = await venues.byIds(ids);
     const present = new Set(docs.map((d) => d._id));
     for (const d of docs) g.upsert(venueView(d));
     for (const id of ids) if (!present.has(id)) g.remove(id);
   }
-  if (Math.random() < 0.02) await VenueChange.deleteMany({ _id: { $lt: changeKey(started - PRUNE_AFTER_MS) } });
+  if (Math.random() < 0.02) await venueChanges.pruneBefore(changeKey(started - PRUNE_AFTER_MS));
   return g;
 }
 
@@ -125,7 +126,7 @@ export function venueGrid(): Promise<VenueGrid> {
     grid = (async () => {
       // Changes written before this load are in it: the first poll must not reload for them.
       const started = Date.now();
-      const before = await VenueChange.find({ _id: { $gte: changeKey(started - OVERLAP_MS) } }, { _id: 1 }).lean<Array<{ _id: string }>>();
+      const before = await venueChanges.since(changeKey(started - OVERLAP_MS));
       for (const c of before) seen.set(c._id, started);
       lastPoll = started;
       return loadAll();

@@ -1,15 +1,18 @@
 /**
  * Venues and nearby search. The engine is chosen once per process: MongoDB's 2dsphere index
- * when the server answers geospatial queries, else the in-process grid (venue-index.ts).
+ * when the server answers geospatial queries, else the in-process venue index (venue-index.ts),
+ * which exists for the embedded server alone (no geospatial queries, and a scan of every venue
+ * for any filter but `_id`, see store.ts): on MongoDB it is never loaded. Single venues are read by `_id` on
+ * both servers.
  */
 import { invalid } from '../errors';
+import { placesFor, type PlacesAnswer } from '../engines/places';
 import { allocateIds } from './ids';
-import { Venue, VenueProduct, type GeoPoint, type VenueDoc } from './models';
+import { placesCache, venues, type GeoPoint, type VenueDoc } from './store';
 import { applyLocally, recordVenueChange, RELOAD_ALL, venueGrid } from './venue-index';
 import { distanceM } from './geo';
 import { venueView, type VenueView } from './views';
-import { missing, nameFilter, paged, type Page } from './queries';
-import { forgetPlaces } from '../engines/places';
+import { missing, nameFilter, type Page } from './queries';
 
 export interface VenueInput {
   name: string;
@@ -24,73 +27,45 @@ const point = (lat: number, lon: number): GeoPoint => ({ type: 'Point', coordina
 
 let engine: Promise<GeoEngine> | undefined;
 
-/** Probes the server once: a 2dsphere index and a $nearSphere query must both work. */
+/** Probes the server once. */
 export function geoEngine(): Promise<GeoEngine> {
-  engine ??= (async (): Promise<GeoEngine> => {
-    try {
-      await Venue.collection.createIndex({ location: '2dsphere' });
-      await Venue.find({ location: { $nearSphere: { $geometry: point(0, 0), $maxDistance: 1 } } }).limit(1).lean();
-      return 'mongodb-2dsphere';
-    } catch {
-      return 'memory-grid';
-    }
-  })();
+  engine ??= venues.geoQueries().then((yes) => (yes ? 'mongodb-2dsphere' : 'memory-grid'));
   return engine;
 }
 
 export async function createVenue(organization_id: string, input: VenueInput): Promise<VenueView> {
   const [id] = await allocateIds('venue');
-  const doc = await Venue.create({ _id: id, organization_id, address: '', ...input, location: point(input.latitude, input.longitude) });
-  const view = venueView(doc.toObject());
+  const view = venueView(await venues.insert({ _id: id, organization_id, address: '', ...input, location: point(input.latitude, input.longitude) }));
   await recordVenueChange(id);
   await applyLocally(view);
   return view;
 }
 
-/** Many venues at once (seeding, the bench): one change line makes every grid reload. */
-export async function importVenues(organization_id: string, venues: VenueInput[]): Promise<number[]> {
-  const ids = await allocateIds('venue', venues.length);
-  for (let i = 0; i < venues.length; i += 1000) {
-    const batch = venues.slice(i, i + 1000).map((v, j) => ({ _id: ids[i + j], organization_id, address: '', ...v, location: point(v.latitude, v.longitude), created_at: new Date(), updated_at: new Date() }));
-    await Venue.collection.insertMany(batch as never[], { ordered: true });
-  }
+/** Many venues at once (seeding, the bench): one change line makes every venue index reload. */
+export async function importVenues(organization_id: string, input: VenueInput[]): Promise<number[]> {
+  const ids = await allocateIds('venue', input.length);
+  await venues.insertMany(input.map((v, i) => ({ _id: ids[i], organization_id, address: '', ...v, location: point(v.latitude, v.longitude) })));
   await recordVenueChange(RELOAD_ALL);
   return ids;
 }
 
 async function venueDoc(organization_id: string, venue_id: number): Promise<VenueDoc> {
-  const doc = await Venue.findOne({ _id: venue_id, organization_id }, { location: 0 }).lean<VenueDoc>();
+  const doc = await venues.get(organization_id, venue_id);
   if (!doc) throw missing();
   return doc;
 }
 
-/** Read from the database, never from a possibly stale grid. */
-export async function requireVenue(organization_id: string, venue_id: number): Promise<VenueView> {
-  return venueView(await venueDoc(organization_id, venue_id));
-}
-
-/**
- * For reads: the grid when that is the engine (FerretDB scans the collection even for an id),
- * else the database. A venue the grid does not know yet (written by another process less than
- * a second ago) is looked up in the database.
- */
+/** By `_id` from the database on both servers (never from the venue index, which may lag a second). */
 export async function getVenue(organization_id: string, venue_id: number): Promise<VenueView> {
-  if ((await geoEngine()) === 'memory-grid') {
-    const v = (await venueGrid()).byId.get(venue_id);
-    if (v) {
-      if (v.organization_id !== organization_id) throw missing();
-      return v;
-    }
-  }
-  return requireVenue(organization_id, venue_id);
+  return venueView(await venueDoc(organization_id, venue_id));
 }
 
 export async function updateVenue(organization_id: string, venue_id: number, input: VenueInput): Promise<VenueView> {
   await venueDoc(organization_id, venue_id);
-  const doc = await Venue.findOneAndUpdate({ _id: venue_id, organization_id }, { $set: { address: '', ...input, location: point(input.latitude, input.longitude) } }, { new: true }).lean<VenueDoc>();
+  const doc = await venues.set(organization_id, venue_id, { address: '', ...input, location: point(input.latitude, input.longitude) });
   if (!doc) throw missing();
   const view = venueView(doc);
-  await forgetPlaces(venue_id);
+  await placesCache.forget(venue_id);
   await recordVenueChange(venue_id);
   await applyLocally(view);
   return view;
@@ -98,15 +73,12 @@ export async function updateVenue(organization_id: string, venue_id: number, inp
 
 export async function deleteVenue(organization_id: string, venue_id: number): Promise<void> {
   await venueDoc(organization_id, venue_id);
-  await VenueProduct.deleteMany({ organization_id, venue_id });
-  await Venue.deleteOne({ _id: venue_id, organization_id });
-  await forgetPlaces(venue_id);
+  await venues.remove(organization_id, venue_id);
   await recordVenueChange(venue_id);
   await applyLocally({ id: venue_id, removed: true });
 }
 
-export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) =>
-  paged<VenueDoc, VenueView>(Venue, { organization_id, ...nameFilter(filter.q) }, page, venueView, { location: 0 });
+export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) => venues.page({ organization_id, ...nameFilter(filter.q) }, page, venueView);
 
 export interface NearbyResult {
   venues: Array<VenueView & { distance_m: number }>;
@@ -117,25 +89,25 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
   if (!Number.isFinite(latitude) || latitude < -90 || latitude > 90) throw invalid('latitude', 'must be a number between -90 and 90');
   const e = await geoEngine();
   if (e === 'memory-grid') return { venues: (await venueGrid()).nearby(organization_id, latitude, longitude, radiusM, limit), engine: e };
-  const docs = await Venue.find({ organization_id, location: { $nearSphere: { $geometry: point(latitude, longitude), $maxDistance: radiusM } } }, { location: 0 })
-    .limit(limit)
-    .lean<VenueDoc[]>();
+  const docs = await venues.near(organization_id, point(latitude, longitude), radiusM, limit);
   return {
     venues: docs.map((d) => ({ ...venueView(d), distance_m: Math.round(distanceM(latitude, longitude, d.latitude, d.longitude) * 10) / 10 })),
     engine: e,
   };
 }
 
-/** Candidate venues for matching a receipt's header. */
+/** Candidate venues for matching a receipt's header, and for search. */
 export async function organizationVenues(organization_id: string): Promise<VenueView[]> {
   if ((await geoEngine()) === 'memory-grid') return (await venueGrid()).ofOrganization(organization_id);
-  const docs = await Venue.find({ organization_id }, { location: 0 }).limit(5000).lean<VenueDoc[]>();
-  return docs.map(venueView);
+  return (await venues.ofOrganization(organization_id, 5000)).map(venueView);
 }
 
+/** The venue's third-party places data (PLACES_PROVIDER), kept in the retail store. */
+export const venuePlaces = (v: VenueView): Promise<PlacesAnswer> => placesFor(v, placesCache);
+
 /**
- * Loads the grid in the background at process start, so the first nearby search or scan does
- * not wait for it (~10 s for 100,000 venues on FerretDB).
+ * Loads the venue index in the background at process start on servers that need it, so the first
+ * nearby search or scan does not wait for it (~10 s for 100,000 venues on the embedded server).
  */
 export function warmVenues(): void {
   geoEngine()

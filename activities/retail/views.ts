@@ -1,5 +1,5 @@
 /** The JSON shapes of retail resources. */
-import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './models';
+import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './store';
 import { describeBarcode } from './barcodes';
 
 const iso = (d: Date | undefined) => (d ? new Date(d).toISOString() : null);

@@ -8,6 +8,7 @@ import { config } from '../config';
 import { isDuplicateKey, PlatformError } from '../errors';
 import { receiptImages } from '../engines/images';
 import { recognize } from '../engines/ocr';
+import { visionModel } from '../llm/engine-models';
 import { getObject, putObject } from '../engines/storage';
 import { uploadPaths, type StoredUpload } from '../images/images';
 import { creditPoints } from '../loyalty/ledger';
@@ -59,7 +60,7 @@ export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const image_ms = Math.round(performance.now() - started);
-  const ocr = await recognize(page, { organization_id: upload.organization_id, user_id: upload.user_id });
+  const ocr = await recognize(page, visionModel({ organization_id: upload.organization_id, user_id: upload.user_id }));
   return {
     media_public_id: upload.media_id,
     original_path: upload.original_path,

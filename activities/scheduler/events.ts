@@ -1,12 +1,12 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { PlatformError, conflict, invalid, isDuplicateKey, notFound } from '../errors';
+import { PlatformError, conflict, invalid, notFound } from '../errors';
 import { newId } from '../ids';
 import { isFoldTwin, isTimeZone, nextRuns, type Recurrence } from './calendar';
 import { parseCron } from './cron';
-import { EventCompletion, EventRun, ScheduledEvent, completionKey, type EventDoc, type EventType, type Overlap, type RunDoc } from './models';
+import type { EventType, Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
-import { checkWebhookTarget } from '../engines/webhooks';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
+import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, insertCompletion, insertEvent, insertRun, removeEvent, runById, runsOf, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
 import { Context } from '@temporalio/activity';
 
 export interface EventInput {
@@ -56,8 +56,7 @@ export function checkTiming(input: EventInput, now = new Date()): string | null 
 
 /** Metadata a type needs to run at all, checked when the event is saved. */
 async function checkMetadata(input: EventInput): Promise<void> {
-  if (input.type_of_event === 'webhook') await checkWebhookTarget(input.metadata.url);
-  if (input.type_of_event === 'loyalty' && typeof input.metadata.action_type !== 'string') throw invalid('metadata.action_type', 'required for loyalty events');
+  await TASKS[input.type_of_event].checkMetadata?.(input.metadata);
 }
 
 /** What a save (create or update) writes: the event's definition and who saved it, whose rights its runs use. */
@@ -68,7 +67,7 @@ const savedFields = (input: EventInput, timezone: string | null, a: Actor) => ({
   start_event: input.start_event,
   end_date: input.end_date,
   timezone,
-  metadata_json: JSON.stringify(input.metadata),
+  metadata_json: encodeMetadata(input.metadata),
   status: 'scheduled' as const,
   actor_key_id: a.key_id,
   actor_user_id: a.user_id,
@@ -82,30 +81,17 @@ export async function createEvent(owner: { organization_id: string; user_id: str
   const timezone = checkTiming(input);
   await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const doc = await ScheduledEvent.create({ _id: newId('evt'), ...owner, ...savedFields(input, timezone, actor), rev: 0 });
-  return doc.toObject();
+  return insertEvent({ _id: newId('evt'), ...owner, ...savedFields(input, timezone, actor), rev: 0 });
 }
 
-/**
- * The event by primary key alone, checked against the organization here: FerretDB 1.x pushes a
- * plain `{_id}` filter down to SQLite and decodes and filters every document for any other.
- */
-async function findEvent(organization_id: string, event_id: string): Promise<EventDoc | null> {
-  const doc = await ScheduledEvent.findById(event_id).lean<EventDoc>();
-  return doc && doc.organization_id === organization_id ? doc : null;
-}
+const findEvent = eventById;
 
 /** A one-off event whose run at its start time happened reads as completed. */
 async function withStatus(docs: EventDoc[]): Promise<EventDoc[]> {
   const oneOff = docs.filter((d) => !d.recurrency && d.status !== 'completed');
   if (!oneOff.length) return docs;
-  const keys = oneOff.map((d) => completionKey(d._id, d.start_event));
-  const done = new Set(
-    keys.length === 1
-      ? ((await EventCompletion.findById(keys[0]).lean()) ? keys : [])
-      : (await EventCompletion.find({ event_id: { $in: oneOff.map((d) => d._id) } }, { _id: 1 }).lean()).map((c) => c._id),
-  );
-  return docs.map((d) => (!d.recurrency && done.has(completionKey(d._id, d.start_event)) ? { ...d, status: 'completed' as const } : d));
+  const done = await completedEvents(oneOff);
+  return docs.map((d) => (!d.recurrency && done.has(d._id) ? { ...d, status: 'completed' as const } : d));
 }
 
 export async function getEvent(organization_id: string, event_id: string): Promise<EventDoc> {
@@ -137,11 +123,7 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
 export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<EventDoc> {
   // The pause is its own change (setPaused): an update never writes back the pause it read.
   const { _id, created_at: _c, updated_at: _u, paused: _p, pause_note: _n, paused_at: _a, ...fields } = next;
-  const doc = await ScheduledEvent.findOneAndUpdate(
-    { _id, organization_id: prev.organization_id, rev: prev.rev ?? { $exists: false } },
-    { $set: fields },
-    { new: true },
-  ).lean<EventDoc>();
+  const doc = await writeOverRevision(prev.organization_id, _id, prev.rev, fields);
   if (!doc) throw conflict('The event was changed or deleted at the same time; read it and try again');
   return (await withStatus([doc]))[0];
 }
@@ -150,13 +132,11 @@ export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<Even
 export const storedEvent = (organization_id: string, event_id: string) => findEvent(organization_id, event_id);
 
 export async function deleteEvent(organization_id: string, event_id: string): Promise<void> {
-  const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
-  if (!res.deletedCount) throw eventNotFound();
-  await EventCompletion.deleteMany({ event_id });
+  if (!(await removeEvent(organization_id, event_id))) throw eventNotFound();
 }
 
 export async function listEvents(organization_id: string, user_id?: string): Promise<EventDoc[]> {
-  return withStatus(await ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>());
+  return withStatus(await eventsOf(organization_id, user_id));
 }
 
 /**
@@ -164,11 +144,7 @@ export async function listEvents(organization_id: string, user_id?: string): Pro
  * `rev` is left alone, so an update in flight still commits its definition).
  */
 export async function setPaused(organization_id: string, event_id: string, paused: boolean, note: string | null): Promise<EventDoc> {
-  const doc = await ScheduledEvent.findOneAndUpdate(
-    { _id: event_id, organization_id },
-    { $set: { paused, pause_note: note, paused_at: paused ? new Date() : null } },
-    { new: true },
-  ).lean<EventDoc>();
+  const doc = await writePause(organization_id, event_id, { paused, pause_note: note, paused_at: paused ? new Date() : null });
   if (!doc) throw eventNotFound();
   return (await withStatus([doc]))[0];
 }
@@ -185,7 +161,7 @@ export interface RunFilter {
 export async function listRuns(organization_id: string, event_id: string, f: RunFilter = {}) {
   const started = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
   const filter = { organization_id, event_id, ...(f.status ? { outcome: f.status } : {}), ...(f.from || f.to ? { started_at: started } : {}) };
-  const runs = await EventRun.find(filter).sort({ started_at: -1 }).skip(f.offset ?? 0).limit(f.limit ?? 100).lean<RunDoc[]>();
+  const runs = await runsOf(filter, f.offset ?? 0, f.limit ?? 100);
   return runs.map((r) => ({
     run_id: r._id,
     time: r.started_at.toISOString(),
@@ -193,7 +169,7 @@ export async function listRuns(organization_id: string, event_id: string, f: Run
     trigger: r.trigger,
     outcome: r.outcome,
     error: r.error ?? null,
-    result: r.result_json ? (JSON.parse(r.result_json) as Record<string, unknown>) : null,
+    result: r.result,
   }));
 }
 
@@ -203,7 +179,7 @@ export async function listRuns(organization_id: string, event_id: string, f: Run
  * rule came from "execute now".
  */
 export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null; max_attempts: number }) {
-  const recorded = await EventRun.findById(input.run_id).lean<RunDoc>();
+  const recorded = await runById(input.run_id);
   if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
   const started_at = new Date();
   const event = await findEvent(input.organization_id, input.event_id);
@@ -226,12 +202,12 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     outcome = 'skipped';
     error = 'event was deleted';
   } else {
-    const metadata = JSON.parse(event.metadata_json) as Record<string, unknown>;
+    const metadata = eventMetadata(event);
     try {
       // Rights are checked again at each run: the saver's key may be revoked since.
       const actor_level = await checkRunRights(event, metadata);
       const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata, actor_level };
-      result = await TASKS[event.type_of_event](task);
+      result = await TASKS[event.type_of_event].run(task);
     } catch (err) {
       // A client-side problem (bad metadata, component missing) is recorded at once; anything
       // else is retried by Temporal with backoff, and recorded when the last attempt fails too.
@@ -239,19 +215,9 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       outcome = 'failed';
       error = (err as Error).message;
     }
-    if (!event.recurrency && trigger === 'scheduled') {
-      try {
-        await EventCompletion.create({ _id: completionKey(event._id, event.start_event), event_id: event._id, organization_id: event.organization_id, run_id: input.run_id, completed_at: new Date() });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
-    }
+    if (!event.recurrency && trigger === 'scheduled') await insertCompletion(event, input.run_id);
   }
-  try {
-    await EventRun.create({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result_json: result ? JSON.stringify(result) : undefined });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+  await insertRun({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result: result ?? null });
   return { outcome, error: error ?? null };
 }
 

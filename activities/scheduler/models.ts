@@ -1,10 +1,8 @@
+/** The scheduler's schemas; store.ts is the one file that reads and writes them. */
 import mongoose, { Schema } from 'mongoose';
+import { EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants';
 
-export const EVENT_TYPES = ['email', 'loyalty', 'billing', 'support', 'feedback', 'documents', 'webhook'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-export const OVERLAPS = ['skip', 'buffer_one', 'allow_all'] as const;
-export type Overlap = (typeof OVERLAPS)[number];
-export const DEFAULT_CATCHUP_MINUTES = 60;
+export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants';
 
 const eventSchema = new Schema(
   {
@@ -99,8 +97,7 @@ export interface RunDoc {
 
 /**
  * A one-off event's scheduled run happened: `<event id>@<start_event ISO>`, inserted once. Runs
- * never update the event: on FerretDB 1.x an update scans the whole collection under the write
- * lock, and at 20 due events a second those scans were most of the dispatch lateness.
+ * never update the event (store.ts says why).
  */
 const completionSchema = new Schema(
   {
@@ -121,8 +118,6 @@ export interface CompletionDoc {
   run_id: string;
   completed_at: Date;
 }
-
-export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
 
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');

@@ -4,12 +4,13 @@
  * is saved and again at every run, because a key can be revoked meanwhile.
  */
 import { PlatformError, forbidden } from '../errors';
-import { ApiKey } from '../identity/models';
 import { levelOf } from '../identity/api-keys';
+import { keysOfUser } from '../identity/store';
 import { getUser } from '../identity/users';
-import { ADMIN_LEVEL, checkFreeText, checkRecipient } from '../email/policy';
-import { getRules } from '../loyalty/rules';
-import type { EventDoc, EventType } from './models';
+import { ADMIN_LEVEL, checkRecipient } from '../email/policy';
+import type { EventType } from './constants';
+import { TASKS } from './registry';
+import type { EventDoc } from './store';
 
 /** Who saved an event: the key, its user and its level (0 basic, 1 admin, 2 system_admin). */
 export interface Actor {
@@ -18,35 +19,19 @@ export interface Actor {
   level: number;
 }
 
-/** Types that read or send beyond the owner's own data need an admin. */
-const ADMIN_ONLY: Partial<Record<EventType, string>> = {
-  feedback: "the organization's feedback statistics",
-  webhook: "sending the owner's data to an address of its choice",
-};
-
-/** Types whose task mails a report the platform writes to metadata.recipient or the owner. */
-const MAILS_REPORT: readonly EventType[] = ['billing', 'documents', 'feedback'];
-
-/** What a basic key could report by hand (the run is checked again by awardAction itself). */
-async function checkActionRights(organization_id: string, action_type: string, level: number): Promise<void> {
-  const rules = await getRules(organization_id);
-  const policy = Object.hasOwn(rules.policies, action_type) ? rules.policies[action_type] : undefined;
-  if (level < ADMIN_LEVEL && policy && !policy.self_service) {
-    throw forbidden(`Action "${action_type}" needs an admin key: a basic API key may only schedule the self-service actions`);
-  }
-}
-
 const ownEmail = async (organization_id: string, user_id: string) => (await getUser(organization_id, user_id)).email;
 
-/** 403 naming what is missing when an actor of `level` may not schedule this event. */
+/**
+ * 403 naming what is missing when an actor of `level` may not schedule this event: the task's own
+ * rules (its component's `scheduled.ts`), and a mailed report's recipient.
+ */
 export async function checkEventRights(ev: { organization_id: string; user_id: string; type_of_event: EventType; metadata: Record<string, unknown> }, level: number): Promise<void> {
   if (level >= ADMIN_LEVEL) return;
-  const reason = ADMIN_ONLY[ev.type_of_event];
-  if (reason) throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${reason})`);
+  const task = TASKS[ev.type_of_event];
+  if (task.admin_only) throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${task.admin_only})`);
   const m = ev.metadata;
-  if (ev.type_of_event === 'loyalty' && typeof m.action_type === 'string') await checkActionRights(ev.organization_id, m.action_type, level);
-  if (ev.type_of_event === 'email') checkFreeText(m.email_type === 'conversation_summary' ? 'conversation_summary' : 'notification', m);
-  if ((ev.type_of_event === 'email' || MAILS_REPORT.includes(ev.type_of_event)) && m.recipient !== undefined) {
+  await task.checkRights?.(ev, level);
+  if (task.mails_report && m.recipient !== undefined) {
     checkRecipient(level, typeof m.recipient === 'string' ? m.recipient : '', await ownEmail(ev.organization_id, ev.user_id));
   }
 }
@@ -59,7 +44,7 @@ export async function checkEventRights(ev: { organization_id: string; user_id: s
 export async function currentLevel(ev: EventDoc): Promise<number> {
   const user_id = ev.actor_user_id ?? ev.user_id;
   const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
-  const keys = await ApiKey.find({ organization_id: ev.organization_id, user_id, status: 'active' }, { key_id: 1, permissions: 1 }).lean<{ key_id: string; permissions: string[] }[]>();
+  const keys = await keysOfUser(ev.organization_id, user_id, { active: true, fields: ['key_id', 'permissions'] });
   const own = keys.find((k) => k.key_id === ev.actor_key_id);
   const level = own ? levelOf(own.permissions) : Math.max(-1, ...keys.map((k) => levelOf(k.permissions)));
   if (level < 0) {

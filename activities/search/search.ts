@@ -5,47 +5,17 @@
  * normalized query, its primary key); at most HISTORY_LIMIT entries per user are kept.
  */
 import { createHash } from 'node:crypto';
-import mongoose, { Schema } from 'mongoose';
+import { jsonText } from '../db';
 import { notFound } from '../errors';
 import { newId } from '../ids';
-import { Gift, type GiftDoc } from '../gifts/models';
-import { Brand, Product, type BrandDoc, type ProductDoc } from '../retail/models';
-import { organizationVenues } from '../retail/venues';
-import { TextEmbedding } from '../text/text';
-import { NormalizedResponse, type NormalizedDoc } from '../responses/normalized';
+import { giftsForSearch } from '../gifts/store';
+import { searchableCatalogue } from '../retail/catalogue';
+import { userTextExcerpts } from '../text/store';
+import { userResponses } from '../responses/store';
+import { deleteRecord, deleteUserRecords, saveRecord, userRecords, type SearchRecordDoc } from './store';
 
 export const HISTORY_LIMIT = 100;
 const PER_TYPE = 10;
-
-const searchRecordSchema = new Schema(
-  {
-    /** `<organization_id>|<user_id>|<sha256 of the normalized query>` */
-    _id: { type: String, required: true },
-    id: { type: String, required: true, unique: true },
-    organization_id: { type: String, required: true },
-    user_id: { type: String, required: true },
-    idp_id: { type: String, required: true },
-    query: { type: String, required: true },
-    /** JSON text of the results (FerretDB-safe) */
-    search_data_json: { type: String, required: true },
-    created_at: { type: Date, required: true },
-  },
-  { versionKey: false },
-);
-searchRecordSchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
-
-interface SearchRecordDoc {
-  _id: string;
-  id: string;
-  organization_id: string;
-  user_id: string;
-  idp_id: string;
-  query: string;
-  search_data_json: string;
-  created_at: Date;
-}
-
-const SearchRecord = mongoose.model<SearchRecordDoc>('SearchRecord', searchRecordSchema, 'search_history');
 
 export const normalizeQuery = (q: string) => q.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, ' ').trim();
 
@@ -78,25 +48,23 @@ export interface SearchData {
 export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
   const terms = [...new Set(normalizeQuery(query).split(' ').filter((t) => t.length >= 2))];
   if (!terms.length) return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
-  const [brands, products, venues, gifts, texts, documents] = await Promise.all([
-    Brand.find({ organization_id }).lean<BrandDoc[]>(),
-    Product.find({ organization_id }).lean<ProductDoc[]>(),
-    organizationVenues(organization_id),
-    Gift.find({ organization_id }).lean<GiftDoc[]>(),
-    TextEmbedding.find({ organization_id, user_id }, { excerpt: 1, file_path: 1, created_at: 1 }).lean<Array<{ _id: string; excerpt: string; file_path: string; created_at: Date }>>(),
-    NormalizedResponse.find({ organization_id, user_id, source: 'document' }).lean<NormalizedDoc[]>(),
+  const [{ brands, products, venues }, gifts, texts, documents] = await Promise.all([
+    searchableCatalogue(organization_id),
+    giftsForSearch(organization_id),
+    userTextExcerpts(organization_id, user_id),
+    userResponses(organization_id, user_id, 'document'),
   ]);
   const docs = documents.map((d) => {
-    const m = JSON.parse(d.metadata_json) as { source_filename?: string; text_excerpt?: string; thumbnail_path?: string; original_path?: string; data?: { folder_structure?: { folder_name?: string; category?: string } } };
+    const m = d.metadata as { source_filename?: string; text_excerpt?: string; thumbnail_path?: string; original_path?: string; data?: { folder_structure?: { folder_name?: string; category?: string } } };
     return { response_id: d.response_id, filename: m.source_filename ?? '', folder: m.data?.folder_structure?.folder_name ?? null, category: m.data?.folder_structure?.category ?? null, thumbnail_path: m.thumbnail_path ?? null, excerpt: (m.text_excerpt ?? '').slice(0, 200), conversation_id: d.conversation_id };
   });
   const digits = query.replace(/\D/g, '');
   const data: SearchData = {
     query,
-    brands: top(brands.map((b) => ({ id: b._id, name: b.name, description: b.description })), (b) => score(terms, b.name, b.description)),
-    products: top(products.map((p) => ({ id: p._id, name: p.name, brand_id: p.brand_id, barcode: p.barcode })), (p) => (digits.length >= 8 && p.barcode === digits ? 1 : score(terms, p.name))),
+    brands: top(brands.map((b) => ({ id: b.id, name: b.name, description: b.description })), (b) => score(terms, b.name, b.description)),
+    products: top(products.map((p) => ({ id: p.id, name: p.name, brand_id: p.brand_id, barcode: p.barcode })), (p) => (digits.length >= 8 && p.barcode === digits ? 1 : score(terms, p.name))),
     venues: top(venues.map((v) => ({ id: v.id, name: v.name, address: v.address })), (v) => score(terms, v.name, v.address)),
-    gifts: top(gifts.map((g) => ({ id: g.gift_id, gift_name: g.gift_name, gift_type: g.gift_type, points_value: g.points_value ?? null })), (g) => score(terms, g.gift_name, g.gift_type.replace(/_/g, ' '))),
+    gifts: top(gifts, (g) => score(terms, g.gift_name, g.gift_type.replace(/_/g, ' '))),
     texts: top(texts.map((t) => ({ embedding_id: t._id, file_path: t.file_path, excerpt: t.excerpt })), (t) => score(terms, t.excerpt)),
     documents: top(docs, (d) => score(terms, d.filename.replace(/[._-]+/g, ' '), d.folder ?? '', d.excerpt)),
     total: 0,
@@ -114,12 +82,14 @@ export interface SearchRecordView {
   created_at: string;
 }
 
+const searchData = jsonText<SearchData>(() => ({ query: '', brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 }));
+
 const view = (r: SearchRecordDoc): SearchRecordView => ({
   id: r.id,
   idp_id: r.idp_id,
   organization_id: r.organization_id,
   query: r.query,
-  results: { search_data: JSON.parse(r.search_data_json) },
+  results: { search_data: searchData.decode(r.search_data_json) },
   created_at: new Date(r.created_at).toISOString(),
 });
 
@@ -134,30 +104,21 @@ export async function searchAndRecord(input: { organization_id: string; user_id:
     user_id: input.user_id,
     idp_id: input.idp_id,
     query: input.query,
-    search_data_json: JSON.stringify(data),
+    search_data_json: searchData.encode(data),
     created_at: new Date(),
   };
-  await SearchRecord.replaceOne({ _id: key }, doc, { upsert: true });
-  const extra = await SearchRecord.find({ organization_id: input.organization_id, user_id: input.user_id }, { _id: 1 }).sort({ created_at: -1 }).skip(HISTORY_LIMIT).lean<Array<{ _id: string }>>();
-  if (extra.length) await SearchRecord.deleteMany({ _id: { $in: extra.map((e) => e._id) } });
+  await saveRecord(doc, HISTORY_LIMIT);
   return view(doc);
 }
 
 export async function searchHistory(input: { organization_id: string; user_id: string; from?: Date; to?: Date }): Promise<SearchRecordView[]> {
-  const created_at = input.from || input.to ? { ...(input.from ? { $gte: input.from } : {}), ...(input.to ? { $lte: input.to } : {}) } : undefined;
-  const docs = await SearchRecord.find({ organization_id: input.organization_id, user_id: input.user_id, ...(created_at ? { created_at } : {}) })
-    .sort({ created_at: -1 })
-    .limit(HISTORY_LIMIT)
-    .lean<SearchRecordDoc[]>();
-  return docs.map(view);
+  return (await userRecords(input.organization_id, input.user_id, { from: input.from, to: input.to }, HISTORY_LIMIT)).map(view);
 }
 
 export async function deleteSearchRecord(organization_id: string, user_id: string, id: string): Promise<void> {
-  const res = await SearchRecord.deleteOne({ organization_id, user_id, id });
-  if (!res.deletedCount) throw notFound('Search record not found');
+  if (!(await deleteRecord(organization_id, user_id, id))) throw notFound('Search record not found');
 }
 
 export async function clearSearchHistory(organization_id: string, user_id: string): Promise<number> {
-  const res = await SearchRecord.deleteMany({ organization_id, user_id });
-  return res.deletedCount ?? 0;
+  return deleteUserRecords(organization_id, user_id);
 }

@@ -3,9 +3,10 @@ import { PlatformError } from '../errors';
 import { getObject } from '../engines/storage';
 import { transcribe, type Transcript } from '../engines/speech';
 import type { StoredUpload } from '../images/images';
+import { speechRoute } from '../llm/engine-models';
 
 export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
   const body = await getObject(upload.original_path);
   if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
-  return transcribe(body, { organization_id: upload.organization_id, user_id: upload.user_id });
+  return transcribe(body, await speechRoute({ organization_id: upload.organization_id, user_id: upload.user_id }));
 }

@@ -1,3 +1,4 @@
+/** The support schemas; store.ts is the one file that reads and writes them. */
 import mongoose, { Schema } from 'mongoose';
 
 /** An article of an organization's support knowledge base. */
@@ -24,7 +25,7 @@ const supportTurnSchema = new Schema(
     session_id: { type: String },
     question: { type: String, required: true },
     answer: { type: String, required: true },
-    /** JSON text: [{article_id, title, passage, score}] (FerretDB-safe) */
+    /** JSON text: [{article_id, title, passage, score}] (any keys survive either server) */
     citations_json: { type: String, required: true },
     source_agent: { type: String, required: true },
     escalate: { type: Boolean, required: true },

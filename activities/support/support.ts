@@ -8,7 +8,8 @@ import { verifySession } from '../sessions/sessions';
 import { newId } from '../ids';
 import { gatewayChat, usesModel } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
-import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
+import { Cache } from '../db';
+import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store';
 import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';
 
 export interface ArticleView {
@@ -33,39 +34,37 @@ const view = (a: ArticleDoc): ArticleView => ({
   updated_at: new Date(a.updated_at).toISOString(),
 });
 
-/** Each process keeps an organization's index INDEX_TTL_MS; its own writes drop it at once. */
+/**
+ * The built BM25 index of an organization, kept INDEX_TTL_MS per process: reading the knowledge
+ * base is keyed (store.ts), but tokenizing every passage again for each question of a burst is
+ * CPU the edge and workers need. This process's own article writes drop it at once; another
+ * process's are seen within INDEX_TTL_MS.
+ */
 const INDEX_TTL_MS = 2000;
-const indexes = new Map<string, { index: Promise<KnowledgeIndex>; until: number }>();
+const indexes = new Cache<string, Promise<KnowledgeIndex>>({ max: 1000, ttlMs: INDEX_TTL_MS });
 
 function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
   const hit = indexes.get(organization_id);
-  if (hit && hit.until > Date.now()) return hit.index;
-  const index = KnowledgeArticle.find({ organization_id })
-    .lean<ArticleDoc[]>()
-    .then((docs) => buildIndex(docs.map((d) => ({ id: d._id, title: d.title, body: d.body, tags: d.tags ?? [] }))));
-  if (indexes.size > 1000) indexes.clear();
-  indexes.set(organization_id, { index, until: Date.now() + INDEX_TTL_MS });
+  if (hit) return hit;
+  const index = knowledgeBase(organization_id).then(buildIndex);
+  indexes.set(organization_id, index);
   index.catch(() => indexes.delete(organization_id));
   return index;
 }
 
 export async function createArticle(organization_id: string, input: { title: string; body: string; tags?: string[] }, created_by: string): Promise<ArticleView> {
-  const doc = await KnowledgeArticle.create({ _id: newId('kb'), organization_id, title: input.title, body: input.body, tags: input.tags ?? [], created_by });
+  const doc = await insertArticle({ _id: newId('kb'), organization_id, title: input.title, body: input.body, tags: input.tags ?? [], created_by });
   indexes.delete(organization_id);
-  return view(doc.toObject());
+  return view(doc);
 }
 
 export async function listArticles(organization_id: string, page: number, limit: number) {
-  const [docs, total] = await Promise.all([
-    KnowledgeArticle.find({ organization_id }).sort({ created_at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<ArticleDoc[]>(),
-    KnowledgeArticle.countDocuments({ organization_id }),
-  ]);
+  const { docs, total } = await pageArticles(organization_id, page, limit);
   return { articles: docs.map(view), page, limit, total, has_more: page * limit < total };
 }
 
 export async function deleteArticle(organization_id: string, id: string): Promise<void> {
-  const res = await KnowledgeArticle.deleteOne({ _id: id, organization_id });
-  if (!res.deletedCount) throw notFound('Article not found');
+  if (!(await removeArticle(organization_id, id))) throw notFound('Article not found');
   indexes.delete(organization_id);
 }
 
@@ -133,23 +132,18 @@ export async function answerQuestion(input: { organization_id: string; user_id: 
   const hits = search(await knowledgeIndex(input.organization_id), input.prompt, 3);
   const answer = await compose(input, input.prompt, hits);
   const turn_id = input.turn_id ?? newId('turn');
-  await SupportTurn.updateOne(
-    { _id: turn_id },
-    {
-      $setOnInsert: {
-        organization_id: input.organization_id,
-        user_id: input.user_id,
-        conversation_id: input.conversation_id,
-        session_id: input.session_id,
-        question: input.prompt,
-        answer: answer.response,
-        citations_json: JSON.stringify(answer.citations),
-        source_agent: answer.source_agent,
-        escalate: answer.escalate,
-      },
-    },
-    { upsert: true },
-  );
+  await insertTurn({
+    _id: turn_id,
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    conversation_id: input.conversation_id,
+    session_id: input.session_id,
+    question: input.prompt,
+    answer: answer.response,
+    citations: answer.citations,
+    source_agent: answer.source_agent,
+    escalate: answer.escalate,
+  });
   const stored = await storeNormalizedResponse({
     response_id: `support:${turn_id}`,
     conversation_id: input.conversation_id,

@@ -4,11 +4,11 @@
  * Deterministic, so tests can state exact expectations.
  */
 import { NEGATIONS, NEGATIVE, POSITIVE, STOPWORDS } from './lexicon';
+import { tokenize } from '../engines/tokens';
 
 const ALL_STOPWORDS = new Set(Object.values(STOPWORDS).flat());
-const WORD = /[\p{L}\p{N}][\p{L}\p{N}'’-]*/gu;
 
-export const tokenize = (text: string): string[] => (text.toLowerCase().match(WORD) ?? []).map((w) => w.replace(/’/g, "'"));
+export { tokenize };
 
 export function sentences(text: string): string[] {
   return text

@@ -2,45 +2,14 @@
  * Text processing: the edge stores the text (storeText), the workflow `text:<text id>` analyses
  * and embeds it in the worker (processStoredText); and similarity search within an organization.
  */
-import mongoose, { Schema } from 'mongoose';
-import { isDuplicateKey, notFound, PlatformError } from '../errors';
+import { notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { getObject, putObject, removeObject } from '../engines/storage';
 import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
 import { gatewayEmbed, usesModel, type Caller } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
 import { analyseOffThread } from './analysis-runner';
-
-const embeddingSchema = new Schema(
-  {
-    _id: { type: String, required: true },
-    organization_id: { type: String, required: true },
-    user_id: { type: String, required: true },
-    engine: { type: String, required: true },
-    dimensions: { type: Number, required: true },
-    vector: { type: [Number], required: true },
-    file_path: { type: String, required: true },
-    excerpt: { type: String, required: true },
-    conversation_id: { type: String },
-  },
-  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
-);
-embeddingSchema.index({ organization_id: 1, user_id: 1 });
-
-interface EmbeddingDoc {
-  _id: string;
-  organization_id: string;
-  user_id: string;
-  engine: string;
-  dimensions: number;
-  vector: number[];
-  file_path: string;
-  excerpt: string;
-  conversation_id?: string;
-  created_at: Date;
-}
-
-export const TextEmbedding = mongoose.model<EmbeddingDoc>('TextEmbedding', embeddingSchema, 'text_embeddings');
+import { embeddingById, embeddingsOf, insertEmbedding } from './store';
 
 interface TextContext {
   organization_id: string;
@@ -113,21 +82,18 @@ export async function processStoredText(input: StoredTextInput) {
   }
   const { analysis, vector, engine } = embedded;
   const embedding_id = `emb_${input.text_id.slice(4)}`;
-  try {
-    await TextEmbedding.create({
-      _id: embedding_id,
-      organization_id: input.organization_id,
-      user_id: input.user_id,
-      engine,
-      dimensions: vector.length,
-      vector,
-      file_path,
-      excerpt: text.slice(0, 200),
-      conversation_id: input.conversation_id,
-    });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err; // the same text again: its embedding is already there
-  }
+  // once per text: a retried activity finds its embedding stored and goes on
+  await insertEmbedding({
+    _id: embedding_id,
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    engine,
+    dimensions: vector.length,
+    vector,
+    file_path,
+    excerpt: text.slice(0, 200),
+    conversation_id: input.conversation_id,
+  });
   const metadata = {
     ...analysis,
     embedding: { engine, dimensions: vector.length },
@@ -166,7 +132,7 @@ export async function similarTexts(input: { organization_id: string; user_id?: s
   let vector: number[];
   let engine: string;
   if (input.embedding_id) {
-    const own = await TextEmbedding.findOne({ _id: input.embedding_id, organization_id: input.organization_id, ...(input.user_id ? { user_id: input.user_id } : {}) }).lean<EmbeddingDoc>();
+    const own = await embeddingById(input.organization_id, input.embedding_id, input.user_id);
     if (!own) throw notFound(`Embedding not found: ${input.embedding_id}`);
     vector = own.vector;
     engine = own.engine;
@@ -174,9 +140,7 @@ export async function similarTexts(input: { organization_id: string; user_id?: s
     ({ vector, engine } = await embedQuery(input.query ?? '', { organization_id: input.organization_id, user_id: input.caller_user_id }));
   }
   // Vectors of different engines live in different spaces: only the same engine's are compared.
-  const filter: Record<string, string> = { organization_id: input.organization_id, engine };
-  if (input.user_id) filter.user_id = input.user_id;
-  const docs = await TextEmbedding.find(filter).lean<EmbeddingDoc[]>();
+  const docs = await embeddingsOf({ organization_id: input.organization_id, engine, ...(input.user_id ? { user_id: input.user_id } : {}) });
   return docs
     .filter((d) => d._id !== input.embedding_id)
     .map((d) => ({ embedding_id: d._id, score: Math.round(cosine(vector, d.vector) * 10000) / 10000, user_id: d.user_id, file_path: d.file_path, excerpt: d.excerpt, conversation_id: d.conversation_id ?? null, created_at: d.created_at.toISOString() }))

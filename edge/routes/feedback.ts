@@ -1,10 +1,10 @@
 /**
- * Feedback (CONTRACT.md): submitted by any key, analysed asynchronously by the workflow
+ * Feedback: submitted by any key, analysed asynchronously by the workflow
  * `feedback-analysis:<id>`, summarized for admins.
  */
 import { z } from 'zod';
 import { dropFeedback, feedbackStats, storeFeedback } from '../../activities/feedback/feedback';
-import { FEEDBACK_TYPES } from '../../activities/feedback/models';
+import { FEEDBACK_TYPES } from '../../activities/feedback/constants';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';

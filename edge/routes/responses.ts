@@ -48,7 +48,7 @@ defineRoute({
   },
 });
 
-// Extension: deleting a conversation removes what was stored for it (issue 7).
+// Extension: deleting a conversation removes what was stored for it.
 defineRoute({
   method: 'DELETE',
   paths: ['/conversations/:conversation_id'],

@@ -7,8 +7,7 @@ import { config } from '../../activities/config';
 import { invalid } from '../../activities/errors';
 import * as catalogue from '../../activities/retail/catalogue';
 import * as venues from '../../activities/retail/venues';
-import { MAPPING_STATUSES } from '../../activities/retail/models';
-import { placesFor } from '../../activities/engines/places';
+import { MAPPING_STATUSES } from '../../activities/retail/constants';
 import { organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { organizationId } from '../schemas';
@@ -276,7 +275,7 @@ defineRoute({
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const v = await venues.getVenue(org, params.venue_id);
-    const [products, places] = await Promise.all([catalogue.venueProducts(org, v.id), placesFor(v)]);
+    const [products, places] = await Promise.all([catalogue.venueProducts(org, v.id), venues.venuePlaces(v)]);
     // Why the provider failed (its status, a missing key) is for administrators; a user can only retry later.
     if (places.places_error && principal.level === 0) places.places_error = 'unavailable';
     return { success: true, venue: v, products, ...places };

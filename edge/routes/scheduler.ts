@@ -7,7 +7,8 @@ import { z } from 'zod';
 import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
 import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
-import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventDoc } from '../../activities/scheduler/models';
+import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS } from '../../activities/scheduler/constants';
+import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
 import { invalid } from '../../activities/errors';
 import type { Principal } from '../../activities/identity/api-keys';
 import { actingUser, existingUser, organizationFor } from '../auth';
@@ -109,7 +110,7 @@ const viewA = (e: EventDoc): z.output<typeof eventA> => ({
   recurrency: e.recurrency,
   end_date: e.end_date?.toISOString() ?? null,
   status: e.status,
-  metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+  metadata: storedMetadata(e),
   ...controlView(e),
 });
 const viewB = (e: EventDoc): z.output<typeof eventB> => ({
@@ -122,7 +123,7 @@ const viewB = (e: EventDoc): z.output<typeof eventB> => ({
   start_event: e.start_event.toISOString(),
   end_date: e.end_date?.toISOString() ?? null,
   status: e.status,
-  metadata: JSON.parse(e.metadata_json) as Record<string, unknown>,
+  metadata: storedMetadata(e),
   ...controlView(e),
   created_at: e.created_at.toISOString(),
   updated_at: e.updated_at.toISOString(),
@@ -180,7 +181,7 @@ async function execute(p: Principal, orgRequested: string | undefined, event_id:
   const e = await visibleEvent(p, org, event_id);
   // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
   // admin saved cannot repeat an admin-only award or report at will).
-  await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: JSON.parse(e.metadata_json) as Record<string, unknown> }, p.level);
+  await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: storedMetadata(e) }, p.level);
   const { at, replayed } = key === undefined ? { at: await triggerSchedule(event_id), replayed: false } : await runOnce(e, key);
   return {
     success: true as const,

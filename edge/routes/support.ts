@@ -1,5 +1,5 @@
 /**
- * Support Q&A (CONTRACT.md): the organization's knowledge base and answers that cite it.
+ * Support Q&A: the organization's knowledge base and answers that cite it.
  * Errors are `{detail}`; a conversation that is not the user's is 400 "Invalid conversation ID".
  */
 import { randomUUID } from 'node:crypto';

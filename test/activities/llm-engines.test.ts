@@ -17,6 +17,7 @@ import { updateOrganizationConfig, updateProviderConfig } from '../../activities
 import { AGENTS } from '../../activities/llm/models';
 import { recognize } from '../../activities/engines/ocr';
 import { transcribe } from '../../activities/engines/speech';
+import { speechRoute, visionModel } from '../../activities/llm/engine-models';
 import { speak } from '../helpers/speech';
 import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text';
 import { freePort } from '../../workers/infra';
@@ -131,13 +132,13 @@ describe('LLM gateway (mocked provider API: a local stand-in OpenAI-compatible s
     const org = await funded(10_000, 'business');
     const who = { organization_id: org, user_id: 'usr_x' };
     // not configured: the local engines answer
-    expect((await recognize(Buffer.from(await (await import('sharp')).default({ create: { width: 40, height: 20, channels: 3, background: '#fff' } }).png().toBuffer()), who)).engine).toBe('tesseract.js');
+    expect((await recognize(Buffer.from(await (await import('sharp')).default({ create: { width: 40, height: 20, channels: 3, background: '#fff' } }).png().toBuffer()), visionModel(who))).engine).toBe('tesseract.js');
     await updateOrganizationConfig(org, 'ticket_scan', { provider: 'openai', model: 'vision-x', max_tokens: 300 }, 'usr_admin');
     await updateOrganizationConfig(org, 'transcription', { provider: 'openai', model: 'whisper-x' }, 'usr_admin');
     await new Promise((r) => setTimeout(r, 2100)); // the gateway's settings cache
-    const ocr = await recognize(Buffer.from('png-bytes'), who);
+    const ocr = await recognize(Buffer.from('png-bytes'), visionModel(who));
     expect(ocr).toMatchObject({ engine: 'llm:mock-model', text: expect.stringContaining('FRESH MART') });
-    const heard = await transcribe(speak('i forgot my password'), who);
+    const heard = await transcribe(speak('i forgot my password'), await speechRoute(who));
     expect(heard).toMatchObject({ text: 'i forgot my password', engine: 'llm:whisper-x' });
     const usage = await tokenUsage(org, 'usr_x');
     expect(usage.usage_by_agent.ticket_scan).toBeGreaterThan(0);

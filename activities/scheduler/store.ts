@@ -1,0 +1,91 @@
+/**
+ * The scheduler store: the one file that reads and writes events, their runs and completions.
+ * A run reads its event and its own record by `_id` (both servers answer from the primary key);
+ * an event's organization is checked on the document read. Listings use the declared indexes
+ * (a user's events, an event's runs): an index on MongoDB, a scan on the embedded FerretDB,
+ * which these admin and owner pages afford. Runs never update their event: a one-off event's
+ * completion is its own document, inserted once (on FerretDB 1.x an update read the whole
+ * collection under the write lock, and at 20 due events a second those reads were most of the
+ * dispatch lateness).
+ */
+import { insertOnce, jsonText } from '../db';
+import { EventCompletion, EventRun, ScheduledEvent, type EventDoc, type RunDoc } from './models';
+
+export type { EventDoc, RunDoc };
+
+const metadataText = jsonText<Record<string, unknown>>(() => ({}));
+const resultText = jsonText<Record<string, unknown> | null>(null);
+
+export const encodeMetadata = (metadata: Record<string, unknown>) => metadataText.encode(metadata);
+/** The event's metadata (stored as JSON text: any keys survive FerretDB). */
+export const eventMetadata = (e: Pick<EventDoc, 'metadata_json'>): Record<string, unknown> => metadataText.decode(e.metadata_json);
+
+export async function insertEvent(doc: Omit<EventDoc, 'created_at' | 'updated_at'>): Promise<EventDoc> {
+  return (await ScheduledEvent.create(doc)).toObject() as EventDoc;
+}
+
+/** By primary key alone, the organization checked on the document. */
+export async function eventById(organization_id: string, event_id: string): Promise<EventDoc | null> {
+  const doc = await ScheduledEvent.findById(event_id).lean<EventDoc>();
+  return doc && doc.organization_id === organization_id ? doc : null;
+}
+
+/** Writes `fields` only over revision `rev` (absent on events saved before revisions); null when another write came between. */
+export async function writeOverRevision(organization_id: string, _id: string, rev: number | undefined, fields: Partial<EventDoc>): Promise<EventDoc | null> {
+  return ScheduledEvent.findOneAndUpdate({ _id, organization_id, rev: rev ?? { $exists: false } }, { $set: fields }, { new: true }).lean<EventDoc>();
+}
+
+export async function writePause(organization_id: string, _id: string, pause: { paused: boolean; pause_note: string | null; paused_at: Date | null }): Promise<EventDoc | null> {
+  return ScheduledEvent.findOneAndUpdate({ _id, organization_id }, { $set: pause }, { new: true }).lean<EventDoc>();
+}
+
+/** false: no such event in the organization. Its completions go with it. */
+export async function removeEvent(organization_id: string, event_id: string): Promise<boolean> {
+  const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
+  if (!res.deletedCount) return false;
+  await EventCompletion.deleteMany({ event_id });
+  return true;
+}
+
+export async function eventsOf(organization_id: string, user_id?: string): Promise<EventDoc[]> {
+  return ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>();
+}
+
+export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
+
+/** Which of these one-off events' start-time runs happened (one `_id` read for a single event). */
+export async function completedEvents(events: Array<Pick<EventDoc, '_id' | 'start_event'>>): Promise<Set<string>> {
+  if (events.length === 1) {
+    const [e] = events;
+    return new Set((await EventCompletion.findById(completionKey(e._id, e.start_event)).lean()) ? [e._id] : []);
+  }
+  const keys = new Set(events.map((e) => completionKey(e._id, e.start_event)));
+  const found = await EventCompletion.find({ event_id: { $in: events.map((e) => e._id) } }, { _id: 1, event_id: 1 }).lean<Array<{ _id: string; event_id: string }>>();
+  return new Set(found.filter((c) => keys.has(c._id)).map((c) => c.event_id));
+}
+
+/** Records the start-time run of a one-off event (once: a repeat changes nothing). */
+export async function insertCompletion(event: Pick<EventDoc, '_id' | 'organization_id' | 'start_event'>, run_id: string): Promise<void> {
+  await insertOnce(EventCompletion, { _id: completionKey(event._id, event.start_event), event_id: event._id, organization_id: event.organization_id, run_id, completed_at: new Date() });
+}
+
+export interface RunRecord extends Omit<RunDoc, 'result_json'> {
+  result: Record<string, unknown> | null;
+}
+
+const runRecord = ({ result_json, ...r }: RunDoc): RunRecord => ({ ...r, result: resultText.decode(result_json) });
+
+export async function runById(run_id: string): Promise<RunRecord | null> {
+  const doc = await EventRun.findById(run_id).lean<RunDoc>();
+  return doc ? runRecord(doc) : null;
+}
+
+/** The run's record, once per run id (an activity retry records nothing twice). */
+export async function insertRun(run: RunRecord): Promise<void> {
+  const { result, ...rest } = run;
+  await insertOnce(EventRun, { ...rest, ...(result ? { result_json: resultText.encode(result) } : {}) });
+}
+
+export async function runsOf(filter: Record<string, unknown>, skip: number, limit: number): Promise<RunRecord[]> {
+  return (await EventRun.find(filter).sort({ started_at: -1 }).skip(skip).limit(limit).lean<RunDoc[]>()).map(runRecord);
+}
