@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { dropFeedback, feedbackStats, storeFeedback } from '../../activities/feedback/feedback';
 import { FEEDBACK_TYPES } from '../../activities/feedback/constants';
+import { feedbackAnalysisWorkflow } from '../../workflows/feedback';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
@@ -36,7 +37,7 @@ defineRoute({
     const feedback_id = await storeFeedback({ organization_id: org, user_id: user.user_id, feedback_type: body.feedback_type, rating: body.rating, title: body.title, comment: body.comment });
     try {
       const client = await temporal();
-      await client.workflow.start('feedbackAnalysisWorkflow', {
+      await client.workflow.start(feedbackAnalysisWorkflow, {
         taskQueue: taskQueue(),
         workflowId: `feedback-analysis:${feedback_id}`,
         args: [{ feedback_id }],
