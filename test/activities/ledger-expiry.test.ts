@@ -140,6 +140,19 @@ describe('points that wait', () => {
   });
 });
 
+describe('reversals at once', () => {
+  it('five concurrent reversals of one credit write one entry', async () => {
+    const o = await organization({ points_expire_after_days: 30 });
+    await give(o, 'c', 40, 'c-1', T0);
+    await give(o, 'c', 10, 'c-2', T0);
+    const outs = await Promise.all(Array.from({ length: 5 }, () => reverseOperation({ organization_id: o, operation_id: 'c-1', reason: 'x', now: at(1) })));
+    expect(outs.filter((r) => !r.duplicate)).toHaveLength(1);
+    expect(new Set(outs.map((r) => r.reversal.entry_id)).size).toBe(1);
+    expect(await LedgerEntry.countDocuments({ organization_id: o, reason: 'reversal' })).toBe(1);
+    expect(await getBalance(o, 'c', at(1))).toMatchObject({ points: 10 });
+  });
+});
+
 describe('reversals that leave the balance below zero', () => {
   it('are refused unless allowed; a later credit pays the debt first', async () => {
     const o = await organization({ points_expire_after_days: 30 });
