@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/config';
+import { httpProvider } from '../activities/engines/gift-provider';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique } from './helpers/api';
@@ -44,6 +45,7 @@ const mock = {
   heldId: '',
 };
 let server: http.Server;
+let providerUrl: string;
 let platform: Platform;
 const log: string[] = [];
 let org: string;
@@ -130,7 +132,7 @@ const final = (id: string) => until(`redemption ${id} settled`, async () => (awa
 beforeAll(async () => {
   server = providerServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const providerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  providerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const suite = inject('platformEnv');
   const db = new URL(suite.MONGODB_URI);
   db.pathname = `/platform_${queue.replace(/-/g, '_')}`;
@@ -212,6 +214,20 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
       ]);
     }
   }, 200_000);
+
+  it("mocked provider: an order sent again is read from the provider's duplicate answer as the first transaction, never a second delivery", async () => {
+    const engine = httpProvider({ url: providerUrl, auth_url: `${providerUrl}/oauth/token`, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const order = { custom_identifier: unique('rdm_engine'), kind: 'mobile_top-ups' as const, product: 'Airtel Nigeria', amount: 500, country: 'NG', phone_number: '+2348031234567' };
+    const first = await engine.order(order);
+    // Sent again as a first attempt would be (no lookup): the provider answers 409 duplicate.
+    const again = await engine.order(order);
+    expect(first).toMatchObject({ state: 'delivered', pin: null });
+    expect(again).toEqual(first);
+    expect(mock.orderCalls.get(order.custom_identifier)).toBe(2);
+    expect([...mock.transactions.values()].filter((t) => t.customIdentifier === order.custom_identifier)).toHaveLength(1);
+    const wrong = httpProvider({ url: providerUrl, auth_url: `${providerUrl}/oauth/token`, client_id: CLIENT.id, client_secret: 'not-it' });
+    await expect(wrong.order({ ...order, custom_identifier: unique('rdm_engine') })).rejects.toMatchObject({ status: 502 });
+  });
 
   it('kills the worker between reserve and fulfil and shows the gift delivered once and the points debited once', async () => {
     const g = await gift(topUp);
