@@ -1,11 +1,12 @@
 /** One Temporal Schedule per event, `event:<event id>`, kept in step with the event store. */
 import { createHash } from 'node:crypto';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler/calendar';
 import { notFound } from '../activities/errors';
 import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants';
 import type { EventDoc } from '../activities/scheduler/store';
+import { scheduledEventWorkflow } from '../workflows/scheduler';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 
@@ -14,16 +15,17 @@ export const scheduleId = (event_id: string) => `event:${event_id}`;
 const OVERLAP: Record<Overlap, ScheduleOverlapPolicy> = { skip: ScheduleOverlapPolicy.SKIP, buffer_one: ScheduleOverlapPolicy.BUFFER_ONE, allow_all: ScheduleOverlapPolicy.ALLOW_ALL };
 
 function options(e: EventDoc) {
+  const action: ScheduleOptionsStartWorkflowAction<typeof scheduledEventWorkflow> = {
+    type: 'startWorkflow',
+    workflowType: scheduledEventWorkflow,
+    workflowId: `event-run:${e._id}`,
+    taskQueue: taskQueue(),
+    args: [{ event_id: e._id, organization_id: e.organization_id }],
+    typedSearchAttributes: platformSearchAttributes(e.organization_id, e.user_id, `scheduler:${e.type_of_event}`),
+  };
   return {
     spec: scheduleSpec({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }),
-    action: {
-      type: 'startWorkflow' as const,
-      workflowType: 'scheduledEventWorkflow',
-      workflowId: `event-run:${e._id}`,
-      taskQueue: taskQueue(),
-      args: [{ event_id: e._id, organization_id: e.organization_id }],
-      typedSearchAttributes: platformSearchAttributes(e.organization_id, e.user_id, `scheduler:${e.type_of_event}`),
-    },
+    action,
     // SKIP by default: while a run is pending (e.g. no worker up), later times are not queued behind
     // it, so a worker that comes back runs the missed event once, not once per missed time.
     policies: { overlap: OVERLAP[e.overlap ?? 'skip'], catchupWindow: (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000 },
@@ -78,7 +80,7 @@ export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; rep
   const { action } = options(e);
   const workflowId = `event-run:${e._id}-key-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
   try {
-    await client.workflow.start(action.workflowType, { workflowId, taskQueue: action.taskQueue, args: action.args, typedSearchAttributes: action.typedSearchAttributes, workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
+    await client.workflow.start(scheduledEventWorkflow, { workflowId, taskQueue: action.taskQueue, args: action.args, typedSearchAttributes: action.typedSearchAttributes, workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
     return { at: new Date(), replayed: false };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

@@ -1,6 +1,6 @@
 /** The edge's Temporal client, connected once per process. */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor } from '@temporalio/client';
-import { TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor, type WorkflowStartOptions } from '@temporalio/client';
+import { TypedSearchAttributes, type SearchAttributePair, type Workflow, type WorkflowResultType } from '@temporalio/common';
 import { config } from '../activities/config';
 import { REQUEST_ID } from '../workflows/search-attributes';
 import { countFailure, countStart } from './metrics';
@@ -91,25 +91,27 @@ export async function closeTemporal(): Promise<void> {
 
 export const taskQueue = () => config().TEMPORAL_TASK_QUEUE;
 
+/** A run keyed by an idempotency key: a failed run with that id may be started again, nothing else. */
+function idempotentStart<W extends Workflow>(workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): WorkflowStartOptions<W> {
+  const options = { taskQueue: taskQueue(), workflowId, workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY, args, typedSearchAttributes: searchAttributes };
+  // The SDK types `args` by a conditional on W that TypeScript cannot resolve for a generic W;
+  // the callers' arguments are checked against Parameters<W> above.
+  return options as unknown as WorkflowStartOptions<W>;
+}
+
 /**
  * Runs the workflow whose id is an idempotency key and waits for its result. If a run with that
  * id is going on or completed, its result is returned instead (`attached: true`); a failed run
  * may be started again.
  */
-export async function runIdempotent<R>(workflowType: string, workflowId: string, args: unknown[], searchAttributes: SearchAttributePair[]): Promise<{ result: R; attached: boolean }> {
+export async function runIdempotent<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): Promise<{ result: WorkflowResultType<W>; attached: boolean }> {
   const client = await temporal();
   try {
-    const handle = await client.workflow.start(workflowType, {
-      taskQueue: taskQueue(),
-      workflowId,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-      args,
-      typedSearchAttributes: searchAttributes,
-    });
-    return { result: (await handle.result()) as R, attached: false };
+    const handle = await client.workflow.start(workflow, idempotentStart(workflowId, args, searchAttributes));
+    return { result: await handle.result(), attached: false };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    return { result: (await client.workflow.getHandle(workflowId).result()) as R, attached: true };
+    return { result: await client.workflow.getHandle<W>(workflowId).result(), attached: true };
   }
 }
 
@@ -118,10 +120,10 @@ export async function runIdempotent<R>(workflowType: string, workflowId: string,
  * accepted the work is durable. A run with that id going on or completed counts as started; a
  * failed one is started again.
  */
-export async function startIdempotent(workflowType: string, workflowId: string, args: unknown[], searchAttributes: SearchAttributePair[]): Promise<{ started: boolean }> {
+export async function startIdempotent<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): Promise<{ started: boolean }> {
   const client = await temporal();
   try {
-    await client.workflow.start(workflowType, { taskQueue: taskQueue(), workflowId, workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY, args, typedSearchAttributes: searchAttributes });
+    await client.workflow.start(workflow, idempotentStart(workflowId, args, searchAttributes));
     return { started: true };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };

@@ -5,6 +5,7 @@
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../activities/config';
 import { loyaltyMaintenanceWorkflow } from '../workflows/loyalty-maintenance';
+import { retentionWorkflow } from '../workflows/retention';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 
 /**
@@ -19,7 +20,7 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
   const spec = { intervals: [{ every: '1 hour' }] };
   const action = {
     type: 'startWorkflow' as const,
-    workflowType: 'retentionWorkflow',
+    workflowType: retentionWorkflow,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
     args: [{ retention_days: cfg.RESPONSE_RETENTION_DAYS }],
     // The platform's own runs are filed under organization "_platform" (no organization id starts with "_").

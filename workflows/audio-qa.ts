@@ -2,12 +2,11 @@ import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images/images';
 import type { SupportAnswer } from '../activities/support/support';
-import { PLATFORM_FAILURE_TYPE } from './failures';
+import { INTERACTIVE } from './retry';
 import { orDiscard } from './uploads';
 
-const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: [PLATFORM_FAILURE_TYPE] };
-const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry });
-const { transcribeStoredAudio } = proxyActivities<typeof activities>({ startToCloseTimeout: '5 minutes', retry });
+const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry: INTERACTIVE });
+const { transcribeStoredAudio } = proxyActivities<typeof activities>({ startToCloseTimeout: '5 minutes', retry: INTERACTIVE });
 
 export interface AudioQaInput {
   upload: StoredUpload;

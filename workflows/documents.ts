@@ -2,14 +2,14 @@ import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images/images';
 import type { ProcessedDocument } from '../activities/documents/documents';
-import { PLATFORM_FAILURE_TYPE } from './failures';
+import { INTERACTIVE } from './retry';
 import { orDiscard, uploadContext } from './uploads';
 
-// Local activities, as for images: the caller waits over HTTP. Few attempts: a document that
-// fails the same way twice will not read a third time.
+// Local activities, as for images: the caller waits over HTTP. Few attempts: reading a document
+// may take minutes, and one that fails the same way twice will not read a third time.
 const { processStoredDocument, thumbnailStoredFile, discardUpload, storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
   startToCloseTimeout: '3 minutes',
-  retry: { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 3, nonRetryableErrorTypes: [PLATFORM_FAILURE_TYPE] },
+  retry: { ...INTERACTIVE, maximumAttempts: 3 },
 });
 
 export interface ProcessDocumentInput {

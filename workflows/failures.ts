@@ -3,15 +3,26 @@ import { ApplicationFailure } from '@temporalio/common';
 /** PlatformErrors cross Temporal as ApplicationFailures of this type (see workers/activity-wrapper). */
 export const PLATFORM_FAILURE_TYPE = 'PlatformError';
 
+/** The HTTP status a PlatformError failure carries in its details (absent: not a PlatformError). */
+function platformStatus(failure: ApplicationFailure): number | undefined {
+  if (failure.type !== PLATFORM_FAILURE_TYPE) return undefined;
+  const status = (failure.details?.[0] as { status?: unknown } | undefined)?.status;
+  return typeof status === 'number' ? status : undefined;
+}
+
 /**
- * True when a step failed because of the client's input (no point retrying or compensating
- * twice). Walks the cause chain: activity and local-activity failures wrap the application
- * failure differently.
+ * True when a step failed because of the client's input (a 4xx): no point retrying, and what the
+ * client sent may be dropped. A server-side failure (5xx, or any other error) is not the client's
+ * doing: what it sent is kept. Walks the cause chain: activity and local-activity failures wrap
+ * the application failure differently.
  */
 export function isClientFailure(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 6; depth += 1) {
-    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) return true;
+    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
+      const status = platformStatus(cur);
+      return status !== undefined && status >= 400 && status < 500;
+    }
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;

@@ -1,9 +1,8 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload, ImageMetadata } from '../activities/images/images';
+import { INTERACTIVE } from './retry';
 import { orDiscard, uploadContext } from './uploads';
-
-const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 5, nonRetryableErrorTypes: ['PlatformError'] };
 
 // Local activities: the caller waits over HTTP, and each step is short (a thumbnail of a phone
 // photo takes tens of milliseconds), so the steps run in the worker that holds the workflow
@@ -12,7 +11,7 @@ const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterva
 // Web UI) and retried; a step that outlives the workflow task timeout keeps it alive.
 const { processStoredImage, convertStoredHeic, discardUpload, storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
   startToCloseTimeout: '2 minutes',
-  retry,
+  retry: INTERACTIVE,
 });
 
 export interface ProcessImageInput {

@@ -1,11 +1,9 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import { PLATFORM_FAILURE_TYPE } from './failures';
+import { INTERACTIVE } from './retry';
 
-const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 10, nonRetryableErrorTypes: ['PlatformError'] },
-});
+const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });
 
 export interface ReferralInput {
   organization_id: string;

@@ -1,10 +1,8 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
+import { BACKGROUND } from './retry';
 
-const { purgeNormalizedResponses, purgeIdempotencyKeys } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '5 s', backoffCoefficient: 2, maximumAttempts: 5 },
-});
+const { purgeNormalizedResponses, purgeIdempotencyKeys } = proxyActivities<typeof activities>({ startToCloseTimeout: '10 minutes', retry: BACKGROUND });
 
 /**
  * Run by the Schedule `retention:normalized-responses:<task queue>`: deletes responses past

@@ -1,14 +1,15 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
+import { BACKGROUND } from './retry';
 
-const MAX_ATTEMPTS = 8; // ~2 s, 4 s, 8 s … capped at a minute: about four minutes in all
+// Fewer attempts than BACKGROUND's (1 s, 2 s, 4 s … about two minutes in all): while a run is
+// retrying, the event's Schedule skips its next times by default, so a failing task is recorded
+// as failed and leaves room for the next run instead of silencing a frequent event for long.
+const MAX_ATTEMPTS = 8;
 // A local activity: the run's one step executes in the worker holding the workflow task instead
 // of travelling through the task queue again, which is what bounds how many due events a second
 // the platform starts on time (README, Benchmarks). Retries and their backoff are the same.
-const { runScheduledEvent } = proxyLocalActivities<typeof activities>({
-  startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: MAX_ATTEMPTS },
-});
+const { runScheduledEvent } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: { ...BACKGROUND, maximumAttempts: MAX_ATTEMPTS } });
 
 /** Started by the Schedule `event:<event id>` (on time, or at once by "execute now"). */
 export async function scheduledEventWorkflow(input: { event_id: string; organization_id: string }) {

@@ -4,11 +4,13 @@ import type { StoredUpload } from '../activities/images/images';
 import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/scans';
 import type { VenueMatch } from '../activities/scanning/matching';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
+import { INTERACTIVE } from './retry';
 
-const retry = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 8, nonRetryableErrorTypes: [PLATFORM_FAILURE_TYPE] };
 // Local activities: the caller waits over HTTP for the first answer (see workflows/images.ts).
-const { readReceipt, analyseScan, mirrorScan, discardUpload } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry });
-const { creditScan } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: { ...retry, maximumAttempts: 20 } });
+const { readReceipt, analyseScan, mirrorScan, discardUpload } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });
+// The credit is the scan's whole point and is idempotent (one ledger operation per scan): a busy
+// ledger gets more attempts (about two and a half minutes) before the scan fails.
+const { creditScan } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: { ...INTERACTIVE, maximumAttempts: 20 } });
 
 export interface ScanInput {
   scan_id: string;

@@ -1,5 +1,5 @@
 /**
- * Token billing (CONTRACT.md): packages, purchases through the payment provider (Stripe, or the
+ * Token billing: packages, purchases through the payment provider (Stripe, or the
  * sandbox without a key), usage, and the signed payment webhook applied by `payment:<event id>`.
  */
 import { getRequestHeader } from 'h3';
@@ -9,6 +9,7 @@ import { config } from '../../activities/config';
 import { PlatformError } from '../../activities/errors';
 import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
 import { stripe } from '../../activities/engines/payments';
+import { paymentEventWorkflow } from '../../workflows/payments';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute, readBodyLimited, Reply } from '../http';
@@ -129,7 +130,7 @@ defineRoute({
     const attributes = platformSearchAttributes(owner?.organization_id ?? '_platform', owner?.user_id ?? '_payment-provider', 'billing');
     // Acknowledged once the run is durably started (the provider wants a quick 2xx); a repeat of
     // the event finds the run started or done and is acknowledged without a second one.
-    await startIdempotent('paymentEventWorkflow', `payment:${verified.id}`, [input], attributes);
+    await startIdempotent(paymentEventWorkflow, `payment:${verified.id}`, [input], attributes);
     return { status: 'success' };
   },
 });

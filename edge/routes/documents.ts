@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { invalid } from '../../activities/errors';
 import { readStoredObject, type StoredUpload } from '../../activities/images/images';
 import type { UserRef } from '../../activities/identity/models';
+import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
@@ -20,7 +21,7 @@ const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
 
 /** The workflow `<prefix>:<media_id>` over the stored file, once per Idempotency-Key. */
-function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, file: UploadedFile, fields: Record<string, unknown>, workflow: { type: string; prefix: string; args: (upload: StoredUpload) => unknown[] }) {
+function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, file: UploadedFile, fields: Record<string, unknown>, prefix: string, run: (workflowId: string, upload: StoredUpload) => Promise<{ result: R }>) {
   return once<R>({
     event,
     route,
@@ -30,9 +31,9 @@ function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, f
     file: file.data,
     newId: newMediaId,
     run: async (media_id, retry) => {
-      const workflowId = `${workflow.prefix}:${media_id}`;
+      const workflowId = `${prefix}:${media_id}`;
       const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
-      return (await runIdempotent<R>(workflow.type, workflowId, workflow.args(upload), platformSearchAttributes(org, user.user_id, 'documents'))).result;
+      return (await run(workflowId, upload)).result;
     },
   });
 }
@@ -59,11 +60,10 @@ defineRoute({
     const org = organizationFor(principal, form.organization_id);
     const user = await actingUser(principal, org, form.user_id);
     const { session_id, conversation_id } = form;
-    return runOnce(event, 'process_document', org, user, file!, { session_id, conversation_id }, {
-      type: 'processDocumentWorkflow',
-      prefix: 'document',
-      args: (upload) => [{ upload, idp_id: user.idp_id, session_id, conversation_id }],
-    });
+    const attributes = platformSearchAttributes(org, user.user_id, 'documents');
+    return runOnce(event, 'process_document', org, user, file!, { session_id, conversation_id }, 'document', (workflowId, upload) =>
+      runIdempotent(processDocumentWorkflow, workflowId, [{ upload, idp_id: user.idp_id, session_id, conversation_id }], attributes),
+    );
   },
 });
 
@@ -86,7 +86,8 @@ defineRoute({
     const org = organizationFor(principal, form.organization_id);
     if (!form.user_id && org !== principal.organization_id) throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
     const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
-    const out = await runOnce<{ thumbnail_path: string }>(event, 'generate_thumbnail', org, user, file!, {}, { type: 'generateThumbnailWorkflow', prefix: 'thumbnail', args: (upload) => [{ upload }] });
+    const attributes = platformSearchAttributes(org, user.user_id, 'documents');
+    const out = await runOnce(event, 'generate_thumbnail', org, user, file!, {}, 'thumbnail', (workflowId, upload) => runIdempotent(generateThumbnailWorkflow, workflowId, [{ upload }], attributes));
     event.node.res.setHeader('x-thumbnail-path', out.thumbnail_path);
     return readStoredObject(out.thumbnail_path);
   },

@@ -5,12 +5,12 @@ import { z } from 'zod';
 import { invalid } from '../../activities/errors';
 import { getUser } from '../../activities/identity/users';
 import { EMAIL_TYPES, notificationContent } from '../../activities/email/compose';
-import type { SentEmail } from '../../activities/email/email';
 import { ADMIN_LEVEL, checkFreeText, checkRecipient, reserveSend } from '../../activities/email/policy';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
 import { runIdempotent } from '../temporal';
+import { emailWorkflow } from '../../workflows/email';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 
 const address = z.email();
@@ -63,8 +63,8 @@ defineRoute({
     const idempotency_key = `${user.user_id}:${rawKey}`;
     if (principal.level < ADMIN_LEVEL) await reserveSend({ organization_id: org, user_id: user.user_id, idempotency_key });
     const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
-    const { result: sent, attached } = await runIdempotent<SentEmail>(
-      'emailWorkflow',
+    const { result: sent, attached } = await runIdempotent(
+      emailWorkflow,
       workflowId,
       [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
       platformSearchAttributes(org, user.user_id, 'email'),

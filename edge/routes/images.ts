@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { storeUpload, readStoredObject, type ImageMetadata } from '../../activities/images/images';
+import { storeUpload, readStoredObject } from '../../activities/images/images';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
 import { requiredId, organizationId } from '../schemas';
@@ -13,7 +13,7 @@ import { runIdempotent, temporal, taskQueue } from '../temporal';
 import { once, uploadFor } from '../idempotency';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import type { Principal } from '../../activities/identity/api-keys';
-import type { ProcessImageResult } from '../../workflows/images';
+import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images';
 
 const tag = 'images';
 
@@ -71,8 +71,8 @@ defineRoute({
       run: async (media_id, retry) => {
         const workflowId = `image:${media_id}`;
         const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
-        const args = [{ upload, idp_id: user.idp_id, session_id, conversation_id }];
-        return (await runIdempotent<ProcessImageResult>('processImageWorkflow', workflowId, args, platformSearchAttributes(org, user.user_id, 'images'))).result;
+        const input = { upload, idp_id: user.idp_id, session_id, conversation_id };
+        return (await runIdempotent(processImageWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'images'))).result;
       },
     });
   },
@@ -89,7 +89,7 @@ defineRoute({
   handler: async ({ principal, form, file }) => {
     const { org, user, upload } = await stage(principal, form.organization_id, form.user_id ?? principal.user_id, file!);
     const client = await temporal();
-    const out: { jpeg_path: string; metadata: ImageMetadata } = await client.workflow.execute('convertHeicWorkflow', {
+    const out = await client.workflow.execute(convertHeicWorkflow, {
       taskQueue: taskQueue(),
       workflowId: `heic:${upload.media_id}`,
       args: [{ upload }],

@@ -9,7 +9,7 @@ import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
 import { runIdempotent } from '../temporal';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
-import type { ReferralResult } from '../../workflows/referrals';
+import { referralWorkflow } from '../../workflows/referrals';
 
 const tag = 'loyalty';
 
@@ -99,8 +99,8 @@ defineRoute({
     const org = organizationFor(principal, body.organization_id);
     const { referred, referrer } = principal.level === 0 ? await basicParties(principal, org, body) : await adminParties(org, body);
     if (referred === referrer) throw invalid('referrer_internal_id', 'a user cannot refer themselves');
-    const { result, attached } = await runIdempotent<ReferralResult>(
-      'referralWorkflow',
+    const { result, attached } = await runIdempotent(
+      referralWorkflow,
       `referral:${org}:${referred}`,
       [{ organization_id: org, referrer_user_id: referrer, referred_user_id: referred }],
       platformSearchAttributes(org, referred, 'referrals'),

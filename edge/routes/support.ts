@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
-import type { AudioQaInput, AudioQaResult } from '../../workflows/audio-qa';
+import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa';
 import { runIdempotent } from '../temporal';
 import { once, uploadFor } from '../idempotency';
 import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/support';
@@ -133,7 +133,7 @@ defineRoute({
         const workflowId = `audio-qa:${media_id}`;
         const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
         const input: AudioQaInput = { upload, organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id };
-        return (await runIdempotent<AudioQaResult>('audioQaWorkflow', workflowId, [input], platformSearchAttributes(org, user.user_id, 'support'))).result;
+        return (await runIdempotent(audioQaWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'support'))).result;
       },
     });
   },

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/text';
 import { invalid } from '../../activities/errors';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
+import { processTextWorkflow } from '../../workflows/text';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
@@ -18,7 +19,7 @@ const optionalText = z.string().trim().min(1).max(200).optional();
 
 async function processInWorker(input: StoredTextInput) {
   const client = await temporal();
-  return client.workflow.execute('processTextWorkflow', {
+  return client.workflow.execute(processTextWorkflow, {
     taskQueue: taskQueue(),
     workflowId: `text:${input.text_id}`,
     args: [input],

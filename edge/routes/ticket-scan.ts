@@ -1,7 +1,9 @@
 /**
- * Ticket scanning and receipts (CONTRACT.md "Ticket scan states"): both start the scan workflow
- * `ticket-scan:<id>` and answer once it has read and matched the receipt; validation is a
- * Temporal Update on the waiting workflow; status comes from the workflow or its MongoDB mirror.
+ * Ticket scanning and receipts: both start the scan workflow `ticket-scan:<id>` and answer once
+ * it has read and matched the receipt; validation is a Temporal Update on the waiting workflow;
+ * status comes from the workflow or its MongoDB mirror. A scan goes processing →
+ * pending_validation (only when a product is under the confidence threshold) → completed,
+ * rejected or failed, and its points are credited once, when no product is pending any more.
  */
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { H3Event } from 'h3';
@@ -17,7 +19,7 @@ import { getVenue } from '../../activities/retail/venues';
 import { readScanMirror } from '../../activities/scanning/scans';
 import { dropScanPlaceholder, listScans, recordScanStarted, type ListedScan } from '../../activities/scanning/list';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
-import type { ScanInput, ScanView, ValidateInput } from '../../workflows/ticket-scan';
+import { processedUpdate, scanQuery, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../../workflows/ticket-scan';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
@@ -119,11 +121,11 @@ async function runScan(scan_id: string, retry: boolean, org: string, user: UserR
     image_base_url: `${cfg.publicUrl}${BASE}`,
   };
   await recordScanStarted({ id: scan_id, source: req.source, organization_id: org, user_id: user.user_id, idp_id: user.idp_id, brand_id: input.brand_id, venue_id: input.venue_id, media_public_id: scan_id, workflow_id: workflowId });
-  await startIdempotent('ticketScanWorkflow', workflowId, [input], platformSearchAttributes(org, user.user_id, 'ticket_scan'));
-  const handle = (await temporal()).workflow.getHandle(workflowId);
+  await startIdempotent(ticketScanWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'ticket_scan'));
+  const handle = (await temporal()).workflow.getHandle<typeof ticketScanWorkflow>(workflowId);
   try {
     try {
-      return await handle.executeUpdate<ScanView, []>('processed');
+      return await handle.executeUpdate(processedUpdate);
     } catch (err) {
       if (err instanceof WorkflowUpdateFailedError) throw err;
       // The scan finished (or failed) before the update reached it: its result says how.
@@ -146,7 +148,7 @@ async function readScan(p: Principal, organization_id: string | undefined, scan_
   if (!scan) {
     try {
       const client = await temporal();
-      scan = await client.workflow.getHandle(`ticket-scan:${scan_id}`).query<ScanView>('scan');
+      scan = await client.workflow.getHandle(`ticket-scan:${scan_id}`).query(scanQuery);
     } catch {
       scan = mirror; // the workflow is gone (retention) or unreachable: the mirror answers
     }
@@ -287,7 +289,7 @@ defineRoute({
     if (scan.status !== 'pending_validation') throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
     const client = await temporal();
     const update: ValidateInput = { validations: body.validations, validated_by: principal.user_id };
-    return client.workflow.getHandle(`ticket-scan:${scan.id}`).executeUpdate<ScanView, [ValidateInput]>('validate', { args: [update] });
+    return client.workflow.getHandle(`ticket-scan:${scan.id}`).executeUpdate(validateUpdate, { args: [update] });
   },
 });
 
