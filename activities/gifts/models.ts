@@ -3,7 +3,7 @@ import mongoose, { Schema } from 'mongoose';
 export const GIFT_TYPES = ['mobile_top-ups', 'electronic_pins', 'service_payments'] as const;
 export type GiftType = (typeof GIFT_TYPES)[number];
 
-/** Fields each gift type must carry (interface document, "Required fields per gift type"). */
+/** Fields each gift type must carry to be created; what a redemption needs besides is checked in redemptions.ts. */
 export const REQUIRED_BY_TYPE: Record<GiftType, readonly string[]> = {
   'mobile_top-ups': ['telco_supplier', 'recharge_amount', 'points_value'],
   electronic_pins: ['supplier', 'electronic_pin_amount', 'points_value'],
