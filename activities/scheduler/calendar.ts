@@ -6,6 +6,7 @@
  */
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
 import { cronDay, parseCron, ranges, type Cron } from './cron';
+import { Cache } from '../db/cache';
 
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];
@@ -95,7 +96,8 @@ function monthlyCalendars(day: number, time: Pick<CalendarSpec, 'hour' | 'minute
   return calendars;
 }
 
-const parsedCrons = new Map<string, Cron>();
+/** Parsed expressions (pure: an entry never goes stale, so no time to live). */
+const parsedCrons = new Cache<string, Cron>({ max: 1000 });
 const cronOf = (t: Timing): Cron => {
   const text = t.cron ?? '';
   let c = parsedCrons.get(text);
@@ -103,7 +105,6 @@ const cronOf = (t: Timing): Cron => {
     const parsed = parseCron(text);
     if (typeof parsed === 'string') throw new Error(`cron: ${parsed}`);
     c = parsed;
-    if (parsedCrons.size > 1000) parsedCrons.clear();
     parsedCrons.set(text, c);
   }
   return c;

@@ -8,7 +8,7 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { invalid } from '../../activities/errors';
 import { readStoredObject, type StoredUpload } from '../../activities/images/images';
-import type { UserRef } from '../../activities/identity/models';
+import type { UserRef } from '../../activities/identity/constants';
 import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
