@@ -53,6 +53,8 @@ export interface AppendResult {
   duplicate: boolean;
   /** the entry's request_id (of the first application, for a duplicate) */
   request_id: string | null;
+  /** what the user could spend right after the entry (balance_after less pending and lapsed points) */
+  spendable_after: number;
 }
 
 export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
@@ -150,10 +152,13 @@ export const byOperation = (organization_id: string, operation_id: string) =>
 
 export const operationApplied = async (organization_id: string, operation_id: string) => (await byOperation(organization_id, operation_id)) !== null;
 
+const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
+const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) });
+
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
 export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
   const done = await LedgerEntry.findOne({ organization_id, $or: [{ operation_id }, { request_id }] }).lean<LedgerEntryDoc>();
-  return done && { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null };
+  return done && duplicateOf(done);
 }
 
 /** The entry to write on top of the head: its amount and the lots after it. */
@@ -167,7 +172,6 @@ export interface Draft {
 
 export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>;
 
-const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null });
 
 /**
  * Appends the entry `plan` drafts on top of the user's newest entry, as entry seq+1. `plan` may
@@ -227,7 +231,7 @@ export async function append(spec: AppendSpec, plan: (head: Head, entry_id: stri
           lots: draft.lots.length ? draft.lots : undefined,
         });
         heads.set(userKey(organization_id, user_id), { seq, balance, at: doc.created_at, lots: draft.lots });
-        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: spec.request_id ?? null };
+        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // Either this operation was applied before, or another process appended entry `seq`.

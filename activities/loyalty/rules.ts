@@ -153,7 +153,7 @@ export interface AwardInput {
   actor_level: ActorLevel;
 }
 
-const answer = (out: AppendResult) => ({ points_awarded: out.entry.amount, duplicate: out.duplicate, entry: out.entry });
+const answer = (out: AppendResult) => ({ points_awarded: out.entry.amount, duplicate: out.duplicate, entry: out.entry, balance: out.spendable_after });
 
 /** Credits the points the organization's rules give for an action, within the action's policy. */
 export async function awardAction(input: AwardInput) {

@@ -120,7 +120,7 @@ defineRoute({
       operation_id: key ? `${user.user_id}:${key}` : undefined,
       actor_level: Math.min(principal.level, 2) as ActorLevel,
     });
-    return { success: true, points_awarded: out.points_awarded, balance: out.entry.balance_after, duplicate: out.duplicate, entry_id: out.entry.entry_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
+    return { success: true, points_awarded: out.points_awarded, balance: out.balance, duplicate: out.duplicate, entry_id: out.entry.entry_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
   },
 });
 
