@@ -172,7 +172,6 @@ export interface Draft {
 
 export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>;
 
-
 /**
  * Appends the entry `plan` drafts on top of the user's newest entry, as entry seq+1. `plan` may
  * be called again on a newer head (another writer got there first); it throws to refuse and
