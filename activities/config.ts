@@ -2,8 +2,9 @@ import { z } from 'zod';
 import path from 'node:path';
 
 /**
- * Configuration is read once, validated with zod, at process start (CONTRACT.md "Running").
- * Every process (edge, worker, supervisor, tests) goes through loadConfig so defaults agree.
+ * Configuration is read once, validated with zod, at process start (the variables and their
+ * defaults: README, Configuration). Every process (edge, worker, supervisor, tests) goes
+ * through loadConfig so defaults agree.
  */
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])

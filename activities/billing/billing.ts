@@ -1,12 +1,33 @@
 /**
- * Token packages, purchases, credits with expiry, usage, and payment events (CONTRACT.md).
+ * Token packages, purchases, credits with expiry, usage, and payment events: buying tokens,
+ * crediting them once per paid purchase, and the balance a model call draws on.
  */
 import { createHash } from 'node:crypto';
 import { conflict, isDuplicateKey, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { charge, paymentProvider } from '../engines/payments';
 import { computeBalance } from './balance';
-import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PurchaseDoc, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models';
+import {
+  creditDoc,
+  insertCreditOnce,
+  insertPackage,
+  insertPaymentEventOnce,
+  insertPurchase,
+  insertRefundOnce,
+  insertUsageOnce,
+  movePurchase,
+  packageDoc,
+  packagesByPrice,
+  paymentEventDoc,
+  purchaseByPaymentIntent,
+  purchaseDoc,
+  tokenLedgerOf,
+  type PurchaseDoc,
+  type TokenCreditDoc,
+  type TokenPackageDoc,
+} from './store';
+
+export { usageTotals } from './store';
 
 const DAY = 86_400_000;
 
@@ -14,8 +35,7 @@ export const packageView = (p: TokenPackageDoc) => ({ id: p._id, name: p.name, t
 
 export async function createPackage(input: { id?: string; name: string; tokens: number; price: number; currency: string; validity_days: number }) {
   try {
-    const doc = await TokenPackage.create({ _id: input.id ?? newId('pkg', 9), name: input.name, tokens: input.tokens, price: input.price, currency: input.currency.toUpperCase(), validity_days: input.validity_days });
-    return packageView(doc.toObject());
+    return packageView(await insertPackage({ _id: input.id ?? newId('pkg', 9), name: input.name, tokens: input.tokens, price: input.price, currency: input.currency.toUpperCase(), validity_days: input.validity_days }));
   } catch (err) {
     if (isDuplicateKey(err)) throw conflict(`A package with id ${input.id} already exists`);
     throw err;
@@ -23,26 +43,18 @@ export async function createPackage(input: { id?: string; name: string; tokens: 
 }
 
 export async function listPackages() {
-  const docs = await TokenPackage.find({}).sort({ price: 1, _id: 1 }).lean<TokenPackageDoc[]>();
-  return docs.map(packageView);
+  return (await packagesByPrice()).map(packageView);
 }
 
 /** Credits a succeeded purchase once (the credit's primary key is the transaction). */
 export async function creditPurchase(p: PurchaseDoc): Promise<TokenCreditDoc> {
-  const _id = `credit:${p._id}`;
-  try {
-    const doc = await TokenCredit.create({ _id, transaction_id: p._id, organization_id: p.organization_id, user_id: p.user_id, tokens: p.tokens, expires_at: new Date(Date.now() + p.validity_days * DAY), source: p.provider });
-    return doc.toObject();
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    return (await TokenCredit.findById(_id).lean<TokenCreditDoc>())!;
-  }
+  return insertCreditOnce({ _id: `credit:${p._id}`, transaction_id: p._id, organization_id: p.organization_id, user_id: p.user_id, tokens: p.tokens, expires_at: new Date(Date.now() + p.validity_days * DAY), source: p.provider });
 }
 
 async function markPurchase(id: string, status: PurchaseDoc['status'], extra: Partial<PurchaseDoc> = {}): Promise<void> {
   // Status only moves forward: pending/requires_action → succeeded|failed → refunded.
   const from: Record<string, string[]> = { succeeded: ['pending', 'requires_action'], failed: ['pending', 'requires_action'], refunded: ['succeeded', 'pending', 'requires_action'], requires_action: ['pending'] };
-  await Purchase.updateOne({ _id: id, status: { $in: from[status] ?? [] } }, { $set: { status, ...extra } });
+  await movePurchase(id, from[status] ?? [], status, extra);
 }
 
 export interface PurchaseAnswer {
@@ -74,34 +86,31 @@ async function answer(p: PurchaseDoc): Promise<PurchaseAnswer> {
       payment_intent_id: p.payment_intent_id ?? null,
     });
   }
-  const credit = await TokenCredit.findById(`credit:${p._id}`).lean<TokenCreditDoc>();
+  const credit = await creditDoc(`credit:${p._id}`);
   const expiry = credit?.expires_at ?? new Date(new Date(p.created_at).getTime() + p.validity_days * DAY);
   return { success: true, transaction_id: p._id, status: p.status, provider: p.provider, sandbox: p.provider === 'sandbox', package_details: { id: p.package_id, tokens: p.tokens, expiry_date: expiry.toISOString() } };
 }
 
 /** Charges the package's price; on success credits its tokens once. A repeat with the same idempotency key answers the first purchase. */
 export async function purchaseTokens(input: { organization_id: string; user_id: string; package_id: string; token: string; idempotency_key?: string }): Promise<PurchaseAnswer> {
-  const pkg = await TokenPackage.findById(input.package_id).lean<TokenPackageDoc>();
+  const pkg = await packageDoc(input.package_id);
   if (!pkg) throw new PlatformError(422, `package_id: package ${input.package_id} does not exist`, 'package_id');
   const transaction_id = input.idempotency_key
     ? `txn_${createHash('sha256').update(`${input.organization_id}|${input.user_id}|${input.idempotency_key}`).digest('base64url').slice(0, 22)}`
     : newId('txn');
   const provider = paymentProvider();
-  try {
-    await Purchase.create({ _id: transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id, tokens: pkg.tokens, price: pkg.price, currency: pkg.currency, validity_days: pkg.validity_days, provider, status: 'pending' });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const earlier = (await Purchase.findById(transaction_id).lean<PurchaseDoc>())!;
+  if (!(await insertPurchase({ _id: transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id, tokens: pkg.tokens, price: pkg.price, currency: pkg.currency, validity_days: pkg.validity_days, provider, status: 'pending' }))) {
+    const earlier = (await purchaseDoc(transaction_id))!;
     if (earlier.status !== 'pending') return answer(earlier);
   }
   const result = await charge({ transaction_id, amount: pkg.price, currency: pkg.currency, token: input.token, metadata: { transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id } });
   if (result.status === 'succeeded') {
     await markPurchase(transaction_id, 'succeeded', { payment_intent_id: result.payment_intent_id });
-    await creditPurchase((await Purchase.findById(transaction_id).lean<PurchaseDoc>())!);
+    await creditPurchase((await purchaseDoc(transaction_id))!);
   } else {
     await markPurchase(transaction_id, result.status === 'declined' ? 'failed' : 'requires_action', { payment_intent_id: result.payment_intent_id, failure_reason: result.reason ?? undefined });
   }
-  return answer((await Purchase.findById(transaction_id).lean<PurchaseDoc>())!);
+  return answer((await purchaseDoc(transaction_id))!);
 }
 
 /** The user's tokens: used in the period (by agent) and remaining now. `period`: YYYY-MM, default this month (UTC). */
@@ -110,11 +119,7 @@ export async function tokenUsage(organization_id: string, user_id: string, perio
   const month = period ?? now.toISOString().slice(0, 7);
   const from = new Date(`${month}-01T00:00:00.000Z`);
   const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
-  const [credits, usage, refunds] = await Promise.all([
-    TokenCredit.find({ organization_id, user_id }).lean<TokenCreditDoc[]>(),
-    TokenUsage.find({ organization_id, user_id }).lean<TokenUsageDoc[]>(),
-    TokenRefund.find({ organization_id, user_id }).lean<TokenRefundDoc[]>(),
-  ]);
+  const { credits, usage, refunds } = await tokenLedgerOf(organization_id, user_id);
   const balance = computeBalance(
     credits.map((c) => ({ id: c._id, tokens: c.tokens, at: new Date(c.created_at), expires_at: new Date(c.expires_at) })),
     usage.map((u) => ({ tokens: u.tokens, at: new Date(u.created_at) })),
@@ -135,11 +140,8 @@ export async function tokenUsage(organization_id: string, user_id: string, perio
 
 /** Records one model call's tokens (the LLM gateway). */
 export async function recordUsage(input: { organization_id: string; user_id: string; agent: string; model: string; prompt_tokens: number; completion_tokens: number; call_id?: string }): Promise<void> {
-  try {
-    await TokenUsage.create({ _id: input.call_id ?? newId('use'), ...input, tokens: input.prompt_tokens + input.completion_tokens });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err; // the same call recorded twice counts once
-  }
+  const { call_id, ...fields } = input;
+  await insertUsageOnce({ _id: call_id ?? newId('use'), ...fields, tokens: input.prompt_tokens + input.completion_tokens }); // the same call recorded twice counts once
 }
 
 export interface PaymentEventInput {
@@ -151,9 +153,9 @@ export interface PaymentEventInput {
 
 /** The purchase a provider event is about: named by `metadata.transaction_id`, or for a refund by its payment intent. */
 async function purchaseOf(e: PaymentEventInput): Promise<PurchaseDoc | null> {
-  if (e.type === 'charge.refunded') return e.object.payment_intent ? Purchase.findOne({ payment_intent_id: e.object.payment_intent }).lean<PurchaseDoc>() : null;
+  if (e.type === 'charge.refunded') return e.object.payment_intent ? purchaseByPaymentIntent(e.object.payment_intent) : null;
   const id = e.object.metadata?.transaction_id;
-  return id ? Purchase.findById(id).lean<PurchaseDoc>() : null;
+  return id ? purchaseDoc(id) : null;
 }
 
 /** Who bought what an event settles, so its run is filed under them; null when no purchase matches. */
@@ -164,7 +166,7 @@ export async function purchaseOwner(e: PaymentEventInput): Promise<{ organizatio
 
 /** Applies a verified provider event; every effect is idempotent and the event is recorded once. */
 export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome: string; transaction_id: string | null }> {
-  const seen = await PaymentEvent.findById(e.id).lean();
+  const seen = await paymentEventDoc(e.id);
   if (seen) return { outcome: `duplicate: ${seen.outcome}`, transaction_id: seen.transaction_id ?? null };
   let outcome = 'ignored: event type not handled';
   let txn: PurchaseDoc | null = null;
@@ -183,25 +185,17 @@ export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome
     txn = await purchaseOf(e);
     if (!txn) outcome = 'ignored: no purchase with this payment_intent';
     else {
-      try {
-        await TokenRefund.create({ _id: `refund:${txn._id}`, transaction_id: txn._id, organization_id: txn.organization_id, user_id: txn.user_id });
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
+      await insertRefundOnce({ _id: `refund:${txn._id}`, transaction_id: txn._id, organization_id: txn.organization_id, user_id: txn.user_id });
       await markPurchase(txn._id, 'refunded');
       outcome = 'unused tokens removed';
     }
   }
-  try {
-    await PaymentEvent.create({ _id: e.id, type: e.type, outcome, transaction_id: txn?._id, livemode: e.livemode });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+  await insertPaymentEventOnce({ _id: e.id, type: e.type, outcome, transaction_id: txn?._id, livemode: e.livemode });
   return { outcome, transaction_id: txn?._id ?? null };
 }
 
 export async function getPurchase(id: string): Promise<PurchaseDoc> {
-  const p = await Purchase.findById(id).lean<PurchaseDoc>();
+  const p = await purchaseDoc(id);
   if (!p) throw notFound('Purchase not found');
   return p;
 }

@@ -1,13 +1,30 @@
 /**
- * LLM configuration per organization and agent (CONTRACT.md): the default configuration, an
- * organization's own (business and enterprise), provider configurations with encrypted keys,
- * versioned changes and the overview.
+ * LLM configuration per organization and agent: the platform's default configuration, an
+ * organization's own (business and enterprise tiers only; free organizations use the default),
+ * provider configurations with encrypted keys, versioned changes and the system overview.
  */
 import { config } from '../config';
-import { forbidden, isDuplicateKey, PlatformError } from '../errors';
+import { jsonText } from '../db';
+import { forbidden, PlatformError } from '../errors';
 import { findOrganization } from '../identity/organizations';
-import { TokenUsage, type TokenUsageDoc } from '../billing/models';
-import { AGENTS, ConfigVersion, DefaultConfig, LlmConfig, ProviderConfig, type AgentName, type ConfigVersionDoc, type DefaultConfigDoc, type LlmConfigDoc, type ProviderConfigDoc } from './models';
+import { usageTotals } from '../billing/billing';
+import { AGENTS, type AgentName } from './constants';
+import {
+  allProviders,
+  countOrganizationConfigs,
+  countVersions,
+  defaultConfigDoc,
+  insertVersion,
+  lastVersion,
+  organizationConfig,
+  providerByLabel,
+  providerDoc,
+  versionsOf,
+  writeDefaultConfig,
+  writeOrganizationConfig,
+  writeProviderConfig,
+  type ProviderConfigDoc,
+} from './store';
 import { decryptSecret, encryptSecret, maskSecret } from './secrets';
 import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
 
@@ -37,6 +54,8 @@ export const BUILT_IN_DEFAULT: { agents: Record<AgentName, StoredSettings> } = {
 };
 
 const parse = (text: string) => JSON.parse(text) as Record<string, unknown>;
+/** The stored default configuration (JSON text, validated when written). */
+const defaultText = jsonText<Record<string, unknown>>(() => ({ ...BUILT_IN_DEFAULT }));
 
 // --- versions ---
 
@@ -52,27 +71,21 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>): 
 async function recordVersion(scope: string, changed_by: string, changes: Record<string, unknown>, rollback_of?: number): Promise<number> {
   settingsEpoch += 1;
   for (let attempt = 0; attempt < 10; attempt += 1) {
-    const last = await ConfigVersion.findOne({ scope }).sort({ version: -1 }).lean<ConfigVersionDoc>();
-    const version = (last?.version ?? 0) + 1;
-    try {
-      await ConfigVersion.create({ _id: `${scope}#${version}`, scope, version, changed_by, diff_json: JSON.stringify(changes), rollback_of });
-      return version;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
+    const version = (await lastVersion(scope)) + 1;
+    if (await insertVersion({ scope, version, changed_by, changes: changes as Record<string, { from: unknown; to: unknown }>, rollback_of })) return version;
   }
   throw new PlatformError(503, 'configuration is being changed concurrently; retry');
 }
 
 export async function versionHistory(scope?: string, limit = 50) {
-  const docs = await ConfigVersion.find(scope ? { scope } : {}).sort({ changed_at: -1 }).limit(limit).lean<ConfigVersionDoc[]>();
-  return docs.map((d) => ({ scope: d.scope, version: d.version, changed_by: d.changed_by, changed_at: new Date(d.changed_at).toISOString(), changes: JSON.parse(d.diff_json) }));
+  const { versions } = await versionsOf(scope ? [scope] : undefined, 1, limit);
+  return versions.map((d) => ({ scope: d.scope, version: d.version, changed_by: d.changed_by, changed_at: d.changed_at.toISOString(), changes: d.changes }));
 }
 
 // --- default ---
 
 export async function getDefaultConfig(): Promise<{ config: string; version: number; updated_at: string | null }> {
-  const doc = await DefaultConfig.findById('default').lean<DefaultConfigDoc>();
+  const doc = await defaultConfigDoc();
   return doc ? { config: doc.config, version: doc.version, updated_at: new Date(doc.updated_at).toISOString() } : { config: JSON.stringify(BUILT_IN_DEFAULT), version: 0, updated_at: null };
 }
 
@@ -89,9 +102,9 @@ export async function setDefaultConfig(text: string, changed_by: string, rollbac
     const issue = checked.error.issues[0];
     throw new PlatformError(422, `config: ${issue.path.join('.')}: ${issue.message}`, 'config');
   }
-  const before = parse((await getDefaultConfig()).config);
+  const before = defaultText.decode((await getDefaultConfig()).config);
   const version = await recordVersion('default', changed_by, diff(before, parsed), rollback_of);
-  await DefaultConfig.replaceOne({ _id: 'default' }, { _id: 'default', config: JSON.stringify(parsed), version, updated_by: changed_by }, { upsert: true });
+  await writeDefaultConfig(JSON.stringify(parsed), version, changed_by);
   return { version };
 }
 
@@ -116,12 +129,12 @@ export async function tierOf(organization_id: string): Promise<Tier> {
 
 export async function effectiveConfig(organization_id: string, agent: AgentName) {
   const tier = await tierOf(organization_id);
-  const all = parse((await getDefaultConfig()).config);
+  const all = defaultText.decode((await getDefaultConfig()).config);
   const defaults = defaultAgent(all, agent);
   if (tier === 'free') return { tier, source: 'default' as const, settings: complete(defaults, tier, all) };
-  const own = await LlmConfig.findById(`${organization_id}|${agent}`).lean<LlmConfigDoc>();
+  const own = await organizationConfig(organization_id, agent);
   if (!own) return { tier, source: 'default' as const, settings: complete(defaults, tier, all) };
-  const mine = parse(own.config_json) as Partial<StoredSettings>;
+  const mine = own.settings as Partial<StoredSettings>;
   const merged = { ...defaults, ...mine, agent_specific_settings: { ...defaults.agent_specific_settings, ...(mine.agent_specific_settings ?? {}) } };
   return { tier, source: 'organization' as const, version: own.version, settings: complete(merged, tier, all) };
 }
@@ -129,10 +142,9 @@ export async function effectiveConfig(organization_id: string, agent: AgentName)
 export async function updateOrganizationConfig(organization_id: string, agent: AgentName, input: SettingsInput, changed_by: string, rollback_of?: number) {
   const tier = await tierOf(organization_id);
   if (tier === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
-  const id = `${organization_id}|${agent}`;
-  const before = await LlmConfig.findById(id).lean<LlmConfigDoc>();
-  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before ? parse(before.config_json) : {}, input), rollback_of);
-  await LlmConfig.replaceOne({ _id: id }, { _id: id, organization_id, agent_name: agent, config_json: JSON.stringify(input), version, updated_by: changed_by }, { upsert: true });
+  const before = await organizationConfig(organization_id, agent);
+  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before?.settings ?? {}, input), rollback_of);
+  await writeOrganizationConfig(organization_id, agent, input, version, changed_by);
   return { version, ...(await effectiveConfig(organization_id, agent)) };
 }
 
@@ -158,7 +170,7 @@ const providerView = (p: ProviderConfigDoc) => ({
 
 /** Masked: the key is never returned, only its first and last characters. */
 export async function getProviderConfig(agent: AgentName) {
-  const doc = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  const doc = await providerDoc(agent);
   if (doc) return providerView(doc);
   const cfg = config();
   // Not configured per agent: the environment's endpoint (if any) serves every agent.
@@ -166,18 +178,18 @@ export async function getProviderConfig(agent: AgentName) {
 }
 
 export async function updateProviderConfig(agent: AgentName, input: ProviderInput, changed_by: string) {
-  const before = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  const before = await providerDoc(agent);
   const api_key_enc = input.api_key ? encryptSecret(input.api_key) : before?.api_key_enc;
   const api_key_hint = input.api_key ? maskSecret(input.api_key) : before?.api_key_hint;
   const shown = (p: { provider?: string; base_url?: string; models?: string[]; api_key_hint?: string }) => ({ provider: p.provider, base_url: p.base_url, models: p.models ?? [], api_key: p.api_key_hint ?? null });
   const version = await recordVersion(`provider:${agent}`, changed_by, diff(before ? shown(before) : {}, shown({ ...input, api_key_hint })));
-  await ProviderConfig.replaceOne({ _id: agent }, { _id: agent, provider: input.provider, base_url: input.base_url.replace(/\/+$/, ''), models: input.models ?? [], api_key_enc, api_key_hint, version, updated_by: changed_by }, { upsert: true });
-  return providerView((await ProviderConfig.findById(agent).lean<ProviderConfigDoc>())!);
+  await writeProviderConfig(agent, { provider: input.provider, base_url: input.base_url.replace(/\/+$/, ''), models: input.models ?? [], api_key_enc, api_key_hint, version, updated_by: changed_by });
+  return providerView((await providerDoc(agent))!);
 }
 
 /** For the gateway only: the provider with its key in clear. */
 export async function providerSecret(agent: AgentName): Promise<{ provider: string; base_url: string | null; api_key: string | null }> {
-  const doc = await ProviderConfig.findById(agent).lean<ProviderConfigDoc>();
+  const doc = await providerDoc(agent);
   if (doc) return { provider: doc.provider, base_url: doc.base_url, api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null };
   const cfg = config();
   return { provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local', base_url: cfg.OPENAI_BASE_URL ?? null, api_key: cfg.OPENAI_API_KEY ?? null };
@@ -190,7 +202,7 @@ export async function providerSecret(agent: AgentName): Promise<{ provider: stri
 export async function providerSecretByLabel(agent: AgentName, label: string): Promise<{ provider: string; base_url: string | null; api_key: string | null } | null> {
   const own = await providerSecret(agent);
   if (own.provider === label) return own;
-  const doc = await ProviderConfig.findOne({ provider: label }).sort({ _id: 1 }).lean<ProviderConfigDoc>();
+  const doc = await providerByLabel(label);
   return doc ? { provider: doc.provider, base_url: doc.base_url, api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null } : null;
 }
 
@@ -210,23 +222,17 @@ export async function systemOverview() {
   const [def, history, providers, orgConfigs, usage] = await Promise.all([
     getDefaultConfig(),
     versionHistory(undefined, 20),
-    ProviderConfig.find({}).lean<ProviderConfigDoc[]>(),
-    LlmConfig.countDocuments({}),
-    TokenUsage.find({}, { agent: 1, organization_id: 1, tokens: 1 }).lean<TokenUsageDoc[]>(),
+    allProviders(),
+    countOrganizationConfigs(),
+    usageTotals(),
   ]);
   const checks = await Promise.all(
     providers.map(async (p) => ({ agent_name: p._id, provider: p.provider, base_url: p.base_url, ...(await probe(p.base_url, p.api_key_enc ? decryptSecret(p.api_key_enc) : null)) })),
   );
-  const by_agent: Record<string, number> = {};
-  const by_organization: Record<string, number> = {};
-  for (const u of usage) {
-    by_agent[u.agent] = (by_agent[u.agent] ?? 0) + u.tokens;
-    by_organization[u.organization_id] = (by_organization[u.organization_id] ?? 0) + u.tokens;
-  }
   return {
-    default_config: JSON.parse(def.config),
-    version_history: { total: await ConfigVersion.countDocuments({}), recent: history },
-    usage_statistics: { total_tokens: usage.reduce((s, u) => s + u.tokens, 0), calls: usage.length, by_agent, by_organization },
+    default_config: defaultText.decode(def.config),
+    version_history: { total: await countVersions(), recent: history },
+    usage_statistics: usage,
     system_status: {
       active_providers: [...new Set(['local', ...providers.map((p) => p.provider)])],
       total_configurations: orgConfigs + providers.length + (def.version > 0 ? 1 : 0),

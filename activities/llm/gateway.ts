@@ -16,7 +16,9 @@ import { newId } from '../ids';
 import { PlatformError } from '../errors';
 import { recordUsage } from '../billing/billing';
 import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs';
-import { Attempt, type AgentName } from './models';
+import { Cache } from '../db';
+import type { AgentName } from './constants';
+import { insertAttempt } from './store';
 import { reserve, settle, type Caller, type Reservation } from './reservations';
 import type { Fallback } from './settings';
 
@@ -38,14 +40,18 @@ export interface GatewayAnswer {
   usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
 }
 
-/** Settings are read at most every SETTINGS_TTL_MS per organization and agent in each process. */
+/**
+ * Settings are read at most every SETTINGS_TTL_MS per organization and agent in each process (a
+ * call reads the default, the organization's own and its tier): a change made in another process
+ * reaches calls here within 2 s; one made here at once (configs.ts bumps settingsEpoch).
+ */
 const SETTINGS_TTL_MS = 2000;
-const cache = new Map<string, { at: number; epoch: number; settings: Promise<AgentSettings> }>();
+const cache = new Cache<string, { epoch: number; settings: Promise<AgentSettings> }>({ max: 5000, ttlMs: SETTINGS_TTL_MS });
 
 export function agentSettings(organization_id: string, agent: AgentName): Promise<AgentSettings> {
   const key = `${organization_id}|${agent}`;
   const hit = cache.get(key);
-  if (hit && hit.epoch === settingsEpoch && Date.now() - hit.at < SETTINGS_TTL_MS) return hit.settings;
+  if (hit && hit.epoch === settingsEpoch) return hit.settings;
   const settings = effectiveConfig(organization_id, agent).then((c) => {
     const cfg = config();
     // The built-in default is local; the environment's engine switches make their model the default.
@@ -64,8 +70,7 @@ export function agentSettings(organization_id: string, agent: AgentName): Promis
     return c.settings;
   });
   settings.catch(() => cache.delete(key));
-  if (cache.size > 5000) cache.clear();
-  cache.set(key, { at: Date.now(), epoch: settingsEpoch, settings });
+  cache.set(key, { epoch: settingsEpoch, settings });
   return settings;
 }
 
@@ -108,7 +113,7 @@ function failureOf(err: unknown): { outcome: string; status: number | null; next
 }
 
 async function recordAttempt(a: { call_id: string; attempt: number; who: Caller; agent: AgentName; provider: string; model: string; outcome: string; status: number | null; ms: number; tokens: number }) {
-  await Attempt.create({ _id: `${a.call_id}#${a.attempt}`, call_id: a.call_id, attempt: a.attempt, organization_id: a.who.organization_id, user_id: a.who.user_id, agent: a.agent, provider: a.provider, model: a.model, outcome: a.outcome, status: a.status ?? undefined, ms: a.ms, tokens: a.tokens }).catch((err) =>
+  await insertAttempt({ _id: `${a.call_id}#${a.attempt}`, call_id: a.call_id, attempt: a.attempt, organization_id: a.who.organization_id, user_id: a.who.user_id, agent: a.agent, provider: a.provider, model: a.model, outcome: a.outcome, status: a.status ?? undefined, ms: a.ms, tokens: a.tokens }).catch((err) =>
     process.stderr.write(`gateway: recording attempt ${a.call_id}#${a.attempt} failed: ${(err as Error).message}\n`),
   );
 }

@@ -3,14 +3,13 @@
  * tokens held by calls in progress) has used and holds, kept as a chain of entries `<key>|<seq>`,
  * dense from 1, each carrying the whole state after it. Appending is one insert at seq + 1 under
  * the primary key, decided on the state of entry seq: of concurrent appenders, in any process,
- * exactly one gets each seq, so no check can be overtaken by another. This is the points ledger's
- * pattern (loyalty/ledger.ts): FerretDB 1.x has no transactions and applies `$inc` as
- * read-then-write, which loses increments under concurrency.
+ * exactly one gets each seq, so no check can be overtaken by another: a counter that holds on
+ * both database servers without transactions or `$inc` (store.ts says why).
  */
-import type { Model } from 'mongoose';
-import { isDuplicateKey, PlatformError } from '../errors';
+import { Cache } from '../db';
+import { PlatformError } from '../errors';
 import { withKeyLock } from '../locks';
-import type { MeterEntryDoc, MeterHold } from './models';
+import { insertMeterEntry, meterEntry, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store';
 
 export interface MeterState {
   /** tokens settled */
@@ -51,14 +50,19 @@ const stateOf = (d: MeterEntryDoc): MeterState => ({
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 export class Meter {
-  /** The newest entry this process knows per key: a hint only, the primary key decides. */
-  private heads = new Map<string, Head>();
+  /**
+   * The newest entry this process knows per key: a hint only, where the next append starts.
+   * It is never trusted for a refusal (append verifies the head first) and an append on a stale
+   * hint fails on the primary key and reads on, so another process's entries are seen at the
+   * next append. Dropped after 10 minutes unused (a window's key is not used again once over).
+   */
+  private heads = new Cache<string, Head>({ max: 50_000, ttlMs: 10 * 60_000 });
   private prunedAt = 0;
 
-  constructor(private readonly model: Model<MeterEntryDoc>) {}
+  constructor(private readonly kind: MeterKind) {}
 
   private at(key: string, seq: number) {
-    return this.model.findById(`${key}|${seq}`).lean<MeterEntryDoc>();
+    return meterEntry(this.kind, key, seq);
   }
 
   /** The newest entry by primary-key probes: doubling, then bisecting (entries are dense). */
@@ -85,7 +89,6 @@ export class Meter {
   }
 
   private remember(key: string, head: Head) {
-    if (this.heads.size > 50_000) this.heads.clear();
     this.heads.set(key, head);
   }
 
@@ -116,7 +119,7 @@ export class Meter {
    */
   async append(key: string, op: string, endsAt: Date | undefined, decide: (s: MeterState) => MeterState | Promise<MeterState>): Promise<MeterState> {
     await this.prune();
-    return withKeyLock(`${this.model.collection.name}|${key}`, async () => {
+    return withKeyLock(`meter:${this.kind}|${key}`, async () => {
       let verify = false;
       for (let attempt = 0; attempt < 200; attempt += 1) {
         const cached = verify ? undefined : this.heads.get(key);
@@ -130,16 +133,13 @@ export class Meter {
           continue;
         }
         const seq = head.seq + 1;
-        try {
-          await this.model.create({ _id: `${key}|${seq}`, key, seq, op, used: next.used, requests: next.requests, open: next.open, ends_at: endsAt });
+        if (await insertMeterEntry(this.kind, { key, seq, op, used: next.used, requests: next.requests, open: next.open, ends_at: endsAt })) {
           this.remember(key, { seq, state: next });
           return next;
-        } catch (err) {
-          if (!isDuplicateKey(err)) throw err;
-          // another process appended entry seq: decide again on the state after it
-          verify = true;
-          await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
         }
+        // another process appended entry seq: decide again on the state after it
+        verify = true;
+        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
       throw new PlatformError(503, 'Model calls are busy for this organization; retry shortly', undefined, { 'Retry-After': '1' });
     });
@@ -150,6 +150,6 @@ export class Meter {
     const now = Date.now();
     if (now - this.prunedAt < PRUNE_EVERY_MS) return;
     this.prunedAt = now;
-    await this.model.deleteMany({ ends_at: { $lt: new Date(now - 3_600_000) } }).catch(() => undefined);
+    await pruneMeter(this.kind, new Date(now - 3_600_000)).catch(() => undefined);
   }
 }

@@ -1,7 +1,8 @@
+/** The LLM component's schemas, imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
+import { AGENTS, type AgentName } from './constants';
 
-export const AGENTS = ['support', 'feedback', 'documents', 'ticket_scan', 'text', 'transcription'] as const;
-export type AgentName = (typeof AGENTS)[number];
+export { AGENTS, type AgentName };
 
 /** An organization's own configuration of one agent (business and enterprise tiers). */
 const llmConfigSchema = new Schema(

@@ -12,15 +12,15 @@
 import { PlatformError } from '../errors';
 import { newId } from '../ids';
 import { tokenUsage } from '../billing/billing';
-import { BalanceMeter, BudgetMeter, RateMeter, type AgentName } from './models';
+import type { AgentName } from './constants';
 import { held, Meter, withHold, withSettled } from './meter';
 import { budgetWindow, minuteWindow, secondsUntil, type Budget, type Limits } from './settings';
 
 export const HOLD_MS = 10 * 60_000;
 
-const rate = new Meter(RateMeter);
-const budgets = new Meter(BudgetMeter);
-const balances = new Meter(BalanceMeter);
+const rate = new Meter('rate');
+const budgets = new Meter('budget');
+const balances = new Meter('balance');
 
 export interface Caller {
   organization_id: string;

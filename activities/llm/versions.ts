@@ -5,7 +5,8 @@
  */
 import { forbidden, notFound, PlatformError } from '../errors';
 import { setDefaultConfig, tierOf, updateOrganizationConfig } from './configs';
-import { AGENTS, Attempt, ConfigVersion, type AgentName, type AttemptDoc, type ConfigVersionDoc } from './models';
+import { AGENTS, type AgentName } from './constants';
+import { attemptsOf, versionsOf, versionsUpTo, type AttemptDoc, type ConfigVersion } from './store';
 import { maskSecret } from './secrets';
 import { maskSecrets, settingsSchema } from './settings';
 
@@ -20,31 +21,27 @@ export function scopesOf(scope: HistoryScope, organization_id: string, agent?: A
   return agents.map((a) => organizationScope(organization_id, a));
 }
 
-const versionView = (d: ConfigVersionDoc) => ({
+const versionView = (d: ConfigVersion) => ({
   scope: d.scope,
   version: d.version,
   changed_by: d.changed_by,
-  changed_at: new Date(d.changed_at).toISOString(),
+  changed_at: d.changed_at.toISOString(),
   rollback_of: d.rollback_of ?? null,
-  changes: maskSecrets(JSON.parse(d.diff_json), maskSecret) as Record<string, { from: unknown; to: unknown }>,
+  changes: maskSecrets(d.changes, maskSecret) as Record<string, { from: unknown; to: unknown }>,
 });
 
 export async function configHistory(scopes: string[], page: number, limit: number) {
-  const filter = { scope: { $in: scopes } };
-  const [total, docs] = await Promise.all([
-    ConfigVersion.countDocuments(filter),
-    ConfigVersion.find(filter).sort({ changed_at: -1, version: -1 }).skip((page - 1) * limit).limit(limit).lean<ConfigVersionDoc[]>(),
-  ]);
-  return { versions: docs.map(versionView), page, limit, total, has_more: page * limit < total };
+  const { total, versions } = await versionsOf(scopes, page, limit);
+  return { versions: versions.map(versionView), page, limit, total, has_more: page * limit < total };
 }
 
 /** The configuration of `scope` as of `version`, rebuilt from the diffs up to it. */
 export async function configAt(scope: string, version: number): Promise<Record<string, unknown>> {
-  const docs = await ConfigVersion.find({ scope, version: { $lte: version } }).lean<ConfigVersionDoc[]>();
+  const docs = await versionsUpTo(scope, version);
   if (!docs.some((d) => d.version === version)) throw notFound(`Version ${version} of this configuration not found`);
   const state: Record<string, unknown> = {};
-  for (const d of docs.sort((a, b) => a.version - b.version)) {
-    for (const [k, c] of Object.entries(JSON.parse(d.diff_json) as Record<string, { to: unknown }>)) {
+  for (const d of docs) {
+    for (const [k, c] of Object.entries(d.changes)) {
       if (c.to === null || c.to === undefined) delete state[k];
       else state[k] = c.to;
     }
@@ -87,7 +84,6 @@ const attemptView = (a: AttemptDoc) => ({
 
 /** The organization's model call attempts, newest first. */
 export async function listAttempts(organization_id: string, agent: AgentName | undefined, page: number, limit: number) {
-  const filter = { organization_id, ...(agent ? { agent } : {}) };
-  const [total, docs] = await Promise.all([Attempt.countDocuments(filter), Attempt.find(filter).sort({ created_at: -1, attempt: -1 }).skip((page - 1) * limit).limit(limit).lean<AttemptDoc[]>()]);
+  const { total, docs } = await attemptsOf(organization_id, agent, page, limit);
   return { attempts: docs.map(attemptView), page, limit, total, has_more: page * limit < total };
 }

@@ -7,7 +7,7 @@
  * attempts.
  */
 import { z } from 'zod';
-import { AGENTS } from '../../activities/llm/models';
+import { AGENTS } from '../../activities/llm/constants';
 import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
 import { budgetStatus } from '../../activities/llm/reservations';
 import { settingsSchema } from '../../activities/llm/settings';

@@ -1,0 +1,151 @@
+/**
+ * The LLM component's data: configurations (default, per organization and agent, per provider)
+ * and their versions, the meters of reservations, and the attempts of model calls. The only file
+ * that reads or writes the LLM models; token usage and balances are billing's (billing.ts).
+ *
+ * Settings a call needs are read by `_id` (`<organization>|<agent>`, the agent, `default`). A
+ * version number is taken by inserting `<scope>#<n>` and a meter entry by inserting `<key>|<seq>`:
+ * of concurrent writers exactly one gets each, where a conditional update or an `$inc` would be
+ * lost on the embedded server (activities/db/README.md).
+ */
+import type { Model } from 'mongoose';
+import { byId, insertOnce, jsonText } from '../db';
+import type { AgentName } from './constants';
+import {
+  Attempt,
+  BalanceMeter,
+  BudgetMeter,
+  ConfigVersion,
+  DefaultConfig,
+  LlmConfig,
+  ProviderConfig,
+  RateMeter,
+  type AttemptDoc,
+  type ConfigVersionDoc,
+  type DefaultConfigDoc,
+  type LlmConfigDoc,
+  type MeterEntryDoc,
+  type MeterHold,
+  type ProviderConfigDoc,
+} from './models';
+
+export type { AttemptDoc, ConfigVersionDoc, MeterEntryDoc, MeterHold, ProviderConfigDoc };
+
+type Changes = Record<string, { from: unknown; to: unknown }>;
+/** A version's changes, and an organization's settings, are stored as JSON text. */
+const changesText = jsonText<Changes>(() => ({}));
+const settingsText = jsonText<Record<string, unknown>>(() => ({}));
+
+// ---- versions
+
+export interface ConfigVersion {
+  scope: string;
+  version: number;
+  changed_by: string;
+  changed_at: Date;
+  rollback_of?: number;
+  changes: Changes;
+}
+const versionOf = (d: ConfigVersionDoc): ConfigVersion => ({ scope: d.scope, version: d.version, changed_by: d.changed_by, changed_at: new Date(d.changed_at), rollback_of: d.rollback_of, changes: changesText.decode(d.diff_json) });
+
+/** The newest version number of a scope (0: none), by the (scope, version) index. */
+export async function lastVersion(scope: string): Promise<number> {
+  const last = await ConfigVersion.findOne({ scope }, { version: 1 }).sort({ version: -1 }).lean<Pick<ConfigVersionDoc, 'version'>>();
+  return last?.version ?? 0;
+}
+
+/** Records version `version` of the scope; false when another writer took that number. */
+export async function insertVersion(v: { scope: string; version: number; changed_by: string; changes: Changes; rollback_of?: number }): Promise<boolean> {
+  return insertOnce(ConfigVersion, { _id: `${v.scope}#${v.version}`, scope: v.scope, version: v.version, changed_by: v.changed_by, diff_json: changesText.encode(v.changes), rollback_of: v.rollback_of });
+}
+
+/** Versions of the scopes (all when none are given), newest first. */
+export async function versionsOf(scopes: string[] | undefined, page: number, limit: number): Promise<{ total: number; versions: ConfigVersion[] }> {
+  const filter = scopes ? { scope: { $in: scopes } } : {};
+  const [total, docs] = await Promise.all([
+    ConfigVersion.countDocuments(filter),
+    ConfigVersion.find(filter).sort({ changed_at: -1, version: -1 }).skip((page - 1) * limit).limit(limit).lean<ConfigVersionDoc[]>(),
+  ]);
+  return { total, versions: docs.map(versionOf) };
+}
+
+/** Versions 1..`version` of a scope, oldest first. */
+export async function versionsUpTo(scope: string, version: number): Promise<ConfigVersion[]> {
+  const docs = await ConfigVersion.find({ scope, version: { $lte: version } }).lean<ConfigVersionDoc[]>();
+  return docs.map(versionOf).sort((a, b) => a.version - b.version);
+}
+
+export async function countVersions(): Promise<number> {
+  return ConfigVersion.countDocuments({});
+}
+
+// ---- default configuration
+
+export const defaultConfigDoc = () => byId<DefaultConfigDoc>(DefaultConfig, 'default');
+
+export async function writeDefaultConfig(text: string, version: number, updated_by: string): Promise<void> {
+  await DefaultConfig.replaceOne({ _id: 'default' }, { _id: 'default', config: text, version, updated_by }, { upsert: true });
+}
+
+// ---- an organization's configuration of an agent
+
+export async function organizationConfig(organization_id: string, agent: AgentName): Promise<{ settings: Record<string, unknown>; version: number } | null> {
+  const doc = await byId<LlmConfigDoc>(LlmConfig, `${organization_id}|${agent}`);
+  return doc ? { settings: settingsText.decode(doc.config_json), version: doc.version } : null;
+}
+
+export async function writeOrganizationConfig(organization_id: string, agent: AgentName, settings: unknown, version: number, updated_by: string): Promise<void> {
+  const _id = `${organization_id}|${agent}`;
+  await LlmConfig.replaceOne({ _id }, { _id, organization_id, agent_name: agent, config_json: JSON.stringify(settings), version, updated_by }, { upsert: true });
+}
+
+export async function countOrganizationConfigs(): Promise<number> {
+  return LlmConfig.countDocuments({});
+}
+
+// ---- providers
+
+export const providerDoc = (agent: AgentName) => byId<ProviderConfigDoc>(ProviderConfig, agent);
+
+export async function writeProviderConfig(agent: AgentName, doc: Omit<ProviderConfigDoc, '_id' | 'created_at' | 'updated_at'>): Promise<void> {
+  await ProviderConfig.replaceOne({ _id: agent }, { _id: agent, ...doc }, { upsert: true });
+}
+
+/** The first provider configuration (by agent name) labelled `provider`. */
+export async function providerByLabel(provider: string): Promise<ProviderConfigDoc | null> {
+  return ProviderConfig.findOne({ provider }).sort({ _id: 1 }).lean<ProviderConfigDoc>();
+}
+
+export async function allProviders(): Promise<ProviderConfigDoc[]> {
+  return ProviderConfig.find({}).lean<ProviderConfigDoc[]>();
+}
+
+// ---- attempts
+
+export async function insertAttempt(doc: Omit<AttemptDoc, 'created_at'>): Promise<void> {
+  await Attempt.create(doc);
+}
+
+/** The organization's attempts (of one agent), newest first, by the (organization_id, created_at) index. */
+export async function attemptsOf(organization_id: string, agent: AgentName | undefined, page: number, limit: number): Promise<{ total: number; docs: AttemptDoc[] }> {
+  const filter = { organization_id, ...(agent ? { agent } : {}) };
+  const [total, docs] = await Promise.all([Attempt.countDocuments(filter), Attempt.find(filter).sort({ created_at: -1, attempt: -1 }).skip((page - 1) * limit).limit(limit).lean<AttemptDoc[]>()]);
+  return { total, docs };
+}
+
+// ---- meters (meter.ts)
+
+export type MeterKind = 'rate' | 'budget' | 'balance';
+const meters: Record<MeterKind, Model<MeterEntryDoc>> = { rate: RateMeter, budget: BudgetMeter, balance: BalanceMeter };
+
+export const meterEntry = (kind: MeterKind, key: string, seq: number) => byId<MeterEntryDoc>(meters[kind], `${key}|${seq}`);
+
+/** Appends entry `seq` of the key; false when another writer appended it first. */
+export async function insertMeterEntry(kind: MeterKind, e: { key: string; seq: number; op: string; used: number; requests: number; open: MeterHold[]; ends_at?: Date }): Promise<boolean> {
+  return insertOnce(meters[kind], { _id: `${e.key}|${e.seq}`, ...e });
+}
+
+/** Drops the entries of windows that ended before `before` (the ends_at index). */
+export async function pruneMeter(kind: MeterKind, before: Date): Promise<void> {
+  await meters[kind].deleteMany({ ends_at: { $lt: before } });
+}
