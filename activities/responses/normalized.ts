@@ -2,17 +2,9 @@
  * Normalized responses stored per conversation by every processing component (images, documents,
  * text, support); the data lives in store.ts.
  */
-import { conversationResponses, deleteConversation, deleteResponsesBefore, insertResponse, responseById } from './store';
+import { conversationResponses, deleteConversation, deleteResponsesBefore, insertResponse, responseById, type StoredResponse } from './store';
 
-export interface NormalizedInput {
-  response_id: string;
-  conversation_id: string;
-  user_id: string;
-  organization_id: string;
-  source: string;
-  message: string;
-  metadata: Record<string, unknown>;
-}
+export type NormalizedInput = Omit<StoredResponse, 'created_at'>;
 
 /** Idempotent on response_id: a retry answers with the first record's time. */
 export async function storeNormalizedResponse(input: NormalizedInput): Promise<{ response_id: string; created: boolean; created_at: string }> {

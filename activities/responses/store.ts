@@ -39,16 +39,7 @@ const NormalizedResponse = mongoose.model<NormalizedDoc>('NormalizedResponse', n
 
 const metadataText = jsonText<Record<string, unknown>>(() => ({}));
 
-export interface StoredResponse {
-  response_id: string;
-  conversation_id: string;
-  user_id: string;
-  organization_id: string;
-  source: string;
-  message: string;
-  metadata: Record<string, unknown>;
-  created_at: Date;
-}
+export type StoredResponse = Omit<NormalizedDoc, 'metadata_json'> & { metadata: Record<string, unknown> };
 
 const decoded = ({ metadata_json, ...d }: NormalizedDoc): StoredResponse => ({ ...d, metadata: metadataText.decode(metadata_json) });
 

@@ -1,9 +1,11 @@
 /**
  * An in-process grid of every venue, for nearby search and receipt matching on servers without
- * geospatial queries: the embedded server has no geospatial index and reads every venue for
- * any filter but `_id` (store.ts) (~2 s at 100,000 venues), so a nearby search there must not reach the
- * database. On MongoDB the 2dsphere index answers and this grid is never loaded (venues.ts).
- * The grid is the bounding-box prefilter; the exact great-circle distance decides. Each process
+ * geospatial queries. Kept for the embedded server only, by decision: it has no geospatial index
+ * and reads every venue for any filter but `_id` (store.ts; ~2 s at 100,000 venues), and receipt
+ * matching compares a receipt with every venue of its organization, which no `_id` layout
+ * answers in a few reads. On MongoDB the 2dsphere index answers nearby search, the
+ * (organization_id, …) index lists an organization's venues, and this grid is never loaded
+ * (venues.ts). The grid is the bounding-box prefilter; the exact great-circle distance decides. Each process
  * loads it once and follows `retail_venue_changes`, written with every venue write, so a change
  * made by another process is seen within POLL_MS (its own at once).
  */
