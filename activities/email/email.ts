@@ -1,11 +1,11 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
-import { isDuplicateKey, notFound } from '../errors';
+import { notFound } from '../errors';
 import { deliver } from '../engines/mail';
 import { findOrganization } from '../identity/organizations';
 import { listNormalizedResponses } from '../responses/normalized';
 import { notificationContent, summaryContent, type Content, type EmailType } from './compose';
-import { EmailLog, type EmailLogDoc } from './models';
+import { recordSent, sentRecord } from './store';
 
 export interface EmailRequest {
   organization_id: string;
@@ -45,16 +45,12 @@ export interface SentEmail {
 export async function sendEmail(input: { req: EmailRequest; content: Content }): Promise<SentEmail> {
   const { req, content } = input;
   const _id = `${req.organization_id}|${req.idempotency_key}`;
-  const done = await EmailLog.findById(_id).lean<EmailLogDoc>();
+  const done = await sentRecord(req.organization_id, req.idempotency_key);
   if (done) return { message_id: done.message_id, sent_at: done.sent_at.toISOString(), recipient: done.recipient, email_type: done.email_type, transport: done.transport, duplicate: true };
   const digest = createHash('sha256').update(_id).digest('hex').slice(0, 24);
   const message_id = `<${digest}@${req.organization_id.replace(/[^A-Za-z0-9.-]/g, '-')}.platform>`;
   const out = await deliver({ to: req.recipient, subject: content.subject, text: content.text, html: content.html, messageId: message_id });
   const sent_at = new Date();
-  try {
-    await EmailLog.create({ _id, organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, sent_at });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
+  await recordSent(req.idempotency_key, { organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, sent_at });
   return { message_id, sent_at: sent_at.toISOString(), recipient: req.recipient, email_type: req.email_type, transport: out.transport, duplicate: false };
 }

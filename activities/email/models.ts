@@ -1,4 +1,4 @@
-/** What was sent: read by the send step and by the per-user limit. */
+/** What was sent, and the per-user hourly limit's slots: schemas imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
 import type { EmailType } from './compose';
 
@@ -29,3 +29,15 @@ export interface EmailLogDoc {
   sent_at: Date;
 }
 export const EmailLog = mongoose.model<EmailLogDoc>('EmailLog', emailLogSchema, 'email_log');
+
+/** One counted send: `<org>|<user>|<hour ISO>|<slot number or k:key hash>` (store.ts). */
+const sendSlotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    hour: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+export const SendSlot = mongoose.model('EmailSendSlot', sendSlotSchema, 'email_send_slots');

@@ -4,10 +4,9 @@
  * within EMAIL_USER_LIMIT_PER_HOUR messages per user. Admin keys are not restricted.
  */
 import { createHash } from 'node:crypto';
-import mongoose, { Schema } from 'mongoose';
 import { config } from '../config';
-import { PlatformError, forbidden, isDuplicateKey } from '../errors';
-import { EmailLog } from './models';
+import { PlatformError, forbidden } from '../errors';
+import { countKey, sentRecord, takeSendSlot, uncountKey } from './store';
 
 export const ADMIN_LEVEL = 1;
 
@@ -32,58 +31,23 @@ export function checkFreeText(email_type: string, metadata: Record<string, unkno
 }
 
 /**
- * Sends per user per clock hour, as inserts under unique keys (FerretDB 1.x applies an update as
- * a read-modify-write, so a counter could lose concurrent increments): a `k:` document per
- * idempotency key counted, then one of the hour's numbered slots 1..limit. Concurrent senders in
- * any process never take more slots than the limit, and a repeated key takes none.
+ * Sends per user per clock hour, counted so that concurrent senders in any process never exceed
+ * the limit and a repeated idempotency key counts once (store.ts says how).
  */
-const sendSlotSchema = new Schema(
-  {
-    _id: { type: String, required: true }, // <org>|<user>|<hour ISO>|<slot number or k:key hash>
-    organization_id: { type: String, required: true },
-    user_id: { type: String, required: true },
-    hour: { type: Date, required: true },
-  },
-  { versionKey: false },
-);
-const SendSlot = mongoose.model('EmailSendSlot', sendSlotSchema, 'email_send_slots');
-
 const HOUR = 3_600_000;
-/** Where the last free slot was found, per user and hour, so probing starts there. */
-const slotHint = new Map<string, number>();
-
-async function insertOnce(doc: Record<string, unknown>): Promise<boolean> {
-  try {
-    await SendSlot.create(doc);
-    return true;
-  } catch (err) {
-    if (isDuplicateKey(err)) return false;
-    throw err;
-  }
-}
 
 /** Counts one send of `idempotency_key` for the user; 429 with Retry-After past the limit. */
 export async function reserveSend(input: { organization_id: string; user_id: string; idempotency_key: string }, now = new Date()): Promise<void> {
   const limit = config().EMAIL_USER_LIMIT_PER_HOUR;
   if (!limit) return;
   // A key already sent (possibly in an earlier hour) is a repeat: it sends nothing and costs nothing.
-  if (await EmailLog.exists({ _id: `${input.organization_id}|${input.idempotency_key}` })) return;
+  if (await sentRecord(input.organization_id, input.idempotency_key)) return;
   const hour = new Date(Math.floor(now.getTime() / HOUR) * HOUR);
-  const prefix = `${input.organization_id}|${input.user_id}|`;
-  const base = `${prefix}${hour.toISOString()}|`;
-  const fields = { organization_id: input.organization_id, user_id: input.user_id, hour };
-  const keyId = `${base}k:${createHash('sha256').update(input.idempotency_key).digest('hex').slice(0, 24)}`;
-  if (!(await insertOnce({ _id: keyId, ...fields }))) return; // counted already (a concurrent repeat)
-  for (let n = slotHint.get(base) ?? 1; n <= limit; n += 1) {
-    if (await insertOnce({ _id: `${base}${n}`, ...fields })) {
-      if (slotHint.size > 10_000) slotHint.clear();
-      slotHint.set(base, n + 1);
-      // The hour's first send: the user's earlier hours are of no further use.
-      if (n === 1) await SendSlot.deleteMany({ _id: { $gte: prefix, $lt: base } }).catch(() => undefined);
-      return;
-    }
-  }
-  await SendSlot.deleteOne({ _id: keyId }); // not sent: a retry after the hour is counted then
+  const u = { organization_id: input.organization_id, user_id: input.user_id, hour };
+  const keyHash = createHash('sha256').update(input.idempotency_key).digest('hex').slice(0, 24);
+  if (!(await countKey(u, keyHash))) return; // counted already (a concurrent repeat)
+  if (await takeSendSlot(u, limit)) return;
+  await uncountKey(u, keyHash); // not sent: a retry after the hour is counted then
   const retryAfter = Math.max(1, Math.ceil((hour.getTime() + HOUR - now.getTime()) / 1000));
   throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, { 'Retry-After': String(retryAfter) });
 }

@@ -1,3 +1,4 @@
+/** The schema of `Idempotency-Key` records, imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
 
 /**
@@ -17,14 +18,14 @@ const idempotencyKeySchema = new Schema(
     /** the media or scan id the run works on: its workflow id is derived from it */
     resource_id: { type: String, required: true },
     state: { type: String, required: true, enum: ['running', 'succeeded', 'refused'] },
-    /** the first answer as JSON text: results carry free-form keys FerretDB 1.x refuses */
+    /** the first answer as JSON text: results carry free-form keys (store.ts) */
     result_json: { type: String, default: null },
     refusal_status: { type: Number, default: null },
     refusal_detail: { type: String, default: null },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
-// Retention deletes by age (FerretDB 1.x has no TTL indexes).
+// Retention deletes by age (a TTL index is not available on both servers).
 idempotencyKeySchema.index({ created_at: 1 });
 
 export type IdempotencyState = 'running' | 'succeeded' | 'refused';

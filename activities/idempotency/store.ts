@@ -1,0 +1,59 @@
+/**
+ * The `Idempotency-Key` records' data; the only file that reads or writes their model. The first
+ * request with a key wins by inserting the record under its `_id`; settling is a conditional
+ * update (`running` → an outcome) that concurrent duplicates make with the same run's answer, so
+ * a lost race between them changes nothing (activities/db/README.md on unisolated updates).
+ */
+import { byId, insertOnce, jsonText } from '../db';
+import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models';
+
+export type { IdempotencyState };
+
+/** The first answer, stored as JSON text: results carry free-form keys neither server should interpret. */
+const resultText = jsonText<unknown>(null);
+
+export interface StoredClaim {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  route: string;
+  key: string;
+  request_sha256: string;
+  resource_id: string;
+  state: IdempotencyState;
+  result: unknown;
+  refusal_status: number | null;
+  refusal_detail: string | null;
+  created_at: Date;
+}
+
+const claimOf = (d: IdempotencyKeyDoc): StoredClaim => ({ ...d, result: d.result_json === null ? null : resultText.decode(d.result_json), created_at: new Date(d.created_at) });
+
+/** Inserts a running record; false when the key's record exists. */
+export async function insertClaim(doc: Omit<StoredClaim, 'state' | 'result' | 'refusal_status' | 'refusal_detail' | 'created_at'>): Promise<boolean> {
+  return insertOnce(IdempotencyKey, { ...doc, state: 'running', result_json: null, refusal_status: null, refusal_detail: null });
+}
+
+export async function claimDoc(_id: string): Promise<StoredClaim | null> {
+  const doc = await byId<IdempotencyKeyDoc>(IdempotencyKey, _id);
+  return doc ? claimOf(doc) : null;
+}
+
+/** Deletes the record if it is still the one created at `created_at`. */
+export async function dropClaim(_id: string, created_at: Date): Promise<void> {
+  await IdempotencyKey.deleteOne({ _id, created_at });
+}
+
+/** The run's outcome, recorded only while the record is running (the first outcome counts). */
+export async function settleClaim(_id: string, outcome: { result: unknown } | { refusal: { status: number; detail: string } }): Promise<void> {
+  const $set =
+    'refusal' in outcome
+      ? { state: 'refused', refusal_status: outcome.refusal.status, refusal_detail: outcome.refusal.detail }
+      : { state: 'succeeded', result_json: resultText.encode(outcome.result ?? null) };
+  await IdempotencyKey.updateOne({ _id, state: 'running' }, { $set });
+}
+
+/** Deletes records created before `before` (the created_at index; neither server has TTL indexes both honour). */
+export async function purgeClaimsBefore(before: Date): Promise<number> {
+  return (await IdempotencyKey.deleteMany({ created_at: { $lt: before } })).deletedCount ?? 0;
+}
