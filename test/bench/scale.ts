@@ -16,6 +16,7 @@ import { ScheduledEvent } from '../../activities/scheduler/models';
 import { KnowledgeArticle } from '../../activities/support/models';
 import { importVenues } from '../../activities/retail/venues';
 import { runScheduledEvent } from '../../activities/scheduler/events';
+import { knowledgeBase } from '../../activities/support/store';
 import { newId } from '../../activities/ids';
 
 const ORG = 'default';
@@ -133,7 +134,7 @@ interface PathResult {
 export async function benchScale(base: string, adminKey: string): Promise<string[]> {
   const sizes = (process.env.SCALE_USERS ?? '1000,100000').split(',').map(Number);
   const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 100);
-  const WARM = 5;
+  const WARM = 3;
   const BUDGET_MS = Number(process.env.SCALE_PATH_SECONDS ?? 60) * 1000;
   const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const used = new Set<number>();
@@ -195,13 +196,17 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     for (const p of paths) {
       const r: PathResult = { name: p.name, via: p.via, ms: [], errors: 0 };
       const start = performance.now();
-      // A path that scans the collection takes seconds a request at the large size: it stops after
-      // its time budget with the samples it has (at least 10).
-      for (let k = 0; k < SAMPLES + WARM && (k < WARM + 10 || performance.now() - start < BUDGET_MS); k += 1) {
+      // A path that scans a collection takes seconds, up to minutes, a request at the large size:
+      // it stops after its time budget with the samples it has, and a warm-up request that took
+      // over a second is counted (what makes it slow is not a cold start).
+      let warm = WARM;
+      for (let k = 0; k < SAMPLES + WARM && (k === 0 || r.ms.length === 0 || performance.now() - start < BUDGET_MS); k += 1) {
         const t = performance.now();
         try {
           await p.run();
-          if (k >= WARM) r.ms.push(performance.now() - t);
+          const ms = performance.now() - t;
+          if (k >= warm || ms > 1000) r.ms.push(ms);
+          if (ms > 1000) warm = 0;
         } catch (err) {
           if (r.errors++ === 0) log(`${p.name}: ${(err as Error).message}`);
         }
@@ -212,6 +217,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     return results;
   };
 
+  log(`database ${mongoose.connection.host}:${mongoose.connection.port}/${mongoose.connection.name}`);
   const lines: string[] = [];
   const runs: { size: number; results: PathResult[] }[] = [];
   for (const size of sizes) {
@@ -220,7 +226,12 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     const n = await seedUsers(population, size);
     const others = Math.round(size * OTHER_ARTICLES_PER_USER) - Math.round(population * OTHER_ARTICLES_PER_USER);
     const own = population === 0 ? OWN_ARTICLES : 0;
-    const a = await insertBatches('support_articles', KnowledgeArticle, 0, own + others, (i) => [i < own ? article(ORG, i) : article(`org_scale_${i % 100}`, i)], 1);
+    // Other organizations' articles go to organizations of their own per step: the support store
+    // indexes an organization's articles the first time it reads them (as it does for articles
+    // written before its index existed), and later articles only through its own insert.
+    const orgOf = (i: number) => (i < own ? ORG : `org_scale_${size}_${i % 100}`);
+    const a = await insertBatches('support_articles', KnowledgeArticle, 0, own + others, (i) => [article(orgOf(i), i)], 1);
+    for (const org of new Set(Array.from({ length: Math.min(own + others, own + 100) }, (_, i) => orgOf(i)))) await knowledgeBase(org);
     articles += a;
     venueSide = await seedVenues(size - population, venueSide);
     const seedS = (performance.now() - t) / 1000;
@@ -234,7 +245,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
   const [small, large] = [runs[0], runs[runs.length - 1]];
   const k = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
   lines.push('');
-  lines.push(`Scale: up to ${SAMPLES} sequential requests per path (or ${BUDGET_MS / 1000} s), each for a user not used before; at ${k(large.size)}: ${large.size.toLocaleString('en')} users, ${(large.size * ENTRIES_PER_USER).toLocaleString('en')} ledger entries, ${large.size.toLocaleString('en')} API keys, sessions and scheduled events, ${large.size.toLocaleString('en')} venues at constant density, ${OWN_ARTICLES} support articles in the organization plus ${Math.round(large.size * OTHER_ARTICLES_PER_USER).toLocaleString('en')} of others`);
+  lines.push(`Scale: up to ${SAMPLES} sequential requests per path (or ${BUDGET_MS / 1000} s), each for a user not used before; at ${k(large.size)}: ${large.size.toLocaleString('en')} users, ${(large.size * ENTRIES_PER_USER).toLocaleString('en')} ledger entries, ${large.size.toLocaleString('en')} API keys, sessions and scheduled events, ${large.size.toLocaleString('en')} venues at constant density, ${OWN_ARTICLES} support articles in the organization plus ${(articles - OWN_ARTICLES).toLocaleString('en')} of 100 other organizations per step`);
   lines.push(`| path | measured through | p50 ms ${k(small.size)} | p99 ms ${k(small.size)} | p50 ms ${k(large.size)} | p99 ms ${k(large.size)} | p99 ratio | samples | errors |`);
   lines.push('|---|---|---:|---:|---:|---:|---:|---:|---:|');
   let worst = { ratio: 0, name: '' };
