@@ -1,9 +1,9 @@
 import mongoose, { Schema } from 'mongoose';
 
 /**
- * Token billing. Every balance change is an insert whose primary key makes it happen once
- * (a purchase is credited once, a refund applied once, a payment event processed once); the
- * balance is computed from those records (FerretDB 1.x has no atomic updates).
+ * Billing's schemas, imported by store.ts alone. Every balance change is an insert whose primary
+ * key makes it happen once (a purchase is credited once, a refund applied once, a payment event
+ * processed once); the balance is computed from those records (store.ts says why).
  */
 const ts = { createdAt: 'created_at', updatedAt: 'updated_at' } as const;
 

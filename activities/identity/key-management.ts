@@ -13,7 +13,7 @@ import { forbidden, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, type IssuedKey, type Principal } from './api-keys';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
-import { freeSlot, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
+import { freeSlot, keyById, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
 
 export { rotationsOf, slotOwner };
 
@@ -29,6 +29,20 @@ export function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions
 /** requireRank for acts on a user rather than on one of its keys (its shared rate limit). */
 export async function requireRankOver(actor: Principal, organization_id: string, user_id: string): Promise<void> {
   requireRank(actor, await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions', 'status'] }));
+}
+
+/**
+ * The level a user acts with through `key_id`: that key's while it is active and the user's,
+ * else the highest of the user's active keys (its successor after a rotation); -1 when the user
+ * holds no active key. The named key is read by `_id`; the user's keys only when it is not active.
+ */
+export async function currentKeyLevel(organization_id: string, user_id: string, key_id?: string): Promise<number> {
+  if (key_id) {
+    const key = await keyById(key_id);
+    if (key && key.status === 'active' && key.organization_id === organization_id && key.user_id === user_id) return levelOf(key.permissions);
+  }
+  const keys = await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions'] });
+  return Math.max(-1, ...keys.map((k) => levelOf(k.permissions)));
 }
 
 const overCap = (cap: number) =>

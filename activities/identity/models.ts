@@ -59,7 +59,7 @@ const apiKeySchema = new Schema(
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
-apiKeySchema.index({ organization_id: 1, user_id: 1 });
+apiKeySchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
 
 /**
  * When each key was last used, apart from the key itself: the embedded server applies an update
@@ -191,6 +191,31 @@ userSchema.post('save', async function (doc: UserRef) {
 });
 userSchema.post('insertMany', async function (docs: UserRef[]) {
   await link(docs);
+});
+
+/**
+ * key_id → the key's hash (its `_id`): a key named by its id (a scheduled event's saver, a slot's
+ * holder) read by `_id`. Written after every insert of a key, by the hooks below.
+ */
+const apiKeyIdSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    hash: { type: String, required: true },
+  },
+  { versionKey: false },
+);
+export const ApiKeyId = mongoose.model<{ _id: string; hash: string }>('ApiKeyId', apiKeyIdSchema, 'api_key_ids');
+async function linkKeys(docs: Pick<ApiKeyDoc, 'key_id' | 'hash'>[]): Promise<void> {
+  await ApiKeyId.insertMany(docs.map((k) => ({ _id: k.key_id, hash: k.hash })), { ordered: false }).catch((err: { code?: number; writeErrors?: { code?: number }[] }) => {
+    const errors = err.writeErrors ?? [err];
+    if (errors.some((e) => e.code !== 11000)) throw err;
+  });
+}
+apiKeySchema.post('save', async function (doc: ApiKeyDoc) {
+  await linkKeys([doc]);
+});
+apiKeySchema.post('insertMany', async function (docs: ApiKeyDoc[]) {
+  await linkKeys(docs);
 });
 
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');

@@ -10,10 +10,11 @@
  * and exclusive changes are inserts under unique keys, since the embedded server neither isolates
  * updates nor has transactions (activities/db/README.md).
  */
-import { byIds, byKey, hasUnkeyedDocuments, insertOnce, keyFilter, takeSlot as takeDbSlot } from '../db';
+import { byId, byIds, byKey, hasUnkeyedDocuments, insertOnce, keyFilter, takeSlot as takeDbSlot } from '../db';
 import { isDuplicateKey } from '../errors';
 import {
   ApiKey,
+  ApiKeyId,
   ApiKeyRotation,
   ApiKeySlot,
   ApiKeyUsage,
@@ -106,6 +107,13 @@ export async function keyByHash(hash: string): Promise<ApiKeyDoc | null> {
 
 export async function insertKeyDoc(doc: Omit<ApiKeyDoc, 'created_at' | 'status' | 'revoked_at'>): Promise<ApiKeyDoc> {
   return (await ApiKey.create(doc)).toObject();
+}
+
+/** A key by its key_id: its link document, then the key, both by `_id` (by the key_id index for keys written before links existed). */
+export async function keyById(key_id: string): Promise<ApiKeyDoc | null> {
+  const link = await byId<{ _id: string; hash: string }>(ApiKeyId, key_id);
+  if (link) return keyByHash(link.hash);
+  return (await hasUnkeyedDocuments(ApiKey)) ? ApiKey.findOne({ key_id }).lean<ApiKeyDoc>() : null;
 }
 
 type KeyFields = keyof ApiKeyDoc;

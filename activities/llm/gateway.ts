@@ -79,7 +79,8 @@ export async function usesModel(organization_id: string, agent: AgentName): Prom
   return (await agentSettings(organization_id, agent)).provider !== 'local';
 }
 
-const clients = new Map<string, OpenAI>();
+/** One client per endpoint and key (its connection pool), the least recently used dropped past 100. */
+const clients = new Cache<string, OpenAI>({ max: 100 });
 function client(base_url: string | null, api_key: string | null): OpenAI {
   const key = `${base_url}|${api_key}`;
   let c = clients.get(key);

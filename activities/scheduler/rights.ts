@@ -4,8 +4,7 @@
  * is saved and again at every run, because a key can be revoked meanwhile.
  */
 import { PlatformError, forbidden } from '../errors';
-import { levelOf } from '../identity/api-keys';
-import { keysOfUser } from '../identity/store';
+import { currentKeyLevel } from '../identity/key-management';
 import { getUser } from '../identity/users';
 import { ADMIN_LEVEL, checkRecipient } from '../email/policy';
 import type { EventType } from './constants';
@@ -44,9 +43,7 @@ export async function checkEventRights(ev: { organization_id: string; user_id: s
 export async function currentLevel(ev: EventDoc): Promise<number> {
   const user_id = ev.actor_user_id ?? ev.user_id;
   const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
-  const keys = await keysOfUser(ev.organization_id, user_id, { active: true, fields: ['key_id', 'permissions'] });
-  const own = keys.find((k) => k.key_id === ev.actor_key_id);
-  const level = own ? levelOf(own.permissions) : Math.max(-1, ...keys.map((k) => levelOf(k.permissions)));
+  const level = await currentKeyLevel(ev.organization_id, user_id, ev.actor_key_id);
   if (level < 0) {
     throw forbidden(ev.actor_key_id ? 'The key that scheduled this event was revoked and its user holds no active key' : "The event's owner holds no active key");
   }
