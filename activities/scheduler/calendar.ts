@@ -168,7 +168,7 @@ function onDay(t: Timing, p: Parts, y: number, m: number, day: number, weekday: 
 }
 
 /** Spring-forward transitions of a zone in a year: [instant, offset before, offset after] (ms). */
-const gapCache = new Map<string, [number, number, number][]>();
+const gapCache = new Cache<string, [number, number, number][]>({ max: 10_000 });
 function springForwards(tz: string, year: number): [number, number, number][] {
   const key = `${tz}/${year}`;
   let out = gapCache.get(key);
