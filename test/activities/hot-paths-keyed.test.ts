@@ -1,0 +1,107 @@
+/**
+ * The hot paths of identity and sessions (a key check, a user by either id, listing a user's keys,
+ * verifying a conversation, a scheduled run's key level) reach the database only by `_id` or
+ * through an index the model declares, so neither server answers them by scanning a collection
+ * that grows with users. Every query they send is recorded (mongoose's debug hook) and its filter
+ * checked against the schema's indexes.
+ */
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseEnv, setConfig } from '../../activities/config';
+import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { authenticateKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management';
+import { findUser, resolveOrCreateUser } from '../../activities/identity/users';
+import { initializeSession, verifySession } from '../../activities/sessions/sessions';
+
+const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
+const READS = new Set(['find', 'findOne', 'findOneAndUpdate', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'countDocuments', 'aggregate', 'replaceOne']);
+
+interface Query {
+  collection: string;
+  method: string;
+  filter: Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
+  await initRuntime();
+});
+
+afterAll(async () => {
+  stopRevocationWatcher();
+  await closeRuntime();
+});
+
+async function queriesOf(work: () => Promise<unknown>): Promise<Query[]> {
+  const seen: Query[] = [];
+  mongoose.set('debug', (collection: string, method: string, ...args: unknown[]) => {
+    if (READS.has(method)) seen.push({ collection, method, filter: (args[0] ?? {}) as Record<string, unknown> });
+  });
+  try {
+    await work();
+  } finally {
+    mongoose.set('debug', false);
+  }
+  return seen;
+}
+
+/** The first field of each index the collection's model declares. */
+function leadingFields(collection: string): string[] {
+  const model = Object.values(mongoose.models).find((m) => m.collection.collectionName === collection);
+  if (!model) throw new Error(`no model for ${collection}`);
+  return model.schema.indexes().map(([fields]) => Object.keys(fields)[0]);
+}
+
+const byId = (q: Query) => '_id' in q.filter;
+const indexed = (q: Query) => byId(q) || leadingFields(q.collection).some((f) => f in q.filter);
+const show = (qs: Query[]) => qs.map((q) => `${q.collection}.${q.method}(${JSON.stringify(q.filter)})`);
+
+describe('hot paths keyed for both servers', () => {
+  it('checks a key it has not cached with reads by _id only', async () => {
+    const user = await resolveOrCreateUser('default', `hot-${Date.now()}`);
+    const issued = await issueApiKey(sysadmin, user, ['basic']);
+    stopRevocationWatcher(); // nothing cached: the check reads the database
+    const qs = await queriesOf(async () => {
+      expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id });
+      stopRevocationWatcher();
+      expect((await verifyApiKey(issued.api_key)).valid).toBe(true);
+    });
+    expect(qs.length).toBeGreaterThan(0);
+    expect(show(qs.filter((q) => !byId(q)))).toEqual([]);
+  });
+
+  it('finds a user by user_id and by idp_id with reads by _id only', async () => {
+    const user = await resolveOrCreateUser('default', `hot-user-${Date.now()}`);
+    const qs = await queriesOf(async () => {
+      expect((await findUser('default', user.user_id))?.idp_id).toBe(user.idp_id);
+      expect((await findUser('default', user.idp_id))?.user_id).toBe(user.user_id);
+    });
+    expect(qs.length).toBeGreaterThan(0);
+    expect(show(qs.filter((q) => !byId(q)))).toEqual([]);
+  });
+
+  it("lists a user's keys through an index the model declares", async () => {
+    const user = await resolveOrCreateUser('default', `hot-list-${Date.now()}`);
+    await issueApiKey(sysadmin, user, ['basic']);
+    const qs = await queriesOf(async () => expect(await listApiKeys(sysadmin, 'default', user.user_id)).toHaveLength(1));
+    expect(qs.length).toBeGreaterThan(0);
+    expect(show(qs.filter((q) => !indexed(q)))).toEqual([]);
+  });
+
+  it("gives a scheduled run its saver's key level with reads by _id only", async () => {
+    const user = await resolveOrCreateUser('default', `hot-level-${Date.now()}`);
+    const issued = await issueApiKey(sysadmin, user, ['admin']);
+    const qs = await queriesOf(async () => expect(await currentKeyLevel('default', user.user_id, issued.key_id)).toBe(1));
+    expect(qs.length).toBeGreaterThan(0);
+    expect(show(qs.filter((q) => !byId(q)))).toEqual([]);
+  });
+
+  it('verifies a conversation with reads and writes by _id only', async () => {
+    const user_id = `usr_hot${Date.now()}`;
+    const { conversation_id } = await initializeSession({ user_id, organization_id: 'default' });
+    const qs = await queriesOf(async () => expect((await verifySession({ user_id, organization_id: 'default', conversation_id })).valid).toBe(true));
+    expect(qs.length).toBeGreaterThan(0);
+    expect(show(qs.filter((q) => !byId(q)))).toEqual([]);
+  });
+});
