@@ -9,6 +9,19 @@
  * index. State written by several paths lives in separate documents (last use, slots, rotations)
  * and exclusive changes are inserts under unique keys, since the embedded server neither isolates
  * updates nor has transactions (activities/db/README.md).
+ *
+ * Per-process caches in front of this store (all activities/db `Cache`), and how soon a change
+ * made by another process is seen through them:
+ * - verified keys (api-keys.ts), 1 s: every request presents a key; a key revoked or rotated
+ *   elsewhere, or its user's shared limit changed elsewhere, is refused or applied everywhere
+ *   within 1 s (at once in the process that made the change);
+ * - refused keys, 30 s: an unknown, revoked or expired key presented again costs no read; none of
+ *   these answers can turn into "valid" except an unknown key being issued, which happens in a
+ *   request that clears it;
+ * - user references (users.ts), no expiry: a user's ids never change and users are not deleted,
+ *   so an entry is never stale; the rest of a user is always read afresh;
+ * - the last-use write, at most once a second per key.
+ * Per-key and per-user request windows are counted per edge (edge/rate-limit.ts), not here.
  */
 import { byId, byIds, byKey, hasUnkeyedDocuments, insertOnce, keyFilter, takeSlot as takeDbSlot } from '../db';
 import { isDuplicateKey } from '../errors';
