@@ -1,0 +1,86 @@
+/**
+ * activities/db against the suite's real MongoDB-wire server: slots never overshoot under
+ * concurrency, inserts under a unique key tell who was first, documents keyed by a field are read
+ * by `_id` while documents written before the key existed are still found, and JSON-text fields
+ * and the cache behave as the stores rely on.
+ */
+import mongoose, { Schema } from 'mongoose';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { parseEnv, setConfig } from '../../activities/config';
+import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter, takeSlot } from '../../activities/db';
+
+const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: String }, { versionKey: false }), 'db_test_slots');
+const Keyed = mongoose.model('DbTestKeyed', new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }), 'db_test_keyed');
+const Fresh = mongoose.model('DbTestFresh', new Schema({ _id: idFrom('name'), name: { type: String, unique: true } }, { versionKey: false }), 'db_test_fresh');
+
+beforeAll(async () => {
+  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
+  await initRuntime();
+  await Promise.all([Slot.createIndexes(), Keyed.createIndexes(), Fresh.createIndexes()]);
+});
+
+afterAll(async () => {
+  await closeRuntime();
+});
+
+describe('slots and inserts under a unique key', () => {
+  it('gives 20 concurrent takers exactly 5 slots, each once', async () => {
+    const counter = `c${Date.now()}`;
+    const taken = await Promise.all(Array.from({ length: 20 }, (_, i) => takeSlot(Slot, { id: (n) => `${counter}|${n}`, to: 5, fields: () => ({ taker: `t${i}` }) })));
+    const won = taken.filter((t) => t !== null).map((t) => t!.n);
+    expect(won.sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(await Slot.countDocuments({ _id: { $regex: `^${counter}\\|` } })).toBe(5);
+  });
+
+  it('tells the first insert from a repeat', async () => {
+    const _id = `once${Date.now()}`;
+    const answers = await Promise.all(Array.from({ length: 10 }, () => insertOnce(Slot, { _id, taker: 'x' })));
+    expect(answers.filter(Boolean)).toHaveLength(1);
+  });
+});
+
+describe('documents keyed by a field', () => {
+  it('takes _id from the field on create and insertMany, and reads by it', async () => {
+    const name = `k${Date.now()}`;
+    await Keyed.create({ name, n: 1 });
+    await Keyed.insertMany([{ name: `${name}-b`, n: 2 }]);
+    expect(await Keyed.exists({ _id: name })).not.toBeNull();
+    expect(await byKey<{ n: number }>(Keyed, 'name', `${name}-b`)).toMatchObject({ _id: `${name}-b`, n: 2 });
+  });
+
+  it('still finds and updates a document written with an ObjectId _id', async () => {
+    const name = `legacy${Date.now()}`;
+    await Keyed.collection.insertOne({ _id: new mongoose.Types.ObjectId() as never, name, n: 7 });
+    expect(await hasUnkeyedDocuments(Keyed)).toBe(true);
+    expect(await byKey<{ n: number }>(Keyed, 'name', name)).toMatchObject({ name, n: 7 });
+    await Keyed.updateOne(await keyFilter(Keyed, 'name', name), { $set: { n: 8 } });
+    expect((await Keyed.collection.findOne({ name }))?.n).toBe(8);
+  });
+
+  it('reads a collection without such documents by _id alone', async () => {
+    await Fresh.create({ name: `f${Date.now()}` });
+    expect(await hasUnkeyedDocuments(Fresh)).toBe(false);
+    expect(await keyFilter(Fresh, 'name', 'x')).toEqual({ _id: 'x' });
+  });
+});
+
+describe('JSON-text fields and the cache', () => {
+  it('reads bad or missing JSON text as the fallback', () => {
+    const codec = jsonText<{ a: number }>({ a: 0 });
+    expect(codec.decode(codec.encode({ a: 3 }))).toEqual({ a: 3 });
+    expect(codec.decode('{not json')).toEqual({ a: 0 });
+    expect(codec.decode(null)).toEqual({ a: 0 });
+  });
+
+  it('serves an entry for its time to live only, null values included, and stays bounded', async () => {
+    const cache = new Cache<string, number | null>({ max: 3, ttlMs: 100 });
+    cache.set('none', null);
+    expect(cache.has('none')).toBe(true);
+    expect(cache.get('none')).toBeNull();
+    for (const k of ['a', 'b', 'c', 'd']) cache.set(k, 1);
+    expect(cache.size).toBe(3);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(cache.get('d')).toBeUndefined();
+  });
+});
