@@ -87,6 +87,18 @@ export async function insertOnce(model: AnyModel, doc: Record<string, unknown>):
   }
 }
 
+type WriteErrors = { code?: number; writeErrors?: { code?: number; err?: { code?: number } }[] };
+
+/**
+ * For `insertMany(…, { ordered: false }).catch(onlyDuplicates)`: the documents already there are
+ * skipped, any other failure is thrown. (Each write error carries its code itself or under `err`,
+ * depending on the driver's path.)
+ */
+export function onlyDuplicates(err: WriteErrors): void {
+  const errors = err.writeErrors?.length ? err.writeErrors.map((e) => e.code ?? e.err?.code) : [err.code];
+  if (errors.some((code) => code !== 11000)) throw err;
+}
+
 export interface SlotRange {
   /** the `_id` of slot n */
   id: (n: number) => string;

@@ -4,7 +4,7 @@
  * hash, a key's last use by key_id; a user by (organization, idp_id) through its link document.
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../db';
+import { idFrom, onlyDuplicates } from '../db';
 import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants';
 
 export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };
@@ -181,10 +181,7 @@ export const idpKey = (organization_id: string, idp_id: string) => `${organizati
 export const UserIdp = mongoose.model<UserIdpDoc>('UserIdp', userIdpSchema, 'user_idps');
 const linksOf = (docs: UserRef[]) => docs.map((u) => ({ _id: idpKey(u.organization_id, u.idp_id), user_id: u.user_id }));
 async function link(docs: UserRef[]): Promise<void> {
-  await UserIdp.insertMany(linksOf(docs), { ordered: false }).catch((err: { code?: number; writeErrors?: { code?: number }[] }) => {
-    const errors = err.writeErrors ?? [err];
-    if (errors.some((e) => e.code !== 11000)) throw err;
-  });
+  await UserIdp.insertMany(linksOf(docs), { ordered: false }).catch(onlyDuplicates);
 }
 userSchema.post('save', async function (doc: UserRef) {
   await link([doc]);
@@ -206,16 +203,75 @@ const apiKeyIdSchema = new Schema(
 );
 export const ApiKeyId = mongoose.model<{ _id: string; hash: string }>('ApiKeyId', apiKeyIdSchema, 'api_key_ids');
 async function linkKeys(docs: Pick<ApiKeyDoc, 'key_id' | 'hash'>[]): Promise<void> {
-  await ApiKeyId.insertMany(docs.map((k) => ({ _id: k.key_id, hash: k.hash })), { ordered: false }).catch((err: { code?: number; writeErrors?: { code?: number }[] }) => {
-    const errors = err.writeErrors ?? [err];
-    if (errors.some((e) => e.code !== 11000)) throw err;
-  });
+  await ApiKeyId.insertMany(docs.map((k) => ({ _id: k.key_id, hash: k.hash })), { ordered: false }).catch(onlyDuplicates);
 }
+
+/**
+ * `<organization>|<user>#<n>` → the hash of the user's n-th key (n dense from 0, in creation
+ * order): a user's keys are listed by reading these by `_id`, 32 at a time, then the keys by
+ * `_id`. Each number is taken by an insert under its `_id`, so concurrent creations for one user
+ * never share one and leave no gap. Written after every insert of a key, by the hooks below.
+ */
+const apiKeyOwnerSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    hash: { type: String, required: true },
+  },
+  { versionKey: false },
+);
+export const ApiKeyOwner = mongoose.model<{ _id: string; hash: string }>('ApiKeyOwner', apiKeyOwnerSchema, 'api_key_owners');
+export const ownerKeyId = (organization_id: string, user_id: string, n: number) => `${organization_id}|${user_id}#${n}`;
+export const OWNER_BATCH = 32;
+
+/** The number of keys listed for the user (the first free number). */
+export async function ownedCount(organization_id: string, user_id: string): Promise<number> {
+  for (let from = 0; ; from += OWNER_BATCH) {
+    const ids = Array.from({ length: OWNER_BATCH }, (_, i) => ownerKeyId(organization_id, user_id, from + i));
+    const found = await ApiKeyOwner.countDocuments({ _id: { $in: ids } });
+    if (found < OWNER_BATCH) return from + found;
+  }
+}
+
+async function listKey(k: Pick<ApiKeyDoc, 'organization_id' | 'user_id' | 'hash'>, from: number): Promise<void> {
+  for (let n = from; ; n += 1) {
+    try {
+      await ApiKeyOwner.create({ _id: ownerKeyId(k.organization_id, k.user_id, n), hash: k.hash });
+      return;
+    } catch (err) {
+      onlyDuplicates(err as { code?: number });
+    }
+  }
+}
+
+/** Lists new keys under their users: a user's first keys in one batch insert, the rest one by one. */
+async function listKeys(docs: Pick<ApiKeyDoc, 'organization_id' | 'user_id' | 'hash'>[]): Promise<void> {
+  type Listed = Pick<ApiKeyDoc, 'organization_id' | 'user_id' | 'hash'>;
+  const first = new Map<string, Listed>();
+  const rest: Listed[] = [];
+  for (const k of docs) {
+    const id = ownerKeyId(k.organization_id, k.user_id, 0);
+    if (first.has(id)) rest.push(k);
+    else first.set(id, k);
+  }
+  const owners = [...first.keys()];
+  const later: Listed[] = [];
+  for (let i = 0; i < owners.length; i += 1000) {
+    // Users without any listed key (the common case for a batch of new users) take number 0 at once.
+    const chunk = owners.slice(i, i + 1000);
+    await ApiKeyOwner.insertMany(chunk.map((id) => ({ _id: id, hash: first.get(id)!.hash })), { ordered: false }).catch(onlyDuplicates);
+    const stored = new Map((await ApiKeyOwner.find({ _id: { $in: chunk } }).lean<{ _id: string; hash: string }[]>()).map((d) => [d._id, d.hash]));
+    for (const id of chunk) if (stored.get(id) !== first.get(id)!.hash) later.push(first.get(id)!);
+  }
+  for (const k of [...later, ...rest]) await listKey(k, await ownedCount(k.organization_id, k.user_id));
+}
+
 apiKeySchema.post('save', async function (doc: ApiKeyDoc) {
   await linkKeys([doc]);
+  await listKeys([doc]);
 });
 apiKeySchema.post('insertMany', async function (docs: ApiKeyDoc[]) {
   await linkKeys(docs);
+  await listKeys(docs);
 });
 
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');

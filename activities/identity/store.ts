@@ -4,9 +4,8 @@
  * models; everything else, other components included, calls these functions.
  *
  * Keyed for both database servers: the hot paths (a key check, a user by id or by the identity
- * provider's id, a key's rotation and last use) are reads by `_id` (models.ts says which field
- * each `_id` is taken from). A user's keys are listed through the (organization_id, user_id)
- * index. State written by several paths lives in separate documents (last use, slots, rotations)
+ * provider's id, a key's rotation and last use, a user's keys) are reads by `_id` (models.ts
+ * says which field each `_id` is taken from, and which link documents are written beside). State written by several paths lives in separate documents (last use, slots, rotations)
  * and exclusive changes are inserts under unique keys, since the embedded server neither isolates
  * updates nor has transactions (activities/db/README.md).
  *
@@ -28,11 +27,14 @@ import { isDuplicateKey } from '../errors';
 import {
   ApiKey,
   ApiKeyId,
+  ApiKeyOwner,
   ApiKeyRotation,
   ApiKeySlot,
   ApiKeyUsage,
   idpKey,
   Organization,
+  OWNER_BATCH,
+  ownerKeyId,
   User,
   UserIdp,
   type ApiKeyDoc,
@@ -131,11 +133,28 @@ export async function keyById(key_id: string): Promise<ApiKeyDoc | null> {
 
 type KeyFields = keyof ApiKeyDoc;
 
-/** A user's keys, newest first (the (organization_id, user_id) index); `active` only the active ones. */
+/**
+ * A user's keys, newest first; `active` only the active ones. Read by `_id`: the user's numbered
+ * key list (models.ts), then the keys. While keys written before that list existed remain, by the
+ * (organization_id, user_id, created_at) index instead.
+ */
 export async function keysOfUser<K extends KeyFields = KeyFields>(organization_id: string, user_id: string, opts: { active?: boolean; fields?: K[] } = {}): Promise<Pick<ApiKeyDoc, K>[]> {
-  const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
-  const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
-  return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
+  if (await hasUnkeyedDocuments(ApiKey)) {
+    const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
+    const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
+    return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
+  }
+  const hashes: string[] = [];
+  for (let from = 0; ; from += OWNER_BATCH) {
+    const ids = Array.from({ length: OWNER_BATCH }, (_, i) => ownerKeyId(organization_id, user_id, from + i));
+    const found = await byIds<{ _id: string; hash: string }>(ApiKeyOwner, ids);
+    for (const id of ids) if (found.has(id)) hashes.push(found.get(id)!.hash);
+    if (found.size < OWNER_BATCH) break;
+  }
+  const keys = [...(await byIds<ApiKeyDoc & { _id: string }>(ApiKey, hashes)).values()];
+  return keys
+    .filter((k) => k.organization_id === organization_id && k.user_id === user_id && (!opts.active || k.status === 'active'))
+    .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime());
 }
 
 /** Revokes an active key; false when it was not active. */
