@@ -31,8 +31,8 @@ function platformFailure(err: unknown): PlatformError | undefined {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 8; depth += 1) {
     if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
-      const info = (cur.details?.[0] ?? {}) as { status?: number; field?: string | null };
-      return new PlatformError(info.status ?? 500, cur.message, info.field ?? undefined);
+      const info = (cur.details?.[0] ?? {}) as { status?: number; field?: string | null; headers?: Record<string, string> | null };
+      return new PlatformError(info.status ?? 500, cur.message, info.field ?? undefined, info.headers ?? undefined);
     }
     cur = (cur as { cause?: unknown }).cause;
   }
@@ -87,6 +87,7 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
     if (p) {
       status = p.status;
       message = p.message;
+      headers = p.headers;
       written = true;
     }
   } else if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof (err as { statusCode: unknown }).statusCode === 'number') {

@@ -11,6 +11,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { PlatformError } from '../activities/errors';
+import { mapError } from '../edge/errors';
 import { wrapActivities } from '../workers/activity-wrapper';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 import { retryPresetWorkflow, type StepActivities, type StepInput } from './fixtures/retry-workflow';
@@ -24,7 +25,7 @@ const activities: StepActivities = {
   async flakyStep(input) {
     const n = (attempts.get(input.key) ?? 0) + 1;
     attempts.set(input.key, n);
-    if (n <= input.failures) throw new PlatformError(input.status, `attempt ${n} refused with ${input.status}`, 'step');
+    if (n <= input.failures) throw new PlatformError(input.status, `attempt ${n} refused with ${input.status}`, 'step', input.status === 429 ? { 'Retry-After': '7' } : undefined);
     return { attempts: n };
   },
   async compensate(key) {
@@ -96,7 +97,7 @@ describe.each([
     const { key, result } = run({ failures: 99, status: 422, preset: 'INTERACTIVE', local });
     const failure = await platformFailure(result);
     expect(failure).toMatchObject({ type: PLATFORM_FAILURE_TYPE, nonRetryable: true, message: 'attempt 1 refused with 422' });
-    expect(failure.details).toEqual([{ status: 422, field: 'step' }]);
+    expect(failure.details).toEqual([{ status: 422, field: 'step', headers: null }]);
     expect(attempts.get(key)).toBe(1);
     expect(compensations.get(key)).toBe(1);
   });
@@ -105,8 +106,15 @@ describe.each([
     const { key, result } = run({ failures: 99, status: 503, preset: 'ONCE', local });
     const failure = await platformFailure(result);
     expect(failure).toMatchObject({ type: PLATFORM_FAILURE_TYPE, nonRetryable: false });
-    expect(failure.details).toEqual([{ status: 503, field: 'step' }]);
+    expect(failure.details).toEqual([{ status: 503, field: 'step', headers: null }]);
     expect(attempts.get(key)).toBe(1);
     expect(compensations.get(key)).toBeUndefined();
+  });
+
+  it("with a 429 and Retry-After reaches the HTTP answer with its status, text and Retry-After", async () => {
+    const { result } = run({ failures: 99, status: 429, preset: 'INTERACTIVE', local });
+    const err = await result.then(() => undefined, (e: unknown) => e);
+    const mapped = mapError(err, 'detail', () => undefined);
+    expect(mapped).toMatchObject({ status: 429, body: { detail: 'attempt 1 refused with 429' }, headers: { 'Retry-After': '7' } });
   });
 });

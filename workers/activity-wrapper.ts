@@ -42,7 +42,8 @@ export function wrapActivities<T extends Record<string, AnyFn>>(activities: T): 
             type: PLATFORM_FAILURE_TYPE,
             message: err.message,
             nonRetryable: err.status < 500,
-            details: [{ status: err.status, field: err.field ?? null }],
+            // headers such as Retry-After travel too, so a 429/503 raised in a workflow still says when to retry
+            details: [{ status: err.status, field: err.field ?? null, headers: err.headers ?? null }],
           });
         }
         throw err;
