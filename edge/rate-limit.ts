@@ -2,7 +2,7 @@
  * Fixed one-minute windows per API key and per user (or per client address for unauthenticated
  * routes and for failed authentications).
  * State is per edge process: with several edge replicas behind a balancer the effective limit is
- * the per-process limit times the replicas (README, "Rate limits").
+ * the per-process limit times the replicas (docs/api-conventions.md, "Rate limits").
  */
 import { PlatformError } from '../activities/errors';
 
