@@ -33,8 +33,8 @@ describe('token billing', () => {
     expect((await call('POST', '/api/billing/packages', { key: adminKey(), json: { id, name: 'dup', tokens: 1, price: 1, currency: 'USD', validity_days: 1 } })).status).toBe(409);
   });
 
-  it('credits a successful sandbox purchase once, with its expiry; declines and authentication are 402 and credit nothing', async () => {
-    const { id, usage, buy } = await setup();
+  it('credits a successful sandbox purchase once, with its expiry; the same key for another package is 409; declines and authentication are 402 and credit nothing', async () => {
+    const { id, user, usage, buy } = await setup();
     const ok = await buy('pm_card_visa', { idempotency_key: 'order-1' });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ success: true, status: 'succeeded', provider: 'sandbox', sandbox: true, package_details: { id, tokens: 1000 } });
@@ -43,6 +43,12 @@ describe('token billing', () => {
     expect(days).toBeLessThan(30.1);
     const again = await buy('pm_card_visa', { idempotency_key: 'order-1' });
     expect(again.body.transaction_id).toBe(ok.body.transaction_id);
+    const other = await call('POST', '/api/billing/packages', { key: adminKey(), json: { name: 'Other', tokens: 5, price: 1, currency: 'USD', validity_days: 1 } });
+    expect(other.status, JSON.stringify(other.body)).toBeLessThan(300);
+    const otherId = other.body.package?.id ?? other.body.id;
+    const reused = await call('POST', '/api/billing/purchase-tokens', { key: user.key, json: { user_id: user.user_id, package_id: otherId, payment_method: { type: 'card', token: 'pm_card_visa' }, idempotency_key: 'order-1' } });
+    expect(reused.status, JSON.stringify(reused.body)).toBe(409);
+    expect(reused.body.detail).toMatch(/idempotency_key: already used/);
     expect(await usage()).toMatchObject({ total_tokens: 0, remaining_tokens: 1000, usage_by_agent: {}, period: new Date().toISOString().slice(0, 7) });
 
     const declined = await buy('pm_card_chargeDeclined');

@@ -101,6 +101,8 @@ export async function purchaseTokens(input: { organization_id: string; user_id: 
   const provider = paymentProvider();
   if (!(await insertPurchase({ _id: transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id, tokens: pkg.tokens, price: pkg.price, currency: pkg.currency, validity_days: pkg.validity_days, provider, status: 'pending' }))) {
     const earlier = (await purchaseDoc(transaction_id))!;
+    // A key names one purchase: reused for another package it must not answer the first one as if bought.
+    if (earlier.package_id !== pkg._id) throw conflict(`idempotency_key: already used for a purchase of package ${earlier.package_id}`);
     if (earlier.status !== 'pending') return answer(earlier);
   }
   const result = await charge({ transaction_id, amount: pkg.price, currency: pkg.currency, token: input.token, metadata: { transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id } });
