@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { config, parseEnv, setConfig } from '../activities/config';
 import { closeRuntime, initRuntime } from '../activities/runtime';
 import { storeUpload } from '../activities/images/images';
-import type { ScanInput, ScanView, ValidateInput } from '../workflows/ticket-scan';
+import { processedUpdate, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../workflows/ticket-scan';
 import { basicUser, call, unique } from './helpers/api';
 import { renderReceipt } from './helpers/receipts';
 import { balance, groceries, shop } from './helpers/shop';
@@ -69,8 +69,8 @@ async function startScan(s: Awaited<ReturnType<typeof shop>>, user: { user_id: s
     deadline_hours,
     image_base_url: `${config().publicUrl}/api/ticket-scan/loyalty/ticket-scan`,
   };
-  const handle = await client.workflow.start('ticketScanWorkflow', { taskQueue: queue, workflowId: `ticket-scan:${scan_id}`, args: [input] });
-  return { handle, scan: await handle.executeUpdate<ScanView, []>('processed') };
+  const handle = await client.workflow.start(ticketScanWorkflow, { taskQueue: queue, workflowId: `ticket-scan:${scan_id}`, args: [input] });
+  return { handle, scan: await handle.executeUpdate(processedUpdate) };
 }
 
 describe('scan drills', () => {
@@ -86,7 +86,7 @@ describe('scan drills', () => {
     await new Promise((r) => first.once('exit', r));
     // The admin validates while no worker runs: the Update waits for one.
     const update: ValidateInput = { validations: [{ product_id: bread.id, is_valid: true }], validated_by: s.t.admin.user_id };
-    const validated = handle.executeUpdate<ScanView, [ValidateInput]>('validate', { args: [update] });
+    const validated = handle.executeUpdate(validateUpdate, { args: [update] });
     await new Promise((r) => setTimeout(r, 1000));
     await startWorker();
     const done = await validated;

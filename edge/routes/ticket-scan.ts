@@ -12,7 +12,7 @@ import { config } from '../../activities/config';
 import { invalid, notFound, PlatformError } from '../../activities/errors';
 import { newId } from '../../activities/ids';
 import { readStoredObject } from '../../activities/images/images';
-import type { UserRef } from '../../activities/identity/models';
+import type { UserRef } from '../../activities/identity/constants';
 import type { Principal } from '../../activities/identity/api-keys';
 import { getBrand } from '../../activities/retail/catalogue';
 import { getVenue } from '../../activities/retail/venues';
