@@ -257,5 +257,12 @@ export async function benchScale(base: string, adminKey: string): Promise<string
   });
   lines.push(`Goal: every p99 ratio <= 2 and p99 < 50 ms at ${k(large.size)} users.`);
   lines.push(`scale: worst p99 ratio ${k(large.size)}/${k(small.size)} = ${worst.ratio.toFixed(2)} (${worst.name})`);
+  // SCALE_HOLD_SECONDS keeps the seeded database up after measuring, to look at query plans.
+  const hold = Number(process.env.SCALE_HOLD_SECONDS ?? 0);
+  if (hold) {
+    for (const l of lines) log(l);
+    log(`holding the database for ${hold} s`);
+    await new Promise((r) => setTimeout(r, hold * 1000));
+  }
   return lines;
 }
