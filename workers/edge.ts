@@ -26,6 +26,12 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     qr: false,
     public: cfg.HOST !== '127.0.0.1' && cfg.HOST !== 'localhost',
   });
+  // Idle keep-alive connections stay open longer than clients and balancers keep theirs (60 s is
+  // the usual idle timeout), so the client is the one that closes: with Node's 5 s default a client
+  // whose event loop was busy for a few seconds could send on a socket the edge had just closed
+  // (EPIPE / "other side closed" on a request that never arrived).
+  listener.server.keepAliveTimeout = 65_000;
+  listener.server.headersTimeout = 66_000;
   if (!opts.quiet) {
     logger.info({ url: listener.url }, `listening on ${listener.url}`);
     if (bootstrap.source === 'generated') logger.info({ file: bootstrap.file }, `generated the system-admin API key into ${bootstrap.file} (mode 0600)`);
