@@ -91,7 +91,7 @@ export async function reserveRedemption(input: RedemptionInput): Promise<Redempt
     ...recordOf(input),
     points_spent: -hold.entry.amount,
     points_refunded: 0,
-    balance_after: hold.entry.balance_after,
+    balance_after: hold.spendable_after ?? hold.entry.balance_after, // what can still be spent
     ledger_entry_id: hold.entry.entry_id,
     status: 'processing',
     provider: giftProvider().name,
@@ -164,7 +164,7 @@ export async function closeUnreserved(input: RedemptionInput, reason: string): P
   const hold = await appliedRequest(input.organization_id, op, op);
   if (hold) {
     if (!(await findRedemption(input.redemption_id))) {
-      await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: -hold.entry.amount, balance_after: hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name });
+      await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: -hold.entry.amount, balance_after: hold.spendable_after ?? hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name });
     }
     return releaseRedemption(input, { transaction_id: null, reason });
   }

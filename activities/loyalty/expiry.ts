@@ -3,20 +3,9 @@
  * the daily run (workflows/loyalty-maintenance.ts) writes them down as `expiry` entries, so the
  * ledger's balance follows: one entry per credit, for what was left of it.
  */
-import { isDuplicateKey } from '../errors';
 import { append, type AppendResult } from './ledger';
 import { isLapsed } from './lots';
-import { ExpiryCursor, LedgerEntry, type ExpiryCursorDoc, type LedgerEntryDoc } from './models';
-
-/** Makes the run look at this organization from now on (idempotent). */
-export async function startExpiryCursor(organization_id: string): Promise<void> {
-  try {
-    // From the beginning: every credit that carries an expiry was written after this.
-    await ExpiryCursor.create({ _id: organization_id, through: new Date(0) });
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-  }
-}
+import { creditsLapsingAt, expiryCursors, lapsedCredits, moveExpiryCursor } from './store';
 
 /**
  * Writes the expiry of what is left of one credit, if it has lapsed by `now`. The operation
@@ -44,9 +33,6 @@ export interface ExpiryRun {
   now: string;
 }
 
-type Lapsed = Pick<LedgerEntryDoc, 'entry_id' | 'user_id' | 'expires_at'>;
-const FIELDS = { entry_id: 1, user_id: 1, expires_at: 1 };
-
 /**
  * Writes the expiry of every credit that lapsed by `now` (default: the present), in every
  * organization that ever set an expiry, or in one. Reads by {organization_id, expires_at} (an
@@ -54,18 +40,18 @@ const FIELDS = { entry_id: 1, user_id: 1, expires_at: 1 };
  */
 export async function expireLapsedPoints(input: { now?: string; organization_id?: string } = {}): Promise<ExpiryRun> {
   const now = input.now ? new Date(input.now) : new Date();
-  const cursors = await ExpiryCursor.find(input.organization_id ? { _id: input.organization_id } : {}).lean<ExpiryCursorDoc[]>();
+  const cursors = await expiryCursors(input.organization_id);
   const run: ExpiryRun = { organizations: cursors.length, credits_checked: 0, entries_written: 0, points_expired: 0, now: now.toISOString() };
   for (const cursor of cursors) {
     const organization_id = cursor._id;
     let through = cursor.through;
     for (;;) {
-      const page = await LedgerEntry.find({ organization_id, expires_at: { $gt: through, $lte: now } }, FIELDS).sort({ expires_at: 1 }).limit(PAGE).lean<Lapsed[]>();
+      const page = await lapsedCredits(organization_id, through, now, PAGE);
       if (!page.length) break;
       const last = page[page.length - 1].expires_at!;
       // A full page may cut through credits lapsing at its last instant: take all of those, so
       // the cursor can move past that instant.
-      const batch = page.length < PAGE ? page : [...page.filter((e) => e.expires_at! < last), ...(await LedgerEntry.find({ organization_id, expires_at: last }, FIELDS).lean<Lapsed[]>())];
+      const batch = page.length < PAGE ? page : [...page.filter((e) => e.expires_at! < last), ...(await creditsLapsingAt(organization_id, last))];
       for (const e of batch) {
         run.credits_checked += 1;
         const out = await expireCredit({ organization_id, user_id: e.user_id, entry_id: e.entry_id }, now);
@@ -77,7 +63,7 @@ export async function expireLapsedPoints(input: { now?: string; organization_id?
       through = last;
       // Only this run moves the cursor (the Schedule never overlaps runs); a lost move only
       // means the next run looks at those credits again, which writes nothing twice.
-      await ExpiryCursor.updateOne({ _id: organization_id }, { $set: { through } });
+      await moveExpiryCursor(organization_id, through);
       if (page.length < PAGE) break;
     }
   }

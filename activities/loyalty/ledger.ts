@@ -2,16 +2,17 @@
  * The points ledger: the only way any component credits or debits points. Every balance change
  * of every component goes through here, so one set of rules (idempotency, no overspending,
  * expiry, pending points) holds for all of them.
- * Correct on MongoDB and on FerretDB 1.x, which has no transactions and no atomic single-document
- * updates: every change is an insert guarded by unique indexes (see models.ts).
+ * Correct without transactions and without atomic single-document updates: every change is an
+ * insert guarded by unique keys (models.ts), read back by `_id` (store.ts).
  */
 import { Cache } from '../db';
 import { PlatformError, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { withKeyLock } from '../locks';
 import { credit, debit, expiring, standing, type Lot, type LotState } from './lots';
-import { LedgerEntry, type LedgerEntryDoc, type LedgerReason } from './models';
+import type { LedgerEntryDoc, LedgerReason } from './models';
 import { getRules } from './rules';
+import { entriesAt, entryAt, entryByAnyOperation, entryByOperation, entryByRequest, entryKey, insertEntry } from './store';
 
 export interface LedgerChange {
   organization_id: string;
@@ -78,7 +79,6 @@ export class InsufficientPoints extends PlatformError {
 }
 
 const MAX_ATTEMPTS = 200;
-const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
 const userKey = (organization_id: string, user_id: string) => `${organization_id}\u0000${user_id}`;
 
 export interface Head extends LotState {
@@ -89,24 +89,19 @@ export interface Head extends LotState {
 const headOf = (e: LedgerEntryDoc): Head => ({ seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [] });
 
 /**
- * Each process remembers the newest entry it knows of per user. FerretDB 1.x scans a collection
- * for most queries, so the hot path must not query: a known head is confirmed with primary-key
- * probes (is there an entry seq+1?), and appending is one insert. The head is only a hint;
- * correctness rests on the primary key and the unique operation index, so it never goes stale
- * in a way that matters (no time to live: a stale head costs one colliding insert).
+ * Each process remembers the newest entry it knows of per user, so appending is one insert
+ * without a read: a known head is confirmed with a probe of the next key (is there an entry
+ * seq+1?) before it is trusted. The head is only a hint; correctness rests on the primary key and
+ * the unique operation index, so it never goes stale in a way that matters (no time to live: a
+ * stale head costs one colliding insert).
  */
 const heads = new Cache<string, Head>({ max: 200_000 });
-
-const entryAt = (organization_id: string, user_id: string, seq: number) =>
-  LedgerEntry.findById(entryKey(organization_id, user_id, seq)).lean<LedgerEntryDoc>();
 
 /**
  * The newest entry of a user this process knows nothing about. Entries are dense from seq 1, so
  * "does entry n exist" is monotone and the last one is found by doubling then bisecting: about
- * 2·log2(n) reads by primary key. On FerretDB 1.x each such read scans the table until the row
- * (a read of an absent key scans it all, ~40 ms at 10,000 entries), and a sorted query for the
- * user's newest entry scanned and sorted the whole ledger (~250 ms); a user without entries costs
- * one read.
+ * 2·log2(n) reads by `_id`, which both servers answer from the primary key (a query sorted by seq
+ * would need an index only MongoDB uses; store.ts). A user without entries costs one read.
  */
 export async function headFromProbes(organization_id: string, user_id: string): Promise<Head> {
   let found = await entryAt(organization_id, user_id, 1);
@@ -147,17 +142,17 @@ async function currentHead(organization_id: string, user_id: string): Promise<He
   return head;
 }
 
-export const byOperation = (organization_id: string, operation_id: string) =>
-  LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
+/** The entry of an operation (any, generated ids included), or null. */
+export const byOperation = entryByAnyOperation;
 
-export const operationApplied = async (organization_id: string, operation_id: string) => (await byOperation(organization_id, operation_id)) !== null;
+export const operationApplied = async (organization_id: string, operation_id: string) => (await entryByOperation(organization_id, operation_id)) !== null;
 
 const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
 const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) });
 
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
 export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
-  const done = await LedgerEntry.findOne({ organization_id, $or: [{ operation_id }, { request_id }] }).lean<LedgerEntryDoc>();
+  const done = (await entryByOperation(organization_id, operation_id)) ?? (await entryByRequest(organization_id, request_id));
   return done && duplicateOf(done);
 }
 
@@ -181,7 +176,7 @@ export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>
 export async function append(spec: AppendSpec, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
   const { organization_id, user_id } = spec;
   return withKeyLock(userKey(organization_id, user_id), async () => {
-    const applied = async () => (spec.new_operation ? null : byOperation(organization_id, spec.operation_id));
+    const applied = async () => (spec.new_operation ? null : entryByOperation(organization_id, spec.operation_id));
     const entry_id = newId('pte');
     let verifyNext = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
@@ -212,29 +207,35 @@ export async function append(spec: AppendSpec, plan: (head: Head, entry_id: stri
       const seq = head.seq + 1;
       const balance = head.balance + draft.amount;
       try {
-        const doc = await LedgerEntry.create({
-          _id: entryKey(organization_id, user_id, seq),
-          entry_id,
-          organization_id,
-          user_id,
-          seq,
-          amount: draft.amount,
-          balance_after: balance,
-          reason: spec.reason,
-          operation_id: spec.operation_id,
-          request_id: spec.request_id,
-          description: spec.description,
-          expires_at: draft.expires_at,
-          available_at: draft.available_at,
-          reverses: draft.reverses,
-          lots: draft.lots.length ? draft.lots : undefined,
-        });
+        const doc = await insertEntry(
+          {
+            _id: entryKey(organization_id, user_id, seq),
+            entry_id,
+            organization_id,
+            user_id,
+            seq,
+            amount: draft.amount,
+            balance_after: balance,
+            reason: spec.reason,
+            operation_id: spec.operation_id,
+            request_id: spec.request_id,
+            description: spec.description,
+            expires_at: draft.expires_at,
+            available_at: draft.available_at,
+            reverses: draft.reverses,
+            lots: draft.lots.length ? draft.lots : undefined,
+          },
+          spec.new_operation,
+        );
         heads.set(userKey(organization_id, user_id), { seq, balance, at: doc.created_at, lots: draft.lots });
-        return { entry: viewEntry(doc.toObject()), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
+        return { entry: viewEntry(doc), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        // Either this operation was applied before, or another process appended entry `seq`.
-        const done = await applied();
+        // Either another writer appended entry `seq` (then the next attempt, on the newer head,
+        // finds out whether it was this operation), or this operation was applied before.
+        const there = await entryAt(organization_id, user_id, seq);
+        if (there?.operation_id === spec.operation_id) return duplicateOf(there);
+        const done = there ? null : await applied();
         if (done) return duplicateOf(done);
         verifyNext = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
@@ -310,8 +311,7 @@ export async function getHistory(organization_id: string, user_id: string, page:
   const total = head.seq;
   const top = total - (page - 1) * limit;
   const seqs = Array.from({ length: Math.max(0, Math.min(limit, top)) }, (_, i) => top - i);
-  // One query for the page (FerretDB 1.x scans once per query, whatever the filter).
-  const found = seqs.length ? await LedgerEntry.find({ _id: { $in: seqs.map((seq) => entryKey(organization_id, user_id, seq)) } }).lean<LedgerEntryDoc[]>() : [];
+  const found = await entriesAt(organization_id, user_id, seqs);
   const entries = found.sort((a, b) => b.seq - a.seq);
   return { points: standing(head, new Date()).spendable, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
 }

@@ -1,4 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
+import { idFrom } from '../db';
 
 export const LEDGER_REASONS = ['action', 'referral', 'receipt', 'ticket_scan', 'redemption', 'refund', 'reversal', 'expiry'] as const;
 export type LedgerReason = (typeof LEDGER_REASONS)[number];
@@ -90,6 +91,8 @@ export interface LedgerEntryDoc {
  */
 const loyaltyRulesSchema = new Schema(
   {
+    /** the organization_id: the rules are read by `_id` */
+    _id: idFrom('organization_id'),
     organization_id: { type: String, required: true, unique: true },
     actions_json: { type: String, required: true },
     policies_json: { type: String },
@@ -105,6 +108,7 @@ const loyaltyRulesSchema = new Schema(
 );
 
 export interface LoyaltyRulesDoc {
+  _id: string;
   organization_id: string;
   actions_json: string;
   policies_json?: string;
@@ -135,6 +139,27 @@ export interface ExpiryCursorDoc {
   through: Date;
 }
 
+/**
+ * Where an operation's entry is, by `_id` = `<organization_id>|<operation_id>` (or
+ * `<organization_id>|?<request_id>` for a caller's idempotency key kept as request_id), so "was
+ * this operation applied" is a read by `_id`. Written before the entry's insert without `entry`
+ * (the operation may be applied) and given `entry` (the entry's `_id`) once the entry is written.
+ * The entry's unique operation index still decides which of two writers applies an operation.
+ */
+const ledgerOperationSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    entry: { type: String },
+  },
+  { versionKey: false },
+);
+
+export interface LedgerOperationDoc {
+  _id: string;
+  entry?: string;
+}
+
 export const LedgerEntry = mongoose.model<LedgerEntryDoc>('LedgerEntry', ledgerEntrySchema, 'ledger_entries');
 export const LoyaltyRules = mongoose.model<LoyaltyRulesDoc>('LoyaltyRules', loyaltyRulesSchema, 'loyalty_rules');
 export const ExpiryCursor = mongoose.model<ExpiryCursorDoc>('LoyaltyExpiryCursor', expiryCursorSchema, 'loyalty_expiry_cursors');
+export const LedgerOperation = mongoose.model<LedgerOperationDoc>('LedgerOperation', ledgerOperationSchema, 'ledger_operations');

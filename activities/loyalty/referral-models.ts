@@ -51,8 +51,7 @@ export interface ReferralDoc {
 
 /**
  * One side of a referral whose credit an admin reversed: `_id` = `<referral_id>|<side>`. Its own
- * document, written once: the referral's workflow updates the referral itself, and on FerretDB
- * 1.x concurrent updates of one document may lose a field.
+ * document, written once (store.ts says why).
  */
 const referralReversalSchema = new Schema(
   {

@@ -1,13 +1,13 @@
 /** Referral codes with QR images, and the steps of the referral workflow. */
 import { randomBytes } from 'node:crypto';
 import { config } from '../config';
-import { isDuplicateKey, notFound } from '../errors';
+import { notFound } from '../errors';
 import { newId } from '../ids';
 import { qrPngBase64 } from '../engines/qr';
 import { creditPoints } from './ledger';
 import { getRules } from './rules';
-import { insertOnce } from '../db';
-import { Referral, ReferralCode, ReferralReversal, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
+import type { ReferralCodeDoc, ReferralDoc } from './referral-models';
+import { completeReferralDoc, insertReferral, insertReferralCode, insertReferralReversal, referralCodeByCode, referralCodeOf, referralOf } from './store';
 
 // Crockford-style alphabet: no 0/O or 1/I/L to misread from a printed code.
 const ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
@@ -19,22 +19,15 @@ export function referralUrl(code: string): string {
 
 /** The user's referral code (created once), its URL and a QR PNG of that URL. */
 export async function referralQr(organization_id: string, user_id: string): Promise<{ code: string; referral_url: string; qr_code: string }> {
-  let doc = await ReferralCode.findOne({ organization_id, user_id }).lean<ReferralCodeDoc>();
-  while (!doc) {
-    try {
-      doc = (await ReferralCode.create({ code: newCode(), organization_id, user_id })).toObject();
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      // Either a concurrent request created this user's code, or (rarely) the code was taken.
-      doc = await ReferralCode.findOne({ organization_id, user_id }).lean<ReferralCodeDoc>();
-    }
-  }
+  let doc = await referralCodeOf(organization_id, user_id);
+  // A refused insert: either a concurrent request created this user's code, or (rarely) the code was taken.
+  while (!doc) doc = (await insertReferralCode({ code: newCode(), organization_id, user_id })) ?? (await referralCodeOf(organization_id, user_id));
   const referral_url = referralUrl(doc.code);
   return { code: doc.code, referral_url, qr_code: await qrPngBase64(referral_url) };
 }
 
 export async function lookupReferralCode(code: string): Promise<ReferralCodeDoc> {
-  const doc = await ReferralCode.findOne({ code: code.toUpperCase() }).lean<ReferralCodeDoc>();
+  const doc = await referralCodeByCode(code.toUpperCase());
   if (!doc) throw notFound('Referral code not found');
   return doc;
 }
@@ -42,7 +35,7 @@ export async function lookupReferralCode(code: string): Promise<ReferralCodeDoc>
 /** The user a referral code belongs to in the organization, or null (unknown code, or another organization's). */
 export async function referralCodeOwner(organization_id: string, code: string): Promise<string | null> {
   if (!/^[A-Za-z0-9]{4,32}$/.test(code)) return null;
-  const doc = await ReferralCode.findOne({ code: code.toUpperCase() }).lean<ReferralCodeDoc>();
+  const doc = await referralCodeByCode(code.toUpperCase());
   return doc && doc.organization_id === organization_id ? doc.user_id : null;
 }
 
@@ -68,24 +61,15 @@ const record = (r: ReferralDoc, existing: boolean): ReferralRecord => ({
 
 /** Workflow step 1: records the referral, or finds the one that exists for the referred user. */
 export async function recordReferral(input: { organization_id: string; referrer_user_id: string; referred_user_id: string }): Promise<ReferralRecord> {
-  const found = await Referral.findOne({ organization_id: input.organization_id, referred_user_id: input.referred_user_id }).lean<ReferralDoc>();
+  const found = await referralOf(input.organization_id, input.referred_user_id);
   if (found) return record(found, true);
   const rules = await getRules(input.organization_id);
-  try {
-    const doc = await Referral.create({
-      referral_id: newId('ref'),
-      ...input,
-      referrer_points: rules.referral_points,
-      referred_points: rules.referred_points,
-      status: 'pending',
-    });
-    return record(doc.toObject(), false);
-  } catch (err) {
-    if (!isDuplicateKey(err)) throw err;
-    const winner = await Referral.findOne({ organization_id: input.organization_id, referred_user_id: input.referred_user_id }).lean<ReferralDoc>();
-    if (!winner) throw err;
-    return record(winner, true);
-  }
+  const doc = await insertReferral({ referral_id: newId('ref'), ...input, referrer_points: rules.referral_points, referred_points: rules.referred_points, status: 'pending' });
+  if (doc) return record(doc, false);
+  // A concurrent request recorded this user's referral first.
+  const winner = await referralOf(input.organization_id, input.referred_user_id);
+  if (!winner) throw new Error('a refused referral insert leaves the referral it collided with');
+  return record(winner, true);
 }
 
 /** Workflow step 2: credits one side; the operation id makes a retry credit nothing more. */
@@ -103,11 +87,11 @@ export async function creditReferral(input: { organization_id: string; referral_
 
 /** Workflow step 3. Only the referral's own workflow writes this document. */
 export async function completeReferral(referral_id: string): Promise<void> {
-  await Referral.updateOne({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } });
+  await completeReferralDoc(referral_id);
 }
 
 /** Marks one side of a referral reversed, once (a repeated reversal finds the mark there). */
 export async function markReferralReversed(organization_id: string, referral_id: string, side: 'referrer' | 'referred', mark: object): Promise<void> {
-  await insertOnce(ReferralReversal, { _id: `${referral_id}|${side}`, referral_id, organization_id, side, reversal: mark });
+  await insertReferralReversal(organization_id, referral_id, side, mark);
 }
 

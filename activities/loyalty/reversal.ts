@@ -9,6 +9,7 @@ import { append, byOperation, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { markReferralReversed } from './referrals';
+import { entryByOperation } from './store';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
 export const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];
@@ -46,14 +47,14 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
     throw new PlatformError(422, `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`, 'operation_id');
   }
   const spec = { organization_id, user_id: original.user_id, reason: 'reversal' as const, operation_id: `reversal:${operation_id}`, description: `reversal of ${operation_id}: ${input.reason}` };
-  const earlier = await byOperation(organization_id, spec.operation_id);
+  const earlier = await entryByOperation(organization_id, spec.operation_id);
   const out = earlier
     ? { entry: viewEntry(earlier), duplicate: true }
     : await append(spec, async (head) => {
         // What already lapsed of the credit was taken by its expiry entry: the rest is taken back.
         let amount = original.amount;
         if (original.expires_at && !head.lots.some((l) => l.entry_id === original.entry_id)) {
-          const expired = await byOperation(organization_id, `expiry:${original.entry_id}`);
+          const expired = await entryByOperation(organization_id, `expiry:${original.entry_id}`);
           if (expired) amount += expired.amount;
         }
         if (amount <= 0) throw new PlatformError(422, `operation_id: nothing left to reverse, the points of ${operation_id} expired`, 'operation_id');

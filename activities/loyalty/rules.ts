@@ -6,9 +6,8 @@ import { Cache } from '../db';
 import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
 import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
-import { startExpiryCursor } from './expiry';
-import { LoyaltyRules, type LoyaltyRulesDoc } from './models';
 import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
+import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,
@@ -65,7 +64,7 @@ const policiesFor = (actions: Record<string, number>, stored: Record<string, Act
   Object.fromEntries(Object.keys(actions).map((name) => [name, Object.hasOwn(stored, name) ? stored[name] : defaultPolicy(name)]));
 
 async function readRules(organization_id: string): Promise<Rules> {
-  const doc = await LoyaltyRules.findOne({ organization_id }).lean<LoyaltyRulesDoc>();
+  const doc = await readStoredRules(organization_id);
   if (!doc) {
     return {
       organization_id,
@@ -80,18 +79,17 @@ async function readRules(organization_id: string): Promise<Rules> {
       updated_at: null,
     };
   }
-  const actions = JSON.parse(doc.actions_json) as Record<string, number>;
   return {
     organization_id,
-    actions,
-    policies: policiesFor(actions, doc.policies_json ? (JSON.parse(doc.policies_json) as Record<string, ActionPolicy>) : {}),
+    actions: doc.actions,
+    policies: policiesFor(doc.actions, doc.policies),
     referral_points: doc.referral_points,
     referred_points: doc.referred_points,
     max_points_per_scan: doc.max_points_per_scan ?? DEFAULT_MAX_POINTS_PER_SCAN,
     points_expire_after_days: doc.points_expire_after_days ?? null,
     pending_days: doc.pending_days ?? 0,
     is_default: false,
-    updated_at: doc.updated_at.toISOString(),
+    updated_at: doc.updated_at?.toISOString() ?? null,
   };
 }
 
@@ -122,8 +120,8 @@ export async function putRules(organization_id: string, input: RulesInput, updat
     policies = { ...policies, [name]: applyPolicy(policies[name], given) };
   }
   const next = {
-    actions_json: JSON.stringify(actions),
-    policies_json: JSON.stringify(policies),
+    actions,
+    policies,
     referral_points: input.referral_points ?? current.referral_points,
     referred_points: input.referred_points ?? current.referred_points,
     max_points_per_scan: input.max_points_per_scan ?? current.max_points_per_scan,
@@ -133,9 +131,7 @@ export async function putRules(organization_id: string, input: RulesInput, updat
   };
   // The expiry run looks at organizations that ever set an expiry (their credits keep theirs).
   if (next.points_expire_after_days) await startExpiryCursor(organization_id);
-  // One writer per organization document: an admin's edit. A lost race between two admins
-  // saving at the same instant keeps one of the two complete rule sets, never a mix.
-  await LoyaltyRules.replaceOne({ organization_id }, { organization_id, ...next, updated_at: new Date() }, { upsert: true });
+  await writeRules(organization_id, next);
   cache.delete(organization_id);
   return getRules(organization_id);
 }

@@ -1,11 +1,11 @@
 /**
- * The scan list: the mirror of every scan of an organization (activities/scanning/models.ts).
+ * The scan list: the mirror of every scan of an organization (store.ts).
  * The edge records a placeholder before it starts a scan's workflow, so a scan is listed from
  * the start (`processing`) and a client that lost the answer finds its scan id; a scan that fails
  * is not recorded, like before (its placeholder is dropped).
  */
-import { byId, byIds, insertOnce } from '../db';
-import { ScanReversal, TicketScan, type ScanReversalDoc, type TicketScanDoc } from './models';
+import type { ScanReversalDoc } from './models';
+import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals } from './store';
 
 export interface StartedScan {
   id: string;
@@ -52,17 +52,12 @@ function processingView(s: StartedScan, at: string) {
 
 /** The placeholder: never over what the workflow has mirrored (a retry of the same scan). */
 export async function recordScanStarted(scan: StartedScan): Promise<void> {
-  const at = new Date();
-  await TicketScan.updateOne(
-    { _id: scan.id },
-    { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view: processingView(scan, at.toISOString()) } },
-    { upsert: true },
-  );
+  await insertScanPlaceholder(scan, processingView(scan, new Date().toISOString()));
 }
 
 /** Drops the placeholder of a scan whose workflow failed; a mirrored scan stays. */
 export async function dropScanPlaceholder(organization_id: string, scan_id: string): Promise<void> {
-  await TicketScan.deleteOne({ _id: scan_id, organization_id, status: 'processing' });
+  await dropPlaceholder(organization_id, scan_id);
 }
 
 export interface ScanListQuery {
@@ -88,20 +83,9 @@ export interface ListedScan {
 
 /** Newest first; `total` counts every scan the filters match. */
 export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]; total: number }> {
-  const filter: Record<string, unknown> = { organization_id: q.organization_id };
-  if (q.user_id) filter.user_id = q.user_id;
-  if (q.status) filter.status = q.status;
-  if (q.source) filter['view.source'] = q.source;
-  if (q.from || q.to) filter.created_at = { ...(q.from ? { $gte: q.from } : {}), ...(q.to ? { $lt: q.to } : {}) };
-  const [docs, total] = await Promise.all([
-    TicketScan.find(filter)
-      .sort({ created_at: -1, _id: -1 })
-      .skip((q.page - 1) * q.limit)
-      .limit(q.limit)
-      .lean<TicketScanDoc[]>(),
-    TicketScan.countDocuments(filter),
-  ]);
-  const reversals = await byIds<ScanReversalDoc>(ScanReversal, docs.map((d) => d._id));
+  const { page, limit, ...filter } = q;
+  const { docs, total } = await findScans(filter, page, limit);
+  const reversals = await scanReversals(docs.map((d) => d._id));
   return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d.view, reversals.get(d._id)) })), total };
 }
 
@@ -110,7 +94,7 @@ const withReversal = (view: Record<string, unknown>, r: ScanReversalDoc | null |
 
 /** The mirrored scan of the organization (with its reversal), or null. */
 export async function scanMirrorView(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
-  const [doc, reversal] = await Promise.all([byId<TicketScanDoc>(TicketScan, scan_id), byId<ScanReversalDoc>(ScanReversal, scan_id)]);
+  const [doc, reversal] = await Promise.all([scanById(scan_id), scanReversal(scan_id)]);
   if (!doc || doc.organization_id !== organization_id) return null;
   return withReversal(doc.view, reversal);
 }
@@ -120,5 +104,5 @@ export async function scanMirrorView(organization_id: string, scan_id: string): 
  * written once (a repeated reversal finds it there).
  */
 export async function markScanReversed(organization_id: string, scan_id: string, mark: object): Promise<void> {
-  await insertOnce(ScanReversal, { _id: scan_id, organization_id, reversal: mark });
+  await insertScanReversal(organization_id, scan_id, mark);
 }

@@ -52,8 +52,7 @@ export interface ScanFingerprintDoc {
 
 /**
  * A scan whose points an admin reversed (`_id` = the scan id), shown in the scan as `reversal`.
- * A document of its own: the scan workflow rewrites the mirror, and on FerretDB 1.x a concurrent
- * update of another field of the same document may be lost.
+ * A document of its own, written once (store.ts says why).
  */
 const scanReversalSchema = new Schema(
   {

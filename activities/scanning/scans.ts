@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { config } from '../config';
-import { isDuplicateKey, PlatformError } from '../errors';
+import { PlatformError } from '../errors';
 import { receiptImages } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { visionModel } from '../llm/engine-models';
@@ -15,10 +15,10 @@ import { creditPoints } from '../loyalty/ledger';
 import { getRules } from '../loyalty/rules';
 import { organizationProducts, venueProducts } from '../retail/catalogue';
 import { getVenue, nearbyVenues, organizationVenues } from '../retail/venues';
-import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
 import { scanMirrorView } from './list';
+import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
 import { parseReceipt, type ParsedReceipt } from './receipt';
-import { ScanFingerprint, TicketScan, type TicketScanDoc } from './models';
+import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store';
 
 export type ScanStatus = 'processing' | 'pending_validation' | 'completed' | 'rejected' | 'failed';
 export type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';
@@ -78,20 +78,15 @@ const STALE_FINGERPRINT_MS = 10 * 60_000;
 /** Claims the fingerprint for this scan; answers the earlier scan's id when another one holds it. */
 async function claim(key: string, scan_id: string): Promise<string | null> {
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    try {
-      await ScanFingerprint.create({ _id: key, scan_id });
-      return null;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    const held = await ScanFingerprint.findById(key).lean();
+    if (await insertFingerprint(key, scan_id)) return null;
+    const held = await fingerprint(key);
     if (!held || held.scan_id === scan_id) return null;
-    const earlier = await TicketScan.findById(held.scan_id, { status: 1, 'view.duplicate_of': 1 }).lean<Pick<TicketScanDoc, 'status' | 'view'>>();
+    const earlier = await scanStatus(held.scan_id);
     // A scan still processing has only the edge's placeholder (list.ts): its age decides.
     const abandoned = earlier && earlier.status !== 'processing' ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
     // A copy of a copy names the scan that earned (another photo of a receipt holds its own image).
     if (!abandoned) return typeof earlier?.view?.duplicate_of === 'string' ? earlier.view.duplicate_of : held.scan_id;
-    await ScanFingerprint.deleteOne({ _id: key, scan_id: held.scan_id });
+    await dropFingerprint(key, held.scan_id);
   }
   return null;
 }
@@ -181,9 +176,7 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
 }
 
 export async function mirrorScan(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
-  // One workflow writes one scan, one step at a time: a plain set is safe here. It keeps
-  // created_at (the edge's placeholder, or the first mirror), which lists sort by.
-  await TicketScan.updateOne({ _id: view.id }, { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } }, { upsert: true });
+  await writeScanMirror(view);
 }
 
 export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {

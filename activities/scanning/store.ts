@@ -1,0 +1,83 @@
+/**
+ * Scanning's data: the mirror of each scan, the fingerprints that make a receipt count once, and
+ * the reversals of scans. The only file that reads or writes scanning's models.
+ *
+ * A scan, its fingerprint and its reversal are read by `_id` (the scan id, the fingerprint's
+ * key), which both database servers answer from the primary key. Listing scans filters and sorts
+ * by the declared indexes {organization_id, user_id, created_at} and {organization_id,
+ * created_at}: MongoDB answers from them, the embedded server reads the organization's
+ * collection (activities/db/README.md); it is a listing, not a hot path.
+ *
+ * A scan's reversal is a document of its own, written once, not a field of the scan: the scan's
+ * workflow rewrites the mirror, and the embedded server may lose one of two concurrent updates of
+ * different fields of one document. The mirror itself has one writer at a time (the scan's
+ * workflow, one step after another), so a plain `$set` is safe there. No field is JSON text (the
+ * view is the API's own object, whose keys are fixed) and nothing is cached per process.
+ */
+import { byId, byIds, insertOnce } from '../db';
+import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models';
+
+/** Writes the placeholder of a scan unless the scan is there already (never over what the workflow mirrored). */
+export async function insertScanPlaceholder(scan: { id: string; organization_id: string; user_id: string }, view: Record<string, unknown>): Promise<void> {
+  await TicketScan.updateOne({ _id: scan.id }, { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view } }, { upsert: true });
+}
+
+/** Drops the scan if it is still the placeholder. */
+export async function dropPlaceholder(organization_id: string, scan_id: string): Promise<void> {
+  await TicketScan.deleteOne({ _id: scan_id, organization_id, status: 'processing' });
+}
+
+/** Mirrors the scan as the workflow answers it; keeps created_at (the placeholder's, or the first mirror's), which lists sort by. */
+export async function writeScanMirror(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
+  await TicketScan.updateOne({ _id: view.id }, { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } }, { upsert: true });
+}
+
+export const scanById = (scan_id: string) => byId<TicketScanDoc>(TicketScan, scan_id);
+
+/** The scan's status and what it duplicates, without the rest of its view. */
+export const scanStatus = (scan_id: string) => byId<Pick<TicketScanDoc, 'status' | 'view'>>(TicketScan, scan_id, { status: 1, 'view.duplicate_of': 1 });
+
+export interface ScanFilter {
+  organization_id: string;
+  user_id?: string;
+  status?: string;
+  source?: string;
+  from?: Date;
+  to?: Date;
+}
+
+/** A page of the scans the filter matches, newest first, and how many match in all. */
+export async function findScans(f: ScanFilter, page: number, limit: number): Promise<{ docs: TicketScanDoc[]; total: number }> {
+  const filter: Record<string, unknown> = { organization_id: f.organization_id };
+  if (f.user_id) filter.user_id = f.user_id;
+  if (f.status) filter.status = f.status;
+  if (f.source) filter['view.source'] = f.source;
+  if (f.from || f.to) filter.created_at = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lt: f.to } : {}) };
+  const [docs, total] = await Promise.all([
+    TicketScan.find(filter)
+      .sort({ created_at: -1, _id: -1 })
+      .skip((page - 1) * limit)
+      .limit(limit)
+      .lean<TicketScanDoc[]>(),
+    TicketScan.countDocuments(filter),
+  ]);
+  return { docs, total };
+}
+
+export const scanReversal = (scan_id: string) => byId<ScanReversalDoc>(ScanReversal, scan_id);
+export const scanReversals = (scan_ids: readonly string[]) => byIds<ScanReversalDoc>(ScanReversal, scan_ids);
+
+/** Marks the scan reversed, once (a repeated reversal finds the mark there). */
+export async function insertScanReversal(organization_id: string, scan_id: string, reversal: object): Promise<void> {
+  await insertOnce(ScanReversal, { _id: scan_id, organization_id, reversal });
+}
+
+/** Takes the fingerprint for this scan: false when a scan holds it already. */
+export const insertFingerprint = (key: string, scan_id: string) => insertOnce(ScanFingerprint, { _id: key, scan_id });
+
+export const fingerprint = (key: string) => byId<ScanFingerprintDoc>(ScanFingerprint, key);
+
+/** Frees the fingerprint if this scan still holds it. */
+export async function dropFingerprint(key: string, scan_id: string): Promise<void> {
+  await ScanFingerprint.deleteOne({ _id: key, scan_id });
+}
