@@ -19,10 +19,10 @@ const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
 /**
  * `npm run bench -- scale retail` or BENCH_SECTIONS=scale,retail: the sections to run, of
- * edge,loyalty,scheduler,images,retail,support,documents,billing,scale (default: all).
+ * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale (default: all).
  */
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-')).join(',') || process.env.BENCH_SECTIONS;
-const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,scale').split(',').map((x) => x.trim()));
+const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale').split(',').map((x) => x.trim()));
 /** the sections reported against the h3 hello-world baseline */
 const NEEDS_BASELINE = ['edge', 'loyalty', 'retail'].some((s) => SECTIONS.has(s));
 
@@ -192,6 +192,11 @@ async function main() {
       const { benchDocuments } = await import('./documents');
       line('');
       for (const l of await benchDocuments(base, adminKey)) line(l);
+    }
+    if (SECTIONS.has('economy')) {
+      const { benchEconomy } = await import('./economy');
+      line('');
+      for (const l of await benchEconomy({ base, adminKey, mongoUri: platform.env.MONGODB_URI })) line(l);
     }
     let scaleLine: string | undefined;
     if (SECTIONS.has('scale')) {
