@@ -14,7 +14,7 @@ export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 't
 
 const giftSchema = new Schema(
   {
-    /** the gift_id: lookups by primary key are the cheapest on FerretDB 1.x */
+    /** the gift_id: a gift is read by its primary key (see store.ts) */
     _id: { type: String, required: true },
     gift_id: { type: String, required: true, unique: true },
     organization_id: { type: String, required: true },
