@@ -7,7 +7,7 @@ import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
 import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
 import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
-import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
+import { forgetRequest, readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,
@@ -204,5 +204,7 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
     // The same request, sent twice at once: the other copy took this slot.
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
+  // No entry carries this request (every slot is another request's): it need not stay known.
+  if (request_id !== undefined) await forgetRequest(input.organization_id, request_id);
   throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
 }

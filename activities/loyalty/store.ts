@@ -114,6 +114,14 @@ export const entryByAnyOperation = (organization_id: string, operation_id: strin
 export const entryByRequest = (organization_id: string, request_id: string) =>
   entryOf(requestKey(organization_id, request_id), { organization_id, request_id }, true);
 
+/**
+ * Drops the document of a request that earned nothing (every slot of its limit was taken by
+ * other requests), so that asking for it again is answered by `_id` rather than by the index.
+ */
+export async function forgetRequest(organization_id: string, request_id: string): Promise<void> {
+  await LedgerOperation.deleteOne({ _id: requestKey(organization_id, request_id), entry: { $exists: false } });
+}
+
 // ---- expiry ----
 
 export type LapsedCredit = Pick<LedgerEntryDoc, 'entry_id' | 'user_id' | 'expires_at'>;

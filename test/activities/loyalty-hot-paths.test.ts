@@ -69,6 +69,8 @@ describe('ledger hot paths keyed for both servers', () => {
       expect(first.duplicate).toBe(false);
       expect(await awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-1', actor_level: 0 })).toMatchObject({ duplicate: true, entry: { entry_id: first.entry.entry_id } });
       await expect(awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-2', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
+      // The refused request sent again
+      await expect(awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-2', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
       await expect(awardAction({ organization_id: org, user_id, action_type: 'daily_login', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
     });
     expect(notById(qs)).toEqual([]);
