@@ -10,15 +10,8 @@ import { claimDoc, dropClaim, insertClaim, purgeClaimsBefore, settleClaim, type 
 export const IDEMPOTENCY_KEY_HOURS = 24;
 const LIFETIME_MS = IDEMPOTENCY_KEY_HOURS * 3_600_000;
 
-export interface IdempotencyClaim {
-  organization_id: string;
-  user_id: string;
-  route: string;
-  key: string;
-  request_sha256: string;
-  /** the id a run started by this request works on, used only if this request is the first */
-  resource_id: string;
-}
+/** A request's claim on its key; `resource_id` is the id a run started by this request works on, used only if this request is the first. */
+export type IdempotencyClaim = Pick<StoredClaim, 'organization_id' | 'user_id' | 'route' | 'key' | 'request_sha256' | 'resource_id'>;
 
 export interface IdempotencyRecord {
   id: string;

@@ -12,25 +12,15 @@ export type { IdempotencyState };
 /** The first answer, stored as JSON text: results carry free-form keys neither server should interpret. */
 const resultText = jsonText<unknown>(null);
 
-export interface StoredClaim {
-  _id: string;
-  organization_id: string;
-  user_id: string;
-  route: string;
-  key: string;
-  request_sha256: string;
-  resource_id: string;
-  state: IdempotencyState;
+/** A record as its readers see it: the stored answer decoded from its JSON text. */
+export interface StoredClaim extends Omit<IdempotencyKeyDoc, 'result_json'> {
   result: unknown;
-  refusal_status: number | null;
-  refusal_detail: string | null;
-  created_at: Date;
 }
 
 const claimOf = (d: IdempotencyKeyDoc): StoredClaim => ({ ...d, result: d.result_json === null ? null : resultText.decode(d.result_json), created_at: new Date(d.created_at) });
 
 /** Inserts a running record; false when the key's record exists. */
-export async function insertClaim(doc: Omit<StoredClaim, 'state' | 'result' | 'refusal_status' | 'refusal_detail' | 'created_at'>): Promise<boolean> {
+export async function insertClaim(doc: Omit<StoredClaim, 'state' | 'result' | 'refusal_status' | 'refusal_detail' | 'created_at' | 'updated_at'>): Promise<boolean> {
   return insertOnce(IdempotencyKey, { ...doc, state: 'running', result_json: null, refusal_status: null, refusal_detail: null });
 }
 

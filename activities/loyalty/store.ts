@@ -157,16 +157,11 @@ export async function moveExpiryCursor(organization_id: string, through: Date): 
 const actionsText = jsonText<Record<string, number>>(() => ({}));
 const policiesText = jsonText<Record<string, ActionPolicy>>(() => ({}));
 
-export interface StoredRules {
+/** A rules document as its readers see it: the JSON-text fields decoded. */
+export interface StoredRules extends Omit<LoyaltyRulesDoc, '_id' | 'organization_id' | 'actions_json' | 'policies_json' | 'updated_at'> {
   actions: Record<string, number>;
   /** absent for an action: its default policy (rules written before policies existed) */
   policies: Record<string, ActionPolicy>;
-  referral_points: number;
-  referred_points: number;
-  max_points_per_scan?: number;
-  points_expire_after_days?: number | null;
-  pending_days?: number;
-  updated_by?: string;
   updated_at?: Date;
 }
 

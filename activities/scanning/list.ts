@@ -5,7 +5,7 @@
  * is not recorded, like before (its placeholder is dropped).
  */
 import type { ScanReversalDoc } from './models';
-import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals } from './store';
+import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store';
 
 export interface StartedScan {
   id: string;
@@ -60,16 +60,8 @@ export async function dropScanPlaceholder(organization_id: string, scan_id: stri
   await dropPlaceholder(organization_id, scan_id);
 }
 
-export interface ScanListQuery {
-  organization_id: string;
-  /** absent: every user of the organization */
-  user_id?: string;
-  status?: string;
-  source?: string;
-  /** created at or after */
-  from?: Date;
-  /** created before */
-  to?: Date;
+/** Which scans (absent user: every user of the organization; `from` inclusive, `to` exclusive) and which page. */
+export interface ScanListQuery extends ScanFilter {
   page: number;
   limit: number;
 }

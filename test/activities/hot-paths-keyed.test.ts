@@ -4,8 +4,8 @@
  * neither server answers them by scanning a collection that grows with users. Every query they
  * send is recorded (mongoose's debug hook) and its filter checked.
  */
-import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { queriesOf, show, type Query } from '../helpers/queries';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { authenticateKey, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
@@ -14,13 +14,6 @@ import { findUser, resolveOrCreateUser } from '../../activities/identity/users';
 import { initializeSession, verifySession } from '../../activities/sessions/sessions';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
-const READS = new Set(['find', 'findOne', 'findOneAndUpdate', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'countDocuments', 'aggregate', 'replaceOne']);
-
-interface Query {
-  collection: string;
-  method: string;
-  filter: Record<string, unknown>;
-}
 
 beforeAll(async () => {
   setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
@@ -32,21 +25,8 @@ afterAll(async () => {
   await closeRuntime();
 });
 
-async function queriesOf(work: () => Promise<unknown>): Promise<Query[]> {
-  const seen: Query[] = [];
-  mongoose.set('debug', (collection: string, method: string, ...args: unknown[]) => {
-    if (READS.has(method)) seen.push({ collection, method, filter: (args[0] ?? {}) as Record<string, unknown> });
-  });
-  try {
-    await work();
-  } finally {
-    mongoose.set('debug', false);
-  }
-  return seen;
-}
 
 const byId = (q: Query) => '_id' in q.filter;
-const show = (qs: Query[]) => qs.map((q) => `${q.collection}.${q.method}(${JSON.stringify(q.filter)})`);
 
 describe('hot paths keyed for both servers', () => {
   it('checks a key it has not cached with reads by _id only', async () => {

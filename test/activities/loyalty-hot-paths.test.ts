@@ -5,21 +5,14 @@
  * ledger that grows with users. Every query they send is recorded (mongoose's debug hook) and its
  * filter checked.
  */
-import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { queriesOf, show, type Query } from '../helpers/queries';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { getBalance, getHistory, headFromProbes } from '../../activities/loyalty/ledger';
 import { awardAction, putRules } from '../../activities/loyalty/rules';
 
-const READS = new Set(['find', 'findOne', 'findOneAndUpdate', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'countDocuments', 'aggregate', 'replaceOne', 'distinct']);
 const org = `hot-loyalty-${Date.now()}`;
-
-interface Query {
-  collection: string;
-  method: string;
-  filter: Record<string, unknown>;
-}
 
 beforeAll(async () => {
   setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
@@ -33,20 +26,7 @@ afterAll(async () => {
   await closeRuntime();
 });
 
-async function queriesOf(work: () => Promise<unknown>): Promise<Query[]> {
-  const seen: Query[] = [];
-  mongoose.set('debug', (collection: string, method: string, ...args: unknown[]) => {
-    if (READS.has(method)) seen.push({ collection, method, filter: (args[0] ?? {}) as Record<string, unknown> });
-  });
-  try {
-    await work();
-  } finally {
-    mongoose.set('debug', false);
-  }
-  return seen;
-}
 
-const show = (qs: Query[]) => qs.map((q) => `${q.collection}.${q.method}(${JSON.stringify(q.filter)})`);
 const notById = (qs: Query[]) => show(qs.filter((q) => !('_id' in q.filter)));
 
 describe('ledger hot paths keyed for both servers', () => {
