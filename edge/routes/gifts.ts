@@ -157,11 +157,14 @@ const redemption = z.object({
 });
 
 /** The run's outcome within the wait, else once its points are held (then it answers `processing`). */
-async function settleOrReserve(handle: WorkflowHandle<typeof redemptionWorkflow>): Promise<void> {
+async function settleOrReserve(handle: WorkflowHandle<typeof redemptionWorkflow>, redemption_id: string): Promise<void> {
   const result = handle.result();
   result.catch(() => undefined); // awaited below, or its outcome is read from the store later
   const done = await Promise.race([result.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), REDEEM_WAIT_MS))]);
   if (done) return;
+  // The record is written with the hold: once it exists the answer needs no worker (an Update
+  // would wait for one, e.g. while a killed worker is restarted).
+  if (await findRedemption(redemption_id)) return;
   try {
     await handle.executeUpdate(reservedUpdate);
   } catch (err) {
@@ -214,7 +217,7 @@ defineRoute({
       }
     }
     if (!prepared.existing || prepared.existing.status === 'processing') {
-      await settleOrReserve(client.workflow.getHandle<typeof redemptionWorkflow>(workflowId));
+      await settleOrReserve(client.workflow.getHandle<typeof redemptionWorkflow>(workflowId), redemption_id);
     }
     const doc = await findRedemption(redemption_id);
     if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
