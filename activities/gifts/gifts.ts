@@ -1,7 +1,8 @@
 /** The gift catalogue of an organization (redemption: redemptions.ts). */
 import { notFound } from '../errors';
 import { newId } from '../ids';
-import { GIFT_FIELDS, type GiftDoc, type GiftType } from './models';
+import { GIFT_FIELDS, type GiftType } from './constants';
+import type { GiftDoc } from './models';
 import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store';
 
 export type GiftInput = Partial<Omit<GiftDoc, '_id' | 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & { gift_name: string; gift_type: GiftType };

@@ -1,16 +1,7 @@
 import mongoose, { Schema } from 'mongoose';
+import { GIFT_TYPES, REDEMPTION_STATUSES, type GiftType, type RedemptionStatus } from './constants';
 
-export const GIFT_TYPES = ['mobile_top-ups', 'electronic_pins', 'service_payments'] as const;
-export type GiftType = (typeof GIFT_TYPES)[number];
-
-/** Fields each gift type must carry to be created; what a redemption needs besides is checked in redemptions.ts. */
-export const REQUIRED_BY_TYPE: Record<GiftType, readonly string[]> = {
-  'mobile_top-ups': ['telco_supplier', 'recharge_amount', 'points_value'],
-  electronic_pins: ['supplier', 'electronic_pin_amount', 'points_value'],
-  service_payments: ['service_provider'],
-};
-
-export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'] as const;
+export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, type GiftType, type RedemptionStatus } from './constants';
 
 const giftSchema = new Schema(
   {
@@ -51,8 +42,6 @@ export interface GiftDoc {
   updated_at: Date;
 }
 
-export const REDEMPTION_STATUSES = ['processing', 'completed', 'refunded', 'failed'] as const;
-export type RedemptionStatus = (typeof REDEMPTION_STATUSES)[number];
 
 /**
  * A redemption, written by its workflow `redemption:<redemption_id>` once its points are held

@@ -1,8 +1,9 @@
 import mongoose, { Schema } from 'mongoose';
 import { idFrom } from '../db';
 
-export const LEDGER_REASONS = ['action', 'referral', 'receipt', 'ticket_scan', 'redemption', 'refund', 'reversal', 'expiry'] as const;
-export type LedgerReason = (typeof LEDGER_REASONS)[number];
+import { LEDGER_REASONS, type LedgerReason } from './constants';
+
+export { LEDGER_REASONS, type LedgerReason } from './constants';
 
 /** What is left of one credit that expires or waits (see LedgerEntryDoc.lots). */
 const lotSchema = new Schema(

@@ -3,7 +3,7 @@ import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 import { getBalance, getHistory } from '../../activities/loyalty/ledger';
 import { awardAction, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
-import { LEDGER_REASONS } from '../../activities/loyalty/models';
+import { LEDGER_REASONS } from '../../activities/loyalty/constants';
 import { reverseOperation } from '../../activities/loyalty/reversal';
 import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/policies';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth';

@@ -1,0 +1,15 @@
+/** Gift values the edge validates against, kept apart from the schemas so it imports no model. */
+export const GIFT_TYPES = ['mobile_top-ups', 'electronic_pins', 'service_payments'] as const;
+export type GiftType = (typeof GIFT_TYPES)[number];
+
+/** Fields each gift type must carry to be created; what a redemption needs besides is checked in redemptions.ts. */
+export const REQUIRED_BY_TYPE: Record<GiftType, readonly string[]> = {
+  'mobile_top-ups': ['telco_supplier', 'recharge_amount', 'points_value'],
+  electronic_pins: ['supplier', 'electronic_pin_amount', 'points_value'],
+  service_payments: ['service_provider'],
+};
+
+export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'] as const;
+
+export const REDEMPTION_STATUSES = ['processing', 'completed', 'refunded', 'failed'] as const;
+export type RedemptionStatus = (typeof REDEMPTION_STATUSES)[number];
