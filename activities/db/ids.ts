@@ -3,7 +3,7 @@
  * (see README.md here), and inserts under a unique key, the one write both keep exact when
  * several processes race.
  */
-import type { Model } from 'mongoose';
+import mongoose, { Schema, type Model } from 'mongoose';
 import { isDuplicateKey } from '../errors';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -27,19 +27,32 @@ export function idFrom(field: string) {
 const unkeyed = new WeakMap<AnyModel, Promise<boolean>>();
 
 /**
+ * `db_markers`: one document per collection (`_id` its name) written once no document with an
+ * ObjectId `_id` remains in it. A collection of its own, so the marker never shows in the marked
+ * collection's listings or counts and no key of that collection can collide with it.
+ */
+const DbMarker = mongoose.model('DbMarker', new Schema({ _id: { type: String, required: true }, at: Date }, { versionKey: false }), 'db_markers');
+
+/**
  * Whether the collection still holds documents written before its `_id` was taken from a field
- * (they carry an ObjectId). Asked once per process; new documents are always keyed, so the answer
- * never turns from false to true.
+ * (they carry an ObjectId). The `{_id: {$type}}` filter is a scan on FerretDB (seconds at 100,000
+ * documents), so it runs only until it first finds none: the marker then answers every process
+ * with one `_id` read. New documents are always keyed, so the answer never turns from false to
+ * true. A collection that still has such documents keeps the field fallback (and is scanned once
+ * per process) until they are gone; nothing here re-keys them: they leave when deleted, or when
+ * an operator rewrites them with their field's value as `_id`.
  */
 export function hasUnkeyedDocuments(model: AnyModel): Promise<boolean> {
   let known = unkeyed.get(model);
   if (!known) {
-    known = model
-      .find({ _id: { $type: 'objectId' } }, { _id: 1 })
-      .limit(1)
-      .lean()
-      .exec()
-      .then((docs) => docs.length > 0);
+    const name = model.collection.collectionName;
+    known = (async () => {
+      if (await DbMarker.exists({ _id: name })) return false;
+      const legacy = await model.find({ _id: { $type: 'objectId' } }, { _id: 1 }).limit(1).lean().exec();
+      if (legacy.length) return true;
+      await insertOnce(DbMarker, { _id: name, at: new Date() });
+      return false;
+    })();
     known.catch(() => unkeyed.delete(model));
     unkeyed.set(model, known);
   }

@@ -8,6 +8,7 @@ import mongoose, { Schema } from 'mongoose';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { queriesOf, show } from '../helpers/queries';
 import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter, takeSlot } from '../../activities/db';
 
 const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: String }, { versionKey: false }), 'db_test_slots');
@@ -62,6 +63,33 @@ describe('documents keyed by a field', () => {
     await Fresh.create({ name: `f${Date.now()}` });
     expect(await hasUnkeyedDocuments(Fresh)).toBe(false);
     expect(await keyFilter(Fresh, 'name', 'x')).toEqual({ _id: 'x' });
+  });
+
+  it('scans for such documents once per database: a marker then answers by _id, and never while one remains', async () => {
+    const markers = mongoose.connection.collection('db_markers');
+    const schema = () => new Schema({ _id: idFrom('name'), name: String }, { versionKey: false });
+    // A second model over the same collection has its own per-process answer: it stands for a new process.
+    const legacyName = `db_test_marker_legacy_${Date.now()}`;
+    const Legacy = mongoose.model(`DbTestMarkerLegacy${Date.now()}`, schema(), legacyName);
+    await Legacy.create({ name: 'keyed' });
+    await Legacy.collection.insertOne({ _id: new mongoose.Types.ObjectId() as never, name: 'old' });
+    expect(await hasUnkeyedDocuments(Legacy)).toBe(true);
+    expect(await markers.findOne({ _id: legacyName as never })).toBeNull();
+    const LegacyAgain = mongoose.model(`DbTestMarkerLegacyAgain${Date.now()}`, schema(), legacyName);
+    expect(await hasUnkeyedDocuments(LegacyAgain)).toBe(true);
+    expect(await markers.findOne({ _id: legacyName as never })).toBeNull();
+
+    const cleanName = `db_test_marker_clean_${Date.now()}`;
+    const Clean = mongoose.model(`DbTestMarkerClean${Date.now()}`, schema(), cleanName);
+    await Clean.create({ name: 'keyed' });
+    const first = await queriesOf(async () => expect(await hasUnkeyedDocuments(Clean)).toBe(false));
+    expect(show(first).some((q) => q.includes('$type'))).toBe(true);
+    expect(await markers.findOne({ _id: cleanName as never })).not.toBeNull();
+    // the marker lives outside the collection: its listings and counts do not see it
+    expect(await Clean.countDocuments({})).toBe(1);
+    const CleanAgain = mongoose.model(`DbTestMarkerCleanAgain${Date.now()}`, schema(), cleanName);
+    const second = await queriesOf(async () => expect(await hasUnkeyedDocuments(CleanAgain)).toBe(false));
+    expect(show(second)).toEqual([`db_markers.findOne(${JSON.stringify({ _id: cleanName })})`]);
   });
 });
 
