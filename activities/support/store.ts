@@ -13,16 +13,25 @@
  * Entries exist for articles written through this store. An organization whose articles were
  * written before entries existed is filled once (`<organization_id>|kb` records that it is);
  * until then its questions read the articles by organization.
+ *
+ * Each process keeps the knowledge base it last read (and retrieval the index built from it)
+ * until the knowledge base changes. Its version is two counts, both dense and taken by insert:
+ * entry slots (a create takes one) and removal slots `<organization_id>|rm-<n>` (a delete takes
+ * one after marking its entries). A question checks both next slots with one `$in` read of two
+ * `_id`s; either one taken means a change, and the entries are read again. A change is seen at
+ * once by the process that made it and by the next read elsewhere (support.ts keeps a built index
+ * INDEX_TTL_MS without asking, so at most that long). A delete interrupted between marking its
+ * entries and taking its slot is seen within MAX_AGE_MS, after which a kept copy is read again.
  */
 import mongoose, { Schema } from 'mongoose';
-import { byId, byIds, insertOnce, jsonText, takeSlot } from '../db';
+import { byId, byIds, Cache, insertOnce, jsonText, takeSlot } from '../db';
 import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
 
 export type { ArticleDoc };
 
 const entrySchema = new Schema(
   {
-    /** `<organization_id>|<n>`, or `<organization_id>|kb` for the organization's fill marker */
+    /** `<organization_id>|<n>`, `<organization_id>|rm-<n>` (the n-th removal), or `<organization_id>|kb` for the fill marker */
     _id: { type: String, required: true },
     organization_id: { type: String, required: true },
     article_id: { type: String },
@@ -54,6 +63,8 @@ const KbEntry = mongoose.model<EntryDoc>('KbEntry', entrySchema, 'support_kb_ent
 const BLOCK = 256;
 const entryId = (organization_id: string, n: number) => `${organization_id}|${n}`;
 const markerId = (organization_id: string) => `${organization_id}|kb`;
+// `rm-<n>`, not a number after the last `|`: never another organization's entry slot
+const removalId = (organization_id: string, n: number) => `${organization_id}|rm-${n}`;
 
 export interface KbArticle {
   id: string;
@@ -116,33 +127,76 @@ async function entriesReady(organization_id: string): Promise<boolean> {
   return true;
 }
 
-/** Every live article of the organization, as retrieval indexes it. */
-export async function knowledgeBase(organization_id: string): Promise<KbArticle[]> {
-  if (!(await entriesReady(organization_id))) return (await KnowledgeArticle.find({ organization_id }).lean<ArticleDoc[]>()).map(fromDoc);
+/** The number of removal slots taken (they are taken in order, so the first free one). */
+async function removalCount(organization_id: string): Promise<number> {
+  for (let from = 0; ; from += BLOCK) {
+    const ids = Array.from({ length: BLOCK }, (_, i) => removalId(organization_id, from + i));
+    const found = await byIds<EntryDoc>(KbEntry, ids);
+    const free = ids.findIndex((id) => !found.has(id));
+    if (free >= 0) return from + free;
+  }
+}
+
+interface Snapshot {
+  articles: readonly KbArticle[];
+  /** the first entry slot and the first removal slot that were free when it was read */
+  next: number;
+  removals: number;
+}
+
+const MAX_AGE_MS = 10 * 60_000;
+const snapshots = new Cache<string, Snapshot>({ max: 1000, ttlMs: MAX_AGE_MS });
+/** organizations whose entries are complete: the fill marker never leaves 'ready' */
+const filled = new Set<string>();
+
+/**
+ * Every live article of the organization, as retrieval indexes it. The same (frozen) array while
+ * the knowledge base is unchanged, so retrieval keeps the index built from it.
+ */
+export async function knowledgeBase(organization_id: string): Promise<readonly KbArticle[]> {
+  if (!filled.has(organization_id)) {
+    if (!(await entriesReady(organization_id))) return (await KnowledgeArticle.find({ organization_id }).lean<ArticleDoc[]>()).map(fromDoc);
+    filled.add(organization_id);
+  }
+  const kept = snapshots.get(organization_id);
+  if (kept && !(await byIds<EntryDoc>(KbEntry, [entryId(organization_id, kept.next), removalId(organization_id, kept.removals)])).size) return kept.articles;
+  // Removals are counted before the entries are read: a delete whose slot is not counted here
+  // takes it after this read, so the next check sees it.
+  const removals = await removalCount(organization_id);
+  const { entries } = await readEntries(organization_id);
+  // the first slot missing from the read (a gap left by a create in flight makes it the check)
+  let next = entries.findIndex((e, i) => e._id !== entryId(organization_id, i));
+  if (next < 0) next = entries.length;
   const seen = new Set<string>();
   const out: KbArticle[] = [];
-  for (const e of (await readEntries(organization_id)).entries) {
+  for (const e of entries) {
     if (e.removed || !e.article_id || seen.has(e.article_id)) continue;
     seen.add(e.article_id);
     out.push({ id: e.article_id, title: e.title ?? '', body: e.body ?? '', tags: e.tags ?? [] });
   }
-  return out;
+  const articles = Object.freeze(out);
+  snapshots.set(organization_id, { articles, next, removals });
+  return articles;
 }
 
 export async function insertArticle(doc: Omit<ArticleDoc, 'created_at' | 'updated_at'>): Promise<ArticleDoc> {
   await entriesReady(doc.organization_id);
   const created = (await KnowledgeArticle.create(doc)).toObject() as ArticleDoc;
   await addEntry(fromDoc(created), doc.organization_id, (await readEntries(doc.organization_id)).next);
+  snapshots.delete(doc.organization_id);
   return created;
 }
 
-/** false: no such article in the organization. Its entries are marked removed. */
+/** false: no such article in the organization. Its entries are marked removed, then a removal slot is taken. */
 export async function removeArticle(organization_id: string, article_id: string): Promise<boolean> {
   const res = await KnowledgeArticle.deleteOne({ _id: article_id, organization_id });
   if (!res.deletedCount) return false;
   for (const e of (await readEntries(organization_id)).entries) {
     if (e.article_id === article_id && !e.removed) await KbEntry.updateOne({ _id: e._id }, { $set: { removed: true } });
   }
+  const from = await removalCount(organization_id);
+  await takeSlot(KbEntry, { id: (n) => removalId(organization_id, n), from, to: from + 10_000, fields: () => ({ organization_id, article_id, at: new Date() }) });
+  snapshots.delete(organization_id);
   return true;
 }
 
