@@ -97,32 +97,56 @@ const headOf = (e: LedgerEntryDoc): Head => ({ seq: e.seq, balance: e.balance_af
  */
 const heads = new Cache<string, Head>({ max: 200_000 });
 
+/** Powers of two read at once: 1..2^20 answers ledgers of up to a million entries in one read. */
+const POWERS = 21;
+/** The most ids one read names: a gap this short is read whole, a longer one is probed. */
+const BATCH = 64;
+
+/**
+ * Reads the user's entries at `seqs` (ascending) in one `$in` by `_id`: the last entry of their
+ * unbroken run from the start and the first seq missing (null: none missing).
+ */
+async function run(organization_id: string, user_id: string, seqs: number[]): Promise<{ last: LedgerEntryDoc | null; missing: number | null }> {
+  const bySeq = new Map((await entriesAt(organization_id, user_id, seqs)).map((e) => [e.seq, e]));
+  let last: LedgerEntryDoc | null = null;
+  for (const seq of seqs) {
+    const e = bySeq.get(seq);
+    if (!e) return { last, missing: seq };
+    last = e;
+  }
+  return { last, missing: null };
+}
+
 /**
  * The newest entry of a user this process knows nothing about. Entries are dense from seq 1, so
- * "does entry n exist" is monotone and the last one is found by doubling then bisecting: about
- * 2·log2(n) reads by `_id`, which both servers answer from the primary key (a query sorted by seq
- * would need an index only MongoDB uses; store.ts). A user without entries costs one read.
+ * "does entry n exist" is monotone: one read of the powers of two brackets the last one between
+ * the last present power and the first missing one, and a gap of at most 64 seqs is then read
+ * whole; a longer one is first cut by up to 64 evenly spaced probes per read. Two reads up to 64
+ * entries, three up to 8,191, five at a million, each by `_id` (both servers answer from the
+ * primary key; a query sorted by seq would need an index only MongoDB uses; store.ts), since a
+ * round trip, not the ids it names, is what a read costs. A user without entries costs one read.
  */
 export async function headFromProbes(organization_id: string, user_id: string): Promise<Head> {
-  let found = await entryAt(organization_id, user_id, 1);
+  let found: LedgerEntryDoc | null = null;
+  let missing: number | null = null;
+  for (let exp = 0; missing === null; exp += POWERS) {
+    const step = await run(organization_id, user_id, Array.from({ length: POWERS }, (_, i) => 2 ** (exp + i)));
+    found = step.last ?? found;
+    missing = step.missing;
+  }
   if (!found) return { seq: 0, balance: 0, at: null, lots: [] };
-  let missing = 2;
-  for (;;) {
-    const next = await entryAt(organization_id, user_id, missing);
-    if (!next) break;
-    found = next;
-    missing *= 2;
+  let low: LedgerEntryDoc = found;
+  while (missing - low.seq > 1) {
+    const span = missing - low.seq;
+    const from = low.seq;
+    // Probes cut the span into pieces of at most BATCH + 1 when so few do, so the next read is the last.
+    const probes = span <= BATCH + 1 ? span - 1 : Math.min(BATCH, Math.ceil(span / (BATCH + 1)) - 1);
+    const seqs = Array.from({ length: probes }, (_, i) => (span <= BATCH + 1 ? from + 1 + i : from + Math.round(((i + 1) * span) / (probes + 1))));
+    const step = await run(organization_id, user_id, seqs);
+    low = step.last ?? low;
+    missing = step.missing ?? missing;
   }
-  let low = found.seq; // exists
-  while (missing - low > 1) {
-    const mid = Math.floor((low + missing) / 2);
-    const probe = await entryAt(organization_id, user_id, mid);
-    if (probe) {
-      found = probe;
-      low = mid;
-    } else missing = mid;
-  }
-  return headOf(found);
+  return headOf(low);
 }
 
 /** The newest entry: the cached head moved forward past later entries, or found by probes. */
