@@ -4,21 +4,14 @@
  * without a hold it ends `failed` having taken nothing, with a hold written late it is released
  * once (`refunded`). Either way no points stay held.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../activities/config';
-import { closeRuntime, initRuntime } from '../activities/runtime';
+import { describe, expect, it } from 'vitest';
 import { closeUnreserved, holdOperation, type RedemptionInput } from '../activities/gifts/fulfilment';
 import { findRedemption } from '../activities/gifts/store';
 import { creditPoints, debitPoints, getHistory } from '../activities/loyalty/ledger';
 import { unique } from './helpers/api';
+import { useSuiteRuntime } from './helpers/runtime';
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-afterAll(async () => {
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 async function funded(): Promise<RedemptionInput> {
   const organization_id = unique('unreserved');

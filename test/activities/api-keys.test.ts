@@ -4,26 +4,16 @@
  * and an unknown key presented again must not cost another read.
  */
 import mongoose from 'mongoose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
-import { authenticateKey, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { describe, expect, it } from 'vitest';
+import { authenticateKey, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
 import { issueApiKey } from '../../activities/identity/key-management';
 import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models';
 import { resolveOrCreateUser } from '../../activities/identity/users';
+import { useSuiteRuntime } from '../helpers/runtime';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-
-afterAll(async () => {
-  stopRevocationWatcher();
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 describe('key cache', () => {
   it('refuses a key revoked by another process within the revocation poll interval', async () => {

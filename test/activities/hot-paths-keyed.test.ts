@@ -4,26 +4,17 @@
  * neither server answers them by scanning a collection that grows with users. Every query they
  * send is recorded (mongoose's debug hook) and its filter checked.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { queriesOf, show, type Query } from '../helpers/queries';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { authenticateKey, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
 import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management';
 import { findUser, resolveOrCreateUser } from '../../activities/identity/users';
 import { initializeSession, verifySession } from '../../activities/sessions/sessions';
+import { useSuiteRuntime } from '../helpers/runtime';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-
-afterAll(async () => {
-  stopRevocationWatcher();
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 
 const byId = (q: Query) => '_id' in q.filter;

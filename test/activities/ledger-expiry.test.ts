@@ -2,23 +2,15 @@
  * Points that expire and points that wait, with a controllable clock: each function takes the
  * instant it runs at, so a test walks days ahead without waiting. Against the real database.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { describe, expect, it } from 'vitest';
 import { applyChange, creditPoints, debitPoints, getBalance, getHistory } from '../../activities/loyalty/ledger';
 import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry';
 import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models';
 import { reverseOperation } from '../../activities/loyalty/reversal';
 import { putRules } from '../../activities/loyalty/rules';
+import { useSuiteRuntime } from '../helpers/runtime';
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-
-afterAll(async () => {
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 const DAY = 86_400_000;
 const T0 = new Date();

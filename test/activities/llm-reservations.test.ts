@@ -7,21 +7,14 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { describe, expect, inject, it } from 'vitest';
 import { createPackage, purchaseTokens } from '../../activities/billing/billing';
 import { HOLD_MS, reserve, settle, type Caller } from '../../activities/llm/reservations';
 import type { Budget } from '../../activities/llm/settings';
 import { unique } from '../helpers/api';
+import { useSuiteRuntime } from '../helpers/runtime';
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-afterAll(async () => {
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 const LIMITS = { rpm: 10_000, tpm: 100_000_000 };
 const BIG: Budget = { tokens: 100_000_000, period: 'monthly' };

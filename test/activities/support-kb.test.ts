@@ -3,24 +3,16 @@
  * blocks. Articles added at the same time all get an entry, deleted ones drop out, and articles
  * written before entries existed are copied once, across more than one block.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { describe, expect, it } from 'vitest';
 import { createArticle, deleteArticle } from '../../activities/support/support';
 import { buildIndex, search } from '../../activities/support/retrieval';
 import { knowledgeBase } from '../../activities/support/store';
 import { KnowledgeArticle } from '../../activities/support/models';
 import mongoose from 'mongoose';
 import { queriesOf, show } from '../helpers/queries';
+import { useSuiteRuntime } from '../helpers/runtime';
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-});
-
-afterAll(async () => {
-  await closeRuntime();
-});
+useSuiteRuntime();
 
 const run = `${Date.now()}`;
 
