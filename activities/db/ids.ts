@@ -24,35 +24,42 @@ export function idFrom(field: string) {
   };
 }
 
-const unkeyed = new WeakMap<AnyModel, Promise<boolean>>();
-
 /**
- * `db_markers`: one document per collection (`_id` its name) written once no document with an
- * ObjectId `_id` remains in it. A collection of its own, so the marker never shows in the marked
- * collection's listings or counts and no key of that collection can collide with it.
+ * `db_markers`: facts about the database that, once true, stay true (a collection without legacy
+ * ids, a ledger whose entries all have their operation documents), one document each under its
+ * name. A collection of its own, so a marker never shows in another collection's listings or
+ * counts and no key of theirs can collide with it.
  */
 const DbMarker = mongoose.model('DbMarker', new Schema({ _id: { type: String, required: true }, at: Date }, { versionKey: false }), 'db_markers');
 
 /**
+ * Whether the fact `name` holds, asked of the database: its marker answers with one `_id` read;
+ * without one, `holds` is checked (possibly a costly query) and, when true, the marker is written
+ * so no process checks again. Callers keep the answer per process.
+ */
+export async function markedOnce(name: string, holds: () => Promise<boolean>): Promise<boolean> {
+  if (await DbMarker.exists({ _id: name })) return true;
+  if (!(await holds())) return false;
+  await insertOnce(DbMarker, { _id: name, at: new Date() });
+  return true;
+}
+
+const unkeyed = new WeakMap<AnyModel, Promise<boolean>>();
+
+/**
  * Whether the collection still holds documents written before its `_id` was taken from a field
  * (they carry an ObjectId). The `{_id: {$type}}` filter is a scan on FerretDB (seconds at 100,000
- * documents), so it runs only until it first finds none: the marker then answers every process
- * with one `_id` read. New documents are always keyed, so the answer never turns from false to
- * true. A collection that still has such documents keeps the field fallback (and is scanned once
- * per process) until they are gone; nothing here re-keys them: they leave when deleted, or when
- * an operator rewrites them with their field's value as `_id`.
+ * documents), so it runs only until it first finds none: the marker (named after the collection)
+ * then answers every process with one `_id` read. New documents are always keyed, so the answer
+ * never turns from false to true. A collection that still has such documents keeps the field
+ * fallback (and is scanned once per process) until they are gone; nothing here re-keys them: they
+ * leave when deleted, or when an operator rewrites them with their field's value as `_id`.
  */
 export function hasUnkeyedDocuments(model: AnyModel): Promise<boolean> {
   let known = unkeyed.get(model);
   if (!known) {
-    const name = model.collection.collectionName;
-    known = (async () => {
-      if (await DbMarker.exists({ _id: name })) return false;
-      const legacy = await model.find({ _id: { $type: 'objectId' } }, { _id: 1 }).limit(1).lean().exec();
-      if (legacy.length) return true;
-      await insertOnce(DbMarker, { _id: name, at: new Date() });
-      return false;
-    })();
+    const noLegacy = async () => (await model.find({ _id: { $type: 'objectId' } }, { _id: 1 }).limit(1).lean().exec()).length === 0;
+    known = markedOnce(model.collection.collectionName, noLegacy).then((keyed) => !keyed);
     known.catch(() => unkeyed.delete(model));
     unkeyed.set(model, known);
   }

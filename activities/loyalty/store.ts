@@ -30,7 +30,7 @@
  * - the rules (rules.ts), 2 s: read on every award; a change is seen at once by the process that
  *   made it and within 2 s by the others.
  */
-import { byId, byIds, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../db';
+import { byId, byIds, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter, markedOnce } from '../db';
 import type { ActionPolicy } from './policies';
 import { ExpiryCursor, LedgerEntry, LedgerOperation, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LedgerOperationDoc, type LoyaltyRulesDoc } from './models';
 import { Referral, ReferralCode, ReferralReversal, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
@@ -48,8 +48,8 @@ export async function entriesAt(organization_id: string, user_id: string, seqs: 
 
 const operationKey = (organization_id: string, operation_id: string) => `${organization_id}|${operation_id}`;
 const requestKey = (organization_id: string, request_id: string) => `${organization_id}|?${request_id}`;
-/** Not a `<organization>|…` key: says this ledger's entries all have their operation documents. */
-const COMPLETE = '|complete';
+/** The database marker (activities/db) saying every entry of the ledger has its operation documents. */
+export const LEDGER_COMPLETE = 'ledger_operations:complete';
 
 let complete: Promise<boolean> | undefined;
 
@@ -59,12 +59,7 @@ let complete: Promise<boolean> | undefined;
  */
 function ledgerComplete(): Promise<boolean> {
   if (!complete) {
-    complete = (async () => {
-      if (await byId(LedgerOperation, COMPLETE)) return true;
-      if (await LedgerEntry.exists({})) return false;
-      await insertOnce(LedgerOperation, { _id: COMPLETE });
-      return true;
-    })();
+    complete = markedOnce(LEDGER_COMPLETE, async () => !(await LedgerEntry.exists({})));
     complete.catch(() => (complete = undefined)); // asked again next time
   }
   return complete;

@@ -12,6 +12,8 @@ import { hashKey } from '../../activities/identity/api-keys';
 import { ApiKey, ApiKeySlot, User } from '../../activities/identity/models';
 import { Conversation, Session } from '../../activities/sessions/models';
 import { LedgerEntry, LedgerOperation } from '../../activities/loyalty/models';
+import { LEDGER_COMPLETE } from '../../activities/loyalty/store';
+import { markedOnce } from '../../activities/db';
 import { ScheduledEvent } from '../../activities/scheduler/models';
 import { KnowledgeArticle } from '../../activities/support/models';
 import { importVenues } from '../../activities/retail/venues';
@@ -78,9 +80,7 @@ async function seedUsers(from: number, to: number) {
     // Every entry with its operation document (`<org>|<operation_id>` pointing at the entry), and
     // the marker saying the ledger has them all: what the ledger's appends leave behind.
     operations: await (async () => {
-      await LedgerOperation.create({ _id: '|complete' }).catch((err) => {
-        if ((err as { code?: number }).code !== 11000) throw err;
-      });
+      await markedOnce(LEDGER_COMPLETE, async () => true); // seeded complete: every entry below has its document
       return insertBatches('ledger_operations', LedgerOperation, from, to, (i) => {
         const u = ids(i);
         return Array.from({ length: ENTRIES_PER_USER }, (_, k) => ({ _id: `${ORG}|${opOf(u.user_id, k + 1)}`, entry: `${ORG}|${u.user_id}|${k + 1}` }));
