@@ -2,27 +2,14 @@
  * Points that expire, wait and are given back, over HTTP on the real stack. What needs days to
  * pass is in test/activities/ledger-expiry.test.ts (a controllable clock).
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import mongoose from 'mongoose';
+import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api';
+import { useSuiteClients } from './helpers/runtime';
 import { renderReceipt } from './helpers/receipts';
 import { groceries, shop } from './helpers/shop';
 import { loyaltyScheduleId } from '../workers/schedules';
 
-let temporal: Client;
-let db: mongoose.Connection;
-
-beforeAll(async () => {
-  const e = inject('platformEnv');
-  temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
-  db = await mongoose.createConnection(e.MONGODB_URI).asPromise();
-});
-
-afterAll(async () => {
-  await db?.close();
-  await temporal?.connection.close();
-});
+const suite = useSuiteClients();
 
 const DAY = 86_400_000;
 const rules = (t: Tenant, json: object) => call('PUT', '/loyalty/rules', { key: t.adminKey, json });
@@ -165,18 +152,18 @@ describe('POST /loyalty/reverse', () => {
     const out = await reverse(t.adminKey, { operation_id: op, reason: 'self-referral ring' });
     expect(out.status, JSON.stringify(out.body)).toBe(200);
     expect(out.body).toMatchObject({ points_reversed: 100, points: 0, record: { type: 'referral', id: ref.body.referral_id } });
-    const marks = await db.collection('referral_reversals').find({ referral_id: ref.body.referral_id }).toArray();
+    const marks = await suite.db.collection('referral_reversals').find({ referral_id: ref.body.referral_id }).toArray();
     expect(marks).toEqual([expect.objectContaining({ side: 'referrer', reversal: expect.objectContaining({ reason: 'self-referral ring', points: 100 }) })]);
     // a repeated reversal answers the first and keeps the one mark
     expect((await reverse(t.adminKey, { operation_id: op, reason: 'again' })).body).toMatchObject({ duplicate: true, record: { type: 'referral' } });
-    expect(await db.collection('referral_reversals').countDocuments({ referral_id: ref.body.referral_id })).toBe(1);
+    expect(await suite.db.collection('referral_reversals').countDocuments({ referral_id: ref.body.referral_id })).toBe(1);
     expect((await points(t, referred.user_id)).body.points).toBe(50);
   });
 });
 
 describe('the loyalty maintenance Schedule', () => {
   it('exists, runs daily, and a triggered run of the expiry completes with its report', async () => {
-    const handle = temporal.schedule.getHandle(loyaltyScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE));
+    const handle = suite.temporal.schedule.getHandle(loyaltyScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE));
     const described = await handle.describe();
     expect(described.spec.intervals?.[0].every).toBe(DAY);
     expect(described.action).toMatchObject({ workflowType: 'loyaltyMaintenanceWorkflow' });
@@ -189,7 +176,7 @@ describe('the loyalty maintenance Schedule', () => {
       else await new Promise((r) => setTimeout(r, 200));
     }
     expect(id).toBeDefined();
-    const result = await temporal.workflow.getHandle(id!).result();
+    const result = await suite.temporal.workflow.getHandle(id!).result();
     expect(result).toMatchObject({ organizations: expect.any(Number), entries_written: expect.any(Number), now: expect.any(String) });
   });
 });

@@ -1,23 +1,10 @@
 /** Normalized responses leave with their conversation, and with age via the retention Schedule. */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
-import mongoose from 'mongoose';
+import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, newTenant } from './helpers/api';
+import { useSuiteClients } from './helpers/runtime';
 import { retentionScheduleId } from '../workers/schedules';
 
-let temporal: Client;
-let db: mongoose.Connection;
-
-beforeAll(async () => {
-  const e = inject('platformEnv');
-  temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
-  db = await mongoose.createConnection(e.MONGODB_URI).asPromise();
-});
-
-afterAll(async () => {
-  await temporal?.connection.close();
-  await db?.close();
-});
+const suite = useSuiteClients();
 
 describe('DELETE /conversations/{conversation_id}', () => {
   it('removes the conversation and its normalized responses', async () => {
@@ -41,13 +28,13 @@ describe('DELETE /conversations/{conversation_id}', () => {
 
 describe('retention Schedule', () => {
   it('exists, runs hourly, and deletes responses older than the retention when triggered', async () => {
-    const handle = temporal.schedule.getHandle(retentionScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE));
+    const handle = suite.temporal.schedule.getHandle(retentionScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE));
     const described = await handle.describe();
     expect(described.spec.intervals?.[0].every).toBe(3_600_000);
     expect(described.action).toMatchObject({ workflowType: 'retentionWorkflow', args: [{ retention_days: 90 }] });
     const old = new Date(Date.now() - 91 * 86_400_000);
     const recent = new Date(Date.now() - 89 * 86_400_000);
-    await db.collection('normalized_responses').insertMany([
+    await suite.db.collection('normalized_responses').insertMany([
       { response_id: `old-${Date.now()}`, conversation_id: 'c-old', user_id: 'u', organization_id: 'retention', source: 'test', message: 'old', metadata_json: '{}', created_at: old },
       { response_id: `recent-${Date.now()}`, conversation_id: 'c-recent', user_id: 'u', organization_id: 'retention', source: 'test', message: 'recent', metadata_json: '{}', created_at: recent },
     ]);
@@ -55,7 +42,7 @@ describe('retention Schedule', () => {
     await handle.trigger();
     let left: string[] = [];
     for (let i = 0; i < 100; i += 1) {
-      left = (await db.collection('normalized_responses').find({ organization_id: 'retention' }).toArray()).map((d) => d.message as string);
+      left = (await suite.db.collection('normalized_responses').find({ organization_id: 'retention' }).toArray()).map((d) => d.message as string);
       if (!left.includes('old')) break;
       await new Promise((r) => setTimeout(r, 200));
     }
