@@ -1,12 +1,14 @@
 /**
  * The edge's Prometheus metrics (`GET /metrics`, text exposition format): requests by route
- * pattern, method and status, their latency, and the workflows the edge starts and awaits.
+ * pattern, method and status, their latency, the workflows the edge starts and awaits, and the
+ * time of each database command the edge sends, by collection and command.
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { config } from '../activities/config';
+import { onCommandTimed } from '../activities/db';
 import { PlatformError } from '../activities/errors';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 import { defineRoute } from './http';
@@ -36,6 +38,15 @@ const failures = new Counter({
   registers: [registry],
 });
 
+const dbCommands = new Histogram({
+  name: 'db_command_duration_seconds',
+  help: "Database commands this edge sent, from the driver's send to the answer (collection: '-' for commands on none; ok: false when the server refused it)",
+  labelNames: ['collection', 'command', 'ok'],
+  buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+  registers: [registry],
+});
+onCommandTimed((collection, command, ms, ok) => dbCommands.observe({ collection, command, ok: String(ok) }, ms / 1000));
+
 export function observeRequest(method: string, route: string, status: number, seconds: number): void {
   const l = { method, route, status: String(status) };
   requests.inc(l);
@@ -58,7 +69,7 @@ defineRoute({
   method: 'GET',
   paths: ['/metrics'],
   tag: 'system',
-  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
+  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
   auth: 'none',
   produces: 'text/plain; version=0.0.4; charset=utf-8',
   response: z.string(),
