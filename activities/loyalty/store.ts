@@ -30,7 +30,7 @@
  * - the rules (rules.ts), 2 s: read on every award; a change is seen at once by the process that
  *   made it and within 2 s by the others.
  */
-import { byId, byIds, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter, markedOnce } from '../db';
+import { byId, byIds, byKey, insertOnce, isDuplicateKey, onlyDuplicates, jsonText, keyFilter, markedOnce } from '../db';
 import type { ActionPolicy } from './policies';
 import { ExpiryCursor, LedgerEntry, LedgerOperation, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LedgerOperationDoc, type LoyaltyRulesDoc } from './models';
 import { Referral, ReferralCode, ReferralReversal, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
@@ -76,13 +76,16 @@ export type NewEntry = Omit<LedgerEntryDoc, 'created_at'>;
 export async function insertEntry(doc: NewEntry, generated = false): Promise<LedgerEntryDoc> {
   await ledgerComplete();
   const keys = [operationKey(doc.organization_id, doc.operation_id), ...(doc.request_id ? [requestKey(doc.organization_id, doc.request_id)] : [])];
-  if (!generated) for (const _id of keys) await insertOnce(LedgerOperation, { _id });
+  // The operation documents in one round trip (either may exist already: a retry, a repeated request).
+  if (!generated) await LedgerOperation.insertMany(keys.map((_id) => ({ _id })), { ordered: false }).catch(onlyDuplicates);
   const entry = (await LedgerEntry.create(doc)).toObject() as LedgerEntryDoc;
   // The entry is written: a pointer that fails to be written only sends that operation's reads
-  // to the index, so it does not fail the change.
-  await (generated ? insertOnce(LedgerOperation, { _id: keys[0], entry: doc._id }) : LedgerOperation.updateOne({ _id: keys[0] }, { $set: { entry: doc._id } })).catch(() => undefined);
-  // Several entries may carry one request_id (a request repeated across a limit's window): any one answers it.
-  if (keys[1]) await LedgerOperation.updateOne({ _id: keys[1], entry: { $exists: false } }, { $set: { entry: doc._id } }).catch(() => undefined);
+  // to the index, so it does not fail the change. Both pointers are written at once.
+  await Promise.all([
+    (generated ? insertOnce(LedgerOperation, { _id: keys[0], entry: doc._id }) : LedgerOperation.updateOne({ _id: keys[0] }, { $set: { entry: doc._id } })).catch(() => undefined),
+    // Several entries may carry one request_id (a request repeated across a limit's window): any one answers it.
+    keys[1] && LedgerOperation.updateOne({ _id: keys[1], entry: { $exists: false } }, { $set: { entry: doc._id } }).catch(() => undefined),
+  ]);
   return entry;
 }
 

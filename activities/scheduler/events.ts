@@ -179,10 +179,10 @@ export async function listRuns(organization_id: string, event_id: string, f: Run
  * rule came from "execute now".
  */
 export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null; max_attempts: number }) {
-  const recorded = await runById(input.run_id);
-  if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
   const started_at = new Date();
-  const event = await findEvent(input.organization_id, input.event_id);
+  // Both reads at once: a run already recorded (a retried activity) answers from its record.
+  const [recorded, event] = await Promise.all([runById(input.run_id), findEvent(input.organization_id, input.event_id)]);
+  if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
   const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
   let trigger: 'scheduled' | 'manual' = 'manual';
   if (event && scheduled) {
