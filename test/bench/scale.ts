@@ -7,13 +7,14 @@
  *
  * SCALE_USERS=1000,100000 (default) sets the two sizes; SCALE_SAMPLES the requests per path.
  */
+import { execFileSync } from 'node:child_process';
 import mongoose from 'mongoose';
 import { hashKey } from '../../activities/identity/api-keys';
 import { ApiKey, ApiKeySlot, User } from '../../activities/identity/models';
 import { Conversation, Session } from '../../activities/sessions/models';
 import { LedgerEntry, LedgerOperation } from '../../activities/loyalty/models';
 import { LEDGER_COMPLETE } from '../../activities/loyalty/store';
-import { markedOnce } from '../../activities/db';
+import { markedOnce, onCommandTimed } from '../../activities/db';
 import { ScheduledEvent } from '../../activities/scheduler/models';
 import { KnowledgeArticle } from '../../activities/support/models';
 import { importVenues } from '../../activities/retail/venues';
@@ -142,7 +143,35 @@ interface PathResult {
   via: string;
   ms: number[];
   errors: number;
+  /** database commands per request: `collection.command` → [count, total ms], summed over the edge and this process */
+  db: Map<string, [number, number]>;
+  requests: number;
 }
+
+/** The edge's `db_command_duration_seconds` sums and counts, by `collection.command`. */
+async function edgeDbTimes(base: string): Promise<Map<string, [number, number]>> {
+  const out = new Map<string, [number, number]>();
+  const text = await (await fetch(`${base}/metrics`)).text();
+  for (const m of text.matchAll(/^db_command_duration_seconds_(sum|count)\{collection="([^"]*)",command="([^"]*)",ok="[^"]*"\} (\S+)$/gm)) {
+    const key = `${m[2]}.${m[3]}`;
+    const v = out.get(key) ?? [0, 0];
+    if (m[1] === 'count') v[0] += Number(m[4]);
+    else v[1] += Number(m[4]) * 1000;
+    out.set(key, v);
+  }
+  return out;
+}
+
+const dbPerRequest = (r: PathResult) => {
+  let n = 0;
+  let ms = 0;
+  for (const [c, t] of r.db.values()) {
+    n += c;
+    ms += t;
+  }
+  const top = [...r.db.entries()].sort((a, b) => b[1][1] - a[1][1]).slice(0, 4).map(([k, [c, t]]) => `${k} ${(c / r.requests).toFixed(1)}×${(t / c).toFixed(1)}`);
+  return { commands: n / r.requests, ms: ms / r.requests, top: top.join(', ') };
+};
 
 export async function benchScale(base: string, adminKey: string): Promise<string[]> {
   const sizes = (process.env.SCALE_USERS ?? '1000,100000').split(',').map(Number);
@@ -207,7 +236,17 @@ export async function benchScale(base: string, adminKey: string): Promise<string
   const measure = async (): Promise<PathResult[]> => {
     const results: PathResult[] = [];
     for (const p of paths) {
-      const r: PathResult = { name: p.name, via: p.via, ms: [], errors: 0 };
+      const r: PathResult = { name: p.name, via: p.via, ms: [], errors: 0, db: new Map(), requests: 0 };
+      // Database commands of the measured requests: the edge's metric before and after, plus this
+      // process's own commands (the scheduler run is an activity called here); warm-ups included.
+      const edgeBefore = await edgeDbTimes(base);
+      const local = new Map<string, [number, number]>();
+      const stopLocal = onCommandTimed((collection, command, ms) => {
+        const v = local.get(`${collection}.${command}`) ?? [0, 0];
+        v[0] += 1;
+        v[1] += ms;
+        local.set(`${collection}.${command}`, v);
+      });
       const start = performance.now();
       // A path that scans a collection takes seconds, up to minutes, a request at the large size:
       // it stops after its time budget with the samples it has, and a warm-up request that took
@@ -215,6 +254,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
       let warm = WARM;
       for (let k = 0; k < SAMPLES + WARM && (k === 0 || r.ms.length === 0 || performance.now() - start < BUDGET_MS); k += 1) {
         const t = performance.now();
+        r.requests += 1;
         try {
           await p.run();
           const ms = performance.now() - t;
@@ -224,7 +264,18 @@ export async function benchScale(base: string, adminKey: string): Promise<string
           if (r.errors++ === 0) log(`${p.name}: ${(err as Error).message}`);
         }
       }
-      log(`${p.name}: ${r.ms.length} samples, p50 ${pct(r.ms, 50).toFixed(1)} ms, p99 ${pct(r.ms, 99).toFixed(1)} ms`);
+      stopLocal();
+      const edgeAfter = await edgeDbTimes(base);
+      for (const [k, [c, t]] of edgeAfter) {
+        const [c0, t0] = edgeBefore.get(k) ?? [0, 0];
+        if (c > c0) r.db.set(k, [c - c0, t - t0]);
+      }
+      for (const [k, [c, t]] of local) {
+        const v = r.db.get(k) ?? [0, 0];
+        r.db.set(k, [v[0] + c, v[1] + t]);
+      }
+      const db = dbPerRequest(r);
+      log(`${p.name}: ${r.ms.length} samples, p50 ${pct(r.ms, 50).toFixed(1)} ms, p99 ${pct(r.ms, 99).toFixed(1)} ms; database ${db.commands.toFixed(1)} commands, ${db.ms.toFixed(1)} ms per request (${db.top})`);
       results.push(r);
     }
     return results;
@@ -249,9 +300,18 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     venueSide = await seedVenues(size - population, venueSide);
     const seedS = (performance.now() - t) / 1000;
     population = size;
-    lines.push(`Seeded ${size.toLocaleString('en')} users in ${seedS.toFixed(0)} s (this step: ${Object.entries(n).map(([k, v]) => `${v.toLocaleString('en')} ${k}`).join(', ')}; ${a} support articles; venues over ${venueSide.toFixed(2)}°×${venueSide.toFixed(2)}°)`);
     // The edge's venue grid reloads after an import: wait until it answers from the new one.
     await new Promise((r) => setTimeout(r, 3000));
+    // Seeding writes gigabytes that the kernel is still flushing to disk when it ends (about 2 GB
+    // at 100,000 users, written back over the next minute); measured meanwhile, every commit's
+    // fsync waits behind that flush and the figures are the disk's, not the platform's (a first
+    // run here: history p99 650 ms during the flush, 30 ms once it was done). Both sizes are
+    // measured on a settled machine: flushed, then 5 s more.
+    const flush = performance.now();
+    execFileSync('sync');
+    await new Promise((r) => setTimeout(r, 5000));
+    const flushS = (performance.now() - flush) / 1000 - 5;
+    lines.push(`Seeded ${size.toLocaleString('en')} users in ${seedS.toFixed(0)} s, flushed to disk in ${flushS.toFixed(0)} s (this step: ${Object.entries(n).map(([k, v]) => `${v.toLocaleString('en')} ${k}`).join(', ')}; ${a} support articles; venues over ${venueSide.toFixed(2)}°×${venueSide.toFixed(2)}°)`);
     runs.push({ size, results: await measure() });
   }
 
@@ -267,6 +327,14 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     const ratio = pct(l.ms, 99) / pct(s.ms, 99);
     if (!(ratio <= worst.ratio)) worst = { ratio, name: s.name };
     lines.push(`| ${s.name} | ${s.via} | ${pct(s.ms, 50).toFixed(1)} | ${pct(s.ms, 99).toFixed(1)} | ${pct(l.ms, 50).toFixed(1)} | ${pct(l.ms, 99).toFixed(1)} | ${ratio.toFixed(2)} | ${s.ms.length}/${l.ms.length} | ${s.errors + l.errors} |`);
+  });
+  lines.push('');
+  lines.push(`Database commands per request (edge and bench process; warm-ups included), mean ms of each, at ${k(small.size)} → ${k(large.size)}:`);
+  lines.push(`| path | commands | db ms/request ${k(small.size)} | db ms/request ${k(large.size)} | busiest at ${k(large.size)}: collection.command count×ms |`);
+  lines.push('|---|---:|---:|---:|---|');
+  small.results.forEach((s, i) => {
+    const [a, b] = [dbPerRequest(s), dbPerRequest(large.results[i])];
+    lines.push(`| ${s.name} | ${a.commands.toFixed(1)} → ${b.commands.toFixed(1)} | ${a.ms.toFixed(1)} | ${b.ms.toFixed(1)} | ${b.top} |`);
   });
   lines.push(`Goal: every p99 ratio <= 2 and p99 < 50 ms at ${k(large.size)} users.`);
   lines.push(`scale: worst p99 ratio ${k(large.size)}/${k(small.size)} = ${worst.ratio.toFixed(2)} (${worst.name})`);
