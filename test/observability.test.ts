@@ -100,11 +100,14 @@ describe('request ids', () => {
 });
 
 describe('edge metrics', () => {
-  it('/metrics counts requests by route pattern, method and status, with latency histograms and workflow starts', async () => {
+  it('/metrics counts requests by route pattern, method and status, with latency histograms, workflow starts and database commands', async () => {
     const t = await newTenant();
     const user = await basicUser(t);
     const route = '/api/billing/usage/:user_id';
-    const before = (await scrape()).find('http_requests_total', { method: 'GET', route, status: '200' })?.value ?? 0;
+    const first = await scrape();
+    const before = first.find('http_requests_total', { method: 'GET', route, status: '200' })?.value ?? 0;
+    const inserts = { collection: 'feedback', command: 'insert', ok: 'true' };
+    const insertsBefore = first.find('db_command_duration_seconds_count', inserts)?.value ?? 0;
     expect((await call('GET', `/api/billing/usage/${user.user_id}`, { key: user.key })).status).toBe(200);
     expect((await call('GET', '/no/such/route')).status).toBe(404);
     const fb = await call('POST', '/api/feedback/submit', { key: user.key, json: { user_id: user.user_id, feedback_type: 'bug', rating: 2, comment: 'It crashed' } });
@@ -128,6 +131,10 @@ describe('edge metrics', () => {
     expect(m.types.get('workflow_starts_total')).toBe('counter');
     expect(m.find('workflow_starts_total', { workflow_type: 'feedbackAnalysisWorkflow', outcome: 'started' })!.value).toBeGreaterThanOrEqual(1);
     expect(m.types.get('workflow_failures_total')).toBe('counter');
+    // The database commands the edge sent: the feedback it stored is one insert more.
+    expect(m.types.get('db_command_duration_seconds')).toBe('histogram');
+    expect(m.find('db_command_duration_seconds_count', inserts)!.value).toBeGreaterThanOrEqual(insertsBefore + 1);
+    expect(m.find('db_command_duration_seconds_sum', inserts)!.value).toBeGreaterThan(0);
   });
 });
 
