@@ -176,7 +176,9 @@ const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(
 
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
 export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
-  const done = (await entryByOperation(organization_id, operation_id)) ?? (await entryByRequest(organization_id, request_id));
+  // Both documents at once: either answers.
+  const [byOp, byRequest] = await Promise.all([entryByOperation(organization_id, operation_id), entryByRequest(organization_id, request_id)]);
+  const done = byOp ?? byRequest;
   return done && duplicateOf(done);
 }
 
