@@ -10,12 +10,13 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/config';
 import { httpProvider } from '../activities/engines/gift-provider';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
-import { unique } from './helpers/api';
+import { unique, until } from './helpers/api';
+import { isolatedPlatformEnv } from './helpers/runtime';
 
 const queue = unique('redemption-provider');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redemption-provider-'));
@@ -114,15 +115,6 @@ async function api(method: string, route: string, key: string, body?: unknown): 
   return { status: res.status, body: await res.json() };
 }
 
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await get().catch(() => undefined);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 const gift = async (g: object) => (await api('POST', '/api/gifts/gifts', admin, g)).body.gift.id as string;
 const topUp = { gift_name: 'Airtel 500 NGN', gift_type: 'mobile_top-ups', country: 'NG', telco_supplier: 'Airtel Nigeria', recharge_amount: 500, points_value: 100 };
@@ -133,16 +125,7 @@ beforeAll(async () => {
   server = providerServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   providerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const suite = inject('platformEnv');
-  const db = new URL(suite.MONGODB_URI);
-  db.pathname = `/platform_${queue.replace(/-/g, '_')}`;
-  const env: Record<string, string> = {
-    ...suite,
-    DATA_DIR: dataDir,
-    TEMPORAL_TASK_QUEUE: queue,
-    MINIO_BUCKET: queue,
-    MONGODB_URI: db.toString(),
-    PLATFORM_ADMIN_KEY: adminKey,
+  const env = isolatedPlatformEnv({ queue, dataDir, adminKey }, {
     WORKER_COUNT: '1',
     GIFT_PROVIDER: 'reloadly',
     GIFT_PROVIDER_URL: providerUrl,
@@ -150,7 +133,7 @@ beforeAll(async () => {
     GIFT_PROVIDER_CLIENT_ID: CLIENT.id,
     GIFT_PROVIDER_CLIENT_SECRET: CLIENT.secret,
     LOG_LEVEL: 'warn',
-  };
+  });
   platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore', log: (line) => log.push(line) });
   const o = await api('POST', '/api/organizations', adminKey, { name: unique('Gifts'), tier: 'free' });
   org = o.body.organization.organization_id;

@@ -18,7 +18,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { minioSettings, parseEnv } from '../activities/config';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
-import { unique } from './helpers/api';
+import { unique, until } from './helpers/api';
+import { isolatedPlatformEnv } from './helpers/runtime';
 import { speak } from './helpers/speech';
 
 const queue = unique('supervision');
@@ -58,15 +59,6 @@ async function pollers(): Promise<string[]> {
   return (res.pollers ?? []).map((p) => p.identity!);
 }
 
-async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms: number): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await get().catch(() => undefined);
-    if (v !== undefined && ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 const history = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 const workerPids = () => platform.processes.filter((p) => p.name.startsWith('worker')).map((p) => p.current().pid!);
@@ -80,18 +72,7 @@ async function objects(prefix: string): Promise<string[]> {
 
 beforeAll(async () => {
   const suite = inject('platformEnv');
-  const db = new URL(suite.MONGODB_URI);
-  db.pathname = `/platform_${queue.replace(/-/g, '_')}`;
-  const env: Record<string, string> = {
-    ...suite,
-    DATA_DIR: dataDir,
-    TEMPORAL_TASK_QUEUE: queue,
-    MINIO_BUCKET: queue,
-    MONGODB_URI: db.toString(),
-    PLATFORM_ADMIN_KEY: adminKey,
-    WORKER_COUNT: '2',
-    MAX_UPLOAD_MB: '25',
-  };
+  const env = isolatedPlatformEnv({ queue, dataDir, adminKey }, { WORKER_COUNT: '2', MAX_UPLOAD_MB: '25' });
   const cfg = parseEnv({ ...process.env, ...env });
   platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore', log: (line) => log.push(line) });
   client = new Client({ connection: await Connection.connect({ address: suite.TEMPORAL_ADDRESS }), namespace: cfg.TEMPORAL_NAMESPACE });

@@ -71,3 +71,14 @@ export async function basicUser(t: Tenant, idp = unique('user')): Promise<{ key:
   if (res.status !== 200) throw new Error(`creating a basic key failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.api_key, user_id: res.body.metadata.user_id, idp_id: idp };
 }
+
+/** Polls `get` every `everyMs` until `ok` holds of its value; throws naming `what` after `ms`. A throwing `get` counts as not yet. */
+export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms: number, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await get().catch(() => undefined);
+    if (v !== undefined && ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -39,3 +39,22 @@ export function useSuiteClients(): SuiteClients {
   });
   return clients;
 }
+
+/**
+ * The environment of a platform a test file launches for itself on the suite's servers: its own
+ * task queue, database, bucket, data folder and admin key, plus `extra` (worker count, providers).
+ */
+export function isolatedPlatformEnv(o: { queue: string; dataDir: string; adminKey: string }, extra: Record<string, string> = {}): Record<string, string> {
+  const suite = inject('platformEnv');
+  const db = new URL(suite.MONGODB_URI);
+  db.pathname = `/platform_${o.queue.replace(/-/g, '_')}`;
+  return {
+    ...suite,
+    DATA_DIR: o.dataDir,
+    TEMPORAL_TASK_QUEUE: o.queue,
+    MINIO_BUCKET: o.queue,
+    MONGODB_URI: db.toString(),
+    PLATFORM_ADMIN_KEY: o.adminKey,
+    ...extra,
+  };
+}
