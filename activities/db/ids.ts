@@ -119,6 +119,30 @@ export function onlyDuplicates(err: WriteErrors): void {
   if (errors.some((code) => code !== 11000)) throw err;
 }
 
+/**
+ * Documents kept as numbered slots (`id(0)`, `id(1)`, …, taken in order by inserts, so dense but
+ * for a moment's gap where an insert is in flight): read `block` ids at a time by `_id` until a
+ * block whose last slot is empty. In slot order, each with its number.
+ */
+export async function readSlots<T extends { _id: string }>(model: AnyModel, id: (n: number) => string, block: number): Promise<Array<{ n: number; doc: T }>> {
+  const out: Array<{ n: number; doc: T }> = [];
+  for (let from = 0; ; from += block) {
+    const ids = Array.from({ length: block }, (_, i) => id(from + i));
+    const found = await byIds<T>(model, ids);
+    ids.forEach((_id, i) => {
+      const doc = found.get(_id);
+      if (doc) out.push({ n: from + i, doc });
+    });
+    if (!found.has(ids[block - 1])) return out;
+  }
+}
+
+/** The first number not taken among slots read by readSlots. */
+export function firstFree(slots: readonly { n: number }[]): number {
+  const gap = slots.findIndex((s, i) => s.n !== i);
+  return gap < 0 ? slots.length : gap;
+}
+
 export interface SlotRange {
   /** the `_id` of slot n */
   id: (n: number) => string;

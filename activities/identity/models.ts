@@ -4,7 +4,7 @@
  * hash, a key's last use by key_id; a user by (organization, idp_id) through its link document.
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom, onlyDuplicates } from '../db';
+import { firstFree, idFrom, onlyDuplicates, readSlots } from '../db';
 import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants';
 
 export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };
@@ -220,17 +220,11 @@ const apiKeyOwnerSchema = new Schema(
   { versionKey: false },
 );
 export const ApiKeyOwner = mongoose.model<{ _id: string; hash: string }>('ApiKeyOwner', apiKeyOwnerSchema, 'api_key_owners');
-export const ownerKeyId = (organization_id: string, user_id: string, n: number) => `${organization_id}|${user_id}#${n}`;
-export const OWNER_BATCH = 32;
+const ownerKeyId = (organization_id: string, user_id: string, n: number) => `${organization_id}|${user_id}#${n}`;
+const OWNER_BATCH = 32;
 
-/** The number of keys listed for the user (the first free number). */
-export async function ownedCount(organization_id: string, user_id: string): Promise<number> {
-  for (let from = 0; ; from += OWNER_BATCH) {
-    const ids = Array.from({ length: OWNER_BATCH }, (_, i) => ownerKeyId(organization_id, user_id, from + i));
-    const found = await ApiKeyOwner.countDocuments({ _id: { $in: ids } });
-    if (found < OWNER_BATCH) return from + found;
-  }
-}
+/** The user's listed keys in number order, read by `_id` (OWNER_BATCH numbers a read). */
+export const ownedKeys = (organization_id: string, user_id: string) => readSlots<{ _id: string; hash: string }>(ApiKeyOwner, (n) => ownerKeyId(organization_id, user_id, n), OWNER_BATCH);
 
 async function listKey(k: Pick<ApiKeyDoc, 'organization_id' | 'user_id' | 'hash'>, from: number): Promise<void> {
   for (let n = from; ; n += 1) {
@@ -262,7 +256,7 @@ async function listKeys(docs: Pick<ApiKeyDoc, 'organization_id' | 'user_id' | 'h
     const stored = new Map((await ApiKeyOwner.find({ _id: { $in: chunk } }).lean<{ _id: string; hash: string }[]>()).map((d) => [d._id, d.hash]));
     for (const id of chunk) if (stored.get(id) !== first.get(id)!.hash) later.push(first.get(id)!);
   }
-  for (const k of [...later, ...rest]) await listKey(k, await ownedCount(k.organization_id, k.user_id));
+  for (const k of [...later, ...rest]) await listKey(k, firstFree(await ownedKeys(k.organization_id, k.user_id)));
 }
 
 apiKeySchema.post('save', async function (doc: ApiKeyDoc) {

@@ -27,14 +27,12 @@ import { isDuplicateKey } from '../errors';
 import {
   ApiKey,
   ApiKeyId,
-  ApiKeyOwner,
   ApiKeyRotation,
   ApiKeySlot,
   ApiKeyUsage,
   idpKey,
   Organization,
-  OWNER_BATCH,
-  ownerKeyId,
+  ownedKeys,
   User,
   UserIdp,
   type ApiKeyDoc,
@@ -144,13 +142,7 @@ export async function keysOfUser<K extends KeyFields = KeyFields>(organization_i
     const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
     return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
   }
-  const hashes: string[] = [];
-  for (let from = 0; ; from += OWNER_BATCH) {
-    const ids = Array.from({ length: OWNER_BATCH }, (_, i) => ownerKeyId(organization_id, user_id, from + i));
-    const found = await byIds<{ _id: string; hash: string }>(ApiKeyOwner, ids);
-    for (const id of ids) if (found.has(id)) hashes.push(found.get(id)!.hash);
-    if (found.size < OWNER_BATCH) break;
-  }
+  const hashes = (await ownedKeys(organization_id, user_id)).map((s) => s.doc.hash);
   const keys = [...(await byIds<ApiKeyDoc & { _id: string }>(ApiKey, hashes)).values()];
   return keys
     .filter((k) => k.organization_id === organization_id && k.user_id === user_id && (!opts.active || k.status === 'active'))

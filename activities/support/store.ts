@@ -24,7 +24,7 @@
  * entries and taking its slot is seen within MAX_AGE_MS, after which a kept copy is read again.
  */
 import mongoose, { Schema } from 'mongoose';
-import { byId, byIds, Cache, insertOnce, jsonText, takeSlot } from '../db';
+import { byId, byIds, Cache, firstFree, insertOnce, jsonText, readSlots, takeSlot } from '../db';
 import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
 
 export type { ArticleDoc };
@@ -74,19 +74,10 @@ export interface KbArticle {
 }
 
 /** The organization's entries in slot order (removed ones included) and the next free slot. */
-async function readEntries(organization_id: string): Promise<{ entries: EntryDoc[]; next: number }> {
-  const entries: EntryDoc[] = [];
-  for (let from = 0; ; from += BLOCK) {
-    const ids = Array.from({ length: BLOCK }, (_, i) => entryId(organization_id, from + i));
-    const found = await byIds<EntryDoc>(KbEntry, ids);
-    ids.forEach((id) => {
-      const e = found.get(id);
-      if (e) entries.push(e);
-    });
-    // A block whose last slot is empty is the last block (a concurrent create may leave a
-    // moment's gap inside a block, never across one: slots are taken in order).
-    if (!found.has(ids[BLOCK - 1])) return { entries, next: entries.length ? Number(entries[entries.length - 1]._id.slice(organization_id.length + 1)) + 1 : 0 };
-  }
+/** The organization's entries in slot order; `next`: one past the last taken slot; `free`: the first slot not taken. */
+async function readEntries(organization_id: string): Promise<{ entries: EntryDoc[]; next: number; free: number }> {
+  const slots = await readSlots<EntryDoc>(KbEntry, (n) => entryId(organization_id, n), BLOCK);
+  return { entries: slots.map((s) => s.doc), next: slots.length ? slots[slots.length - 1].n + 1 : 0, free: firstFree(slots) };
 }
 
 const fromDoc = (d: ArticleDoc): KbArticle => ({ id: d._id, title: d.title, body: d.body, tags: d.tags ?? [] });
@@ -128,14 +119,7 @@ async function entriesReady(organization_id: string): Promise<boolean> {
 }
 
 /** The number of removal slots taken (they are taken in order, so the first free one). */
-async function removalCount(organization_id: string): Promise<number> {
-  for (let from = 0; ; from += BLOCK) {
-    const ids = Array.from({ length: BLOCK }, (_, i) => removalId(organization_id, from + i));
-    const found = await byIds<EntryDoc>(KbEntry, ids);
-    const free = ids.findIndex((id) => !found.has(id));
-    if (free >= 0) return from + free;
-  }
-}
+const removalCount = async (organization_id: string) => firstFree(await readSlots<EntryDoc>(KbEntry, (n) => removalId(organization_id, n), BLOCK));
 
 interface Snapshot {
   articles: readonly KbArticle[];
@@ -163,10 +147,8 @@ export async function knowledgeBase(organization_id: string): Promise<readonly K
   // Removals are counted before the entries are read: a delete whose slot is not counted here
   // takes it after this read, so the next check sees it.
   const removals = await removalCount(organization_id);
-  const { entries } = await readEntries(organization_id);
   // the first slot missing from the read (a gap left by a create in flight makes it the check)
-  let next = entries.findIndex((e, i) => e._id !== entryId(organization_id, i));
-  if (next < 0) next = entries.length;
+  const { entries, free: next } = await readEntries(organization_id);
   const seen = new Set<string>();
   const out: KbArticle[] = [];
   for (const e of entries) {

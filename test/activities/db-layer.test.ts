@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/config';
 import { closeRuntime, initRuntime } from '../../activities/runtime';
 import { queriesOf, show } from '../helpers/queries';
-import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter, takeSlot } from '../../activities/db';
+import { byKey, Cache, firstFree, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter, readSlots, takeSlot } from '../../activities/db';
 
 const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: String }, { versionKey: false }), 'db_test_slots');
 const Keyed = mongoose.model('DbTestKeyed', new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }), 'db_test_keyed');
@@ -32,6 +32,24 @@ describe('slots and inserts under a unique key', () => {
     const won = taken.filter((t) => t !== null).map((t) => t!.n);
     expect(won.sort()).toEqual([0, 1, 2, 3, 4]);
     expect(await Slot.countDocuments({ _id: { $regex: `^${counter}\\|` } })).toBe(5);
+  });
+
+  it('reads numbered slots across blocks by _id, in order, and finds the first free one despite a gap', async () => {
+    const counter = `r${Date.now()}`;
+    const id = (n: number) => `${counter}|${n}`;
+    expect(await readSlots(Slot, id, 4)).toEqual([]);
+    // 0..8 taken but 5 (an insert in flight): blocks of 4 read on past a gap inside a block
+    await Slot.insertMany([0, 1, 2, 3, 4, 6, 7, 8].map((n) => ({ _id: id(n), taker: `t${n}` })));
+    const qs = await queriesOf(async () => {
+      const slots = await readSlots<{ _id: string; taker: string }>(Slot, id, 4);
+      expect(slots.map((s) => s.n)).toEqual([0, 1, 2, 3, 4, 6, 7, 8]);
+      expect(slots.map((s) => s.doc.taker)).toEqual(['t0', 't1', 't2', 't3', 't4', 't6', 't7', 't8']);
+      expect(firstFree(slots)).toBe(5);
+    });
+    expect(qs).toHaveLength(3); // blocks 0–3, 4–7, 8–11: the last slot of the third is empty
+    expect(qs.every((q) => '_id' in q.filter)).toBe(true);
+    await Slot.create({ _id: id(5), taker: 't5' });
+    expect(firstFree(await readSlots(Slot, id, 4))).toBe(9);
   });
 
   it('tells the first insert from a repeat', async () => {
