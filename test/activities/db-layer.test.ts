@@ -5,9 +5,8 @@
  * and the cache behave as the stores rely on.
  */
 import mongoose, { Schema } from 'mongoose';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSuiteRuntime } from '../helpers/runtime';
 import { queriesOf, show } from '../helpers/queries';
 import { byKey, Cache, firstFree, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter, readSlots, takeSlot } from '../../activities/db';
 
@@ -15,14 +14,10 @@ const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: Strin
 const Keyed = mongoose.model('DbTestKeyed', new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }), 'db_test_keyed');
 const Fresh = mongoose.model('DbTestFresh', new Schema({ _id: idFrom('name'), name: { type: String, unique: true } }, { versionKey: false }), 'db_test_fresh');
 
-beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
-  await Promise.all([Slot.createIndexes(), Keyed.createIndexes(), Fresh.createIndexes()]);
-});
+useSuiteRuntime();
 
-afterAll(async () => {
-  await closeRuntime();
+beforeAll(async () => {
+  await Promise.all([Slot.createIndexes(), Keyed.createIndexes(), Fresh.createIndexes()]);
 });
 
 describe('slots and inserts under a unique key', () => {

@@ -3,24 +3,19 @@
  * found by primary-key reads, at every length around the powers of two and the gap sizes the search
  * turns on, in a bounded number of reads.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useSuiteRuntime } from '../helpers/runtime';
 import { creditPoints, getBalance, getHistory, headFromProbes } from '../../activities/loyalty/ledger';
 import { LedgerEntry } from '../../activities/loyalty/models';
 import { queriesOf, show } from '../helpers/queries';
 
+useSuiteRuntime();
+
 beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
   // The ledger is asked once whether it holds entries older than operation documents (store.ts):
   // asked here, before this file writes entries without them, it is marked complete for every
   // process of the stack (else another test file's reads would fall back to the unkeyed index).
   await creditPoints({ organization_id: 'default', user_id: `head-warm-up-${Date.now()}`, points: 1, reason: 'action', operation_id: `award:head-warm-up-${Date.now()}` });
-});
-
-afterAll(async () => {
-  await closeRuntime();
 });
 
 /** What another process would have appended: entries 1..n of 3 points each. */

@@ -5,25 +5,20 @@
  * ledger that grows with users. Every query they send is recorded (mongoose's debug hook) and its
  * filter checked.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { queriesOf, show, type Query } from '../helpers/queries';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { useSuiteRuntime } from '../helpers/runtime';
 import { getBalance, getHistory, headFromProbes } from '../../activities/loyalty/ledger';
 import { awardAction, putRules } from '../../activities/loyalty/rules';
 
 const org = `hot-loyalty-${Date.now()}`;
 
+useSuiteRuntime();
+
 beforeAll(async () => {
-  setConfig(parseEnv({ ...process.env, ...inject('platformEnv') }));
-  await initRuntime();
   // Once per process the ledger is asked whether it holds entries older than operation documents
   // (store.ts): done here, before anything is recorded.
   await awardAction({ organization_id: org, user_id: 'warm-up', action_type: 'purchase', actor_level: 1 });
-});
-
-afterAll(async () => {
-  await closeRuntime();
 });
 
 
