@@ -96,6 +96,43 @@ describe('POST /loyalty/reverse', () => {
     expect(twice.body.detail).toMatch(/^operation_id: a "reversal" entry cannot be reversed/);
   });
 
+  it("reverses by the operation_id the client sent with the award, given the user (ids are per user)", async () => {
+    const t = await newTenant();
+    const [u, v] = [await basicUser(t), await basicUser(t)];
+    await award(t, u.idp_id, 'purchase', 'order-123');
+    await award(t, u.idp_id, 'review', 'review-9');
+    await award(t, v.idp_id, 'purchase', 'order-123');
+    const body = { operation_id: 'order-123', reason: 'order cancelled' };
+    // without the user the client's id names nothing (it is not unique across users)
+    expect((await reverse(t.adminKey, body)).body).toEqual({ detail: 'Operation not found: order-123' });
+    expect((await reverse(t.adminKey, { ...body, user_id: 'usr_0000000000000000000000' })).status).toBe(404);
+    const w = await basicUser(t);
+    expect((await reverse(t.adminKey, { ...body, user_id: w.user_id })).status).toBe(404);
+    // another user's credit named by its ledger id under the wrong user is not found either
+    expect((await reverse(t.adminKey, { ...body, operation_id: `award:${v.user_id}:order-123`, user_id: u.user_id })).status).toBe(404);
+    expect((await reverse(u.key, { ...body, user_id: u.user_id })).status).toBe(403);
+
+    const first = await reverse(t.adminKey, { ...body, user_id: u.idp_id });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ duplicate: false, operation_id: `award:${u.user_id}:order-123`, user_id: u.user_id, points_reversed: 10, points: 20 });
+    // the same credit by its ledger id, or by the client's id again: the first reversal
+    const internal = await reverse(t.adminKey, { ...body, operation_id: `award:${u.user_id}:order-123` });
+    expect(internal.body).toMatchObject({ duplicate: true, points_reversed: 10, points: 20 });
+    expect(internal.body.reversal.entry_id).toBe(first.body.reversal.entry_id);
+    expect((await reverse(t.adminKey, { ...body, user_id: u.user_id })).body).toMatchObject({ duplicate: true, points: 20 });
+    expect((await points(t, v.user_id)).body.points).toBe(10);
+    // with the user, the ledger id is accepted too
+    expect((await reverse(t.adminKey, { operation_id: `award:${u.user_id}:review-9`, user_id: u.user_id, reason: 'fake review' })).body).toMatchObject({ points_reversed: 20, points: 0 });
+
+    // a limited action's credit, keyed by the client (Idempotency-Key header), stored under a slot id
+    const login = await call('POST', `/loyalty/award-points/${v.idp_id}`, { key: v.key, json: { action_type: 'daily_login' }, headers: { 'Idempotency-Key': 'login-77' } });
+    expect(login.status, JSON.stringify(login.body)).toBe(200);
+    const out = await reverse(t.adminKey, { operation_id: 'login-77', user_id: v.user_id, reason: 'bot' });
+    expect(out.status, JSON.stringify(out.body)).toBe(200);
+    expect(out.body).toMatchObject({ user_id: v.user_id, points_reversed: 5, points: 10 });
+    expect(out.body.operation_id).toMatch(new RegExp(`^award:${v.user_id}:daily_login:`));
+  });
+
   it('refuses with 409 when the points were spent, unless allow_negative', async () => {
     const t = await newTenant();
     const u = await basicUser(t);

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import jsQR from 'jsqr';
 import { basicUser, call, edgeUrl, newTenant } from './helpers/api';
+import { useSuiteClients } from './helpers/runtime';
+
+const suite = useSuiteClients();
+const DAY = 86_400_000;
 
 async function decodeQr(base64: string): Promise<string | undefined> {
   const { data, info } = await sharp(Buffer.from(base64, 'base64')).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
@@ -145,5 +149,71 @@ describe('referrals claimed by a basic key', () => {
     expect((await refer(t.adminKey, a.user_id, referrer.idp_id)).body).toMatchObject({ referrer_user_id: referrer.user_id, duplicate: false });
     expect((await refer(t.adminKey, b.idp_id, await codeOf(referrer))).body).toMatchObject({ referrer_user_id: referrer.user_id, duplicate: false });
     expect(await points(referrer.key, referrer.user_id)).toBe(200);
+  });
+});
+
+describe('mutual and after-the-fact referrals', () => {
+  it('refuses a referral back: a user referred by A never refers A (409, nothing credited)', async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    const b = await basicUser(t);
+    expect((await refer(b.key, b.user_id, await codeOf(a))).status).toBe(200);
+    const back = await refer(a.key, a.user_id, await codeOf(b));
+    expect(back.status, JSON.stringify(back.body)).toBe(409);
+    expect(back.body.detail).toMatch(/referred by this user/);
+    // the same by an admin naming both users
+    const admin = await refer(t.adminKey, a.idp_id, b.user_id);
+    expect(admin.status).toBe(409);
+    expect(await points(a.key, a.user_id)).toBe(100);
+    expect(await points(b.key, b.user_id)).toBe(50);
+    // A may still be referred by someone else
+    const c = await basicUser(t);
+    expect((await refer(a.key, a.user_id, await codeOf(c))).body).toMatchObject({ referrer_user_id: c.user_id, duplicate: false });
+    expect(await points(a.key, a.user_id)).toBe(150);
+  });
+
+  it('of two users claiming each other\'s code at the same moment, exactly one wins', async () => {
+    const t = await newTenant();
+    const pairs = await Promise.all(Array.from({ length: 4 }, async () => {
+      const [a, b] = [await basicUser(t), await basicUser(t)];
+      return { a, b, codeA: await codeOf(a), codeB: await codeOf(b) };
+    }));
+    const results = await Promise.all(pairs.map(({ a, b, codeA, codeB }) => Promise.all([refer(b.key, b.user_id, codeA), refer(a.key, a.user_id, codeB)])));
+    for (const [i, [ab, ba]] of results.entries()) {
+      expect([ab.status, ba.status].sort(), JSON.stringify([ab.body, ba.body])).toEqual([200, 409]);
+      const { a, b } = pairs[i];
+      const [pa, pb] = [await points(a.key, a.user_id), await points(b.key, b.user_id)];
+      // one referrer (100) and one referred (50), never both sides for both
+      expect([pa, pb].sort((x, y) => x - y)).toEqual([50, 100]);
+      expect(ab.status === 200 ? [pa, pb] : [pb, pa]).toEqual([100, 50]);
+    }
+  });
+
+  it('accepts a referral only within referral_window_days of the account\'s creation', async () => {
+    const t = await newTenant();
+    expect((await call('GET', '/loyalty/rules', { key: t.adminKey })).body).toMatchObject({ referral_window_days: 30 });
+    for (const bad of [0, 1.5, '30', 3651, null]) {
+      const res = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { referral_window_days: bad } });
+      expect(res.status, JSON.stringify(bad)).toBe(422);
+      expect(res.body.detail).toMatch(/^referral_window_days/);
+    }
+    const set = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { referral_window_days: 10 } });
+    expect(set.body).toMatchObject({ referral_window_days: 10, referral_points: 100 });
+    expect((await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { referral_points: 90 } })).body).toMatchObject({ referral_window_days: 10 });
+    const referrer = await basicUser(t);
+    const [veteran, recent] = [await basicUser(t), await basicUser(t)];
+    const users = suite.db.collection('users');
+    await users.updateOne({ user_id: veteran.user_id }, { $set: { created_at: new Date(Date.now() - 11 * DAY) } });
+    await users.updateOne({ user_id: recent.user_id }, { $set: { created_at: new Date(Date.now() - 9 * DAY) } });
+    const late = await refer(veteran.key, veteran.user_id, await codeOf(referrer));
+    expect(late.status, JSON.stringify(late.body)).toBe(409);
+    expect(late.body.detail).toMatch(/within 10 days/);
+    expect((await refer(t.adminKey, veteran.idp_id, referrer.user_id)).status).toBe(409);
+    expect((await call('GET', `/loyalty/points/${veteran.user_id}`, { key: veteran.key })).status).toBe(404);
+    expect((await call('GET', `/loyalty/points/${referrer.user_id}`, { key: referrer.key })).status).toBe(404);
+    expect((await refer(recent.key, recent.user_id, await codeOf(referrer))).body).toMatchObject({ points_awarded: 90, duplicate: false });
+    // a referral made in time stays answered as it was once the window has passed
+    await users.updateOne({ user_id: recent.user_id }, { $set: { created_at: new Date(Date.now() - 40 * DAY) } });
+    expect((await refer(recent.key, recent.user_id, await codeOf(referrer))).body).toMatchObject({ duplicate: true, points_awarded: 90 });
   });
 });

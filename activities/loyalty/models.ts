@@ -103,6 +103,8 @@ const loyaltyRulesSchema = new Schema(
     /** absent or null: points never expire */
     points_expire_after_days: { type: Number },
     pending_days: { type: Number },
+    /** absent: the default window (rules.ts) */
+    referral_window_days: { type: Number },
     updated_by: { type: String },
   },
   { timestamps: { createdAt: false, updatedAt: 'updated_at' }, versionKey: false },
@@ -118,6 +120,7 @@ export interface LoyaltyRulesDoc {
   max_points_per_scan?: number;
   points_expire_after_days?: number | null;
   pending_days?: number;
+  referral_window_days?: number;
   updated_by?: string;
   updated_at: Date;
 }

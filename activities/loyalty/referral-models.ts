@@ -72,6 +72,35 @@ export interface ReferralReversalDoc {
   reversal: Record<string, unknown>;
 }
 
+/**
+ * Two users are joined by at most one referral, in one direction: `_id` =
+ * `<organization>|<lower user_id>|<higher user_id>`, inserted before the referral itself, so of
+ * "A refers B" and "B refers A" sent at the same instant (two workflows, one per referred user)
+ * the primary key lets exactly one through. A store without transactions cannot check "B never
+ * referred A" and insert in one step; one key for the unordered pair can.
+ */
+const referralPairSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    referrer_user_id: { type: String, required: true },
+    referred_user_id: { type: String, required: true },
+    /** the referral this claim is for (an activity's retry records that same referral) */
+    referral_id: { type: String, required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+);
+
+export interface ReferralPairDoc {
+  _id: string;
+  organization_id: string;
+  referrer_user_id: string;
+  referred_user_id: string;
+  referral_id: string;
+  created_at: Date;
+}
+
 export const ReferralCode = mongoose.model<ReferralCodeDoc>('ReferralCode', referralCodeSchema, 'referral_codes');
 export const Referral = mongoose.model<ReferralDoc>('Referral', referralSchema, 'referrals');
 export const ReferralReversal = mongoose.model<ReferralReversalDoc>('ReferralReversal', referralReversalSchema, 'referral_reversals');
+export const ReferralPair = mongoose.model<ReferralPairDoc>('ReferralPair', referralPairSchema, 'referral_pairs');

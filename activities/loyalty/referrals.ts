@@ -1,13 +1,25 @@
 /** Referral codes with QR images, and the steps of the referral workflow. */
 import { randomBytes } from 'node:crypto';
 import { config } from '../config';
-import { notFound } from '../errors';
+import { conflict, notFound, PlatformError } from '../errors';
+import { findUser } from '../identity/users';
 import { newId } from '../ids';
 import { qrPngBase64 } from '../engines/qr';
 import { creditPoints } from './ledger';
 import { getRules } from './rules';
 import type { ReferralCodeDoc, ReferralDoc } from './referral-models';
-import { completeReferralDoc, insertReferral, insertReferralCode, insertReferralReversal, referralCodeByCode, referralCodeOf, referralOf } from './store';
+import {
+  completeReferralDoc,
+  deleteReferralPair,
+  insertReferral,
+  insertReferralCode,
+  insertReferralPair,
+  insertReferralReversal,
+  referralCodeByCode,
+  referralCodeOf,
+  referralOf,
+  referralPairOf,
+} from './store';
 
 // Crockford-style alphabet: no 0/O or 1/I/L to misread from a printed code.
 const ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
@@ -59,16 +71,70 @@ const record = (r: ReferralDoc, existing: boolean): ReferralRecord => ({
   },
 });
 
-/** Workflow step 1: records the referral, or finds the one that exists for the referred user. */
-export async function recordReferral(input: { organization_id: string; referrer_user_id: string; referred_user_id: string }): Promise<ReferralRecord> {
+type Parties = { organization_id: string; referrer_user_id: string; referred_user_id: string };
+
+const DAY_MS = 86_400_000;
+const MUTUAL = 'The referrer was referred by this user: a user is never referred by someone they referred';
+
+/**
+ * A new referral's conditions, read before anything is written: the referred user's account is
+ * younger than the rules' referral_window_days (no referral after the fact), and the referrer is
+ * not someone the referred user referred. Only that direct case is refused: longer cycles
+ * (A→B→C→A) are not looked for, since each user is still referred at most once, so a cycle earns
+ * no more than a chain of the same accounts. The direct check covers referrals recorded before
+ * pair claims existed; two requests at the same instant are decided by the pair claim.
+ */
+async function checkNewReferral(input: Parties, window_days: number, now: Date): Promise<void> {
+  const referred = await findUser(input.organization_id, input.referred_user_id);
+  if (!referred) throw notFound(`User not found: ${input.referred_user_id}`);
+  if (now.getTime() - referred.created_at.getTime() > window_days * DAY_MS) {
+    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${referred.created_at.toISOString()}); nothing was credited`);
+  }
+  const referrersOwn = await referralOf(input.organization_id, input.referrer_user_id);
+  if (referrersOwn?.referrer_user_id === input.referred_user_id) throw conflict(MUTUAL);
+}
+
+/**
+ * Claims the unordered pair {referrer, referred} for this referral (referral-models.ts) and
+ * answers the referral id to record: an earlier attempt's claim in the same direction is this
+ * referral's (an activity retried after the claim keeps its id). A claim in the other direction
+ * is refused, unless its referred user was referred by someone else meanwhile (then it is stale: dropped).
+ * A claim whose run stopped for good before recording its referral keeps blocking the other
+ * direction: the safe side, and the same request sent again completes it.
+ */
+async function claimPair(input: Parties): Promise<string> {
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const referral_id = newId('ref');
+    if (await insertReferralPair({ ...input, referral_id })) return referral_id;
+    const pair = await referralPairOf(input.organization_id, input.referrer_user_id, input.referred_user_id);
+    if (!pair) continue; // dropped meanwhile
+    if (pair.referrer_user_id === input.referrer_user_id) return pair.referral_id;
+    const theirs = await referralOf(input.organization_id, pair.referred_user_id);
+    // Recorded, or being recorded (no referral yet): refused. Stale only when another referrer won.
+    if (!theirs || theirs.referrer_user_id === pair.referrer_user_id) throw conflict(MUTUAL);
+    await deleteReferralPair(pair);
+  }
+  throw new PlatformError(503, 'Referral busy for these users; retry shortly', undefined, { 'Retry-After': '1' });
+}
+
+/**
+ * Workflow step 1: records the referral, or finds the one that exists for the referred user.
+ * A referral found is answered as it was (also once the window has passed); a new one must pass
+ * checkNewReferral and win the pair claim, else 409 and nothing is written or credited.
+ */
+export async function recordReferral(input: Parties): Promise<ReferralRecord> {
   const found = await referralOf(input.organization_id, input.referred_user_id);
   if (found) return record(found, true);
   const rules = await getRules(input.organization_id);
-  const doc = await insertReferral({ referral_id: newId('ref'), ...input, referrer_points: rules.referral_points, referred_points: rules.referred_points, status: 'pending' });
+  await checkNewReferral(input, rules.referral_window_days, new Date());
+  const referral_id = await claimPair(input);
+  const doc = await insertReferral({ referral_id, ...input, referrer_points: rules.referral_points, referred_points: rules.referred_points, status: 'pending' });
   if (doc) return record(doc, false);
   // A concurrent request recorded this user's referral first.
   const winner = await referralOf(input.organization_id, input.referred_user_id);
   if (!winner) throw new Error('a refused referral insert leaves the referral it collided with');
+  // Another referrer won: this claim never becomes a referral, so it must not block the pair.
+  if (winner.referrer_user_id !== input.referrer_user_id) await deleteReferralPair({ ...input, referral_id });
   return record(winner, true);
 }
 

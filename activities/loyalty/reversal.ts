@@ -1,7 +1,8 @@
 /**
  * Points given back: an admin takes back a credit given in error. One `reversal` entry per
  * operation (`reversal:<operation_id>`), so a repeated request answers the first reversal; the
- * scan or referral that earned the credit is marked reversed.
+ * scan or referral that earned the credit is marked reversed. A credit is named by its ledger
+ * operation id or, with its user, by the idempotency key the client sent with the award.
  */
 import { notFound, PlatformError } from '../errors';
 import { markScanReversed } from '../scanning/list';
@@ -9,14 +10,18 @@ import { append, byOperation, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { markReferralReversed } from './referrals';
-import { entryByOperation } from './store';
+import { clientRequestId } from './rules';
+import { entryByOperation, entryByRequest } from './store';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
 export const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];
 
 export interface ReversalInput {
   organization_id: string;
+  /** the credit's ledger operation id, or (with user_id) the id the client sent with the award */
   operation_id: string;
+  /** the credited user (a platform user_id): needed to find a credit by the client's id */
+  user_id?: string;
   reason: string;
   /** take the points back even when that leaves the user's spendable balance below zero */
   allow_negative?: boolean;
@@ -38,11 +43,26 @@ export interface Reversal {
   record: ReversalRecord | null;
 }
 
+/**
+ * The credit an admin names. A client's key is unique per user only (two users may both have an
+ * "order-123"), so it is looked up with the user; with a user the ledger id is accepted as well,
+ * but only for that user's own credit.
+ */
+async function namedCredit(organization_id: string, operation_id: string, user_id: string | undefined): Promise<LedgerEntryDoc | null> {
+  if (user_id === undefined) return byOperation(organization_id, operation_id);
+  const sent = await entryByRequest(organization_id, clientRequestId(user_id, operation_id));
+  if (sent?.user_id === user_id) return sent;
+  const named = await byOperation(organization_id, operation_id);
+  return named?.user_id === user_id ? named : null;
+}
+
 export async function reverseOperation(input: ReversalInput): Promise<Reversal> {
-  const { organization_id, operation_id } = input;
+  const { organization_id } = input;
   const now = input.now ?? new Date();
-  const original = await byOperation(organization_id, operation_id);
-  if (!original) throw notFound(`Operation not found: ${operation_id}`);
+  const original = await namedCredit(organization_id, input.operation_id, input.user_id);
+  if (!original) throw notFound(`Operation not found: ${input.operation_id}`);
+  // Whichever name was given, the reversal is keyed by the credit's ledger id: one per credit.
+  const operation_id = original.operation_id;
   if (!REVERSIBLE_REASONS.includes(original.reason)) {
     throw new PlatformError(422, `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`, 'operation_id');
   }

@@ -22,6 +22,8 @@ export const DEFAULT_ACTIONS: Record<string, number> = {
 export const DEFAULT_REFERRAL_POINTS = 100;
 export const DEFAULT_REFERRED_POINTS = 50;
 export const DEFAULT_MAX_POINTS_PER_SCAN = 500;
+/** A user may be referred only this many days after their account was created. */
+export const DEFAULT_REFERRAL_WINDOW_DAYS = 30;
 
 export interface Rules {
   organization_id: string;
@@ -34,6 +36,8 @@ export interface Rules {
   points_expire_after_days: number | null;
   /** receipt and ticket-scan credits wait this many days before they may be spent */
   pending_days: number;
+  /** a referral is accepted only within this many days of the referred user's account creation */
+  referral_window_days: number;
   is_default: boolean;
   updated_at: string | null;
 }
@@ -49,6 +53,7 @@ export interface RulesInput {
   max_points_per_scan?: number;
   points_expire_after_days?: number | null;
   pending_days?: number;
+  referral_window_days?: number;
 }
 
 /**
@@ -75,6 +80,7 @@ async function readRules(organization_id: string): Promise<Rules> {
       max_points_per_scan: DEFAULT_MAX_POINTS_PER_SCAN,
       points_expire_after_days: null,
       pending_days: 0,
+      referral_window_days: DEFAULT_REFERRAL_WINDOW_DAYS,
       is_default: true,
       updated_at: null,
     };
@@ -88,6 +94,7 @@ async function readRules(organization_id: string): Promise<Rules> {
     max_points_per_scan: doc.max_points_per_scan ?? DEFAULT_MAX_POINTS_PER_SCAN,
     points_expire_after_days: doc.points_expire_after_days ?? null,
     pending_days: doc.pending_days ?? 0,
+    referral_window_days: doc.referral_window_days ?? DEFAULT_REFERRAL_WINDOW_DAYS,
     is_default: false,
     updated_at: doc.updated_at?.toISOString() ?? null,
   };
@@ -127,6 +134,7 @@ export async function putRules(organization_id: string, input: RulesInput, updat
     max_points_per_scan: input.max_points_per_scan ?? current.max_points_per_scan,
     points_expire_after_days: input.points_expire_after_days === undefined ? current.points_expire_after_days : input.points_expire_after_days,
     pending_days: input.pending_days ?? current.pending_days,
+    referral_window_days: input.referral_window_days ?? current.referral_window_days,
     updated_by,
   };
   // The expiry run looks at organizations that ever set an expiry (their credits keep theirs).
@@ -135,6 +143,13 @@ export async function putRules(organization_id: string, input: RulesInput, updat
   cache.delete(organization_id);
   return getRules(organization_id);
 }
+
+/**
+ * The ledger's request_id of an idempotency key a client sent with an award (`operation_id` or
+ * the Idempotency-Key header): keys are the client's, unique per user only, hence the user prefix.
+ * A reversal finds a credit by the same name (reversal.ts).
+ */
+export const clientRequestId = (user_id: string, key: string) => `${user_id}:${key}`;
 
 /** 0 basic (an end user's key), 1 admin, 2 system_admin. */
 export type ActorLevel = 0 | 1 | 2;

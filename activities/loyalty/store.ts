@@ -1,6 +1,6 @@
 /**
  * Loyalty's data: ledger entries and where each operation's entry is, the rules per organization,
- * the expiry run's cursors, referral codes, referrals and their reversals. The only file that
+ * the expiry run's cursors, referral codes, referrals, their pair claims and reversals. The only file that
  * reads or writes loyalty's models; the ledger, rules, expiry and referral code (and other
  * components, through them) call these functions.
  *
@@ -33,7 +33,7 @@
 import { byId, byIds, byKey, insertOnce, isDuplicateKey, onlyDuplicates, jsonText, keyFilter, markedOnce } from '../db';
 import type { ActionPolicy } from './policies';
 import { ExpiryCursor, LedgerEntry, LedgerOperation, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LedgerOperationDoc, type LoyaltyRulesDoc } from './models';
-import { Referral, ReferralCode, ReferralReversal, type ReferralCodeDoc, type ReferralDoc } from './referral-models';
+import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc } from './referral-models';
 
 // ---- ledger entries ----
 
@@ -222,4 +222,20 @@ export async function completeReferralDoc(referral_id: string): Promise<void> {
  */
 export async function insertReferralReversal(organization_id: string, referral_id: string, side: 'referrer' | 'referred', reversal: object): Promise<void> {
   await insertOnce(ReferralReversal, { _id: `${referral_id}|${side}`, referral_id, organization_id, side, reversal });
+}
+
+// ---- referral pairs (referral-models.ts says why) ----
+
+const pairKey = (organization_id: string, a: string, b: string) => (a < b ? `${organization_id}|${a}|${b}` : `${organization_id}|${b}|${a}`);
+
+/** Claims the pair {referrer, referred} for this referral; false when the pair is claimed already (either direction). */
+export const insertReferralPair = (doc: Omit<ReferralPairDoc, '_id' | 'created_at'>) =>
+  insertOnce(ReferralPair, { _id: pairKey(doc.organization_id, doc.referrer_user_id, doc.referred_user_id), ...doc });
+
+/** The claim on the pair of these two users, in whichever direction. */
+export const referralPairOf = (organization_id: string, a: string, b: string) => byId<ReferralPairDoc>(ReferralPair, pairKey(organization_id, a, b));
+
+/** Drops a claim that never became its referral (only that claim: a newer one is kept). */
+export async function deleteReferralPair(pair: Pick<ReferralPairDoc, 'organization_id' | 'referrer_user_id' | 'referred_user_id' | 'referral_id'>): Promise<void> {
+  await ReferralPair.deleteOne({ _id: pairKey(pair.organization_id, pair.referrer_user_id, pair.referred_user_id), referral_id: pair.referral_id });
 }

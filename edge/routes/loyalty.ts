@@ -2,7 +2,7 @@
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 import { getBalance, getHistory } from '../../activities/loyalty/ledger';
-import { awardAction, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
+import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
 import { LEDGER_REASONS } from '../../activities/loyalty/constants';
 import { reverseOperation } from '../../activities/loyalty/reversal';
 import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/policies';
@@ -47,6 +47,7 @@ const rulesFields = {
   policies: z.record(z.string(), policy).describe('who may report each action and how often'),
   points_expire_after_days: z.number().nullable().describe('null: points never expire; else each credit lapses this many days after it may be spent'),
   pending_days: z.number().describe('receipt and ticket-scan credits wait this many days before they may be spent'),
+  referral_window_days: z.number().describe("a user may be referred only within this many days of their account's creation"),
   is_default: z.boolean(),
   updated_at: z.string().nullable(),
 };
@@ -117,7 +118,7 @@ defineRoute({
       organization_id: org,
       user_id: user.user_id,
       action_type: body.action_type,
-      operation_id: key ? `${user.user_id}:${key}` : undefined,
+      operation_id: key ? clientRequestId(user.user_id, key) : undefined,
       actor_level: Math.min(principal.level, 2) as ActorLevel,
     });
     return { success: true, points_awarded: out.points_awarded, balance: out.balance, duplicate: out.duplicate, entry_id: out.entry.entry_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
@@ -166,6 +167,13 @@ defineRoute({
       .optional()
       .describe('days (1-3650) after which each credit written from now on lapses; null: new credits never expire'),
     pending_days: z.number().int().min(0).max(365).optional().describe('days (0-365) receipt and ticket-scan credits wait before they may be spent'),
+    referral_window_days: z
+      .number()
+      .int()
+      .min(1)
+      .max(3650)
+      .optional()
+      .describe("days (1-3650, default 30) after a user's account is created during which they may be referred; later referrals are 409"),
   }),
   response: rulesAnswer,
   handler: async ({ principal, body }) => {
@@ -180,18 +188,26 @@ defineRoute({
   paths: ['/loyalty/reverse'],
   tag,
   summary:
-    "Takes back a credit given in error (admin): one reversal entry per operation (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",
+    "Takes back a credit given in error (admin), named by its ledger operation_id, or with user_id by the operation_id (or Idempotency-Key) the client sent with the award: one reversal entry per credit (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",
   auth: 'admin',
   body: z.object({
     organization_id: organizationId,
-    operation_id: z.string().trim().min(1).max(300).describe("the credit's operation_id, as its history entry shows it"),
+    operation_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(300)
+      .describe("the credit's operation_id as its history entry shows it (award:usr_…:order-123, scan:…, referral:…); with user_id also the operation_id the client sent with the award (order-123)"),
+    user_id: requiredId
+      .optional()
+      .describe("the credited user (user_id or idp_id): operation_id is then first read as the id the client sent with the award, which is unique per user only; a credit of another user is 404"),
     reason: z.string().trim().min(1).max(500),
     allow_negative: z.boolean().default(false).describe("reverse even when the user's points are already spent"),
   }),
   response: z.object({
     success: z.literal(true),
     duplicate: z.boolean(),
-    operation_id: z.string(),
+    operation_id: z.string().describe("the reversed credit's ledger operation_id (the reversal's is reversal:<it>)"),
     user_id: z.string(),
     points_reversed: z.number(),
     points: z.number().describe("the user's spendable points now"),
@@ -202,7 +218,15 @@ defineRoute({
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     requireLevel(principal, 'admin');
-    const out = await reverseOperation({ organization_id: org, operation_id: body.operation_id, reason: body.reason, allow_negative: body.allow_negative, reversed_by: principal.key_id });
+    const user = body.user_id === undefined ? undefined : await existingUser(principal, org, body.user_id, `User not found: ${body.user_id}`);
+    const out = await reverseOperation({
+      organization_id: org,
+      operation_id: body.operation_id,
+      user_id: user?.user_id,
+      reason: body.reason,
+      allow_negative: body.allow_negative,
+      reversed_by: principal.key_id,
+    });
     const b = await getBalance(org, out.user_id);
     return { success: true, ...out, points: b.points, pending_points: b.pending_points };
   },
