@@ -9,7 +9,7 @@ import { Cache } from '../db';
 import { PlatformError, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { withKeyLock } from '../locks';
-import { credit, debit, expiring, standing, type Lot, type LotState } from './lots';
+import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { getRules } from './rules';
 import { entriesAt, entryAt, entryByAnyOperation, entryByOperation, entryByRequest, entryKey, insertEntry } from './store';
@@ -309,6 +309,47 @@ export const creditPoints = (c: Omit<LedgerChange, 'amount'> & { points: number 
   applyChange({ ...c, amount: Math.abs(c.points) });
 export const debitPoints = (c: Omit<LedgerChange, 'amount'> & { points: number }) =>
   applyChange({ ...c, amount: -Math.abs(c.points) });
+
+export interface Refund extends AppendResult {
+  /** points given back whose credit had lapsed meanwhile: written down at once as one `expiry` entry */
+  points_lapsed: number;
+  lapsed_entry: EntryView | null;
+}
+
+/**
+ * Gives back a debit (a refused redemption's hold): one `refund` entry (operation `operation_id`)
+ * that returns exactly the lots the debit took, each to its credit with its original `expires_at`,
+ * never a fresh credit (which would renew points about to lapse, and lapse by today's rule). What
+ * lapsed meanwhile comes back lapsed and is written down at once by one `expiry` entry
+ * (`<operation_id>:lapsed`): the daily run's cursor may be past those credits already, and their
+ * own `expiry:<entry_id>` may have been written for the rest of them. Both entries are idempotent
+ * by their operations, and each lapsed lot is removed by whichever entry reaches it first (the
+ * daily run's or this one), so it is written down exactly once.
+ */
+export async function refundDebit(c: { organization_id: string; user_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
+  const { organization_id, user_id } = c;
+  const debited = await entryByOperation(organization_id, c.debit_operation_id);
+  if (!debited || debited.user_id !== user_id || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
+  const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
+  const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);
+  const refund = await append({ organization_id, user_id, reason: c.reason, operation_id: c.operation_id, description: c.description }, (head) => ({
+    amount: -debited.amount,
+    lots: restore(head, back, c.now ?? new Date()).lots,
+  }));
+  if (!refund) throw new Error('a refund always drafts an entry');
+  const credits = new Set(back.lots.map((l) => l.entry_id));
+  const lapsedOp = `${c.operation_id}:lapsed`;
+  const lapsed =
+    credits.size === 0
+      ? null
+      : await append({ organization_id, user_id, reason: 'expiry', operation_id: lapsedOp, description: `points given back by ${c.operation_id} whose credit had lapsed` }, (head) => {
+          const now = c.now ?? new Date();
+          const gone = head.lots.filter((l) => credits.has(l.entry_id) && isLapsed(l, now));
+          if (!gone.length) return null;
+          return { amount: -gone.reduce((n, l) => n + l.points, 0), lots: head.lots.filter((l) => !gone.includes(l)) };
+        });
+  return { ...refund, points_lapsed: lapsed ? -lapsed.entry.amount : 0, lapsed_entry: lapsed?.entry ?? null };
+}
 
 export interface Balance {
   /** spendable now: never counts lapsed or pending points */

@@ -86,3 +86,53 @@ export function expiring(s: LotState, now: Date, max = 20): { points: number; ex
     .slice(0, max)
     .map(([t, points]) => ({ points, expires_at: new Date(t).toISOString() }));
 }
+
+/** What a debit took: the points of each lot (as the lots were before it) and its free points. */
+export interface Taken {
+  lots: Lot[];
+  free: number;
+}
+
+/**
+ * What a debit of `amount` took, from the lots before it and after it: the difference per credit,
+ * each piece keeping its credit's entry_id, seq, expires_at and available_at; the rest were free
+ * points.
+ */
+export function taken(before: Lot[], after: Lot[], amount: number): Taken {
+  const left = new Map(after.map((l) => [l.entry_id, l.points]));
+  const lots: Lot[] = [];
+  for (const l of before) {
+    const n = l.points - (left.get(l.entry_id) ?? 0);
+    if (n > 0) lots.push({ ...l, points: n });
+  }
+  return { lots, free: Math.max(0, amount - total(lots)) };
+}
+
+/**
+ * Gives back what a debit took (a refused redemption's refund): each piece to its own credit's
+ * lot, with that credit's expiry, so a refund never renews points; a piece whose credit has
+ * lapsed meanwhile comes back lapsed (never spendable; the caller writes its expiry). Points owed
+ * (free points below zero) are paid first from the free points given back, then from live pieces,
+ * the soonest to lapse first; lapsed points never pay a debt.
+ */
+export function restore(s: LotState, back: Taken, now: Date): LotState {
+  const amount = back.free + total(back.lots);
+  let owed = Math.max(0, -(s.balance - total(s.lots)));
+  owed -= Math.min(owed, back.free);
+  const pieces = back.lots.map((l) => ({ ...l }));
+  const payers = pieces.filter((l) => !isLapsed(l, now)).sort((a, b) => time(a.expires_at) - time(b.expires_at) || a.seq - b.seq);
+  for (const l of payers) {
+    if (!owed) break;
+    const n = Math.min(owed, l.points);
+    l.points -= n;
+    owed -= n;
+  }
+  const lots = s.lots.map((l) => ({ ...l }));
+  for (const p of pieces) {
+    if (p.points <= 0) continue;
+    const same = lots.find((l) => l.entry_id === p.entry_id);
+    if (same) same.points += p.points;
+    else lots.push(p);
+  }
+  return { balance: s.balance + amount, lots };
+}
