@@ -118,7 +118,7 @@ describe('scheduler rights at run time', () => {
     await revoke(t, lone.idp_id, lone.keys[0].key_id);
     expect((await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey })).status).toBe(200);
     const [run2] = await runs(t.adminKey, ev.id, 1);
-    expect(run2).toMatchObject({ trigger: 'manual', outcome: 'failed', error: 'The key that scheduled this event was revoked and its user holds no active key' });
+    expect(run2).toMatchObject({ trigger: 'manual', outcome: 'failed', error: 'The key that scheduled this event was revoked and its user holds no usable key' });
     expect(await mailsTo(to2)).toEqual([]);
   });
 
@@ -160,5 +160,68 @@ describe('scheduler rights at run time', () => {
     await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
     expect((await runs(u.key, ev.id, 1))[0]).toMatchObject({ outcome: 'failed', error: 'Email limit reached: 20 messages per hour for this user' });
     expect(await mailsTo(mine)).toHaveLength(20);
+  });
+});
+
+describe('scheduler rights once the saving key stopped working without being revoked', () => {
+  const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
+  const generate = (t: Tenant, user_id: string, permissions: string[], expires_at?: Date) =>
+    call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id, permissions, ...(expires_at ? { expires_at: expires_at.toISOString() } : {}) } });
+  const saveFeedback = async (key: string, idp_id: string, recipient: string) => {
+    const res = await call('POST', B, { key, json: { idp_id, type_of_event: 'feedback', recurrency: 'weekly', start_event: future(86_400_000), metadata: { recipient } } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.event.id as string;
+  };
+
+  it('refuses the run, mailing nothing, once the admin key that saved the event has expired', async () => {
+    const t = await newTenant();
+    const idp = unique('holder');
+    const at = new Date(Date.now() + 4000);
+    const admin = await generate(t, idp, ['admin'], at);
+    expect(admin.status, JSON.stringify(admin.body)).toBe(200);
+    expect((await generate(t, idp, ['basic'])).status).toBe(200); // the user keeps a basic key
+    const to = `${unique('stats')}@example.com`;
+    const id = await saveFeedback(admin.body.api_key, idp, to);
+
+    // The lone holder of an expiring admin key: nothing usable is left.
+    const lone = unique('lone');
+    const loneKey = await generate(t, lone, ['admin'], at);
+    const to2 = `${unique('stats')}@example.com`;
+    const id2 = await saveFeedback(loneKey.body.api_key, lone, to2);
+
+    await sleepUntil(at.getTime() + 200);
+    expect((await call('POST', `${B}/${id}/execute`, { key: t.adminKey })).status).toBe(200);
+    const [run] = await runs(t.adminKey, id, 1);
+    expect(run).toMatchObject({ trigger: 'manual', outcome: 'failed', result: null });
+    expect(run.error).toMatch(/feedback event requires the admin permission.*has expired.*lower level/);
+    expect((await call('POST', `${B}/${id2}/execute`, { key: t.adminKey })).status).toBe(200);
+    const [run2] = await runs(t.adminKey, id2, 1);
+    expect(run2).toMatchObject({ outcome: 'failed', error: 'The key that scheduled this event has expired and its user holds no usable key' });
+    expect(await mailsTo(to)).toEqual([]);
+    expect(await mailsTo(to2)).toEqual([]);
+  });
+
+  it("refuses the run once the saving key's rotation grace has ended (its successor revoked), not during the grace", async () => {
+    const t = await newTenant();
+    const holder = await userWithKeys(t, [['admin'], ['basic']]);
+    const to = `${unique('stats')}@example.com`;
+    const id = await saveFeedback(holder.keys[0].key, holder.idp_id, to);
+    const rot = await call('POST', '/rotate_api_key', { key: t.adminKey, json: { user_id: holder.idp_id, key_id: holder.keys[0].key_id, grace_seconds: 0 } });
+    expect(rot.status, JSON.stringify(rot.body)).toBe(200);
+    expect((await revoke(t, holder.idp_id, rot.body.metadata.key_id)).status).toBe(200);
+    expect((await call('POST', `${B}/${id}/execute`, { key: t.adminKey })).status).toBe(200);
+    const [run] = await runs(t.adminKey, id, 1);
+    expect(run).toMatchObject({ outcome: 'failed', result: null });
+    expect(run.error).toMatch(/feedback event requires the admin permission.*rotated and its grace has ended.*lower level/);
+    expect(await mailsTo(to)).toEqual([]);
+
+    // Within its grace the saving key still works, so the run keeps its rights.
+    const other = await userWithKeys(t, [['admin'], ['basic']]);
+    const ev2 = (await call('POST', B, { key: other.keys[0].key, json: { idp_id: other.idp_id, type_of_event: 'feedback', recurrency: 'weekly', start_event: future(86_400_000), metadata: {} } })).body.event;
+    const rot2 = await call('POST', '/rotate_api_key', { key: t.adminKey, json: { user_id: other.idp_id, key_id: other.keys[0].key_id, grace_seconds: 600 } });
+    expect(rot2.status).toBe(200);
+    await revoke(t, other.idp_id, rot2.body.metadata.key_id);
+    expect((await call('POST', `${B}/${ev2.id}/execute`, { key: t.adminKey })).status).toBe(200);
+    expect((await runs(t.adminKey, ev2.id, 1))[0]).toMatchObject({ outcome: 'success', result: { stats: { total_feedback: 0 } } });
   });
 });

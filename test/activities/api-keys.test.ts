@@ -6,7 +6,7 @@
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
 import { authenticateKey, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
-import { issueApiKey } from '../../activities/identity/key-management';
+import { currentKeyLevel, issueApiKey, revokeApiKey } from '../../activities/identity/key-management';
 import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models';
 import { resolveOrCreateUser } from '../../activities/identity/users';
 import { useSuiteRuntime } from '../helpers/runtime';
@@ -88,5 +88,27 @@ describe('unknown keys', () => {
     expect(await authenticateKey(secret)).toBeNull(); // remembered as unknown
     await insertKey(user, ['basic'], { secret, created_by: 'test' });
     expect(await authenticateKey(secret)).toMatchObject({ user_id: user.user_id });
+  });
+});
+
+describe('usable keys', () => {
+  it("gives a scheduled run's saver only the level of keys that still authenticate (not expired, not past a rotation's grace)", async () => {
+    const user = await resolveOrCreateUser('default', `usable-${Date.now()}`);
+    const expiring = await issueApiKey(sysadmin, user, ['admin'], { expires_at: new Date(Date.now() + 400) });
+    const basic = await issueApiKey(sysadmin, user, ['basic']);
+    expect(await currentKeyLevel('default', user.user_id, expiring.key_id)).toBe(1);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await currentKeyLevel('default', user.user_id, expiring.key_id)).toBe(0); // the basic key's
+
+    const rotated = await issueApiKey(sysadmin, user, ['admin']);
+    expect(await currentKeyLevel('default', user.user_id, rotated.key_id)).toBe(1);
+    const now = new Date();
+    // Rotated, its grace over, its successor gone: the key is still `active` in its own document.
+    await ApiKeyRotation.create({ _id: rotated.key_id, key_id: 'key_gone', hash: hashKey(rotated.api_key), grace_until: now, created_at: now, changed_at: now });
+    expect(await currentKeyLevel('default', user.user_id, rotated.key_id)).toBe(0);
+    expect(await currentKeyLevel('default', user.user_id)).toBe(0);
+
+    await revokeApiKey(sysadmin, 'default', user.user_id, basic.key_id);
+    expect(await currentKeyLevel('default', user.user_id, rotated.key_id)).toBe(-1);
   });
 });
