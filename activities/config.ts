@@ -36,6 +36,9 @@ export const envSchema = z.object({
   DEFAULT_ORGANIZATION_ID: z.string().min(1).default('default'),
   PAYMENT_WEBHOOK_SECRET: optional,
   STRIPE_SECRET_KEY: optional,
+  // Without STRIPE_SECRET_KEY purchases are refused (503) unless this says Stripe's test payment
+  // methods may buy tokens for free (development and the test suite only).
+  PAYMENTS_TEST_MODE: bool.default(false),
   GIFT_PROVIDER: z.enum(['sandbox', 'reloadly']).default('sandbox'),
   GIFT_PROVIDER_URL: optional,
   GIFT_PROVIDER_AUTH_URL: optional,
@@ -44,6 +47,8 @@ export const envSchema = z.object({
   CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),
+  // How many proxies in front of the edge append to X-Forwarded-For; 0: the header is ignored.
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   MAX_KEYS_PER_USER: z.coerce.number().int().min(1).default(10),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),

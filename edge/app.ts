@@ -2,12 +2,12 @@
  * Builds the h3 application from the route definitions: authentication, rate limiting, parsing,
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
-import { createApp, createRouter, eventHandler, getRequestHeader, getRequestIP, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
+import { createApp, createRouter, eventHandler, getRequestHeader, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
 import { config } from '../activities/config';
 import { createLogger, type Logger } from '../activities/logger';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
-import { base64Room, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
+import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
 import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
 import { newRequestContext, runInRequest, type RequestContext } from './request-context';
@@ -108,7 +108,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
           limiter.take(`user:${principal.user_id}`, principal.user_rate_limit_per_minute ?? 0); // shared by the user's keys
           if (def.auth !== 'key') requireLevel(principal, def.auth);
         } else if (def.rateLimit === 'ip') {
-          limiter.take(`ip:${getRequestIP(event, { xForwardedFor: false }) ?? 'unknown'}`);
+          limiter.take(`ip:${clientAddress(event)}`);
         }
         const params = parseWith(def.params, paramsOf(event), 'path');
         const query = parseWith(def.query, queryOf(event), 'query');

@@ -4,13 +4,14 @@
  * user, admin and system_admin levels.
  */
 import type { H3Event } from 'h3';
-import { getRequestHeader, getRequestIP } from 'h3';
+import { getRequestHeader } from 'h3';
 import { config } from '../activities/config';
 import { forbidden, notFound, unauthorized } from '../activities/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/users';
 import type { UserRef } from '../activities/identity/constants';
 import { limited, RateLimiter } from './rate-limit';
+import { clientAddress } from './http';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
@@ -26,9 +27,12 @@ export function presentedKey(event: H3Event): string | undefined {
 }
 
 /**
- * Presented keys that failed, per client address and minute. Past AUTH_FAILURES_PER_MINUTE the
- * address gets 429 without any database read, except for keys this edge verified recently, so
- * guessing is slow and cheap for the platform while known users behind the same address go on.
+ * Presented keys that failed, per client address and minute. Past AUTH_FAILURES_PER_MINUTE a key
+ * from that address is still checked, and only a key that fails is refused with 429: a valid key
+ * always passes, so nobody sharing an address (a proxy, a balancer, a carrier NAT) can lock its
+ * users out. The check past the budget is the usual one: a cached key costs nothing, a key refused
+ * in the last 30 s or malformed costs nothing (the negative cache), a new guess costs the one
+ * `_id` read that telling it from a valid key takes, the same as any authenticated request.
  */
 const failures = new RateLimiter(0);
 
@@ -36,13 +40,27 @@ export async function authenticate(event: H3Event): Promise<Principal> {
   const key = presentedKey(event);
   if (!key) throw unauthorized();
   const budget = config().AUTH_FAILURES_PER_MINUTE;
-  const address = `auth:${getRequestIP(event, { xForwardedFor: false }) ?? 'unknown'}`;
-  const wait = failures.retryAfter(address, budget);
-  const principal = await authenticateKey(key, { cachedOnly: wait > 0 });
+  const address = `auth:${clientAddress(event)}`;
+  const principal = await authenticateKey(key);
   if (principal) return principal;
+  const wait = failures.retryAfter(address, budget);
   if (wait) throw limited(`Too many failed authentications from this address: at most ${budget} per minute`, wait);
   if (budget) failures.record(address);
   throw unauthorized();
+}
+
+/**
+ * The caller's principal when a working key is presented, else undefined: for routes that need no
+ * key but tell an administrator more (GET /health). A wrong key counts as a failure as anywhere
+ * else, so such a route is no free oracle for guessing; any failure (the store down) is "no key".
+ */
+export async function optionalPrincipal(event: H3Event): Promise<Principal | undefined> {
+  if (!presentedKey(event)) return undefined;
+  try {
+    return await authenticate(event);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

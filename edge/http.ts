@@ -2,9 +2,11 @@
  * Route definitions: one zod schema per request part drives parsing, validation, the handler's
  * types and the OpenAPI document. defineRoute only records; edge/app.ts mounts them.
  */
+import { isIP } from 'node:net';
 import type { H3Event } from 'h3';
 import { getQuery, getRequestHeader, getRouterParams } from 'h3';
 import { z } from 'zod';
+import { config } from '../activities/config';
 import { PlatformError, tooLarge } from '../activities/errors';
 import type { Principal } from '../activities/identity/api-keys';
 import type { AuthLevel } from './auth';
@@ -153,4 +155,32 @@ export class Reply {
     readonly body: unknown,
     readonly headers?: Record<string, string>,
   ) {}
+}
+
+/** An address as written by a socket or a proxy (`::ffff:1.2.3.4`, `[::1]:443`, `1.2.3.4:80`), or undefined if it is none. */
+function plainAddress(text: string | undefined): string | undefined {
+  let a = text?.trim();
+  if (!a) return undefined;
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(a);
+  if (bracketed) a = bracketed[1];
+  else if (/^[\d.]+:\d+$/.test(a)) a = a.slice(0, a.lastIndexOf(':'));
+  if (a.toLowerCase().startsWith('::ffff:') && isIP(a.slice(7)) === 4) a = a.slice(7);
+  return isIP(a) ? a : undefined;
+}
+
+/**
+ * The client's address, for every per-address limit and log. The socket's peer by default: a
+ * client writes X-Forwarded-For as it likes, so the header is believed only as far as TRUST_PROXY
+ * (the number of proxies in front of the edge) says. Each trusted proxy appends the address it was
+ * connected from, so the client is the entry TRUST_PROXY hops from the right; anything further left
+ * came from the client.
+ */
+export function clientAddress(event: H3Event): string {
+  const socket = plainAddress(event.node.req.socket?.remoteAddress) ?? 'unknown';
+  const hops = config().TRUST_PROXY;
+  if (!hops) return socket;
+  const header = event.node.req.headers['x-forwarded-for'];
+  const entries = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((e) => e.trim()).filter(Boolean);
+  if (!entries.length) return socket;
+  return plainAddress(entries[Math.max(0, entries.length - hops)]) ?? socket;
 }

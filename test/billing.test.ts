@@ -1,6 +1,8 @@
 import Stripe from 'stripe';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
+import { startExtraEdge, stopEdges } from './helpers/edge-process';
+import { useSuiteClients } from './helpers/runtime';
 
 const stripe = new Stripe('sk_test_unused');
 const secret = () => inject('platformEnv').PAYMENT_WEBHOOK_SECRET;
@@ -109,4 +111,29 @@ describe('token billing', () => {
     expect(after.remaining_tokens).toBe(0);
     expect(after.credits[0]).toMatchObject({ transaction_id: first.body.transaction_id, refunded: true, left: 0 });
   });
+});
+
+describe('purchases without a payment provider', () => {
+  const clients = useSuiteClients();
+  afterAll(() => stopEdges());
+
+  it('test payment methods buy nothing unless PAYMENTS_TEST_MODE is on: 503, no purchase, no tokens', async () => {
+    // An edge with no Stripe key and the test mode left at its default (off); the suite's edge has it on.
+    const url = await startExtraEdge({ STRIPE_SECRET_KEY: '', PAYMENTS_TEST_MODE: '' });
+    const { id, user, usage } = await setup();
+    const res = await fetch(`${url}/api/billing/purchase-tokens`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ user_id: user.user_id, package_id: id, payment_method: { type: 'card', token: 'pm_card_visa' }, idempotency_key: 'free-1' }),
+    });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ detail: 'payment provider not configured' });
+    expect((await usage()).remaining_tokens).toBe(0);
+    // no purchase was recorded
+    expect(await clients.db.collection('billing_purchases').countDocuments({ user_id: user.user_id })).toBe(0);
+    // the same purchase through the suite's edge (test mode on) succeeds
+    const again = await call('POST', '/api/billing/purchase-tokens', { key: user.key, json: { user_id: user.user_id, package_id: id, payment_method: { type: 'card', token: 'pm_card_visa' }, idempotency_key: 'free-1' } });
+    expect(again.status).toBe(200);
+    expect((await usage()).remaining_tokens).toBe(1000);
+  }, 120_000);
 });

@@ -40,8 +40,8 @@ async function startEdge(env: Record<string, string>): Promise<string> {
   throw new Error('the second edge did not start');
 }
 
-const get = async (url: string) => {
-  const res = await fetch(url);
+const get = async (url: string, key?: string) => {
+  const res = await fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});
   return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string>; missing?: string[]; pollers?: Record<string, number> } };
 };
 
@@ -56,13 +56,20 @@ describe('GET /health and /health/ready with servers down', () => {
     url = await startEdge({ TEMPORAL_ADDRESS: `127.0.0.1:${deadTemporal}`, MINIO_ENDPOINT: `127.0.0.1:${deadMinio}` });
   });
 
-  it('/health answers 503 and names what fails', async () => {
+  it('/health answers 503 and names what fails; why (hosts and ports) only to an admin key', async () => {
     const { status, body } = await get(`${url}/health`);
     expect(status).toBe(503);
     expect(body.status).toBe('degraded');
-    expect(body.checks.mongodb).toBe('ok');
-    expect(body.checks.temporal).toMatch(/^error: /);
-    expect(body.checks.storage).toMatch(/^error: /);
+    expect(body.checks).toEqual({ temporal: 'error: unavailable', mongodb: 'ok', storage: 'error: unavailable' });
+    expect(JSON.stringify(body)).not.toMatch(/127\.0\.0\.1|:\d{2,5}\b/);
+    // a wrong key is answered like no key (not 401: the probe needs none)
+    expect((await get(`${url}/health`, `pk_${'x'.repeat(43)}`)).body.checks.temporal).toBe('error: unavailable');
+    const admin = await get(`${url}/health`, adminKey());
+    expect(admin.status).toBe(503);
+    expect(admin.body.checks.mongodb).toBe('ok');
+    expect(admin.body.checks.temporal).toMatch(/^error: .+/);
+    expect(admin.body.checks.temporal).not.toBe('error: unavailable');
+    expect(admin.body.checks.storage).not.toBe('error: unavailable');
   });
 
   it('/health/ready answers 503 naming the servers and the pollers it cannot see', async () => {
@@ -71,7 +78,10 @@ describe('GET /health and /health/ready with servers down', () => {
     expect(body.status).toBe('not_ready');
     expect(body.checks.mongodb).toBe('ok');
     expect(body.missing).toEqual(['temporal', 'storage', 'workflow_pollers', 'activity_pollers']);
-    for (const k of body.missing!) expect(body.checks[k]).toMatch(/^error: /);
+    for (const k of body.missing!) expect(body.checks[k]).toBe('error: unavailable');
+    const admin = await get(`${url}/health/ready`, adminKey());
+    for (const k of body.missing!) expect(admin.body.checks[k]).toMatch(/^error: .+/);
+    expect(admin.body.checks.temporal).not.toBe('error: unavailable');
   });
 });
 
@@ -87,8 +97,10 @@ describe('GET /health/ready on a task queue no worker polls', () => {
     const before = await get(`${url}/health/ready`);
     expect(before.status).toBe(503);
     expect(before.body).toMatchObject({ status: 'not_ready', missing: ['workflow_pollers', 'activity_pollers'], pollers: { workflow: 0, activity: 0 } });
-    expect(before.body.checks.workflow_pollers).toBe(`error: no worker polled the workflow task queue ${queue} in the last 70 s`);
-    expect(before.body.checks.activity_pollers).toBe(`error: no worker polled the activity task queue ${queue} in the last 70 s`);
+    expect(before.body.checks.workflow_pollers).toBe('error: unavailable');
+    const detail = await get(`${url}/health/ready`, adminKey());
+    expect(detail.body.checks.workflow_pollers).toBe(`error: no worker polled the workflow task queue ${queue} in the last 70 s`);
+    expect(detail.body.checks.activity_pollers).toBe(`error: no worker polled the activity task queue ${queue} in the last 70 s`);
 
     run('workers/worker.ts', { TEMPORAL_TASK_QUEUE: queue });
     let after = before;

@@ -112,6 +112,34 @@ describe('LLM configuration', () => {
   });
 });
 
+describe('LLM provider settings: the stored key never follows base_url to another host', () => {
+  it('a change of host without a new api_key is 422 and changes nothing; with one, or on the same host, it applies', async () => {
+    const sys = adminKey();
+    const update = (config_json: Record<string, unknown>) => call('POST', `${P}/update-provider-config`, { key: sys, json: { agent_name: 'feedback', config_json } });
+    const set = await update({ provider: 'ollama', base_url: standinUrl, api_key: 'sk-first-0123456789KEEP', models: ['llama3'] });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    const before = set.body.config;
+
+    for (const elsewhere of ['https://attacker.example/v1', standinUrl.replace('127.0.0.1', 'localhost'), standinUrl.replace('http:', 'https:')]) {
+      const moved = await update({ provider: 'ollama', base_url: elsewhere, models: ['llama3'] });
+      expect(moved.status, elsewhere).toBe(422);
+      expect(moved.body.detail).toMatch(/^config_json\.api_key: /);
+    }
+    const read = await call('GET', `${P}/provider-config/feedback`, { key: sys });
+    expect(read.body.config).toEqual(before); // nothing changed, no version written
+
+    // another path on the same host keeps the key; another host with its own key is fine
+    const samePlace = await update({ provider: 'ollama', base_url: `${standinUrl}/`, models: ['llama3', 'mistral'] });
+    expect(samePlace.status, JSON.stringify(samePlace.body)).toBe(200);
+    expect(samePlace.body.config).toMatchObject({ api_key: 'sk-…KEEP', version: before.version + 1 });
+    const withKey = await update({ provider: 'other', base_url: 'https://llm.example/v1', api_key: 'sk-second-0123456789NEW1' });
+    expect(withKey.status).toBe(200);
+    expect(withKey.body.config).toMatchObject({ base_url: 'https://llm.example/v1', api_key: 'sk-…NEW1' });
+    // back where the test above left it (provider settings are global per agent)
+    expect((await update({ provider: 'ollama', base_url: standinUrl, api_key: 'sk-third-0123456789abcd', models: ['llama3', 'mistral'] })).status).toBe(200);
+  });
+});
+
 describe('LLM configuration versions', () => {
   it('lists the history paged with secrets masked, and rolls back to an earlier version as a new one', async () => {
     const biz = await newTenant('business');

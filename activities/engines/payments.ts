@@ -1,8 +1,8 @@
 /**
  * Charging a payment method. With STRIPE_SECRET_KEY: a Stripe PaymentIntent confirmed at once
- * with the given payment method (idempotency key = the transaction id). Without it: a sandbox
- * that answers Stripe's documented test payment methods the way Stripe's test mode does, and
- * says it is the sandbox.
+ * with the given payment method (idempotency key = the transaction id). Without it, and only when
+ * PAYMENTS_TEST_MODE is on: a sandbox that answers Stripe's documented test payment methods the
+ * way Stripe's test mode does, and says it is the sandbox. Neither: 503, nothing is bought.
  */
 import Stripe from 'stripe';
 import { config } from '../config';
@@ -31,7 +31,24 @@ const SANDBOX: Record<string, Omit<ChargeResult, 'provider' | 'payment_intent_id
   tok_threeDSecure2Required: { status: 'requires_action', reason: 'This payment requires authentication (3-D Secure).' },
 };
 
-export const paymentProvider = (): 'stripe' | 'sandbox' => (config().STRIPE_SECRET_KEY ? 'stripe' : 'sandbox');
+/**
+ * Who charges a purchase. The sandbox hands out tokens for `pm_card_visa`, and tokens buy paid
+ * model calls: a deployment that merely forgot its Stripe key must not sell them for free, so the
+ * sandbox needs PAYMENTS_TEST_MODE said explicitly (the start-up banner says when it is on).
+ */
+export function paymentProvider(): 'stripe' | 'sandbox' {
+  const cfg = config();
+  if (cfg.STRIPE_SECRET_KEY) return 'stripe';
+  if (cfg.PAYMENTS_TEST_MODE) return 'sandbox';
+  throw new PaymentsNotConfigured();
+}
+
+/** 503 whose text every caller reads (a buyer too): it names no host, only that nothing can be bought here. */
+export class PaymentsNotConfigured extends PlatformError {
+  constructor() {
+    super(503, 'payment provider not configured');
+  }
+}
 
 let stripeClient: Stripe | undefined;
 export function stripe(): Stripe {

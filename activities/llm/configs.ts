@@ -177,8 +177,22 @@ export async function getProviderConfig(agent: AgentName) {
   return { agent_name: agent, provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local', base_url: cfg.OPENAI_BASE_URL ?? null, models: [], api_key: cfg.OPENAI_API_KEY ? maskSecret(cfg.OPENAI_API_KEY) : null, api_key_set: Boolean(cfg.OPENAI_API_KEY), version: 0, updated_at: null };
 }
 
+/** Where a key is sent: scheme, host and port (a path on the same server is the same place). */
+const originOf = (url: string) => {
+  try {
+    return new URL(url).origin.toLowerCase();
+  } catch {
+    return url;
+  }
+};
+
 export async function updateProviderConfig(agent: AgentName, input: ProviderInput, changed_by: string) {
   const before = await providerDoc(agent);
+  // A kept key is sent only where it was given for: pointing base_url elsewhere (another host, port
+  // or scheme) without a new key would hand the stored key to that server on the first call.
+  if (!input.api_key && before?.api_key_enc && originOf(before.base_url) !== originOf(input.base_url)) {
+    throw new PlatformError(422, `config_json.api_key: required when base_url moves to another server (${originOf(before.base_url)} → ${originOf(input.base_url)}); the stored key is never sent to a new host`, 'config_json.api_key');
+  }
   const api_key_enc = input.api_key ? encryptSecret(input.api_key) : before?.api_key_enc;
   const api_key_hint = input.api_key ? maskSecret(input.api_key) : before?.api_key_hint;
   const shown = (p: { provider?: string; base_url?: string; models?: string[]; api_key_hint?: string }) => ({ provider: p.provider, base_url: p.base_url, models: p.models ?? [], api_key: p.api_key_hint ?? null });

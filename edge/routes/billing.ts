@@ -1,6 +1,6 @@
 /**
  * Token billing: packages, purchases through the payment provider (Stripe, or the
- * sandbox without a key), usage, and the signed payment webhook applied by `payment:<event id>`.
+ * sandbox when PAYMENTS_TEST_MODE is on), usage, and the signed payment webhook applied by `payment:<event id>`.
  */
 import { getRequestHeader } from 'h3';
 import Stripe from 'stripe';
@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { config } from '../../activities/config';
 import { PlatformError } from '../../activities/errors';
 import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
-import { stripe } from '../../activities/engines/payments';
+import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments';
 import { paymentEventWorkflow } from '../../workflows/payments';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, existingUser, organizationFor } from '../auth';
@@ -52,7 +52,7 @@ defineRoute({
   method: 'POST',
   paths: ['/api/billing/purchase-tokens'],
   tag,
-  summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing',
+  summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing; without STRIPE_SECRET_KEY and PAYMENTS_TEST_MODE: 503 `payment provider not configured`',
   auth: 'key',
   idempotent: true,
   body: z.object({
@@ -71,6 +71,8 @@ defineRoute({
       return await purchaseTokens({ organization_id: org, user_id: user.user_id, package_id: body.package_id, token: body.payment_method.token, idempotency_key });
     } catch (err) {
       if (err instanceof PaymentRequired) return new Reply(402, { detail: err.message, ...err.purchase });
+      // Not a passing fault: a buyer is told plainly rather than "try again later".
+      if (err instanceof PaymentsNotConfigured) return new Reply(503, { detail: err.message });
       throw err;
     }
   },

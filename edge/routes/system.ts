@@ -1,6 +1,9 @@
+import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/health';
 import { config } from '../../activities/config';
+import { createLogger, type Logger } from '../../activities/logger';
+import { LEVEL, optionalPrincipal } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { taskQueue, temporal, temporalHealthy } from '../temporal';
 
@@ -8,6 +11,29 @@ const healthResponse = z.object({
   status: z.enum(['ok', 'degraded']),
   checks: z.object({ temporal: z.string(), mongodb: z.string(), storage: z.string() }),
 });
+
+let logger: Logger | undefined;
+const lastLogged = new Map<string, string>(); // per route: what its failing checks were
+
+/**
+ * Why a check fails names internal hosts and ports: anonymous callers (load balancers, anyone)
+ * read a fixed `error: unavailable`, an admin key presented with the probe reads the reason, and
+ * the log has it (once per change, not per probe).
+ */
+async function shown<T extends Record<string, string>>(event: H3Event, route: string, checks: T): Promise<T> {
+  const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
+  const text = JSON.stringify(failing);
+  if (text !== (lastLogged.get(route) ?? '[]')) {
+    lastLogged.set(route, text);
+    logger ??= createLogger('edge', config().LOG_LEVEL);
+    if (failing.length) logger.warn({ route, checks: Object.fromEntries(failing) }, `${route}: ${failing.map(([k, v]) => `${k} ${v}`).join('; ')}`);
+    else logger.info({ route }, `${route}: every check is ok again`);
+  }
+  if (!failing.length) return checks;
+  const principal = await optionalPrincipal(event);
+  if (principal && principal.level >= LEVEL.admin) return checks;
+  return Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === 'ok' ? v : 'error: unavailable'])) as T;
+}
 
 const serverChecks = async () => {
   const [temporal, mongodb, storage] = await Promise.all([check(temporalHealthy), check(mongoHealthy), check(storageHealthy)]);
@@ -18,11 +44,11 @@ defineRoute({
   method: 'GET',
   paths: ['/health'],
   tag: 'system',
-  summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready)',
+  summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to an admin key',
   auth: 'none',
   response: healthResponse,
-  handler: async () => {
-    const checks = await serverChecks();
+  handler: async ({ event }) => {
+    const checks = await shown(event, '/health', await serverChecks());
     const ok = Object.values(checks).every((v) => v === 'ok');
     return new Reply(ok ? 200 : 503, { status: ok ? 'ok' : 'degraded', checks });
   },
@@ -40,10 +66,10 @@ defineRoute({
   method: 'GET',
   paths: ['/health/ready'],
   tag: 'system',
-  summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing',
+  summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to an admin key',
   auth: 'none',
   response: readyResponse,
-  handler: async () => {
+  handler: async ({ event }) => {
     const queue = taskQueue();
     const pollers = { workflow: 0, activity: 0 };
     const pollerCheck = (type: keyof typeof pollers) =>
@@ -53,7 +79,7 @@ defineRoute({
         if (!pollers[type]) throw new Error(`no worker polled the ${type} task queue ${queue} in the last ${POLLER_FRESH_MS / 1000} s`);
       });
     const [servers, workflow_pollers, activity_pollers] = await Promise.all([serverChecks(), pollerCheck('workflow'), pollerCheck('activity')]);
-    const checks = { ...servers, workflow_pollers, activity_pollers };
+    const checks = await shown(event, '/health/ready', { ...servers, workflow_pollers, activity_pollers });
     const missing = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
     const ready = missing.length === 0;
     return new Reply(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', task_queue: queue, checks, pollers, missing });

@@ -49,7 +49,7 @@ const pct = (xs: number[], p: number) => {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
   const adminKey = generateSecret();
-  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', PAYMENT_WEBHOOK_SECRET: 'whsec_bench' };
+  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', PAYMENT_WEBHOOK_SECRET: 'whsec_bench', PAYMENTS_TEST_MODE: 'true' };
   const cfg = parseEnv({ ...process.env, ...env });
   process.stderr.write('bench: starting the platform…\n');
   const platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore' });

@@ -69,6 +69,8 @@ export default async function setup(project: TestProject) {
     WEBHOOK_ALLOW_PRIVATE: 'true',
     // Payment webhooks are signed with this (no Stripe key: purchases use the sandbox provider).
     PAYMENT_WEBHOOK_SECRET: `whsec_pay_${run}`,
+    // No Stripe key: purchases with Stripe's test payment methods need the sandbox said explicitly.
+    PAYMENTS_TEST_MODE: 'true',
     CONFIG_ENCRYPTION_KEY: `config-key-${run}`,
     EMAIL_FROM: 'Platform Tests <tests@platform.test>',
     // Venue details ask the local Google Places stand-in (no internet here).
