@@ -94,18 +94,18 @@ describe('rotation', () => {
     expect(after.get(oldId)).toMatchObject({ status: 'expired', active: false, rotated_to: rot.body.metadata.key_id });
   });
 
-  it('keeps permissions, limits and expiry; never fails at the cap; rotating again ends the earlier grace', async () => {
+  it('keeps permissions, limits and expiry; the key in its grace keeps its place; rotating again ends the earlier grace and hands its place on', async () => {
     const cap = keyCap();
     const t = await newTenant();
     const at = new Date(Date.now() + 3_600_000).toISOString();
     const first = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: unique('rotating'), rate_limit_per_minute: 3, expires_at: at } });
     const user_id = first.body.metadata.user_id;
-    for (let i = 1; i < cap; i += 1) expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id } })).status).toBe(200);
+    for (let i = 2; i < cap; i += 1) expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id } })).status).toBe(200);
 
     const r1 = await call('POST', '/rotate_api_key', { key: t.adminKey, json: { user_id, key_id: first.body.metadata.key_id, grace_seconds: 600 } });
     expect(r1.status).toBe(200);
     expect(r1.body.metadata.expires_at).toBe(at);
-    expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id } })).status).toBe(409); // the place moved, none freed
+    expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id } })).status).toBe(409); // the key in its grace keeps its place
     const statuses: number[] = [];
     for (let i = 0; i < 4; i += 1) statuses.push((await call('GET', `/api/users/${user_id}`, { key: r1.body.api_key })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -118,7 +118,9 @@ describe('rotation', () => {
     const keys = await listed(user_id, t.adminKey);
     expect(keys.get(first.body.metadata.key_id).status).toBe('expired');
     expect(keys.get(r1.body.metadata.key_id).status).toBe('expiring');
-    expect([...keys.values()].filter((k) => k.status === 'active')).toHaveLength(cap);
+    expect([...keys.values()].filter((k) => k.status === 'active')).toHaveLength(cap - 1);
+    expect([...keys.values()].filter((k) => k.active)).toHaveLength(cap); // r1, in its grace, still holds its place; r2 took first's
+    expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id } })).status).toBe(409);
   });
 
   it('follows the rules of revocation: a basic key rotates only its own keys, nobody those of a user with more rights', async () => {

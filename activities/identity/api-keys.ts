@@ -47,6 +47,22 @@ export function endOf(doc: Pick<ApiKeyDoc, 'expires_at'>, rotation?: Pick<ApiKey
   return ends.length ? Math.min(...ends) : undefined;
 }
 
+/**
+ * Why a key no longer authenticates at `now`, undefined while it does: revoked, expired, or
+ * `rotated` past its rotation's grace. The one definition of a usable key: a user's places under
+ * MAX_KEYS_PER_USER are held by these (key-management.ts), a scheduled run takes its rights from
+ * these (scheduler/rights.ts), and authentication below refuses every other key.
+ */
+export function unusableBecause(doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined, now: number): 'revoked' | 'expired' | 'rotated' | undefined {
+  if (doc.status !== 'active') return 'revoked';
+  if (doc.expires_at && doc.expires_at.getTime() <= now) return 'expired';
+  if (rotation && rotation.grace_until.getTime() <= now) return 'rotated';
+  return undefined;
+}
+
+export const usable = (doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined, now: number): boolean =>
+  unusableBecause(doc, rotation, now) === undefined;
+
 function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user_rate_limit_per_minute: number | undefined): Principal {
   return {
     key_id: doc.key_id,

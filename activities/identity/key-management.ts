@@ -4,16 +4,18 @@
  * - nobody acts on the keys of a user holding more rights than the calling key (an organization
  *   admin cannot list, revoke or add keys of a system_admin user, so the bootstrap key cannot be
  *   locked out from inside an organization);
- * - a user holds at most MAX_KEYS_PER_USER active keys;
+ * - a user holds at most MAX_KEYS_PER_USER keys that still authenticate (a rotated key in its
+ *   grace included: otherwise rotating with a long grace and revoking the successor would add a
+ *   working key, with its own budget, on every round);
  * - a new key carries at most its creator's permissions and rate limit, and expires no later
  *   than its creator.
  */
 import { config } from '../config';
 import { forbidden, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, type IssuedKey, type Principal } from './api-keys';
+import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
-import { freeSlot, keyById, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
+import { freeSlot, keyById, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc } from './store';
 
 export { rotationsOf, slotOwner };
 
@@ -32,33 +34,37 @@ export async function requireRankOver(actor: Principal, organization_id: string,
 }
 
 /**
- * The level a user acts with through `key_id`: that key's while it is active and the user's,
- * else the highest of the user's active keys (its successor after a rotation); -1 when the user
- * holds no active key. The named key is read by `_id`; the user's keys only when it is not active.
+ * The level a user acts with through `key_id`: that key's while it is usable (api-keys.ts
+ * `usable`: not revoked, expired or past its rotation's grace) and the user's, else the highest
+ * of the user's usable keys (its successor after a rotation); -1 when the user holds none. The
+ * named key and its rotation are read by `_id`; the user's keys only when it is not usable.
  */
 export async function currentKeyLevel(organization_id: string, user_id: string, key_id?: string): Promise<number> {
   if (key_id) {
-    const key = await keyById(key_id);
-    if (key && key.status === 'active' && key.organization_id === organization_id && key.user_id === user_id) return levelOf(key.permissions);
+    const [key, rotation] = await Promise.all([keyById(key_id), rotationOf(key_id)]);
+    if (key && key.organization_id === organization_id && key.user_id === user_id && usable(key, rotation, Date.now())) return levelOf(key.permissions);
   }
-  const keys = await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions'] });
-  return Math.max(-1, ...keys.map((k) => levelOf(k.permissions)));
+  const keys = await keysOfUser(organization_id, user_id, { active: true, fields: ['key_id', 'permissions', 'status', 'expires_at'] });
+  const rotations = await rotationsOf(keys.map((k) => k.key_id));
+  const now = Date.now();
+  return Math.max(-1, ...keys.filter((k) => usable(k, rotations.get(k.key_id), now)).map((k) => levelOf(k.permissions)));
 }
 
-const overCap = (cap: number) =>
-  new PlatformError(409, `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); revoke one before creating another`);
+/** Why the user's key `key_id` no longer authenticates (`gone`: not the user's), undefined while it does. */
+export async function whyUnusable(organization_id: string, user_id: string, key_id: string): Promise<'revoked' | 'expired' | 'rotated' | 'gone' | undefined> {
+  const [key, rotation] = await Promise.all([keyById(key_id), rotationOf(key_id)]);
+  if (!key || key.organization_id !== organization_id || key.user_id !== user_id) return 'gone';
+  return unusableBecause(key, rotation, Date.now());
+}
+
+const overCap = (cap: number, why = 'revoke one before creating another') =>
+  new PlatformError(409, `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); ${why}`);
 
 /**
- * Whether a key holds a place under the cap: active, not expired and not rotated (a rotated key
- * handed its place to its successor and only lives out its grace).
- */
-const holdsPlace = (doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: ApiKeyRotationDoc | undefined, now: number): boolean =>
-  doc.status === 'active' && !rotation && (doc.expires_at === undefined || doc.expires_at.getTime() > now);
-
-/**
- * Frees slots whose key no longer holds a place: expired or rotated, or left behind by a process
- * that stopped between its writes (the key revoked but its slot not deleted, or the slot taken
- * but the key never written). None of these states ever goes back. Returns how many.
+ * Frees slots whose key no longer holds a place: a key that stopped working (revoked, expired,
+ * past its rotation's grace), a place its key does not name (a rotation that lost to a concurrent
+ * one of the same key), or left behind by a process that stopped between its writes (the slot
+ * taken but the key never written). None of these states ever goes back. Returns how many.
  */
 async function releaseStaleSlots(owner: string, cap: number): Promise<number> {
   const slots = await slotsOf(owner, cap);
@@ -68,10 +74,35 @@ async function releaseStaleSlots(owner: string, cap: number): Promise<number> {
   let freed = 0;
   for (const s of slots) {
     const key = byId.get(s.key_id);
-    const stale = key ? !holdsPlace(key, rotations.get(s.key_id), now) : s.created_at.getTime() < now - ABANDONED_SLOT_MS;
+    const stale = key
+      ? !usable(key, rotations.get(s.key_id), now) || (key.slot !== undefined && key.slot !== s._id)
+      : s.created_at.getTime() < now - ABANDONED_SLOT_MS;
     if (stale && (await freeSlot(s._id, s.key_id))) freed += 1;
   }
   return freed;
+}
+
+/** How many of these keys of one user still authenticate. */
+export async function usableCount(keys: Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at'>[]): Promise<number> {
+  const active = keys.filter((k) => k.status === 'active');
+  const rotations = await rotationsOf(active.map((k) => k.key_id));
+  const now = Date.now();
+  return active.filter((k) => usable(k, rotations.get(k.key_id), now)).length;
+}
+
+/**
+ * A free place under the cap for `key_id` (the slot's `_id`), taken before the key is written, or
+ * 409 naming the cap. `holding`: how many of the user's keys are usable now, which also covers
+ * keys issued before slots existed; the slots are what holds under concurrency.
+ */
+export async function takePlace(user: Pick<UserRef, 'organization_id' | 'user_id'>, key_id: string, holding: number, why?: string): Promise<string> {
+  const cap = config().MAX_KEYS_PER_USER;
+  if (holding >= cap) throw overCap(cap, why);
+  const owner = slotOwner(user.organization_id, user.user_id);
+  let slot = await takeKeySlot(owner, key_id, cap);
+  if (!slot && (await releaseStaleSlots(owner, cap)) > 0) slot = await takeKeySlot(owner, key_id, cap);
+  if (!slot) throw overCap(cap, why);
+  return slot;
 }
 
 /** The creator's limit bounds the new key's: a limited key cannot mint an unlimited one. */
@@ -97,16 +128,8 @@ export async function issueApiKey(creator: Principal, user: UserRef, permissions
   if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
   const active = await keysOfUser(user.organization_id, user.user_id, { active: true, fields: ['key_id', 'permissions', 'status', 'expires_at'] });
   requireRank(creator, active);
-  const rotations = await rotationsOf(active.map((k) => k.key_id));
-  const now = Date.now();
-  const cap = config().MAX_KEYS_PER_USER;
-  // The count also covers keys issued before slots existed; the slots hold under concurrency.
-  if (active.filter((k) => holdsPlace(k, rotations.get(k.key_id), now)).length >= cap) throw overCap(cap);
-  const owner = slotOwner(user.organization_id, user.user_id);
   const key_id = newId('key');
-  let slot = await takeKeySlot(owner, key_id, cap);
-  if (!slot && (await releaseStaleSlots(owner, cap)) > 0) slot = await takeKeySlot(owner, key_id, cap);
-  if (!slot) throw overCap(cap);
+  const slot = await takePlace(user, key_id, await usableCount(active));
   try {
     return await insertKey(user, unique, {
       key_id,

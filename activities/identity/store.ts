@@ -214,14 +214,14 @@ export async function freeSlot(slot: string, key_id: string): Promise<boolean> {
   return ((await ApiKeySlot.deleteOne({ _id: slot, key_id })).deletedCount ?? 0) > 0;
 }
 
-/** Hands the place from one key to its successor. */
-export async function moveSlot(slot: string, from_key_id: string, to_key_id: string): Promise<void> {
-  await ApiKeySlot.updateOne({ _id: slot, key_id: from_key_id }, { $set: { key_id: to_key_id } });
+/** Hands the place from one key to another; true when `from_key_id` held it (and now `to_key_id` does). */
+export async function moveSlot(slot: string, from_key_id: string, to_key_id: string): Promise<boolean> {
+  return (await ApiKeySlot.updateOne({ _id: slot, key_id: from_key_id }, { $set: { key_id: to_key_id } })).modifiedCount > 0;
 }
 
-/** The state (status, expiry) of the given keys, by key_id. */
-export async function keyStates(key_ids: string[]): Promise<Map<string, Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at'>>> {
+/** The state (status, expiry, slot) of the given keys, by key_id. */
+export async function keyStates(key_ids: string[]): Promise<Map<string, Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>>> {
   if (!key_ids.length) return new Map();
-  const keys = await ApiKey.find({ key_id: { $in: key_ids } }, { key_id: 1, status: 1, expires_at: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at'>[]>();
+  const keys = await ApiKey.find({ key_id: { $in: key_ids } }, { key_id: 1, status: 1, expires_at: 1, slot: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>[]>();
   return new Map(keys.map((k) => [k.key_id, k]));
 }

@@ -1,10 +1,11 @@
 /**
  * A scheduled task runs with the rights of the key that created or last changed its event: a
  * basic owner cannot schedule what it could not do by hand. The rights are checked when the event
- * is saved and again at every run, because a key can be revoked meanwhile.
+ * is saved and again at every run, because a key can stop working meanwhile: revoked, expired, or
+ * rotated and past its grace (identity's one definition of a usable key).
  */
 import { PlatformError, forbidden } from '../errors';
-import { currentKeyLevel } from '../identity/key-management';
+import { currentKeyLevel, whyUnusable } from '../identity/key-management';
 import { getUser } from '../identity/users';
 import { ADMIN_LEVEL, checkRecipient } from '../email/policy';
 import type { EventType } from './constants';
@@ -35,17 +36,26 @@ export async function checkEventRights(ev: { organization_id: string; user_id: s
   }
 }
 
+const STOPPED = { revoked: 'was revoked', expired: 'has expired', rotated: 'was rotated and its grace has ended', gone: 'is gone' } as const;
+
+/** How the saver's key stopped working, for a refused run's message (read only on refusal). */
+async function saverStopped(ev: EventDoc): Promise<string> {
+  const why = ev.actor_key_id ? await whyUnusable(ev.organization_id, ev.actor_user_id ?? ev.user_id, ev.actor_key_id) : undefined;
+  return STOPPED[why ?? 'revoked'];
+}
+
 /**
- * The level an event runs with now: its saver's key while that key is active, else the highest
- * active key of the saver's user (a rotated key), never more than the level it was saved with.
- * Events saved before the saver was recorded use their owner's keys. No active key: 403.
+ * The level an event runs with now: its saver's key while that key is usable (not revoked,
+ * expired or past a rotation's grace), else the highest usable key of the saver's user (a
+ * rotated key's successor), never more than the level it was saved with. Events saved before the
+ * saver was recorded use their owner's keys. No usable key: 403.
  */
 export async function currentLevel(ev: EventDoc): Promise<number> {
   const user_id = ev.actor_user_id ?? ev.user_id;
   const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
   const level = await currentKeyLevel(ev.organization_id, user_id, ev.actor_key_id);
   if (level < 0) {
-    throw forbidden(ev.actor_key_id ? 'The key that scheduled this event was revoked and its user holds no active key' : "The event's owner holds no active key");
+    throw forbidden(ev.actor_key_id ? `The key that scheduled this event ${await saverStopped(ev)} and its user holds no usable key` : "The event's owner holds no usable key");
   }
   return Math.min(level, saved);
 }
@@ -57,7 +67,7 @@ export async function checkRunRights(ev: EventDoc, metadata: Record<string, unkn
     await checkEventRights({ organization_id: ev.organization_id, user_id: ev.user_id, type_of_event: ev.type_of_event, metadata }, level);
   } catch (err) {
     if (err instanceof PlatformError && err.status === 403 && level < (ev.actor_level ?? level + 1)) {
-      throw forbidden(`${err.message}; the key that scheduled this event was revoked and its user now holds a lower level`);
+      throw forbidden(`${err.message}; the key that scheduled this event ${await saverStopped(ev)} and its user now holds a lower level`);
     }
     throw err;
   }
