@@ -267,3 +267,51 @@ export function nextRuns(t: Timing, from: Date, count: number): Date[] {
   }
   return out.slice(0, count);
 }
+
+const DAY_S = 86_400;
+
+/** Whether two consecutive dates can both match (the month ignored: a lower bound). */
+function consecutiveDays(c: Cron): boolean {
+  if (c.dayOfWeek) return c.dayOfWeek.some((d) => c.dayOfWeek!.includes((d + 1) % 7));
+  if (c.dayOfMonth) return c.dayOfMonth.some((d) => c.dayOfMonth!.includes(d + 1)) || (c.dayOfMonth.includes(1) && c.dayOfMonth.some((d) => d >= 28));
+  return true;
+}
+
+/** The smallest positive difference between consecutive values (equal ones are one run). */
+function smallestStep(xs: number[]): number {
+  const s = [...new Set(xs)].sort((a, b) => a - b);
+  let min = Number.POSITIVE_INFINITY;
+  for (let i = 1; i < s.length; i += 1) min = Math.min(min, s[i]! - s[i - 1]!);
+  return min;
+}
+
+/**
+ * The shortest time between two consecutive runs of the rule, in seconds (Infinity: a one-off
+ * event), computed rather than sampled so a rule that is dense only on some days is caught: the
+ * gaps between the rule's times of day, from a day's last time to the next run day's first (as
+ * if two consecutive dates ran whenever the rule allows it: a lower bound), and the same on each
+ * spring-forward day of the zone this year and next, where the missing hour brings times across
+ * it closer (01:00 and 03:00 run one real hour apart in Madrid that night). Fall-back days only
+ * lengthen gaps: the rule runs the second occurrence of a repeated time.
+ */
+export function minGapSeconds(t: Timing): number {
+  if (!t.recurrency) return Number.POSITIVE_INFINITY;
+  const tz = t.timezone || 'UTC';
+  const p = localParts(t.start, tz);
+  const times = [...new Set(timesOfDay(t, p).map(([h, m, s]) => h * 3600 + m * 60 + s))].sort((a, b) => a - b);
+  const dayStep = t.recurrency === 'weekly' ? 7 : t.recurrency === 'monthly' ? 28 : t.recurrency === 'daily' || consecutiveDays(cronOf(t)) ? 1 : 2;
+  const first = times[0]!;
+  const last = times[times.length - 1]!;
+  let min = smallestStep([...times, first + dayStep * DAY_S]);
+  for (const year of [p.year, p.year + 1]) {
+    for (const [at, before, after] of springForwards(tz, year)) {
+      const g = (((at + before) % 86_400_000) + 86_400_000) % 86_400_000 / 1000; // the wall time skipped from
+      const skip = (after - before) / 1000;
+      // Seconds of the old offset's day: times before the end of the skipped span keep their
+      // place (a skipped time runs shifted, at the same instant), later ones come `skip` earlier.
+      const real = times.map((w) => (w < g + skip ? w : w - skip));
+      min = Math.min(min, smallestStep([last - dayStep * DAY_S, ...real, first + dayStep * DAY_S - skip]));
+    }
+  }
+  return min;
+}

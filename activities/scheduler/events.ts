@@ -1,12 +1,14 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { PlatformError, conflict, invalid, notFound } from '../errors';
+import { config } from '../config';
+import { PlatformError, conflict, forbidden, invalid, notFound } from '../errors';
+import { ADMIN_LEVEL } from '../email/policy';
 import { newId } from '../ids';
-import { isFoldTwin, isTimeZone, nextRuns, type Recurrence } from './calendar';
+import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar';
 import { parseCron } from './cron';
-import type { EventType, Overlap } from './constants';
+import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, insertCompletion, insertEvent, insertRun, removeEvent, runById, runsOf, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
+import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, insertCompletion, insertEvent, insertRun, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
 import { Context } from '@temporalio/activity';
 
 export interface EventInput {
@@ -54,6 +56,53 @@ export function checkTiming(input: EventInput, now = new Date()): string | null 
   return tz;
 }
 
+const duration = (s: number) => (s % 3600 === 0 ? `${s / 3600} hour${s === 3600 ? '' : 's'}` : s % 60 === 0 ? `${s / 60} minute${s === 60 ? '' : 's'}` : `${s} seconds`);
+
+/**
+ * What an event below the admin level may put on the scheduler (README, Scheduler: limits): runs
+ * at least SCHEDULER_MIN_INTERVAL_SECONDS_BASIC apart (422), no `allow_all` overlap and a catch-up
+ * window of at most SCHEDULER_MAX_CATCHUP_MINUTES_BASIC (403: an admin may). Checked on the values
+ * a save stores, at the saver's level, and again at every run at the level it runs with (an
+ * admin's event whose admin key went runs as basic and fails).
+ */
+export function checkLoad(e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurrency' | 'cron' | 'timezone' | 'overlap' | 'catchup_window_minutes'>, level: number): void {
+  if (level >= ADMIN_LEVEL) return;
+  const cfg = config();
+  if (e.overlap === 'allow_all') throw forbidden('overlap "allow_all" requires the admin permission (runs of a basic key\'s event never pile up: use "skip" or "buffer_one")');
+  const catchup = e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES;
+  const maxCatchup = cfg.SCHEDULER_MAX_CATCHUP_MINUTES_BASIC;
+  if (catchup > maxCatchup) throw forbidden(`catchup_window_minutes above ${maxCatchup} requires the admin permission (SCHEDULER_MAX_CATCHUP_MINUTES_BASIC)`);
+  const min = cfg.SCHEDULER_MIN_INTERVAL_SECONDS_BASIC;
+  if (!min || !e.recurrency) return;
+  const gap = minGapSeconds({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone });
+  if (gap < min) {
+    throw invalid(e.recurrency === 'cron' ? 'cron' : 'recurrency', `runs ${duration(gap)} apart at the closest; a basic key's event runs at least ${duration(min)} apart (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`);
+  }
+}
+
+const overUserCap = (cap: number) => conflict(`A user may have at most ${cap} scheduled events (SCHEDULER_MAX_EVENTS_PER_USER); delete one before creating another`);
+const overOrganizationCap = (cap: number) => conflict(`An organization may have at most ${cap} scheduled events (SCHEDULER_MAX_EVENTS_PER_ORGANIZATION); delete one before creating another`);
+
+/**
+ * The new event's places under both caps (db `takeSlot`: exact when creations race), or 409
+ * naming the cap. Every stored event holds its places until deleted, paused or ended too (a
+ * paused one can be resumed, an ended one updated, at any time).
+ */
+async function takePlaces(organization_id: string, user_id: string, event_id: string): Promise<string[]> {
+  const cfg = config();
+  const mine = await takePlace(userPlace(organization_id, user_id), cfg.SCHEDULER_MAX_EVENTS_PER_USER, event_id, organization_id);
+  if (!mine) throw overUserCap(cfg.SCHEDULER_MAX_EVENTS_PER_USER);
+  const org = await takePlace(organizationPlace(organization_id), cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, event_id, organization_id).catch(async (err) => {
+    await freePlaces(event_id, [mine]);
+    throw err;
+  });
+  if (!org) {
+    await freePlaces(event_id, [mine]);
+    throw overOrganizationCap(cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION);
+  }
+  return [mine, org];
+}
+
 /** Metadata a type needs to run at all, checked when the event is saved. */
 async function checkMetadata(input: EventInput): Promise<void> {
   await TASKS[input.type_of_event].checkMetadata?.(input.metadata);
@@ -79,9 +128,18 @@ const savedFields = (input: EventInput, timezone: string | null, a: Actor) => ({
 export async function createEvent(owner: { organization_id: string; user_id: string; idp_id: string }, raw: EventInput, actor: Actor): Promise<EventDoc> {
   const input = normalized(raw);
   const timezone = checkTiming(input);
+  const fields = savedFields(input, timezone, actor);
+  checkLoad(fields, actor.level);
   await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  return insertEvent({ _id: newId('evt'), ...owner, ...savedFields(input, timezone, actor), rev: 0 });
+  const _id = newId('evt');
+  const slots = await takePlaces(owner.organization_id, owner.user_id, _id);
+  try {
+    return await insertEvent({ _id, ...owner, ...fields, rev: 0, slots });
+  } catch (err) {
+    await freePlaces(_id, slots).catch(() => undefined);
+    throw err;
+  }
 }
 
 const findEvent = eventById;
@@ -110,9 +168,12 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   const prev = await findEvent(organization_id, event_id);
   if (!prev) throw eventNotFound();
   const timezone = checkTiming(input);
+  // Omitted controls are kept: checked as kept, at the level of this saver (who may be basic where the last one was an admin).
+  const fields = savedFields({ ...input, overlap: input.overlap ?? prev.overlap, catchup_window_minutes: input.catchup_window_minutes ?? prev.catchup_window_minutes }, timezone, actor);
+  checkLoad(fields, actor.level);
   await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const next: EventDoc = { ...prev, ...savedFields({ ...input, overlap: input.overlap ?? prev.overlap, catchup_window_minutes: input.catchup_window_minutes ?? prev.catchup_window_minutes }, timezone, actor), rev: (prev.rev ?? 0) + 1 };
+  const next: EventDoc = { ...prev, ...fields, rev: (prev.rev ?? 0) + 1 };
   return { prev, next };
 }
 
@@ -157,8 +218,34 @@ export interface RunFilter {
   offset?: number;
 }
 
-/** An event's runs, newest first; `from`/`to` bound the start time (inclusive). */
-export async function listRuns(organization_id: string, event_id: string, f: RunFilter = {}) {
+/**
+ * A failed run's text as a reader of `level` sees it: an admin the detail; a basic reader the
+ * platform's own answer (a 4xx: what the same request by hand gets), else a fixed text.
+ */
+function errorFor(r: Pick<RunDoc, 'outcome' | 'error' | 'failure'>, level: number): string | null {
+  if (!r.error) return null;
+  if (level >= ADMIN_LEVEL || r.outcome !== 'failed') return r.error;
+  if (r.failure === 'internal') return INTERNAL_FAILURE_TEXT;
+  return r.failure ? r.error : UNCLASSED_FAILURE_TEXT;
+}
+
+function failureOf(err: unknown): Failure {
+  if (!(err instanceof PlatformError) || err.status >= 500) return 'internal';
+  if (err.status === 403) return 'not_allowed';
+  return err.status === 409 || err.status === 429 ? 'limit' : 'refused';
+}
+
+/** Where a run's failure detail goes besides its record: the worker's log (Temporal's activity logger). */
+function logFailure(fields: Record<string, unknown>, message: string): void {
+  try {
+    Context.current().log.warn(message, fields);
+  } catch {
+    process.stderr.write(`${JSON.stringify({ level: 'warn', msg: message, ...fields })}\n`); // outside a worker
+  }
+}
+
+/** An event's runs, newest first; `from`/`to` bound the start time (inclusive); errors as a reader of `level` may see them. */
+export async function listRuns(organization_id: string, event_id: string, f: RunFilter = {}, level = 0) {
   const started = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
   const filter = { organization_id, event_id, ...(f.status ? { outcome: f.status } : {}), ...(f.from || f.to ? { started_at: started } : {}) };
   const runs = await runsOf(filter, f.offset ?? 0, f.limit ?? 100);
@@ -168,7 +255,8 @@ export async function listRuns(organization_id: string, event_id: string, f: Run
     scheduled_time: r.scheduled_time?.toISOString() ?? null,
     trigger: r.trigger,
     outcome: r.outcome,
-    error: r.error ?? null,
+    failure: r.outcome === 'failed' ? (r.failure ?? null) : null,
+    error: errorFor(r, level),
     result: r.result,
   }));
 }
@@ -197,6 +285,7 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   }
   let outcome: RunDoc['outcome'] = 'success';
   let error: string | undefined;
+  let failure: Failure | undefined;
   let result: Record<string, unknown> | undefined;
   if (!event) {
     outcome = 'skipped';
@@ -206,6 +295,7 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     try {
       // Rights are checked again at each run: the saver's key may be revoked since.
       const actor_level = await checkRunRights(event, metadata);
+      checkLoad(event, actor_level);
       const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata, actor_level };
       result = await TASKS[event.type_of_event].run(task);
     } catch (err) {
@@ -214,10 +304,12 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       if (!(err instanceof PlatformError) && currentAttempt() < input.max_attempts) throw err;
       outcome = 'failed';
       error = (err as Error).message;
+      failure = failureOf(err);
+      if (failure === 'internal') logFailure({ event_id: event._id, organization_id: event.organization_id, run_id: input.run_id, error }, `scheduled run failed: ${error}`);
     }
     if (!event.recurrency && trigger === 'scheduled') await insertCompletion(event, input.run_id);
   }
-  await insertRun({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, result: result ?? null });
+  await insertRun({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, failure, result: result ?? null });
   return { outcome, error: error ?? null };
 }
 

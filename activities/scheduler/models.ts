@@ -1,6 +1,6 @@
 /** The scheduler's schemas; store.ts is the one file that reads and writes them. */
 import mongoose, { Schema } from 'mongoose';
-import { EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants';
+import { EVENT_TYPES, FAILURES, OVERLAPS, type EventType, type Failure, type Overlap } from './constants';
 
 export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants';
 
@@ -32,6 +32,8 @@ const eventSchema = new Schema(
     // Schedule policies; absent on older events: the defaults (skip, 60 minutes).
     overlap: { type: String, enum: OVERLAPS },
     catchup_window_minutes: { type: Number },
+    // The places it holds under the caps (scheduled_event_slots `_id`s); absent on events saved before the caps.
+    slots: { type: [String], default: undefined },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -60,6 +62,7 @@ export interface EventDoc {
   paused_at?: Date | null;
   overlap?: Overlap;
   catchup_window_minutes?: number;
+  slots?: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -75,7 +78,9 @@ const runSchema = new Schema(
     started_at: { type: Date, required: true },
     finished_at: { type: Date, required: true },
     outcome: { type: String, enum: ['success', 'failed', 'skipped'], required: true },
+    // The detail, for admin readers and the log; `failure` its class, whose fixed text basic readers see.
     error: { type: String },
+    failure: { type: String, enum: FAILURES },
     result_json: { type: String },
   },
   { versionKey: false },
@@ -92,6 +97,7 @@ export interface RunDoc {
   finished_at: Date;
   outcome: 'success' | 'failed' | 'skipped';
   error?: string;
+  failure?: Failure;
   result_json?: string;
 }
 
@@ -119,6 +125,29 @@ export interface CompletionDoc {
   completed_at: Date;
 }
 
+/**
+ * A place under a cap (SCHEDULER_MAX_EVENTS_PER_USER, …_PER_ORGANIZATION): `u|<organization>|<user>|<n>`
+ * or `o|<organization>|<n>`, n below the cap, taken by an insert under that unique `_id` (exact
+ * when creations race, where a counter's `$inc` is not on FerretDB) and deleted with its event.
+ */
+const slotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+export interface SlotDoc {
+  _id: string;
+  event_id: string;
+  organization_id: string;
+  created_at: Date;
+}
+
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
+export const EventSlot = mongoose.model<SlotDoc>('EventSlot', slotSchema, 'scheduled_event_slots');
 export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');

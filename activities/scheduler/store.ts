@@ -8,8 +8,8 @@
  * collection under the write lock, and at 20 due events a second those reads were most of the
  * dispatch lateness).
  */
-import { insertOnce, jsonText } from '../db';
-import { EventCompletion, EventRun, ScheduledEvent, type EventDoc, type RunDoc } from './models';
+import { byIds, Cache, firstFree, insertOnce, jsonText, readSlots, takeSlot } from '../db';
+import { EventCompletion, EventRun, EventSlot, ScheduledEvent, type EventDoc, type RunDoc, type SlotDoc } from './models';
 
 export type { EventDoc, RunDoc };
 
@@ -39,12 +39,65 @@ export async function writePause(organization_id: string, _id: string, pause: { 
   return ScheduledEvent.findOneAndUpdate({ _id, organization_id }, { $set: pause }, { new: true }).lean<EventDoc>();
 }
 
-/** false: no such event in the organization. Its completions go with it. */
+/** false: no such event in the organization. Its completions and its places under the caps go with it. */
 export async function removeEvent(organization_id: string, event_id: string): Promise<boolean> {
-  const res = await ScheduledEvent.deleteOne({ _id: event_id, organization_id });
-  if (!res.deletedCount) return false;
+  const doc = await ScheduledEvent.findOneAndDelete({ _id: event_id, organization_id }).lean<EventDoc>();
+  if (!doc) return false;
   await EventCompletion.deleteMany({ event_id });
+  await freePlaces(event_id, doc.slots ?? []);
   return true;
+}
+
+// ---- places under the caps (models.ts, EventSlot): numbered slots, taken by insert (db `takeSlot`)
+
+export const userPlace = (organization_id: string, user_id: string) => (n: number) => `u|${organization_id}|${user_id}|${n}`;
+export const organizationPlace = (organization_id: string) => (n: number) => `o|${organization_id}|${n}`;
+const BLOCK = 128;
+/** A slot whose event does not exist after this long was left by a process that stopped between writes. */
+const ABANDONED_MS = 60_000;
+/** Where this process last found a free place, per counter: a hint (a taken slot is skipped by its unique key). */
+const placeHint = new Cache<string, number>({ max: 10_000, ttlMs: 600_000 });
+
+async function tryTake(id: (n: number) => string, from: number, cap: number, fields: () => Record<string, unknown>) {
+  const slot = await takeSlot(EventSlot, { id, from, to: cap, fields });
+  if (slot) placeHint.set(id(0), slot.n + 1);
+  return slot?._id ?? null;
+}
+
+/** Frees the counter's slots whose event is gone (not the ones of events being created now); how many. */
+async function releaseAbandoned(id: (n: number) => string): Promise<number> {
+  const slots = (await readSlots<SlotDoc>(EventSlot, id, BLOCK)).map((s) => s.doc);
+  const events = await byIds<{ _id: string }>(ScheduledEvent, slots.map((s) => s.event_id), { _id: 1 });
+  const old = Date.now() - ABANDONED_MS;
+  let freed = 0;
+  for (const s of slots) {
+    if (events.has(s.event_id) || s.created_at.getTime() > old) continue;
+    freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
+  }
+  return freed;
+}
+
+/**
+ * One place below `cap` of the counter for `event_id`, or null when all are taken. From the
+ * hint, else from the first free slot (deletes leave gaps below the hint); when full, places
+ * left by an interrupted create or delete are freed and the first free one tried once more.
+ */
+export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string): Promise<string | null> {
+  const fields = () => ({ event_id, organization_id, created_at: new Date() });
+  const hint = placeHint.get(id(0));
+  if (hint !== undefined && hint < cap) {
+    const taken = await tryTake(id, hint, cap, fields);
+    if (taken) return taken;
+  }
+  const firstFreePlace = async () => firstFree(await readSlots<SlotDoc>(EventSlot, id, BLOCK));
+  const taken = await tryTake(id, await firstFreePlace(), cap, fields);
+  if (taken || (await releaseAbandoned(id)) === 0) return taken;
+  return tryTake(id, await firstFreePlace(), cap, fields);
+}
+
+/** Frees the event's places (those it still holds). */
+export async function freePlaces(event_id: string, slots: string[]): Promise<void> {
+  if (slots.length) await EventSlot.deleteMany({ _id: { $in: slots }, event_id });
 }
 
 export async function eventsOf(organization_id: string, user_id?: string): Promise<EventDoc[]> {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
 import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
-import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS } from '../../activities/scheduler/constants';
+import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
 import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
 import { invalid } from '../../activities/errors';
 import type { Principal } from '../../activities/identity/api-keys';
@@ -24,8 +24,8 @@ const recurrency = z.enum(RECURRENCES).nullable().optional();
 const metadata = z.record(z.string(), z.unknown()).default({});
 const controls = {
   cron: z.string().trim().max(100).optional().describe('with recurrency "cron": minute hour day-of-month month day-of-week, in the event\'s time zone'),
-  overlap: z.enum(OVERLAPS).optional().describe('while a run is still going at the next time: skip it (default), buffer one, or allow all'),
-  catchup_window_minutes: z.number().int().min(1).max(10_080).optional().describe(`how late a missed time (server or workers down) still runs; default ${DEFAULT_CATCHUP_MINUTES}`),
+  overlap: z.enum(OVERLAPS).optional().describe('while a run is still going at the next time: skip it (default), buffer one, or allow all (admin keys only)'),
+  catchup_window_minutes: z.number().int().min(1).max(10_080).optional().describe(`how late a missed time (server or workers down) still runs; default ${DEFAULT_CATCHUP_MINUTES}; a basic key at most SCHEDULER_MAX_CATCHUP_MINUTES_BASIC (60)`),
 };
 
 // Answers (documentation only: the handlers' views below are typed by them).
@@ -79,7 +79,8 @@ const run = z
     scheduled_time: isoTime.nullable().describe('the rule time this run was for; null when run by hand'),
     trigger: z.enum(['scheduled', 'manual']),
     outcome: z.enum(['success', 'failed', 'skipped']),
-    error: z.string().nullable(),
+    failure: z.enum(FAILURES).nullable().describe('why a failed run failed: not_allowed (403), limit (409/429), refused (another 4xx), internal (anything else); null otherwise and on runs recorded before failures were classed'),
+    error: z.string().nullable().describe("a failed run's text: for an internal failure a basic reader sees a fixed text, the detail is for admins and the log"),
     result: z.record(z.string(), z.unknown()).nullable(),
   })
   .meta({ id: 'SchedulerRun' });
@@ -264,7 +265,7 @@ defineRoute({
     const org = organizationFor(principal, query.organization_id);
     if (query.from && query.to && query.to < query.from) throw invalid('to', 'must not be before from');
     await visibleEvent(principal, org, params.event_id);
-    const runs = await listRuns(org, params.event_id, query);
+    const runs = await listRuns(org, params.event_id, query, principal.level);
     return { success: true, event_id: params.event_id, runs };
   },
 });

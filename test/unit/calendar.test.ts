@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isFoldTwin, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar';
+import { isFoldTwin, minGapSeconds, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar';
 import { parseCron } from '../../activities/scheduler/cron';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
@@ -85,5 +85,44 @@ describe('cron and daylight-saving changes', () => {
     expect(isFoldTwin(ny, new Date('2031-11-02T05:30:00Z'))).toBe(true);
     expect(isFoldTwin(ny, new Date('2031-11-02T06:30:00Z'))).toBe(false);
     expect(isFoldTwin(ny, new Date('2031-11-01T05:30:00Z'))).toBe(false);
+  });
+});
+
+describe('the smallest gap between runs (a basic saver\'s minimum interval)', () => {
+  const start = new Date('2031-01-05T09:30:00Z');
+  const gap = (cron: string | null, timezone?: string, recurrency: 'daily' | 'weekly' | 'monthly' | 'cron' | null = 'cron') => minGapSeconds({ start, recurrency, cron, timezone });
+
+  it('cron: between the times of a day, and from a day\'s last time to the next day\'s first', () => {
+    expect(gap('* * * * *')).toBe(60);
+    expect(gap('*/20 8,17 * * *')).toBe(1200);
+    expect(gap('0 9,17 * * 1-5')).toBe(8 * 3600);
+    expect(gap('0 * * * *')).toBe(3600);
+    expect(gap('30 0,23 * * *')).toBe(3600); // 23:30 to 00:30 the next day
+    // Not on consecutive days (Mondays only): the next run is at least two days on.
+    expect(gap('30 0,23 * * 1')).toBe(23 * 3600);
+    expect(gap('0 12 * * 1,3,5')).toBe(2 * 86_400);
+    expect(gap('0 12 1,15 * *')).toBe(2 * 86_400); // a lower bound: never closer
+    expect(gap('0 12 1,31 * *')).toBe(86_400); // the 31st, then the 1st
+  });
+
+  it('daily, weekly, monthly and one-off', () => {
+    expect(gap(null, undefined, 'daily')).toBe(86_400);
+    expect(gap(null, undefined, 'weekly')).toBe(7 * 86_400);
+    expect(gap(null, undefined, 'monthly')).toBe(28 * 86_400);
+    expect(gap(null, undefined, null)).toBe(Number.POSITIVE_INFINITY);
+    // A daily run is 23 real hours after the previous one across a spring-forward night.
+    expect(gap(null, 'Europe/Madrid', 'daily')).toBe(23 * 3600);
+  });
+
+  it('a spring-forward day shortens gaps across the missing hour, as the runs really happen', () => {
+    // Madrid: 02:00 becomes 03:00. 01:00 and 03:00 are two hours apart on the wall, one in fact.
+    expect(gap('0 1,3 * * *', 'Europe/Madrid')).toBe(3600);
+    expect(gap('0 1,3 * * *', 'UTC')).toBe(2 * 3600);
+    // Hourly stays hourly: the skipped 02:30 runs at 03:30, with the 03:30 run (one run).
+    expect(gap('30 * * * *', 'Europe/Madrid')).toBe(3600);
+    // The spring-forward rule checked against the runs nextRuns computes for that day.
+    const t = { start: new Date('2031-03-29T00:00:00Z'), recurrency: 'cron' as const, cron: '0 1,3 * * *', timezone: 'Europe/Madrid' };
+    const [a, b] = nextRuns(t, new Date('2031-03-30T00:00:00Z'), 2);
+    expect((b.getTime() - a.getTime()) / 1000).toBe(minGapSeconds(t));
   });
 });

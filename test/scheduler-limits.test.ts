@@ -1,0 +1,177 @@
+/**
+ * Scheduler load limits (README, Scheduler: limits): caps on a user's and an organization's
+ * events that hold under concurrency, a basic saver's minimum interval between runs, `allow_all`
+ * and long catch-up windows kept for admins; and what a run's failure shows to a basic reader.
+ */
+import net from 'node:net';
+import { describe, expect, inject, it } from 'vitest';
+import { parseEnv, setConfig } from '../activities/config';
+import { createEvent, deleteEvent, runScheduledEvent, type EventInput } from '../activities/scheduler/events';
+import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
+import { useSuiteRuntime } from './helpers/runtime';
+
+useSuiteRuntime();
+
+const A = '/scheduler/events';
+const B = '/api/scheduler-service/events';
+const loyalty = { action_type: 'daily_login' };
+/** The suite's configuration with some settings changed, for the activities called in this process. */
+const configure = (extra: Record<string, string> = {}) => setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
+
+const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({ type_of_event: 'loyalty', recurrency: 'daily', start_event: new Date(start), end_date: null, metadata: loyalty });
+const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { status?: number; message?: string }) => (err.status === 409 ? 409 : Promise.reject(err)));
+
+describe('scheduler caps (activities in this process, small caps)', () => {
+  it('a user holds at most SCHEDULER_MAX_EVENTS_PER_USER events: of 20 concurrent creates at cap-1 exactly one wins; a delete frees a place', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '5', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const made = [];
+    for (let i = 0; i < 4; i += 1) made.push(await createEvent(owner, daily(), actor));
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(19);
+    const over = await createEvent(owner, daily(), actor).catch((e) => e);
+    expect(over.status).toBe(409);
+    expect(over.message).toMatch(/at most 5 .*SCHEDULER_MAX_EVENTS_PER_USER/);
+    // Another user of the organization is not affected; the owner's delete frees a place.
+    const other = await basicUser(t);
+    await createEvent({ organization_id: t.organization_id, user_id: other.user_id, idp_id: other.idp_id }, daily(), { ...actor, user_id: other.user_id });
+    await deleteEvent(t.organization_id, made[0]._id);
+    await createEvent(owner, daily(), actor);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+  });
+
+  it('an organization holds at most SCHEDULER_MAX_EVENTS_PER_ORGANIZATION events, admins\' included, exact under concurrency', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '6' });
+    const t = await newTenant();
+    const users = await Promise.all(Array.from({ length: 4 }, () => basicUser(t)));
+    const create = (u: (typeof users)[number], level = 0) => createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), { key_id: 'key_test', user_id: u.user_id, level });
+    for (let i = 0; i < 5; i += 1) await create(users[i % 4]);
+    const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => statusOf(create(users[i % 4], i % 2))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    const over = await create(users[0], 2).catch((e) => e);
+    expect(over.status).toBe(409);
+    expect(over.message).toMatch(/at most 6 .*SCHEDULER_MAX_EVENTS_PER_ORGANIZATION/);
+    // Another organization is not affected.
+    const t2 = await newTenant();
+    const v = await basicUser(t2);
+    await createEvent({ organization_id: t2.organization_id, user_id: v.user_id, idp_id: v.idp_id }, daily(), { key_id: 'key_test', user_id: v.user_id, level: 0 });
+  });
+});
+
+describe('scheduler caps over HTTP (the suite\'s default cap)', () => {
+  it('the edge answers 409 {detail} naming the cap once the user holds the default number of events; deleting one over HTTP frees it', async () => {
+    configure();
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
+    const made = [];
+    for (let i = 0; i < n; i += 1) made.push(await createEvent(owner, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 }).catch((e) => e));
+    const json = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty };
+    const res = await call('POST', B, { key: u.key, json });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.detail).toMatch(/SCHEDULER_MAX_EVENTS_PER_USER/);
+    expect((await call('DELETE', `${B}/${made[0]._id}`, { key: u.key })).status).toBe(200);
+    expect((await call('POST', B, { key: u.key, json })).status).toBe(200);
+  });
+});
+
+describe('a basic saver\'s load limits (HTTP)', () => {
+  let t: Tenant;
+  const json = (u: { idp_id: string }, extra: Record<string, unknown> = {}) => ({ idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'cron', cron: '0 * * * *', start_event: '2031-01-05T09:30:00Z', metadata: loyalty, ...extra });
+
+  it('a basic key may not save runs closer than SCHEDULER_MIN_INTERVAL_SECONDS_BASIC (422 naming it); hourly and daily pass; an admin may', async () => {
+    t = await newTenant();
+    const u = await basicUser(t);
+    for (const cron of ['* * * * *', '*/30 * * * *', '0,59 9 * * *', '10,30 0,23 * * *']) {
+      const res = await call('POST', B, { key: u.key, json: json(u, { cron }) });
+      expect(res.status, cron).toBe(422);
+      expect(res.body.detail, cron).toMatch(/^cron: .*at least 1 hour apart.*SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+    }
+    for (const ok of [json(u), json(u, { cron: '0 9,17 * * 1-5' }), json(u, { recurrency: 'daily', cron: undefined }), json(u, { cron: '30 * * * *', metadata: { ...loyalty, timezone: 'Europe/Madrid' } })]) {
+      const res = await call('POST', B, { key: u.key, json: ok });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+    }
+    const admin = await call('POST', B, { key: t.adminKey, json: json(t.admin, { cron: '* * * * *', overlap: 'allow_all', catchup_window_minutes: 10_080 }) });
+    expect(admin.status, JSON.stringify(admin.body)).toBe(200);
+    expect(admin.body.event).toMatchObject({ cron: '* * * * *', overlap: 'allow_all', catchup_window_minutes: 10_080 });
+  });
+
+  it('overlap "allow_all" and a catch-up window over SCHEDULER_MAX_CATCHUP_MINUTES_BASIC are admin-only (403 naming them), on both variants', async () => {
+    const u = await basicUser(t);
+    const a = await call('POST', B, { key: u.key, json: json(u, { overlap: 'allow_all' }) });
+    expect(a.status).toBe(403);
+    expect(a.body.detail).toMatch(/allow_all.*admin/);
+    const c = await call('POST', A, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2031-01-05T09:30:00Z', user_id: u.idp_id, recurrency: 'daily', metadata: loyalty, catchup_window_minutes: 10_080 } });
+    expect(c.status).toBe(403);
+    expect(c.body.detail).toMatch(/catchup_window_minutes.*SCHEDULER_MAX_CATCHUP_MINUTES_BASIC/);
+    const fine = await call('POST', B, { key: u.key, json: json(u, { overlap: 'buffer_one', catchup_window_minutes: 60 }) });
+    expect(fine.status, JSON.stringify(fine.body)).toBe(200);
+    expect((await call('GET', A, { key: u.key })).body.events.every((e: any) => e.overlap !== 'allow_all' && e.catchup_window_minutes <= 60)).toBe(true);
+  });
+
+  it('updates are checked too, with the values an update keeps: a basic owner re-saving an admin\'s event cannot keep what it may not set', async () => {
+    const u = await basicUser(t);
+    const mine = (await call('POST', B, { key: u.key, json: json(u) })).body.event;
+    const faster = await call('PUT', `${B}/${mine.id}`, { key: u.key, json: json(u, { cron: '*/5 * * * *' }) });
+    expect(faster.status).toBe(422);
+    expect(faster.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+    const viaA = await call('PUT', `${A}/${mine.id}`, { key: u.key, json: { event_type: 'loyalty', schedule_time: '2031-01-05T09:30:00Z', recurrency: 'daily', metadata: loyalty, overlap: 'allow_all' } });
+    expect(viaA.status).toBe(403);
+    expect((await call('GET', `${B}/${mine.id}`, { key: u.key })).body.event).toMatchObject({ cron: '0 * * * *', overlap: 'skip' });
+
+    // An admin saves the owner's event with admin-only controls; the owner's own update (not
+    // naming them, so they would be kept) now runs as basic and is refused.
+    const byAdmin = await call('POST', B, { key: t.adminKey, json: json(u, { cron: '*/10 * * * *', overlap: 'allow_all', catchup_window_minutes: 600 }) });
+    expect(byAdmin.status, JSON.stringify(byAdmin.body)).toBe(200);
+    const id = byAdmin.body.event.id;
+    const keep = await call('PUT', `${B}/${id}`, { key: u.key, json: json(u) });
+    expect(keep.status).toBe(403);
+    expect(keep.body.detail).toMatch(/allow_all/);
+    const slow = await call('PUT', `${B}/${id}`, { key: u.key, json: json(u, { cron: '*/10 * * * *', overlap: 'skip', catchup_window_minutes: 30 }) });
+    expect(slow.status).toBe(422);
+    const ok = await call('PUT', `${B}/${id}`, { key: u.key, json: json(u, { overlap: 'skip', catchup_window_minutes: 30 }) });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.event).toMatchObject({ cron: '0 * * * *', overlap: 'skip', catchup_window_minutes: 30 });
+  });
+});
+
+/** A local port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('a failed run\'s error text', () => {
+  it('a basic reader sees a fixed text for an infrastructure failure (here SMTP unreachable); an admin reads the detail', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const mine = `${unique('me')}@example.test`;
+    await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: mine } });
+    const created = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'email', recurrency: 'weekly', start_event: '2031-01-05T09:30:00Z', metadata: { template: 'reminder', title: 'Dentist', recipient: mine } } });
+    expect(created.status, JSON.stringify(created.body)).toBe(200);
+    const id = created.body.event.id;
+    // The run in this process, with a mail server that refuses connections (a real refused
+    // connection, not a mock); outside a worker a failure is recorded at once.
+    configure({ SMTP_URL: `smtp://127.0.0.1:${await closedPort()}` });
+    const out = await runScheduledEvent({ event_id: id, organization_id: t.organization_id, run_id: unique('event-run:test'), scheduled_time: null, max_attempts: 1 });
+    expect(out.outcome).toBe('failed');
+    configure();
+
+    const seen = await until('the run', () => call('GET', `${A}/${id}/runs`, { key: u.key }), (r) => r.body.runs?.length === 1, 10_000);
+    const [run] = seen.body.runs;
+    expect(run.error).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|smtp/i);
+    expect(run).toMatchObject({ outcome: 'failed', failure: 'internal' });
+    expect(run.error).toMatch(/platform's side/);
+    const asAdmin = (await call('GET', `${B}/${id}/runs`, { key: t.adminKey })).body.runs[0];
+    expect(asAdmin).toMatchObject({ outcome: 'failed', failure: 'internal' });
+    expect(asAdmin.error).toMatch(/ECONNREFUSED/);
+  });
+});
