@@ -50,6 +50,13 @@ export const envSchema = z.object({
   // How many proxies in front of the edge append to X-Forwarded-For; 0: the header is ignored.
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   MAX_KEYS_PER_USER: z.coerce.number().int().min(1).default(10),
+  // Scheduler load (README, Scheduler: limits): stored events per owner and per organization (409
+  // beyond), and what a basic key's event may ask of the Schedules.
+  SCHEDULER_MAX_EVENTS_PER_USER: z.coerce.number().int().min(1).default(100),
+  SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: z.coerce.number().int().min(1).default(10_000),
+  SCHEDULER_MIN_INTERVAL_SECONDS_BASIC: z.coerce.number().int().min(0).max(86_400).default(3600),
+  // Not below the default window (60): a basic event that names none gets the default.
+  SCHEDULER_MAX_CATCHUP_MINUTES_BASIC: z.coerce.number().int().min(60).max(10_080).default(60),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),
   SMTP_URL: optional,
