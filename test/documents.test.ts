@@ -4,6 +4,7 @@ import sharp from 'sharp';
 import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant } from './helpers/api';
 import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
+import { imageBombPdf } from './helpers/pdf-bombs';
 import { renderReceipt } from './helpers/receipts';
 
 async function setup() {
@@ -119,6 +120,59 @@ describe('document processing (workflow document:<id>)', () => {
     const img = await gen(await sharp({ create: { width: 800, height: 400, channels: 3, background: '#c00' } }).png().toBuffer(), 'red.png');
     expect((await sharp(img.raw).metadata()).width).toBe(256);
     expect((await gen(Buffer.from('%PDF-1.4 nonsense'), 'bad.pdf')).status).toBe(422);
+  });
+});
+
+describe('PDF image bombs (a ~400 KB PDF holding a 20,000 × 20,000 image: 400 MP, over MAX_IMAGE_MEGAPIXELS)', () => {
+  // Before the fix each of these took the worker ~20 s and ~5 GB of memory (pdfjs inflated and
+  // converted the whole image in the worker's own thread) and answered 200 with a black page.
+  const LIMIT_MS = 15_000;
+  const timed = async <T>(f: () => Promise<T>) => {
+    const t0 = Date.now();
+    const out = await f();
+    return { out, ms: Date.now() - t0 };
+  };
+
+  it('/process_document and /generate_thumbnail read the text and draw the page without the oversized image, quickly', async () => {
+    const { user, send } = await setup();
+    const pdf = imageBombPdf(20_000, 20_000);
+    expect(pdf.length).toBeLessThan(1_000_000);
+    const doc = await timed(() => send(pdf, 'bomb.pdf'));
+    expect(doc.out.status, JSON.stringify(doc.out.body)).toBe(200);
+    expect(doc.out.body.data.metadata).toMatchObject({ pages: 1, format: 'pdf', text_source: 'text_layer' });
+    expect(doc.out.body.metadata.text_excerpt).toContain('Quarterly invoice total amount due');
+    expect(doc.ms).toBeLessThan(LIMIT_MS);
+    const thumb = await timed(() => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: pdf, name: 'bomb.pdf' }) }));
+    expect(thumb.out.status).toBe(200);
+    expect(thumb.out.headers.get('content-type')).toBe('image/jpeg');
+    // the page is drawn, the 400 MP black image is not: mostly white, with the red bar
+    const ink = await inked(thumb.out.raw);
+    expect(ink).toBeGreaterThan(0.001);
+    expect(ink).toBeLessThan(0.5);
+    expect(thumb.ms).toBeLessThan(LIMIT_MS);
+  });
+
+  it("refuses with 422, quickly, a PDF whose oversized image is a small image's soft mask (pdfjs does not size-check masks), and reads the next PDF", async () => {
+    const { user, send } = await setup();
+    const pdf = imageBombPdf(20_000, 20_000, { as: 'smask' });
+    expect(pdf.length).toBeLessThan(1_000_000);
+    const doc = await timed(() => send(pdf, 'mask.pdf'));
+    expect(doc.out.status, JSON.stringify(doc.out.body)).toBe(422);
+    expect(doc.out.body.detail).toMatch(/^file: the PDF could not be read within the limits \(.+\): something in it, e.g. an image or mask far over 50 megapixels/);
+    expect(doc.ms).toBeLessThan(LIMIT_MS);
+    const thumb = await timed(() => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: pdf, name: 'mask.pdf' }) }));
+    expect(thumb.out.status, JSON.stringify(thumb.out.body)).toBe(422);
+    expect(thumb.ms).toBeLessThan(LIMIT_MS);
+    const next = await send(await pdfWithText(INVOICE), 'after.pdf');
+    expect(next.status, JSON.stringify(next.body)).toBe(200);
+    expect(next.body.data.metadata.text_source).toBe('text_layer');
+  });
+
+  it('still draws an image under the limit (5,000 × 5,000, 25 MP)', async () => {
+    const { user } = await setup();
+    const thumb = await call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: imageBombPdf(5_000, 5_000), name: 'dark.pdf' }) });
+    expect(thumb.status).toBe(200);
+    expect(await inked(thumb.raw)).toBeGreaterThan(0.9);
   });
 });
 

@@ -11,7 +11,7 @@ import { visionModel } from '../llm/engine-models';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
-import { readPdf, renderPage, withPdf } from '../engines/pdf';
+import { pdfInChild } from '../engines/pdf';
 import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff';
 import { getObject, putObject } from '../engines/storage';
 import { uploadPaths, type StoredUpload } from '../images/images';
@@ -102,25 +102,24 @@ async function extract(body: Buffer, filename: string, d: Detected, who: Caller)
   const vision = visionModel(who);
   const base = { size: humanSize(body.length), size_bytes: body.length, format: d.format, mime_type: d.mime };
   if (d.kind === 'pdf') {
-    return withPdf(body, async (pdf) => {
-      const info = await readPdf(pdf);
-      const thumbnail = await renderPage(pdf, 1, THUMBNAIL_SIZE);
-      let text = info.text;
-      let source: DocumentMetadata['text_source'] = text.trim() ? 'text_layer' : 'none';
-      let ocr_engine: string | null = null;
-      if (words(text) < 5 && info.pagesWithoutText.length) {
-        // A scan: read the first pages with OCR.
-        const parts: string[] = [];
-        for (const n of info.pagesWithoutText.slice(0, OCR_PAGES)) {
-          const out = await recognize(await renderPage(pdf, n, 1600, 'png'), vision);
-          parts.push(out.text.trim());
-          ocr_engine = out.engine;
-        }
-        text = parts.join('\n\n');
-        source = text.trim() ? 'ocr' : 'none';
+    // Read in the PDF child process (memory cap, time limit): see pdfInChild.
+    const { info, thumbnail, ocrPages } = await pdfInChild(body, { text: true, thumbnail: THUMBNAIL_SIZE, ocr: { pages: OCR_PAGES, side: 1600 } });
+    if (!info) throw new Error('PDF reader returned no text');
+    let text = info.text;
+    let source: DocumentMetadata['text_source'] = text.trim() ? 'text_layer' : 'none';
+    let ocr_engine: string | null = null;
+    if (ocrPages.length) {
+      // A scan (under 5 words of text layer): read the first pages without text with OCR.
+      const parts: string[] = [];
+      for (const page of ocrPages) {
+        const out = await recognize(page, vision);
+        parts.push(out.text.trim());
+        ocr_engine = out.engine;
       }
-      return { metadata: { ...base, pages: info.pages, title: info.title, author: info.author, word_count: words(text), text_source: source, ocr_engine }, text, thumbnail };
-    });
+      text = parts.join('\n\n');
+      source = text.trim() ? 'ocr' : 'none';
+    }
+    return { metadata: { ...base, pages: info.pages, title: info.title, author: info.author, word_count: words(text), text_source: source, ocr_engine }, text, thumbnail };
   }
   if (d.kind === 'image') {
     const { info, thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
@@ -193,7 +192,7 @@ export async function thumbnailStoredFile(upload: StoredUpload): Promise<{ thumb
   const body = await readUpload(upload);
   const d = detectDocument(body, upload.filename);
   let thumbnail: Buffer;
-  if (d.kind === 'pdf') thumbnail = await withPdf(body, (pdf) => renderPage(pdf, 1, THUMBNAIL_SIZE));
+  if (d.kind === 'pdf') thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE })).thumbnail;
   else if (d.kind === 'image') thumbnail = (await thumbnailOf(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 })).thumbnail;
   else if (d.kind === 'docx') {
     const info = readDocx(body);

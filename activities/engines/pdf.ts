@@ -4,7 +4,11 @@
  * are the client's problem (422); page and text caps keep a 500-page PDF cheap.
  */
 import { createCanvas } from '@napi-rs/canvas';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { config } from '../config';
 import { PlatformError } from '../errors';
 
 export const MAX_TEXT_PAGES = 50;
@@ -26,7 +30,11 @@ type PdfDoc = Awaited<ReturnType<typeof pdfjs.getDocument>['promise']>;
 
 async function open(buf: Buffer): Promise<PdfDoc> {
   try {
-    return await pdfjs.getDocument({ data: new Uint8Array(buf), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, stopAtErrors: false }).promise;
+    // maxImageSize: an embedded image over MAX_IMAGE_MEGAPIXELS is left out of the page (pdfjs
+    // warns and draws the rest) instead of being inflated in full: a 400 KB PDF can hold a
+    // 20,000 × 20,000 image of zeros, ~5 GB and 20 s of this process (pdfjs runs in-thread here).
+    const maxImageSize = Math.floor(config().MAX_IMAGE_MEGAPIXELS * 1_000_000);
+    return await pdfjs.getDocument({ data: new Uint8Array(buf), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, stopAtErrors: false, maxImageSize }).promise;
   } catch (err) {
     const name = (err as Error).name;
     if (name === 'PasswordException') throw new PlatformError(422, 'file: the PDF is encrypted (password protected)', 'file');
@@ -83,4 +91,183 @@ export async function renderPage(pdf: PdfDoc, n: number, side: number, type: 'jp
   await page.render({ canvasContext: ctx as unknown as Parameters<typeof page.render>[0]["canvasContext"], viewport }).promise;
   page.cleanup();
   return type === 'jpeg' ? canvas.toBuffer('image/jpeg', 80) : canvas.toBuffer('image/png');
+}
+
+export interface PdfJob {
+  /** read metadata and text (readPdf) */
+  text: boolean;
+  /** longest side of the first page's JPEG */
+  thumbnail: number;
+  /** when the text layer has under 5 words: pages without text rendered as PNGs for OCR */
+  ocr?: { pages: number; side: number };
+}
+
+export interface PdfJobResult {
+  info: PdfInfo | null;
+  thumbnail: Buffer;
+  ocrPages: Buffer[];
+}
+
+const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
+
+/** The whole reading of one PDF, in this process (the child runs this). */
+export async function runPdfJob(buf: Buffer, job: PdfJob): Promise<PdfJobResult> {
+  return withPdf(buf, async (pdf) => {
+    const info = job.text ? await readPdf(pdf) : null;
+    const thumbnail = await renderPage(pdf, 1, job.thumbnail);
+    const ocrPages: Buffer[] = [];
+    if (info && job.ocr && words(info.text) < 5) {
+      for (const n of info.pagesWithoutText.slice(0, job.ocr.pages)) ocrPages.push(await renderPage(pdf, n, job.ocr.side, 'png'));
+    }
+    return { info, thumbnail, ocrPages };
+  });
+}
+
+/** A job gets this long in the child before the child is killed and the file refused. */
+export const PDF_JOB_TIMEOUT_MS = 60_000;
+
+/** How often the child's resident memory is checked while it works on a job. */
+const MEMORY_POLL_MS = 25;
+
+/**
+ * The child's memory cap (resident set): room for Node, pdfjs and the canvas (~300 MB at rest),
+ * plus ~16 bytes per pixel of the largest image allowed (pdfjs holds the decoded bytes, an RGBA
+ * copy, and the canvas its own). An image within MAX_IMAGE_MEGAPIXELS fits; whatever needs more
+ * (a soft mask or content stream that inflates to gigabytes) gets the child killed.
+ */
+export function pdfChildMemoryBytes(): number {
+  return 512 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000;
+}
+
+/**
+ * The hard stop behind the watchdog (ulimit -d, address space that may be written), for when
+ * this process is too busy to poll: @napi-rs/canvas reserves ~1 GB of it at load, untouched.
+ */
+const childDataLimitBytes = () => 2 ** 30 + 2 * pdfChildMemoryBytes();
+
+function residentBytes(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null; // no /proc (not Linux) or the child is gone: the data limit still holds
+  }
+}
+
+interface Pending {
+  id: number;
+  pdf: Buffer;
+  job: PdfJob;
+  resolve: (r: PdfJobResult) => void;
+  reject: (e: Error) => void;
+}
+
+type Reply = { id: number; result?: PdfJobResult; error?: { status?: number; message: string; field?: string } } | { ready: true };
+
+const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+
+/**
+ * One long-lived child process reads PDFs for this worker, one job at a time (pdfjs ran on the
+ * worker's own thread before, so this costs no throughput and frees the event loop). A job that
+ * kills the child (memory cap) or outlasts PDF_JOB_TIMEOUT_MS is refused with 422; the next job
+ * gets a fresh child.
+ */
+class PdfReader {
+  private child?: ChildProcess;
+  private queue: Pending[] = [];
+  private current?: Pending;
+  private timer?: NodeJS.Timeout;
+  private nextId = 1;
+
+  read(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, pdf, job, resolve, reject });
+      this.pump();
+    });
+  }
+
+  private spawnChild(): ChildProcess {
+    const script = fileURLToPath(new URL('./pdf-child.mjs', import.meta.url));
+    const kb = Math.ceil(childDataLimitBytes() / 1024);
+    // sh sets the limit, then becomes node: the limit applies to the child only.
+    const child = spawn('/bin/sh', ['-c', `ulimit -d ${kb} && exec "$0" "$@"`, process.execPath, script], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    child.on('message', (reply: Reply) => {
+      if ('ready' in reply) return;
+      const job = this.current;
+      if (!job || job.id !== reply.id) return;
+      this.finish();
+      if (reply.result) job.resolve({ info: reply.result.info, thumbnail: u8(reply.result.thumbnail), ocrPages: reply.result.ocrPages.map(u8) });
+      else if (reply.error?.status) job.reject(new PlatformError(reply.error.status, reply.error.message, reply.error.field));
+      else job.reject(new Error(reply.error?.message ?? 'PDF reader failed'));
+      this.pump();
+    });
+    const gone = (why: string) => {
+      if (this.child !== child) return;
+      this.child = undefined;
+      const job = this.current;
+      this.finish();
+      job?.reject(new PlatformError(422, `file: the PDF could not be read within the limits (${why}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`, 'file'));
+      this.pump();
+    };
+    child.on('exit', (code, signal) => gone(this.killedFor ?? `the reader died, ${signal ?? `exit code ${code}`}, most likely at its memory limit`));
+    child.on('error', (err) => {
+      // could not start (EAGAIN, ENOMEM): the worker's trouble, not the file's; the activity retries
+      if (this.child !== child) return;
+      this.child = undefined;
+      const job = this.current;
+      this.finish();
+      job?.reject(err);
+      this.pump();
+    });
+    return child;
+  }
+
+  /** why this process killed the child, if it did */
+  private killedFor?: string;
+  private watchdog?: NodeJS.Timeout;
+
+  private finish(): void {
+    clearTimeout(this.timer);
+    clearInterval(this.watchdog);
+    this.current = undefined;
+    this.killedFor = undefined;
+  }
+
+  private kill(child: ChildProcess, why: string): void {
+    this.killedFor ??= why;
+    child.kill('SIGKILL');
+  }
+
+  private pump(): void {
+    if (this.current) return;
+    const next = this.queue.shift();
+    if (!next) {
+      // idle: the child must not keep the worker process alive at shutdown
+      this.child?.unref();
+      this.child?.channel?.unref();
+      return;
+    }
+    this.child ??= this.spawnChild();
+    const child = this.child;
+    child.ref();
+    child.channel?.ref();
+    this.current = next;
+    this.timer = setTimeout(() => this.kill(child, `over ${PDF_JOB_TIMEOUT_MS / 1000} s`), PDF_JOB_TIMEOUT_MS);
+    const cap = pdfChildMemoryBytes();
+    this.watchdog = setInterval(() => {
+      const rss = child.pid ? residentBytes(child.pid) : null;
+      if (rss !== null && rss > cap) this.kill(child, `over ${Math.round(cap / 2 ** 20)} MB of memory`);
+    }, MEMORY_POLL_MS);
+    child.send({ id: next.id, pdf: next.pdf, job: next.job });
+  }
+}
+
+const reader = new PdfReader();
+
+/** runPdfJob in the PDF child process, under its memory cap and time limit. */
+export function pdfInChild(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
+  return reader.read(pdf, job);
 }
