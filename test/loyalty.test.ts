@@ -248,7 +248,7 @@ describe('loyalty rules with policies', () => {
       profile_completed: { self_service: true, limit: { max: 1, per: 'ever' } },
       purchase: { self_service: false, limit: null },
     });
-    expect(res.body.rules).toEqual({ organization_id: res.body.organization_id, actions: res.body.actions, policies: res.body.policies, referral_points: 100, referred_points: 50, max_points_per_scan: 500, points_expire_after_days: null, pending_days: 0, is_default: true, updated_at: null });
+    expect(res.body.rules).toEqual({ organization_id: res.body.organization_id, actions: res.body.actions, policies: res.body.policies, referral_points: 100, referred_points: 50, max_points_per_scan: 500, points_expire_after_days: null, pending_days: 0, referral_window_days: 30, is_default: true, updated_at: null });
   });
 
   it('sets policies in the actions or as a separate map, reads them back, and a GET answer can be PUT back', async () => {
