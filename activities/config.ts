@@ -44,6 +44,11 @@ export const envSchema = z.object({
   GIFT_PROVIDER_AUTH_URL: optional,
   GIFT_PROVIDER_CLIENT_ID: optional,
   GIFT_PROVIDER_CLIENT_SECRET: optional,
+  // When a redemption's outcome is unknown and it goes to an admin (needs_review) instead of being
+  // refunded: an order still PROCESSING after this many seconds, or an order / status check that
+  // failed this many attempts.
+  GIFT_PROCESSING_LIMIT_SECONDS: z.coerce.number().int().min(1).default(86_400),
+  GIFT_PROVIDER_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(20),
   CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),

@@ -17,4 +17,4 @@ export { answerQuestion, requireConversation } from './support/support';
 export { processStoredDocument, thumbnailStoredFile } from './documents/documents';
 export { applyPaymentEvent } from './billing/billing';
 export { processStoredText } from './text/text';
-export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved } from './gifts/fulfilment';
+export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts/fulfilment';

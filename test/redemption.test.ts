@@ -68,6 +68,24 @@ describe('redemption with the sandbox provider', () => {
     expect(seen.body.redemptions.map((r: any) => [r.id, r.status_reason])).toEqual([[id, res.body.redemption.status_reason]]);
   });
 
+  it('gives back refused points with the expiry they had: a refusal (number ending 0000) never renews points about to lapse', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: 600 }, points_expire_after_days: 30 } });
+    expect((await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } })).status).toBe(200);
+    const before = (await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).body;
+    expect(before).toMatchObject({ points: 600, expiring: [{ points: 600, expires_at: expect.any(String) }] });
+    const g = await gift(t, topUp);
+    const refused: any[] = [];
+    for (let i = 0; i < 3; i += 1) refused.push((await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000' })).body.redemption);
+    // The same 600 points, lapsing when they always did: not 500 of them thirty days from now.
+    const after = (await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).body;
+    expect(after).toMatchObject({ points: 600, expiring: before.expiring });
+    for (const r of refused) expect(r).toMatchObject({ status: 'refunded', points_refunded: 500, points_lapsed: 0 });
+    const refund = (await history(t, u.user_id)).entries[0];
+    expect(refund).toMatchObject({ reason: 'refund', amount: 500, expires_at: null });
+  });
+
   it('answers 202 processing for a slow top-up (ending 0001), joins it on retry, and completes it after about 30 s', async () => {
     const { t, u } = await funded();
     const g = await gift(t, topUp);

@@ -1,27 +1,47 @@
-import { allHandlersFinished, condition, defineUpdate, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { FulfilAnswer, RedemptionInput, RedemptionState } from '../activities/gifts/fulfilment';
-import { isClientFailure } from './failures';
+import type { FulfilAnswer, RedemptionInput, RedemptionState, Settlement } from '../activities/gifts/fulfilment';
+import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants';
+import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
 import { BACKGROUND, INTERACTIVE } from './retry';
 
 export type { RedemptionInput, RedemptionState };
 
 const { reserveRedemption } = proxyActivities<typeof activities>({ startToCloseTimeout: '15 seconds', retry: INTERACTIVE });
-// The order may wait on the provider; a short heartbeat timeout moves it to another worker soon
-// after its worker dies, and the retry finds the first order by its customIdentifier.
-const { fulfilRedemption, checkRedemption } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '5 seconds', retry: BACKGROUND });
-const { settleRedemption, releaseRedemption, closeUnreserved } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
+const { settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
 
 /** Answers once the points are held (the redemption is recorded); fails with the run when they could not be. */
 export const reservedUpdate = defineUpdate<RedemptionState>('reserved');
 
-/** An order still PROCESSING after this is given up: the points go back. */
+export interface SettleRequest {
+  outcome: SettleOutcome;
+  reason: string | null;
+  /** the admin's user_id */
+  settled_by: string;
+}
+/** `duplicate`: this outcome had already been decided (by an earlier or concurrent request). */
+export type SettleAnswer = RedemptionState & { duplicate: boolean };
+
+/**
+ * An admin's settlement of a redemption in needs_review (POST /api/gifts/redemptions/{id}/settle).
+ * The run takes updates one at a time, so of two different settlements only the first is
+ * accepted: the second is refused 409 before anything is written; the same one again joins it.
+ */
+export const settleUpdate = defineUpdate<SettleAnswer, [SettleRequest]>('settle');
+
+/** Defaults of runs started without limits in their input (before they existed). */
 const PROCESSING_LIMIT_MS = 24 * 3600_000;
 /** Longer than any attempt of the reserve step can still be running. */
 const RESERVE_GRACE = '2 minutes';
 
 /** Waits between polls of a PROCESSING order: 1, 2, 4, then 5 s for ten minutes, then a minute. */
 const pollDelay = (n: number, elapsedMs: number) => (elapsedMs > 600_000 ? 60_000 : Math.min(5_000, 1000 * 2 ** n));
+
+const span = (ms: number) => (ms % 3600_000 === 0 ? `${ms / 3600_000} hours` : `${Math.round(ms / 1000)} seconds`);
+
+function refuse(status: number, message: string): never {
+  throw ApplicationFailure.create({ type: PLATFORM_FAILURE_TYPE, message, nonRetryable: true, details: [{ status }] });
+}
 
 /** A settling step keeps its retries: the ledger and the record must end consistent, whatever it takes. */
 async function untilDone<T>(step: () => Promise<T>): Promise<T> {
@@ -35,35 +55,74 @@ async function untilDone<T>(step: () => Promise<T>): Promise<T> {
   }
 }
 
-async function fulfil(input: RedemptionInput): Promise<FulfilAnswer> {
+/** The provider gave no final answer: it may still deliver (or have delivered). */
+type Unknown = { state: 'unknown'; transaction_id: string | null; reason: string };
+
+/**
+ * Only a final answer of the provider decides: delivered, or refused. No answer within the
+ * processing limit, an order or status check failing past its retries, a timeout: the order may
+ * still be fulfilled, so the outcome is unknown, never a refusal (refunding then would let the
+ * user keep both the gift and the points).
+ */
+async function fulfil(input: RedemptionInput): Promise<FulfilAnswer | Unknown> {
+  const limit = input.limits?.processing_ms ?? PROCESSING_LIMIT_MS;
+  const retry = { ...BACKGROUND, maximumAttempts: input.limits?.attempts ?? BACKGROUND.maximumAttempts };
+  // The order may wait on the provider; a short heartbeat timeout moves it to another worker soon
+  // after its worker dies, and the retry finds the first order by its customIdentifier.
+  const { fulfilRedemption, checkRedemption } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '5 seconds', retry });
+  let transaction_id: string | null = null;
   try {
     let answer = await fulfilRedemption(input);
     const started = Date.now();
     for (let n = 0; answer.state === 'processing'; n += 1) {
-      if (Date.now() - started > PROCESSING_LIMIT_MS) return { state: 'refused', transaction_id: answer.transaction_id, reason: 'The provider did not confirm the delivery within 24 hours' };
+      transaction_id = answer.transaction_id;
+      if (Date.now() - started > limit) return { state: 'unknown', transaction_id, reason: `The provider has not confirmed the delivery within ${span(limit)}; it may still deliver` };
       await sleep(pollDelay(n, Date.now() - started));
       answer = await checkRedemption(input, answer.transaction_id);
     }
     return answer;
-  } catch (err) {
-    // Past every retry: the order either never reached the provider or the provider keeps failing.
-    return { state: 'refused', transaction_id: null, reason: isClientFailure(err) ? 'The provider refused the order' : 'The gift provider could not be reached; the order was not delivered' };
+  } catch {
+    return {
+      state: 'unknown',
+      transaction_id,
+      reason: transaction_id ? "The provider's status checks kept failing; the order may still be delivered" : 'The order could not be confirmed with the gift provider; it may have reached it',
+    };
   }
 }
 
 /**
  * `redemption:<redemption_id>`: reserve (a ledger hold of the gift's points) → fulfil through the
  * gift provider (polling a PROCESSING order with durable sleeps) → settle (`completed`, the hold
- * is the debit) or release (`refunded`, one refund entry, with the provider's reason). A hold that
- * is refused fails the run with that 409 and leaves nothing behind. Every step is idempotent, so a
- * worker killed at any point delivers once and debits once.
+ * is the debit) or release (`refunded`, one refund entry giving back the held lots, with the
+ * provider's reason) on the provider's final answer. An unknown outcome keeps the hold and waits,
+ * `needs_review`, for an admin's settlement (settleUpdate). A hold that is refused fails the run
+ * with that 409 and leaves nothing behind. Every step is idempotent, so a worker killed at any
+ * point delivers once and debits once.
  */
 export async function redemptionWorkflow(input: RedemptionInput): Promise<RedemptionState> {
   let reserved: RedemptionState | undefined;
+  let status: RedemptionStatus = 'processing';
+  let decision: Settlement | undefined;
+  let settled: RedemptionState | undefined;
   setHandler(reservedUpdate, async () => {
     await condition(() => reserved !== undefined);
     return reserved!;
   });
+  setHandler(
+    settleUpdate,
+    async (req) => {
+      const duplicate = decision !== undefined;
+      decision ??= { outcome: req.outcome, settled_by: req.settled_by, reason: req.reason, settled_at: new Date().toISOString() };
+      await condition(() => settled !== undefined);
+      return { ...settled!, duplicate };
+    },
+    {
+      validator: (req) => {
+        if (decision && decision.outcome !== req.outcome) refuse(409, `Redemption ${input.redemption_id} was already settled as ${decision.outcome}`);
+        if (!decision && status !== 'needs_review') refuse(409, `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`);
+      },
+    },
+  );
   try {
     reserved = await reserveRedemption(input);
   } catch (err) {
@@ -77,7 +136,16 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
   }
   if (reserved.status !== 'processing') return reserved;
   const answer = await fulfil(input);
+  if (answer.state === 'unknown') {
+    status = 'needs_review';
+    await untilDone(() => reviewRedemption(input, answer));
+    await condition(() => decision !== undefined);
+    settled = await untilDone(() => settleReviewed(input, decision!));
+    await condition(allHandlersFinished);
+    return settled;
+  }
   const final = await untilDone(() => (answer.state === 'delivered' ? settleRedemption(input, answer) : releaseRedemption(input, answer as Exclude<FulfilAnswer, { state: 'delivered' | 'processing' }>)));
+  status = final.status;
   await condition(allHandlersFinished);
   return final;
 }

@@ -11,5 +11,12 @@ export const REQUIRED_BY_TYPE: Record<GiftType, readonly string[]> = {
 
 export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'] as const;
 
-export const REDEMPTION_STATUSES = ['processing', 'completed', 'refunded', 'failed'] as const;
+/**
+ * `needs_review`: the provider's outcome is unknown (no final answer within the processing limit,
+ * or its calls kept failing): the points stay held until an admin settles it as one of
+ * SETTLE_OUTCOMES.
+ */
+export const REDEMPTION_STATUSES = ['processing', 'needs_review', 'completed', 'refunded', 'failed'] as const;
 export type RedemptionStatus = (typeof REDEMPTION_STATUSES)[number];
+export const SETTLE_OUTCOMES = ['completed', 'refunded'] as const;
+export type SettleOutcome = (typeof SETTLE_OUTCOMES)[number];

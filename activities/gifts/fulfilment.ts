@@ -1,16 +1,18 @@
 /**
  * The steps of the redemption workflow (workflows/redemption.ts): reserve the points, have the
- * provider deliver, then settle or release. Each step is idempotent by its ledger operation id
- * (`redemption:<id>:hold`, `redemption:<id>:refund`) and by the order's customIdentifier (the
- * redemption id), so a step run again after a worker died changes nothing twice.
+ * provider deliver, then settle or release, or, when the provider's outcome is unknown, leave it
+ * to an admin (needs_review) and apply the admin's settlement. Each step is idempotent by its
+ * ledger operation id (`redemption:<id>:hold`, `redemption:<id>:refund`) and by the order's
+ * customIdentifier (the redemption id), so a step run again after a worker died changes nothing
+ * twice.
  */
 import { Context } from '@temporalio/activity';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
 import { encryptSecret, ensureConfigEncryptionKey } from '../llm/secrets';
-import { appliedRequest, creditPoints, debitPoints, getBalance } from '../loyalty/ledger';
-import type { GiftType, RedemptionDoc, RedemptionStatus } from './models';
+import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/ledger';
+import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
 import { findRedemption, sandboxTransactions, saveRedemption } from './store';
 
 export interface RedemptionInput {
@@ -22,6 +24,24 @@ export interface RedemptionInput {
   gift_type: GiftType;
   points: number;
   order: GiftOrder;
+  /** when the outcome counts as unknown (absent in runs started before they existed: the defaults) */
+  limits?: RedemptionLimits;
+}
+
+export interface RedemptionLimits {
+  /** an order still PROCESSING after this goes to review (GIFT_PROCESSING_LIMIT_SECONDS) */
+  processing_ms: number;
+  /** attempts of an order or a status check before its outcome counts as unknown (GIFT_PROVIDER_ATTEMPTS) */
+  attempts: number;
+}
+
+/** An admin's decision on a redemption in needs_review, as the workflow accepted it. */
+export interface Settlement {
+  outcome: SettleOutcome;
+  settled_by: string;
+  reason: string | null;
+  /** ISO 8601: when the workflow accepted it */
+  settled_at: string;
 }
 
 /** What the workflow passes between steps and answers: never a PIN in clear (it would sit in the history). */
@@ -38,6 +58,7 @@ export type FulfilAnswer =
 export const holdOperation = (redemption_id: string) => `redemption:${redemption_id}:hold`;
 export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
 export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
+const settlementOf = (s: Settlement) => ({ outcome: s.outcome, settled_by: s.settled_by, reason: s.reason, settled_at: new Date(s.settled_at) });
 
 let provider: { key: string; engine: GiftProvider } | undefined;
 
@@ -132,24 +153,58 @@ export async function settleRedemption(input: RedemptionInput, delivered: { tran
   return state(doc);
 }
 
-/** Refused or failed for good: the held points come back as one `refund` entry, with the reason. */
-export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }): Promise<RedemptionState> {
-  const refund = await creditPoints({
+/**
+ * Refused for good (or refunded by an admin's settlement): the hold is given back as one `refund`
+ * entry, with the reason. It returns the very lots the hold took, each with its credit's
+ * `expires_at` (ledger.refundDebit): a fresh credit would renew points about to lapse at every
+ * refused redemption. Points that lapsed while held stay lapsed (`points_lapsed`).
+ */
+export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }, settlement?: Settlement): Promise<RedemptionState> {
+  const refund = await refundDebit({
     organization_id: input.organization_id,
     user_id: input.user_id,
-    points: input.points,
-    reason: 'refund',
+    debit_operation_id: holdOperation(input.redemption_id),
     operation_id: refundOperation(input.redemption_id),
+    reason: 'refund',
     description: `gift ${input.gift_id} not delivered: ${refusal.reason}`.slice(0, 500),
   });
   const doc = await saveRedemption(input.redemption_id, {
     ...recordOf(input),
     points_spent: input.points,
     points_refunded: refund.entry.amount,
+    points_lapsed: refund.points_lapsed,
     refund_entry_id: refund.entry.entry_id,
     status: 'refunded',
     status_reason: refusal.reason,
     ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
+    ...(settlement ? { settlement: settlementOf(settlement) } : {}),
+  });
+  return state(doc);
+}
+
+/**
+ * The provider's outcome is unknown (no final answer within the processing limit, or its calls
+ * failed past their retries): it may still deliver, so nothing is given back. The hold stays and
+ * the redemption waits for an admin (`needs_review`).
+ */
+export async function reviewRedemption(input: RedemptionInput, unknown: { transaction_id: string | null; reason: string }): Promise<RedemptionState> {
+  const doc = await saveRedemption(input.redemption_id, {
+    status: 'needs_review',
+    status_reason: unknown.reason,
+    ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}),
+  });
+  return state(doc);
+}
+
+/** Applies an admin's settlement of a redemption in needs_review: completed (the hold is the debit) or refunded. */
+export async function settleReviewed(input: RedemptionInput, settlement: Settlement): Promise<RedemptionState> {
+  if (settlement.outcome === 'refunded') {
+    return releaseRedemption(input, { transaction_id: null, reason: settlement.reason ?? 'Refunded by an administrator after review' }, settlement);
+  }
+  const doc = await saveRedemption(input.redemption_id, {
+    status: 'completed',
+    status_reason: settlement.reason ?? 'Completed by an administrator after review',
+    settlement: settlementOf(settlement),
   });
   return state(doc);
 }

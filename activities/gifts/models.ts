@@ -1,7 +1,7 @@
 import mongoose, { Schema } from 'mongoose';
-import { GIFT_TYPES, REDEMPTION_STATUSES, type GiftType, type RedemptionStatus } from './constants';
+import { GIFT_TYPES, REDEMPTION_STATUSES, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants';
 
-export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, type GiftType, type RedemptionStatus } from './constants';
+export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants';
 
 const giftSchema = new Schema(
   {
@@ -46,8 +46,10 @@ export interface GiftDoc {
 /**
  * A redemption, written by its workflow `redemption:<redemption_id>` once its points are held
  * (ledger operation `redemption:<id>:hold`), then settled (`completed`: the hold is the debit) or
- * released (`refunded`: operation `redemption:<id>:refund`). The gift's name, type and price are
- * kept as they were when redeemed. Only the workflow writes it, one step at a time.
+ * released (`refunded`: operation `redemption:<id>:refund`), or, when the provider's outcome is
+ * unknown, left `needs_review` with the hold until an admin settles it (`settlement`). The gift's
+ * name, type and price are kept as they were when redeemed. Only the workflow writes it, one step
+ * at a time.
  */
 const redemptionSchema = new Schema(
   {
@@ -74,11 +76,22 @@ const redemptionSchema = new Schema(
     account_reference: { type: String },
     /** an electronic PIN, encrypted with the configuration key; shown to its owner only */
     pin_encrypted: { type: String },
+    /** of the points refunded, those whose credit had lapsed meanwhile (written down at once) */
+    points_lapsed: { type: Number },
+    /** an admin's decision on a redemption in needs_review */
+    settlement: {
+      type: new Schema(
+        { outcome: { type: String, enum: SETTLE_OUTCOMES, required: true }, settled_by: { type: String, required: true }, reason: { type: String }, settled_at: { type: Date, required: true } },
+        { _id: false },
+      ),
+      default: undefined,
+    },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 redemptionSchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
 redemptionSchema.index({ organization_id: 1, created_at: -1 });
+redemptionSchema.index({ organization_id: 1, status: 1, created_at: -1 });
 
 export interface RedemptionDoc {
   _id: string;
@@ -101,6 +114,8 @@ export interface RedemptionDoc {
   phone_number?: string;
   account_reference?: string;
   pin_encrypted?: string;
+  points_lapsed?: number;
+  settlement?: { outcome: SettleOutcome; settled_by: string; reason?: string | null; settled_at: Date };
   created_at: Date;
   updated_at?: Date;
 }

@@ -3,13 +3,14 @@
  * redemption as its owner, an admin or another user may read it.
  */
 import { createHash } from 'node:crypto';
+import { config } from '../config';
 import { conflict, invalid, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
 import { decryptSecret } from '../llm/secrets';
 import type { GiftOrder } from '../engines/gift-provider';
 import { giftNotFound } from './gifts';
-import type { RedemptionDoc, RedemptionStatus } from './models';
-import type { RedemptionInput } from './fulfilment';
+import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
+import type { RedemptionInput, RedemptionLimits } from './fulfilment';
 import { findGift, findRedemption, pageRedemptions } from './store';
 
 export interface RedeemRequest {
@@ -24,6 +25,9 @@ export interface RedeemRequest {
 /** A redemption id per (organization, user, idempotency key): a retry reaches the same workflow. */
 export const redemptionIdFor = (organization_id: string, user_id: string, key?: string) =>
   key ? `rdm_${createHash('sha256').update(`${organization_id}\u0000${user_id}\u0000${key}`).digest('base64url').slice(0, 22)}` : newId('rdm');
+
+/** When a redemption's outcome counts as unknown (it then waits for an admin): set per run, from the configuration. */
+const redemptionLimits = (): RedemptionLimits => ({ processing_ms: config().GIFT_PROCESSING_LIMIT_SECONDS * 1000, attempts: config().GIFT_PROVIDER_ATTEMPTS });
 
 const E164 = /^\+[1-9]\d{7,14}$/;
 
@@ -64,6 +68,7 @@ export async function prepareRedemption(req: RedeemRequest): Promise<{ redemptio
     gift_type: gift.gift_type,
     points: gift.points_value,
     order,
+    limits: redemptionLimits(),
   };
   return { redemption_id, existing, input };
 }
@@ -76,6 +81,7 @@ export interface RedemptionView {
   user_id: string;
   points_spent: number;
   points_refunded: number;
+  points_lapsed: number;
   balance_after: number;
   status: RedemptionStatus;
   status_reason: string | null;
@@ -85,6 +91,7 @@ export interface RedemptionView {
   account_reference: string | null;
   pin_code: string | null;
   pin_masked: boolean;
+  settlement: { outcome: SettleOutcome; settled_by: string; reason: string | null; settled_at: string } | null;
   created_at: string;
   updated_at: string;
 }
@@ -107,6 +114,7 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
     user_id: r.user_id,
     points_spent: r.points_spent,
     points_refunded: r.points_refunded ?? 0,
+    points_lapsed: r.points_lapsed ?? 0,
     balance_after: r.balance_after,
     status: r.status,
     status_reason: r.status_reason ?? null,
@@ -116,6 +124,7 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
     account_reference: r.account_reference ?? null,
     pin_code: pin === null ? null : owner ? pin : maskPin(pin),
     pin_masked: pin !== null && !owner,
+    settlement: r.settlement ? { outcome: r.settlement.outcome, settled_by: r.settlement.settled_by, reason: r.settlement.reason ?? null, settled_at: new Date(r.settlement.settled_at).toISOString() } : null,
     created_at: r.created_at.toISOString(),
     updated_at: (r.updated_at ?? r.created_at).toISOString(),
   };

@@ -5,12 +5,13 @@
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
-import { PlatformError } from '../../activities/errors';
+import { notFound, PlatformError } from '../../activities/errors';
 import { prepareRedemption, getRedemption, listRedemptions, viewRedemption } from '../../activities/gifts/redemptions';
 import { findRedemption } from '../../activities/gifts/store';
-import { REDEMPTION_STATUSES } from '../../activities/gifts/constants';
+import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants';
+import type { RedemptionDoc } from '../../activities/gifts/models';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { redemptionWorkflow, reservedUpdate } from '../../workflows/redemption';
+import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflows/redemption';
 import { taskQueue, temporal } from '../temporal';
 import { createGift, deleteGift, getGift, listGifts, replaceGift } from '../../activities/gifts/gifts';
 import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants';
@@ -143,15 +144,20 @@ const redemption = z.object({
   user_id: z.string(),
   points_spent: z.number(),
   points_refunded: z.number(),
+  points_lapsed: z.number().describe('of the points refunded, those whose credit had lapsed meanwhile: they stay lapsed'),
   balance_after: z.number(),
-  status: z.enum(REDEMPTION_STATUSES),
-  status_reason: z.string().nullable().describe("why it ended refunded or failed (the provider's reason)"),
+  status: z.enum(REDEMPTION_STATUSES).describe("needs_review: the provider's outcome is unknown; the points stay held until an admin settles it"),
+  status_reason: z.string().nullable().describe("why it ended refunded or failed (the provider's reason), or why it needs review"),
   provider: z.string().nullable(),
   provider_transaction_id: z.string().nullable(),
   phone_number: z.string().nullable(),
   account_reference: z.string().nullable(),
   pin_code: z.string().nullable().describe("an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else"),
   pin_masked: z.boolean(),
+  settlement: z
+    .object({ outcome: z.enum(SETTLE_OUTCOMES), settled_by: z.string(), reason: z.string().nullable(), settled_at: z.string() })
+    .nullable()
+    .describe("an admin's settlement of a redemption that needed review"),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -223,7 +229,8 @@ defineRoute({
     if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
     if (doc.gift_id !== params.gift_id) throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
     const view = viewRedemption(doc, principal);
-    if (view.status !== 'processing') return { success: true, duplicate, redemption: view };
+    // Not final yet: still with the provider, or its outcome unknown and waiting for an admin.
+    if (view.status !== 'processing' && view.status !== 'needs_review') return { success: true, duplicate, redemption: view };
     setResponseHeader(event, 'location', `/api/gifts/redemptions/${encodeURIComponent(redemption_id)}`);
     return new Reply(202, { success: true, duplicate, redemption: view });
   },
@@ -265,5 +272,53 @@ defineRoute({
     const ref = query.user_id ?? (principal.level === 0 ? principal.user_id : null);
     const user_id = ref ? (await existingUser(principal, org, ref, `User not found: ${ref}`)).user_id : null;
     return { success: true, ...(await listRedemptions(org, { user_id, status: query.status ?? null }, query.page, query.limit, principal)) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/gifts/redemptions/:redemption_id/settle'],
+  tag,
+  errors,
+  summary:
+    "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
+  auth: 'admin',
+  params: z.object({ redemption_id: requiredId }),
+  query: z.object({ organization_id: organizationId }),
+  body: z.object({
+    outcome: z.enum(SETTLE_OUTCOMES).describe('completed: the provider delivered; refunded: it did not and never will'),
+    reason: z.string().trim().min(1).max(500).optional().describe('what the admin found (kept as status_reason and in settlement)'),
+  }),
+  response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
+  handler: async ({ principal, params, query, body }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const id = params.redemption_id;
+    /** An existing settlement answers the same outcome again (duplicate) and refuses another. */
+    const decided = (doc: RedemptionDoc) => {
+      if (!doc.settlement) return null;
+      if (doc.settlement.outcome !== body.outcome) throw new PlatformError(409, `Redemption ${id} was already settled as ${doc.settlement.outcome}`);
+      return { success: true as const, duplicate: true, redemption: viewRedemption(doc, principal) };
+    };
+    const doc = await findRedemption(id);
+    if (!doc || doc.organization_id !== org) throw notFound(`Redemption not found: ${id}`);
+    const done = decided(doc);
+    if (done) return done;
+    if (doc.status !== 'needs_review') throw new PlatformError(409, `Redemption ${id} is ${doc.status}; only a redemption in needs_review can be settled`);
+    // The redemption's own run applies it: it takes one settlement, so two different ones at
+    // once cannot both win (the second is refused 409 before anything is written).
+    const client = await temporal();
+    let duplicate: boolean;
+    try {
+      ({ duplicate } = await client.workflow.getHandle(`redemption:${id}`).executeUpdate(settleUpdate, { args: [{ outcome: body.outcome, reason: body.reason ?? null, settled_by: principal.user_id }] }));
+    } catch (err) {
+      // The run ended meanwhile (a concurrent request settled it): the record says how.
+      const now = await findRedemption(id);
+      const again = now && decided(now);
+      if (again) return again;
+      throw err;
+    }
+    const after = await findRedemption(id);
+    if (!after) throw new PlatformError(500, `redemption ${id} has no record`);
+    return { success: true, duplicate, redemption: viewRedemption(after, principal) };
   },
 });

@@ -1,0 +1,198 @@
+/**
+ * Redemptions whose outcome is unknown: the provider may still deliver, so the points are never
+ * refunded on a guess. Against a mocked Reloadly-style provider (a local node:http server: the
+ * real one is a paid API) on a platform of this test's own with short limits (an order PROCESSING
+ * for 6 s, two attempts of a provider call), an order whose status checks keep failing, one that
+ * stays PROCESSING and one whose order call keeps failing each end `needs_review` with the hold
+ * kept; admins list them and settle them (completed or refunded) through the API, once.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseEnv } from '../activities/config';
+import { generateSecret } from '../activities/identity/api-keys';
+import { launchPlatform, type Platform } from '../workers/platform';
+import { unique, until } from './helpers/api';
+import { isolatedPlatformEnv } from './helpers/runtime';
+
+const queue = unique('redemption-review');
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redemption-review-'));
+const adminKey = generateSecret();
+const CLIENT = { id: 'client-review', secret: 'secret-review' };
+
+/** The mocked provider: by the number's last digits, what it does with an order. */
+const mock = { orders: new Map<string, number>(), checks: new Map<string, number>(), next: 5000, txs: new Map<number, { id: string; status: string; phone: string }>() };
+let server: http.Server;
+let platform: Platform;
+let admin: string;
+let adminUser: string;
+let ana: { key: string; user_id: string };
+let giftId: string;
+
+function providerServer(): http.Server {
+  const send = (res: http.ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(body));
+  };
+  return http.createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      const url = new URL(req.url!, 'http://mock');
+      const body = raw ? JSON.parse(raw) : {};
+      if (url.pathname === '/oauth/token') return send(res, 200, { access_token: 'tok-1', expires_in: 3600 });
+      if (req.method === 'POST' && url.pathname === '/topups') {
+        const id = String(body.customIdentifier);
+        const phone = String(body.recipientPhone?.number ?? '');
+        mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
+        // 7777: the order call fails every time (it may or may not have been taken)
+        if (phone.endsWith('7777')) return send(res, 503, { message: 'upstream timeout' });
+        const tx = { id, phone, status: phone.endsWith('1111') ? 'SUCCESSFUL' : 'PROCESSING' };
+        const transactionId = (mock.next += 1);
+        mock.txs.set(transactionId, tx);
+        return send(res, 200, { transactionId, customIdentifier: id, status: tx.status, phone });
+      }
+      if (req.method === 'GET' && url.pathname === '/transactions') return send(res, 200, { content: [] });
+      const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
+      if (req.method === 'GET' && one) {
+        const tx = mock.txs.get(Number(one[1]));
+        if (!tx) return send(res, 404, { message: 'not found' });
+        mock.checks.set(tx.id, (mock.checks.get(tx.id) ?? 0) + 1);
+        // 5555: every status check fails; 6666: PROCESSING for ever
+        if (tx.phone.endsWith('5555')) return send(res, 500, { message: 'internal error' });
+        return send(res, 200, { transactionId: Number(one[1]), customIdentifier: tx.id, status: tx.status });
+      }
+      send(res, 404, { message: 'no such route' });
+    });
+  });
+}
+
+async function api(method: string, route: string, key: string | undefined, body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(`${platform.edgeUrl}${route}`, { method, headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  return { status: res.status, body: await res.json() };
+}
+
+const points = async () => (await api('GET', `/loyalty/points/${ana.user_id}`, admin)).body.points as number;
+const entriesOf = async (id: string) =>
+  (await api('GET', `/loyalty/points/${ana.user_id}/history?limit=100`, admin)).body.entries.filter((e: any) => e.operation_id.startsWith(`redemption:${id}:`)).map((e: any) => [e.reason, e.amount]);
+const settled = (id: string) => until(`redemption ${id} out of processing`, async () => (await api('GET', `/api/gifts/redemptions/${id}`, ana.key)).body.redemption, (r) => r.status !== 'processing', 120_000);
+const settle = (id: string, key: string, body: object) => api('POST', `/api/gifts/redemptions/${id}/settle`, key, body);
+
+async function redeem(phone: string): Promise<string> {
+  const res = await api('POST', `/api/gifts/gifts/${giftId}/redeem`, ana.key, { user_id: ana.user_id, phone_number: phone, idempotency_key: unique('k') });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return res.body.redemption.id;
+}
+
+beforeAll(async () => {
+  server = providerServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const env = isolatedPlatformEnv({ queue, dataDir, adminKey }, {
+    WORKER_COUNT: '1',
+    GIFT_PROVIDER: 'reloadly',
+    GIFT_PROVIDER_URL: url,
+    GIFT_PROVIDER_CLIENT_ID: CLIENT.id,
+    GIFT_PROVIDER_CLIENT_SECRET: CLIENT.secret,
+    GIFT_PROCESSING_LIMIT_SECONDS: '6',
+    GIFT_PROVIDER_ATTEMPTS: '2',
+    LOG_LEVEL: 'warn',
+  });
+  platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore', log: () => undefined });
+  const org = (await api('POST', '/api/organizations', adminKey, { name: unique('Review'), tier: 'free' })).body.organization.organization_id;
+  const a = await api('POST', '/generate_api_key', adminKey, { user_id: unique('admin'), organization_id: org, permissions: ['admin'] });
+  admin = a.body.api_key;
+  adminUser = a.body.metadata.user_id;
+  const k = await api('POST', '/generate_api_key', admin, { user_id: unique('ana') });
+  ana = { key: k.body.api_key, user_id: k.body.metadata.user_id };
+  await api('PUT', '/loyalty/rules', admin, { actions: { grant: 1000 } });
+  expect((await api('POST', `/loyalty/award-points/${ana.user_id}`, admin, { action_type: 'grant' })).status).toBe(200);
+  giftId = (await api('POST', '/api/gifts/gifts', admin, { gift_name: 'Airtel 500', gift_type: 'mobile_top-ups', country: 'NG', telco_supplier: 'Airtel', recharge_amount: 500, points_value: 100 })).body.gift.id;
+}, 300_000);
+
+afterAll(async () => {
+  await platform?.stop();
+  await new Promise((r) => server?.close(r));
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('a redemption whose outcome is unknown (mocked provider)', () => {
+  it('mocked provider: status checks failing past their retries, an order PROCESSING past the limit, an order call failing: needs_review, the hold kept, listed for admins', async () => {
+    const checks = await redeem('+2348031235555');
+    const stuck = await redeem('+2348031236666');
+    const unsent = await redeem('+2348031237777');
+    for (const id of [checks, stuck, unsent]) {
+      const r = await settled(id);
+      expect(r, id).toMatchObject({ status: 'needs_review', points_spent: 100, points_refunded: 0, settlement: null });
+      expect(r.status_reason).toEqual(expect.any(String));
+      // The points stay held: nothing was given back while the provider may still deliver.
+      expect(await entriesOf(id)).toEqual([['redemption', -100]]);
+    }
+    expect(mock.checks.get(checks)).toBe(2);
+    expect(mock.checks.get(stuck)).toBeGreaterThanOrEqual(2);
+    expect(mock.orders.get(unsent)).toBe(2);
+    expect(await points()).toBe(700);
+    const listed = await api('GET', '/api/gifts/redemptions?status=needs_review', admin);
+    expect(listed.body.redemptions.map((r: any) => r.id).sort()).toEqual([checks, stuck, unsent].sort());
+    // Its owner sees it too (202 while it is open), and a repeat of the request joins it.
+    expect((await api('GET', `/api/gifts/redemptions/${checks}`, ana.key)).body.redemption.status).toBe('needs_review');
+  }, 200_000);
+
+  it('an admin settles one as refunded (the points back, once) and one as completed (the hold is the debit); a repeat is a duplicate, a different outcome 409', async () => {
+    const [refundIt, completeIt] = (await api('GET', '/api/gifts/redemptions?status=needs_review&limit=100', admin)).body.redemptions.map((r: any) => r.id);
+    const before = await points();
+    const refunded = await settle(refundIt, admin, { outcome: 'refunded', reason: 'Reloadly support confirmed the top-up failed' });
+    expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
+    expect(refunded.body).toMatchObject({ success: true, duplicate: false, redemption: { id: refundIt, status: 'refunded', points_refunded: 100, settlement: { outcome: 'refunded', settled_by: adminUser, reason: 'Reloadly support confirmed the top-up failed', settled_at: expect.any(String) } } });
+    expect(await points()).toBe(before + 100);
+    expect((await entriesOf(refundIt)).sort()).toEqual([['redemption', -100], ['refund', 100]]);
+    const again = await settle(refundIt, admin, { outcome: 'refunded' });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ duplicate: true, redemption: { status: 'refunded' } });
+    const other = await settle(refundIt, admin, { outcome: 'completed' });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({ success: false, error: expect.stringMatching(/already settled as refunded/) });
+    expect(await points()).toBe(before + 100);
+    expect((await entriesOf(refundIt)).sort()).toEqual([['redemption', -100], ['refund', 100]]);
+
+    const completed = await settle(completeIt, admin, { outcome: 'completed', reason: 'delivered, seen on the operator portal' });
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    expect(completed.body.redemption).toMatchObject({ status: 'completed', points_refunded: 0, settlement: { outcome: 'completed', settled_by: adminUser } });
+    expect(await entriesOf(completeIt)).toEqual([['redemption', -100]]);
+    expect((await settle(completeIt, admin, { outcome: 'refunded' })).status).toBe(409);
+    expect(await points()).toBe(before + 100);
+  }, 120_000);
+
+  it('two different settlements at once: exactly one wins; a basic key cannot settle; only a redemption in needs_review can be settled', async () => {
+    const [last] = (await api('GET', '/api/gifts/redemptions?status=needs_review', admin)).body.redemptions.map((r: any) => r.id);
+    expect(last).toBeDefined();
+    const before = await points();
+    // The owner's basic key: 403 in the gifts' error shape, nothing changed.
+    const basic = await settle(last, ana.key, { outcome: 'refunded' });
+    expect(basic.status).toBe(403);
+    expect(basic.body.success).toBe(false);
+    expect((await api('GET', `/api/gifts/redemptions/${last}`, admin)).body.redemption.status).toBe('needs_review');
+    expect((await settle(last, admin, { outcome: 'lost' })).status).toBe(400);
+
+    const answers = await Promise.all([settle(last, admin, { outcome: 'completed' }), settle(last, admin, { outcome: 'refunded' }), settle(last, admin, { outcome: 'refunded' })]);
+    const won = answers.filter((a) => a.status === 200);
+    const refused = answers.filter((a) => a.status === 409);
+    expect(won.length + refused.length).toBe(3);
+    const outcome = won[0].body.redemption.status;
+    expect(won.every((a) => a.body.redemption.status === outcome)).toBe(true);
+    expect(refused.length).toBe(outcome === 'completed' ? 2 : 1);
+    expect(await entriesOf(last)).toHaveLength(outcome === 'refunded' ? 2 : 1);
+    expect(await points()).toBe(before + (outcome === 'refunded' ? 100 : 0));
+
+    // Not in needs_review: a redemption delivered normally, and one that does not exist.
+    const done = await api('POST', `/api/gifts/gifts/${giftId}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031231111' });
+    expect(done.body.redemption.status).toBe('completed');
+    const notReview = await settle(done.body.redemption.id, admin, { outcome: 'refunded' });
+    expect(notReview.status).toBe(409);
+    expect(notReview.body.error).toMatch(/needs_review/);
+    expect((await settle('rdm_nothing', admin, { outcome: 'refunded' })).status).toBe(404);
+  }, 120_000);
+});
