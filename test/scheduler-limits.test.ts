@@ -140,6 +140,26 @@ describe('a basic saver\'s load limits (HTTP)', () => {
   });
 });
 
+describe('the limits at run time', () => {
+  it('an admin\'s every-10-minutes event whose admin key is revoked runs as basic: the run fails naming the limit, nothing awarded', async () => {
+    const t = await newTenant();
+    const idp = unique('holder');
+    const keys = [];
+    for (const permissions of [['admin'], ['basic']]) {
+      const res = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: idp, permissions } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      keys.push({ key: res.body.api_key as string, key_id: res.body.metadata.key_id as string });
+    }
+    const ev = await call('POST', B, { key: keys[0].key, json: { idp_id: idp, type_of_event: 'loyalty', recurrency: 'cron', cron: '*/10 * * * *', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } });
+    expect(ev.status, JSON.stringify(ev.body)).toBe(200);
+    expect((await call('POST', '/revoke_api_key', { key: t.adminKey, json: { user_id: idp, api_key: keys[0].key_id } })).status).toBe(200);
+    expect((await call('POST', `${B}/${ev.body.event.id}/execute`, { key: t.adminKey })).status).toBe(200);
+    const seen = await until('the run', () => call('GET', `${A}/${ev.body.event.id}/runs`, { key: keys[1].key }), (r) => r.body.runs?.length === 1, 30_000);
+    expect(seen.body.runs[0]).toMatchObject({ outcome: 'failed', failure: 'refused', result: null });
+    expect(seen.body.runs[0].error).toMatch(/^cron: .*SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+  });
+});
+
 /** A local port nothing listens on. */
 async function closedPort(): Promise<number> {
   const server = net.createServer();
