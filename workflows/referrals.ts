@@ -24,7 +24,9 @@ export interface ReferralResult {
 
 /**
  * `referral:<org>:<referred user>`: records the referral once, credits both sides exactly once
- * (ledger operation ids per referral and side), then marks it completed. Every step is
+ * (ledger operation ids per referral and side), then marks it completed. Recording refuses (409,
+ * nothing credited) a referral after the referred account's window or by a user they referred,
+ * and claims the pair of users first, so only one of two mutual claims is ever recorded. Every step is
  * idempotent, so a retry or a rerun after Temporal's retention credits nothing twice.
  */
 export async function referralWorkflow(input: ReferralInput): Promise<ReferralResult> {

@@ -79,7 +79,7 @@ defineRoute({
   paths: ['/loyalty/process-referral'],
   tag,
   summary:
-    'Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code',
+    "Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code. 409 when the user was referred by someone else, when the referrer is a user they referred, or when their account is older than the rules' referral_window_days",
   auth: 'key',
   body: z.object({
     referred_internal_id: requiredId.describe("the newcomer; a basic key's own user"),
