@@ -178,7 +178,7 @@ export async function listApiKeys(actor: Principal, organization_id: string, use
       last_used: lastUsed.get(d.key_id)?.toISOString() ?? null,
       permissions: d.permissions,
       status,
-      active: status === 'active' || status === 'expiring',
+      active: usable(d, rotation, now),
       expires_at: end === undefined ? null : new Date(end).toISOString(),
       rotated_to: rotation?.key_id ?? null,
       rotated_from: d.rotated_from ?? null,

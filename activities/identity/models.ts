@@ -50,7 +50,7 @@ const apiKeySchema = new Schema(
     created_by: { type: String },
     rate_limit_per_minute: { type: Number },
     revoked_at: { type: Date },
-    /** the _id of the key's api_key_slots document while the key is active */
+    /** the _id of the key's api_key_slots document while the key is usable (its grace included) */
     slot: { type: String },
     /** refused from then on; set at creation only (a rotation's grace lives in api_key_rotations) */
     expires_at: { type: Date },
@@ -76,9 +76,10 @@ const apiKeyUsageSchema = new Schema(
 );
 
 /**
- * One document per active key, `<organization>|<user>|<n>` with n below MAX_KEYS_PER_USER: the
- * unique _id caps a user's active keys even under concurrent creations (an insert guarded by a
- * unique key stays exact on both servers). Revocation deletes the slot.
+ * One document per usable key (a rotated key in its grace included), `<organization>|<user>|<n>`
+ * with n below MAX_KEYS_PER_USER: the unique _id caps a user's working keys even under concurrent
+ * creations and rotations (an insert guarded by a unique key stays exact on both servers).
+ * Revocation deletes the slot; a key that expired or whose grace ended leaves it to be released.
  */
 const apiKeySlotSchema = new Schema(
   {
