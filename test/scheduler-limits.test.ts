@@ -144,7 +144,7 @@ describe('the limits at run time', () => {
   it('an admin\'s every-10-minutes event whose admin key is revoked runs as basic: the run fails naming the limit, nothing awarded', async () => {
     const t = await newTenant();
     const idp = unique('holder');
-    const keys = [];
+    const keys: { key: string; key_id: string }[] = [];
     for (const permissions of [['admin'], ['basic']]) {
       const res = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: idp, permissions } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
