@@ -202,8 +202,19 @@ describe('retail catalogue', () => {
     expect(mapped.status).toBe(201);
     expect(mapped.body.mapping).toMatchObject({ venue_id: venue.id, product_id: milk.id, price: 1.25, status: 'active' });
     await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: milk.id, price: 1.35, status: 'out_of_stock' } });
-    const badStatus = await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: milk.id, price: 1, status: 'sold' } });
-    expect(badStatus.status).toBe(422);
+    // status is a string: any label up to 40 characters is stored (trimmed) and returned as given
+    for (const bad of ['', '   ', 'x'.repeat(41), 'out\nof stock', 7, null]) {
+      const badStatus = await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: milk.id, price: 1, status: bad } });
+      expect(badStatus.status, JSON.stringify(bad)).toBe(422);
+      expect(badStatus.body.detail, JSON.stringify(bad)).toMatch(/^status/);
+    }
+    const cheese = (await post(t, '/retail/admin/products', { name: 'Cheddar 200g', brand_id: brand.id })).product;
+    const available = await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: cheese.id, price: 3.5, status: ' available ' } });
+    expect(available.status, JSON.stringify(available.body)).toBe(201);
+    expect(available.body.mapping).toMatchObject({ product_id: cheese.id, status: 'available' });
+    const long = 'x'.repeat(40);
+    expect((await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: cheese.id, price: 3.5, status: long } })).body.mapping.status).toBe(long);
+    await call('POST', `/retail/admin/venues/${venue.id}/products`, { key: t.adminKey, json: { product_id: cheese.id, price: 3.5, status: 'available' } });
 
     const count = async () => ((await (await fetch(`${inject("placesUrl")}/__count`)).json()) as { count: number }).count;
     const before = await count();
@@ -212,7 +223,10 @@ describe('retail catalogue', () => {
     expect(details.body).toMatchObject({
       success: true,
       venue: { id: venue.id, name: 'Corner Shop' },
-      products: [{ product_id: milk.id, name: 'Whole Milk 1L', price: 1.35, status: 'out_of_stock' }],
+      products: [
+        { product_id: milk.id, name: 'Whole Milk 1L', price: 1.35, status: 'out_of_stock' },
+        { product_id: cheese.id, name: 'Cheddar 200g', price: 3.5, status: 'available' },
+      ],
       places_source: 'google',
       places: { name: 'Corner Shop', address: '5 High St', rating: 4.4, category: 'grocery_store' },
     });

@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import { MAPPING_STATUSES, type MappingStatus } from './constants';
+import { MAPPING_STATUS_MAX_LENGTH, type MappingStatus } from './constants';
 
 /**
  * The retail catalogue of an organization (schemas only: store.ts is the one file that reads and
@@ -74,7 +74,7 @@ const venueProductSchema = new Schema(
     venue_id: { type: Number, required: true },
     product_id: { type: Number, required: true },
     price: { type: Number, required: true },
-    status: { type: String, enum: MAPPING_STATUSES, required: true },
+    status: { type: String, required: true, maxlength: MAPPING_STATUS_MAX_LENGTH },
   },
   { timestamps, versionKey: false },
 );

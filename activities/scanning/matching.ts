@@ -2,6 +2,7 @@
  * Fuzzy matching of a receipt against the catalogue (pure): which venue printed it and which
  * products its lines are, each with a confidence 0..1 and the reason.
  */
+import { isOnSaleStatus } from '../retail/constants';
 import type { ParsedReceipt, ReceiptItem } from './receipt';
 
 export const normalize = (s: string) =>
@@ -122,8 +123,9 @@ function priceAgreement(unit: number, expected: number | null): number | null {
 
 /**
  * Each line's best product. Confidence = name similarity × (0.6 + 0.4 × price agreement),
- * price agreement 0.75 when the venue has no price for it; ×0.9 when the venue lists the product
- * as not active. Lines of the same product are merged (quantities add, the lowest confidence).
+ * price agreement 0.75 when the venue has no price for it; ×0.9 when the venue's status for it
+ * says not on sale (isOnSaleStatus). Lines of the same product are merged (quantities add, the
+ * lowest confidence).
  */
 export function matchProducts(items: ReceiptItem[], candidates: ProductCandidate[]): { matches: ProductMatch[]; unmatched: string[] } {
   const byProduct = new Map<number, ProductMatch>();
@@ -140,7 +142,7 @@ export function matchProducts(items: ReceiptItem[], candidates: ProductCandidate
     }
     const agreement = priceAgreement(item.unit_price, best.c.price);
     let confidence = best.sim * (0.6 + 0.4 * (agreement ?? 0.75));
-    if (best.c.status && best.c.status !== 'active') confidence *= 0.9;
+    if (best.c.status && !isOnSaleStatus(best.c.status)) confidence *= 0.9;
     const m: ProductMatch = {
       product: best.c,
       quantity: item.quantity,

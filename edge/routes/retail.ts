@@ -7,7 +7,7 @@ import { config } from '../../activities/config';
 import { invalid } from '../../activities/errors';
 import * as catalogue from '../../activities/retail/catalogue';
 import * as venues from '../../activities/retail/venues';
-import { MAPPING_STATUSES } from '../../activities/retail/constants';
+import { DEFAULT_MAPPING_STATUS, MAPPING_STATUS_MAX_LENGTH, NOT_ON_SALE_STATUSES } from '../../activities/retail/constants';
 import { organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { organizationId } from '../schemas';
@@ -50,7 +50,14 @@ const venueInput = z.object({
 const mappingInput = z.object({
   product_id: z.number().int().positive(),
   price: z.number().min(0).max(1_000_000_000),
-  status: z.enum(MAPPING_STATUSES).default('active'),
+  status: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(MAPPING_STATUS_MAX_LENGTH)
+    .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
+    .default(DEFAULT_MAPPING_STATUS)
+    .describe(`any label, stored and returned as given (e.g. active, available, out_of_stock); ${NOT_ON_SALE_STATUSES.join(', ')} (any case, spaces or hyphens for underscores) mean not on sale now, every other value means on sale`),
 });
 
 const ok = z.literal(true);
