@@ -174,9 +174,14 @@ const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
  */
 class PdfReader {
   private child?: ChildProcess;
+  /** the child has loaded pdfjs and listens for jobs */
+  private ready = false;
   private queue: Pending[] = [];
   private current?: Pending;
   private timer?: NodeJS.Timeout;
+  private watchdog?: NodeJS.Timeout;
+  /** why this process killed the child, if it did */
+  private killedFor?: string;
   private nextId = 1;
 
   read(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
@@ -194,8 +199,14 @@ class PdfReader {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
+    this.ready = false;
     child.on('message', (reply: Reply) => {
-      if ('ready' in reply) return;
+      if (this.child !== child) return;
+      if ('ready' in reply) {
+        this.ready = true;
+        this.pump();
+        return;
+      }
       const job = this.current;
       if (!job || job.id !== reply.id) return;
       this.finish();
@@ -204,30 +215,26 @@ class PdfReader {
       else job.reject(new Error(reply.error?.message ?? 'PDF reader failed'));
       this.pump();
     });
-    const gone = (why: string) => {
+    const gone = (why: string, err?: Error) => {
       if (this.child !== child) return;
       this.child = undefined;
       const job = this.current;
+      const killedFor = this.killedFor;
       this.finish();
-      job?.reject(new PlatformError(422, `file: the PDF could not be read within the limits (${why}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`, 'file'));
-      this.pump();
+      if (job) {
+        // It died on this file: the file's fault (memory cap, time limit), unless it was never up.
+        job.reject(err ?? new PlatformError(422, `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`, 'file'));
+        this.pump();
+      } else {
+        // It never started (or died idle): the worker's trouble, not a file's; the activities
+        // retry, and the next read starts a new child (no respawn loop here).
+        for (const waiting of this.queue.splice(0)) waiting.reject(err ?? new Error(`PDF reader process stopped before reading (${why})`));
+      }
     };
-    child.on('exit', (code, signal) => gone(this.killedFor ?? `the reader died, ${signal ?? `exit code ${code}`}, most likely at its memory limit`));
-    child.on('error', (err) => {
-      // could not start (EAGAIN, ENOMEM): the worker's trouble, not the file's; the activity retries
-      if (this.child !== child) return;
-      this.child = undefined;
-      const job = this.current;
-      this.finish();
-      job?.reject(err);
-      this.pump();
-    });
+    child.on('exit', (code, signal) => gone(signal ?? `exit code ${code}`));
+    child.on('error', (err) => gone(err.message, err));
     return child;
   }
-
-  /** why this process killed the child, if it did */
-  private killedFor?: string;
-  private watchdog?: NodeJS.Timeout;
 
   private finish(): void {
     clearTimeout(this.timer);
@@ -243,8 +250,7 @@ class PdfReader {
 
   private pump(): void {
     if (this.current) return;
-    const next = this.queue.shift();
-    if (!next) {
+    if (!this.queue.length) {
       // idle: the child must not keep the worker process alive at shutdown
       this.child?.unref();
       this.child?.channel?.unref();
@@ -254,6 +260,8 @@ class PdfReader {
     const child = this.child;
     child.ref();
     child.channel?.ref();
+    if (!this.ready) return; // pumped again on its ready message
+    const next = this.queue.shift()!;
     this.current = next;
     this.timer = setTimeout(() => this.kill(child, `over ${PDF_JOB_TIMEOUT_MS / 1000} s`), PDF_JOB_TIMEOUT_MS);
     const cap = pdfChildMemoryBytes();
