@@ -1,7 +1,8 @@
 /**
  * PDF reading with pdfjs-dist (legacy build, Node 20): page count, title/author, the text layer
  * of the first pages, and pages rendered to JPEG with @napi-rs/canvas. Encrypted and corrupt files
- * are the client's problem (422); page and text caps keep a 500-page PDF cheap.
+ * are the client's problem (422); page and text caps keep a 500-page PDF cheap. The platform reads
+ * PDFs through pdfInChild: a child process with a memory cap and a time limit (decompression bombs).
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -126,6 +127,9 @@ export async function runPdfJob(buf: Buffer, job: PdfJob): Promise<PdfJobResult>
 /** A job gets this long in the child before the child is killed and the file refused. */
 export const PDF_JOB_TIMEOUT_MS = 60_000;
 
+/** An idle child exits after this long. */
+const PDF_CHILD_IDLE_MS = 60_000;
+
 /** How often the child's resident memory is checked while it works on a job. */
 const MEMORY_POLL_MS = 25;
 
@@ -182,6 +186,7 @@ class PdfReader {
   private watchdog?: NodeJS.Timeout;
   /** why this process killed the child, if it did */
   private killedFor?: string;
+  private idle?: NodeJS.Timeout;
   private nextId = 1;
 
   read(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
@@ -251,11 +256,23 @@ class PdfReader {
   private pump(): void {
     if (this.current) return;
     if (!this.queue.length) {
-      // idle: the child must not keep the worker process alive at shutdown
-      this.child?.unref();
-      this.child?.channel?.unref();
+      // idle: the child must not keep the worker process alive at shutdown, nor hold its
+      // ~250 MB for long (a new one starts in ~1 s)
+      const child = this.child;
+      child?.unref();
+      child?.channel?.unref();
+      clearTimeout(this.idle);
+      if (child) {
+        this.idle = setTimeout(() => {
+          if (this.child !== child || this.current) return;
+          this.child = undefined; // forgotten first: its exit is not a job's failure
+          child.kill('SIGTERM');
+        }, PDF_CHILD_IDLE_MS);
+        this.idle.unref();
+      }
       return;
     }
+    clearTimeout(this.idle);
     this.child ??= this.spawnChild();
     const child = this.child;
     child.ref();
