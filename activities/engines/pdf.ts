@@ -171,10 +171,10 @@ type Reply = { id: number; result?: PdfJobResult; error?: { status?: number; mes
 const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
 /**
- * One long-lived child process reads PDFs for this worker, one job at a time (pdfjs ran on the
- * worker's own thread before, so this costs no throughput and frees the event loop). A job that
- * kills the child (memory cap) or outlasts PDF_JOB_TIMEOUT_MS is refused with 422; the next job
- * gets a fresh child.
+ * One child process reads PDFs for this worker, one job at a time (pdfjs ran on the worker's own
+ * thread before, so this costs no throughput and frees the event loop); it starts on demand and
+ * exits when idle. A job that kills the child (memory cap) or outlasts PDF_JOB_TIMEOUT_MS is
+ * refused with 422; the next job gets a fresh child.
  */
 class PdfReader {
   private child?: ChildProcess;
