@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant } from './helpers/api';
 import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
-import { imageBombPdf } from './helpers/pdf-bombs';
+import { contentBombPdf, imageBombPdf } from './helpers/pdf-bombs';
 import { renderReceipt } from './helpers/receipts';
 
 async function setup() {
@@ -123,9 +123,10 @@ describe('document processing (workflow document:<id>)', () => {
   });
 });
 
-describe('PDF image bombs (a ~400 KB PDF holding a 20,000 × 20,000 image: 400 MP, over MAX_IMAGE_MEGAPIXELS)', () => {
-  // Before the fix each of these took the worker ~20 s and ~5 GB of memory (pdfjs inflated and
-  // converted the whole image in the worker's own thread) and answered 200 with a black page.
+describe('PDF decompression bombs (small files that inflate to gigabytes; a 20,000 × 20,000 image is 400 MP, MAX_IMAGE_MEGAPIXELS is 50 here)', () => {
+  // Before the fix the image bombs took the worker ~20 s and ~5 GB of memory each (pdfjs inflated
+  // and converted the whole image in the worker's own thread) and answered 200 with a black page;
+  // the content bomb ~30 s and ~3 GB.
   const LIMIT_MS = 15_000;
   /** The peak resident memory (VmHWM) of this run's worker processes, found by their task queue. */
   const workerPeakBytes = () => {
@@ -187,6 +188,17 @@ describe('PDF image bombs (a ~400 KB PDF holding a 20,000 × 20,000 image: 400 M
     const next = await send(await pdfWithText(INVOICE), 'after.pdf');
     expect(next.status, JSON.stringify(next.body)).toBe(200);
     expect(next.body.data.metadata.text_source).toBe('text_layer');
+  });
+
+  it('refuses with 422 a 2 MB PDF whose page content inflates to 2 GB (no image at all), without the worker growing', async () => {
+    const { user } = await setup();
+    const pdf = contentBombPdf(2_000_000_000);
+    expect(pdf.length).toBeLessThan(2_500_000);
+    const thumb = await timed(() => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: pdf, name: 'blank.pdf' }) }));
+    expect(thumb.out.status, JSON.stringify(thumb.out.body)).toBe(422);
+    expect(thumb.out.body.detail).toMatch(/^file: the PDF could not be read within the limits \(.+\)/);
+    expect(thumb.ms).toBeLessThan(2 * LIMIT_MS);
+    expect(workerPeakBytes()).toBeLessThan(1.5 * 2 ** 30);
   });
 
   it('still draws an image under the limit (5,000 × 5,000, 25 MP)', async () => {

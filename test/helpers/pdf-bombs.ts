@@ -38,6 +38,11 @@ export function imageBombPdf(width: number, height: number, opts: { as?: 'image'
     Buffer.from('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'),
   ];
   if (opts.as === 'smask') objects.push(big());
+  return assemble(objects);
+}
+
+/** Objects 1…n with a cross-reference table; object 1 is the catalog. */
+function assemble(objects: Buffer[]): Buffer {
   const out: Buffer[] = [Buffer.from('%PDF-1.4\n')];
   let pos = out[0].length;
   const offsets = objects.map((o, i) => {
@@ -49,4 +54,15 @@ export function imageBombPdf(width: number, height: number, opts: { as?: 'image'
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
   out.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${pos}\n%%EOF\n`));
   return Buffer.concat(out);
+}
+
+/** One page whose content stream inflates to `bytes` NUL bytes (whitespace to a PDF parser). */
+export function contentBombPdf(bytes: number): Buffer {
+  const objects = [
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
+    Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
+    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Contents 4 0 R >>'),
+    stream('/Filter /FlateDecode', deflatedZeros(bytes)),
+  ];
+  return assemble(objects);
 }
