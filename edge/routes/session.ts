@@ -172,7 +172,7 @@ defineRoute({
   method: 'POST',
   paths: both('/rotate_api_key'),
   tag,
-  summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused",
+  summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused. While it works it keeps its place under MAX_KEYS_PER_USER, so a rotation with a grace needs a free place (409 at the cap; grace_seconds 0 hands the place over at once)",
   auth: 'key',
   body: z.object({
     user_id: requiredId.optional().describe("the key's owner; defaults to the calling key's own user"),
