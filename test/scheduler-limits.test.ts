@@ -6,7 +6,8 @@
 import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { parseEnv, setConfig } from '../activities/config';
-import { createEvent, deleteEvent, runScheduledEvent, type EventInput } from '../activities/scheduler/events';
+import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
+import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
 import { useSuiteRuntime } from './helpers/runtime';
 
@@ -62,6 +63,68 @@ describe('scheduler caps (activities in this process, small caps)', () => {
   });
 });
 
+/** Simulates the passage of time: the event's last run was in 2020 (its end_date is past). */
+const endInThePast = (event_id: string) => ScheduledEvent.updateOne({ _id: event_id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
+/** An update as the edge runs it (the Schedule step aside): prepared, then committed. */
+const update = async (organization_id: string, event_id: string, input: EventInput, actor: { key_id: string; user_id: string; level: number }) => {
+  const { prev, next } = await prepareUpdate(organization_id, event_id, input, actor);
+  return commitUpdate(prev, next);
+};
+const heldBy = (event_id: string) => EventSlot.countDocuments({ event_id });
+
+describe('the caps count active events only (activities in this process, small caps)', () => {
+  it('an event whose end_date passed frees its place when the cap is reached (of 20 concurrent creates exactly one takes it); reviving it at the cap is 409 and changes nothing', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const made = [];
+    for (let i = 0; i < 3; i += 1) made.push(await createEvent(owner, daily(), actor));
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    await endInThePast(made[0]._id);
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    // The ended event still exists (and reads as before) but no longer holds its user place.
+    const ended = await getEvent(t.organization_id, made[0]._id);
+    expect(ended.end_date?.toISOString()).toBe('2020-01-10T09:30:00.000Z');
+    expect(ended.slots?.some((s) => s.startsWith('u|'))).toBe(false);
+    // Reviving it (a new start, no end) needs a place again: the cap is full.
+    const revived = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor).catch((e) => e);
+    expect(revived.status).toBe(409);
+    expect(revived.message).toMatch(/at most 3 .*SCHEDULER_MAX_EVENTS_PER_USER/);
+    const after = await getEvent(t.organization_id, made[0]._id);
+    expect({ start: after.start_event.toISOString(), rev: after.rev, slots: after.slots }).toEqual({ start: '2020-01-01T09:30:00.000Z', rev: ended.rev, slots: ended.slots });
+    // Once another event is deleted, the revival takes a place (and the cap is full again).
+    await deleteEvent(t.organization_id, made[1]._id);
+    const back = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor);
+    expect(back.slots?.filter((s) => s.startsWith('u|'))).toHaveLength(1);
+    expect(await heldBy(made[0]._id)).toBe(2);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+  });
+
+  it('a paused event keeps its place, past its end_date too (a resume never meets the cap); an ended one next to it does not', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const [paused, ended] = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
+    await createEvent(owner, daily(), actor);
+    // Both past their end; only the paused one keeps its place (it is not over until resumed).
+    await setPaused(t.organization_id, paused._id, true, 'holiday');
+    await endInThePast(paused._id);
+    await endInThePast(ended._id);
+    await createEvent(owner, daily(), actor);
+    const over = await createEvent(owner, daily(), actor).catch((e) => e);
+    expect(over.status).toBe(409);
+    expect(await heldBy(paused._id)).toBe(2);
+    await setPaused(t.organization_id, paused._id, false, null);
+    expect(await heldBy(paused._id)).toBe(2);
+    expect(await heldBy(ended._id)).toBe(1); // its organization place: that counter is not full
+  });
+});
+
 describe('scheduler caps over HTTP (the suite\'s default cap)', () => {
   it('the edge answers 409 {detail} naming the cap once the user holds the default number of events; deleting one over HTTP frees it', async () => {
     configure();
@@ -77,6 +140,31 @@ describe('scheduler caps over HTTP (the suite\'s default cap)', () => {
     expect(res.body.detail).toMatch(/SCHEDULER_MAX_EVENTS_PER_USER/);
     expect((await call('DELETE', `${B}/${made[0]._id}`, { key: u.key })).status).toBe(200);
     expect((await call('POST', B, { key: u.key, json })).status).toBe(200);
+  });
+});
+
+describe('a one-off event that ran no longer counts (HTTP, the worker runs it)', () => {
+  it('at the default cap, once the one-off event has run a create over HTTP succeeds; moving the completed event to a new time is 409 and changes nothing', async () => {
+    configure();
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
+    const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
+    const once = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } });
+    expect(once.status, JSON.stringify(once.body)).toBe(200);
+    const id = once.body.event.id;
+    for (let i = 1; i < n; i += 1) await createEvent(owner, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 });
+    const json = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty };
+    await until('the one-off run', () => call('GET', `${B}/${id}`, { key: u.key }), (r) => r.body.event?.status === 'completed', 60_000);
+    const res = await call('POST', B, { key: u.key, json });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const again = await call('PUT', `${B}/${id}`, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: '2031-02-01T10:00:00Z', metadata: loyalty } });
+    expect(again.status, JSON.stringify(again.body)).toBe(409);
+    expect(again.body.detail).toMatch(/SCHEDULER_MAX_EVENTS_PER_USER/);
+    const seen = (await call('GET', `${B}/${id}`, { key: u.key })).body.event;
+    expect(seen).toMatchObject({ start_event: soon, status: 'completed', next_runs: [] });
+    expect((await call('POST', B, { key: u.key, json })).status).toBe(409);
   });
 });
 

@@ -8,7 +8,7 @@ import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, insertCompletion, insertEvent, insertRun, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
+import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertRun, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
 import { Context } from '@temporalio/activity';
 
 export interface EventInput {
@@ -80,27 +80,34 @@ export function checkLoad(e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurr
   }
 }
 
-const overUserCap = (cap: number) => conflict(`A user may have at most ${cap} scheduled events (SCHEDULER_MAX_EVENTS_PER_USER); delete one before creating another`);
-const overOrganizationCap = (cap: number) => conflict(`An organization may have at most ${cap} scheduled events (SCHEDULER_MAX_EVENTS_PER_ORGANIZATION); delete one before creating another`);
+const overUserCap = (cap: number) => conflict(`A user may have at most ${cap} active scheduled events (SCHEDULER_MAX_EVENTS_PER_USER); delete one or wait for one to end`);
+const overOrganizationCap = (cap: number) => conflict(`An organization may have at most ${cap} active scheduled events (SCHEDULER_MAX_EVENTS_PER_ORGANIZATION); delete one or wait for one to end`);
 
 /**
- * The new event's places under both caps (db `takeSlot`: exact when creations race), or 409
- * naming the cap. Every stored event holds its places until deleted, paused or ended too (a
- * paused one can be resumed, an ended one updated, at any time).
+ * The event's places under both caps (db `takeSlot`: exact when creations race) beyond those it
+ * already `holds`, or 409 naming the cap (nothing taken). An event holds its places while active
+ * and while paused (a resume never meets the cap); once ended they are freed lazily, when a
+ * counter is full (store.ts `releaseAbandoned`).
  */
-async function takePlaces(organization_id: string, user_id: string, event_id: string): Promise<string[]> {
+async function takePlaces(organization_id: string, user_id: string, event_id: string, holds: readonly string[] = []): Promise<string[]> {
   const cfg = config();
-  const mine = await takePlace(userPlace(organization_id, user_id), cfg.SCHEDULER_MAX_EVENTS_PER_USER, event_id, organization_id);
-  if (!mine) throw overUserCap(cfg.SCHEDULER_MAX_EVENTS_PER_USER);
-  const org = await takePlace(organizationPlace(organization_id), cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, event_id, organization_id).catch(async (err) => {
-    await freePlaces(event_id, [mine]);
+  const counters = [
+    { id: userPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap },
+    { id: organizationPlace(organization_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, over: overOrganizationCap },
+  ];
+  const taken: string[] = [];
+  try {
+    for (const c of counters) {
+      if (holdsPlace(c.id, holds)) continue;
+      const slot = await takePlace(c.id, c.cap, event_id, organization_id);
+      if (!slot) throw c.over(c.cap);
+      taken.push(slot);
+    }
+  } catch (err) {
+    await freePlaces(event_id, taken).catch(() => undefined);
     throw err;
-  });
-  if (!org) {
-    await freePlaces(event_id, [mine]);
-    throw overOrganizationCap(cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION);
   }
-  return [mine, org];
+  return taken;
 }
 
 /** Metadata a type needs to run at all, checked when the event is saved. */
@@ -160,8 +167,9 @@ export async function getEvent(organization_id: string, event_id: string): Promi
 
 /**
  * An update in two steps, so the store never disagrees with the Schedule: `prepareUpdate` checks
- * the change and returns the event as it would be (nothing written); the caller updates the
- * Schedule with it, then `commitUpdate` writes it only over the version that was read.
+ * the change and returns the event as it would be (nothing written but the places an ended
+ * event takes back, which `abandonUpdate` frees); the caller updates the Schedule with it, then
+ * `commitUpdate` writes it only over the version that was read.
  */
 export async function prepareUpdate(organization_id: string, event_id: string, raw: EventInput, actor: Actor): Promise<{ prev: EventDoc; next: EventDoc }> {
   const input = normalized(raw);
@@ -173,8 +181,16 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   checkLoad(fields, actor.level);
   await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
-  const next: EventDoc = { ...prev, ...fields, rev: (prev.rev ?? 0) + 1 };
+  // An ended event gave up its places (or will): running again, it takes back those it lost, last
+  // of all the checks (409 naming the cap when full). Events saved before the caps take none.
+  const slots = prev.slots && [...prev.slots, ...(await takePlaces(organization_id, prev.user_id, event_id, prev.slots))];
+  const next: EventDoc = { ...prev, ...fields, rev: (prev.rev ?? 0) + 1, ...(slots ? { slots } : {}) };
   return { prev, next };
+}
+
+/** Frees the places a prepared update took (its Schedule refused it, or it was not committed). */
+export async function abandonUpdate(prev: EventDoc, next: EventDoc): Promise<void> {
+  await freePlaces(next._id, (next.slots ?? []).filter((s) => !prev.slots?.includes(s)));
 }
 
 /**
@@ -185,7 +201,10 @@ export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<Even
   // The pause is its own change (setPaused): an update never writes back the pause it read.
   const { _id, created_at: _c, updated_at: _u, paused: _p, pause_note: _n, paused_at: _a, ...fields } = next;
   const doc = await writeOverRevision(prev.organization_id, _id, prev.rev, fields);
-  if (!doc) throw conflict('The event was changed or deleted at the same time; read it and try again');
+  if (!doc) {
+    await abandonUpdate(prev, next).catch(() => undefined);
+    throw conflict('The event was changed or deleted at the same time; read it and try again');
+  }
   return (await withStatus([doc]))[0];
 }
 

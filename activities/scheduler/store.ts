@@ -9,6 +9,8 @@
  * dispatch lateness).
  */
 import { byIds, Cache, firstFree, insertOnce, jsonText, readSlots, takeSlot } from '../db';
+import { nextRuns } from './calendar';
+import { DEFAULT_CATCHUP_MINUTES } from './constants';
 import { EventCompletion, EventRun, EventSlot, ScheduledEvent, type EventDoc, type RunDoc, type SlotDoc } from './models';
 
 export type { EventDoc, RunDoc };
@@ -53,7 +55,7 @@ export async function removeEvent(organization_id: string, event_id: string): Pr
 export const userPlace = (organization_id: string, user_id: string) => (n: number) => `u|${organization_id}|${user_id}|${n}`;
 export const organizationPlace = (organization_id: string) => (n: number) => `o|${organization_id}|${n}`;
 const BLOCK = 128;
-/** A slot whose event does not exist after this long was left by a process that stopped between writes. */
+/** A slot its event does not list (or whose event does not exist) after this long was left by a process that stopped between writes. */
 const ABANDONED_MS = 60_000;
 /** Where this process last found a free place, per counter: a hint (a taken slot is skipped by its unique key). */
 const placeHint = new Cache<string, number>({ max: 10_000, ttlMs: 600_000 });
@@ -64,23 +66,66 @@ async function tryTake(id: (n: number) => string, from: number, cap: number, fie
   return slot?._id ?? null;
 }
 
-/** Frees the counter's slots whose event is gone (not the ones of events being created now); how many. */
+/**
+ * Which of these events are over for good: a one-off event whose start-time run happened, or any
+ * event with no rule time left within its catch-up window (its end_date, or a one-off's start
+ * time, is past). A paused event is never over: it keeps its places, so a resume never meets a cap.
+ */
+export async function endedEvents(events: EventDoc[], now = Date.now()): Promise<Set<string>> {
+  const live = events.filter((e) => !e.paused);
+  const oneOff = live.filter((e) => !e.recurrency);
+  const done = oneOff.length ? await completedEvents(oneOff) : new Set<string>();
+  const over = (e: EventDoc) => {
+    if (!e.recurrency && done.has(e._id)) return true;
+    const from = new Date(now - (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000);
+    return nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, from, 1).length === 0;
+  };
+  return new Set(live.filter(over).map((e) => e._id));
+}
+
+/**
+ * Takes `slot` off an ended event's `slots`, only over the version read (and not paused since):
+ * true when this call did. The revision is bumped, so an update prepared from that version (which
+ * would write the place back) fails as changed at the same time instead of reviving the event
+ * without a place.
+ */
+async function dropPlace(e: EventDoc, slot: string): Promise<boolean> {
+  const res = await ScheduledEvent.updateOne(
+    { _id: e._id, rev: e.rev ?? { $exists: false }, paused: { $ne: true } },
+    { $set: { slots: (e.slots ?? []).filter((s) => s !== slot), rev: (e.rev ?? 0) + 1 } },
+    { timestamps: false },
+  );
+  return res.modifiedCount === 1;
+}
+
+/**
+ * Frees the counter's places that no active event holds; how many. A place is freed when its
+ * event is gone, or lists it no more (a create, revival or release interrupted half-way: only
+ * once older than ABANDONED_MS, so not one of an event being created or revived now), or has
+ * ended (`endedEvents`; the event's `slots` is written first, so it always lists what it holds).
+ */
+/** What `endedEvents` and `dropPlace` read of an event. */
+const LIFETIME_FIELDS = { _id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, slots: 1, rev: 1 } as const;
+
 async function releaseAbandoned(id: (n: number) => string): Promise<number> {
   const slots = (await readSlots<SlotDoc>(EventSlot, id, BLOCK)).map((s) => s.doc);
-  const events = await byIds<{ _id: string }>(ScheduledEvent, slots.map((s) => s.event_id), { _id: 1 });
+  const events = await byIds<EventDoc>(ScheduledEvent, slots.map((s) => s.event_id), LIFETIME_FIELDS);
+  const ended = await endedEvents([...events.values()]);
   const old = Date.now() - ABANDONED_MS;
   let freed = 0;
   for (const s of slots) {
-    if (events.has(s.event_id) || s.created_at.getTime() > old) continue;
-    freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
+    const e = events.get(s.event_id);
+    const free = e?.slots?.includes(s._id) ? ended.has(e._id) && (await dropPlace(e, s._id)) : s.created_at.getTime() <= old;
+    if (free) freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
   }
   return freed;
 }
 
 /**
  * One place below `cap` of the counter for `event_id`, or null when all are taken. From the
- * hint, else from the first free slot (deletes leave gaps below the hint); when full, places
- * left by an interrupted create or delete are freed and the first free one tried once more.
+ * hint, else from the first free slot (deletes leave gaps below the hint); when full, the places
+ * of ended events and those left by an interrupted write are freed and the first free one tried
+ * once more.
  */
 export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string): Promise<string | null> {
   const fields = () => ({ event_id, organization_id, created_at: new Date() });
@@ -94,6 +139,9 @@ export async function takePlace(id: (n: number) => string, cap: number, event_id
   if (taken || (await releaseAbandoned(id)) === 0) return taken;
   return tryTake(id, await firstFreePlace(), cap, fields);
 }
+
+/** Whether `slots` has a place of counter `id`. */
+export const holdsPlace = (id: (n: number) => string, slots: readonly string[]) => slots.some((s) => s.startsWith(id(0).slice(0, -1)));
 
 /** Frees the event's places (those it still holds). */
 export async function freePlaces(event_id: string, slots: string[]): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
-import { commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
+import { abandonUpdate, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
 import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
 import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
@@ -157,7 +157,11 @@ async function update(p: Principal, orgRequested: string | undefined, event_id: 
   const org = organizationFor(p, orgRequested);
   await visibleEvent(p, org, event_id);
   const { prev, next } = await prepareUpdate(org, event_id, input, actorOf(p));
-  await updateSchedule(next);
+  // An ended event made to run again took places under the caps: they go if the Schedule refuses.
+  await updateSchedule(next).catch(async (err) => {
+    await abandonUpdate(prev, next).catch(() => undefined);
+    throw err;
+  });
   try {
     return await commitUpdate(prev, next);
   } catch (err) {
