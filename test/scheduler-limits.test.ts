@@ -103,6 +103,25 @@ describe('the caps count active events only (activities in this process, small c
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
   });
 
+  it('an update prepared while the ended event still held its place, committed after the place was freed, is 409: the event never runs again without a place', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const ended = await createEvent(owner, daily(), actor);
+    await createEvent(owner, daily(), actor);
+    await endInThePast(ended._id);
+    const { prev, next } = await prepareUpdate(t.organization_id, ended._id, daily('2032-03-01T08:00:00Z'), actor);
+    expect(next.slots).toEqual(prev.slots); // it still held both places: nothing taken
+    await createEvent(owner, daily(), actor); // the counter is full: the ended event's place is freed
+    const late = await commitUpdate(prev, next).catch((e) => e);
+    expect(late.status).toBe(409);
+    expect((await getEvent(t.organization_id, ended._id)).start_event.toISOString()).toBe('2020-01-01T09:30:00.000Z');
+    expect(await heldBy(ended._id)).toBe(1);
+    expect((await update(t.organization_id, ended._id, daily('2032-03-01T08:00:00Z'), actor).catch((e) => e)).status).toBe(409);
+  });
+
   it('a paused event keeps its place, past its end_date too (a resume never meets the cap); an ended one next to it does not', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
     const t = await newTenant();

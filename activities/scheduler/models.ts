@@ -128,7 +128,8 @@ export interface CompletionDoc {
 /**
  * A place under a cap (SCHEDULER_MAX_EVENTS_PER_USER, …_PER_ORGANIZATION): `u|<organization>|<user>|<n>`
  * or `o|<organization>|<n>`, n below the cap, taken by an insert under that unique `_id` (exact
- * when creations race, where a counter's `$inc` is not on FerretDB) and deleted with its event.
+ * when creations race, where a counter's `$inc` is not on FerretDB), listed in its event's `slots`,
+ * and deleted with its event, or once the event has ended when the counter is next full (store.ts).
  */
 const slotSchema = new Schema(
   {
