@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../workers/infra';
-import { adminKey, unique } from './helpers/api';
+import { adminKey, newTenant, unique } from './helpers/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -56,7 +56,7 @@ describe('GET /health and /health/ready with servers down', () => {
     url = await startEdge({ TEMPORAL_ADDRESS: `127.0.0.1:${deadTemporal}`, MINIO_ENDPOINT: `127.0.0.1:${deadMinio}` });
   });
 
-  it('/health answers 503 and names what fails; why (hosts and ports) only to an admin key', async () => {
+  it('/health answers 503 and names what fails; why (hosts and ports) only to a system_admin key', async () => {
     const { status, body } = await get(`${url}/health`);
     expect(status).toBe(503);
     expect(body.status).toBe('degraded');
@@ -70,6 +70,10 @@ describe('GET /health and /health/ready with servers down', () => {
     expect(admin.body.checks.temporal).toMatch(/^error: .+/);
     expect(admin.body.checks.temporal).not.toBe('error: unavailable');
     expect(admin.body.checks.storage).not.toBe('error: unavailable');
+    // an organization's admin is a tenant, not an operator of the platform: no hosts or ports
+    const tenant = await get(`${url}/health`, (await newTenant()).adminKey);
+    expect(tenant.status).toBe(503);
+    expect(tenant.body.checks).toEqual({ temporal: 'error: unavailable', mongodb: 'ok', storage: 'error: unavailable' });
   });
 
   it('/health/ready answers 503 naming the servers and the pollers it cannot see', async () => {

@@ -16,9 +16,10 @@ let logger: Logger | undefined;
 const lastLogged = new Map<string, string>(); // per route: what its failing checks were
 
 /**
- * Why a check fails names internal hosts and ports: anonymous callers (load balancers, anyone)
- * read a fixed `error: unavailable`, an admin key presented with the probe reads the reason, and
- * the log has it (once per change, not per probe).
+ * Why a check fails names internal hosts and ports: anonymous callers (load balancers, anyone) and
+ * organizations' keys, admins included (tenants, not operators of the platform), read a fixed
+ * `error: unavailable`; a system_admin key presented with the probe reads the reason, and the log
+ * has it (once per change, not per probe).
  */
 async function shown<T extends Record<string, string>>(event: H3Event, route: string, checks: T): Promise<T> {
   const failing = Object.entries(checks).filter(([, v]) => v !== 'ok');
@@ -32,7 +33,7 @@ async function shown<T extends Record<string, string>>(event: H3Event, route: st
   if (!failing.length) return checks;
   // The key is read from the store, which may be what is down: after 2 s the caller is anonymous.
   const principal = await Promise.race([optionalPrincipal(event), new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref())]);
-  if (principal && principal.level >= LEVEL.admin) return checks;
+  if (principal && principal.level >= LEVEL.sysadmin) return checks;
   return Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === 'ok' ? v : 'error: unavailable'])) as T;
 }
 
@@ -45,7 +46,7 @@ defineRoute({
   method: 'GET',
   paths: ['/health'],
   tag: 'system',
-  summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to an admin key',
+  summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to a system_admin key',
   auth: 'none',
   response: healthResponse,
   handler: async ({ event }) => {
@@ -67,7 +68,7 @@ defineRoute({
   method: 'GET',
   paths: ['/health/ready'],
   tag: 'system',
-  summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to an admin key',
+  summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to a system_admin key',
   auth: 'none',
   response: readyResponse,
   handler: async ({ event }) => {
