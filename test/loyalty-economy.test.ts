@@ -82,7 +82,7 @@ describe('POST /loyalty/reverse', () => {
 
     const first = await reverse(t.adminKey, body);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.body).toMatchObject({ success: true, duplicate: false, operation_id: op, user_id: u.user_id, points_reversed: 10, points: 20, record: null });
+    expect(first.body).toMatchObject({ success: true, duplicate: false, operation_id: op, credit_operation_id: op, user_id: u.user_id, points_reversed: 10, points: 20, record: null });
     expect(first.body.reversal).toMatchObject({ reason: 'reversal', amount: -10, operation_id: `reversal:${op}`, description: `reversal of ${op}: order cancelled` });
     const again = await reverse(t.adminKey, body);
     expect(again.body).toMatchObject({ duplicate: true, points_reversed: 10, points: 20 });
@@ -114,10 +114,10 @@ describe('POST /loyalty/reverse', () => {
 
     const first = await reverse(t.adminKey, { ...body, user_id: u.idp_id });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.body).toMatchObject({ duplicate: false, operation_id: `award:${u.user_id}:order-123`, user_id: u.user_id, points_reversed: 10, points: 20 });
+    expect(first.body).toMatchObject({ duplicate: false, operation_id: 'order-123', credit_operation_id: `award:${u.user_id}:order-123`, user_id: u.user_id, points_reversed: 10, points: 20 });
     // the same credit by its ledger id, or by the client's id again: the first reversal
     const internal = await reverse(t.adminKey, { ...body, operation_id: `award:${u.user_id}:order-123` });
-    expect(internal.body).toMatchObject({ duplicate: true, points_reversed: 10, points: 20 });
+    expect(internal.body).toMatchObject({ duplicate: true, operation_id: `award:${u.user_id}:order-123`, credit_operation_id: `award:${u.user_id}:order-123`, points_reversed: 10, points: 20 });
     expect(internal.body.reversal.entry_id).toBe(first.body.reversal.entry_id);
     expect((await reverse(t.adminKey, { ...body, user_id: u.user_id })).body).toMatchObject({ duplicate: true, points: 20 });
     expect((await points(t, v.user_id)).body.points).toBe(10);
@@ -130,7 +130,7 @@ describe('POST /loyalty/reverse', () => {
     const out = await reverse(t.adminKey, { operation_id: 'login-77', user_id: v.user_id, reason: 'bot' });
     expect(out.status, JSON.stringify(out.body)).toBe(200);
     expect(out.body).toMatchObject({ user_id: v.user_id, points_reversed: 5, points: 10 });
-    expect(out.body.operation_id).toMatch(new RegExp(`^award:${v.user_id}:daily_login:`));
+    expect(out.body.credit_operation_id).toMatch(new RegExp(`^award:${v.user_id}:daily_login:`));
   });
 
   it('refuses with 409 when the points were spent, unless allow_negative', async () => {

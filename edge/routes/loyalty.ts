@@ -207,7 +207,8 @@ defineRoute({
   response: z.object({
     success: z.literal(true),
     duplicate: z.boolean(),
-    operation_id: z.string().describe("the reversed credit's ledger operation_id (the reversal's is reversal:<it>)"),
+    operation_id: z.string().describe('the operation_id as sent (the client\'s id, or the ledger\'s)'),
+    credit_operation_id: z.string().describe("the reversed credit's ledger operation_id (the reversal's is reversal:<it>); the same whichever name was sent"),
     user_id: z.string(),
     points_reversed: z.number(),
     points: z.number().describe("the user's spendable points now"),
@@ -228,6 +229,7 @@ defineRoute({
       reversed_by: principal.key_id,
     });
     const b = await getBalance(org, out.user_id);
-    return { success: true, ...out, points: b.points, pending_points: b.pending_points };
+    // operation_id echoes what was sent (clients match answers by it); the ledger's name beside it.
+    return { success: true, ...out, operation_id: body.operation_id, credit_operation_id: out.operation_id, points: b.points, pending_points: b.pending_points };
   },
 });
