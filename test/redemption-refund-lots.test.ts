@@ -69,7 +69,7 @@ describe('the refund of a refused redemption', () => {
       ['action', 100, `soon:${user_id}`],
     ]);
     expect(h.entries[0].balance_after).toBe(100); // the ledger's balance is what can be spent
-    expect(await findRedemption(input.redemption_id)).toMatchObject({ status: 'refunded', points_spent: 150, points_refunded: 150, points_lapsed: 100 });
+    expect(await findRedemption(input.redemption_id)).toMatchObject({ status: 'refunded', points_spent: 150, points_refunded: 50, points_lapsed: 100 });
 
     // A retried release and later expiry runs write nothing more: `soon` lapsed exactly once.
     expect(await releaseRedemption(input, answer as { transaction_id: string | null; reason: string })).toMatchObject({ status: 'refunded' });

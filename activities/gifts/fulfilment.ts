@@ -157,7 +157,8 @@ export async function settleRedemption(input: RedemptionInput, delivered: { tran
  * Refused for good (or refunded by an admin's settlement): the hold is given back as one `refund`
  * entry, with the reason. It returns the very lots the hold took, each with its credit's
  * `expires_at` (ledger.refundDebit): a fresh credit would renew points about to lapse at every
- * refused redemption. Points that lapsed while held stay lapsed (`points_lapsed`).
+ * refused redemption. Points that lapsed while held stay lapsed (`points_lapsed`, not counted in
+ * `points_refunded`: points_spent = points_refunded + points_lapsed).
  */
 export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }, settlement?: Settlement): Promise<RedemptionState> {
   const refund = await refundDebit({
@@ -171,7 +172,8 @@ export async function releaseRedemption(input: RedemptionInput, refusal: { trans
   const doc = await saveRedemption(input.redemption_id, {
     ...recordOf(input),
     points_spent: input.points,
-    points_refunded: refund.entry.amount,
+    // What came back spendable, and what came back lapsed: together the points spent.
+    points_refunded: refund.entry.amount - refund.points_lapsed,
     points_lapsed: refund.points_lapsed,
     refund_entry_id: refund.entry.entry_id,
     status: 'refunded',

@@ -76,7 +76,7 @@ const redemptionSchema = new Schema(
     account_reference: { type: String },
     /** an electronic PIN, encrypted with the configuration key; shown to its owner only */
     pin_encrypted: { type: String },
-    /** of the points refunded, those whose credit had lapsed meanwhile (written down at once) */
+    /** of the points given back, those whose credit had lapsed meanwhile (written down at once; not in points_refunded) */
     points_lapsed: { type: Number },
     /** an admin's decision on a redemption in needs_review */
     settlement: {

@@ -311,8 +311,12 @@ export const debitPoints = (c: Omit<LedgerChange, 'amount'> & { points: number }
   applyChange({ ...c, amount: -Math.abs(c.points) });
 
 export interface Refund extends AppendResult {
-  /** points given back whose credit had lapsed meanwhile: written down at once as one `expiry` entry */
+  /**
+   * of the points given back, those whose credit had lapsed by the refund (they came back lapsed):
+   * exactly the pieces the debit had taken, never the rest of their credits
+   */
   points_lapsed: number;
+  /** the `expiry` entry that wrote the lapsed credits down (null when another entry had, or none lapsed) */
   lapsed_entry: EntryView | null;
 }
 
@@ -323,8 +327,11 @@ export interface Refund extends AppendResult {
  * lapsed meanwhile comes back lapsed and is written down at once by one `expiry` entry
  * (`<operation_id>:lapsed`): the daily run's cursor may be past those credits already, and their
  * own `expiry:<entry_id>` may have been written for the rest of them. Both entries are idempotent
- * by their operations, and each lapsed lot is removed by whichever entry reaches it first (the
- * daily run's or this one), so it is written down exactly once.
+ * by their operations, and each lapsed lot is removed whole by whichever entry reaches it first
+ * (the daily run's or this one), so it is written down exactly once. That entry may thus also
+ * write down the part of a lapsed credit the debit never took; `points_lapsed` counts only the
+ * lapsed pieces given back, judged at the refund's instant (a retry days later counts the same),
+ * so a redemption's figures add up: debit = points that came back spendable + points_lapsed.
  */
 export async function refundDebit(c: { organization_id: string; user_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
   const { organization_id, user_id } = c;
@@ -332,23 +339,26 @@ export async function refundDebit(c: { organization_id: string; user_id: string;
   if (!debited || debited.user_id !== user_id || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
   const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
   const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);
+  const now = c.now ?? new Date();
   const refund = await append({ organization_id, user_id, reason: c.reason, operation_id: c.operation_id, description: c.description }, (head) => ({
     amount: -debited.amount,
-    lots: restore(head, back, c.now ?? new Date()).lots,
+    lots: restore(head, back, now).lots,
   }));
   if (!refund) throw new Error('a refund always drafts an entry');
-  const credits = new Set(back.lots.map((l) => l.entry_id));
+  // The instant the refund was written: a retried call must judge the pieces as the first did.
+  const at = refund.duplicate && !c.now ? new Date(refund.entry.created_at) : now;
+  const gone = back.lots.filter((l) => isLapsed(l, at));
+  const credits = new Set(gone.map((l) => l.entry_id));
   const lapsedOp = `${c.operation_id}:lapsed`;
   const lapsed =
     credits.size === 0
       ? null
-      : await append({ organization_id, user_id, reason: 'expiry', operation_id: lapsedOp, description: `points given back by ${c.operation_id} whose credit had lapsed` }, (head) => {
-          const now = c.now ?? new Date();
-          const gone = head.lots.filter((l) => credits.has(l.entry_id) && isLapsed(l, now));
-          if (!gone.length) return null;
-          return { amount: -gone.reduce((n, l) => n + l.points, 0), lots: head.lots.filter((l) => !gone.includes(l)) };
+      : await append({ organization_id, user_id, reason: 'expiry', operation_id: lapsedOp, description: `lapsed credits given back by ${c.operation_id}` }, (head) => {
+          const lots = head.lots.filter((l) => credits.has(l.entry_id) && isLapsed(l, at));
+          if (!lots.length) return null;
+          return { amount: -lots.reduce((n, l) => n + l.points, 0), lots: head.lots.filter((l) => !lots.includes(l)) };
         });
-  return { ...refund, points_lapsed: lapsed ? -lapsed.entry.amount : 0, lapsed_entry: lapsed?.entry ?? null };
+  return { ...refund, points_lapsed: gone.reduce((n, l) => n + l.points, 0), lapsed_entry: lapsed?.entry ?? null };
 }
 
 export interface Balance {

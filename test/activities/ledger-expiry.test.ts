@@ -3,7 +3,7 @@
  * instant it runs at, so a test walks days ahead without waiting. Against the real database.
  */
 import { describe, expect, it } from 'vitest';
-import { applyChange, creditPoints, debitPoints, getBalance, getHistory } from '../../activities/loyalty/ledger';
+import { applyChange, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from '../../activities/loyalty/ledger';
 import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry';
 import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models';
 import { reverseOperation } from '../../activities/loyalty/reversal';
@@ -103,6 +103,34 @@ describe('points that expire', () => {
     const rev = await reverseOperation({ organization_id: o, operation_id: 's-1', reason: 'fraud', now: at(32) });
     expect(rev.points_reversed).toBe(30);
     expect(await getBalance(o, 's', at(32))).toMatchObject({ points: 10 });
+  });
+});
+
+describe('a refund of a debit whose credit lapsed meanwhile', () => {
+  it('reports only the lapsed points it gave back, and every lapsed point is written down exactly once', async () => {
+    const o = await organization({ points_expire_after_days: 30 });
+    const old = await give(o, 'g', 100, 'g-old', T0); // lapses on day 30
+    await give(o, 'g', 100, 'g-new', at(10)); // lapses on day 40
+    // The hold takes 40 of the soonest-lapsing credit; 60 of it were never held.
+    await spend(o, 'g', 40, 'g-hold', at(20));
+    // Refunded on day 31, before the daily run reached the lapsed credit.
+    const refund = await refundDebit({ organization_id: o, user_id: 'g', debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
+    // Of the 40 given back all had lapsed: 40, not the 100 of the whole lapsed credit.
+    expect(refund.entry.amount).toBe(40);
+    expect(refund.points_lapsed).toBe(40);
+    // A retry answers the same figures and writes nothing.
+    const again = await refundDebit({ organization_id: o, user_id: 'g', debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
+    expect(again).toMatchObject({ duplicate: true, points_lapsed: 40 });
+    expect(await getBalance(o, 'g', at(31))).toMatchObject({ points: 100, expiring: [{ points: 100, expires_at: at(40).toISOString() }] });
+    // The daily run then writes the rest of the credits down, and nothing twice.
+    await expireLapsedPoints({ organization_id: o, now: at(31).toISOString() });
+    await expireLapsedPoints({ organization_id: o, now: at(41).toISOString() });
+    const expiries = await LedgerEntry.find({ organization_id: o, user_id: 'g', reason: 'expiry' }).lean();
+    // 100 of the old credit (40 held and given back, 60 never held) and 100 of the new: each once.
+    expect(expiries.reduce((n, e) => n + e.amount, 0)).toBe(-200);
+    expect(new Set(expiries.map((e) => e.operation_id)).size).toBe(expiries.length);
+    expect(expiries.some((e) => e.operation_id === `expiry:${old.entry.entry_id}` && e.amount < -60)).toBe(false);
+    expect((await getHistory(o, 'g', 1, 1)).entries[0].balance_after).toBe(0);
   });
 });
 
