@@ -6,6 +6,8 @@
  *  2. another organization's admin key, naming the victim's organization and resources → 403/404
  *  3. a basic key of the victim's organization naming the victim (or the victim's resources)
  *     → 403 (404 for a resource id: a basic key is not told whether another user's thing exists)
+ *  4. admin keys of the victim's organization that no longer work (expired, rotated past their
+ *     grace, revoked) → 401
  *
  * Requests are built from the OpenAPI document itself: parameters and body fields are filled by
  * name from the victim's world (user, session, event, scan, gift…), other required fields from
@@ -15,8 +17,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant, type Res, type Tenant } from './helpers/api';
+import { startExtraEdge, stopEdges } from './helpers/edge-process';
 import { renderReceipt } from './helpers/receipts';
 import { groceries, shop, type Shop } from './helpers/shop';
 
@@ -286,6 +289,8 @@ describe('security: every route of the OpenAPI document', () => {
   let before: Json;
   const outcomes: string[] = [];
 
+  afterAll(stopEdges);
+
   beforeAll(async () => {
     w = await buildWorld();
     ops = (await operations()).filter((o) => !OPEN.has(label(o)));
@@ -344,6 +349,35 @@ describe('security: every route of the OpenAPI document', () => {
         const expected = admin || (user && !owned) ? [403] : [403, 404];
         if (!expected.includes(res.status)) wrong.push(`${label(o)} as ${ref === w.victim.user_id ? 'user_id' : 'idp_id'} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
         outcomes.push(`${label(o)} basic ${res.status}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  }, 300_000);
+
+  it('keys that no longer work (expired, rotated past their grace, revoked): 401 on every operation', async () => {
+    // Admin keys of the victim's organization, each dead a different way. The probes go to an edge
+    // without the failure limiter, so 300 refusals from this address leave the suite's edge alone.
+    const idp = `dead-admin-${Date.now()}`;
+    const admin = { key: w.a.adminKey };
+    const mint = async (expires_at?: string) =>
+      must(await call('POST', '/generate_api_key', { ...admin, json: { user_id: idp, permissions: ['admin'], ...(expires_at ? { expires_at } : {}) } }), 'dead key').api_key as string;
+    const expired = await mint(new Date(Date.now() + 3000).toISOString());
+    const rotated = await mint();
+    must(await call('POST', '/rotate_api_key', { key: rotated, json: { api_key: rotated, grace_seconds: 0 } }), 'rotation');
+    const revoked = await mint();
+    must(await call('POST', '/revoke_api_key', { ...admin, json: { user_id: idp, api_key: revoked } }), 'revocation');
+    const url = await startExtraEdge({ AUTH_FAILURES_PER_MINUTE: '0' });
+    await new Promise((r) => setTimeout(r, 4500)); // past the expiry and the edge's 1 s key cache
+    const values = { ...w.ids, user_id: w.victim.user_id, idp_id: w.victim.idp_id, referrer: w.attacker.user_id };
+    const wrong: string[] = [];
+    for (const [name, key] of Object.entries({ expired, rotated, revoked })) {
+      for (const o of ops) {
+        const { url: path, init } = request(o, values, { withOrganization: true });
+        const headers: Record<string, string> = { authorization: `Bearer ${key}` };
+        if (init.json !== undefined) headers['content-type'] = 'application/json';
+        const res = await fetch(`${url}${path}`, { method: o.method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.form });
+        await res.arrayBuffer();
+        if (res.status !== 401) wrong.push(`${name}: ${label(o)} → ${res.status}`);
       }
     }
     expect(wrong).toEqual([]);
