@@ -89,10 +89,26 @@ export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; rep
   }
 }
 
-/** Execute now: the Schedule's own trigger, so the run appears with the event's other runs. */
-export async function triggerSchedule(event_id: string): Promise<Date> {
+/**
+ * Execute now: the Schedule's own trigger, so the run appears with the event's other runs. An
+ * admin's run starts whatever runs (ALLOW_ALL); below admin it follows the event's own overlap
+ * policy, never `allow_all` (skip for an admin's `allow_all` event), so runs by hand never pile up.
+ */
+export async function triggerSchedule(event_id: string, overlap: Overlap | 'admin' = 'admin', at = new Date()): Promise<Date> {
   const client = await temporal();
-  const at = new Date();
-  await client.schedule.getHandle(scheduleId(event_id)).trigger(ScheduleOverlapPolicy.ALLOW_ALL);
+  const policy = overlap === 'admin' ? ScheduleOverlapPolicy.ALLOW_ALL : OVERLAP[overlap === 'allow_all' ? 'skip' : overlap];
+  await client.schedule.getHandle(scheduleId(event_id)).trigger(policy);
   return at;
+}
+
+/** When the Schedule last started a run (on time or triggered by hand), from its recent actions; null: none yet. */
+export async function lastActionAt(event_id: string): Promise<Date | null> {
+  const handle = (await temporal()).schedule.getHandle(scheduleId(event_id));
+  try {
+    const times = (await handle.describe()).info.recentActions.map((a) => a.takenAt.getTime());
+    return times.length ? new Date(Math.max(...times)) : null;
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw notFound('Event not found');
+    throw err;
+  }
 }

@@ -8,8 +8,9 @@ import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertRun, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
+import { completedEvents, deleteManualRun, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertManualRun, insertRun, manualKeyId, manualRunsByIds, manualWindowId, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
 import { Context } from '@temporalio/activity';
+import { createHash } from 'node:crypto';
 
 export interface EventInput {
   type_of_event: EventType;
@@ -227,6 +228,76 @@ export async function setPaused(organization_id: string, event_id: string, pause
   const doc = await writePause(organization_id, event_id, { paused, pause_note: note, paused_at: paused ? new Date() : null });
   if (!doc) throw eventNotFound();
   return (await withStatus([doc]))[0];
+}
+
+export interface ManualRun {
+  at: Date;
+  /** the Idempotency-Key had already started this run */
+  replayed: boolean;
+  /** undoes the claim when the run could not be started */
+  release(): Promise<void>;
+}
+
+const tooSoon = (min: number, waitMs: number) =>
+  new PlatformError(429, `The event ran less than ${duration(min / 1000)} ago: a basic key runs it by hand only once its last run (scheduled or by hand) started at least ${duration(min / 1000)} ago (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`, undefined, {
+    'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+  });
+
+/**
+ * A run by hand of a caller below the admin level (README, Scheduler: limits): refused (429 with
+ * Retry-After) while the event's last run, scheduled or by hand (`lastRun`: the Schedule's recent
+ * actions), started less than SCHEDULER_MIN_INTERVAL_SECONDS_BASIC ago. Exact when calls race:
+ * each claim is an insert under `w|<event>|<window n>` (windows one interval long), and a claim
+ * with a claim in the window before or after less than an interval away gives way (both may,
+ * never both win). The same Idempotency-Key answers the run it started while the event exists.
+ */
+export async function claimManualRun(e: EventDoc, key: string | undefined, lastRun: () => Promise<Date | null>): Promise<ManualRun> {
+  const keyId = key === undefined ? null : manualKeyId(e._id, createHash('sha256').update(key).digest('hex'));
+  const byKey = async () => (keyId ? (await manualRunsByIds([keyId]))[0] : undefined);
+  const replay = (at: Date): ManualRun => ({ at, replayed: true, release: async () => undefined });
+  const seen = await byKey();
+  if (seen) return replay(seen.at);
+  const now = new Date();
+  const t = now.getTime();
+  const min = config().SCHEDULER_MIN_INTERVAL_SECONDS_BASIC * 1000;
+  const claims: Array<{ _id: string; at: Date }> = [];
+  const release = async () => void (await Promise.all(claims.map((c) => deleteManualRun(c).catch(() => undefined))));
+  /** null: this call holds the window; else how long to wait (ms). */
+  const takeWindow = async (): Promise<number | null> => {
+    if (!min) return null;
+    const last = await lastRun();
+    if (last && t - last.getTime() < min) return last.getTime() + min - t;
+    const n = Math.floor(t / min);
+    const mine = { _id: manualWindowId(e._id, n), event_id: e._id, organization_id: e.organization_id, at: now };
+    if (!(await insertManualRun(mine))) {
+      const [held] = await manualRunsByIds([mine._id]);
+      return (held ? held.at.getTime() : t) + min - t;
+    }
+    claims.push(mine);
+    const near = (await manualRunsByIds([manualWindowId(e._id, n - 1), manualWindowId(e._id, n + 1)])).filter((d) => Math.abs(d.at.getTime() - t) < min);
+    return near.length ? Math.max(...near.map((d) => d.at.getTime())) + min - t : null;
+  };
+  try {
+    const wait = await takeWindow();
+    if (wait !== null) {
+      await release();
+      const dup = await byKey(); // a concurrent request with the same key won
+      if (dup) return replay(dup.at);
+      throw tooSoon(min, wait);
+    }
+    if (keyId) {
+      const doc = { _id: keyId, event_id: e._id, organization_id: e.organization_id, at: now };
+      if (!(await insertManualRun(doc))) {
+        await release();
+        return replay((await byKey())?.at ?? now);
+      }
+      claims.push(doc);
+    }
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { at: now, replayed: false, release };
 }
 
 export interface RunFilter {

@@ -148,7 +148,31 @@ export interface SlotDoc {
   created_at: Date;
 }
 
+/**
+ * A basic caller's run by hand (README, Scheduler: limits): `w|<event>|<n>`, the run taken in
+ * interval window n (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC long), inserted once, so of concurrent
+ * calls one wins; `k|<event>|<sha256 of the Idempotency-Key>`, the run a key started (a repeat
+ * answers it). Deleted with the event.
+ */
+const manualRunSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+export interface ManualRunDoc {
+  _id: string;
+  event_id: string;
+  organization_id: string;
+  at: Date;
+}
+
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
 export const EventSlot = mongoose.model<SlotDoc>('EventSlot', slotSchema, 'scheduled_event_slots');
 export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');
+export const EventManualRun = mongoose.model<ManualRunDoc>('EventManualRun', manualRunSchema, 'scheduled_event_manual_runs');

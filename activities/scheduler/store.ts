@@ -11,7 +11,7 @@
 import { byIds, Cache, firstFree, insertOnce, jsonText, readSlots, takeSlot } from '../db';
 import { nextRuns } from './calendar';
 import { DEFAULT_CATCHUP_MINUTES } from './constants';
-import { EventCompletion, EventRun, EventSlot, ScheduledEvent, type EventDoc, type RunDoc, type SlotDoc } from './models';
+import { EventCompletion, EventManualRun, EventRun, EventSlot, ScheduledEvent, type EventDoc, type ManualRunDoc, type RunDoc, type SlotDoc } from './models';
 
 export type { EventDoc, RunDoc };
 
@@ -46,6 +46,7 @@ export async function removeEvent(organization_id: string, event_id: string): Pr
   const doc = await ScheduledEvent.findOneAndDelete({ _id: event_id, organization_id }).lean<EventDoc>();
   if (!doc) return false;
   await EventCompletion.deleteMany({ event_id });
+  await EventManualRun.deleteMany({ event_id });
   await freePlaces(event_id, doc.slots ?? []);
   return true;
 }
@@ -59,12 +60,28 @@ const BLOCK = 128;
 const ABANDONED_MS = 60_000;
 /** Where this process last found a free place, per counter: a hint (a taken slot is skipped by its unique key). */
 const placeHint = new Cache<string, number>({ max: 10_000, ttlMs: 600_000 });
+/**
+ * Inserts tried from a guess (the hint, or the first free slot read) before the slots are read
+ * again: another process may have filled the range after the guess, and one insert per taken slot
+ * would make a create cost up to `cap` failing inserts.
+ */
+const MISSES = 4;
 
 async function tryTake(id: (n: number) => string, from: number, cap: number, fields: () => Record<string, unknown>) {
-  const slot = await takeSlot(EventSlot, { id, from, to: cap, fields });
+  if (from >= cap) return null;
+  const slot = await takeSlot(EventSlot, { id, from, to: Math.min(cap, from + MISSES), fields });
   if (slot) placeHint.set(id(0), slot.n + 1);
   return slot?._id ?? null;
 }
+
+/**
+ * Per counter, until when (epoch ms) `releaseAbandoned` found nothing it could free: no held place
+ * can be freed before then, since no event can end and no interrupted write pass ABANDONED_MS
+ * earlier. Capped at QUIET_MS, the delay an event resumed or moved by another call may wait to be
+ * freed; a full counter is then not reread (every place and its event) on every refused create.
+ */
+const QUIET_MS = 10_000;
+const quietUntil = new Cache<string, number>({ max: 10_000, ttlMs: QUIET_MS });
 
 /**
  * Which of these events are over for good: a one-off event whose start-time run happened, or any
@@ -107,37 +124,65 @@ async function dropPlace(e: EventDoc, slot: string): Promise<boolean> {
 /** What `endedEvents` and `dropPlace` read of an event. */
 const LIFETIME_FIELDS = { _id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, slots: 1, rev: 1 } as const;
 
+/**
+ * The earliest time a live (not ended, not paused) event may end: a one-off event at its start
+ * time (its run may complete then), any other no earlier than its next rule time within the
+ * catch-up window plus that window.
+ */
+function earliestEnd(e: EventDoc, now: number): number {
+  if (!e.recurrency) return e.start_event.getTime();
+  const window = (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000;
+  const next = nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(now - window), 1)[0];
+  return next ? next.getTime() + window : now;
+}
+
 async function releaseAbandoned(id: (n: number) => string): Promise<number> {
+  const now = Date.now();
+  if ((quietUntil.get(id(0)) ?? 0) > now) return 0;
   const slots = (await readSlots<SlotDoc>(EventSlot, id, BLOCK)).map((s) => s.doc);
   const events = await byIds<EventDoc>(ScheduledEvent, slots.map((s) => s.event_id), LIFETIME_FIELDS);
-  const ended = await endedEvents([...events.values()]);
-  const old = Date.now() - ABANDONED_MS;
+  const ended = await endedEvents([...events.values()], now);
+  const old = now - ABANDONED_MS;
   let freed = 0;
+  let quiet = now + QUIET_MS;
   for (const s of slots) {
     const e = events.get(s.event_id);
-    const free = e?.slots?.includes(s._id) ? ended.has(e._id) && (await dropPlace(e, s._id)) : s.created_at.getTime() <= old;
+    const held = e?.slots?.includes(s._id);
+    const free = held ? ended.has(e!._id) && (await dropPlace(e!, s._id)) : s.created_at.getTime() <= old;
     if (free) freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
+    else if (!held) quiet = Math.min(quiet, s.created_at.getTime() + ABANDONED_MS);
+    else if (!e!.paused && !ended.has(e!._id)) quiet = Math.min(quiet, earliestEnd(e!, now));
   }
+  if (freed === 0 && quiet > now) quietUntil.set(id(0), quiet, quiet - now);
   return freed;
 }
 
 /**
  * One place below `cap` of the counter for `event_id`, or null when all are taken. From the
- * hint, else from the first free slot (deletes leave gaps below the hint); when full, the places
- * of ended events and those left by an interrupted write are freed and the first free one tried
- * once more.
+ * hint, else from the first free slot (deletes leave gaps below the hint), a few inserts at a
+ * time (MISSES); when full, the places of ended events and those left by an interrupted write
+ * are freed (at most once per QUIET_MS while there is nothing to free) and a free one tried again.
  */
 export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string): Promise<string | null> {
   const fields = () => ({ event_id, organization_id, created_at: new Date() });
   const hint = placeHint.get(id(0));
-  if (hint !== undefined && hint < cap) {
+  if (hint !== undefined) {
     const taken = await tryTake(id, hint, cap, fields);
     if (taken) return taken;
   }
-  const firstFreePlace = async () => firstFree(await readSlots<SlotDoc>(EventSlot, id, BLOCK));
-  const taken = await tryTake(id, await firstFreePlace(), cap, fields);
+  // A few inserts from the first free slot read, then read again: null only once a read finds
+  // every place below the cap taken (each missed insert is a place another create took meanwhile).
+  const fromFirstFree = async () => {
+    for (;;) {
+      const from = firstFree(await readSlots<SlotDoc>(EventSlot, id, BLOCK));
+      if (from >= cap) return null;
+      const taken = await tryTake(id, from, cap, fields);
+      if (taken) return taken;
+    }
+  };
+  const taken = await fromFirstFree();
   if (taken || (await releaseAbandoned(id)) === 0) return taken;
-  return tryTake(id, await firstFreePlace(), cap, fields);
+  return fromFirstFree();
 }
 
 /** Whether `slots` has a place of counter `id`. */
@@ -189,4 +234,22 @@ export async function insertRun(run: RunRecord): Promise<void> {
 
 export async function runsOf(filter: Record<string, unknown>, skip: number, limit: number): Promise<RunRecord[]> {
   return (await EventRun.find(filter).sort({ started_at: -1 }).skip(skip).limit(limit).lean<RunDoc[]>()).map(runRecord);
+}
+
+// ---- a basic caller's runs by hand (models.ts, EventManualRun)
+
+export const manualWindowId = (event_id: string, n: number) => `w|${event_id}|${n}`;
+export const manualKeyId = (event_id: string, key_sha256: string) => `k|${event_id}|${key_sha256}`;
+
+/** Inserts the record once: true when this call did; false when one was there (another call's). */
+export const insertManualRun = (doc: ManualRunDoc) => insertOnce(EventManualRun, { ...doc });
+
+/** The records with these `_id`s (those that exist). */
+export async function manualRunsByIds(ids: string[]): Promise<ManualRunDoc[]> {
+  return [...(await byIds<ManualRunDoc>(EventManualRun, ids)).values()];
+}
+
+/** Deletes a record this call inserted (its `at` tells it from a later one under the same `_id`). */
+export async function deleteManualRun(doc: Pick<ManualRunDoc, '_id' | 'at'>): Promise<void> {
+  await EventManualRun.deleteOne({ _id: doc._id, at: doc.at });
 }

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
-import { abandonUpdate, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
+import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
 import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
 import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
@@ -15,7 +15,8 @@ import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { idempotencyKeyOf } from '../idempotency';
 import { organizationId, requiredId } from '../schemas';
-import { createSchedule, deleteSchedule, pauseSchedule, runOnce, triggerSchedule, updateSchedule } from '../schedules';
+import { createSchedule, deleteSchedule, lastActionAt, pauseSchedule, runOnce, triggerSchedule, updateSchedule } from '../schedules';
+import { ADMIN_LEVEL } from '../../activities/email/policy';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -181,13 +182,29 @@ async function remove(p: Principal, orgRequested: string | undefined, event_id: 
   return { success: true, message: `Event ${event_id} deleted` };
 }
 
+/**
+ * A run by hand below the admin level (README, Scheduler: limits): at most one per
+ * SCHEDULER_MIN_INTERVAL_SECONDS_BASIC after the event's last run (429 otherwise), through the
+ * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.
+ */
+async function runByHand(e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
+  const run = await claimManualRun(e, key, () => lastActionAt(e._id));
+  if (run.replayed) return { at: run.at, replayed: true };
+  try {
+    return { at: await triggerSchedule(e._id, e.overlap ?? 'skip', run.at), replayed: false };
+  } catch (err) {
+    await run.release();
+    throw err;
+  }
+}
+
 async function execute(p: Principal, orgRequested: string | undefined, event_id: string, key: string | undefined) {
   const org = organizationFor(p, orgRequested);
   const e = await visibleEvent(p, org, event_id);
   // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
   // admin saved cannot repeat an admin-only award or report at will).
   await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: storedMetadata(e) }, p.level);
-  const { at, replayed } = key === undefined ? { at: await triggerSchedule(event_id), replayed: false } : await runOnce(e, key);
+  const { at, replayed } = p.level >= ADMIN_LEVEL ? (key === undefined ? { at: await triggerSchedule(event_id), replayed: false } : await runOnce(e, key)) : await runByHand(e, key);
   return {
     success: true as const,
     event_id,

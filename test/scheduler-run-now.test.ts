@@ -1,0 +1,138 @@
+/**
+ * The scheduler's limits around "run now" and the places under the caps (README, Scheduler:
+ * limits): a basic owner's manual runs keep the minimum interval and the event's overlap policy;
+ * editing an ended event; what taking a place costs when the counter is crowded or full.
+ */
+import mongoose from 'mongoose';
+import { describe, expect, inject, it } from 'vitest';
+import { parseEnv, setConfig } from '../activities/config';
+import { commitUpdate, createEvent, prepareUpdate, type EventInput } from '../activities/scheduler/events';
+import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
+import { basicUser, call, newTenant, until } from './helpers/api';
+import { queriesOf } from './helpers/queries';
+import { useSuiteRuntime } from './helpers/runtime';
+
+useSuiteRuntime();
+
+const B = '/api/scheduler-service/events';
+const loyalty = { action_type: 'daily_login' };
+const configure = (extra: Record<string, string> = {}) => setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
+const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({ type_of_event: 'loyalty', recurrency: 'daily', start_event: new Date(start), end_date: null, metadata: loyalty });
+const runsOf = async (key: string, id: string) => (await call('GET', `${B}/${id}/runs`, { key })).body.runs as Array<{ trigger: string }>;
+
+describe('run now by a basic owner (HTTP)', () => {
+  it('a second manual run within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC is 429 with Retry-After {detail} naming it, with or without a new Idempotency-Key; the same key replays; an admin still runs it', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
+    const first = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'k1' } });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.replayed).toBe(false);
+    for (const headers of [{}, { 'Idempotency-Key': 'k2' }] as Record<string, string>[]) {
+      const again = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers });
+      expect(again.status, JSON.stringify(again.body)).toBe(429);
+      expect(again.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+      const wait = Number(again.headers.get('retry-after'));
+      expect(wait).toBeGreaterThan(3000);
+      expect(wait).toBeLessThanOrEqual(3600);
+    }
+    const replay = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'k1' } });
+    expect(replay.status, JSON.stringify(replay.body)).toBe(200);
+    expect(replay.body).toMatchObject({ replayed: true, execution_time: first.body.execution_time });
+    await until('the run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 30_000);
+    // Admins are not limited.
+    expect((await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey })).status).toBe(200);
+    await until('the admin run', () => runsOf(u.key, ev.id), (r) => r?.length === 2, 30_000);
+  });
+
+  it('of 6 concurrent manual runs (new keys, and none) of a basic owner exactly one starts a run', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
+    const all = await Promise.all(Array.from({ length: 6 }, (_, i) => call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: i % 2 ? { 'Idempotency-Key': `c-${i}` } : {} })));
+    expect(all.map((r) => r.status).sort()).toEqual([200, 429, 429, 429, 429, 429]);
+    await until('the run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 30_000);
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await runsOf(u.key, ev.id)).toHaveLength(1);
+  });
+
+  it("a scheduled run counts too: right after a one-off event's run, running it by hand is 429", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } })).body.event;
+    await until('the scheduled run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 60_000);
+    const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    expect(res.status, JSON.stringify(res.body)).toBe(429);
+    expect(res.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+  });
+});
+
+/** Counts the inserts sent to a collection (mongoose's debug hook) while `work` runs. */
+async function insertsInto(collection: string, work: () => Promise<unknown>): Promise<number> {
+  let n = 0;
+  mongoose.set('debug', (c: string, method: string) => {
+    if (c === collection && method.startsWith('insert')) n += 1;
+  });
+  try {
+    await work();
+  } finally {
+    mongoose.set('debug', false);
+  }
+  return n;
+}
+
+describe('taking a place (activities in this process)', () => {
+  it('when another process filled the slots after this one\'s last place, a create costs a few inserts, not one per taken slot', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '1000', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '100000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    await createEvent(owner, daily(), actor); // this process's hint: place 1 next
+    // "Another process" takes places 1..60 of the user's counter.
+    const other = await createEvent(owner, daily(), actor);
+    const ids = Array.from({ length: 60 }, (_, i) => `u|${t.organization_id}|${u.user_id}|${i + 1}`);
+    await EventSlot.deleteMany({ event_id: other._id, _id: { $regex: '^u\\|' } });
+    await EventSlot.insertMany(ids.map((_id) => ({ _id, event_id: other._id, organization_id: t.organization_id, created_at: new Date() })));
+    await ScheduledEvent.updateOne({ _id: other._id }, { $set: { slots: [...(other.slots ?? []).filter((s) => !s.startsWith('u|')), ...ids] } });
+    let made: Awaited<ReturnType<typeof createEvent>> | undefined;
+    const inserts = await insertsInto('scheduled_event_slots', async () => (made = await createEvent(owner, daily(), actor)));
+    expect(made!.slots).toContain(`u|${t.organization_id}|${u.user_id}|61`);
+    expect(inserts).toBeLessThanOrEqual(8);
+  });
+
+  it('at a full organization cap with nothing ended, a second refused create in a row does not reread the events holding the places', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '5' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    for (let i = 0; i < 5; i += 1) await createEvent(owner, daily(), actor);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    let status = 0;
+    const qs = await queriesOf(async () => (status = (await createEvent(owner, daily(), actor).catch((e) => e)).status));
+    expect(status).toBe(409);
+    expect(qs.filter((q) => q.collection === 'scheduled_events')).toEqual([]);
+  });
+});
+
+describe('editing an ended event (activities in this process, small caps)', () => {
+  it('at the cap, an edit of an ended event whose place was freed that keeps it ended is 422 for its timing, before any place is taken (never 409)', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const ended = await createEvent(owner, daily(), actor);
+    await createEvent(owner, daily(), actor);
+    await ScheduledEvent.updateOne({ _id: ended._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
+    await createEvent(owner, daily(), actor); // frees the ended event's user place
+    const held = await EventSlot.countDocuments({ event_id: ended._id });
+    const input: EventInput = { ...daily('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), metadata: { ...loyalty, note: 'renamed' } };
+    const res = await prepareUpdate(t.organization_id, ended._id, input, actor).then(({ prev, next }) => commitUpdate(prev, next)).catch((e) => e);
+    expect(res.status, res.message).toBe(422);
+    expect(res.message).toMatch(/^end_date: the event would never run again/);
+    expect(await EventSlot.countDocuments({ event_id: ended._id })).toBe(held);
+  });
+});
