@@ -24,13 +24,21 @@ const adminKey = generateSecret();
 const CLIENT = { id: 'client-review', secret: 'secret-review' };
 
 /** The mocked provider: by the number's last digits, what it does with an order. */
-const mock = { orders: new Map<string, number>(), checks: new Map<string, number>(), next: 5000, txs: new Map<number, { id: string; status: string; phone: string }>() };
+const mock = {
+  orders: new Map<string, number>(),
+  checks: new Map<string, number>(),
+  next: 5000,
+  txs: new Map<number, { id: string; status: string; phone: string; pinCode?: string; errorMessage?: string }>(),
+  /** orders whose status checks fail (the provider cannot answer) */
+  down: new Set<string>(),
+};
 let server: http.Server;
 let platform: Platform;
 let admin: string;
 let adminUser: string;
 let ana: { key: string; user_id: string };
 let giftId: string;
+let pinGiftId: string;
 
 function providerServer(): http.Server {
   const send = (res: http.ServerResponse, status: number, body: unknown) => {
@@ -55,6 +63,14 @@ function providerServer(): http.Server {
         mock.txs.set(transactionId, tx);
         return send(res, 200, { transactionId, customIdentifier: id, status: tx.status, phone });
       }
+      // Electronic PINs: PROCESSING until the test decides (a tx's status, pinCode, errorMessage).
+      if (req.method === 'POST' && url.pathname === '/orders') {
+        const id = String(body.customIdentifier);
+        mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
+        const transactionId = (mock.next += 1);
+        mock.txs.set(transactionId, { id, phone: '', status: 'PROCESSING' });
+        return send(res, 200, { transactionId, customIdentifier: id, status: 'PROCESSING' });
+      }
       if (req.method === 'GET' && url.pathname === '/transactions') return send(res, 200, { content: [] });
       const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
       if (req.method === 'GET' && one) {
@@ -62,8 +78,8 @@ function providerServer(): http.Server {
         if (!tx) return send(res, 404, { message: 'not found' });
         mock.checks.set(tx.id, (mock.checks.get(tx.id) ?? 0) + 1);
         // 5555: every status check fails; 6666: PROCESSING for ever
-        if (tx.phone.endsWith('5555')) return send(res, 500, { message: 'internal error' });
-        return send(res, 200, { transactionId: Number(one[1]), customIdentifier: tx.id, status: tx.status });
+        if (tx.phone.endsWith('5555') || mock.down.has(tx.id)) return send(res, 500, { message: 'internal error' });
+        return send(res, 200, { transactionId: Number(one[1]), customIdentifier: tx.id, status: tx.status, pinCode: tx.pinCode, errorMessage: tx.errorMessage });
       }
       send(res, 404, { message: 'no such route' });
     });
@@ -111,6 +127,7 @@ beforeAll(async () => {
   await api('PUT', '/loyalty/rules', admin, { actions: { grant: 1000 } });
   expect((await api('POST', `/loyalty/award-points/${ana.user_id}`, admin, { action_type: 'grant' })).status).toBe(200);
   giftId = (await api('POST', '/api/gifts/gifts', admin, { gift_name: 'Airtel 500', gift_type: 'mobile_top-ups', country: 'NG', telco_supplier: 'Airtel', recharge_amount: 500, points_value: 100 })).body.gift.id;
+  pinGiftId = (await api('POST', '/api/gifts/gifts', admin, { gift_name: 'Steam 20', gift_type: 'electronic_pins', country: 'NG', supplier: 'Steam', electronic_pin_amount: 20, points_value: 100 })).body.gift.id;
 }, 300_000);
 
 afterAll(async () => {
@@ -157,6 +174,16 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(other.body).toEqual({ success: false, error: expect.stringMatching(/already settled as refunded/) });
     expect(await points()).toBe(before + 100);
     expect((await entriesOf(refundIt)).sort()).toEqual([['redemption', -100], ['refund', 100]]);
+    // Its owner (a basic key) sees the outcome with a fixed reason: not who settled it nor the
+    // admin's note, neither on the redemption nor in the points history.
+    const mine = (await api('GET', `/api/gifts/redemptions/${refundIt}`, ana.key)).body.redemption;
+    expect(mine).toMatchObject({ status: 'refunded', settlement: { outcome: 'refunded', settled_by: null, reason: expect.any(String), settled_at: expect.any(String) } });
+    const history = (await api('GET', `/loyalty/points/${ana.user_id}/history?limit=100`, ana.key)).body;
+    const listedMine = (await api('GET', '/api/gifts/redemptions?limit=100', ana.key)).body.redemptions.find((r: any) => r.id === refundIt);
+    for (const seen of [mine, listedMine, history]) {
+      expect(JSON.stringify(seen)).not.toContain('Reloadly support');
+      expect(JSON.stringify(seen)).not.toContain(adminUser);
+    }
 
     const completed = await settle(completeIt, admin, { outcome: 'completed', reason: 'delivered, seen on the operator portal' });
     expect(completed.status, JSON.stringify(completed.body)).toBe(200);
@@ -195,4 +222,47 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(notReview.body.error).toMatch(/needs_review/);
     expect((await settle('rdm_nothing', admin, { outcome: 'refunded' })).status).toBe(404);
   }, 120_000);
+
+  it('mocked provider: a "completed" settlement asks the provider once: delivered stores the PIN and transaction; a final refusal is 409 naming it (then refundable); no answer completes on the admin\'s word, recorded without a PIN', async () => {
+    const redeemPin = async () => {
+      const res = await api('POST', `/api/gifts/gifts/${pinGiftId}/redeem`, ana.key, { user_id: ana.user_id, idempotency_key: unique('k') });
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      return res.body.redemption.id as string;
+    };
+    const [delivered, failed, silent] = [await redeemPin(), await redeemPin(), await redeemPin()];
+    for (const id of [delivered, failed, silent]) expect((await settled(id)).status).toBe('needs_review');
+    const txOf = (id: string) => [...mock.txs.entries()].find(([, t]) => t.id === id)!;
+    // Meanwhile the provider settled them its way.
+    Object.assign(txOf(delivered)[1], { status: 'SUCCESSFUL', pinCode: '1234-5678-9012-3456' });
+    Object.assign(txOf(failed)[1], { status: 'FAILED', errorMessage: 'Out of stock at the supplier' });
+    mock.down.add(silent);
+    const before = await points();
+
+    const checks = mock.checks.get(delivered) ?? 0;
+    const ok = await settle(delivered, admin, { outcome: 'completed', reason: 'seen on the portal' });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.redemption).toMatchObject({ status: 'completed', provider_transaction_id: String(txOf(delivered)[0]), pin_masked: true, pin_code: expect.stringMatching(/3456$/) });
+    expect(mock.checks.get(delivered)).toBe(checks + 1);
+    expect((await api('GET', `/api/gifts/redemptions/${delivered}`, ana.key)).body.redemption).toMatchObject({ status: 'completed', pin_code: '1234-5678-9012-3456', pin_masked: false });
+    const again = await settle(delivered, admin, { outcome: 'completed' });
+    expect(again.body).toMatchObject({ duplicate: true, redemption: { status: 'completed' } });
+    expect(mock.checks.get(delivered)).toBe(checks + 1);
+
+    // Two at once: the second joins the first and shares its refusal.
+    const nos = await Promise.all([settle(failed, admin, { outcome: 'completed' }), settle(failed, admin, { outcome: 'completed' })]);
+    for (const no of nos) {
+      expect(no.status, JSON.stringify(no.body)).toBe(409);
+      expect(no.body).toEqual({ success: false, error: expect.stringMatching(/Out of stock at the supplier/) });
+    }
+    expect((await api('GET', `/api/gifts/redemptions/${failed}`, admin)).body.redemption).toMatchObject({ status: 'needs_review', settlement: null });
+    expect(await entriesOf(failed)).toEqual([['redemption', -100]]);
+    const refunded = await settle(failed, admin, { outcome: 'refunded' });
+    expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
+    expect(refunded.body.redemption).toMatchObject({ status: 'refunded', points_refunded: 100 });
+
+    const word = await settle(silent, admin, { outcome: 'completed' });
+    expect(word.status, JSON.stringify(word.body)).toBe(200);
+    expect(word.body.redemption).toMatchObject({ status: 'completed', pin_code: null, status_reason: expect.stringMatching(/no PIN/i) });
+    expect(await points()).toBe(before + 100);
+  }, 200_000);
 });

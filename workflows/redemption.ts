@@ -1,6 +1,6 @@
-import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { FulfilAnswer, RedemptionInput, RedemptionState, Settlement } from '../activities/gifts/fulfilment';
+import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts/fulfilment';
 import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
 import { BACKGROUND, INTERACTIVE } from './retry';
@@ -26,6 +26,8 @@ export type SettleAnswer = RedemptionState & { duplicate: boolean };
  * An admin's settlement of a redemption in needs_review (POST /api/gifts/redemptions/{id}/settle).
  * The run takes updates one at a time, so of two different settlements only the first is
  * accepted: the second is refused 409 before anything is written; the same one again joins it.
+ * A "completed" one first asks the provider (askProvider): a final refusal refuses it 409 (and
+ * whoever joined it), leaving the redemption in needs_review for a refund.
  */
 export const settleUpdate = defineUpdate<SettleAnswer, [SettleRequest]>('settle');
 
@@ -52,6 +54,33 @@ async function untilDone<T>(step: () => Promise<T>): Promise<T> {
       if (isClientFailure(err)) throw err;
       await sleep('5 minutes');
     }
+  }
+}
+
+/**
+ * Workflow changes are versioned with patched(): a run recorded by older code replays the old
+ * path; new decisions take the new one. Never remove a patch while runs that started before it
+ * may still be open (a redemption may wait in needs_review for weeks).
+ */
+const PATCH_NEEDS_REVIEW = 'needs-review';
+const PATCH_SETTLE_CHECK = 'settle-asks-provider';
+
+/**
+ * An admin said "completed": the provider is asked once where the order stands. Its final
+ * refusal is returned as such (the settlement is then refused); no answer within a few attempts,
+ * or nothing final, is `unconfirmed` (completed on the admin's word).
+ */
+async function askProvider(input: RedemptionInput, transaction_id: string | null): Promise<ReviewCheck | Extract<FulfilAnswer, { state: 'refused' }>> {
+  const { checkRedemption } = proxyActivities<typeof activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { ...INTERACTIVE, maximumAttempts: Math.min(3, input.limits?.attempts ?? 3) },
+  });
+  try {
+    const answer = await checkRedemption(input, transaction_id);
+    if (answer.state === 'processing') return { state: 'unconfirmed', transaction_id: answer.transaction_id, reason: 'it still answers PROCESSING' };
+    return answer;
+  } catch {
+    return { state: 'unconfirmed', transaction_id, reason: 'it could not be asked' };
   }
 }
 
@@ -103,7 +132,14 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
   let reserved: RedemptionState | undefined;
   let status: RedemptionStatus = 'processing';
   let decision: Settlement | undefined;
+  let check: ReviewCheck | undefined;
   let settled: RedemptionState | undefined;
+  /** the outcome of the settlement being decided (a "completed" one waits for the provider's answer) */
+  let claim: Settlement['outcome'] | undefined;
+  /** bumped when a claimed settlement is refused: whoever joined it is refused too */
+  let round = 0;
+  let refusal = '';
+  let transaction_id: string | null = null;
   setHandler(reservedUpdate, async () => {
     await condition(() => reserved !== undefined);
     return reserved!;
@@ -111,15 +147,36 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
   setHandler(
     settleUpdate,
     async (req) => {
-      const duplicate = decision !== undefined;
-      decision ??= { outcome: req.outcome, settled_by: req.settled_by, reason: req.reason, settled_at: new Date().toISOString() };
+      if (claim !== undefined) {
+        // The same outcome is being (or was) decided: join it, and share its refusal if any.
+        const mine = round;
+        await condition(() => settled !== undefined || round !== mine);
+        if (settled === undefined) refuse(409, refusal);
+        return { ...settled, duplicate: true };
+      }
+      claim = req.outcome;
+      const settled_at = new Date().toISOString();
+      let answer: ReviewCheck | undefined;
+      if (req.outcome === 'completed' && patched(PATCH_SETTLE_CHECK)) {
+        const asked = await askProvider(input, transaction_id);
+        if (asked.state === 'refused') {
+          claim = undefined;
+          round += 1;
+          refusal = `Redemption ${input.redemption_id} cannot be settled as completed: the provider answers that the order failed (${asked.reason}); settle it as refunded`;
+          refuse(409, refusal);
+        }
+        answer = asked;
+      }
+      check = answer;
+      decision = { outcome: req.outcome, settled_by: req.settled_by, reason: req.reason, settled_at };
       await condition(() => settled !== undefined);
-      return { ...settled!, duplicate };
+      return { ...settled!, duplicate: false };
     },
     {
       validator: (req) => {
-        if (decision && decision.outcome !== req.outcome) refuse(409, `Redemption ${input.redemption_id} was already settled as ${decision.outcome}`);
-        if (!decision && status !== 'needs_review') refuse(409, `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`);
+        const taken = decision?.outcome ?? claim;
+        if (taken && taken !== req.outcome) refuse(409, `Redemption ${input.redemption_id} ${decision ? 'was already settled' : 'is being settled'} as ${taken}`);
+        if (!taken && status !== 'needs_review') refuse(409, `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`);
       },
     },
   );
@@ -136,15 +193,18 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
   }
   if (reserved.status !== 'processing') return reserved;
   const answer = await fulfil(input);
-  if (answer.state === 'unknown') {
+  // Runs recorded before needs_review existed released the points on an unknown outcome: their
+  // replay keeps that path (patched() is false there), or it would not match their history.
+  if (answer.state === 'unknown' && patched(PATCH_NEEDS_REVIEW)) {
     status = 'needs_review';
+    transaction_id = answer.transaction_id;
     await untilDone(() => reviewRedemption(input, answer));
     await condition(() => decision !== undefined);
-    settled = await untilDone(() => settleReviewed(input, decision!));
+    settled = await untilDone(() => settleReviewed(input, decision!, check));
     await condition(allHandlersFinished);
     return settled;
   }
-  const final = await untilDone(() => (answer.state === 'delivered' ? settleRedemption(input, answer) : releaseRedemption(input, answer as Exclude<FulfilAnswer, { state: 'delivered' | 'processing' }>)));
+  const final = await untilDone(() => (answer.state === 'delivered' ? settleRedemption(input, answer) : releaseRedemption(input, answer as Exclude<FulfilAnswer, { state: 'delivered' | 'processing' | 'unknown' }>)));
   status = final.status;
   await condition(allHandlersFinished);
   return final;

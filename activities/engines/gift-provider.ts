@@ -41,8 +41,12 @@ export interface GiftProvider {
   readonly name: 'sandbox' | 'reloadly';
   /** Places the order, once per custom_identifier; `retry`: an earlier attempt may have reached the provider. */
   order(o: GiftOrder, opts?: { retry?: boolean }): Promise<Fulfilment>;
-  /** The current state of an order that answered `processing`. */
-  check(o: GiftOrder, transaction_id: string): Promise<Fulfilment>;
+  /**
+   * The current state of an order: one that answered `processing`, or (an admin's review) one
+   * whose transaction id is unknown (null: it is looked up by its customIdentifier; no such
+   * order is an error, not a refusal, since the provider's records say nothing final).
+   */
+  check(o: GiftOrder, transaction_id: string | null): Promise<Fulfilment>;
 }
 
 /** A provider that cannot be reached or answers 5xx: the caller retries (the order is idempotent). */
@@ -234,6 +238,11 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       return fulfilment(o, json ?? {});
     },
     async check(o, transaction_id) {
+      if (transaction_id === null) {
+        const found = await lookup(o.custom_identifier);
+        if (!found) throw unavailable(`no order ${o.custom_identifier} found with the provider`);
+        return fulfilment(o, found);
+      }
       const { status, json } = await request('GET', `/transactions/${encodeURIComponent(transaction_id)}`);
       if (status >= 400) throw unavailable(`transaction ${transaction_id} answered HTTP ${status}`);
       return fulfilment(o, json?.transaction ?? json ?? {});

@@ -55,6 +55,18 @@ export type FulfilAnswer =
   | { state: 'processing'; transaction_id: string }
   | { state: 'refused'; transaction_id: string | null; reason: string };
 
+/**
+ * What the provider said when an admin settled a redemption as completed: the workflow asks it
+ * once (checkRedemption) before settleReviewed. A final refusal never gets here (the settlement
+ * is refused 409); `unconfirmed`: it could not answer, or had nothing final to say.
+ */
+export type ReviewCheck =
+  | { state: 'delivered'; transaction_id: string; pin_encrypted: string | null }
+  | { state: 'unconfirmed'; transaction_id: string | null; reason: string };
+
+/** Kept as status_reason and in the ledger: the admin's own note stays in `settlement.reason`, shown to admins only. */
+export const REFUNDED_AFTER_REVIEW = 'Refunded by an administrator after review';
+
 export const holdOperation = (redemption_id: string) => `redemption:${redemption_id}:hold`;
 export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
 export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
@@ -138,8 +150,8 @@ export async function fulfilRedemption(input: RedemptionInput): Promise<FulfilAn
   return answerOf(await giftProvider().order(input.order, { retry: attempt() > 1 }));
 }
 
-/** Asks the provider where an order that answered PROCESSING stands. */
-export async function checkRedemption(input: RedemptionInput, transaction_id: string): Promise<FulfilAnswer> {
+/** Asks the provider where an order stands (null: its transaction id is unknown, found by its customIdentifier). */
+export async function checkRedemption(input: RedemptionInput, transaction_id: string | null): Promise<FulfilAnswer> {
   return answerOf(await giftProvider().check(input.order, transaction_id));
 }
 
@@ -198,15 +210,29 @@ export async function reviewRedemption(input: RedemptionInput, unknown: { transa
   return state(doc);
 }
 
-/** Applies an admin's settlement of a redemption in needs_review: completed (the hold is the debit) or refunded. */
-export async function settleReviewed(input: RedemptionInput, settlement: Settlement): Promise<RedemptionState> {
+/**
+ * Applies an admin's settlement of a redemption in needs_review: completed (the hold is the debit)
+ * or refunded. A completed one keeps what the provider said when asked (`check`): the delivered
+ * transaction and its PIN, or, when it could not confirm, that it was completed on the admin's
+ * word (and, for a PIN, that none was obtained). Runs settled before the check existed pass none.
+ * Idempotent: the same arguments write the same record.
+ */
+export async function settleReviewed(input: RedemptionInput, settlement: Settlement, check?: ReviewCheck): Promise<RedemptionState> {
   if (settlement.outcome === 'refunded') {
-    return releaseRedemption(input, { transaction_id: null, reason: settlement.reason ?? 'Refunded by an administrator after review' }, settlement);
+    return releaseRedemption(input, { transaction_id: null, reason: REFUNDED_AFTER_REVIEW }, settlement);
   }
+  const pin = input.gift_type === 'electronic_pins';
+  let status_reason = 'Completed by an administrator after review';
+  if (check?.state === 'delivered') status_reason += '; the provider confirmed the delivery';
+  else if (check) status_reason += ` on the administrator's word: the provider did not confirm it (${check.reason})${pin ? '; no PIN was obtained' : ''}`;
+  else if (pin) status_reason += '; no PIN was obtained';
+  const transaction_id = check?.transaction_id ?? null;
   const doc = await saveRedemption(input.redemption_id, {
     status: 'completed',
-    status_reason: settlement.reason ?? 'Completed by an administrator after review',
+    status_reason: status_reason.slice(0, 1000),
     settlement: settlementOf(settlement),
+    ...(transaction_id ? { provider_transaction_id: transaction_id } : {}),
+    ...(check?.state === 'delivered' && check.pin_encrypted ? { pin_encrypted: check.pin_encrypted } : {}),
   });
   return state(doc);
 }

@@ -91,20 +91,34 @@ export interface RedemptionView {
   account_reference: string | null;
   pin_code: string | null;
   pin_masked: boolean;
-  settlement: { outcome: SettleOutcome; settled_by: string; reason: string | null; settled_at: string } | null;
+  /** settled_by and the admin's own reason for admin readers only (a basic owner: null and a fixed reason) */
+  settlement: { outcome: SettleOutcome; settled_by: string | null; reason: string | null; settled_at: string } | null;
   created_at: string;
   updated_at: string;
 }
 
-/** Who reads: the owner sees an electronic PIN in clear, anyone else (admins) only its last 4 characters. */
+/**
+ * Who reads: the owner sees an electronic PIN in clear, anyone else (admins) only its last 4
+ * characters. `level` 0 (a basic key) never sees who settled a redemption or the admin's note.
+ */
 export interface Viewer {
   user_id: string;
+  level: number;
+}
+
+/** What a basic reader is told of an admin's settlement, instead of the admin's note. */
+function settledForUser(r: RedemptionDoc): string {
+  if (r.settlement?.outcome === 'refunded') return 'Not delivered: the points were given back after review';
+  if (r.gift_type === 'electronic_pins' && !r.pin_encrypted) return 'Confirmed as delivered after review; the PIN could not be retrieved here: please contact support';
+  return 'Confirmed as delivered after review';
 }
 
 const maskPin = (pin: string) => pin.replace(/[A-Za-z0-9]/g, (c, i) => (i >= pin.length - 4 ? c : '•'));
 
 export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView {
   const owner = viewer.user_id === r.user_id;
+  const admin = viewer.level > 0;
+  const s = r.settlement;
   const pin = r.pin_encrypted ? decryptSecret(r.pin_encrypted) : null;
   return {
     id: r.redemption_id,
@@ -117,14 +131,16 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
     points_lapsed: r.points_lapsed ?? 0,
     balance_after: r.balance_after,
     status: r.status,
-    status_reason: r.status_reason ?? null,
+    status_reason: s && !admin ? settledForUser(r) : (r.status_reason ?? null),
     provider: r.provider ?? null,
     provider_transaction_id: r.provider_transaction_id ?? null,
     phone_number: r.phone_number ?? null,
     account_reference: r.account_reference ?? null,
     pin_code: pin === null ? null : owner ? pin : maskPin(pin),
     pin_masked: pin !== null && !owner,
-    settlement: r.settlement ? { outcome: r.settlement.outcome, settled_by: r.settlement.settled_by, reason: r.settlement.reason ?? null, settled_at: new Date(r.settlement.settled_at).toISOString() } : null,
+    settlement: s
+      ? { outcome: s.outcome, settled_by: admin ? s.settled_by : null, reason: admin ? (s.reason ?? null) : settledForUser(r), settled_at: new Date(s.settled_at).toISOString() }
+      : null,
     created_at: r.created_at.toISOString(),
     updated_at: (r.updated_at ?? r.created_at).toISOString(),
   };

@@ -155,7 +155,12 @@ const redemption = z.object({
   pin_code: z.string().nullable().describe("an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else"),
   pin_masked: z.boolean(),
   settlement: z
-    .object({ outcome: z.enum(SETTLE_OUTCOMES), settled_by: z.string(), reason: z.string().nullable(), settled_at: z.string() })
+    .object({
+      outcome: z.enum(SETTLE_OUTCOMES),
+      settled_by: z.string().nullable().describe('the admin who settled it: admin readers only (null for a basic key)'),
+      reason: z.string().nullable().describe("the admin's note for admin readers; a fixed user-facing reason for a basic key"),
+      settled_at: z.string(),
+    })
     .nullable()
     .describe("an admin's settlement of a redemption that needed review"),
   created_at: z.string(),
@@ -248,7 +253,7 @@ defineRoute({
   response: z.object({ success: z.literal(true), redemption }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
-    return { success: true, redemption: await getRedemption(org, params.redemption_id, { user_id: principal.user_id, own_only: principal.level === 0 }) };
+    return { success: true, redemption: await getRedemption(org, params.redemption_id, { user_id: principal.user_id, level: principal.level, own_only: principal.level === 0 }) };
   },
 });
 
@@ -281,13 +286,13 @@ defineRoute({
   tag,
   errors,
   summary:
-    "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
+    "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
   auth: 'admin',
   params: z.object({ redemption_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({
     outcome: z.enum(SETTLE_OUTCOMES).describe('completed: the provider delivered; refunded: it did not and never will'),
-    reason: z.string().trim().min(1).max(500).optional().describe('what the admin found (kept as status_reason and in settlement)'),
+    reason: z.string().trim().min(1).max(500).optional().describe("what the admin found (kept in settlement, shown to admins only; the user sees a fixed reason)"),
   }),
   response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ principal, params, query, body }) => {
