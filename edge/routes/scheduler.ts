@@ -254,7 +254,7 @@ defineRoute({
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
-  summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run',
+  summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run. A basic key: 429 with Retry-After within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC of the last run; the event\'s overlap policy',
   params: idParam, query: orgQuery, idempotent: true,
   response: z.object({
     success: z.literal(true),
