@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import { strToU8, zipSync } from 'fflate';
 import sharp from 'sharp';
+import { Client as MinioClient } from 'minio';
 import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant } from './helpers/api';
 import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
-import { contentBombPdf, imageBombPdf } from './helpers/pdf-bombs';
+import { contentBombPdf, imageBombPdf, slowPdf } from './helpers/pdf-bombs';
 import { renderReceipt } from './helpers/receipts';
 
 async function setup() {
@@ -206,6 +207,37 @@ describe('PDF decompression bombs (small files that inflate to gigabytes; a 20,0
     const thumb = await call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: imageBombPdf(5_000, 5_000), name: 'dark.pdf' }) });
     expect(thumb.status).toBe(200);
     expect(await inked(thumb.raw)).toBeGreaterThan(0.9);
+  });
+});
+
+describe("the PDF reader is no queue one user can block (one reader per user, a bounded queue)", () => {
+  it("reads another user's PDF while one user's slow PDFs are read; past the user's two, 503 with Retry-After and nothing stored", async () => {
+    const a = await setup();
+    const b = await setup();
+    // ~7 s of reading each (a content stream parsed on each of 50 pages), far under every limit
+    const slow = slowPdf(120_000);
+    const t0 = Date.now();
+    const sent = [0, 1, 2].map((i) => a.send(slow, `slow-${i}.pdf`).then((res) => ({ res, at: Date.now() - t0 })));
+    await new Promise((r) => setTimeout(r, 1500));
+    const other = await b.send(await pdfWithText(INVOICE), 'invoice.pdf');
+    const otherAt = Date.now() - t0;
+    expect(other.status, JSON.stringify(other.body)).toBe(200);
+    expect(other.body.data.folder_structure.category).toBe('invoices');
+    const outs = await Promise.all(sent);
+    const read = outs.filter((o) => o.res.status === 200);
+    const busy = outs.filter((o) => o.res.status === 503);
+    expect(outs.map((o) => o.res.status).sort(), JSON.stringify(outs.map((o) => o.res.body?.detail ?? o.res.body?.data?.metadata))).toEqual([200, 200, 503]);
+    // the other user did not wait behind them: answered before the first of them
+    expect(otherAt).toBeLessThan(Math.min(...read.map((o) => o.at)));
+    // the refusal: the documents shape, retryable, and the upload is not kept
+    expect(busy[0].res.body).toEqual({ detail: 'Temporarily unavailable; try again later' });
+    expect(busy[0].res.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+    const e = inject('platformEnv');
+    const [host, port] = e.MINIO_ENDPOINT.split(':');
+    const minio = new MinioClient({ endPoint: host, port: Number(port), useSSL: false, accessKey: e.MINIO_ACCESS_KEY, secretKey: e.MINIO_SECRET_KEY });
+    const originals: string[] = [];
+    for await (const o of minio.listObjectsV2(e.MINIO_BUCKET, `${a.t.organization_id}/${a.user.user_id}/originals/`, true)) originals.push(o.name!);
+    expect(originals).toHaveLength(2);
   });
 });
 

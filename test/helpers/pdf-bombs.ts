@@ -66,3 +66,22 @@ export function contentBombPdf(bytes: number): Buffer {
   ];
   return assemble(objects);
 }
+
+/**
+ * A slow PDF that stays small in memory: `pages` pages sharing one content stream of `rects`
+ * filled rectangles after a line of text (~13 KB on disk). Reading its text parses that stream once per page, so it
+ * keeps a PDF reader busy for seconds (200,000 × 50: ~12 s, ~450 MB) without reaching a limit:
+ * what a hostile client uploads many of to hold every reader.
+ */
+export function slowPdf(rects: number, pages = 50): Buffer {
+  const kids = Array.from({ length: pages }, (_, i) => `${i + 5} 0 R`).join(' ');
+  const objects = [
+    Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
+    Buffer.from(`<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`),
+    // a line of text first: the reader finds words and does not send the pages to OCR
+    stream('/Filter /FlateDecode', zlib.deflateSync(Buffer.from(`BT /F1 12 Tf 10 280 Td (Slow to read: many small rectangles) Tj ET\n${'1 1 2 2 re f\n'.repeat(rects)}`), { level: 9 })),
+    Buffer.from('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'),
+  ];
+  for (let i = 0; i < pages; i += 1) objects.push(Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Resources << /Font << /F1 4 0 R >> >> /Contents 3 0 R >>'));
+  return assemble(objects);
+}
