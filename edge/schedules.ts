@@ -70,7 +70,8 @@ export async function pauseSchedule(event_id: string, paused: boolean, note: str
 }
 
 /**
- * Execute now with an Idempotency-Key: the run's workflow id comes from the key, so the same key
+ * An admin's execute now with an Idempotency-Key (a basic key's goes through `triggerSchedule`,
+ * its key kept by the scheduler store): the run's workflow id comes from the key, so the same key
  * on the same event starts one run however often it is sent (for as long as Temporal keeps the
  * run's history). Started directly rather than through the Schedule's trigger, which cannot be
  * given a workflow id; the run has no scheduled time, so it is recorded as manual like a trigger's.

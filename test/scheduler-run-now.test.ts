@@ -117,6 +117,24 @@ describe('taking a place (activities in this process)', () => {
   });
 });
 
+describe('a full counter frees an ended event at once (HTTP, the worker runs it)', () => {
+  it('a create refused at the cap while a one-off event waits for its time does not delay freeing it: right after its run a create succeeds', async () => {
+    configure();
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
+    const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
+    const once = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } });
+    expect(once.status, JSON.stringify(once.body)).toBe(200);
+    for (let i = 1; i < n; i += 1) await createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 });
+    const json = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty };
+    expect((await call('POST', B, { key: u.key, json })).status).toBe(409); // the edge found nothing to free
+    await until('the one-off run', () => call('GET', `${B}/${once.body.event.id}`, { key: u.key }), (r) => r.body.event?.status === 'completed', 60_000);
+    const res = await call('POST', B, { key: u.key, json });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+  });
+});
+
 describe('editing an ended event (activities in this process, small caps)', () => {
   it('at the cap, an edit of an ended event whose place was freed that keeps it ended is 422 for its timing, before any place is taken (never 409)', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
