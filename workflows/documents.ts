@@ -1,16 +1,45 @@
-import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images/images';
 import type { ProcessedDocument } from '../activities/documents/documents';
+import { PLATFORM_FAILURE_TYPE } from './failures';
 import { INTERACTIVE } from './retry';
 import { orDiscard, uploadContext } from './uploads';
 
 // Local activities, as for images: the caller waits over HTTP. Few attempts: reading a document
-// may take minutes, and one that fails the same way twice will not read a third time.
+// may take minutes, and one that fails the same way twice will not read a third time. A refused
+// file (4xx, e.g. a PDF over the reader's limits) is not retried (workers/activity-wrapper.ts); a
+// full PDF reader (503) is, twice within ~1.5 s, then the client gets the 503 and its Retry-After.
 const { processStoredDocument, thumbnailStoredFile, discardUpload, storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
   startToCloseTimeout: '3 minutes',
   retry: { ...INTERACTIVE, maximumAttempts: 3 },
 });
+
+/** A failure that asks the client to send the file again later (503 with Retry-After: the PDF reader is full). */
+function askedToResend(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 6; depth += 1) {
+    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
+      const info = cur.details?.[0] as { status?: number; headers?: Record<string, string> | null } | undefined;
+      return info?.status === 503 && Boolean(info.headers?.['Retry-After']);
+    }
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * orDiscard, and nothing kept either when the client is told to send the file again: its retry
+ * stores it anew (the same object with its Idempotency-Key), so the refused copy would only pile up.
+ */
+async function readOrDiscard<T>(upload: StoredUpload, stage: () => Promise<T>): Promise<T> {
+  try {
+    return await orDiscard(discardUpload, upload, stage);
+  } catch (err) {
+    if (askedToResend(err)) await discardUpload(upload.original_path);
+    throw err;
+  }
+}
 
 export interface ProcessDocumentInput {
   upload: StoredUpload;
@@ -22,7 +51,7 @@ export interface ProcessDocumentInput {
 /** `document:<media_id>`: read, classify and thumbnail the stored document; record the normalized response. */
 export async function processDocumentWorkflow(input: ProcessDocumentInput) {
   const { upload } = input;
-  const doc: ProcessedDocument = await orDiscard(discardUpload, upload, () => processStoredDocument(upload));
+  const doc: ProcessedDocument = await readOrDiscard(upload, () => processStoredDocument(upload));
   const m = doc.metadata;
   const f = doc.folder_structure;
   const normalized_response =
@@ -56,5 +85,5 @@ export async function processDocumentWorkflow(input: ProcessDocumentInput) {
 
 /** `thumbnail:<media_id>`: the first page or frame of a PDF, image or text document as JPEG. */
 export async function generateThumbnailWorkflow(input: { upload: StoredUpload }) {
-  return orDiscard(discardUpload, input.upload, () => thumbnailStoredFile(input.upload));
+  return readOrDiscard(input.upload, () => thumbnailStoredFile(input.upload));
 }

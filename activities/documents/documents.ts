@@ -4,6 +4,7 @@
  * thumbnail of the first page at `<organization_id>/<user_id>/thumbnails/…`.
  */
 import { createCanvas } from '@napi-rs/canvas';
+import { Context } from '@temporalio/activity';
 import { config } from '../config';
 import { PlatformError } from '../errors';
 import { gatewayChat, type Caller } from '../llm/gateway';
@@ -11,7 +12,7 @@ import { visionModel } from '../llm/engine-models';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
-import { pdfInChild } from '../engines/pdf';
+import { pdfInChild, type PdfCaller } from '../engines/pdf';
 import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff';
 import { getObject, putObject } from '../engines/storage';
 import { uploadPaths, type StoredUpload } from '../images/images';
@@ -98,12 +99,32 @@ interface Extracted {
 
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
-async function extract(body: Buffer, filename: string, d: Detected, who: Caller): Promise<Extracted> {
+/**
+ * Who the PDF reader works for: the upload's owner (one PDF of theirs read at a time), and the
+ * running activity's cancellation and deadline, so a read nobody waits for any more (the activity
+ * cancelled or timed out, its retry on its way) leaves the reader's queue or is killed.
+ */
+function pdfCaller(upload: StoredUpload): PdfCaller {
+  const owner = `${upload.organization_id}/${upload.user_id}`;
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return { owner }; // outside an activity (scripts)
+  }
+  const { startToCloseTimeoutMs, scheduleToCloseTimeoutMs, scheduledTimestampMs } = ctx.info;
+  const ends: number[] = [];
+  if (startToCloseTimeoutMs > 0) ends.push(Date.now() + startToCloseTimeoutMs); // called as the attempt starts
+  if (scheduleToCloseTimeoutMs > 0) ends.push(scheduledTimestampMs + scheduleToCloseTimeoutMs);
+  return { owner, signal: ctx.cancellationSignal, deadline: ends.length ? Math.min(...ends) : undefined };
+}
+
+async function extract(body: Buffer, filename: string, d: Detected, who: Caller, reader: PdfCaller): Promise<Extracted> {
   const vision = visionModel(who);
   const base = { size: humanSize(body.length), size_bytes: body.length, format: d.format, mime_type: d.mime };
   if (d.kind === 'pdf') {
     // Read in the PDF child process (memory cap, time limit): see pdfInChild.
-    const { info, thumbnail, ocrPages } = await pdfInChild(body, { text: true, thumbnail: THUMBNAIL_SIZE, ocr: { pages: OCR_PAGES, side: 1600 } });
+    const { info, thumbnail, ocrPages } = await pdfInChild(body, { text: true, thumbnail: THUMBNAIL_SIZE, ocr: { pages: OCR_PAGES, side: 1600 } }, reader);
     if (!info) throw new Error('PDF reader returned no text');
     let text = info.text;
     let source: DocumentMetadata['text_source'] = text.trim() ? 'text_layer' : 'none';
@@ -170,9 +191,10 @@ async function readUpload(upload: StoredUpload): Promise<Buffer> {
 }
 
 export async function processStoredDocument(upload: StoredUpload): Promise<ProcessedDocument> {
+  const reader = pdfCaller(upload);
   const body = await readUpload(upload);
   const detected = detectDocument(body, upload.filename);
-  const { metadata, text, thumbnail } = await extract(body, upload.filename, detected, { organization_id: upload.organization_id, user_id: upload.user_id });
+  const { metadata, text, thumbnail } = await extract(body, upload.filename, detected, { organization_id: upload.organization_id, user_id: upload.user_id }, reader);
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const isImage = detected.kind === 'image';
@@ -189,10 +211,11 @@ export async function processStoredDocument(upload: StoredUpload): Promise<Proce
 
 /** First page or frame as a JPEG thumbnail, stored beside the others. */
 export async function thumbnailStoredFile(upload: StoredUpload): Promise<{ thumbnail_path: string; format: string }> {
+  const reader = pdfCaller(upload);
   const body = await readUpload(upload);
   const d = detectDocument(body, upload.filename);
   let thumbnail: Buffer;
-  if (d.kind === 'pdf') thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE })).thumbnail;
+  if (d.kind === 'pdf') thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE }, reader)).thumbnail;
   else if (d.kind === 'image') thumbnail = (await thumbnailOf(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 })).thumbnail;
   else if (d.kind === 'docx') {
     const info = readDocx(body);

@@ -158,10 +158,32 @@ function residentBytes(pid: number): number | null {
   }
 }
 
+/** Who wants a PDF read, and for how long. */
+export interface PdfCaller {
+  /** whose PDF it is (`<organization_id>/<user_id>`): one owner's PDFs are read one at a time */
+  owner: string;
+  /** aborted when the caller gives up (its activity is cancelled or times out) */
+  signal?: AbortSignal;
+  /** epoch ms after which nobody waits for the answer (its activity's deadline) */
+  deadline?: number;
+}
+
+/** PDFs of one owner in the reader at once, read or waiting; another is refused (503). */
+export const PDF_JOBS_PER_OWNER = 2;
+
+/** What a busy answer asks the client to wait before sending the PDF again. */
+const BUSY_RETRY_AFTER_S = 5;
+
+const busy = (why: string) =>
+  new PlatformError(503, `The PDF reader is busy (${why}); send the PDF again in ${BUSY_RETRY_AFTER_S} s`, undefined, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+
 interface Pending {
   id: number;
-  pdf: Buffer;
+  owner: string;
+  pdf: Buffer | undefined;
   job: PdfJob;
+  /** resolved or rejected: nothing more happens to it */
+  done: boolean;
   resolve: (r: PdfJobResult) => void;
   reject: (e: Error) => void;
 }
@@ -170,33 +192,99 @@ type Reply = { id: number; result?: PdfJobResult; error?: { status?: number; mes
 
 const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
+/** One child process and the job it holds. */
+interface Reader {
+  child: ChildProcess;
+  /** the child has loaded pdfjs and listens for jobs */
+  ready: boolean;
+  /** its job: sent once the child is ready */
+  current?: Pending;
+  timer?: NodeJS.Timeout;
+  watchdog?: NodeJS.Timeout;
+  /** why this process killed the child, if it did */
+  killedFor?: string;
+  idle?: NodeJS.Timeout;
+}
+
 /**
- * One child process reads PDFs for this worker, one job at a time (pdfjs ran on the worker's own
- * thread before, so this costs no throughput and frees the event loop); it starts on demand and
- * exits when idle. A job that kills the child (memory cap) or outlasts PDF_JOB_TIMEOUT_MS is
- * refused with 422; the next job gets a fresh child.
+ * Up to PDF_READERS child processes read PDFs for this worker, one job each (pdfjs ran on the
+ * worker's own thread before, so this frees the event loop); they start on demand and exit when
+ * idle. A job that kills its child (memory cap) or outlasts PDF_JOB_TIMEOUT_MS is refused with
+ * 422; the next job gets a fresh child.
+ *
+ * No queue one user can block: an owner's PDFs are read one at a time (a user's bombs hold one
+ * child at most, the others read everyone else's), an owner has at most PDF_JOBS_PER_OWNER in
+ * here and at most PDF_QUEUE_MAX wait in all (each holds its file in memory); past either the
+ * PDF is 503 with Retry-After. A job whose caller gave up (activity cancelled, deadline passed)
+ * leaves the queue, or has its child killed if it is being read: a timed-out activity's retry
+ * does not find its previous attempt still queued or running.
  */
 class PdfReader {
-  private child?: ChildProcess;
-  /** the child has loaded pdfjs and listens for jobs */
-  private ready = false;
+  private readers = new Set<Reader>();
   private queue: Pending[] = [];
-  private current?: Pending;
-  private timer?: NodeJS.Timeout;
-  private watchdog?: NodeJS.Timeout;
-  /** why this process killed the child, if it did */
-  private killedFor?: string;
-  private idle?: NodeJS.Timeout;
   private nextId = 1;
 
-  read(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, pdf, job, resolve, reject });
+  read(pdf: Buffer, job: PdfJob, caller: PdfCaller): Promise<PdfJobResult> {
+    return new Promise<PdfJobResult>((resolve, reject) => {
+      const { owner, signal, deadline } = caller;
+      if (signal?.aborted) return reject(abortReason(signal));
+      const left = deadline === undefined ? Infinity : deadline - Date.now();
+      if (left <= 0) return reject(deadlineError());
+      const mine = this.queue.filter((p) => p.owner === owner).length + [...this.readers].filter((r) => r.current?.owner === owner).length;
+      if (mine >= PDF_JOBS_PER_OWNER) return reject(busy(`${mine} PDFs of this user are being read or waiting`));
+      let deadlineTimer: NodeJS.Timeout | undefined;
+      const onAbort = () => this.abandon(pending, abortReason(signal!));
+      const settle = () => {
+        pending.done = true;
+        pending.pdf = undefined; // the file leaves memory with its job
+        clearTimeout(deadlineTimer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const pending: Pending = {
+        id: this.nextId++,
+        owner,
+        pdf,
+        job,
+        done: false,
+        resolve: (r) => (settle(), resolve(r)),
+        reject: (e) => (settle(), reject(e)),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      if (left !== Infinity) deadlineTimer = setTimeout(() => this.abandon(pending, deadlineError()), left);
+      this.queue.push(pending);
       this.pump();
+      // Still waiting (every child busy, or its owner's PDF is being read): bounded.
+      if (this.queue.length > config().PDF_QUEUE_MAX && this.queue.includes(pending)) {
+        this.queue.splice(this.queue.indexOf(pending), 1);
+        pending.reject(busy(`${this.queue.length} PDFs are waiting`));
+      }
     });
   }
 
-  private spawnChild(): ChildProcess {
+  /** The caller gave up: out of the queue, or its child killed if it is being read. */
+  private abandon(job: Pending, why: Error): void {
+    if (job.done) return;
+    const at = this.queue.indexOf(job);
+    if (at >= 0) {
+      this.queue.splice(at, 1);
+      job.reject(why);
+      return;
+    }
+    const reader = [...this.readers].find((r) => r.current === job);
+    if (!reader) return;
+    if (reader.ready) {
+      // forgotten first: its exit is not this job's failure, nor a file's
+      this.readers.delete(reader);
+      this.stop(reader);
+      reader.child.kill('SIGKILL');
+    } else {
+      reader.current = undefined; // not sent yet: the starting child takes the next job
+    }
+    job.reject(why);
+    this.pump();
+  }
+
+  private spawnReader(): Reader {
     const script = fileURLToPath(new URL('./pdf-child.mjs', import.meta.url));
     const kb = Math.ceil(childDataLimitBytes() / 1024);
     // sh sets the limit, then becomes node: the limit applies to the child only.
@@ -204,95 +292,124 @@ class PdfReader {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
-    this.ready = false;
+    const reader: Reader = { child, ready: false };
+    this.readers.add(reader);
     child.on('message', (reply: Reply) => {
-      if (this.child !== child) return;
+      if (!this.readers.has(reader)) return;
       if ('ready' in reply) {
-        this.ready = true;
-        this.pump();
+        reader.ready = true;
+        if (reader.current) this.send(reader, reader.current);
+        else this.pump();
         return;
       }
-      const job = this.current;
+      const job = reader.current;
       if (!job || job.id !== reply.id) return;
-      this.finish();
+      this.stop(reader);
       if (reply.result) job.resolve({ info: reply.result.info, thumbnail: u8(reply.result.thumbnail), ocrPages: reply.result.ocrPages.map(u8) });
       else if (reply.error?.status) job.reject(new PlatformError(reply.error.status, reply.error.message, reply.error.field));
       else job.reject(new Error(reply.error?.message ?? 'PDF reader failed'));
       this.pump();
     });
     const gone = (why: string, err?: Error) => {
-      if (this.child !== child) return;
-      this.child = undefined;
-      const job = this.current;
-      const killedFor = this.killedFor;
-      this.finish();
-      if (job) {
-        // It died on this file: the file's fault (memory cap, time limit), unless it was never up.
+      if (!this.readers.has(reader)) return;
+      this.readers.delete(reader);
+      const job = reader.current;
+      const { killedFor, ready } = reader;
+      this.stop(reader);
+      if (job && ready) {
+        // It died on this file: the file's fault (memory cap, time limit).
         job.reject(err ?? new PlatformError(422, `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`, 'file'));
         this.pump();
-      } else {
-        // It never started (or died idle): the worker's trouble, not a file's; the activities
-        // retry, and the next read starts a new child (no respawn loop here).
-        for (const waiting of this.queue.splice(0)) waiting.reject(err ?? new Error(`PDF reader process stopped before reading (${why})`));
+      } else if (!ready) {
+        // It never started: the worker's trouble, not a file's; the activities retry, and the
+        // next read starts a new child (no respawn loop here).
+        const failed = new Error(`PDF reader process stopped before reading (${why})`);
+        job?.reject(err ?? failed);
+        for (const waiting of this.queue.splice(0)) waiting.reject(err ?? failed);
       }
+      // died idle: nothing lost, the next read starts a new child
     };
     child.on('exit', (code, signal) => gone(signal ?? `exit code ${code}`));
     child.on('error', (err) => gone(err.message, err));
-    return child;
+    return reader;
   }
 
-  private finish(): void {
-    clearTimeout(this.timer);
-    clearInterval(this.watchdog);
-    this.current = undefined;
-    this.killedFor = undefined;
-  }
-
-  private kill(child: ChildProcess, why: string): void {
-    this.killedFor ??= why;
-    child.kill('SIGKILL');
-  }
-
-  private pump(): void {
-    if (this.current) return;
-    if (!this.queue.length) {
-      // idle: the child must not keep the worker process alive at shutdown, nor hold its
-      // ~250 MB for long (a new one starts in ~1 s)
-      const child = this.child;
-      child?.unref();
-      child?.channel?.unref();
-      clearTimeout(this.idle);
-      if (child) {
-        this.idle = setTimeout(() => {
-          if (this.child !== child || this.current) return;
-          this.child = undefined; // forgotten first: its exit is not a job's failure
-          child.kill('SIGTERM');
-        }, PDF_CHILD_IDLE_MS);
-        this.idle.unref();
-      }
-      return;
-    }
-    clearTimeout(this.idle);
-    this.child ??= this.spawnChild();
-    const child = this.child;
-    child.ref();
-    child.channel?.ref();
-    if (!this.ready) return; // pumped again on its ready message
-    const next = this.queue.shift()!;
-    this.current = next;
-    this.timer = setTimeout(() => this.kill(child, `over ${PDF_JOB_TIMEOUT_MS / 1000} s`), PDF_JOB_TIMEOUT_MS);
+  /** Sends the job to the ready child, under the time limit and the memory watchdog. */
+  private send(reader: Reader, job: Pending): void {
+    const { child } = reader;
+    reader.timer = setTimeout(() => this.kill(reader, `over ${PDF_JOB_TIMEOUT_MS / 1000} s`), PDF_JOB_TIMEOUT_MS);
     const cap = pdfChildMemoryBytes();
-    this.watchdog = setInterval(() => {
+    reader.watchdog = setInterval(() => {
       const rss = child.pid ? residentBytes(child.pid) : null;
-      if (rss !== null && rss > cap) this.kill(child, `over ${Math.round(cap / 2 ** 20)} MB of memory`);
+      if (rss !== null && rss > cap) this.kill(reader, `over ${Math.round(cap / 2 ** 20)} MB of memory`);
     }, MEMORY_POLL_MS);
-    child.send({ id: next.id, pdf: next.pdf, job: next.job });
+    child.send({ id: job.id, pdf: job.pdf, job: job.job });
+  }
+
+  /** The reader holds no job any more. */
+  private stop(reader: Reader): void {
+    clearTimeout(reader.timer);
+    clearInterval(reader.watchdog);
+    reader.current = undefined;
+    reader.killedFor = undefined;
+  }
+
+  private kill(reader: Reader, why: string): void {
+    reader.killedFor ??= why;
+    reader.child.kill('SIGKILL');
+  }
+
+  /** Gives waiting jobs to free children (starting one if there is room), oldest first, one per owner. */
+  private pump(): void {
+    const reading = new Set([...this.readers].flatMap((r) => (r.current ? [r.current.owner] : [])));
+    for (let i = 0; i < this.queue.length; ) {
+      const next = this.queue[i];
+      if (reading.has(next.owner)) {
+        i += 1; // its owner's other PDF is being read: the next owner's goes first
+        continue;
+      }
+      let reader = [...this.readers].find((r) => !r.current && r.ready);
+      if (!reader && this.readers.size < config().PDF_READERS) reader = this.spawnReader();
+      if (!reader) break;
+      this.queue.splice(i, 1);
+      reading.add(next.owner);
+      clearTimeout(reader.idle);
+      reader.idle = undefined;
+      reader.current = next;
+      reader.child.ref();
+      reader.child.channel?.ref();
+      if (reader.ready) this.send(reader, next); // else sent on its ready message
+    }
+    for (const reader of this.readers) {
+      if (reader.current || !reader.ready || reader.idle) continue;
+      // idle: the child must not keep the worker process alive at shutdown, nor hold its
+      // ~300 MB for long (a new one starts in ~1 s)
+      reader.child.unref();
+      reader.child.channel?.unref();
+      reader.idle = setTimeout(() => {
+        if (reader.current || !this.readers.has(reader)) return;
+        this.readers.delete(reader); // forgotten first: its exit is not a job's failure
+        reader.child.kill('SIGTERM');
+      }, PDF_CHILD_IDLE_MS);
+      reader.idle.unref();
+    }
   }
 }
 
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error('PDF read cancelled: its caller gave up');
+}
+
+/** Not the file's fault (no 4xx): the activity that asked has timed out and its answer is unused. */
+const deadlineError = () => new Error("PDF read dropped: its activity's deadline passed");
+
 const reader = new PdfReader();
 
-/** runPdfJob in the PDF child process, under its memory cap and time limit. */
-export function pdfInChild(pdf: Buffer, job: PdfJob): Promise<PdfJobResult> {
-  return reader.read(pdf, job);
+/**
+ * runPdfJob in a PDF child process, under its memory cap and time limit, as `caller.owner`'s
+ * turn comes; dropped (or its child killed) when `caller.signal` aborts or `caller.deadline`
+ * passes; 503 with Retry-After when the reader is full (see PdfReader).
+ */
+export function pdfInChild(pdf: Buffer, job: PdfJob, caller: PdfCaller): Promise<PdfJobResult> {
+  return reader.read(pdf, job, caller);
 }
