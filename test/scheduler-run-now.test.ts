@@ -11,6 +11,8 @@ import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, until } from './helpers/api';
 import { queriesOf } from './helpers/queries';
 import { useSuiteRuntime } from './helpers/runtime';
+import { scheduleId, triggerSchedule } from '../edge/schedules';
+import { temporal } from '../edge/temporal';
 
 useSuiteRuntime();
 
@@ -65,6 +67,36 @@ describe('run now by a basic owner (HTTP)', () => {
     const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
     expect(res.status, JSON.stringify(res.body)).toBe(429);
     expect(res.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+  });
+});
+
+describe("a run by hand follows the event's overlap policy below admin (the edge's trigger, real Temporal)", () => {
+  it("an admin's allow_all event: a basic owner's trigger is skipped while its run is still going; an admin's starts a second", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty, overlap: 'allow_all' } })).body.event;
+    const client = await temporal();
+    const handle = client.schedule.getHandle(scheduleId(ev.id));
+    // Runs on a task queue no worker polls stay running: the overlap policy decides what a trigger does.
+    await handle.update((prev) => ({ ...prev, action: { ...prev.action, taskQueue: `nobody-${ev.id}` } }));
+    const state = async (what: string, ok: (x: { taken: number; skipped: number }) => boolean) => {
+      const d = await until(what, async () => (await handle.describe()).info, (i) => ok({ taken: i.numActionsTaken, skipped: i.numActionsSkippedOverlap }), 10_000);
+      return { taken: d.numActionsTaken, skipped: d.numActionsSkippedOverlap };
+    };
+    try {
+      await triggerSchedule(ev.id, 'allow_all'); // a basic caller: the event's policy, never ALLOW_ALL
+      await state('the first run', (x) => x.taken === 1);
+      const nextSecond = () => new Promise((r) => setTimeout(r, 1100)); // a run's workflow id carries its second
+      await nextSecond();
+      await triggerSchedule(ev.id, 'allow_all');
+      expect(await state('the second trigger', (x) => x.taken + x.skipped === 2)).toEqual({ taken: 1, skipped: 1 });
+      await nextSecond();
+      await triggerSchedule(ev.id); // an admin: ALLOW_ALL
+      expect(await state('the admin trigger', (x) => x.taken + x.skipped === 3)).toEqual({ taken: 2, skipped: 1 });
+    } finally {
+      for (const a of (await handle.describe()).info.recentActions) await client.workflow.getHandle(a.action.workflow.workflowId).terminate('test').catch(() => undefined);
+      await handle.delete().catch(() => undefined);
+    }
   });
 });
 
