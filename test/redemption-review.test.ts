@@ -4,7 +4,9 @@
  * real one is a paid API) on a platform of this test's own with short limits (an order PROCESSING
  * for 6 s, two attempts of a provider call), an order whose status checks keep failing, one that
  * stays PROCESSING and one whose order call keeps failing each end `needs_review` with the hold
- * kept; admins list them and settle them (completed or refunded) through the API, once.
+ * kept; admins list them and settle them (completed or refunded) through the API, once. A
+ * "completed" settlement asks the provider first (PIN and transaction stored, its final refusal
+ * 409, no answer: completed on the admin's word), and the owner never sees who settled or why.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -31,6 +33,10 @@ const mock = {
   txs: new Map<number, { id: string; status: string; phone: string; pinCode?: string; errorMessage?: string }>(),
   /** orders whose status checks fail (the provider cannot answer) */
   down: new Set<string>(),
+  /** PIN orders answer 503 (they may or may not have been taken) */
+  failOrders: false,
+  /** transactions found only by their customIdentifier (an order taken although its call failed) */
+  late: new Map<string, { transactionId: number; customIdentifier: string; status: string; pinCode?: string }>(),
 };
 let server: http.Server;
 let platform: Platform;
@@ -67,11 +73,15 @@ function providerServer(): http.Server {
       if (req.method === 'POST' && url.pathname === '/orders') {
         const id = String(body.customIdentifier);
         mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
+        if (mock.failOrders) return send(res, 503, { message: 'upstream timeout' });
         const transactionId = (mock.next += 1);
         mock.txs.set(transactionId, { id, phone: '', status: 'PROCESSING' });
         return send(res, 200, { transactionId, customIdentifier: id, status: 'PROCESSING' });
       }
-      if (req.method === 'GET' && url.pathname === '/transactions') return send(res, 200, { content: [] });
+      if (req.method === 'GET' && url.pathname === '/transactions') {
+        const late = mock.late.get(url.searchParams.get('customIdentifier') ?? '');
+        return send(res, 200, { content: late ? [late] : [] });
+      }
       const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
       if (req.method === 'GET' && one) {
         const tx = mock.txs.get(Number(one[1]));
@@ -265,4 +275,19 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(word.body.redemption).toMatchObject({ status: 'completed', pin_code: null, status_reason: expect.stringMatching(/no PIN/i) });
     expect(await points()).toBe(before + 100);
   }, 200_000);
+
+  it('mocked provider: an order whose call failed (no transaction id known) is looked up by its customIdentifier when settled as completed: the transaction and PIN are stored', async () => {
+    mock.failOrders = true;
+    const res = await api('POST', `/api/gifts/gifts/${pinGiftId}/redeem`, ana.key, { user_id: ana.user_id, idempotency_key: unique('k') });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const id = res.body.redemption.id as string;
+    expect(await settled(id)).toMatchObject({ status: 'needs_review', provider_transaction_id: null });
+    mock.failOrders = false;
+    // The provider had taken it after all, and delivered.
+    mock.late.set(id, { transactionId: 9001, customIdentifier: id, status: 'SUCCESSFUL', pinCode: '9999-8888-7777-6666' });
+    const ok = await settle(id, admin, { outcome: 'completed' });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.redemption).toMatchObject({ status: 'completed', provider_transaction_id: '9001', pin_code: expect.stringMatching(/6666$/) });
+    expect((await api('GET', `/api/gifts/redemptions/${id}`, ana.key)).body.redemption).toMatchObject({ pin_code: '9999-8888-7777-6666', settlement: { outcome: 'completed', settled_by: null } });
+  }, 120_000);
 });
