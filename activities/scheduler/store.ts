@@ -115,12 +115,6 @@ async function dropPlace(e: EventDoc, slot: string): Promise<boolean> {
   return res.modifiedCount === 1;
 }
 
-/**
- * Frees the counter's places that no active event holds; how many. A place is freed when its
- * event is gone, or lists it no more (a create, revival or release interrupted half-way: only
- * once older than ABANDONED_MS, so not one of an event being created or revived now), or has
- * ended (`endedEvents`; the event's `slots` is written first, so it always lists what it holds).
- */
 /** What `endedEvents` and `dropPlace` read of an event. */
 const LIFETIME_FIELDS = { _id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, slots: 1, rev: 1 } as const;
 
@@ -136,6 +130,13 @@ function earliestEnd(e: EventDoc, now: number): number {
   return next ? next.getTime() + window : now;
 }
 
+/**
+ * Frees the counter's places that no active event holds; how many. A place is freed when its
+ * event is gone, or lists it no more (a create, revival or release interrupted half-way: only
+ * once older than ABANDONED_MS, so not one of an event being created or revived now), or has
+ * ended (`endedEvents`; the event's `slots` is written first, so it always lists what it holds).
+ * Skipped while an earlier call found nothing to free and nothing can be yet (`quietUntil`).
+ */
 async function releaseAbandoned(id: (n: number) => string): Promise<number> {
   const now = Date.now();
   if ((quietUntil.get(id(0)) ?? 0) > now) return 0;
