@@ -345,8 +345,9 @@ export async function refundDebit(c: { organization_id: string; user_id: string;
     lots: restore(head, back, now).lots,
   }));
   if (!refund) throw new Error('a refund always drafts an entry');
-  // The instant the refund was written: a retried call must judge the pieces as the first did.
-  const at = refund.duplicate && !c.now ? new Date(refund.entry.created_at) : now;
+  // Judged at the refund entry's own instant, whichever call writes or finds it: a retried call
+  // (even days later) counts the same pieces as lapsed as the first did.
+  const at = c.now ?? new Date(refund.entry.created_at);
   const gone = back.lots.filter((l) => isLapsed(l, at));
   const credits = new Set(gone.map((l) => l.entry_id));
   const lapsedOp = `${c.operation_id}:lapsed`;
