@@ -236,7 +236,7 @@ class PdfReader {
       const onAbort = () => this.abandon(pending, abortReason(signal!));
       const settle = () => {
         pending.done = true;
-        pending.pdf = undefined; // the file leaves memory with its job
+        pending.pdf = undefined; // not held here past its job
         clearTimeout(deadlineTimer);
         signal?.removeEventListener('abort', onAbort);
       };
@@ -250,7 +250,8 @@ class PdfReader {
         reject: (e) => (settle(), reject(e)),
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      if (left !== Infinity) deadlineTimer = setTimeout(() => this.abandon(pending, deadlineError()), left);
+      // (a deadline past setTimeout's ~24 days is left to the signal)
+      if (left < 2 ** 31 - 1) deadlineTimer = setTimeout(() => this.abandon(pending, deadlineError()), left);
       this.queue.push(pending);
       this.pump();
       // Still waiting (every child busy, or its owner's PDF is being read): bounded.
