@@ -240,7 +240,8 @@ export interface ManualRun {
 
 const tooSoon = (min: number, waitMs: number) =>
   new PlatformError(429, `The event ran less than ${duration(min / 1000)} ago: a basic key runs it by hand only once its last run (scheduled or by hand) started at least ${duration(min / 1000)} ago (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`, undefined, {
-    'Retry-After': String(Math.max(1, Math.ceil(waitMs / 1000))),
+    // at most the interval: the Schedule's clock may run a little ahead of this process's
+    'Retry-After': String(Math.max(1, Math.ceil(Math.min(waitMs, min) / 1000))),
   });
 
 /**
