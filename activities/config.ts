@@ -59,6 +59,8 @@ export const envSchema = z.object({
   // beyond), and what a basic key's event may ask of the Schedules.
   SCHEDULER_MAX_EVENTS_PER_USER: z.coerce.number().int().min(1).default(100),
   SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: z.coerce.number().int().min(1).default(10_000),
+  // Events a user may store, ended ones included (freed only by a delete): ended events and their Schedules stay bounded.
+  SCHEDULER_MAX_STORED_EVENTS_PER_USER: z.coerce.number().int().min(1).default(1000),
   SCHEDULER_MIN_INTERVAL_SECONDS_BASIC: z.coerce.number().int().min(0).max(86_400).default(3600),
   // Not below the default window (60): a basic event that names none gets the default.
   SCHEDULER_MAX_CATCHUP_MINUTES_BASIC: z.coerce.number().int().min(60).max(10_080).default(60),

@@ -104,7 +104,7 @@ describe('the caps count active events only (activities in this process, small c
     await deleteEvent(t.organization_id, made[1]._id);
     const back = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor);
     expect(back.slots?.filter((s) => s.startsWith('u|'))).toHaveLength(1);
-    expect(await heldBy(made[0]._id)).toBe(2);
+    expect(await heldBy(made[0]._id)).toBe(3); // user, organization and stored places
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
   });
 
@@ -123,7 +123,7 @@ describe('the caps count active events only (activities in this process, small c
     const late = await commitUpdate(prev, next).catch((e) => e);
     expect(late.status).toBe(409);
     expect((await getEvent(t.organization_id, ended._id)).start_event.toISOString()).toBe('2020-01-01T09:30:00.000Z');
-    expect(await heldBy(ended._id)).toBe(1);
+    expect(await heldBy(ended._id)).toBe(2); // its organization and stored places
     expect((await update(t.organization_id, ended._id, daily('2032-03-01T08:00:00Z'), actor).catch((e) => e)).status).toBe(409);
   });
 
@@ -142,10 +142,58 @@ describe('the caps count active events only (activities in this process, small c
     await createEvent(owner, daily(), actor);
     const over = await createEvent(owner, daily(), actor).catch((e) => e);
     expect(over.status).toBe(409);
-    expect(await heldBy(paused._id)).toBe(2);
+    expect(await heldBy(paused._id)).toBe(3);
     await setPaused(t.organization_id, paused._id, false, null);
-    expect(await heldBy(paused._id)).toBe(2);
-    expect(await heldBy(ended._id)).toBe(1); // its organization place: that counter is not full
+    expect(await heldBy(paused._id)).toBe(3);
+    expect(await heldBy(ended._id)).toBe(2); // its organization place (that counter is not full) and its stored place
+  });
+});
+
+describe('a user\'s stored events, ended ones included (activities in this process, small caps)', () => {
+  it('a user stores at most SCHEDULER_MAX_STORED_EVENTS_PER_USER events: of 20 concurrent creates at cap-1 exactly one wins', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000', SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    for (let i = 0; i < 4; i += 1) await createEvent(owner, daily(), actor);
+    const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    const over = await createEvent(owner, daily(), actor).catch((e) => e);
+    expect(over.status).toBe(409);
+    expect(over.message).toMatch(/at most 5 .*SCHEDULER_MAX_STORED_EVENTS_PER_USER/);
+  });
+
+  it('ended events keep their stored place (a full active counter frees only their active one); a revival takes no second; only a delete frees it', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000', SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const stored = (id: string) => EventSlot.countDocuments({ event_id: id, _id: { $regex: '^s\\|' } });
+    // Two at a time end, and the next creates free their active places: five stored, four ended.
+    const made = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
+    await endInThePast(made[0]._id);
+    await endInThePast(made[1]._id);
+    made.push(await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor));
+    await endInThePast(made[2]._id);
+    await endInThePast(made[3]._id);
+    made.push(await createEvent(owner, daily(), actor));
+    expect(await heldBy(made[0]._id)).toBe(2); // its organization and stored places
+    const over = await createEvent(owner, daily(), actor).catch((e) => e);
+    expect(over.status).toBe(409);
+    expect(over.message).toMatch(/at most 5 .*SCHEDULER_MAX_STORED_EVENTS_PER_USER/);
+    for (const e of made) expect(await stored(e._id)).toBe(1);
+    // Reviving an ended event takes an active place back, not a second stored one.
+    const back = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor);
+    expect(back.slots?.filter((s) => s.startsWith('s|'))).toHaveLength(1);
+    expect(await stored(made[0]._id)).toBe(1);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    // A delete frees the stored place: the next create meets the active cap instead.
+    await deleteEvent(t.organization_id, made[1]._id);
+    const active = await createEvent(owner, daily(), actor).catch((e) => e);
+    expect(active.status).toBe(409);
+    expect(active.message).toMatch(/at most 2 .*SCHEDULER_MAX_EVENTS_PER_USER/);
   });
 });
 

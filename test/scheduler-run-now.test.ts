@@ -59,15 +59,42 @@ describe('run now by a basic owner (HTTP)', () => {
     expect(await runsOf(u.key, ev.id)).toHaveLength(1);
   });
 
-  it("a scheduled run counts too: right after a one-off event's run, running it by hand is 429", async () => {
+  it("a scheduled run counts too: right after a daily event's first run, running it by hand is 429", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: soon, metadata: loyalty } })).body.event;
+    await until('the scheduled run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 60_000);
+    const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
+    expect(res.status, JSON.stringify(res.body)).toBe(429);
+    expect(res.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+  });
+});
+
+describe('run now of an ended event (HTTP)', () => {
+  it("a one-off event that ran has ended: a basic owner's run by hand is 409 {detail} (not one more run per stored event), and starts nothing", async () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
     const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } })).body.event;
     await until('the scheduled run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 60_000);
+    const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'ended-1' } });
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.detail).toMatch(/^The event has ended; update it to run again/);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await runsOf(u.key, ev.id)).toHaveLength(1);
+  });
+
+  it("a daily event past its end_date: a basic owner's run by hand is 409 however long since its last run; an admin's runs it", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
+    // Stands for time passing: its last rule time was in 2020.
+    await ScheduledEvent.updateOne({ _id: ev.id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
     const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
-    expect(res.status, JSON.stringify(res.body)).toBe(429);
-    expect(res.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
+    expect(res.status, JSON.stringify(res.body)).toBe(409);
+    expect(res.body.detail).toMatch(/^The event has ended; update it to run again/);
+    expect((await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey })).status).toBe(200);
   });
 });
 

@@ -8,7 +8,7 @@ import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, deleteManualRun, encodeMetadata, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertManualRun, insertRun, manualKeyId, manualRunsByIds, manualWindowId, organizationPlace, removeEvent, runById, runsOf, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
+import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertManualRun, insertRun, manualKeyId, manualRunsByIds, manualWindowId, organizationPlace, removeEvent, runById, runsOf, storedPlace, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 
@@ -83,24 +83,28 @@ export function checkLoad(e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurr
 
 const overUserCap = (cap: number) => conflict(`A user may have at most ${cap} active scheduled events (SCHEDULER_MAX_EVENTS_PER_USER); delete one or wait for one to end`);
 const overOrganizationCap = (cap: number) => conflict(`An organization may have at most ${cap} active scheduled events (SCHEDULER_MAX_EVENTS_PER_ORGANIZATION); delete one or wait for one to end`);
+const overStoredCap = (cap: number) => conflict(`A user may store at most ${cap} scheduled events, ended ones included (SCHEDULER_MAX_STORED_EVENTS_PER_USER); delete one`);
 
 /**
  * The event's places under both caps (db `takeSlot`: exact when creations race) beyond those it
  * already `holds`, or 409 naming the cap (nothing taken). An event holds its places while active
  * and while paused (a resume never meets the cap); once ended they are freed lazily, when a
- * counter is full (store.ts `releaseAbandoned`).
+ * counter is full (store.ts `releaseAbandoned`). A create (`holds` undefined) also takes a place
+ * among the user's stored events, first (`storedPlace`): held until the event is deleted, never
+ * taken again by an update, so a revival takes no second one.
  */
-async function takePlaces(organization_id: string, user_id: string, event_id: string, holds: readonly string[] = []): Promise<string[]> {
+async function takePlaces(organization_id: string, user_id: string, event_id: string, holds?: readonly string[]): Promise<string[]> {
   const cfg = config();
   const counters = [
-    { id: userPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap },
-    { id: organizationPlace(organization_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, over: overOrganizationCap },
+    ...(holds ? [] : [{ id: storedPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_STORED_EVENTS_PER_USER, over: overStoredCap, endedFree: false }]),
+    { id: userPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap, endedFree: true },
+    { id: organizationPlace(organization_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, over: overOrganizationCap, endedFree: true },
   ];
   const taken: string[] = [];
   try {
     for (const c of counters) {
-      if (holdsPlace(c.id, holds)) continue;
-      const slot = await takePlace(c.id, c.cap, event_id, organization_id);
+      if (holds && holdsPlace(c.id, holds)) continue;
+      const slot = await takePlace(c.id, c.cap, event_id, organization_id, c.endedFree);
       if (!slot) throw c.over(c.cap);
       taken.push(slot);
     }
@@ -250,7 +254,7 @@ const tooSoon = (min: number, waitMs: number) =>
  * actions), started less than SCHEDULER_MIN_INTERVAL_SECONDS_BASIC ago. Exact when calls race:
  * each claim is an insert under `w|<event>|<window n>` (windows one interval long), and a claim
  * with a claim in the window before or after less than an interval away gives way (both may,
- * never both win). The same Idempotency-Key answers the run it started while the event exists.
+ * never both win). An ended event (store.ts `endedEvents`) is refused (409). The same Idempotency-Key answers the run it started while the event exists.
  */
 export async function claimManualRun(e: EventDoc, key: string | undefined, lastRun: () => Promise<Date | null>): Promise<ManualRun> {
   const keyId = key === undefined ? null : manualKeyId(e._id, createHash('sha256').update(key).digest('hex'));
@@ -258,6 +262,10 @@ export async function claimManualRun(e: EventDoc, key: string | undefined, lastR
   const replay = (at: Date): ManualRun => ({ at, replayed: true, release: async () => undefined });
   const seen = await byKey();
   if (seen) return replay(seen.at);
+  // An ended event holds no active place (or is about to give it up): run by hand, each stored
+  // event would add one run per interval to what its owner may start. Refused, not revived: its
+  // update takes its places back under the caps first.
+  if ((await endedEvents([e])).has(e._id)) throw conflict('The event has ended; update it to run again');
   const now = new Date();
   const t = now.getTime();
   const min = config().SCHEDULER_MIN_INTERVAL_SECONDS_BASIC * 1000;

@@ -55,6 +55,12 @@ export async function removeEvent(organization_id: string, event_id: string): Pr
 
 export const userPlace = (organization_id: string, user_id: string) => (n: number) => `u|${organization_id}|${user_id}|${n}`;
 export const organizationPlace = (organization_id: string) => (n: number) => `o|${organization_id}|${n}`;
+/**
+ * A user's stored events, ended ones included: taken at create only and freed only with the event
+ * (`removeEvent`), never by the release of ended events, so ended events (and their Schedules)
+ * stay bounded however often short-lived ones are created.
+ */
+export const storedPlace = (organization_id: string, user_id: string) => (n: number) => `s|${organization_id}|${user_id}|${n}`;
 const BLOCK = 128;
 /** A slot its event does not list (or whose event does not exist) after this long was left by a process that stopped between writes. */
 const ABANDONED_MS = 60_000;
@@ -81,6 +87,7 @@ async function tryTake(id: (n: number) => string, from: number, cap: number, fie
  * freed; a full counter is then not reread (every place and its event) on every refused create.
  */
 const QUIET_MS = 10_000;
+const MIN_QUIET_MS = 1_000;
 const quietUntil = new Cache<string, number>({ max: 10_000, ttlMs: QUIET_MS });
 
 /**
@@ -136,13 +143,14 @@ function earliestEnd(e: EventDoc, now: number): number {
  * once older than ABANDONED_MS, so not one of an event being created or revived now), or has
  * ended (`endedEvents`; the event's `slots` is written first, so it always lists what it holds).
  * Skipped while an earlier call found nothing to free and nothing can be yet (`quietUntil`).
+ * `endedFree` false (the stored counter, `storedPlace`): an ended event keeps its place.
  */
-async function releaseAbandoned(id: (n: number) => string): Promise<number> {
+async function releaseAbandoned(id: (n: number) => string, endedFree: boolean): Promise<number> {
   const now = Date.now();
   if ((quietUntil.get(id(0)) ?? 0) > now) return 0;
   const slots = (await readSlots<SlotDoc>(EventSlot, id, BLOCK)).map((s) => s.doc);
   const events = await byIds<EventDoc>(ScheduledEvent, slots.map((s) => s.event_id), LIFETIME_FIELDS);
-  const ended = await endedEvents([...events.values()], now);
+  const ended = endedFree ? await endedEvents([...events.values()], now) : new Set<string>();
   const old = now - ABANDONED_MS;
   let freed = 0;
   let quiet = now + QUIET_MS;
@@ -152,7 +160,10 @@ async function releaseAbandoned(id: (n: number) => string): Promise<number> {
     const free = held ? ended.has(e!._id) && (await dropPlace(e!, s._id)) : s.created_at.getTime() <= old;
     if (free) freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
     else if (!held) quiet = Math.min(quiet, s.created_at.getTime() + ABANDONED_MS);
-    else if (!e!.paused && !ended.has(e!._id)) quiet = Math.min(quiet, earliestEnd(e!, now));
+    // At least a second ahead: a one-off event past its start whose run did not complete (skipped,
+    // or no worker up) may end any moment, but an earliestEnd in the past would set no quiet time
+    // and every refused create would reread every place.
+    else if (endedFree && !e!.paused && !ended.has(e!._id)) quiet = Math.min(quiet, Math.max(earliestEnd(e!, now), now + MIN_QUIET_MS));
   }
   if (freed === 0 && quiet > now) quietUntil.set(id(0), quiet, quiet - now);
   return freed;
@@ -162,9 +173,10 @@ async function releaseAbandoned(id: (n: number) => string): Promise<number> {
  * One place below `cap` of the counter for `event_id`, or null when all are taken. From the
  * hint, else from the first free slot (deletes leave gaps below the hint), a few inserts at a
  * time (MISSES); when full, the places of ended events and those left by an interrupted write
- * are freed (at most once per QUIET_MS while there is nothing to free) and a free one tried again.
+ * are freed (at most once per QUIET_MS while there is nothing to free) and a free one tried again;
+ * with `endedFree` false, only those left by an interrupted write (`storedPlace`).
  */
-export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string): Promise<string | null> {
+export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string, endedFree = true): Promise<string | null> {
   const fields = () => ({ event_id, organization_id, created_at: new Date() });
   const hint = placeHint.get(id(0));
   if (hint !== undefined) {
@@ -182,7 +194,7 @@ export async function takePlace(id: (n: number) => string, cap: number, event_id
     }
   };
   const taken = await fromFirstFree();
-  if (taken || (await releaseAbandoned(id)) === 0) return taken;
+  if (taken || (await releaseAbandoned(id, endedFree)) === 0) return taken;
   return fromFirstFree();
 }
 
