@@ -175,6 +175,23 @@ describe('taking a place (activities in this process)', () => {
     expect(status).toBe(409);
     expect(qs.filter((q) => q.collection === 'scheduled_events')).toEqual([]);
   });
+
+  it('at a full cap held by a one-off event past its start whose run never completed (no Schedule here), a second refused create in a row does not reread the places', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '3' });
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const once = await createEvent(owner, { ...daily(new Date(Date.now() + 60_000).toISOString()), recurrency: null }, actor);
+    for (let i = 0; i < 2; i += 1) await createEvent(owner, daily(), actor);
+    // Stands for time passing: its start was 5 s ago and its run did not happen (still within its catch-up window).
+    await ScheduledEvent.updateOne({ _id: once._id }, { $set: { start_event: new Date(Math.floor(Date.now() / 1000) * 1000 - 5000) } });
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    let status = 0;
+    const qs = await queriesOf(async () => (status = (await createEvent(owner, daily(), actor).catch((e) => e)).status));
+    expect(status).toBe(409);
+    expect(qs.filter((q) => q.collection === 'scheduled_events' || q.collection === 'scheduled_event_completions')).toEqual([]);
+  });
 });
 
 describe('a full counter frees an ended event at once (HTTP, the worker runs it)', () => {
