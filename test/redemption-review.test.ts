@@ -6,7 +6,8 @@
  * stays PROCESSING and one whose order call keeps failing each end `needs_review` with the hold
  * kept; admins list them and settle them (completed or refunded) through the API, once. A
  * "completed" settlement asks the provider first (PIN and transaction stored, its final refusal
- * 409, no answer: completed on the admin's word), and the owner never sees who settled or why.
+ * 409, no answer: completed on the admin's word), so does a "refunded" one (a delivery is 409,
+ * a refusal or no answer refunds), and the owner never sees who settled or why.
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -259,11 +260,14 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(mock.checks.get(delivered)).toBe(checks + 1);
 
     // Two at once: the second joins the first and shares its refusal.
+    const failedChecks = mock.checks.get(failed) ?? 0;
     const nos = await Promise.all([settle(failed, admin, { outcome: 'completed' }), settle(failed, admin, { outcome: 'completed' })]);
     for (const no of nos) {
       expect(no.status, JSON.stringify(no.body)).toBe(409);
       expect(no.body).toEqual({ success: false, error: expect.stringMatching(/Out of stock at the supplier/) });
     }
+    // Joined, not asked twice: one status check for both requests.
+    expect(mock.checks.get(failed)).toBe(failedChecks + 1);
     expect((await api('GET', `/api/gifts/redemptions/${failed}`, admin)).body.redemption).toMatchObject({ status: 'needs_review', settlement: null });
     expect(await entriesOf(failed)).toEqual([['redemption', -100]]);
     const refunded = await settle(failed, admin, { outcome: 'refunded' });
@@ -275,6 +279,55 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(word.body.redemption).toMatchObject({ status: 'completed', pin_code: null, status_reason: expect.stringMatching(/no PIN/i) });
     expect(await points()).toBe(before + 100);
   }, 200_000);
+
+  const redeemPin = async () => {
+    const res = await api('POST', `/api/gifts/gifts/${pinGiftId}/redeem`, ana.key, { user_id: ana.user_id, idempotency_key: unique('k') });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    return res.body.redemption.id as string;
+  };
+  const txOf = (id: string) => [...mock.txs.entries()].find(([, t]) => t.id === id)!;
+  const checksOf = (id: string) => mock.checks.get(id) ?? 0;
+
+  it('mocked provider: a "refunded" settlement asks the provider once too: delivered is 409 naming it (nothing written, the hold kept), then "completed" works', async () => {
+    const delivered = await redeemPin();
+    expect((await settled(delivered)).status).toBe('needs_review');
+    Object.assign(txOf(delivered)[1], { status: 'SUCCESSFUL', pinCode: '4321-8765-2109-6543' });
+    const before = await points();
+    // The provider delivered: refunding would give the user both the gift and the points.
+    const checks = checksOf(delivered);
+    const nos = await Promise.all([settle(delivered, admin, { outcome: 'refunded', reason: 'looks failed' }), settle(delivered, admin, { outcome: 'refunded' })]);
+    for (const no of nos) {
+      expect(no.status, JSON.stringify(no.body)).toBe(409);
+      expect(no.body).toEqual({ success: false, error: expect.stringMatching(/delivered.*settle it as completed/) });
+    }
+    expect(checksOf(delivered)).toBe(checks + 1);
+    expect((await api('GET', `/api/gifts/redemptions/${delivered}`, admin)).body.redemption).toMatchObject({ status: 'needs_review', settlement: null, points_refunded: 0 });
+    expect(await entriesOf(delivered)).toEqual([['redemption', -100]]);
+    expect(await points()).toBe(before);
+    const ok = await settle(delivered, admin, { outcome: 'completed' });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.redemption).toMatchObject({ status: 'completed', provider_transaction_id: String(txOf(delivered)[0]), pin_code: expect.stringMatching(/6543$/) });
+    expect(await entriesOf(delivered)).toEqual([['redemption', -100]]);
+    expect(await points()).toBe(before);
+  }, 120_000);
+
+  it('mocked provider: a "refunded" settlement of an order the provider says refused, or cannot answer for, refunds once after asking it', async () => {
+    const [failed, silent] = [await redeemPin(), await redeemPin()];
+    for (const id of [failed, silent]) expect((await settled(id)).status).toBe('needs_review');
+    Object.assign(txOf(failed)[1], { status: 'FAILED', errorMessage: 'Card out of stock' });
+    mock.down.add(silent);
+    const before = await points();
+    // One question each (the silent one's two attempts failing: GIFT_PROVIDER_ATTEMPTS is 2 here).
+    for (const [id, asked, said] of [[failed, 1, /provider confirmed the order failed/], [silent, 2, /provider did not confirm/]] as const) {
+      const checks = checksOf(id);
+      const refunded = await settle(id, admin, { outcome: 'refunded' });
+      expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
+      expect(refunded.body.redemption).toMatchObject({ status: 'refunded', points_refunded: 100, status_reason: expect.stringMatching(said), settlement: { outcome: 'refunded', settled_by: adminUser } });
+      expect(checksOf(id), id).toBe(checks + asked);
+      expect((await entriesOf(id)).sort()).toEqual([['redemption', -100], ['refund', 100]]);
+    }
+    expect(await points()).toBe(before + 200);
+  }, 120_000);
 
   it('mocked provider: an order whose call failed (no transaction id known) is looked up by its customIdentifier when settled as completed: the transaction and PIN are stored', async () => {
     mock.failOrders = true;

@@ -26,8 +26,9 @@ export type SettleAnswer = RedemptionState & { duplicate: boolean };
  * An admin's settlement of a redemption in needs_review (POST /api/gifts/redemptions/{id}/settle).
  * The run takes updates one at a time, so of two different settlements only the first is
  * accepted: the second is refused 409 before anything is written; the same one again joins it.
- * A "completed" one first asks the provider (askProvider): a final refusal refuses it 409 (and
- * whoever joined it), leaving the redemption in needs_review for a refund.
+ * Either outcome first asks the provider (askProvider), once for all who joined: for "completed"
+ * a final refusal, for "refunded" a delivery, refuses it 409 (and whoever joined it), leaving the
+ * redemption in needs_review for the other outcome.
  */
 export const settleUpdate = defineUpdate<SettleAnswer, [SettleRequest]>('settle');
 
@@ -64,13 +65,19 @@ async function untilDone<T>(step: () => Promise<T>): Promise<T> {
  */
 const PATCH_NEEDS_REVIEW = 'needs-review';
 const PATCH_SETTLE_CHECK = 'settle-asks-provider';
+/**
+ * Its own id, not PATCH_SETTLE_CHECK: a run that asked for a "completed" settlement (refused)
+ * and then took a "refunded" one without asking would otherwise replay as asking.
+ */
+const PATCH_REFUND_CHECK = 'refund-asks-provider';
 
 /**
- * An admin said "completed": the provider is asked once where the order stands. Its final
- * refusal is returned as such (the settlement is then refused); no answer within a few attempts,
- * or nothing final, is `unconfirmed` (completed on the admin's word).
+ * An admin settles: the provider is asked once where the order stands. Its final answer
+ * (delivered or refused) is returned as such, and the one contradicting the admin refuses the
+ * settlement; no answer within a few attempts, or nothing final, is `unconfirmed` (settled on the
+ * admin's word).
  */
-async function askProvider(input: RedemptionInput, transaction_id: string | null): Promise<ReviewCheck | Extract<FulfilAnswer, { state: 'refused' }>> {
+async function askProvider(input: RedemptionInput, transaction_id: string | null): Promise<ReviewCheck> {
   const { checkRedemption } = proxyActivities<typeof activities>({
     startToCloseTimeout: '30 seconds',
     retry: { ...INTERACTIVE, maximumAttempts: Math.min(3, input.limits?.attempts ?? 3) },
@@ -157,12 +164,21 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
       claim = req.outcome;
       const settled_at = new Date().toISOString();
       let answer: ReviewCheck | undefined;
-      if (req.outcome === 'completed' && patched(PATCH_SETTLE_CHECK)) {
+      if (req.outcome === 'completed' ? patched(PATCH_SETTLE_CHECK) : patched(PATCH_REFUND_CHECK)) {
         const asked = await askProvider(input, transaction_id);
-        if (asked.state === 'refused') {
+        // The provider's final answer contradicts the admin: nothing is written, and the
+        // redemption stays in needs_review for the other outcome (a refund of a delivered order
+        // would leave the user both the gift and the points).
+        const contradicts =
+          req.outcome === 'completed' && asked.state === 'refused'
+            ? `cannot be settled as completed: the provider answers that the order failed (${asked.reason}); settle it as refunded`
+            : req.outcome === 'refunded' && asked.state === 'delivered'
+              ? `cannot be settled as refunded: the provider answers that the order was delivered (transaction ${asked.transaction_id}); settle it as completed`
+              : undefined;
+        if (contradicts) {
           claim = undefined;
           round += 1;
-          refusal = `Redemption ${input.redemption_id} cannot be settled as completed: the provider answers that the order failed (${asked.reason}); settle it as refunded`;
+          refusal = `Redemption ${input.redemption_id} ${contradicts}`;
           refuse(409, refusal);
         }
         answer = asked;

@@ -56,12 +56,14 @@ export type FulfilAnswer =
   | { state: 'refused'; transaction_id: string | null; reason: string };
 
 /**
- * What the provider said when an admin settled a redemption as completed: the workflow asks it
- * once (checkRedemption) before settleReviewed. A final refusal never gets here (the settlement
- * is refused 409); `unconfirmed`: it could not answer, or had nothing final to say.
+ * What the provider said when an admin settled a redemption: the workflow asks it once
+ * (checkRedemption) before settleReviewed. An answer contradicting the admin (a refusal of a
+ * "completed", a delivery of a "refunded") never gets here (the settlement is refused 409);
+ * `unconfirmed`: it could not answer, or had nothing final to say.
  */
 export type ReviewCheck =
   | { state: 'delivered'; transaction_id: string; pin_encrypted: string | null }
+  | { state: 'refused'; transaction_id: string | null; reason: string }
   | { state: 'unconfirmed'; transaction_id: string | null; reason: string };
 
 /** Kept as status_reason and in the ledger: the admin's own note stays in `settlement.reason`, shown to admins only. */
@@ -212,14 +214,17 @@ export async function reviewRedemption(input: RedemptionInput, unknown: { transa
 
 /**
  * Applies an admin's settlement of a redemption in needs_review: completed (the hold is the debit)
- * or refunded. A completed one keeps what the provider said when asked (`check`): the delivered
+ * or refunded (noting whether the provider confirmed the failure). A completed one keeps what the provider said when asked (`check`): the delivered
  * transaction and its PIN, or, when it could not confirm, that it was completed on the admin's
  * word (and, for a PIN, that none was obtained). Runs settled before the check existed pass none.
  * Idempotent: the same arguments write the same record.
  */
 export async function settleReviewed(input: RedemptionInput, settlement: Settlement, check?: ReviewCheck): Promise<RedemptionState> {
   if (settlement.outcome === 'refunded') {
-    return releaseRedemption(input, { transaction_id: null, reason: REFUNDED_AFTER_REVIEW }, settlement);
+    // The provider's own words stay out (this reason is the owner's and the ledger's); a
+    // delivered check never reaches a refund (the workflow refuses it).
+    const said = check?.state === 'refused' ? '; the provider confirmed the order failed' : check ? ': the provider did not confirm a delivery' : '';
+    return releaseRedemption(input, { transaction_id: check?.transaction_id ?? null, reason: REFUNDED_AFTER_REVIEW + said }, settlement);
   }
   const pin = input.gift_type === 'electronic_pins';
   let status_reason = 'Completed by an administrator after review';

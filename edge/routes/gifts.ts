@@ -286,7 +286,7 @@ defineRoute({
   tag,
   errors,
   summary:
-    "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
+    "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). Refunded asks it once too: delivered is 409 naming it (complete it instead), a final refusal or no answer refunds. The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
   auth: 'admin',
   params: z.object({ redemption_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
