@@ -130,6 +130,7 @@ export interface CompletionDoc {
  * or `o|<organization>|<n>`, n below the cap, taken by an insert under that unique `_id` (exact
  * when creations race, where a counter's `$inc` is not on FerretDB), listed in its event's `slots`,
  * and deleted with its event, or once the event has ended when the counter is next full (store.ts).
+ * `s|<organization>|<user>|<n>` (SCHEDULER_MAX_STORED_EVENTS_PER_USER) is deleted with its event only.
  */
 const slotSchema = new Schema(
   {

@@ -184,7 +184,8 @@ async function remove(p: Principal, orgRequested: string | undefined, event_id: 
 
 /**
  * A run by hand below the admin level (README, Scheduler: limits): at most one per
- * SCHEDULER_MIN_INTERVAL_SECONDS_BASIC after the event's last run (429 otherwise), through the
+ * SCHEDULER_MIN_INTERVAL_SECONDS_BASIC after the event's last run (429 otherwise), none of an
+ * ended event (409: each stored event would add runs), through the
  * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.
  */
 async function runByHand(e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
@@ -254,7 +255,7 @@ defineRoute({
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
-  summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run. A basic key: 429 with Retry-After within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC of the last run; the event\'s overlap policy',
+  summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run. A basic key: 429 with Retry-After within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC of the last run; 409 for an ended event (update it to run again); the event\'s overlap policy',
   params: idParam, query: orgQuery, idempotent: true,
   response: z.object({
     success: z.literal(true),
