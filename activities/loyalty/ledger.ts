@@ -12,7 +12,7 @@ import { withKeyLock } from '../locks';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { getRules } from './rules';
-import { entriesAt, entryAt, entryByAnyOperation, entryByOperation, entryByRequest, entryKey, insertEntry } from './store';
+import { entriesAt, entryAt, entryByAnyOperation, entryByOperation, entryByRequest, entryKey, insertEntry, type NewEntry } from './store';
 
 export interface LedgerChange {
   organization_id: string;
@@ -199,7 +199,7 @@ export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>
  * answers null when there is nothing to write. A refusal or "nothing" is only ever decided on a
  * verified head, never on a possibly stale hint. A repeated operation_id answers the first entry.
  */
-export async function append(spec: AppendSpec, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
+export async function append(spec: AppendSpec & { created_at?: Date }, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
   const { organization_id, user_id } = spec;
   return withKeyLock(userKey(organization_id, user_id), async () => {
     const applied = async () => (spec.new_operation ? null : entryByOperation(organization_id, spec.operation_id));
@@ -250,7 +250,8 @@ export async function append(spec: AppendSpec, plan: (head: Head, entry_id: stri
             available_at: draft.available_at,
             reverses: draft.reverses,
             lots: draft.lots.length ? draft.lots : undefined,
-          },
+            ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
+          } as NewEntry,
           spec.new_operation,
         );
         heads.set(userKey(organization_id, user_id), { seq, balance, at: doc.created_at, lots: draft.lots });
@@ -339,14 +340,15 @@ export async function refundDebit(c: { organization_id: string; user_id: string;
   if (!debited || debited.user_id !== user_id || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
   const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
   const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);
+  // One instant for the refund: the lots are restored as of `now`, the entry is dated `now` (not
+  // the insert's later clock), and what lapsed is judged at that date, by this call and by any
+  // retry (even days later), so the pieces that paid as spendable are never also counted lapsed.
   const now = c.now ?? new Date();
-  const refund = await append({ organization_id, user_id, reason: c.reason, operation_id: c.operation_id, description: c.description }, (head) => ({
+  const refund = await append({ organization_id, user_id, reason: c.reason, operation_id: c.operation_id, description: c.description, ...(!c.now && { created_at: now }) }, (head) => ({
     amount: -debited.amount,
     lots: restore(head, back, now).lots,
   }));
   if (!refund) throw new Error('a refund always drafts an entry');
-  // Judged at the refund entry's own instant, whichever call writes or finds it: a retried call
-  // (even days later) counts the same pieces as lapsed as the first did.
   const at = c.now ?? new Date(refund.entry.created_at);
   const gone = back.lots.filter((l) => isLapsed(l, at));
   const credits = new Set(gone.map((l) => l.entry_id));

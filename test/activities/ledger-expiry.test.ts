@@ -2,7 +2,7 @@
  * Points that expire and points that wait, with a controllable clock: each function takes the
  * instant it runs at, so a test walks days ahead without waiting. Against the real database.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { applyChange, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from '../../activities/loyalty/ledger';
 import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry';
 import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models';
@@ -131,6 +131,34 @@ describe('a refund of a debit whose credit lapsed meanwhile', () => {
     expect(new Set(expiries.map((e) => e.operation_id)).size).toBe(expiries.length);
     expect(expiries.some((e) => e.operation_id === `expiry:${old.entry.entry_id}` && e.amount < -60)).toBe(false);
     expect((await getHistory(o, 'g', 1, 1)).entries[0].balance_after).toBe(0);
+  });
+});
+
+describe('a refund on the real clock', () => {
+  it('judges lapsed points at one instant, the refund entry\'s own: the clock passing an expiry before the entry is written changes nothing', async () => {
+    const o = await organization({ points_expire_after_days: 30 });
+    await give(o, 'h', 100, 'h-old', T0); // lapses on day 30
+    await spend(o, 'h', 40, 'h-hold', at(20));
+    const create = LedgerEntry.create.bind(LedgerEntry);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(new Date(at(30).getTime() - 1000)); // a second before the credit lapses
+      // The refund entry is written two seconds after its call began: past the expiry.
+      const spy = vi.spyOn(LedgerEntry, 'create').mockImplementation(((doc: any) => {
+        vi.setSystemTime(new Date(at(30).getTime() + 1000));
+        return create(doc);
+      }) as any);
+      const refund = await refundDebit({ organization_id: o, user_id: 'h', debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
+      spy.mockRestore();
+      // The pieces came back before they lapsed: spendable then, counted lapsed neither now nor on a retry.
+      expect(refund).toMatchObject({ duplicate: false, points_lapsed: 0, lapsed_entry: null });
+      expect(refund.entry.created_at).toBe(new Date(at(30).getTime() - 1000).toISOString());
+      const again = await refundDebit({ organization_id: o, user_id: 'h', debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
+      expect(again).toMatchObject({ duplicate: true, points_lapsed: 0 });
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await LedgerEntry.countDocuments({ organization_id: o, user_id: 'h', reason: 'expiry' })).toBe(0);
   });
 });
 
