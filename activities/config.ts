@@ -125,7 +125,10 @@ export interface Config extends Env {
 export class ConfigError extends Error {}
 
 export function parseEnv(source: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(source);
+  // An empty setting is an unset one (`NAME=` in an env file, `${NAME:-}` in compose): its default,
+  // never 0 or an empty string by coercion.
+  const given = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = envSchema.safeParse(given);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new ConfigError(`Invalid configuration: ${issues}`);

@@ -73,6 +73,11 @@ describe('configuration', () => {
     expect(cfg.TEMPORAL_ADDRESS).toBeUndefined();
   });
 
+  it('takes an empty value as unset (its default), never 0 by coercion', () => {
+    const cfg = parseEnv({ GIFT_PROCESSING_LIMIT_SECONDS: '', GIFT_PROVIDER_ATTEMPTS: ' ', AUTH_FAILURES_PER_MINUTE: '', METRICS_ENABLED: '', PORT: '' });
+    expect(cfg).toMatchObject({ GIFT_PROCESSING_LIMIT_SECONDS: 86_400, GIFT_PROVIDER_ATTEMPTS: 20, AUTH_FAILURES_PER_MINUTE: 30, METRICS_ENABLED: true, PORT: 8000 });
+  });
+
   it('refuses invalid values with the variable named', () => {
     expect(() => parseEnv({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => parseEnv({ RATE_LIMIT_PER_MINUTE: '-1' })).toThrow(ConfigError);
