@@ -5,30 +5,24 @@
  */
 import net from 'node:net';
 import { describe, expect, inject, it, vi } from 'vitest';
-import { parseEnv, setConfig } from '../activities/config';
+import { parseEnv } from '../activities/config';
 import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
 import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
 import { useSuiteRuntime } from './helpers/runtime';
+import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
 
 useSuiteRuntime();
 
 const A = '/scheduler/events';
 const B = '/api/scheduler-service/events';
-const loyalty = { action_type: 'daily_login' };
-/** The suite's configuration with some settings changed, for the activities called in this process. */
-const configure = (extra: Record<string, string> = {}) => setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
 
-const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({ type_of_event: 'loyalty', recurrency: 'daily', start_event: new Date(start), end_date: null, metadata: loyalty });
 const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { status?: number; message?: string }) => (err.status === 409 ? 409 : Promise.reject(err)));
 
 describe('scheduler caps (activities in this process, small caps)', () => {
   it('a user holds at most SCHEDULER_MAX_EVENTS_PER_USER events: of 20 concurrent creates at cap-1 exactly one wins; a delete frees a place', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '5', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const made = [];
     for (let i = 0; i < 4; i += 1) made.push(await createEvent(owner, daily(), actor));
     const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
@@ -75,10 +69,7 @@ const heldBy = (event_id: string) => EventSlot.countDocuments({ event_id });
 describe('the caps count active events only (activities in this process, small caps)', () => {
   it('an event whose end_date passed frees its place when the cap is reached (of 20 concurrent creates exactly one takes it); reviving it at the cap is 409 and changes nothing', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const made = [];
     for (let i = 0; i < 3; i += 1) made.push(await createEvent(owner, daily(), actor));
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
@@ -110,10 +101,7 @@ describe('the caps count active events only (activities in this process, small c
 
   it('an update prepared while the ended event still held its place, committed after the place was freed, is 409: the event never runs again without a place', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const ended = await createEvent(owner, daily(), actor);
     await createEvent(owner, daily(), actor);
     await endInThePast(ended._id);
@@ -129,10 +117,7 @@ describe('the caps count active events only (activities in this process, small c
 
   it('a paused event keeps its place, past its end_date too (a resume never meets the cap); an ended one next to it does not', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const [paused, ended] = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
     await createEvent(owner, daily(), actor);
     // Both past their end; only the paused one keeps its place (it is not over until resumed).
@@ -152,10 +137,7 @@ describe('the caps count active events only (activities in this process, small c
 describe('a user\'s stored events, ended ones included (activities in this process, small caps)', () => {
   it('a user stores at most SCHEDULER_MAX_STORED_EVENTS_PER_USER events: of 20 concurrent creates at cap-1 exactly one wins', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000', SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     for (let i = 0; i < 4; i += 1) await createEvent(owner, daily(), actor);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
@@ -166,10 +148,7 @@ describe('a user\'s stored events, ended ones included (activities in this proce
 
   it('ended events keep their stored place (a full active counter frees only their active one); a revival takes no second; only a delete frees it', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000', SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const stored = (id: string) => EventSlot.countDocuments({ event_id: id, _id: { $regex: '^s\\|' } });
     // Two at a time end, and the next creates free their active places: five stored, four ended.
     const made = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
@@ -200,9 +179,7 @@ describe('a user\'s stored events, ended ones included (activities in this proce
 describe('scheduler caps over HTTP (the suite\'s default cap)', () => {
   it('the edge answers 409 {detail} naming the cap once the user holds the default number of events; deleting one over HTTP frees it', async () => {
     configure();
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const { t, u, owner } = await basicOwner();
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
     const made = [];
     for (let i = 0; i < n; i += 1) made.push(await createEvent(owner, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 }).catch((e) => e));
@@ -218,9 +195,7 @@ describe('scheduler caps over HTTP (the suite\'s default cap)', () => {
 describe('a one-off event that ran no longer counts (HTTP, the worker runs it)', () => {
   it('at the default cap, once the one-off event has run a create over HTTP succeeds; moving the completed event to a new time is 409 and changes nothing', async () => {
     configure();
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
+    const { t, u, owner } = await basicOwner();
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
     const once = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } });

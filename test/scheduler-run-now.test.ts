@@ -5,21 +5,19 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../activities/config';
+import { parseEnv } from '../activities/config';
 import { commitUpdate, createEvent, prepareUpdate, type EventInput } from '../activities/scheduler/events';
 import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, until } from './helpers/api';
 import { queriesOf } from './helpers/queries';
 import { useSuiteRuntime } from './helpers/runtime';
+import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
 import { scheduleId, triggerSchedule } from '../edge/schedules';
 import { temporal } from '../edge/temporal';
 
 useSuiteRuntime();
 
 const B = '/api/scheduler-service/events';
-const loyalty = { action_type: 'daily_login' };
-const configure = (extra: Record<string, string> = {}) => setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
-const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({ type_of_event: 'loyalty', recurrency: 'daily', start_event: new Date(start), end_date: null, metadata: loyalty });
 const runsOf = async (key: string, id: string) => (await call('GET', `${B}/${id}/runs`, { key })).body.runs as Array<{ trigger: string }>;
 
 describe('run now by a basic owner (HTTP)', () => {
@@ -145,10 +143,7 @@ async function insertsInto(collection: string, work: () => Promise<unknown>): Pr
 describe('taking a place (activities in this process)', () => {
   it('when another process filled the slots after this one\'s last place, a create costs a few inserts, not one per taken slot', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '1000', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '100000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     await createEvent(owner, daily(), actor); // this process's hint: place 1 next
     // "Another process" takes places 1..60 of the user's counter.
     const other = await createEvent(owner, daily(), actor);
@@ -164,10 +159,7 @@ describe('taking a place (activities in this process)', () => {
 
   it('at a full organization cap with nothing ended, a second refused create in a row does not reread the events holding the places', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '5' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     for (let i = 0; i < 5; i += 1) await createEvent(owner, daily(), actor);
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
     let status = 0;
@@ -178,10 +170,7 @@ describe('taking a place (activities in this process)', () => {
 
   it('at a full cap held by a one-off event past its start whose run never completed (no Schedule here), a second refused create in a row does not reread the places', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '3' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const once = await createEvent(owner, { ...daily(new Date(Date.now() + 60_000).toISOString()), recurrency: null }, actor);
     for (let i = 0; i < 2; i += 1) await createEvent(owner, daily(), actor);
     // Stands for time passing: its start was 5 s ago and its run did not happen (still within its catch-up window).
@@ -215,10 +204,7 @@ describe('a full counter frees an ended event at once (HTTP, the worker runs it)
 describe('editing an ended event (activities in this process, small caps)', () => {
   it('at the cap, an edit of an ended event whose place was freed that keeps it ended is 422 for its timing, before any place is taken (never 409)', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const t = await newTenant();
-    const u = await basicUser(t);
-    const owner = { organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id };
-    const actor = { key_id: 'key_test', user_id: u.user_id, level: 0 };
+    const { t, u, owner, actor } = await basicOwner();
     const ended = await createEvent(owner, daily(), actor);
     await createEvent(owner, daily(), actor);
     await ScheduledEvent.updateOne({ _id: ended._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
