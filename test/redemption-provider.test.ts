@@ -16,6 +16,7 @@ import { httpProvider } from '../activities/engines/gift-provider';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique, until } from './helpers/api';
+import { jsonServer } from './helpers/json-server';
 import { isolatedPlatformEnv } from './helpers/runtime';
 
 const queue = unique('redemption-provider');
@@ -55,58 +56,48 @@ let ana: { key: string; user_id: string };
 
 function providerServer(): http.Server {
   let next = 1000;
-  const send = (res: http.ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  return http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const url = new URL(req.url!, 'http://mock');
-      const body = raw ? JSON.parse(raw) : {};
-      mock.requests.push({ method: req.method!, path: url.pathname, auth: req.headers.authorization });
-      if (url.pathname === '/oauth/token') {
-        if (body.client_id !== CLIENT.id || body.client_secret !== CLIENT.secret || body.grant_type !== 'client_credentials') return send(res, 401, { message: 'bad client' });
-        mock.tokens += 1;
-        return send(res, 200, { access_token: `tok-${mock.tokens}`, expires_in: 3600, token_type: 'Bearer' });
+  return jsonServer(({ req, url, body, send, res }) => {
+    mock.requests.push({ method: req.method!, path: url.pathname, auth: req.headers.authorization });
+    if (url.pathname === '/oauth/token') {
+      if (body.client_id !== CLIENT.id || body.client_secret !== CLIENT.secret || body.grant_type !== 'client_credentials') return send(401, { message: 'bad client' });
+      mock.tokens += 1;
+      return send(200, { access_token: `tok-${mock.tokens}`, expires_in: 3600, token_type: 'Bearer' });
+    }
+    if (!/^Bearer tok-\d+$/.test(req.headers.authorization ?? '')) return send(401, { message: 'no token' });
+    if (req.method === 'POST' && ['/topups', '/orders', '/pay'].includes(url.pathname)) {
+      const id = String(body.customIdentifier);
+      mock.orderCalls.set(id, (mock.orderCalls.get(id) ?? 0) + 1);
+      if (mock.transactions.has(id)) return send(409, { errorCode: 'DUPLICATED_CUSTOM_IDENTIFIER', message: 'Duplicate customIdentifier' });
+      const phone = String(body.recipientPhone?.number ?? '');
+      if (phone.endsWith('9999')) return send(400, { errorCode: 'INVALID_RECIPIENT', message: 'The operator does not serve this number' });
+      const tx: Tx = { transactionId: (next += 1), customIdentifier: id, status: phone.endsWith('0002') || phone.endsWith('0003') ? 'PROCESSING' : 'SUCCESSFUL', polls: 0, kind: url.pathname };
+      if (phone.endsWith('0003')) tx.errorMessage = 'Operator timeout: the recharge was not applied';
+      mock.transactions.set(id, tx);
+      if (mock.holdNext) {
+        mock.holdNext = false;
+        mock.held.push(res);
+        mock.heldId = id;
+        return;
       }
-      if (!/^Bearer tok-\d+$/.test(req.headers.authorization ?? '')) return send(res, 401, { message: 'no token' });
-      if (req.method === 'POST' && ['/topups', '/orders', '/pay'].includes(url.pathname)) {
-        const id = String(body.customIdentifier);
-        mock.orderCalls.set(id, (mock.orderCalls.get(id) ?? 0) + 1);
-        if (mock.transactions.has(id)) return send(res, 409, { errorCode: 'DUPLICATED_CUSTOM_IDENTIFIER', message: 'Duplicate customIdentifier' });
-        const phone = String(body.recipientPhone?.number ?? '');
-        if (phone.endsWith('9999')) return send(res, 400, { errorCode: 'INVALID_RECIPIENT', message: 'The operator does not serve this number' });
-        const tx: Tx = { transactionId: (next += 1), customIdentifier: id, status: phone.endsWith('0002') || phone.endsWith('0003') ? 'PROCESSING' : 'SUCCESSFUL', polls: 0, kind: url.pathname };
-        if (phone.endsWith('0003')) tx.errorMessage = 'Operator timeout: the recharge was not applied';
-        mock.transactions.set(id, tx);
-        if (mock.holdNext) {
-          mock.holdNext = false;
-          mock.held.push(res);
-          mock.heldId = id;
-          return;
-        }
-        return send(res, 200, tx);
-      }
-      if (req.method === 'GET' && url.pathname === '/transactions') {
-        const id = url.searchParams.get('customIdentifier') ?? '';
-        mock.lookups.set(id, (mock.lookups.get(id) ?? 0) + 1);
-        const tx = mock.transactions.get(id);
-        return send(res, 200, { content: tx ? [tx] : [] });
-      }
-      const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
-      if (req.method === 'GET' && one) {
-        const tx = [...mock.transactions.values()].find((t) => t.transactionId === Number(one[1]));
-        if (!tx) return send(res, 404, { message: 'not found' });
-        tx.polls += 1;
-        if (tx.status === 'PROCESSING' && tx.polls >= 2) tx.status = tx.errorMessage ? 'FAILED' : 'SUCCESSFUL';
-        return send(res, 200, tx);
-      }
-      const cards = /^\/orders\/transactions\/(\d+)\/cards$/.exec(url.pathname);
-      if (req.method === 'GET' && cards) return send(res, 200, [{ cardNumber: '4000111122223333', pinCode: '9876-5432-1000-4321' }]);
-      send(res, 404, { message: 'no such route' });
-    });
+      return send(200, tx);
+    }
+    if (req.method === 'GET' && url.pathname === '/transactions') {
+      const id = url.searchParams.get('customIdentifier') ?? '';
+      mock.lookups.set(id, (mock.lookups.get(id) ?? 0) + 1);
+      const tx = mock.transactions.get(id);
+      return send(200, { content: tx ? [tx] : [] });
+    }
+    const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
+    if (req.method === 'GET' && one) {
+      const tx = [...mock.transactions.values()].find((t) => t.transactionId === Number(one[1]));
+      if (!tx) return send(404, { message: 'not found' });
+      tx.polls += 1;
+      if (tx.status === 'PROCESSING' && tx.polls >= 2) tx.status = tx.errorMessage ? 'FAILED' : 'SUCCESSFUL';
+      return send(200, tx);
+    }
+    const cards = /^\/orders\/transactions\/(\d+)\/cards$/.exec(url.pathname);
+    if (req.method === 'GET' && cards) return send(200, [{ cardNumber: '4000111122223333', pinCode: '9876-5432-1000-4321' }]);
+    send(404, { message: 'no such route' });
   });
 }
 

@@ -19,6 +19,7 @@ import { parseEnv } from '../activities/config';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique, until } from './helpers/api';
+import { jsonServer } from './helpers/json-server';
 import { isolatedPlatformEnv } from './helpers/runtime';
 
 const queue = unique('redemption-review');
@@ -48,52 +49,42 @@ let giftId: string;
 let pinGiftId: string;
 
 function providerServer(): http.Server {
-  const send = (res: http.ServerResponse, status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body));
-  };
-  return http.createServer((req, res) => {
-    let raw = '';
-    req.on('data', (c) => (raw += c));
-    req.on('end', () => {
-      const url = new URL(req.url!, 'http://mock');
-      const body = raw ? JSON.parse(raw) : {};
-      if (url.pathname === '/oauth/token') return send(res, 200, { access_token: 'tok-1', expires_in: 3600 });
-      if (req.method === 'POST' && url.pathname === '/topups') {
-        const id = String(body.customIdentifier);
-        const phone = String(body.recipientPhone?.number ?? '');
-        mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
-        // 7777: the order call fails every time (it may or may not have been taken)
-        if (phone.endsWith('7777')) return send(res, 503, { message: 'upstream timeout' });
-        const tx = { id, phone, status: phone.endsWith('1111') ? 'SUCCESSFUL' : 'PROCESSING' };
-        const transactionId = (mock.next += 1);
-        mock.txs.set(transactionId, tx);
-        return send(res, 200, { transactionId, customIdentifier: id, status: tx.status, phone });
-      }
-      // Electronic PINs: PROCESSING until the test decides (a tx's status, pinCode, errorMessage).
-      if (req.method === 'POST' && url.pathname === '/orders') {
-        const id = String(body.customIdentifier);
-        mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
-        if (mock.failOrders) return send(res, 503, { message: 'upstream timeout' });
-        const transactionId = (mock.next += 1);
-        mock.txs.set(transactionId, { id, phone: '', status: 'PROCESSING' });
-        return send(res, 200, { transactionId, customIdentifier: id, status: 'PROCESSING' });
-      }
-      if (req.method === 'GET' && url.pathname === '/transactions') {
-        const late = mock.late.get(url.searchParams.get('customIdentifier') ?? '');
-        return send(res, 200, { content: late ? [late] : [] });
-      }
-      const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
-      if (req.method === 'GET' && one) {
-        const tx = mock.txs.get(Number(one[1]));
-        if (!tx) return send(res, 404, { message: 'not found' });
-        mock.checks.set(tx.id, (mock.checks.get(tx.id) ?? 0) + 1);
-        // 5555: every status check fails; 6666: PROCESSING for ever
-        if (tx.phone.endsWith('5555') || mock.down.has(tx.id)) return send(res, 500, { message: 'internal error' });
-        return send(res, 200, { transactionId: Number(one[1]), customIdentifier: tx.id, status: tx.status, pinCode: tx.pinCode, errorMessage: tx.errorMessage });
-      }
-      send(res, 404, { message: 'no such route' });
-    });
+  return jsonServer(({ req, url, body, send }) => {
+    if (url.pathname === '/oauth/token') return send(200, { access_token: 'tok-1', expires_in: 3600 });
+    if (req.method === 'POST' && url.pathname === '/topups') {
+      const id = String(body.customIdentifier);
+      const phone = String(body.recipientPhone?.number ?? '');
+      mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
+      // 7777: the order call fails every time (it may or may not have been taken)
+      if (phone.endsWith('7777')) return send(503, { message: 'upstream timeout' });
+      const tx = { id, phone, status: phone.endsWith('1111') ? 'SUCCESSFUL' : 'PROCESSING' };
+      const transactionId = (mock.next += 1);
+      mock.txs.set(transactionId, tx);
+      return send(200, { transactionId, customIdentifier: id, status: tx.status, phone });
+    }
+    // Electronic PINs: PROCESSING until the test decides (a tx's status, pinCode, errorMessage).
+    if (req.method === 'POST' && url.pathname === '/orders') {
+      const id = String(body.customIdentifier);
+      mock.orders.set(id, (mock.orders.get(id) ?? 0) + 1);
+      if (mock.failOrders) return send(503, { message: 'upstream timeout' });
+      const transactionId = (mock.next += 1);
+      mock.txs.set(transactionId, { id, phone: '', status: 'PROCESSING' });
+      return send(200, { transactionId, customIdentifier: id, status: 'PROCESSING' });
+    }
+    if (req.method === 'GET' && url.pathname === '/transactions') {
+      const late = mock.late.get(url.searchParams.get('customIdentifier') ?? '');
+      return send(200, { content: late ? [late] : [] });
+    }
+    const one = /^\/transactions\/(\d+)$/.exec(url.pathname);
+    if (req.method === 'GET' && one) {
+      const tx = mock.txs.get(Number(one[1]));
+      if (!tx) return send(404, { message: 'not found' });
+      mock.checks.set(tx.id, (mock.checks.get(tx.id) ?? 0) + 1);
+      // 5555: every status check fails; 6666: PROCESSING for ever
+      if (tx.phone.endsWith('5555') || mock.down.has(tx.id)) return send(500, { message: 'internal error' });
+      return send(200, { transactionId: Number(one[1]), customIdentifier: tx.id, status: tx.status, pinCode: tx.pinCode, errorMessage: tx.errorMessage });
+    }
+    send(404, { message: 'no such route' });
   });
 }
 
