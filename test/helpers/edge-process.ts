@@ -1,7 +1,7 @@
 /**
- * A second edge process on the suite's servers (same database, queue and admin key) with some
- * settings changed, for tests of what an edge does under another configuration. Stopped with
- * stopEdges() in the file's afterAll.
+ * Processes of the platform (an edge, a worker) on the suite's servers (same database, queue and
+ * admin key) with some settings changed, for tests of what they do under another configuration.
+ * Stopped with stopEdges() in the file's afterAll.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -12,15 +12,22 @@ import { adminKey } from './api';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 
-export async function startExtraEdge(env: Record<string, string>): Promise<string> {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/edge.ts'], {
+/** `workers/<script>.ts` started like the suite's own, with `env` changed. */
+export function startPlatformProcess(script: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
     cwd: root,
-    env: { ...process.env, ...inject('platformEnv'), PLATFORM_ADMIN_KEY: adminKey(), LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    env: { ...process.env, ...inject('platformEnv'), PLATFORM_ADMIN_KEY: adminKey(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.push(child);
+  return child;
+}
+
+/** A second edge, answered once its /health answers at all (whatever its status). */
+export async function startExtraEdge(env: Record<string, string>): Promise<string> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const child = startPlatformProcess('workers/edge.ts', { ...env, PORT: String(port) });
   for (let i = 0; i < 300; i += 1) {
     if (child.exitCode !== null) break;
     try {
@@ -33,6 +40,7 @@ export async function startExtraEdge(env: Record<string, string>): Promise<strin
   throw new Error('the extra edge did not start');
 }
 
+/** Stops every process started here (edges and workers). */
 export function stopEdges(): void {
   for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
 }
