@@ -34,6 +34,8 @@ export const WORKFLOW_TASK_TIMEOUT = '5s';
 export interface Infra {
   env: Record<string, string>;
   temporalUi?: string;
+  /** the embedded FerretDB's Prometheus metrics (rows decoded, documents matched), when it runs one */
+  storeMetricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -111,6 +113,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const servers: Supervised[] = [];
   const env: Record<string, string> = {};
+  let storeMetricsUrl: string | undefined;
   const logDir = path.join(cfg.dataDir, 'logs');
   fs.mkdirSync(cfg.dataDir, { recursive: true });
 
@@ -193,6 +196,8 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       } else {
         const dbPath = path.join(cfg.dataDir, 'ferretdb');
         fs.mkdirSync(dbPath, { recursive: true });
+        const debugPort = await freePort();
+        storeMetricsUrl = `http://127.0.0.1:${debugPort}/debug/metrics`;
         args = [
           '--handler=sqlite',
           // WAL (FerretDB's default) with synchronous=NORMAL: a commit survives a crash of any
@@ -200,7 +205,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           `--sqlite-url=file:${dbPath}/?_pragma=synchronous(NORMAL)`,
           `--listen-addr=127.0.0.1:${port}`,
           `--state-dir=${dbPath}`,
-          `--debug-addr=127.0.0.1:${await freePort()}`,
+          `--debug-addr=127.0.0.1:${debugPort}`,
           '--telemetry=disable',
           '--log-level=WARN',
         ];
@@ -261,7 +266,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     await Promise.all(starts);
 
     await prepareServers({ ...cfg, ...parseEnvPart(env) });
-    return { env, temporalUi, stop };
+    return { env, temporalUi, storeMetricsUrl, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -39,6 +39,8 @@ export interface LaunchOptions {
 export interface Platform {
   edgeUrl: string;
   temporalUi?: string;
+  /** see Infra.storeMetricsUrl */
+  storeMetricsUrl?: string;
   env: Record<string, string>;
   /** the supervised worker and edge processes (their current pids change on restarts) */
   processes: Supervised[];
@@ -99,7 +101,7 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
     const edgeUrl = `http://${cfg.HOST}:${port}`;
     await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, { address: env.TEMPORAL_ADDRESS, namespace: cfg.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE ?? cfg.TEMPORAL_TASK_QUEUE });
     starting = false;
-    return { edgeUrl, temporalUi: infra.temporalUi, env, processes, stop };
+    return { edgeUrl, temporalUi: infra.temporalUi, storeMetricsUrl: infra.storeMetricsUrl, env, processes, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -19,10 +19,10 @@ const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
 /**
  * `npm run bench -- scale retail` or BENCH_SECTIONS=scale,retail: the sections to run, of
- * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale (default: all).
+ * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale,store (default: all).
  */
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-')).join(',') || process.env.BENCH_SECTIONS;
-const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale').split(',').map((x) => x.trim()));
+const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,scale,store').split(',').map((x) => x.trim()));
 /** the sections reported against the h3 hello-world baseline */
 const NEEDS_BASELINE = ['edge', 'loyalty', 'retail'].some((s) => SECTIONS.has(s));
 
@@ -173,10 +173,13 @@ async function main() {
       line(`| store + image activity called directly | ${pct(direct, 50).toFixed(1)} | ${pct(direct, 99).toFixed(1)} |`);
       line(`| workflow overhead (p50 ratio) | ${(pct(viaWorkflow, 50) / pct(direct, 50)).toFixed(2)}× | |`);
     }
+    let nearbyP99: number | undefined;
     if (SECTIONS.has('retail')) {
       const { benchRetail } = await import('./retail');
       line('');
-      for (const l of (await benchRetail(base, adminKey, platform.env, baseline, DURATION)).lines) line(l);
+      const retail = await benchRetail(base, adminKey, platform.env, baseline, DURATION);
+      nearbyP99 = (retail as { nearbyP99?: number }).nearbyP99;
+      for (const l of retail.lines) line(l);
     }
     if (SECTIONS.has('support')) {
       const { benchSupport } = await import('./support');
@@ -205,6 +208,18 @@ async function main() {
       scaleLine = scale.pop();
       line('');
       for (const l of scale) line(l);
+    }
+    let storeLine: string | undefined;
+    if (SECTIONS.has('store')) {
+      const { benchStore, decodedPerMatched } = await import('./store');
+      const store = await benchStore(platform.env.MONGODB_URI);
+      line('');
+      for (const l of store.lines) line(l);
+      // Over the whole run: the sections above sent the platform's own queries.
+      const ratio = await decodedPerMatched(platform.storeMetricsUrl);
+      const ms = (x: number | undefined) => (x === undefined ? 'n/a' : `${x.toFixed(2)} ms`);
+      storeLine = `store: decoded per returned = ${ratio === undefined ? 'n/a' : ratio.toFixed(2)}, id read p50 = ${ms(store.readP50)}, insert p50 = ${ms(store.insertP50)}, ping p50 = ${ms(store.pingP50)}, nearby p99 = ${nearbyP99 === undefined ? 'n/a (retail not run)' : `${nearbyP99.toFixed(1)} ms`}`;
+      line(storeLine);
     }
     await closeRuntime();
 
