@@ -2,17 +2,17 @@
  * The points ledger: the only way any component credits or debits points. Every balance change
  * of every component goes through here, so one set of rules (idempotency, no overspending,
  * expiry, pending points) holds for all of them.
- * Correct without transactions and without atomic single-document updates: every change is an
- * insert guarded by unique keys (models.ts), read back by `_id` (store.ts).
+ * Each change is a new entry n+1 on top of the user's newest entry n: the entry's unique keys
+ * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
+ * and a writer that lost drafts its entry again on the newer head.
  */
-import { Cache } from '../db';
 import { PlatformError, isDuplicateKey, notFound } from '../errors';
 import { newId } from '../ids';
 import { withKeyLock } from '../locks';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { getRules } from './rules';
-import { entriesAt, entryAt, entryByAnyOperation, entryByOperation, entryByRequest, entryKey, insertEntry, type NewEntry } from './store';
+import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, newestEntry, type NewEntry } from './store';
 
 export interface LedgerChange {
   organization_id: string;
@@ -86,90 +86,11 @@ export interface Head extends LotState {
   at: Date | null;
 }
 
-const headOf = (e: LedgerEntryDoc): Head => ({ seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [] });
-
-/**
- * Each process remembers the newest entry it knows of per user, so appending is one insert
- * without a read: a known head is confirmed with a probe of the next key (is there an entry
- * seq+1?) before it is trusted. The head is only a hint; correctness rests on the primary key and
- * the unique operation index, so it never goes stale in a way that matters (no time to live: a
- * stale head costs one colliding insert).
- */
-const heads = new Cache<string, Head>({ max: 200_000 });
-
-/** Powers of two read at once: 1..2^20 answers ledgers of up to a million entries in one read. */
-const POWERS = 21;
-/** The most ids one read names: a gap this short is read whole, a longer one is probed. */
-const BATCH = 64;
-
-/**
- * Reads the user's entries at `seqs` (ascending) in one `$in` by `_id`: the last entry of their
- * unbroken run from the start and the first seq missing (null: none missing).
- */
-async function run(organization_id: string, user_id: string, seqs: number[]): Promise<{ last: LedgerEntryDoc | null; missing: number | null }> {
-  const bySeq = new Map((await entriesAt(organization_id, user_id, seqs)).map((e) => [e.seq, e]));
-  let last: LedgerEntryDoc | null = null;
-  for (const seq of seqs) {
-    const e = bySeq.get(seq);
-    if (!e) return { last, missing: seq };
-    last = e;
-  }
-  return { last, missing: null };
+/** The user's newest entry as a head (seq 0 and no balance for a user without entries). */
+export async function ledgerHead(organization_id: string, user_id: string): Promise<Head> {
+  const e = await newestEntry(organization_id, user_id);
+  return e ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [] } : { seq: 0, balance: 0, at: null, lots: [] };
 }
-
-/**
- * The newest entry of a user this process knows nothing about. Entries are dense from seq 1, so
- * "does entry n exist" is monotone: one read of the powers of two brackets the last one between
- * the last present power and the first missing one, and a gap of at most 64 seqs is then read
- * whole; a longer one is first cut by up to 64 evenly spaced probes per read. Two reads up to 64
- * entries, three up to 8,191, five at a million, each by `_id` (both servers answer from the
- * primary key; a query sorted by seq would need an index only MongoDB uses; store.ts), since a
- * round trip, not the ids it names, is what a read costs. A user without entries costs one read.
- */
-export async function headFromProbes(organization_id: string, user_id: string): Promise<Head> {
-  let found: LedgerEntryDoc | null = null;
-  let missing: number | null = null;
-  for (let exp = 0; missing === null; exp += POWERS) {
-    const step = await run(organization_id, user_id, Array.from({ length: POWERS }, (_, i) => 2 ** (exp + i)));
-    found = step.last ?? found;
-    missing = step.missing;
-  }
-  if (!found) return { seq: 0, balance: 0, at: null, lots: [] };
-  let low: LedgerEntryDoc = found;
-  while (missing - low.seq > 1) {
-    const span = missing - low.seq;
-    const from = low.seq;
-    // Probes cut the span into pieces of at most BATCH + 1 when so few do, so the next read is the last.
-    const probes = span <= BATCH + 1 ? span - 1 : Math.min(BATCH, Math.ceil(span / (BATCH + 1)) - 1);
-    const seqs = Array.from({ length: probes }, (_, i) => (span <= BATCH + 1 ? from + 1 + i : from + Math.round(((i + 1) * span) / (probes + 1))));
-    const step = await run(organization_id, user_id, seqs);
-    low = step.last ?? low;
-    missing = step.missing ?? missing;
-  }
-  return headOf(low);
-}
-
-/** The newest entry: the cached head moved forward past later entries, or found by probes. */
-async function currentHead(organization_id: string, user_id: string): Promise<Head> {
-  const key = userKey(organization_id, user_id);
-  let head = heads.get(key);
-  if (!head) head = await headFromProbes(organization_id, user_id); // exact: its last probe missed entry seq+1
-  else {
-    // Entries are dense and only appended, so probing seq+1 until a miss finds the true head.
-    for (;;) {
-      const next: LedgerEntryDoc | null = await entryAt(organization_id, user_id, head.seq + 1);
-      if (!next) break;
-      head = headOf(next);
-    }
-  }
-  heads.set(key, head);
-  return head;
-}
-
-/** The entry of an operation (any, generated ids included), or null. */
-export const byOperation = entryByAnyOperation;
-
-export const operationApplied = async (organization_id: string, operation_id: string) => (await entryByOperation(organization_id, operation_id)) !== null;
 
 const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
 const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) });
@@ -196,75 +117,57 @@ export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>
 /**
  * Appends the entry `plan` drafts on top of the user's newest entry, as entry seq+1. `plan` may
  * be called again on a newer head (another writer got there first); it throws to refuse and
- * answers null when there is nothing to write. A refusal or "nothing" is only ever decided on a
- * verified head, never on a possibly stale hint. A repeated operation_id answers the first entry.
+ * answers null when there is nothing to write. A repeated operation_id answers the first entry.
  */
 export async function append(spec: AppendSpec & { created_at?: Date }, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
   const { organization_id, user_id } = spec;
+  // One writer per user at a time in this process (fewer collisions); across processes the unique keys decide.
   return withKeyLock(userKey(organization_id, user_id), async () => {
     const applied = async () => (spec.new_operation ? null : entryByOperation(organization_id, spec.operation_id));
     const entry_id = newId('pte');
-    let verifyNext = false;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      // First try the remembered head without a query: if another process appended meanwhile,
-      // the insert collides on the primary key and the next attempt verifies the head.
-      const cached: Head | undefined = verifyNext ? undefined : heads.get(userKey(organization_id, user_id));
-      const head = cached ?? (await currentHead(organization_id, user_id));
+      const head = await ledgerHead(organization_id, user_id);
       let draft: Draft | null;
       try {
         draft = await plan(head, entry_id);
       } catch (err) {
+        // Refused on this head: unless the operation was applied before (its answer stands).
         if (!(err instanceof PlatformError)) throw err;
-        draft = null;
-        if (!cached) {
-          const done = await applied();
-          if (done) return duplicateOf(done);
-          throw err;
-        }
+        const done = await applied();
+        if (done) return duplicateOf(done);
+        throw err;
       }
       if (!draft) {
-        if (cached) {
-          verifyNext = true;
-          continue;
-        }
         const done = await applied();
         return done ? duplicateOf(done) : null;
       }
       const seq = head.seq + 1;
       const balance = head.balance + draft.amount;
       try {
-        const doc = await insertEntry(
-          {
-            _id: entryKey(organization_id, user_id, seq),
-            entry_id,
-            organization_id,
-            user_id,
-            seq,
-            amount: draft.amount,
-            balance_after: balance,
-            reason: spec.reason,
-            operation_id: spec.operation_id,
-            request_id: spec.request_id,
-            description: spec.description,
-            expires_at: draft.expires_at,
-            available_at: draft.available_at,
-            reverses: draft.reverses,
-            lots: draft.lots.length ? draft.lots : undefined,
-            ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
-          } as NewEntry,
-          spec.new_operation,
-        );
-        heads.set(userKey(organization_id, user_id), { seq, balance, at: doc.created_at, lots: draft.lots });
+        const doc = await insertEntry({
+          entry_id,
+          organization_id,
+          user_id,
+          seq,
+          amount: draft.amount,
+          balance_after: balance,
+          reason: spec.reason,
+          operation_id: spec.operation_id,
+          request_id: spec.request_id,
+          description: spec.description,
+          expires_at: draft.expires_at,
+          available_at: draft.available_at,
+          reverses: draft.reverses,
+          lots: draft.lots.length ? draft.lots : undefined,
+          ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
+        } as NewEntry);
         return { entry: viewEntry(doc), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
-        // Either another writer appended entry `seq` (then the next attempt, on the newer head,
-        // finds out whether it was this operation), or this operation was applied before.
-        const there = await entryAt(organization_id, user_id, seq);
-        if (there?.operation_id === spec.operation_id) return duplicateOf(there);
-        const done = there ? null : await applied();
+        // The operation was applied (by an earlier call or a concurrent copy), or another writer
+        // appended entry `seq`: then the next attempt drafts again on the newer head.
+        const done = await applied();
         if (done) return duplicateOf(done);
-        verifyNext = true;
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
     }
@@ -378,20 +281,18 @@ export interface Balance {
 
 /** From the newest entry alone (its lots), whatever the user's history: no replay. */
 export async function getBalance(organization_id: string, user_id: string, now = new Date()): Promise<Balance> {
-  const head = await currentHead(organization_id, user_id);
+  const head = await ledgerHead(organization_id, user_id);
   if (!head.seq || !head.at) throw notFound('User points not found');
   const s = standing(head, now);
   return { points: s.spendable, pending_points: s.pending, expiring: expiring(head, now), user_id, organization_id, last_updated: head.at.toISOString(), entries: head.seq };
 }
 
 export async function getHistory(organization_id: string, user_id: string, page: number, limit: number) {
-  const head = await currentHead(organization_id, user_id);
+  const head = await ledgerHead(organization_id, user_id);
   if (!head.seq) throw notFound('User points not found');
-  // seq numbers are dense, so a page is a known set of primary keys.
+  // seq numbers are dense from 1, so page p is the seqs (top - limit, top].
   const total = head.seq;
   const top = total - (page - 1) * limit;
-  const seqs = Array.from({ length: Math.max(0, Math.min(limit, top)) }, (_, i) => top - i);
-  const found = await entriesAt(organization_id, user_id, seqs);
-  const entries = found.sort((a, b) => b.seq - a.seq);
+  const entries = top > 0 ? await entriesBetween(organization_id, user_id, Math.max(0, top - limit), top) : [];
   return { points: standing(head, new Date()).spendable, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
 }

@@ -30,6 +30,8 @@ export interface LotDoc {
  * entries 1, 2, 3… and is part of the primary key, so two writers can never both append entry n+1, and
  * `balance_after` of the newest entry is the balance (it equals the sum of all amounts).
  * `operation_id` is unique per organization: the same operation is never applied twice.
+ * Indexes: {organization_id, user_id, seq: -1} gives a user's newest entry and history pages,
+ * the unique {organization_id, operation_id} answers "was this operation applied".
  */
 const ledgerEntrySchema = new Schema(
   {
@@ -143,27 +145,6 @@ export interface ExpiryCursorDoc {
   through: Date;
 }
 
-/**
- * Where an operation's entry is, by `_id` = `<organization_id>|<operation_id>` (or
- * `<organization_id>|?<request_id>` for a caller's idempotency key kept as request_id), so "was
- * this operation applied" is a read by `_id`. Written before the entry's insert without `entry`
- * (the operation may be applied) and given `entry` (the entry's `_id`) once the entry is written.
- * The entry's unique operation index still decides which of two writers applies an operation.
- */
-const ledgerOperationSchema = new Schema(
-  {
-    _id: { type: String, required: true },
-    entry: { type: String },
-  },
-  { versionKey: false },
-);
-
-export interface LedgerOperationDoc {
-  _id: string;
-  entry?: string;
-}
-
 export const LedgerEntry = mongoose.model<LedgerEntryDoc>('LedgerEntry', ledgerEntrySchema, 'ledger_entries');
 export const LoyaltyRules = mongoose.model<LoyaltyRulesDoc>('LoyaltyRules', loyaltyRulesSchema, 'loyalty_rules');
 export const ExpiryCursor = mongoose.model<ExpiryCursorDoc>('LoyaltyExpiryCursor', expiryCursorSchema, 'loyalty_expiry_cursors');
-export const LedgerOperation = mongoose.model<LedgerOperationDoc>('LedgerOperation', ledgerOperationSchema, 'ledger_operations');

@@ -6,7 +6,7 @@
  */
 import { notFound, PlatformError } from '../errors';
 import { markScanReversed } from '../scanning/list';
-import { append, byOperation, viewEntry, type EntryView } from './ledger';
+import { append, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { markReferralReversed } from './referrals';
@@ -49,10 +49,10 @@ export interface Reversal {
  * but only for that user's own credit.
  */
 async function namedCredit(organization_id: string, operation_id: string, user_id: string | undefined): Promise<LedgerEntryDoc | null> {
-  if (user_id === undefined) return byOperation(organization_id, operation_id);
+  if (user_id === undefined) return entryByOperation(organization_id, operation_id);
   const sent = await entryByRequest(organization_id, clientRequestId(user_id, operation_id));
   if (sent?.user_id === user_id) return sent;
-  const named = await byOperation(organization_id, operation_id);
+  const named = await entryByOperation(organization_id, operation_id);
   return named?.user_id === user_id ? named : null;
 }
 

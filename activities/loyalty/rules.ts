@@ -5,9 +5,9 @@
 import { Cache } from '../db';
 import { PlatformError, invalid } from '../errors';
 import { newId } from '../ids';
-import { appliedRequest, applyChange, operationApplied, type AppendResult, type LedgerChange } from './ledger';
+import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger';
 import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
-import { forgetRequest, readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
+import { operationsStartingWith, readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,
@@ -189,37 +189,29 @@ export async function awardAction(input: AwardInput) {
 }
 
 /**
- * A limited action earns at most `max` entries per user and window. Each is an operation
- * `award:<user>:<action>:<window>:<n>` for a slot n < max, so the ledger's unique operation index
- * decides which concurrent request gets a slot: no count is read and then trusted. A request
- * takes slot n only after seeing slots 0..n-1 taken, so taken slots are always a prefix.
+ * A limited action earns at most `max` entries per user and window. The n-th earning of a window
+ * (n from 0) is the ledger operation `award:<user>:<action>:<window>:<n>`: the window's earnings
+ * are read in one query, the request takes the first n < max not among them, and the ledger's
+ * unique operation index decides between concurrent requests that chose the same n (the loser
+ * tries the next). An earning is its entry, so the count can neither drift from the entries nor
+ * be spent twice: nothing is counted apart and then trusted.
  */
 async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'operation_id'>, limit: ActionLimit, keyed: string | undefined): Promise<AppendResult> {
   const request_id = input.operation_id;
-  if (keyed && request_id) {
-    // A retry after the window turned (or after the policy changed) must not earn again.
-    const done = await appliedRequest(input.organization_id, keyed, request_id);
-    if (done) return done;
-  }
-  const window = windowOf(limit.per, new Date());
-  const slot = (n: number) => `award:${input.user_id}:${input.action_type}:${window}:${n}`;
-  let n = 0;
-  if (limit.max > 4) {
-    // Binary search of the first free slot over the taken prefix.
-    let high = limit.max;
-    while (n < high) {
-      const mid = Math.floor((n + high) / 2);
-      if (await operationApplied(input.organization_id, slot(mid))) n = mid + 1;
-      else high = mid;
-    }
-  }
-  for (; n < limit.max; n += 1) {
-    const out = await applyChange({ ...change, operation_id: slot(n), request_id });
+  const earning = `award:${input.user_id}:${input.action_type}:${windowOf(limit.per, new Date())}:`;
+  // A retry after the window turned (or after the policy changed) must not earn again.
+  const [done, earned] = await Promise.all([
+    keyed && request_id ? appliedRequest(input.organization_id, keyed, request_id) : null,
+    operationsStartingWith(input.organization_id, earning),
+  ]);
+  if (done) return done;
+  const taken = new Set(earned.map((e) => e.operation_id));
+  for (let n = 0; n < limit.max; n += 1) {
+    if (taken.has(earning + n)) continue;
+    const out = await applyChange({ ...change, operation_id: earning + n, request_id });
     if (!out.duplicate) return out;
-    // The same request, sent twice at once: the other copy took this slot.
+    // The same request, sent twice at once: the other copy took this earning.
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
-  // No entry carries this request (every slot is another request's): it need not stay known.
-  if (request_id !== undefined) await forgetRequest(input.organization_id, request_id);
   throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
 }

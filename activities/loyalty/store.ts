@@ -1,129 +1,66 @@
 /**
- * Loyalty's data: ledger entries and where each operation's entry is, the rules per organization,
- * the expiry run's cursors, referral codes, referrals, their pair claims and reversals. The only file that
- * reads or writes loyalty's models; the ledger, rules, expiry and referral code (and other
- * components, through them) call these functions.
- *
- * Keyed for both database servers (activities/db/README.md): the hot paths read by `_id` only.
- * - A user's entries are `<organization>|<user>|<seq>`, seq dense from 1, so the newest entry is
- *   found by probing keys (ledger.ts) and a history page is one `$in` of known keys; a sorted
- *   query for the newest entry would be served by an index on MongoDB but read and sort the
- *   whole ledger on the embedded server (FerretDB 1.x: about 250 ms at 10,000 entries).
- * - "Was this operation applied" (idempotency keys, the slots of a limited award, a collision)
- *   reads the operation's document `<organization>|<operation_id>` (models.ts), not the entries'
- *   unique (organization, operation) index, which only MongoDB answers from the index (FerretDB
- *   reads every entry: 240 ms at 10,000 documents, linear beyond). It costs each change with a
- *   caller's key one insert and one update by `_id` more, a generated one an insert. The
- *   operation document is written before the entry (so its absence proves the operation was never
- *   applied) and points at the entry once it is written; one left without a pointer (a writer
- *   that stopped, or refused between the two) sends that operation's reads to the index.
- *   A ledger that held entries before operation documents existed answers every "not found" from
- *   the index instead, which the first write of a process finds out once.
+ * Loyalty's data: ledger entries, the rules per organization, the expiry run's cursors, referral
+ * codes, referrals, their pair claims and reversals. The only file that reads or writes loyalty's
+ * models; the ledger, rules, expiry and referral code (and other components, through them) call
+ * these functions. Every hot path is answered from an index the schemas declare (models.ts):
+ * - A user's newest entry is `find({organization_id, user_id}).sort({seq: -1}).limit(1)` on the
+ *   index {organization_id, user_id, seq: -1}: one row read, whatever the ledger's length. A
+ *   history page is a `seq` range on the same index (seqs are dense from 1).
+ * - Entry n of a user is inserted under `_id` `<organization>|<user>|<n>`: the primary key
+ *   admits one entry n per user, which decides between two writers of one user.
+ * - "Was this operation applied" is the unique index {organization_id, operation_id} (a caller's
+ *   key kept as request_id: {organization_id, request_id}); the same unique index refuses the
+ *   operation's second entry, so the answer and the write never disagree, and there is nothing
+ *   to write before or after the entry.
+ * - A limited action's earnings in a window are one range of operation ids on that unique index.
  * - The rules are read by `_id` = organization_id.
- * The expiry run, the referral lookups by code or by referred user and the reversal of an
- * operation use the schemas' declared indexes: background work and rare calls, not hot paths.
+ * Databases written by earlier versions: their entries carry the same fields and `_id`s; their
+ * `ledger_operations` collection (operation id → entry pointers) is no longer read nor written
+ * and may be dropped.
  *
- * Per-process caches in front of this store (activities/db `Cache`):
- * - the newest entry per user (ledger.ts), no expiry: a hint only, checked by probing the next
- *   key before it is trusted for a refusal, and overtaken by a collision on insert, so a change
- *   made by another process is always seen by the next append or read of that user;
- * - the rules (rules.ts), 2 s: read on every award; a change is seen at once by the process that
- *   made it and within 2 s by the others.
+ * Per-process cache in front of this store: the rules (rules.ts), 2 s.
  */
-import { byId, byIds, byKey, insertOnce, isDuplicateKey, onlyDuplicates, jsonText, keyFilter, markedOnce } from '../db';
+import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../db';
 import type { ActionPolicy } from './policies';
-import { ExpiryCursor, LedgerEntry, LedgerOperation, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LedgerOperationDoc, type LoyaltyRulesDoc } from './models';
+import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models';
 import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc } from './referral-models';
 
 // ---- ledger entries ----
 
-export const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
+const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
 
-export const entryAt = (organization_id: string, user_id: string, seq: number) => byId<LedgerEntryDoc>(LedgerEntry, entryKey(organization_id, user_id, seq));
+/** The user's newest entry, or null (one row of the index {organization_id, user_id, seq: -1}). */
+export const newestEntry = (organization_id: string, user_id: string) =>
+  LedgerEntry.findOne({ organization_id, user_id }).sort({ seq: -1 }).lean<LedgerEntryDoc>();
 
-/** The user's entries of these seqs, in any order (one read by `_id`). */
-export async function entriesAt(organization_id: string, user_id: string, seqs: readonly number[]): Promise<LedgerEntryDoc[]> {
-  return [...(await byIds<LedgerEntryDoc>(LedgerEntry, seqs.map((seq) => entryKey(organization_id, user_id, seq)))).values()];
-}
+export const entryAt = (organization_id: string, user_id: string, seq: number) => LedgerEntry.findOne({ organization_id, user_id, seq }).lean<LedgerEntryDoc>();
 
-const operationKey = (organization_id: string, operation_id: string) => `${organization_id}|${operation_id}`;
-const requestKey = (organization_id: string, request_id: string) => `${organization_id}|?${request_id}`;
-/** The database marker (activities/db) saying every entry of the ledger has its operation documents. */
-export const LEDGER_COMPLETE = 'ledger_operations:complete';
+/** The user's entries with from < seq <= through, newest first (a range of the same index). */
+export const entriesBetween = (organization_id: string, user_id: string, from: number, through: number) =>
+  LedgerEntry.find({ organization_id, user_id, seq: { $gt: from, $lte: through } }).sort({ seq: -1 }).lean<LedgerEntryDoc[]>();
 
-let complete: Promise<boolean> | undefined;
+export type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
 
 /**
- * Whether every entry of the ledger was written with its operation document, asked once per
- * process: a ledger without entries when this is first asked is marked complete for good.
+ * Writes entry `seq` of the user. Throws the duplicate-key error when the user has an entry
+ * `seq` already (primary key) or the operation was applied (unique operation index).
  */
-function ledgerComplete(): Promise<boolean> {
-  if (!complete) {
-    complete = markedOnce(LEDGER_COMPLETE, async () => !(await LedgerEntry.exists({})));
-    complete.catch(() => (complete = undefined)); // asked again next time
-  }
-  return complete;
-}
-
-export type NewEntry = Omit<LedgerEntryDoc, 'created_at'>;
-
-/**
- * Writes one entry: its operation documents first, then the entry, then their pointers. Throws
- * the duplicate-key error when entry `seq` exists or the operation was applied (the entry's
- * primary key and unique operation index decide). `generated`: the operation id was made for
- * this call, so nobody can ask for it before it exists.
- */
-export async function insertEntry(doc: NewEntry, generated = false): Promise<LedgerEntryDoc> {
-  await ledgerComplete();
-  const keys = [operationKey(doc.organization_id, doc.operation_id), ...(doc.request_id ? [requestKey(doc.organization_id, doc.request_id)] : [])];
-  // The operation documents in one round trip (either may exist already: a retry, a repeated request).
-  if (!generated) await LedgerOperation.insertMany(keys.map((_id) => ({ _id })), { ordered: false }).catch(onlyDuplicates);
-  const entry = (await LedgerEntry.create(doc)).toObject() as LedgerEntryDoc;
-  // The entry is written: a pointer that fails to be written only sends that operation's reads
-  // to the index, so it does not fail the change. Both pointers are written at once.
-  await Promise.all([
-    (generated ? insertOnce(LedgerOperation, { _id: keys[0], entry: doc._id }) : LedgerOperation.updateOne({ _id: keys[0] }, { $set: { entry: doc._id } })).catch(() => undefined),
-    // Several entries may carry one request_id (a request repeated across a limit's window): any one answers it.
-    keys[1] && LedgerOperation.updateOne({ _id: keys[1], entry: { $exists: false } }, { $set: { entry: doc._id } }).catch(() => undefined),
-  ]);
-  return entry;
-}
-
-/** The entry a keyed operation document points at, or what the entries' index says when it cannot tell. */
-async function entryOf(key: string, fallback: Record<string, string>, answersMissing: boolean): Promise<LedgerEntryDoc | null> {
-  const op = await byId<LedgerOperationDoc>(LedgerOperation, key);
-  if (op?.entry) {
-    const entry = await byId<LedgerEntryDoc>(LedgerEntry, op.entry);
-    if (entry) return entry;
-  }
-  if (!op && answersMissing && (await ledgerComplete())) return null;
-  const found = await LedgerEntry.findOne(fallback).lean<LedgerEntryDoc>();
-  if (found) await LedgerOperation.updateOne({ _id: key }, { $set: { entry: found._id } }, { upsert: true });
-  return found;
+export async function insertEntry(doc: NewEntry): Promise<LedgerEntryDoc> {
+  return (await LedgerEntry.create({ _id: entryKey(doc.organization_id, doc.user_id, doc.seq), ...doc })).toObject() as LedgerEntryDoc;
 }
 
 /** The entry of an operation, or null when it was never applied. */
-export const entryByOperation = (organization_id: string, operation_id: string) =>
-  entryOf(operationKey(organization_id, operation_id), { organization_id, operation_id }, true);
+export const entryByOperation = (organization_id: string, operation_id: string) => LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
+
+/** An entry written with this request_id (the caller's idempotency key), or null. Several may carry one: any answers. */
+export const entryByRequest = (organization_id: string, request_id: string) => LedgerEntry.findOne({ organization_id, request_id }).lean<LedgerEntryDoc>();
 
 /**
- * The same for an operation whose id may have been generated by a writer that stopped before its
- * operation document (an admin naming any entry): a missing document is checked in the index.
+ * The operation ids of the organization that start with `prefix` (a range of the unique operation
+ * index), with their users. `prefix` must end with ':' (the range stops before ';', the next character).
  */
-export const entryByAnyOperation = (organization_id: string, operation_id: string) =>
-  entryOf(operationKey(organization_id, operation_id), { organization_id, operation_id }, false);
-
-/** An entry written with this request_id (the caller's idempotency key), or null. */
-export const entryByRequest = (organization_id: string, request_id: string) =>
-  entryOf(requestKey(organization_id, request_id), { organization_id, request_id }, true);
-
-/**
- * Drops the document of a request that earned nothing (every slot of its limit was taken by
- * other requests), so that asking for it again is answered by `_id` rather than by the index.
- */
-export async function forgetRequest(organization_id: string, request_id: string): Promise<void> {
-  await LedgerOperation.deleteOne({ _id: requestKey(organization_id, request_id), entry: { $exists: false } });
-}
+export const operationsStartingWith = (organization_id: string, prefix: string) =>
+  LedgerEntry.find({ organization_id, operation_id: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } }, { _id: 0, operation_id: 1, user_id: 1 }).lean<Pick<LedgerEntryDoc, 'operation_id' | 'user_id'>[]>();
 
 // ---- expiry ----
 
@@ -216,9 +153,8 @@ export async function completeReferralDoc(referral_id: string): Promise<void> {
 }
 
 /**
- * A side of a referral reversed, written once. Its own document: the referral's workflow updates
- * the referral itself, and the embedded server may lose one of two concurrent updates of one
- * document.
+ * A side of a referral reversed, written once (an insert under `<referral>|<side>`: a repeated
+ * reversal changes nothing). Its own document, apart from the referral its workflow updates.
  */
 export async function insertReferralReversal(organization_id: string, referral_id: string, side: 'referrer' | 'referred', reversal: object): Promise<void> {
   await insertOnce(ReferralReversal, { _id: `${referral_id}|${side}`, referral_id, organization_id, side, reversal });

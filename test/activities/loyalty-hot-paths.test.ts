@@ -1,14 +1,15 @@
 /**
  * The hot paths of the points ledger (award points, with and without an idempotency key, within
  * an action's limit or past it; balance; a history page; the newest entry of a user this process
- * has not seen) reach the database only by `_id`, so neither server answers them by scanning a
- * ledger that grows with users. Every query they send is recorded (mongoose's debug hook) and its
- * filter checked.
+ * has not seen) are answered from indexes, so neither server answers them by scanning a ledger
+ * that grows with users: every query they send is recorded (mongoose's debug hook) and the server
+ * is asked how it answers it (`explain`). Their database commands are counted too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { queriesOf, show, type Query } from '../helpers/queries';
+import { onCommandTimed } from '../../activities/db';
+import { queriesOf, scans } from '../helpers/queries';
 import { useSuiteRuntime } from '../helpers/runtime';
-import { getBalance, getHistory, headFromProbes } from '../../activities/loyalty/ledger';
+import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger';
 import { awardAction, putRules } from '../../activities/loyalty/rules';
 
 const org = `hot-loyalty-${Date.now()}`;
@@ -16,16 +17,25 @@ const org = `hot-loyalty-${Date.now()}`;
 useSuiteRuntime();
 
 beforeAll(async () => {
-  // Once per process the ledger is asked whether it holds entries older than operation documents
-  // (store.ts): done here, before anything is recorded.
   await awardAction({ organization_id: org, user_id: 'warm-up', action_type: 'purchase', actor_level: 1 });
 });
 
+/** The ledger's database commands a piece of work sends, as `<collection>.<command>`, in order. */
+async function ledgerCommandsOf(work: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const off = onCommandTimed((collection, command) => {
+    if (collection.startsWith('ledger')) seen.push(`${collection}.${command}`);
+  });
+  try {
+    await work();
+  } finally {
+    off();
+  }
+  return seen;
+}
 
-const notById = (qs: Query[]) => show(qs.filter((q) => !('_id' in q.filter)));
-
-describe('ledger hot paths keyed for both servers', () => {
-  it('awards points with and without an idempotency key, and answers a repeated key, by _id only', async () => {
+describe('ledger hot paths answered from indexes', () => {
+  it('awards points with and without an idempotency key, and answers a repeated key, from indexes', async () => {
     const user_id = `usr_award${Date.now()}`;
     const qs = await queriesOf(async () => {
       expect((await awardAction({ organization_id: org, user_id, action_type: 'purchase', actor_level: 1 })).duplicate).toBe(false);
@@ -34,10 +44,19 @@ describe('ledger hot paths keyed for both servers', () => {
       expect(again).toMatchObject({ duplicate: true, entry: { entry_id: first.entry.entry_id } });
     });
     expect(qs.length).toBeGreaterThan(0);
-    expect(notById(qs)).toEqual([]);
+    expect(await scans(qs)).toEqual([]);
   });
 
-  it("awards a limited action, answers its idempotency key again and refuses past the limit, by _id only", async () => {
+  it('awards with a new idempotency key in two commands: the head read and the insert', async () => {
+    const user_id = `usr_cmds${Date.now()}`;
+    const fresh = await ledgerCommandsOf(() => awardAction({ organization_id: org, user_id, action_type: 'purchase', operation_id: 'c-1', actor_level: 1 }));
+    expect(fresh).toEqual(['ledger_entries.find', 'ledger_entries.insert']);
+    // The same key again: the insert is refused by the operation index, which then answers.
+    const repeated = await ledgerCommandsOf(() => awardAction({ organization_id: org, user_id, action_type: 'purchase', operation_id: 'c-1', actor_level: 1 }));
+    expect(repeated).toEqual(['ledger_entries.find', 'ledger_entries.insert', 'ledger_entries.find']);
+  });
+
+  it('awards a limited action, answers its idempotency key again and refuses past the limit, from indexes', async () => {
     const user_id = `usr_daily${Date.now()}`;
     const qs = await queriesOf(async () => {
       const first = await awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-1', actor_level: 0 });
@@ -48,31 +67,43 @@ describe('ledger hot paths keyed for both servers', () => {
       await expect(awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-2', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
       await expect(awardAction({ organization_id: org, user_id, action_type: 'daily_login', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
     });
-    expect(notById(qs)).toEqual([]);
+    expect(await scans(qs)).toEqual([]);
   });
 
-  it('finds the first free slot of a limit above four by _id reads', async () => {
+  it("reads a limited action's earnings in the window with one query, answered from an index", async () => {
     const limited = `${org}-ten`;
     await putRules(limited, { actions: { visit: { points: 3, self_service: true, limit: { max: 10, per: 'day' } } } }, 'test');
     const user_id = `usr_slots${Date.now()}`;
     for (let i = 0; i < 6; i += 1) await awardAction({ organization_id: limited, user_id, action_type: 'visit', actor_level: 0 });
+    let commands: string[] = [];
     const qs = await queriesOf(async () => {
-      expect((await awardAction({ organization_id: limited, user_id, action_type: 'visit', operation_id: 'v-7', actor_level: 0 })).balance).toBe(21);
+      commands = await ledgerCommandsOf(async () => {
+        expect((await awardAction({ organization_id: limited, user_id, action_type: 'visit', operation_id: 'v-7', actor_level: 0 })).balance).toBe(21);
+      });
     });
-    expect(qs.filter((q) => q.collection === 'ledger_operations').length).toBeGreaterThan(1); // the slots were searched
-    expect(notById(qs)).toEqual([]);
+    // Was the key used (by operation, by request), the window's earnings, the head, the insert.
+    expect(commands).toEqual(['ledger_entries.find', 'ledger_entries.find', 'ledger_entries.find', 'ledger_entries.find', 'ledger_entries.insert']);
+    expect(await scans(qs)).toEqual([]);
+    // The limit holds past the six plus this one: three more, then 409.
+    for (let i = 0; i < 3; i += 1) await awardAction({ organization_id: limited, user_id, action_type: 'visit', actor_level: 0 });
+    await expect(awardAction({ organization_id: limited, user_id, action_type: 'visit', actor_level: 0 })).rejects.toMatchObject({ status: 409 });
+    expect((await getBalance(limited, user_id)).points).toBe(30);
   });
 
-  it('answers balance, a history page and an unseen head by _id only', async () => {
+  it('answers balance, a history page and an unseen head from indexes, in one query each but the page (two)', async () => {
     const user_id = `usr_read${Date.now()}`;
     for (let i = 0; i < 25; i += 1) await awardAction({ organization_id: org, user_id, action_type: 'purchase', actor_level: 1 });
-    const qs = await queriesOf(async () => {
-      expect((await getBalance(org, user_id)).points).toBe(250);
+    const balance = await queriesOf(async () => expect((await getBalance(org, user_id)).points).toBe(250));
+    const history = await queriesOf(async () => {
       const page = await getHistory(org, user_id, 2, 10);
       expect(page.entries.map((e) => e.seq)).toEqual([15, 14, 13, 12, 11, 10, 9, 8, 7, 6]);
-      expect(await headFromProbes(org, user_id)).toMatchObject({ seq: 25, balance: 250 });
+      expect(page).toMatchObject({ total: 25, has_more: true });
     });
-    expect(qs.length).toBeGreaterThan(0);
-    expect(notById(qs)).toEqual([]);
+    const head = await queriesOf(async () => expect(await ledgerHead(org, user_id)).toMatchObject({ seq: 25, balance: 250 }));
+    expect([balance.length, history.length, head.length]).toEqual([1, 2, 1]);
+    expect(await scans([...balance, ...history, ...head])).toEqual([]);
+    // The last page, short, and a page past the end.
+    expect((await getHistory(org, user_id, 3, 10)).entries.map((e) => e.seq)).toEqual([5, 4, 3, 2, 1]);
+    expect(await getHistory(org, user_id, 4, 10)).toMatchObject({ entries: [], total: 25, has_more: false });
   });
 });

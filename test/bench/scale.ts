@@ -15,9 +15,8 @@ import mongoose from 'mongoose';
 import { hashKey } from '../../activities/identity/api-keys';
 import { ApiKey, ApiKeySlot, User } from '../../activities/identity/models';
 import { Conversation, Session } from '../../activities/sessions/models';
-import { LedgerEntry, LedgerOperation } from '../../activities/loyalty/models';
-import { LEDGER_COMPLETE } from '../../activities/loyalty/store';
-import { markedOnce, onCommandTimed } from '../../activities/db';
+import { LedgerEntry } from '../../activities/loyalty/models';
+import { onCommandTimed } from '../../activities/db';
 import { ScheduledEvent } from '../../activities/scheduler/models';
 import { KnowledgeArticle } from '../../activities/support/models';
 import { importVenues } from '../../activities/retail/venues';
@@ -67,7 +66,7 @@ async function insertBatches(name: string, model: mongoose.Model<any>, from: num
 }
 
 const now = () => new Date();
-/** A seeded entry's operation id, derived so its operation document can point at it. */
+/** A seeded entry's operation id, derived from its user and seq. */
 const opOf = (user_id: string, seq: number) => `award:seed-${user_id}-${seq}`;
 
 async function seedUsers(from: number, to: number) {
@@ -81,15 +80,6 @@ async function seedUsers(from: number, to: number) {
     slots: await insertBatches('api_key_slots', ApiKeySlot, from, to, (i) => [{ _id: `${owner(ids(i).user_id)}|0`, key_id: ids(i).key_id, owner: owner(ids(i).user_id), created_at: now() }], 1),
     sessions: await insertBatches('sessions', Session, from, to, (i) => [{ session_id: ids(i).session_id, user_id: ids(i).user_id, organization_id: ORG, status: 'active', source: 'mobile', last_activity: now() }], 1),
     conversations: await insertBatches('conversations', Conversation, from, to, (i) => [{ conversation_id: ids(i).conversation_id, session_id: ids(i).session_id, user_id: ids(i).user_id, organization_id: ORG }], 1),
-    // Every entry with its operation document (`<org>|<operation_id>` pointing at the entry), and
-    // the marker saying the ledger has them all: what the ledger's appends leave behind.
-    operations: await (async () => {
-      await markedOnce(LEDGER_COMPLETE, async () => true); // seeded complete: every entry below has its document
-      return insertBatches('ledger_operations', LedgerOperation, from, to, (i) => {
-        const u = ids(i);
-        return Array.from({ length: ENTRIES_PER_USER }, (_, k) => ({ _id: `${ORG}|${opOf(u.user_id, k + 1)}`, entry: `${ORG}|${u.user_id}|${k + 1}` }));
-      }, ENTRIES_PER_USER);
-    })(),
     ledger: await insertBatches('ledger_entries', LedgerEntry, from, to, (i) => {
       const u = ids(i);
       // Dense seq from 1, balance_after the running sum.
