@@ -4,7 +4,6 @@ import { toNodeListener } from 'h3';
 import { config } from '../activities/config';
 import { createLogger } from '../activities/logger';
 import { initRuntime, closeRuntime } from '../activities/runtime';
-import { warmVenues } from '../activities/retail/venues';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
 import { ensureConfigEncryptionKey } from '../activities/llm/secrets';
 import { createEdgeApp } from '../edge/app';
@@ -13,7 +12,6 @@ import { closeTemporal } from '../edge/temporal';
 export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const cfg = config();
   await initRuntime(cfg);
-  warmVenues();
   const bootstrap = await ensureBootstrapAdminKey();
   const configKey = ensureConfigEncryptionKey();
   const logger = createLogger('edge', cfg.LOG_LEVEL);
@@ -43,7 +41,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     url: listener.url,
     async close() {
       await listener.close();
-      stopRevocationWatcher();
+      await stopRevocationWatcher();
       await closeTemporal();
       await closeRuntime();
     },

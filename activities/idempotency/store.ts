@@ -1,8 +1,10 @@
 /**
- * The `Idempotency-Key` records' data; the only file that reads or writes their model. The first
- * request with a key wins by inserting the record under its `_id`; settling is a conditional
- * update (`running` → an outcome) that concurrent duplicates make with the same run's answer, so
- * a lost race between them changes nothing (activities/db/README.md on unisolated updates).
+ * The `Idempotency-Key` records' data; the only file that reads or writes their model. A record
+ * is read and written by its `_id` (composed of organization, user, route and key); retention
+ * deletes by the created_at index. The first request with a key wins by inserting the record
+ * under its `_id`; settling is an atomic conditional update (`running` → an outcome), so only the
+ * first outcome is kept, and dropping an expired record names its created_at, so a record claimed
+ * again meanwhile is left alone.
  */
 import { byId, insertOnce, jsonText } from '../db';
 import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models';

@@ -6,7 +6,7 @@ import { Cache } from '../db';
 import { isDuplicateKey } from '../errors';
 import { newId } from '../ids';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
-import { insertKeyDoc, keyByHash, rotationOf, userRateLimit, writeLastUsed as storeLastUsed, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
+import { insertKeyDoc, keyByHash, lastUsedOf, rotationOf, userRateLimit, writeLastUses, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
 import { resolveOrCreateUser } from './users';
 import { ensureDefaultOrganization } from './organizations';
 
@@ -77,21 +77,54 @@ function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user_ra
   };
 }
 
-// last_used is written at most once a second per key: off the request path on ordinary requests,
-// awaited by verify_api_key so a caller that verifies and then lists sees it.
-const lastWrite = new Cache<string, true>({ max: 50_000, ttlMs: 1000 });
-function lastUsedDue(key_id: string): boolean {
-  if (lastWrite.has(key_id)) return false;
-  lastWrite.set(key_id, true);
-  return true;
+/**
+ * Last uses, kept in memory and written in batches: a key check writes nothing itself. Pending
+ * uses (the latest per key) are written in one command USAGE_FLUSH_MS after the first of them, at
+ * once when USAGE_BATCH keys are pending, and at shutdown (stopRevocationWatcher). Listing a key
+ * (lastUses) sees this process's pending uses at once, another process's within USAGE_FLUSH_MS.
+ * A failed batch is merged back and retried with the next one.
+ */
+const USAGE_FLUSH_MS = 1000;
+const USAGE_BATCH = 1000;
+const USAGE_KEPT_MAX = 100_000;
+let pendingUses = new Map<string, Date>();
+let flushTimer: NodeJS.Timeout | undefined;
+let flushing: Promise<void> = Promise.resolve();
+
+function noteUse(key_id: string, at: number): void {
+  pendingUses.set(key_id, new Date(at));
+  if (pendingUses.size >= USAGE_BATCH) void flushKeyUsage();
+  else flushTimer ??= setTimeout(() => void flushKeyUsage(), USAGE_FLUSH_MS).unref();
 }
-async function writeLastUsed(key_id: string, now: number): Promise<void> {
-  try {
-    await storeLastUsed(key_id, new Date(now));
-  } catch (err) {
-    lastWrite.delete(key_id);
-    throw err;
+
+/** Writes the pending last uses now (one command); resolves once they are written or put back. */
+export function flushKeyUsage(): Promise<void> {
+  clearTimeout(flushTimer);
+  flushTimer = undefined;
+  const batch = pendingUses;
+  pendingUses = new Map();
+  // One batch at a time, in order: a later batch carries later (or no older) uses.
+  flushing = flushing.then(async () => {
+    if (!batch.size) return;
+    try {
+      await writeLastUses(batch);
+    } catch {
+      // The database is unreachable: keep the uses for the next batch, up to a bound (they only inform).
+      for (const [key_id, at] of batch) if (pendingUses.size < USAGE_KEPT_MAX && !(pendingUses.get(key_id)! >= at)) pendingUses.set(key_id, at);
+      flushTimer ??= setTimeout(() => void flushKeyUsage(), USAGE_FLUSH_MS).unref();
+    }
+  });
+  return flushing;
+}
+
+/** When each key was last used: as written, or later by this process and not written yet. */
+export async function lastUses(key_ids: string[]): Promise<Map<string, Date>> {
+  const out = await lastUsedOf(key_ids);
+  for (const key_id of key_ids) {
+    const pending = pendingUses.get(key_id);
+    if (pending && !(out.get(key_id)! >= pending)) out.set(key_id, pending);
   }
+  return out;
 }
 
 /**
@@ -107,9 +140,10 @@ async function writeLastUsed(key_id: string, now: number): Promise<void> {
 export const REVOCATION_POLL_MS = 1000;
 const keyCache = new Cache<string, Principal>({ max: 100_000, ttlMs: REVOCATION_POLL_MS });
 
-/** Drops this process's cached keys (at shutdown, and between tests). */
-export function stopRevocationWatcher(): void {
+/** Drops this process's cached keys and writes its pending last uses (at shutdown, and between tests). */
+export async function stopRevocationWatcher(): Promise<void> {
   keyCache.clear();
+  await flushKeyUsage();
 }
 
 /**
@@ -181,7 +215,7 @@ export async function authenticateKey(secret: string, opts: { cachedOnly?: boole
   const now = Date.now();
   const found = opts.cachedOnly ? cached(secret, now) : await lookup(secret);
   if (!found || typeof found === 'string') return null;
-  if (lastUsedDue(found.key_id)) writeLastUsed(found.key_id, now).catch(() => {});
+  noteUse(found.key_id, now);
   return found;
 }
 
@@ -197,8 +231,7 @@ export type VerifyAnswer =
 export async function verifyApiKey(secret: string, opts: { permission?: Permission; spent?: (p: Principal) => boolean } = {}): Promise<VerifyAnswer> {
   const found = await lookup(secret);
   if (typeof found === 'string') return { valid: false, reason: found };
-  const now = Date.now();
-  if (lastUsedDue(found.key_id)) await writeLastUsed(found.key_id, now);
+  noteUse(found.key_id, Date.now());
   if (opts.permission && PERMISSIONS.indexOf(opts.permission) > found.level) return { valid: false, reason: 'forbidden' };
   if (opts.spent?.(found)) return { valid: false, reason: 'rate_limited' };
   return { valid: true, user_id: found.user_id, idp_id: found.idp_id, organization_id: found.organization_id, permissions: found.permissions };

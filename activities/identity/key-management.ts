@@ -13,9 +13,9 @@
 import { config } from '../config';
 import { forbidden, notFound, PlatformError } from '../errors';
 import { newId } from '../ids';
-import { endOf, forgetKey, hashKey, insertKey, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys';
+import { endOf, forgetKey, hashKey, insertKey, lastUses, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
-import { freeSlot, keyById, keysOfUser, keyStates, lastUsedOf, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc } from './store';
+import { freeSlot, keyById, keysOfUser, keyStates, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeySlotDoc } from './store';
 
 export { rotationsOf, slotOwner };
 
@@ -37,7 +37,7 @@ export async function requireRankOver(actor: Principal, organization_id: string,
  * The level a user acts with through `key_id`: that key's while it is usable (api-keys.ts
  * `usable`: not revoked, expired or past its rotation's grace) and the user's, else the highest
  * of the user's usable keys (its successor after a rotation); -1 when the user holds none. The
- * named key and its rotation are read by `_id`; the user's keys only when it is not usable.
+ * named key and its rotation are read together; the user's keys only when it is not usable.
  */
 export async function currentKeyLevel(organization_id: string, user_id: string, key_id?: string): Promise<number> {
   if (key_id) {
@@ -66,8 +66,7 @@ const overCap = (cap: number, why = 'revoke one before creating another') =>
  * one of the same key), or left behind by a process that stopped between its writes (the slot
  * taken but the key never written). None of these states ever goes back. Returns how many.
  */
-async function releaseStaleSlots(owner: string, cap: number): Promise<number> {
-  const slots = await slotsOf(owner, cap);
+async function releaseStaleSlots(slots: readonly ApiKeySlotDoc[]): Promise<number> {
   const ids = slots.map((s) => s.key_id);
   const [byId, rotations] = await Promise.all([keyStates(ids), rotationsOf(ids)]);
   const now = Date.now();
@@ -99,8 +98,9 @@ export async function takePlace(user: Pick<UserRef, 'organization_id' | 'user_id
   const cap = config().MAX_KEYS_PER_USER;
   if (holding >= cap) throw overCap(cap, why);
   const owner = slotOwner(user.organization_id, user.user_id);
-  let slot = await takeKeySlot(owner, key_id, cap);
-  if (!slot && (await releaseStaleSlots(owner, cap)) > 0) slot = await takeKeySlot(owner, key_id, cap);
+  const slots = await slotsOf(owner);
+  let slot = await takeKeySlot(owner, key_id, cap, slots);
+  if (!slot && (await releaseStaleSlots(slots)) > 0) slot = await takeKeySlot(owner, key_id, cap, await slotsOf(owner));
   if (!slot) throw overCap(cap, why);
   return slot;
 }
@@ -165,7 +165,7 @@ export async function listApiKeys(actor: Principal, organization_id: string, use
   const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const ids = docs.map((d) => d.key_id);
-  const [lastUsed, rotations] = await Promise.all([lastUsedOf(ids), rotationsOf(ids)]);
+  const [lastUsed, rotations] = await Promise.all([lastUses(ids), rotationsOf(ids)]);
   const now = Date.now();
   return docs.map((d) => {
     const rotation = rotations.get(d.key_id);

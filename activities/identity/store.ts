@@ -3,11 +3,12 @@
  * place under the per-user cap, its rotation). The only file that reads or writes identity's
  * models; everything else, other components included, calls these functions.
  *
- * Keyed for both database servers: the hot paths (a key check, a user by id or by the identity
- * provider's id, a key's rotation and last use, a user's keys) are reads by `_id` (models.ts
- * says which field each `_id` is taken from, and which link documents are written beside). State written by several paths lives in separate documents (last use, slots, rotations)
- * and exclusive changes are inserts under unique keys, since the embedded server neither isolates
- * updates nor has transactions (activities/db/README.md).
+ * Every read is by a field the schema indexes (models.ts), on both database servers: a key by
+ * hash or key_id, a user by user_id or (organization, idp_id), a user's keys by (organization,
+ * user, created_at), a user's places by owner. Documents written before `_id`s were taken from
+ * these fields (ObjectId `_id`s) are found by the same queries. A key's last use, its place and
+ * its rotation live in documents of their own, so that no write of theirs touches the key's
+ * document, which only its creation and its revocation write.
  *
  * Per-process caches in front of this store (all activities/db `Cache`), and how soon a change
  * made by another process is seen through them:
@@ -19,37 +20,33 @@
  *   request that clears it;
  * - user references (users.ts), no expiry: a user's ids never change and users are not deleted,
  *   so an entry is never stale; the rest of a user is always read afresh;
- * - the last-use write, at most once a second per key.
+ * - last uses (api-keys.ts): kept in memory and written in one batch a second (writeLastUses);
+ *   another process lists a key's last use up to that much later.
  * Per-key and per-user request windows are counted per edge (edge/rate-limit.ts), not here.
  */
-import { byId, byIds, byKey, hasUnkeyedDocuments, insertOnce, keyFilter, takeSlot as takeDbSlot } from '../db';
+import { insertOnce } from '../db';
 import { isDuplicateKey } from '../errors';
 import {
   ApiKey,
-  ApiKeyId,
   ApiKeyRotation,
   ApiKeySlot,
   ApiKeyUsage,
-  idpKey,
   Organization,
-  ownedKeys,
   User,
-  UserIdp,
   type ApiKeyDoc,
   type ApiKeyRotationDoc,
   type ApiKeySlotDoc,
   type OrganizationDoc,
   type Tier,
   type UserDoc,
-  type UserIdpDoc,
 } from './models';
 
-export type { ApiKeyDoc, ApiKeyRotationDoc, OrganizationDoc, UserDoc };
+export type { ApiKeyDoc, ApiKeyRotationDoc, ApiKeySlotDoc, OrganizationDoc, UserDoc };
 
 // ---- organizations
 
 export async function organizationDoc(organization_id: string): Promise<OrganizationDoc | null> {
-  return byKey<OrganizationDoc>(Organization, 'organization_id', organization_id);
+  return Organization.findOne({ organization_id }).lean<OrganizationDoc>();
 }
 
 /** Throws the duplicate-key error when the id is taken. */
@@ -64,44 +61,36 @@ export async function insertOrganizationOnce(doc: { organization_id: string; nam
 }
 
 export async function patchOrganization(organization_id: string, patch: { name?: string; tier?: Tier }): Promise<OrganizationDoc | null> {
-  return Organization.findOneAndUpdate(await keyFilter(Organization, 'organization_id', organization_id), { $set: patch }, { new: true }).lean<OrganizationDoc>();
+  return Organization.findOneAndUpdate({ organization_id }, { $set: patch }, { new: true }).lean<OrganizationDoc>();
 }
 
 // ---- users
 
 export async function userById(organization_id: string, user_id: string): Promise<UserDoc | null> {
-  return byKey<UserDoc>(User, 'user_id', user_id, { organization_id });
+  return User.findOne({ user_id, organization_id }).lean<UserDoc>();
 }
 
 /** The user's shared rate limit (read with each key check). */
 export async function userRateLimit(organization_id: string, user_id: string): Promise<number | undefined> {
-  const u = await byKey<Pick<UserDoc, 'user_rate_limit_per_minute'>>(User, 'user_id', user_id, { organization_id }, { user_rate_limit_per_minute: 1 });
+  const u = await User.findOne({ user_id, organization_id }, { user_rate_limit_per_minute: 1 }).lean<Pick<UserDoc, 'user_rate_limit_per_minute'>>();
   return u?.user_rate_limit_per_minute ?? undefined;
 }
 
-/** By the (organization_id, idp_id) index, writing the link document a user written before links existed lacks. */
-async function userByIdpIndex(organization_id: string, idp_id: string): Promise<UserDoc | null> {
-  const user = await User.findOne({ organization_id, idp_id }).lean<UserDoc>();
-  if (user) await insertOnce(UserIdp, { _id: idpKey(organization_id, idp_id), user_id: user.user_id });
-  return user;
-}
-
+/** By the unique (organization_id, idp_id) index. */
 export async function userByIdp(organization_id: string, idp_id: string): Promise<UserDoc | null> {
-  const link = await UserIdp.findById(idpKey(organization_id, idp_id)).lean<UserIdpDoc>();
-  if (link) return userById(organization_id, link.user_id);
-  return (await hasUnkeyedDocuments(User)) ? userByIdpIndex(organization_id, idp_id) : null;
+  return User.findOne({ organization_id, idp_id }).lean<UserDoc>();
 }
 
 /**
- * Inserts a user; when (organization, idp_id) is taken (a concurrent creator, or a user whose
- * link was not written), answers the existing user instead, `created: false`.
+ * Inserts a user; when (organization, idp_id) is taken (a concurrent creator), answers the
+ * existing user instead, `created: false`.
  */
 export async function insertUser(doc: Omit<UserDoc, 'created_at' | 'updated_at'>): Promise<{ user: UserDoc; created: boolean }> {
   try {
     return { user: (await User.create(doc)).toObject(), created: true };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
-    const winner = await userByIdpIndex(doc.organization_id, doc.idp_id);
+    const winner = await userByIdp(doc.organization_id, doc.idp_id);
     if (!winner) throw err;
     return { user: winner, created: false };
   }
@@ -109,74 +98,75 @@ export async function insertUser(doc: Omit<UserDoc, 'created_at' | 'updated_at'>
 
 export async function patchUser(user_id: string, set: Record<string, string | number>, unset: Record<string, 1> = {}): Promise<UserDoc | null> {
   const update = { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
-  return User.findOneAndUpdate(await keyFilter(User, 'user_id', user_id), update, { new: true }).lean<UserDoc>();
+  return User.findOneAndUpdate({ user_id }, update, { new: true }).lean<UserDoc>();
 }
 
 // ---- API keys
 
 export async function keyByHash(hash: string): Promise<ApiKeyDoc | null> {
-  return byKey<ApiKeyDoc>(ApiKey, 'hash', hash);
+  return ApiKey.findOne({ hash }).lean<ApiKeyDoc>();
 }
 
 export async function insertKeyDoc(doc: Omit<ApiKeyDoc, 'created_at' | 'status' | 'revoked_at'>): Promise<ApiKeyDoc> {
   return (await ApiKey.create(doc)).toObject();
 }
 
-/** A key by its key_id: its link document, then the key, both by `_id` (by the key_id index for keys written before links existed). */
 export async function keyById(key_id: string): Promise<ApiKeyDoc | null> {
-  const link = await byId<{ _id: string; hash: string }>(ApiKeyId, key_id);
-  if (link) return keyByHash(link.hash);
-  return (await hasUnkeyedDocuments(ApiKey)) ? ApiKey.findOne({ key_id }).lean<ApiKeyDoc>() : null;
+  return ApiKey.findOne({ key_id }).lean<ApiKeyDoc>();
 }
 
 type KeyFields = keyof ApiKeyDoc;
 
-/**
- * A user's keys, newest first; `active` only the active ones. Read by `_id`: the user's numbered
- * key list (models.ts), then the keys. While keys written before that list existed remain, by the
- * (organization_id, user_id, created_at) index instead.
- */
+/** A user's keys, newest first (the (organization_id, user_id, created_at) index); `active` only the active ones. */
 export async function keysOfUser<K extends KeyFields = KeyFields>(organization_id: string, user_id: string, opts: { active?: boolean; fields?: K[] } = {}): Promise<Pick<ApiKeyDoc, K>[]> {
-  if (await hasUnkeyedDocuments(ApiKey)) {
-    const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
-    const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
-    return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
-  }
-  const hashes = (await ownedKeys(organization_id, user_id)).map((s) => s.doc.hash);
-  const keys = [...(await byIds<ApiKeyDoc & { _id: string }>(ApiKey, hashes)).values()];
-  return keys
-    .filter((k) => k.organization_id === organization_id && k.user_id === user_id && (!opts.active || k.status === 'active'))
-    .sort((a, b) => new Date(b.created_at).getTime() - new Date(a.created_at).getTime());
+  const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
+  const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
+  return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
 }
 
-/** Revokes an active key; false when it was not active. */
+/** Revokes an active key (an atomic conditional update); false when it was not active. */
 export async function markKeyRevoked(doc: Pick<ApiKeyDoc, 'hash' | 'key_id'>, at = new Date()): Promise<boolean> {
-  const res = await ApiKey.updateOne({ ...(await keyFilter(ApiKey, 'hash', doc.hash)), key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: at } });
+  const res = await ApiKey.updateOne({ hash: doc.hash, key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: at } });
   return res.modifiedCount > 0;
 }
 
-/** When each key was last used. */
+/** When each key was last used (as written: see writeLastUses). */
 export async function lastUsedOf(key_ids: string[]): Promise<Map<string, Date>> {
-  const docs = await byIds<{ _id: string; key_id: string; last_used: Date }>(ApiKeyUsage, key_ids);
-  if ((await hasUnkeyedDocuments(ApiKeyUsage)) && docs.size < key_ids.length) {
-    for (const u of await ApiKeyUsage.find({ key_id: { $in: key_ids } }).lean<{ _id: string; key_id: string; last_used: Date }[]>()) docs.set(u.key_id, u);
-  }
-  return new Map([...docs.values()].map((u) => [u.key_id, u.last_used]));
+  if (!key_ids.length) return new Map();
+  const docs = await ApiKeyUsage.find({ key_id: { $in: key_ids } }, { key_id: 1, last_used: 1 }).lean<{ key_id: string; last_used: Date }[]>();
+  return new Map(docs.map((u) => [u.key_id, u.last_used]));
 }
 
-export async function writeLastUsed(key_id: string, at: Date): Promise<void> {
+const isDuplicate = (code: unknown) => code === 11000;
+
+/**
+ * Records last uses, in one command: each key's `last_used` only moves forward (`$max`), so
+ * batches of several processes, or a late one, never set it back. A key's usage document is
+ * created under `_id` = key_id; one written before usage was keyed that way (an ObjectId `_id`,
+ * refused as a duplicate key_id) and a creation racing another process's are updated by key_id.
+ */
+export async function writeLastUses(uses: ReadonlyMap<string, Date>): Promise<void> {
+  if (!uses.size) return;
+  const op = (key_id: string, filter: object, upsert: boolean) => ({ updateOne: { filter, update: { $max: { last_used: uses.get(key_id)! }, $setOnInsert: { key_id } }, upsert } });
+  const ids = [...uses.keys()];
+  let again: string[] = [];
   try {
-    await ApiKeyUsage.updateOne(await keyFilter(ApiKeyUsage, 'key_id', key_id), { $set: { last_used: at }, $setOnInsert: { key_id } }, { upsert: true });
+    await ApiKeyUsage.bulkWrite(ids.map((id) => op(id, { _id: id }, true)), { ordered: false });
   } catch (err) {
-    if (!isDuplicateKey(err)) throw err; // another process created the row at the same moment
+    const errors = (err as { writeErrors?: { index: number; code?: number; err?: { code?: number } }[] }).writeErrors;
+    if (!errors?.length || errors.some((e) => !isDuplicate(e.code ?? e.err?.code))) throw err;
+    again = errors.map((e) => ids[e.index]);
   }
+  if (again.length) await ApiKeyUsage.bulkWrite(again.map((id) => op(id, { key_id: id }, false)), { ordered: false });
 }
 
 // ---- rotations
 
 /** The rotations of the given keys, by old key_id. */
 export async function rotationsOf(key_ids: string[]): Promise<Map<string, ApiKeyRotationDoc>> {
-  return byIds<ApiKeyRotationDoc>(ApiKeyRotation, key_ids);
+  if (!key_ids.length) return new Map();
+  const docs = await ApiKeyRotation.find({ _id: { $in: [...new Set(key_ids)] } }).lean<ApiKeyRotationDoc[]>();
+  return new Map(docs.map((d) => [d._id, d]));
 }
 
 export async function rotationOf(key_id: string): Promise<ApiKeyRotationDoc | null> {
@@ -198,15 +188,23 @@ export async function endGrace(old_key_id: string, now: Date): Promise<void> {
 export const slotOwner = (organization_id: string, user_id: string) => `${organization_id}|${user_id}`;
 const slotId = (owner: string, n: number) => `${owner}|${n}`;
 
-/** The first free place of the owner for `key_id`, or null when all `cap` are taken. */
-export async function takeKeySlot(owner: string, key_id: string, cap: number): Promise<string | null> {
-  const slot = await takeDbSlot(ApiKeySlot, { id: (n) => slotId(owner, n), to: cap, fields: () => ({ key_id, owner, created_at: new Date() }) });
-  return slot?._id ?? null;
+/** The owner's places (the owner index). */
+export async function slotsOf(owner: string): Promise<ApiKeySlotDoc[]> {
+  return ApiKeySlot.find({ owner }).lean<ApiKeySlotDoc[]>();
 }
 
-/** The owner's taken places (read by their `_id`s: there are at most `cap`). */
-export async function slotsOf(owner: string, cap: number): Promise<ApiKeySlotDoc[]> {
-  return [...(await byIds<ApiKeySlotDoc>(ApiKeySlot, Array.from({ length: cap }, (_, n) => slotId(owner, n)))).values()];
+/**
+ * A place for `key_id` among the owner's first `cap` that `taken` (slotsOf, just read) left
+ * free, or null when there was none or concurrent takers won each: every place is an insert under
+ * its unique `_id`, so two takers never share one and the cap holds under any concurrency.
+ */
+export async function takeKeySlot(owner: string, key_id: string, cap: number, taken: readonly ApiKeySlotDoc[]): Promise<string | null> {
+  const held = new Set(taken.map((s) => s._id));
+  for (let n = 0; n < cap; n += 1) {
+    const _id = slotId(owner, n);
+    if (!held.has(_id) && (await insertOnce(ApiKeySlot, { _id, key_id, owner, created_at: new Date() }))) return _id;
+  }
+  return null;
 }
 
 /** Frees the place if `key_id` still holds it; true when it did. */

@@ -1,7 +1,7 @@
 /**
- * Sessions' schemas, imported by store.ts alone. A session's `_id` is its session_id and a
- * conversation's its conversation_id, so verifying a conversation and touching its session are
- * reads and writes by `_id`.
+ * Sessions' schemas, imported by store.ts alone. A session is found by its session_id and a
+ * conversation by its conversation_id (unique indexes; new documents also take them as `_id`),
+ * a user's recent sessions by (organization, user, last_activity).
  */
 import mongoose, { Schema } from 'mongoose';
 import { idFrom } from '../db';
@@ -36,10 +36,10 @@ const conversationSchema = new Schema(
 conversationSchema.index({ session_id: 1 });
 
 /**
- * That a session ended, kept apart from the session: the embedded server applies an update as a
- * read-modify-write of the whole document, so a `last_activity` write (or a pause) racing the end
- * could write the old status back. An insert under the session's id is never undone; whatever
- * the session document says, a session with this record has ended.
+ * That a session ended, kept apart from the session: an insert under the session's id is never
+ * undone; whatever the session document says, a session with this record has ended. (Earlier
+ * versions ran on a server whose unisolated updates could write an old status back over the end,
+ * so documents in existing databases may still disagree with their record.)
  */
 const sessionEndSchema = new Schema(
   {

@@ -2,14 +2,16 @@
  * Sessions' data: sessions, their conversations and the records of sessions that ended. The only
  * file that reads or writes sessions' models.
  *
- * Verifying a conversation is two reads and one write by `_id` (the conversation, the session's
- * end record, the session's last activity), on both database servers. That a session ended is an
- * insert of its own record, never only a status update: the embedded server does not isolate
- * concurrent updates of one document, so a racing `last_activity` write could put the old status
- * back (activities/db/README.md); the record is never undone, and readers trust it over the
- * document.
+ * Every read is by a field the schema indexes (models.ts): a session by session_id, a
+ * conversation by conversation_id, a user's recent sessions by (organization, user,
+ * last_activity). Verifying a conversation is one read and one conditional update (the
+ * conversation, the session's last activity while it has not ended) and one read of the session's
+ * end record. That a session ended is an insert of its own record, written before the
+ * document's status: a session whose document still says otherwise (a crash between the two
+ * writes, or an earlier version's unisolated update that put an old status back) is ended by its
+ * record alone, so readers trust the record over the document.
  */
-import { byKey, insertOnce, keyFilter } from '../db';
+import { insertOnce } from '../db';
 import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
 
 export type { ConversationDoc, SessionDoc };
@@ -24,11 +26,11 @@ export async function insertConversation(doc: Omit<ConversationDoc, 'created_at'
 
 /** The session in the organization (and the user's, when `user_id` is given). */
 export async function sessionDoc(organization_id: string, session_id: string, user_id?: string): Promise<SessionDoc | null> {
-  return byKey<SessionDoc>(Session, 'session_id', session_id, { organization_id, ...(user_id ? { user_id } : {}) });
+  return Session.findOne({ session_id, organization_id, ...(user_id ? { user_id } : {}) }).lean<SessionDoc>();
 }
 
 export async function conversationDoc(organization_id: string, user_id: string, conversation_id: string): Promise<ConversationDoc | null> {
-  return byKey<ConversationDoc>(Conversation, 'conversation_id', conversation_id, { organization_id, user_id });
+  return Conversation.findOne({ conversation_id, organization_id, user_id }).lean<ConversationDoc>();
 }
 
 export async function hasEnded(session_id: string): Promise<boolean> {
@@ -48,13 +50,13 @@ export async function recordEnd(session_id: string, at: Date): Promise<boolean> 
 
 /** Sets fields of a session; with `unlessEnded`, only while its document does not say ended. */
 export async function updateSession(session_id: string, set: { status?: SessionStatus; last_activity?: Date }, unlessEnded: boolean): Promise<SessionDoc | null> {
-  const filter = { ...(await keyFilter(Session, 'session_id', session_id)), ...(unlessEnded ? { status: { $ne: 'ended' } } : {}) };
+  const filter = { session_id, ...(unlessEnded ? { status: { $ne: 'ended' } } : {}) };
   return Session.findOneAndUpdate(filter, { $set: set }, { new: true }).lean<SessionDoc>();
 }
 
 /** Puts `ended` back on a session document that a racing write revived (the end record decides anyway). */
 export async function restoreEnded(session_id: string): Promise<void> {
-  await Session.updateOne(await keyFilter(Session, 'session_id', session_id), { $set: { status: 'ended' } }).catch(() => {});
+  await Session.updateOne({ session_id }, { $set: { status: 'ended' } }).catch(() => {});
 }
 
 /** The user's most recently active sessions whose document does not say ended (the (organization, user, last_activity) index). */
@@ -66,6 +68,6 @@ export async function recentOpenSessions(organization_id: string, user_id: strin
 }
 
 export async function deleteConversationDoc(organization_id: string, user_id: string, conversation_id: string): Promise<boolean> {
-  const res = await Conversation.deleteOne({ ...(await keyFilter(Conversation, 'conversation_id', conversation_id)), organization_id, user_id });
+  const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
   return (res.deletedCount ?? 0) > 0;
 }

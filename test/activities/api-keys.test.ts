@@ -1,12 +1,14 @@
 /**
  * API-key activities against the suite's real MongoDB-wire server, in this test process: the
  * edge's per-process key cache must drop a key revoked by another process (another edge replica),
- * and an unknown key presented again must not cost another read.
+ * an unknown key presented again must not cost another read, last uses are written in batches that
+ * never touch the key, and keys stored by earlier versions keep working.
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
-import { authenticateKey, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
-import { currentKeyLevel, issueApiKey, revokeApiKey } from '../../activities/identity/key-management';
+import { authenticateKey, flushKeyUsage, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
+import { currentKeyLevel, issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management';
+import { writeLastUses } from '../../activities/identity/store';
 import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models';
 import { resolveOrCreateUser } from '../../activities/identity/users';
 import { useSuiteRuntime } from '../helpers/runtime';
@@ -56,13 +58,52 @@ describe('key cache', () => {
     }
   });
 
-  it('records last_used when a key is verified', async () => {
+  it('records last_used when a key is verified: listed at once here, written within a second', async () => {
     const user = await resolveOrCreateUser('default', `lastused-${Date.now()}`);
     const issued = await issueApiKey(sysadmin, user, ['basic']);
     const before = Date.now();
     expect((await verifyApiKey(issued.api_key)).valid).toBe(true);
+    const listed = (await listApiKeys(sysadmin, 'default', user.user_id)).find((k) => k.key_id === issued.key_id);
+    expect(Date.parse(listed!.last_used!)).toBeGreaterThanOrEqual(before - 5);
+    await new Promise((r) => setTimeout(r, 1300)); // the batch's time, without asking for it
     const usage = await ApiKeyUsage.findOne({ key_id: issued.key_id }).lean();
-    expect(usage?.last_used.getTime()).toBeGreaterThanOrEqual(before - 5);
+    expect(usage?.last_used.toISOString()).toBe(listed!.last_used);
+  });
+
+  it('never undoes a revocation with a late usage write, nor sets last_used back', async () => {
+    const user = await resolveOrCreateUser('default', `lateuse-${Date.now()}`);
+    const issued = await issueApiKey(sysadmin, user, ['basic']);
+    expect(await authenticateKey(issued.api_key)).not.toBeNull(); // a use pending in memory
+    await revokeApiKey(sysadmin, 'default', user.user_id, issued.key_id);
+    await flushKeyUsage();
+    expect((await ApiKey.findOne({ key_id: issued.key_id }).lean())?.status).toBe('revoked');
+    expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false, reason: 'revoked' });
+    const written = (await ApiKeyUsage.findOne({ key_id: issued.key_id }).lean())!.last_used;
+    await writeLastUses(new Map([[issued.key_id, new Date(written.getTime() - 60_000)]])); // a batch arriving late
+    expect((await ApiKeyUsage.findOne({ key_id: issued.key_id }).lean())?.last_used).toEqual(written);
+  });
+});
+
+describe('documents written by earlier versions', () => {
+  it('authenticates, lists and records the use of a key stored with an ObjectId _id and no link documents', async () => {
+    const user = await resolveOrCreateUser('default', `legacy-${Date.now()}`);
+    const secret = generateSecret();
+    const key_id = `key_legacy${Date.now()}`;
+    const at = new Date(Date.now() - 60_000);
+    // As an old version left them: ObjectId _ids, written without this version's hooks.
+    await ApiKey.collection.insertOne({
+      _id: new mongoose.Types.ObjectId() as never, key_id, hash: hashKey(secret), prefix: secret.slice(3, 7), user_id: user.user_id, idp_id: user.idp_id,
+      organization_id: 'default', permissions: ['basic'], status: 'active', created_at: at,
+    });
+    await ApiKeyUsage.collection.insertOne({ _id: new mongoose.Types.ObjectId() as never, key_id, last_used: at });
+    expect(await authenticateKey(secret)).toMatchObject({ key_id, user_id: user.user_id });
+    await flushKeyUsage();
+    expect(await ApiKeyUsage.countDocuments({ key_id })).toBe(1);
+    const listed = (await listApiKeys(sysadmin, 'default', user.user_id)).find((k) => k.key_id === key_id);
+    expect(Date.parse(listed!.last_used!)).toBeGreaterThan(at.getTime());
+    expect(await currentKeyLevel('default', user.user_id, key_id)).toBe(0);
+    expect((await revokeApiKey(sysadmin, 'default', user.user_id, key_id)).already).toBe(false);
+    expect(await verifyApiKey(secret)).toEqual({ valid: false, reason: 'revoked' });
   });
 });
 

@@ -15,7 +15,7 @@ export function useSuiteRuntime(): void {
     await initRuntime();
   });
   afterAll(async () => {
-    stopRevocationWatcher();
+    await stopRevocationWatcher();
     await closeRuntime();
   });
 }
