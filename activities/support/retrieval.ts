@@ -105,18 +105,7 @@ function passagesOf(body: string): string[] {
   return out.length ? out : [body.trim()];
 }
 
-/** Indexes built from frozen knowledge bases: the store hands out the same one while it is unchanged. */
-const built = new WeakMap<readonly Article[], KnowledgeIndex>();
-
 export function buildIndex(articles: readonly Article[]): KnowledgeIndex {
-  const kept = built.get(articles);
-  if (kept) return kept;
-  const index = indexOf(articles);
-  if (Object.isFrozen(articles)) built.set(articles, index);
-  return index;
-}
-
-function indexOf(articles: readonly Article[]): KnowledgeIndex {
   const passages: Passage[] = [];
   const df = new Map<string, number>();
   for (const article of articles) {
