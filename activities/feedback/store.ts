@@ -1,8 +1,7 @@
 /**
  * The feedback store: the one file that reads and writes `feedback`. A piece of feedback is read
  * and analysed by `_id`; statistics read the organization's feedback on the
- * (organization_id, created_at) index (a scan on the embedded FerretDB: an admin report, and a
- * scheduled one, not a per-request path).
+ * (organization_id, created_at) index.
  */
 import { byId, jsonText } from '../db';
 import { Feedback, type FeedbackDoc } from './models';

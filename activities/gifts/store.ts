@@ -1,8 +1,8 @@
 /**
  * The gifts component's store: the only module that touches its models (the catalogue, the
  * redemptions and the sandbox provider's transactions). Every read of one thing is by primary key
- * (`_id` is the gift id, the redemption id, the order's customIdentifier), which FerretDB and
- * MongoDB both answer from the `_id` index; lists use the compound indexes in models.ts.
+ * (`_id` is the gift id, the redemption id, the order's customIdentifier); lists use the compound
+ * indexes in models.ts.
  */
 import { isDuplicateKey } from '../errors';
 import type { SandboxTransaction } from '../engines/gift-provider';

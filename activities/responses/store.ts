@@ -1,9 +1,9 @@
 /**
  * The normalized responses store: the one file that reads and writes `normalized_responses`.
  * Free-form metadata is JSON text (the db codec), so any keys survive FerretDB 1.x, which refuses
- * keys with `.` or `$`. Reads filter on the declared indexes (conversation pages, a user's
- * documents); on the embedded FerretDB they scan, which these per-conversation and per-user
- * listings afford.
+ * keys with `.` or `$`. Reads are answered from the declared indexes: a conversation's page by
+ * (organization_id, conversation_id, created_at), a user's documents by (organization_id,
+ * user_id, source, created_at), a retry's lookup by the unique response_id.
  */
 import mongoose, { Schema } from 'mongoose';
 import { isDuplicateKey, jsonText } from '../db';

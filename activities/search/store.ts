@@ -2,7 +2,7 @@
  * The search history store: the one file that reads and writes `search_history`. An entry's `_id`
  * is `<organization_id>|<user_id>|<hash of the normalized query>`, so recording a query again is a
  * replace by primary key; a user's history is read on the (organization_id, user_id, created_at)
- * index (a scan on the embedded FerretDB, bounded by HISTORY_LIMIT per user kept).
+ * index, and at most HISTORY_LIMIT entries per user are kept.
  */
 import mongoose, { Schema } from 'mongoose';
 

@@ -1,8 +1,7 @@
 /**
  * The text store: the one file that reads and writes `text_embeddings`. An embedding is read by
- * `_id`; similarity search reads the organization's vectors of one engine (index
- * organization_id+engine on MongoDB; a scan on the embedded FerretDB, as any vector search
- * without a vector index would be).
+ * `_id`; similarity search reads the organization's vectors of one engine (the
+ * (organization_id, engine) index), a user's texts by the (organization_id, user_id) index.
  */
 import mongoose, { Schema } from 'mongoose';
 import { insertOnce } from '../db';
