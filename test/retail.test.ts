@@ -165,7 +165,7 @@ describe('retail catalogue', () => {
     const res = await call('GET', `/retail/venues/nearby?latitude=${sol.lat}&longitude=${sol.lon}`, { key: t.adminKey });
     expect(res.status).toBe(200);
     expect(res.body.radius).toBe(5000);
-    expect(['memory-grid', 'mongodb-2dsphere']).toContain(res.body.engine);
+    expect(res.body.engine).toBe('latitude-bands');
     expect(res.body.venues.map((v: any) => v.id)).toEqual([near.id, mid.id]);
     expect(res.body.venues[0].distance_m).toBeGreaterThan(70);
     expect(res.body.venues[0].distance_m).toBeLessThan(90);

@@ -7,7 +7,6 @@ import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterSt
 import { config, type Config } from '../activities/config';
 import { createLogger, type Logger } from '../activities/logger';
 import { initRuntime, closeRuntime } from '../activities/runtime';
-import { warmVenues } from '../activities/retail/venues';
 import { stopOcr } from '../activities/engines/ocr';
 import { stopSpeech } from '../activities/engines/speech';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/analysis-runner';
@@ -22,7 +21,6 @@ export async function createWorker() {
   const cfg = config();
   await prepareServers(cfg);
   await initRuntime(cfg);
-  warmVenues();
   // The text analysis thread loads its code on first use (~0.5-1 s): pay that at start, not on a user's text.
   analyseOffThread('warm up', { embed: true }).catch(() => undefined);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });

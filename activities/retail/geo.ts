@@ -1,4 +1,4 @@
-/** Great-circle distances and the bounding box of a search radius (pure). */
+/** Great-circle distances, the bounding box of a search radius and latitude bands (pure). */
 export const EARTH_RADIUS_M = 6_371_008.8;
 const rad = (d: number) => (d * Math.PI) / 180;
 
@@ -31,4 +31,21 @@ export function boundingBox(lat: number, lon: number, radiusM: number): Box {
   if (west < -180) return { minLat, maxLat, lonRanges: [[west + 360, 180], [-180, east]] };
   if (east > 180) return { minLat, maxLat, lonRanges: [[west, 180], [-180, east - 360]] };
   return { minLat, maxLat, lonRanges: [[west, east]] };
+}
+
+/**
+ * Venues are stored with their latitude band, floor(latitude / LAT_BAND_DEG) (about 220 m), and
+ * indexed {organization_id, lat_band, longitude}: a box is then one `$in` of its bands plus a
+ * longitude range, which a B-tree answers with one seek per band on MongoDB and on SQLite. Changing
+ * the width means rewriting every venue's band.
+ */
+export const LAT_BAND_DEG = 0.002;
+
+export const latBand = (lat: number) => Math.floor(lat / LAT_BAND_DEG);
+
+/** The bands that hold every latitude of [minLat, maxLat]. */
+export function bandsOf(minLat: number, maxLat: number): number[] {
+  const out: number[] = [];
+  for (let b = latBand(minLat); b <= latBand(maxLat); b += 1) out.push(b);
+  return out;
 }

@@ -45,25 +45,30 @@ const productSchema = new Schema(
 productSchema.index({ organization_id: 1, brand_id: 1 });
 productSchema.index({ organization_id: 1, gtin: 1 }, { unique: true });
 
-export interface GeoPoint {
-  type: 'Point';
-  /** [longitude, latitude], GeoJSON order */
-  coordinates: [number, number];
-}
-
+/**
+ * A venue. `venue_id` repeats `_id` and `lat_band` is floor(latitude / LAT_BAND_DEG) (geo.ts): the
+ * embedded server answers filters on indexed fields from its indexes but not a numeric `_id`, and
+ * has no geospatial index; MongoDB answers both indexes the same way. Venues written before these
+ * fields existed are given them on first use (store.ts: ensureVenueFields); some still carry a
+ * GeoJSON `location` nobody reads.
+ */
 const venueSchema = new Schema(
   {
     _id: { type: Number, required: true },
     organization_id: { type: String, required: true },
+    venue_id: { type: Number, required: true },
     name: { type: String, required: true },
     address: { type: String, default: '' },
     latitude: { type: Number, required: true },
     longitude: { type: Number, required: true },
-    /** for the 2dsphere index when the server has one (activities/retail/geo.ts) */
-    location: { type: { type: String, enum: ['Point'] }, coordinates: [Number] },
+    lat_band: { type: Number, required: true },
   },
   { timestamps, versionKey: false },
 );
+// A venue by id; nearby search (a box: its bands and a longitude range).
+venueSchema.index({ organization_id: 1, venue_id: 1 });
+venueSchema.index({ organization_id: 1, lat_band: 1, longitude: 1 });
+// Giving an older venue its fields: an update by its exact position (its `_id` alone is no index there).
 venueSchema.index({ organization_id: 1, latitude: 1, longitude: 1 });
 
 const venueProductSchema = new Schema(
@@ -80,19 +85,6 @@ const venueProductSchema = new Schema(
 );
 venueProductSchema.index({ venue_id: 1 });
 venueProductSchema.index({ product_id: 1 });
-
-/**
- * One line per venue write, read by every process's in-memory venue index (venue-index.ts, used
- * on servers without geospatial queries) to stay fresh; lines older than an hour are pruned.
- */
-const venueChangeSchema = new Schema(
-  {
-    _id: { type: String, required: true },
-    venue_id: { type: Number, required: true },
-    at: { type: Date, required: true },
-  },
-  { versionKey: false },
-);
 
 /** Third-party places data per venue, kept PLACES_CACHE_HOURS. */
 const placesCacheSchema = new Schema(
@@ -137,7 +129,8 @@ export interface VenueDoc {
   address: string;
   latitude: number;
   longitude: number;
-  location?: GeoPoint;
+  venue_id: number;
+  lat_band: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -152,11 +145,6 @@ export interface VenueProductDoc {
   updated_at: Date;
 }
 
-export interface VenueChangeDoc {
-  _id: string;
-  venue_id: number;
-  at: Date;
-}
 export interface PlacesCacheDoc {
   _id: number;
   source: string;
@@ -168,7 +156,6 @@ export const Brand = mongoose.model<BrandDoc>('Brand', brandSchema, 'retail_bran
 export const Product = mongoose.model<ProductDoc>('Product', productSchema, 'retail_products');
 export const Venue = mongoose.model<VenueDoc>('Venue', venueSchema, 'retail_venues');
 export const VenueProduct = mongoose.model<VenueProductDoc>('VenueProduct', venueProductSchema, 'retail_venue_products');
-export const VenueChange = mongoose.model<VenueChangeDoc>('VenueChange', venueChangeSchema, 'retail_venue_changes');
 /** Every integer id ever handed out, `<kind>:<n>` (ids.ts). */
 const retailIdSchema = new Schema({ _id: { type: String, required: true }, kind: { type: String, required: true }, n: { type: Number, required: true } }, { versionKey: false });
 retailIdSchema.index({ kind: 1, n: -1 });

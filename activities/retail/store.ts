@@ -1,30 +1,29 @@
 /**
- * The retail store: the one file that reads and writes the catalogue's collections. Single items
- * are read by `_id` (with the organization checked in the same filter), which both servers answer
- * from the primary key. Listings filter by organization on the indexes the schemas declare: an
- * index on MongoDB, a scan of the collection on the embedded FerretDB (admin pages and search
- * only; nearby search and receipt matching use the venue index there, see venue-index.ts).
+ * The retail store: the one file that reads and writes the catalogue's collections. Brands and
+ * products are read by `_id` with the organization checked in the same filter; listings filter by
+ * organization on the indexes the schemas declare. Venues carry two indexed fields beside their
+ * position (models.ts): `venue_id` (a venue by id) and `lat_band` (nearby search: a box is its
+ * bands and a longitude range); older venues get them on first use (hasOlderVenues).
  */
 import type { Model } from 'mongoose';
-import { jsonText } from '../db';
+import { Cache, jsonText } from '../db';
 import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../engines/places';
 import type { MappingStatus, RetailKind } from './constants';
+import { latBand } from './geo';
 import {
   Brand,
   PlacesCache,
   Product,
   RetailId,
   Venue,
-  VenueChange,
   VenueProduct,
   type BrandDoc,
-  type GeoPoint,
   type ProductDoc,
   type VenueDoc,
   type VenueProductDoc,
 } from './models';
 
-export type { BrandDoc, GeoPoint, ProductDoc, VenueDoc, VenueProductDoc };
+export type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc };
 
 export interface Page {
   page: number;
@@ -88,53 +87,95 @@ export const products = {
 
 // --- venues ---
 
-const NO_LOCATION = { location: 0 } as const;
+/** The indexed fields every venue write carries (models.ts). */
+const indexedFields = (d: { _id: number; latitude: number }) => ({ venue_id: d._id, lat_band: latBand(d.latitude) });
+
+/** The venue of the organization, found through the {organization_id, venue_id} index. */
+const byVenueId = (organization_id: string, _id: number) => ({ _id, organization_id, venue_id: _id });
+
+/**
+ * Organizations this process found without older venues (written before venue_id and lat_band):
+ * skips that check, one indexed read, for 10 minutes (a process of the previous version still
+ * running during an upgrade may write one meanwhile).
+ */
+const upToDate = new Cache<string, true>({ max: 10_000, ttlMs: 10 * 60_000 });
+const migrating = new Map<string, Promise<void>>();
+const MIGRATION_BATCH = 500;
+
+/** Gives the organization's older venues their indexed fields, a batch at a time, each by its exact position (an index). */
+async function giveFields(organization_id: string): Promise<void> {
+  for (;;) {
+    const docs = await Venue.find({ organization_id, lat_band: null }, { latitude: 1, longitude: 1 }).limit(MIGRATION_BATCH).lean<Array<Pick<VenueDoc, '_id' | 'latitude' | 'longitude'>>>();
+    if (!docs.length) return;
+    const res = await Venue.bulkWrite(
+      docs.map((d) => ({ updateOne: { filter: { _id: d._id, organization_id, latitude: d.latitude, longitude: d.longitude }, update: { $set: indexedFields(d) } } })),
+      { ordered: false },
+    );
+    if (!res.matchedCount) return; // moved or deleted meanwhile: then written with the fields
+  }
+}
+
+/**
+ * Whether the organization still has older venues; when it has, they are given their fields in
+ * the background and callers also read them the old way until then (on the embedded server that
+ * reads the organization's venues: once after an upgrade, while the fields are written).
+ */
+async function hasOlderVenues(organization_id: string): Promise<boolean> {
+  if (upToDate.has(organization_id)) return false;
+  if (!(await Venue.exists({ organization_id, lat_band: null }))) {
+    upToDate.set(organization_id, true);
+    return false;
+  }
+  if (!migrating.has(organization_id)) {
+    const done = giveFields(organization_id).finally(() => migrating.delete(organization_id));
+    done.catch(() => undefined); // the next call starts again
+    migrating.set(organization_id, done);
+  }
+  return true;
+}
+
+/** `$in` lists stay well under what the embedded server pushes down (1,000 values). */
+const BANDS_PER_QUERY = 500;
+
+export type NewVenue = Omit<VenueDoc, 'created_at' | 'updated_at' | 'venue_id' | 'lat_band'>;
 
 export const venues = {
-  insert: async (doc: Omit<VenueDoc, 'created_at' | 'updated_at'>) => (await Venue.create(doc)).toObject() as VenueDoc,
+  insert: async (doc: NewVenue) => (await Venue.create({ ...doc, ...indexedFields(doc) })).toObject() as VenueDoc,
   /** bulk import: one insert per 1,000 */
-  insertMany: async (docs: Array<Omit<VenueDoc, 'created_at' | 'updated_at'>>) => {
+  insertMany: async (docs: NewVenue[]) => {
     for (let i = 0; i < docs.length; i += 1000) {
       const now = new Date();
-      await Venue.collection.insertMany(docs.slice(i, i + 1000).map((d) => ({ ...d, created_at: now, updated_at: now })) as never[], { ordered: true });
+      await Venue.collection.insertMany(docs.slice(i, i + 1000).map((d) => ({ ...d, ...indexedFields(d), created_at: now, updated_at: now })) as never[], { ordered: true });
     }
   },
-  get: (organization_id: string, _id: number) => Venue.findOne({ _id, organization_id }, NO_LOCATION).lean<VenueDoc>(),
-  /** (no projection: FerretDB 1.x refuses one on findAndModify) */
-  set: (organization_id: string, _id: number, set: Partial<VenueDoc>) => Venue.findOneAndUpdate({ _id, organization_id }, { $set: set }, { new: true }).lean<VenueDoc>(),
+  get: async (organization_id: string, _id: number) =>
+    (await Venue.findOne(byVenueId(organization_id, _id)).lean<VenueDoc>()) ?? ((await hasOlderVenues(organization_id)) ? Venue.findOne({ _id, organization_id }).lean<VenueDoc>() : null),
+  set: async (organization_id: string, _id: number, set: Pick<VenueDoc, 'name' | 'address' | 'latitude' | 'longitude'>) => {
+    const update = { $set: { ...set, ...indexedFields({ _id, latitude: set.latitude }) } };
+    return (
+      (await Venue.findOneAndUpdate(byVenueId(organization_id, _id), update, { new: true }).lean<VenueDoc>()) ??
+      ((await hasOlderVenues(organization_id)) ? Venue.findOneAndUpdate({ _id, organization_id }, update, { new: true }).lean<VenueDoc>() : null)
+    );
+  },
   /** the venue, its product mappings and its places answer */
   remove: async (organization_id: string, _id: number) => {
     await VenueProduct.deleteMany({ organization_id, venue_id: _id });
-    await Venue.deleteOne({ _id, organization_id });
+    const { deletedCount } = await Venue.deleteOne(byVenueId(organization_id, _id));
+    if (!deletedCount && (await hasOlderVenues(organization_id))) await Venue.deleteOne({ _id, organization_id });
     await PlacesCache.deleteOne({ _id });
   },
-  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: VenueDoc) => V) => paged<VenueDoc, V>(Venue, filter, page, view, NO_LOCATION),
-  /** MongoDB's 2dsphere index, nearest first */
-  near: (organization_id: string, at: GeoPoint, radiusM: number, limit: number) =>
-    Venue.find({ organization_id, location: { $nearSphere: { $geometry: at, $maxDistance: radiusM } } }, NO_LOCATION).limit(limit).lean<VenueDoc[]>(),
-  ofOrganization: (organization_id: string, limit: number) => Venue.find({ organization_id }, NO_LOCATION).limit(limit).lean<VenueDoc[]>(),
-  /** every venue of every organization: the venue index's initial load */
-  all: () => Venue.find({}, NO_LOCATION).lean<VenueDoc[]>(),
-  byIds: (ids: number[]) => Venue.find({ _id: { $in: ids } }, NO_LOCATION).lean<VenueDoc[]>(),
-  /** Whether the server answers geospatial queries: a 2dsphere index and a $nearSphere query must both work. */
-  async geoQueries(): Promise<boolean> {
-    try {
-      await Venue.collection.createIndex({ location: '2dsphere' });
-      await Venue.find({ location: { $nearSphere: { $geometry: { type: 'Point', coordinates: [0, 0] }, $maxDistance: 1 } } }).limit(1).lean();
-      return true;
-    } catch {
-      return false;
+  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: VenueDoc) => V) => paged<VenueDoc, V>(Venue, filter, page, view),
+  /** The organization's venues in the latitude bands and the longitude range (inclusive). */
+  async inBox(organization_id: string, bands: number[], west: number, east: number): Promise<VenueDoc[]> {
+    const reads: Array<Promise<VenueDoc[]>> = [];
+    for (let i = 0; i < bands.length; i += BANDS_PER_QUERY) {
+      reads.push(Venue.find({ organization_id, lat_band: { $in: bands.slice(i, i + BANDS_PER_QUERY) }, longitude: { $gte: west, $lte: east } }).lean<VenueDoc[]>());
     }
+    return (await Promise.all(reads)).flat();
   },
-};
-
-// --- venue changes (read by the venue index) ---
-
-export const venueChanges = {
-  record: async (_id: string, venue_id: number, at: Date) => void (await VenueChange.create({ _id, venue_id, at })),
-  /** `_id`s sort by time: a range on the primary key (the collection holds an hour at most) */
-  since: (fromKey: string) => VenueChange.find({ _id: { $gte: fromKey } }).lean<Array<{ _id: string; venue_id: number }>>(),
-  pruneBefore: async (key: string) => void (await VenueChange.deleteMany({ _id: { $lt: key } })),
+  /** The organization's venues not yet given their fields (none, from one indexed read, once all have them). */
+  older: async (organization_id: string) => ((await hasOlderVenues(organization_id)) ? Venue.find({ organization_id, lat_band: null }).lean<VenueDoc[]>() : []),
+  ofOrganization: (organization_id: string, limit: number) => Venue.find({ organization_id }).limit(limit).lean<VenueDoc[]>(),
 };
 
 // --- venue products ---

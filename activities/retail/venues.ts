@@ -1,16 +1,14 @@
 /**
- * Venues and nearby search. The engine is chosen once per process: MongoDB's 2dsphere index
- * when the server answers geospatial queries, else the in-process venue index (venue-index.ts),
- * which exists for the embedded server alone (no geospatial queries, and a scan of every venue
- * for any filter but `_id`, see store.ts): on MongoDB it is never loaded. Single venues are read by `_id` on
- * both servers.
+ * Venues and nearby search, answered by the database on every server: a venue by id from the
+ * {organization_id, venue_id} index, nearby search from {organization_id, lat_band, longitude}
+ * (boxes of latitude bands and a longitude range, widened until they hold the venues asked for),
+ * with the exact great-circle distance deciding in JS. Nothing is kept per process.
  */
 import { invalid } from '../errors';
 import { placesFor, type PlacesAnswer } from '../engines/places';
 import { allocateIds } from './ids';
-import { placesCache, venues, type GeoPoint, type VenueDoc } from './store';
-import { applyLocally, recordVenueChange, RELOAD_ALL, venueGrid } from './venue-index';
-import { distanceM } from './geo';
+import { placesCache, venues, type VenueDoc } from './store';
+import { bandsOf, boundingBox, distanceM } from './geo';
 import { venueView, type VenueView } from './views';
 import { missing, nameFilter, type Page } from './queries';
 
@@ -21,31 +19,21 @@ export interface VenueInput {
   longitude: number;
 }
 
-export type GeoEngine = 'mongodb-2dsphere' | 'memory-grid';
+/** What nearby answers report as `engine`. */
+export const NEARBY_ENGINE = 'latitude-bands';
 
-const point = (lat: number, lon: number): GeoPoint => ({ type: 'Point', coordinates: [lon, lat] });
-
-let engine: Promise<GeoEngine> | undefined;
-
-/** Probes the server once. */
-export function geoEngine(): Promise<GeoEngine> {
-  engine ??= venues.geoQueries().then((yes) => (yes ? 'mongodb-2dsphere' : 'memory-grid'));
-  return engine;
-}
+/** Candidates for a receipt without a venue, and for search: the organization's first venues. */
+const ORGANIZATION_VENUES_MAX = 5000;
 
 export async function createVenue(organization_id: string, input: VenueInput): Promise<VenueView> {
   const [id] = await allocateIds('venue');
-  const view = venueView(await venues.insert({ _id: id, organization_id, address: '', ...input, location: point(input.latitude, input.longitude) }));
-  await recordVenueChange(id);
-  await applyLocally(view);
-  return view;
+  return venueView(await venues.insert({ _id: id, organization_id, address: '', ...input }));
 }
 
-/** Many venues at once (seeding, the bench): one change line makes every venue index reload. */
+/** Many venues at once (seeding, the bench). */
 export async function importVenues(organization_id: string, input: VenueInput[]): Promise<number[]> {
   const ids = await allocateIds('venue', input.length);
-  await venues.insertMany(input.map((v, i) => ({ _id: ids[i], organization_id, address: '', ...v, location: point(v.latitude, v.longitude) })));
-  await recordVenueChange(RELOAD_ALL);
+  await venues.insertMany(input.map((v, i) => ({ _id: ids[i], organization_id, address: '', ...v })));
   return ids;
 }
 
@@ -55,62 +43,82 @@ async function venueDoc(organization_id: string, venue_id: number): Promise<Venu
   return doc;
 }
 
-/** By `_id` from the database on both servers (never from the venue index, which may lag a second). */
 export async function getVenue(organization_id: string, venue_id: number): Promise<VenueView> {
   return venueView(await venueDoc(organization_id, venue_id));
 }
 
 export async function updateVenue(organization_id: string, venue_id: number, input: VenueInput): Promise<VenueView> {
   await venueDoc(organization_id, venue_id);
-  const doc = await venues.set(organization_id, venue_id, { address: '', ...input, location: point(input.latitude, input.longitude) });
+  const doc = await venues.set(organization_id, venue_id, { address: '', ...input });
   if (!doc) throw missing();
-  const view = venueView(doc);
   await placesCache.forget(venue_id);
-  await recordVenueChange(venue_id);
-  await applyLocally(view);
-  return view;
+  return venueView(doc);
 }
 
 export async function deleteVenue(organization_id: string, venue_id: number): Promise<void> {
   await venueDoc(organization_id, venue_id);
   await venues.remove(organization_id, venue_id);
-  await recordVenueChange(venue_id);
-  await applyLocally({ id: venue_id, removed: true });
 }
 
 export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) => venues.page({ organization_id, ...nameFilter(filter.q) }, page, venueView);
 
 export interface NearbyResult {
   venues: Array<VenueView & { distance_m: number }>;
-  engine: GeoEngine;
+  engine: typeof NEARBY_ENGINE;
 }
 
+/**
+ * The first box is this radius (or the one asked, if smaller); each next one is wider by the
+ * factor that should hold `limit` venues at the density seen so far (×1.5 to ×4), so a search reads
+ * about the venues it answers, whatever the density, in two or three rounds.
+ */
+const FIRST_RADIUS_M = 500;
+
+type LonRange = [number, number];
+
+/** The parts of `ranges` outside `minus` (closed intervals: a shared edge is read twice, and kept once). */
+function subtract(ranges: LonRange[], minus: LonRange[]): LonRange[] {
+  let out = ranges;
+  for (const [c, d] of minus) {
+    out = out.flatMap(([a, b]): LonRange[] => (d < a || c > b ? [[a, b]] : [...(a < c ? [[a, c] as LonRange] : []), ...(d < b ? [[d, b] as LonRange] : [])]));
+  }
+  return out;
+}
+
+/** Venues of the organization within radius, nearest first (then by id). */
 export async function nearbyVenues(organization_id: string, latitude: number, longitude: number, radiusM: number, limit: number): Promise<NearbyResult> {
   if (!Number.isFinite(latitude) || latitude < -90 || latitude > 90) throw invalid('latitude', 'must be a number between -90 and 90');
-  const e = await geoEngine();
-  if (e === 'memory-grid') return { venues: (await venueGrid()).nearby(organization_id, latitude, longitude, radiusM, limit), engine: e };
-  const docs = await venues.near(organization_id, point(latitude, longitude), radiusM, limit);
-  return {
-    venues: docs.map((d) => ({ ...venueView(d), distance_m: Math.round(distanceM(latitude, longitude, d.latitude, d.longitude) * 10) / 10 })),
-    engine: e,
+  const found = new Map<number, { v: VenueDoc; d: number }>();
+  const add = (docs: VenueDoc[]) => {
+    for (const v of docs) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
   };
+  add(await venues.older(organization_id));
+  let read: { bands: Set<number>; lonRanges: LonRange[] } | null = null;
+  let r = Math.min(radiusM, FIRST_RADIUS_M);
+  for (;;) {
+    // Each round reads only what the previous boxes did not: new bands, and the old bands' new longitudes.
+    const box = boundingBox(latitude, longitude, r);
+    const bands = bandsOf(box.minLat, box.maxLat);
+    const newBands = read ? bands.filter((b) => !read!.bands.has(b)) : bands;
+    const reads: Array<Promise<VenueDoc[]>> = [];
+    if (newBands.length) for (const [w, e] of box.lonRanges) reads.push(venues.inBox(organization_id, newBands, w, e));
+    if (read) for (const [w, e] of subtract(box.lonRanges, read.lonRanges)) reads.push(venues.inBox(organization_id, [...read.bands], w, e));
+    add((await Promise.all(reads)).flat());
+    read = { bands: new Set(bands), lonRanges: box.lonRanges };
+    // Every venue within r is in the box: when `limit` of them are, no unread venue is nearer.
+    let within = 0;
+    for (const { d } of found.values()) if (d <= r) within += 1;
+    if (within >= limit || r >= radiusM) break;
+    r = Math.min(radiusM, r * Math.min(4, Math.max(1.5, Math.sqrt((limit * 1.3) / Math.max(within, 1)))));
+  }
+  const nearest = [...found.values()].filter(({ d }) => d <= radiusM).sort((a, b) => a.d - b.d || a.v._id - b.v._id);
+  return { venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...venueView(v), distance_m: Math.round(d * 10) / 10 })), engine: NEARBY_ENGINE };
 }
 
-/** Candidate venues for matching a receipt's header, and for search. */
+/** Candidate venues for matching a receipt without a venue, and for search. */
 export async function organizationVenues(organization_id: string): Promise<VenueView[]> {
-  if ((await geoEngine()) === 'memory-grid') return (await venueGrid()).ofOrganization(organization_id);
-  return (await venues.ofOrganization(organization_id, 5000)).map(venueView);
+  return (await venues.ofOrganization(organization_id, ORGANIZATION_VENUES_MAX)).map(venueView);
 }
 
 /** The venue's third-party places data (PLACES_PROVIDER), kept in the retail store. */
 export const venuePlaces = (v: VenueView): Promise<PlacesAnswer> => placesFor(v, placesCache);
-
-/**
- * Loads the venue index in the background at process start on servers that need it, so the first
- * nearby search or scan does not wait for it (~10 s for 100,000 venues on the embedded server).
- */
-export function warmVenues(): void {
-  geoEngine()
-    .then((e) => (e === 'memory-grid' ? venueGrid() : undefined))
-    .catch(() => undefined);
-}
