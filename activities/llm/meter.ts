@@ -1,15 +1,15 @@
 /**
  * Meters: what a key (an organization's agent in one minute or one budget window, a user's
  * tokens held by calls in progress) has used and holds, kept as a chain of entries `<key>|<seq>`,
- * dense from 1, each carrying the whole state after it. Appending is one insert at seq + 1 under
- * the primary key, decided on the state of entry seq: of concurrent appenders, in any process,
- * exactly one gets each seq, so no check can be overtaken by another: a counter that holds on
- * both database servers without transactions or `$inc` (store.ts says why).
+ * dense from 1, each carrying the whole state after it. Appending reads the newest entry (the
+ * (key, seq) index) and inserts seq + 1 under the primary key, decided on that state: of
+ * concurrent appenders, in any process, exactly one gets each seq, so no check can be overtaken
+ * by another. (A chain rather than one document per key updated on a condition: the chains
+ * earlier versions wrote stay valid as they are, and each entry records the hold it took or settled.)
  */
-import { Cache } from '../db';
 import { PlatformError } from '../errors';
 import { withKeyLock } from '../locks';
-import { insertMeterEntry, meterEntry, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store';
+import { insertMeterEntry, meterHead, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store';
 
 export interface MeterState {
   /** tokens settled */
@@ -50,61 +50,14 @@ const stateOf = (d: MeterEntryDoc): MeterState => ({
 const PRUNE_EVERY_MS = 10 * 60_000;
 
 export class Meter {
-  /**
-   * The newest entry this process knows per key: a hint only, where the next append starts.
-   * It is never trusted for a refusal (append verifies the head first) and an append on a stale
-   * hint fails on the primary key and reads on, so another process's entries are seen at the
-   * next append. Dropped after 10 minutes unused (a window's key is not used again once over).
-   */
-  private heads = new Cache<string, Head>({ max: 50_000, ttlMs: 10 * 60_000 });
   private prunedAt = 0;
 
   constructor(private readonly kind: MeterKind) {}
 
-  private at(key: string, seq: number) {
-    return meterEntry(this.kind, key, seq);
-  }
-
-  /** The newest entry by primary-key probes: doubling, then bisecting (entries are dense). */
-  private async probe(key: string): Promise<Head> {
-    let found = await this.at(key, 1);
-    if (!found) return { seq: 0, state: EMPTY };
-    let missing = 2;
-    for (;;) {
-      const next = await this.at(key, missing);
-      if (!next) break;
-      found = next;
-      missing *= 2;
-    }
-    let low = found.seq;
-    while (missing - low > 1) {
-      const mid = Math.floor((low + missing) / 2);
-      const e = await this.at(key, mid);
-      if (e) {
-        found = e;
-        low = mid;
-      } else missing = mid;
-    }
-    return { seq: found.seq, state: stateOf(found) };
-  }
-
-  private remember(key: string, head: Head) {
-    this.heads.set(key, head);
-  }
-
-  /** The newest entry, verified against the store. */
+  /** The newest entry (one read through the (key, seq) index). */
   async head(key: string): Promise<Head> {
-    let head = this.heads.get(key);
-    if (!head) head = await this.probe(key);
-    else {
-      for (;;) {
-        const next = await this.at(key, head.seq + 1);
-        if (!next) break;
-        head = { seq: next.seq, state: stateOf(next) };
-      }
-    }
-    this.remember(key, head);
-    return head;
+    const e = await meterHead(this.kind, key);
+    return e ? { seq: e.seq, state: stateOf(e) } : { seq: 0, state: EMPTY };
   }
 
   async read(key: string): Promise<MeterState> {
@@ -112,33 +65,18 @@ export class Meter {
   }
 
   /**
-   * Appends the state `decide` makes of the newest one. `decide` refuses by throwing; a refusal
-   * counts only when taken on a verified head, never on this process's possibly stale hint.
-   * Anything `decide` reads elsewhere is read after the head, so it sees every change that
-   * preceded the head's entries.
+   * Appends the state `decide` makes of the newest one; `decide` refuses by throwing. Anything
+   * `decide` reads elsewhere is read after the head, so it sees every change that preceded the
+   * head's entries.
    */
   async append(key: string, op: string, endsAt: Date | undefined, decide: (s: MeterState) => MeterState | Promise<MeterState>): Promise<MeterState> {
     await this.prune();
     return withKeyLock(`meter:${this.kind}|${key}`, async () => {
-      let verify = false;
       for (let attempt = 0; attempt < 200; attempt += 1) {
-        const cached = verify ? undefined : this.heads.get(key);
-        const head = cached ?? (await this.head(key));
-        let next: MeterState;
-        try {
-          next = await decide(head.state);
-        } catch (err) {
-          if (!cached) throw err;
-          verify = true;
-          continue;
-        }
-        const seq = head.seq + 1;
-        if (await insertMeterEntry(this.kind, { key, seq, op, used: next.used, requests: next.requests, open: next.open, ends_at: endsAt })) {
-          this.remember(key, { seq, state: next });
-          return next;
-        }
-        // another process appended entry seq: decide again on the state after it
-        verify = true;
+        const head = await this.head(key);
+        const next = await decide(head.state);
+        if (await insertMeterEntry(this.kind, { key, seq: head.seq + 1, op, used: next.used, requests: next.requests, open: next.open, ends_at: endsAt })) return next;
+        // another process appended entry seq + 1: decide again on the state after it
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
       throw new PlatformError(503, 'Model calls are busy for this organization; retry shortly', undefined, { 'Retry-After': '1' });

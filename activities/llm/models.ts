@@ -88,6 +88,7 @@ const meterEntrySchema = new Schema(
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
+meterEntrySchema.index({ key: 1, seq: -1 });
 meterEntrySchema.index({ ends_at: 1 });
 
 /** Every attempt of a model call through the gateway (fallbacks included), with its outcome. */

@@ -4,9 +4,9 @@
  * that reads or writes the LLM models; token usage and balances are billing's (billing.ts).
  *
  * Settings a call needs are read by `_id` (`<organization>|<agent>`, the agent, `default`). A
- * version number is taken by inserting `<scope>#<n>` and a meter entry by inserting `<key>|<seq>`:
- * of concurrent writers exactly one gets each, where a conditional update or an `$inc` would be
- * lost on the embedded server (activities/db/README.md).
+ * version is the scope's newest + 1, inserted as `<scope>#<n>`, and a meter entry the key's newest
+ * + 1, inserted as `<key>|<seq>` (the newest read through the (scope, version) and (key, seq)
+ * indexes): the primary key lets exactly one of concurrent writers have each number.
  */
 import type { Model } from 'mongoose';
 import { byId, insertOnce, jsonText } from '../db';
@@ -138,7 +138,8 @@ export async function attemptsOf(organization_id: string, agent: AgentName | und
 export type MeterKind = 'rate' | 'budget' | 'balance';
 const meters: Record<MeterKind, Model<MeterEntryDoc>> = { rate: RateMeter, budget: BudgetMeter, balance: BalanceMeter };
 
-export const meterEntry = (kind: MeterKind, key: string, seq: number) => byId<MeterEntryDoc>(meters[kind], `${key}|${seq}`);
+/** The key's newest entry: one row read through the (key, seq) index. */
+export const meterHead = (kind: MeterKind, key: string) => meters[kind].findOne({ key }).sort({ seq: -1 }).lean<MeterEntryDoc>();
 
 /** Appends entry `seq` of the key; false when another writer appended it first. */
 export async function insertMeterEntry(kind: MeterKind, e: { key: string; seq: number; op: string; used: number; requests: number; open: MeterHold[]; ends_at?: Date }): Promise<boolean> {

@@ -1,7 +1,8 @@
 /**
  * The gateway's reservations on the suite's real MongoDB-wire server: several processes reserving
  * for one user at once never hold more than the balance; a crashed call's hold expires; budgets
- * turn over with their UTC window (a fixed clock, passed in).
+ * turn over with their UTC window (a fixed clock, passed in); each meter's newest entry is read
+ * through the (key, seq) index, so a long chain (one an earlier version wrote included) costs one read.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,7 +12,9 @@ import { describe, expect, inject, it } from 'vitest';
 import { createPackage, purchaseTokens } from '../../activities/billing/billing';
 import { HOLD_MS, reserve, settle, type Caller } from '../../activities/llm/reservations';
 import type { Budget } from '../../activities/llm/settings';
+import mongoose from 'mongoose';
 import { unique } from '../helpers/api';
+import { queriesOf, scans, show } from '../helpers/queries';
 import { useSuiteRuntime } from '../helpers/runtime';
 
 useSuiteRuntime();
@@ -109,5 +112,30 @@ describe('reservations', () => {
     expect(refused).toMatchObject({ status: 429, headers: { 'Retry-After': '30' } });
     expect(refused.message).toContain(`it resets at ${new Date(next).toISOString()}`);
     expect(await outcome(reserve(who, 'support', { limits: LIMITS, budget }, 100, new Date(next)))).toBe('ok');
+  });
+  it("reads each meter's newest entry through the (key, seq) index: no query of a reservation or its settling reads a collection", async () => {
+    const who = await funded(1000);
+    const qs = await queriesOf(async () => {
+      for (let i = 0; i < 3; i += 1) await settle(await reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100), 10, true);
+    });
+    const meters = qs.filter((q) => q.collection.startsWith('llm_'));
+    expect(show(meters.filter((q) => q.method === 'findOne'))).toContain(`llm_balance_holds.findOne(${JSON.stringify({ key: `${who.organization_id}|${who.user_id}` })}, sort {"seq":-1})`);
+    expect(await scans(meters)).toEqual([]);
+  });
+
+  it('continues a chain an earlier version wrote: its newest entry decides', async () => {
+    const who = await funded(100_000);
+    const budget: Budget = { tokens: 250, period: 'daily' };
+    const at = new Date('2031-05-05T12:00:00Z');
+    const key = `${who.organization_id}|support|daily|2031-05-05T00:00:00.000Z`;
+    // 40 entries as the earlier version appended them (`<key>|<seq>`), 6 tokens settled by each
+    await mongoose.connection.collection('llm_budget_meters').insertMany(
+      Array.from({ length: 40 }, (_, i) => ({ _id: `${key}|${i + 1}` as never, key, seq: i + 1, op: `settle:old${i}`, used: 6 * (i + 1), requests: i + 1, open: [], ends_at: new Date('2031-05-06T00:00:00Z'), created_at: at })),
+    );
+    expect(await outcome(reserve(who, 'support', { limits: LIMITS, budget }, 20, at))).toBe('429'); // 240 used + 20 > 250
+    const r = await reserve(who, 'support', { limits: LIMITS, budget }, 10, at);
+    await settle(r, 10, true, at);
+    const head = await mongoose.connection.collection('llm_budget_meters').find({ key }).sort({ seq: -1 }).limit(1).next();
+    expect(head).toMatchObject({ seq: 42, used: 250 });
   });
 });
