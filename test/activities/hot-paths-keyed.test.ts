@@ -1,6 +1,6 @@
 /**
  * The hot paths of identity and sessions (a key check, a user by either id, listing a user's keys,
- * issuing a key, verifying a conversation, a scheduled run's key level) are answered from indexes:
+ * issuing a key, verifying or opening a conversation, a scheduled run's key level) are answered from indexes:
  * every query they send is recorded (mongoose's debug hook) and explained by the server
  * (`scans`), so one that would read a collection growing with users fails here. A key check's
  * commands are counted on the wire (the driver's command monitoring): an uncached check reads
@@ -12,7 +12,7 @@ import { onCommandTimed } from '../../activities/db';
 import { authenticateKey, flushKeyUsage, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
 import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management';
 import { findUser, resolveOrCreateUser } from '../../activities/identity/users';
-import { initializeSession, verifySession } from '../../activities/sessions/sessions';
+import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions';
 import { useSuiteRuntime } from '../helpers/runtime';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
@@ -114,6 +114,14 @@ describe('hot paths answered from indexes', () => {
     const { conversation_id } = await initializeSession({ user_id, organization_id: 'default' });
     const qs = await queriesOf(async () => expect((await verifySession({ user_id, organization_id: 'default', conversation_id })).valid).toBe(true));
     expect(qs.length).toBeGreaterThan(0);
+    expect(await scans(qs)).toEqual([]);
+  });
+
+  it("opens a conversation in the user's latest open session from indexes", async () => {
+    const user_id = `usr_hotconv${Date.now()}`;
+    const { session } = await initializeSession({ user_id, organization_id: 'default' });
+    const qs = await queriesOf(async () => expect((await newConversation({ user_id, organization_id: 'default' })).session_id).toBe(session.session_id));
+    expect(qs.find((q) => q.sort)).toMatchObject({ collection: 'sessions', sort: { last_activity: -1 } });
     expect(await scans(qs)).toEqual([]);
   });
 });
