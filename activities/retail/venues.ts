@@ -109,7 +109,7 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
     let within = 0;
     for (const { d } of found.values()) if (d <= r) within += 1;
     if (within >= limit || r >= radiusM) break;
-    r = Math.min(radiusM, r * Math.min(4, Math.max(1.5, Math.sqrt((limit * 1.3) / Math.max(within, 1)))));
+    r = Math.min(radiusM, r * Math.min(2, Math.max(1.25, Math.sqrt((limit * 1.3) / Math.max(within, 1)))));
   }
   const nearest = [...found.values()].filter(({ d }) => d <= radiusM).sort((a, b) => a.d - b.d || a.v._id - b.v._id);
   return { venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...venueView(v), distance_m: Math.round(d * 10) / 10 })), engine: NEARBY_ENGINE };
