@@ -33,6 +33,8 @@ const providerConfigSchema = new Schema(
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
+// a fallback names its provider by label (store.ts providerByLabel)
+providerConfigSchema.index({ provider: 1 });
 
 /** The platform-wide default configuration (JSON text), one document. */
 const defaultConfigSchema = new Schema(

@@ -3,7 +3,8 @@
  * Free-form metadata is JSON text (the db codec), so any keys survive FerretDB 1.x, which refuses
  * keys with `.` or `$`. Reads are answered from the declared indexes: a conversation's page by
  * (organization_id, conversation_id, created_at), a user's documents by (organization_id,
- * user_id, source, created_at), a retry's lookup by the unique response_id.
+ * user_id, source, created_at), a retry's lookup by the unique response_id, the retention sweep
+ * by created_at.
  */
 import mongoose, { Schema } from 'mongoose';
 import { isDuplicateKey, jsonText } from '../db';
@@ -23,6 +24,8 @@ const normalizedSchema = new Schema(
 );
 normalizedSchema.index({ organization_id: 1, conversation_id: 1, created_at: -1 });
 normalizedSchema.index({ organization_id: 1, user_id: 1, source: 1, created_at: -1 });
+// the hourly retention sweep deletes by age alone: without this index it read the whole collection
+normalizedSchema.index({ created_at: 1 });
 
 interface NormalizedDoc {
   response_id: string;
