@@ -17,6 +17,8 @@ const GROCERIES: Array<[string, number]> = [
 
 export interface RetailBench {
   lines: string[];
+  /** nearby search's p99 at 10 connections, ms (the store section's summary line) */
+  nearbyP99?: number;
 }
 
 const pct = (xs: number[], p: number) => {
@@ -50,6 +52,7 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
   let t = performance.now();
   await importVenues('default', venues);
   lines.push(`Nearby venues: ${VENUES} venues imported in ${((performance.now() - t) / 1000).toFixed(1)} s, searched in the database at once (no process loads them)`);
+  let nearbyP99: number | undefined;
   for (const connections of [1, 10]) {
     const nearby = await autocannon({
       url: base,
@@ -61,6 +64,7 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
         setupRequest: (req: any) => ({ ...req, path: `/retail/venues/nearby?latitude=${(center.lat + (Math.random() - 0.5) * 0.8).toFixed(5)}&longitude=${(center.lon + (Math.random() - 0.5) * 1.1).toFixed(5)}&radius=5000` }),
       }],
     });
+    if (connections === 10) nearbyP99 = nearby.latency.p99;
     lines.push(`| GET /retail/venues/nearby (5 km, ${VENUES} venues, ${connections} connection${connections > 1 ? 's' : ''}) | ${nearby.requests.average.toFixed(0)} req/s | ${((nearby.requests.average / helloRps) * 100).toFixed(1)}% of hello-world | p50 ${nearby.latency.p50} ms | p99 ${nearby.latency.p99} ms | non-2xx ${nearby.non2xx} |`);
   }
 
@@ -126,5 +130,5 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
   lines.push('');
   const { compareOcrEngines } = await import('./ocr-engines');
   lines.push(...(await compareOcrEngines()));
-  return { lines };
+  return { lines, nearbyP99 };
 }
