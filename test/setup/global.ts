@@ -105,6 +105,13 @@ export default async function setup(project: TestProject) {
   const { LOG_LEVEL: _quiet, ...shared } = platform.env;
   project.provide('platformEnv', { ...shared, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
   return async () => {
+    // How much reading the suite's queries cost the embedded server: rows it decoded per document
+    // its filters matched (1.0 when every query is answered from an index; see docs/storage.md).
+    if (platform.storeMetricsUrl) {
+      const { decodedPerMatched } = await import('../bench/store');
+      const ratio = await decodedPerMatched(platform.storeMetricsUrl).catch(() => undefined);
+      if (ratio !== undefined) process.stderr.write(`test platform: the embedded server decoded ${ratio.toFixed(2)} rows per document matched\n`);
+    }
     await platform.stop();
     await smtp.close();
     await places.close();
