@@ -5,10 +5,9 @@
  *
  * Every record that must count once has its own `_id` (a credit `credit:<transaction>`, a
  * refund `refund:<transaction>`, a usage the gateway's call id, an event the provider's id), so
- * repeats are refused by the primary key on both database servers. A purchase's status moves
- * forward by a conditional update, which the embedded server does not isolate: only the status
- * shown can be overwritten by a racing move, never a credit or a refund, which are inserts
- * (activities/db/README.md).
+ * repeats are refused by the primary key. A purchase's status moves forward by a conditional
+ * update (atomic per document: of two racing moves from one status, one applies). A user's
+ * credits, usage and refunds are read through their {organization_id, user_id} indexes.
  */
 import { byId, insertOnce } from '../db';
 import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models';
