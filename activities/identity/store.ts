@@ -196,14 +196,17 @@ export async function slotsOf(owner: string): Promise<ApiKeySlotDoc[]> {
 /**
  * A place for `key_id` among the owner's first `cap` that `taken` (slotsOf, just read) left
  * free, or null when there was none or concurrent takers won each: every place is an insert under
- * its unique `_id`, so two takers never share one and the cap holds under any concurrency.
+ * its unique `_id`, so two takers never share one and the cap holds under any concurrency. The
+ * free places are tried in random order, so concurrent takers seldom try the same one.
  */
 export async function takeKeySlot(owner: string, key_id: string, cap: number, taken: readonly ApiKeySlotDoc[]): Promise<string | null> {
   const held = new Set(taken.map((s) => s._id));
-  for (let n = 0; n < cap; n += 1) {
-    const _id = slotId(owner, n);
-    if (!held.has(_id) && (await insertOnce(ApiKeySlot, { _id, key_id, owner, created_at: new Date() }))) return _id;
+  const free = Array.from({ length: cap }, (_, n) => slotId(owner, n)).filter((id) => !held.has(id));
+  for (let i = free.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [free[i], free[j]] = [free[j], free[i]];
   }
+  for (const _id of free) if (await insertOnce(ApiKeySlot, { _id, key_id, owner, created_at: new Date() })) return _id;
   return null;
 }
 
