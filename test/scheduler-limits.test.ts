@@ -4,15 +4,21 @@
  * and long catch-up windows kept for admins; and what a run's failure shows to a basic reader.
  */
 import net from 'node:net';
-import { describe, expect, inject, it, vi } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/config';
 import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
-import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
+import { EventCounter, ScheduledEvent } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
 import { useSuiteRuntime } from './helpers/runtime';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
 
 useSuiteRuntime();
+
+/** A cap's counter (store.ts): the places it says are held. */
+const counted = async (_id: string) => (await EventCounter.findById(_id).lean())?.n;
+/** The events that hold a place of this kind for the user (user) or the organization. */
+const holders = (organization_id: string, field: 'user_place' | 'organization_place' | 'stored_place', user_id?: string) =>
+  ScheduledEvent.countDocuments({ organization_id, ...(user_id ? { user_id } : {}), [field]: true });
 
 const A = '/scheduler/events';
 const B = '/api/scheduler-service/events';
@@ -37,6 +43,9 @@ describe('scheduler caps (activities in this process, small caps)', () => {
     await deleteEvent(t.organization_id, made[0]._id);
     await createEvent(owner, daily(), actor);
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    // The counter is exact: as many places as events holding one.
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(5);
+    expect(await holders(t.organization_id, 'user_place', u.user_id)).toBe(5);
   });
 
   it('an organization holds at most SCHEDULER_MAX_EVENTS_PER_ORGANIZATION events, admins\' included, exact under concurrency', async () => {
@@ -50,6 +59,8 @@ describe('scheduler caps (activities in this process, small caps)', () => {
     const over = await create(users[0], 2).catch((e) => e);
     expect(over.status).toBe(409);
     expect(over.message).toMatch(/at most 6 .*SCHEDULER_MAX_EVENTS_PER_ORGANIZATION/);
+    expect(await counted(`o|${t.organization_id}`)).toBe(6);
+    expect(await holders(t.organization_id, 'organization_place')).toBe(6);
     // Another organization is not affected.
     const t2 = await newTenant();
     const v = await basicUser(t2);
@@ -57,14 +68,22 @@ describe('scheduler caps (activities in this process, small caps)', () => {
   });
 });
 
-/** Simulates the passage of time: the event's last run was in 2020 (its end_date is past). */
-const endInThePast = (event_id: string) => ScheduledEvent.updateOne({ _id: event_id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
+/**
+ * Simulates the passage of time: the event's last run was in 2020 (its end_date is past), and its
+ * earliest possible end (`ends_at`, written by every save) is then past too.
+ */
+const endInThePast = (event_id: string) =>
+  ScheduledEvent.updateOne({ _id: event_id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), ends_at: new Date('2020-01-10T10:30:00Z') } });
 /** An update as the edge runs it (the Schedule step aside): prepared, then committed. */
 const update = async (organization_id: string, event_id: string, input: EventInput, actor: { key_id: string; user_id: string; level: number }) => {
   const { prev, next } = await prepareUpdate(organization_id, event_id, input, actor);
   return commitUpdate(prev, next);
 };
-const heldBy = (event_id: string) => EventSlot.countDocuments({ event_id });
+/** How many places the event holds (of its stored, user and organization places). */
+const heldBy = async (event_id: string) => {
+  const e = await ScheduledEvent.findById(event_id).lean();
+  return [e?.stored_place, e?.user_place, e?.organization_place].filter(Boolean).length;
+};
 
 describe('the caps count active events only (activities in this process, small caps)', () => {
   it('an event whose end_date passed frees its place when the cap is reached (of 20 concurrent creates exactly one takes it); reviving it at the cap is 409 and changes nothing', async () => {
@@ -74,29 +93,28 @@ describe('the caps count active events only (activities in this process, small c
     for (let i = 0; i < 3; i += 1) made.push(await createEvent(owner, daily(), actor));
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
     await endInThePast(made[0]._id);
-    // The refusal above found nothing to free and, as no event could end sooner, says so for 10 s
-    // (store.ts QUIET_MS): the rewrite above stands for time passing, so the clock passes them too.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(Date.now() + 11_000);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
-    vi.useRealTimers();
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(3);
     // The ended event still exists (and reads as before) but no longer holds its user place.
     const ended = await getEvent(t.organization_id, made[0]._id);
     expect(ended.end_date?.toISOString()).toBe('2020-01-10T09:30:00.000Z');
-    expect(ended.slots?.some((s) => s.startsWith('u|'))).toBe(false);
+    expect(ended.user_place).toBe(false);
     // Reviving it (a new start, no end) needs a place again: the cap is full.
     const revived = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor).catch((e) => e);
     expect(revived.status).toBe(409);
     expect(revived.message).toMatch(/at most 3 .*SCHEDULER_MAX_EVENTS_PER_USER/);
     const after = await getEvent(t.organization_id, made[0]._id);
-    expect({ start: after.start_event.toISOString(), rev: after.rev, slots: after.slots }).toEqual({ start: '2020-01-01T09:30:00.000Z', rev: ended.rev, slots: ended.slots });
+    expect({ start: after.start_event.toISOString(), rev: after.rev, user_place: after.user_place }).toEqual({ start: '2020-01-01T09:30:00.000Z', rev: ended.rev, user_place: false });
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(3);
     // Once another event is deleted, the revival takes a place (and the cap is full again).
     await deleteEvent(t.organization_id, made[1]._id);
     const back = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor);
-    expect(back.slots?.filter((s) => s.startsWith('u|'))).toHaveLength(1);
+    expect(back.user_place).toBe(true);
     expect(await heldBy(made[0]._id)).toBe(3); // user, organization and stored places
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(3);
+    expect(await holders(t.organization_id, 'user_place', u.user_id)).toBe(3);
   });
 
   it('an update prepared while the ended event still held its place, committed after the place was freed, is 409: the event never runs again without a place', async () => {
@@ -106,7 +124,8 @@ describe('the caps count active events only (activities in this process, small c
     await createEvent(owner, daily(), actor);
     await endInThePast(ended._id);
     const { prev, next } = await prepareUpdate(t.organization_id, ended._id, daily('2032-03-01T08:00:00Z'), actor);
-    expect(next.slots).toEqual(prev.slots); // it still held both places: nothing taken
+    expect([next.stored_place, next.user_place, next.organization_place]).toEqual([true, true, true]); // it still held its places: nothing taken
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(2);
     await createEvent(owner, daily(), actor); // the counter is full: the ended event's place is freed
     const late = await commitUpdate(prev, next).catch((e) => e);
     expect(late.status).toBe(409);
@@ -149,7 +168,7 @@ describe('a user\'s stored events, ended ones included (activities in this proce
   it('ended events keep their stored place (a full active counter frees only their active one); a revival takes no second; only a delete frees it', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000', SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5' });
     const { t, u, owner, actor } = await basicOwner();
-    const stored = (id: string) => EventSlot.countDocuments({ event_id: id, _id: { $regex: '^s\\|' } });
+    const stored = async (id: string) => ((await ScheduledEvent.findById(id).lean())?.stored_place ? 1 : 0);
     // Two at a time end, and the next creates free their active places: five stored, four ended.
     const made = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
     await endInThePast(made[0]._id);
@@ -165,8 +184,8 @@ describe('a user\'s stored events, ended ones included (activities in this proce
     for (const e of made) expect(await stored(e._id)).toBe(1);
     // Reviving an ended event takes an active place back, not a second stored one.
     const back = await update(t.organization_id, made[0]._id, daily('2032-03-01T08:00:00Z'), actor);
-    expect(back.slots?.filter((s) => s.startsWith('s|'))).toHaveLength(1);
-    expect(await stored(made[0]._id)).toBe(1);
+    expect(back.stored_place).toBe(true);
+    expect(await counted(`s|${t.organization_id}|${u.user_id}`)).toBe(5);
     expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
     // A delete frees the stored place: the next create meets the active cap instead.
     await deleteEvent(t.organization_id, made[1]._id);

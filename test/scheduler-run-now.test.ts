@@ -1,15 +1,14 @@
 /**
  * The scheduler's limits around "run now" and the places under the caps (README, Scheduler:
  * limits): a basic owner's manual runs keep the minimum interval and the event's overlap policy;
- * editing an ended event; what taking a place costs when the counter is crowded or full.
+ * editing an ended event; the queries of creating, running and refusing an event at a full cap.
  */
-import mongoose from 'mongoose';
 import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/config';
-import { commitUpdate, createEvent, prepareUpdate, type EventInput } from '../activities/scheduler/events';
-import { EventSlot, ScheduledEvent } from '../activities/scheduler/models';
-import { basicUser, call, newTenant, until } from './helpers/api';
-import { queriesOf } from './helpers/queries';
+import { commitUpdate, createEvent, deleteEvent, prepareUpdate, runScheduledEvent, type EventInput } from '../activities/scheduler/events';
+import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models';
+import { basicUser, call, newTenant, unique, until } from './helpers/api';
+import { queriesOf, scans, show, type Query } from './helpers/queries';
 import { useSuiteRuntime } from './helpers/runtime';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
 import { scheduleId, triggerSchedule } from '../edge/schedules';
@@ -126,60 +125,53 @@ describe("a run by hand follows the event's overlap policy below admin (the edge
   });
 });
 
-/** Counts the inserts sent to a collection (mongoose's debug hook) while `work` runs. */
-async function insertsInto(collection: string, work: () => Promise<unknown>): Promise<number> {
-  let n = 0;
-  mongoose.set('debug', (c: string, method: string) => {
-    if (c === collection && method.startsWith('insert')) n += 1;
-  });
-  try {
-    await work();
-  } finally {
-    mongoose.set('debug', false);
-  }
-  return n;
-}
+/** The queries sent to the scheduler's own collections (other components' are theirs to check). */
+const ours = (qs: Query[]) => qs.filter((q) => q.collection.startsWith('scheduled_'));
 
-describe('taking a place (activities in this process)', () => {
-  it('when another process filled the slots after this one\'s last place, a create costs a few inserts, not one per taken slot', async () => {
-    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '1000', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '100000' });
-    const { t, u, owner, actor } = await basicOwner();
-    await createEvent(owner, daily(), actor); // this process's hint: place 1 next
-    // "Another process" takes places 1..60 of the user's counter.
-    const other = await createEvent(owner, daily(), actor);
-    const ids = Array.from({ length: 60 }, (_, i) => `u|${t.organization_id}|${u.user_id}|${i + 1}`);
-    await EventSlot.deleteMany({ event_id: other._id, _id: { $regex: '^u\\|' } });
-    await EventSlot.insertMany(ids.map((_id) => ({ _id, event_id: other._id, organization_id: t.organization_id, created_at: new Date() })));
-    await ScheduledEvent.updateOne({ _id: other._id }, { $set: { slots: [...(other.slots ?? []).filter((s) => !s.startsWith('u|')), ...ids] } });
-    let made: Awaited<ReturnType<typeof createEvent>> | undefined;
-    const inserts = await insertsInto('scheduled_event_slots', async () => (made = await createEvent(owner, daily(), actor)));
-    expect(made!.slots).toContain(`u|${t.organization_id}|${u.user_id}|61`);
-    expect(inserts).toBeLessThanOrEqual(8);
+describe('the hot paths of the scheduler (activities in this process)', () => {
+  it('creating, running, refusing at a full cap (freeing an ended event), deleting: every scheduler query is answered from an index', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const { t, owner, actor } = await basicOwner();
+    await createEvent(owner, daily(), actor); // the counters exist: the next create is the usual one
+    let made: EventDoc | undefined;
+    const create = await queriesOf(async () => (made = await createEvent(owner, daily(), actor)));
+    // One conditional update per counter (stored, user, organization), then the event's insert.
+    expect(show(ours(create))).toEqual([/^scheduled_event_counters\.updateOne\(\{"_id":"s\|/, /^scheduled_event_counters\.updateOne\(\{"_id":"u\|/, /^scheduled_event_counters\.updateOne\(\{"_id":"o\|/].map((r) => expect.stringMatching(r)));
+    const run = await queriesOf(() => runScheduledEvent({ event_id: made!._id, organization_id: t.organization_id, run_id: unique('event-run:test'), scheduled_time: null, max_attempts: 1 }));
+    // The user's cap is full; the first event ends: a create frees its place and takes it.
+    await ScheduledEvent.updateOne({ _id: made!._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), ends_at: new Date('2020-01-10T10:30:00Z') } });
+    let freed: EventDoc | undefined;
+    const full = await queriesOf(async () => (freed = await createEvent(owner, daily(), actor)));
+    expect(show(ours(full)).filter((q) => q.startsWith('scheduled_events.find('))).toEqual([expect.stringMatching(/"user_place":true,"ends_at":\{"\$lte"/)]);
+    const refused = await queriesOf(() => createEvent(owner, daily(), actor).catch((e) => e));
+    const gone = await queriesOf(() => deleteEvent(t.organization_id, freed!._id));
+    const all = ours([...create, ...run, ...full, ...refused, ...gone]);
+    expect(all.length).toBeGreaterThan(15);
+    expect(await scans(all)).toEqual([]);
   });
 
-  it('at a full organization cap with nothing ended, a second refused create in a row does not reread the events holding the places', async () => {
+  it('at a full organization cap with nothing ended, a refused create reads no event: the index range of holders that may have ended is empty', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '5' });
-    const { t, u, owner, actor } = await basicOwner();
+    const { owner, actor } = await basicOwner();
     for (let i = 0; i < 5; i += 1) await createEvent(owner, daily(), actor);
-    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
-    let status = 0;
-    const qs = await queriesOf(async () => (status = (await createEvent(owner, daily(), actor).catch((e) => e)).status));
-    expect(status).toBe(409);
-    expect(qs.filter((q) => q.collection === 'scheduled_events')).toEqual([]);
+    const qs = await queriesOf(async () => expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409));
+    const [holders] = ours(qs).filter((q) => q.collection === 'scheduled_events');
+    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_events.'))).toEqual([expect.stringMatching(/"organization_place":true,"ends_at":\{"\$lte"/)]);
+    expect(await ScheduledEvent.find(holders.filter).lean()).toEqual([]);
+    expect(await scans(ours(qs))).toEqual([]);
   });
 
-  it('at a full cap held by a one-off event past its start whose run never completed (no Schedule here), a second refused create in a row does not reread the places', async () => {
+  it('at a full cap held by a one-off event past its start whose run never completed (no Schedule here), a refused create reads that event and its completion only, by index', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '3' });
-    const { t, u, owner, actor } = await basicOwner();
+    const { owner, actor } = await basicOwner();
     const once = await createEvent(owner, { ...daily(new Date(Date.now() + 60_000).toISOString()), recurrency: null }, actor);
     for (let i = 0; i < 2; i += 1) await createEvent(owner, daily(), actor);
     // Stands for time passing: its start was 5 s ago and its run did not happen (still within its catch-up window).
-    await ScheduledEvent.updateOne({ _id: once._id }, { $set: { start_event: new Date(Math.floor(Date.now() / 1000) * 1000 - 5000) } });
-    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
-    let status = 0;
-    const qs = await queriesOf(async () => (status = (await createEvent(owner, daily(), actor).catch((e) => e)).status));
-    expect(status).toBe(409);
-    expect(qs.filter((q) => q.collection === 'scheduled_events' || q.collection === 'scheduled_event_completions')).toEqual([]);
+    const start = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
+    await ScheduledEvent.updateOne({ _id: once._id }, { $set: { start_event: start, ends_at: start } });
+    const qs = await queriesOf(async () => expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409));
+    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_event_completions.'))).toEqual([`scheduled_event_completions.find({"event_id":{"$in":["${once._id}"]}})`]);
+    expect(await scans(ours(qs))).toEqual([]);
   });
 });
 
@@ -189,10 +181,11 @@ describe('a full counter frees an ended event at once (HTTP, the worker runs it)
     const t = await newTenant();
     const u = await basicUser(t);
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
+    // The other places first, so that the refusal below comes well before the one-off's time however slow the machine.
+    for (let i = 1; i < n; i += 1) await createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 });
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
     const once = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } });
     expect(once.status, JSON.stringify(once.body)).toBe(200);
-    for (let i = 1; i < n; i += 1) await createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 });
     const json = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty };
     expect((await call('POST', B, { key: u.key, json })).status).toBe(409); // the edge found nothing to free
     await until('the one-off run', () => call('GET', `${B}/${once.body.event.id}`, { key: u.key }), (r) => r.body.event?.status === 'completed', 60_000);
@@ -207,13 +200,17 @@ describe('editing an ended event (activities in this process, small caps)', () =
     const { t, u, owner, actor } = await basicOwner();
     const ended = await createEvent(owner, daily(), actor);
     await createEvent(owner, daily(), actor);
-    await ScheduledEvent.updateOne({ _id: ended._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
+    // Stands for time passing (its earliest possible end, written by every save, passed too).
+    await ScheduledEvent.updateOne({ _id: ended._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), ends_at: new Date('2020-01-10T10:30:00Z') } });
     await createEvent(owner, daily(), actor); // frees the ended event's user place
-    const held = await EventSlot.countDocuments({ event_id: ended._id });
+    const counters = async () => Promise.all([`s|${t.organization_id}|${u.user_id}`, `u|${t.organization_id}|${u.user_id}`, `o|${t.organization_id}`].map(async (_id) => (await EventCounter.findById(_id).lean())?.n));
+    const held = await counters();
+    expect(held).toEqual([3, 2, 3]);
     const input: EventInput = { ...daily('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), metadata: { ...loyalty, note: 'renamed' } };
     const res = await prepareUpdate(t.organization_id, ended._id, input, actor).then(({ prev, next }) => commitUpdate(prev, next)).catch((e) => e);
     expect(res.status, res.message).toBe(422);
     expect(res.message).toMatch(/^end_date: the event would never run again/);
-    expect(await EventSlot.countDocuments({ event_id: ended._id })).toBe(held);
+    expect(await counters()).toEqual(held);
+    expect((await ScheduledEvent.findById(ended._id).lean())?.user_place).toBe(false);
   });
 });

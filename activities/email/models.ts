@@ -1,4 +1,4 @@
-/** What was sent, and the per-user hourly limit's slots: schemas imported by store.ts alone. */
+/** What was sent, and the per-user hourly limit's counts: schemas imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
 import type { EmailType } from './compose';
 
@@ -30,14 +30,22 @@ export interface EmailLogDoc {
 }
 export const EmailLog = mongoose.model<EmailLogDoc>('EmailLog', emailLogSchema, 'email_log');
 
-/** One counted send: `<org>|<user>|<hour ISO>|<slot number or k:key hash>` (store.ts). */
-const sendSlotSchema = new Schema(
+/**
+ * The per-user hourly limit (store.ts), per `<org>|<user>|<hour ISO>|`: `count` (its `n`, the sends
+ * counted) and `k:<key hash>` (a key counted). The collection's name is the previous version's,
+ * whose numbered slot documents (`…|1`, `…|2`) are read once in the hour of the upgrade and
+ * deleted with their hour.
+ */
+const sendCountSchema = new Schema(
   {
     _id: { type: String, required: true },
     organization_id: { type: String, required: true },
     user_id: { type: String, required: true },
     hour: { type: Date, required: true },
+    n: { type: Number },
   },
   { versionKey: false },
 );
-export const SendSlot = mongoose.model('EmailSendSlot', sendSlotSchema, 'email_send_slots');
+// A user's earlier hours, deleted at the first send of an hour.
+sendCountSchema.index({ organization_id: 1, user_id: 1, hour: 1 });
+export const SendCount = mongoose.model('EmailSendSlot', sendCountSchema, 'email_send_slots');

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { config } from '../config';
 import { PlatformError, forbidden } from '../errors';
-import { countKey, sentRecord, takeSendSlot, uncountKey } from './store';
+import { countKey, sentRecord, takeSend, uncountKey } from './store';
 
 export const ADMIN_LEVEL = 1;
 
@@ -46,7 +46,7 @@ export async function reserveSend(input: { organization_id: string; user_id: str
   const u = { organization_id: input.organization_id, user_id: input.user_id, hour };
   const keyHash = createHash('sha256').update(input.idempotency_key).digest('hex').slice(0, 24);
   if (!(await countKey(u, keyHash))) return; // counted already (a concurrent repeat)
-  if (await takeSendSlot(u, limit)) return;
+  if (await takeSend(u, limit)) return;
   await uncountKey(u, keyHash); // not sent: a retry after the hour is counted then
   const retryAfter = Math.max(1, Math.ceil((hour.getTime() + HOUR - now.getTime()) / 1000));
   throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, { 'Retry-After': String(retryAfter) });

@@ -1,14 +1,11 @@
 /**
  * Email's data: the record of each message sent (one per organization and idempotency key) and
- * the slots of the per-user hourly limit. The only file that reads or writes email's models.
- *
- * The limit is counted with inserts under unique keys, never a counter: a `k:` document per
- * idempotency key counted, then one of the hour's numbered slots 1..limit (activities/db
- * `takeSlot`). Concurrent senders in any process never take more slots than the limit, where an
- * `$inc` could lose increments on the embedded server (activities/db/README.md).
+ * the per-user hourly limit: per user and hour, a `k:` document per idempotency key counted (an
+ * insert under a unique key: a repeat counts once) and a counter document whose `n` goes up by
+ * a conditional `$inc` (`n < limit`), exact when senders race in any process.
  */
-import { byId, Cache, insertOnce, takeSlot } from '../db';
-import { EmailLog, SendSlot, type EmailLogDoc } from './models';
+import { byId, insertOnce } from '../db';
+import { EmailLog, SendCount, type EmailLogDoc } from './models';
 
 export type { EmailLogDoc };
 
@@ -28,33 +25,37 @@ export interface HourOfUser {
   user_id: string;
   hour: Date;
 }
-const prefixOf = (u: Pick<HourOfUser, 'organization_id' | 'user_id'>) => `${u.organization_id}|${u.user_id}|`;
-const baseOf = (u: HourOfUser) => `${prefixOf(u)}${u.hour.toISOString()}|`;
+const baseOf = (u: HourOfUser) => `${u.organization_id}|${u.user_id}|${u.hour.toISOString()}|`;
 const fieldsOf = (u: HourOfUser) => ({ organization_id: u.organization_id, user_id: u.user_id, hour: u.hour });
-
-/**
- * Where the last free slot was found, per user and hour, so probing starts there: a hint only
- * (a slot taken meanwhile by another process is skipped by its unique key), kept for the hour.
- */
-const slotHint = new Cache<string, number>({ max: 10_000, ttlMs: 3_600_000 });
 
 /** Counts the key in the user's hour once; false when it was counted already. */
 export async function countKey(u: HourOfUser, keyHash: string): Promise<boolean> {
-  return insertOnce(SendSlot, { _id: `${baseOf(u)}k:${keyHash}`, ...fieldsOf(u) });
+  return insertOnce(SendCount, { _id: `${baseOf(u)}k:${keyHash}`, ...fieldsOf(u) });
 }
 
 /** Gives the key back (its send did not happen): a retry after the hour is counted then. */
 export async function uncountKey(u: HourOfUser, keyHash: string): Promise<void> {
-  await SendSlot.deleteOne({ _id: `${baseOf(u)}k:${keyHash}` });
+  await SendCount.deleteOne({ _id: `${baseOf(u)}k:${keyHash}` });
 }
 
-/** Takes one of the hour's slots 1..limit; false when all are taken. */
-export async function takeSendSlot(u: HourOfUser, limit: number): Promise<boolean> {
-  const base = baseOf(u);
-  const slot = await takeSlot(SendSlot, { id: (n) => `${base}${n}`, from: slotHint.get(base) ?? 1, to: limit + 1, fields: () => fieldsOf(u) });
-  if (!slot) return false;
-  slotHint.set(base, slot.n + 1);
-  // The hour's first send: the user's earlier hours are of no further use.
-  if (slot.n === 1) await SendSlot.deleteMany({ _id: { $gte: prefixOf(u), $lt: base } }).catch(() => undefined);
-  return true;
+/**
+ * Sends the previous version counted in this hour: its numbered slot documents `<base>1`…
+ * `<base><limit>` (read once per user and hour, when the hour's counter is created).
+ */
+async function slotsOfPreviousVersion(u: HourOfUser, limit: number): Promise<number> {
+  const ids = Array.from({ length: Math.min(limit, 1000) }, (_, i) => `${baseOf(u)}${i + 1}`);
+  return (await SendCount.find({ _id: { $in: ids } }, { _id: 1 }).lean()).length;
+}
+
+/** Counts one send in the user's hour; false when `limit` are counted already. */
+export async function takeSend(u: HourOfUser, limit: number): Promise<boolean> {
+  const _id = `${baseOf(u)}count`;
+  const take = async () => (await SendCount.updateOne({ _id, n: { $lt: limit } }, { $inc: { n: 1 } })).modifiedCount === 1;
+  if (await take()) return true;
+  // The hour's first send (else the counter is full, or was created by a concurrent send after
+  // the first try): the counter, then the user's earlier hours are of no further use.
+  if (!(await SendCount.exists({ _id })) && (await insertOnce(SendCount, { _id, ...fieldsOf(u), n: await slotsOfPreviousVersion(u, limit) }))) {
+    await SendCount.deleteMany({ organization_id: u.organization_id, user_id: u.user_id, hour: { $lt: u.hour } }).catch(() => undefined);
+  }
+  return take();
 }

@@ -8,7 +8,7 @@ import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { TASKS, type ScheduledTask } from './registry';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, eventById, eventMetadata, eventsOf, freePlaces, holdsPlace, insertCompletion, insertEvent, insertManualRun, insertRun, manualKeyId, manualRunsByIds, manualWindowId, organizationPlace, removeEvent, runById, runsOf, storedPlace, takePlace, userPlace, writeOverRevision, writePause, type EventDoc, type RunDoc } from './store';
+import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type Taken } from './store';
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 
@@ -86,34 +86,37 @@ const overOrganizationCap = (cap: number) => conflict(`An organization may have 
 const overStoredCap = (cap: number) => conflict(`A user may store at most ${cap} scheduled events, ended ones included (SCHEDULER_MAX_STORED_EVENTS_PER_USER); delete one`);
 
 /**
- * The event's places under both caps (db `takeSlot`: exact when creations race) beyond those it
- * already `holds`, or 409 naming the cap (nothing taken). An event holds its places while active
- * and while paused (a resume never meets the cap); once ended they are freed lazily, when a
- * counter is full (store.ts `releaseAbandoned`). A create (`holds` undefined) also takes a place
- * among the user's stored events, first (`storedPlace`): held until the event is deleted, never
- * taken again by an update, so a revival takes no second one.
+ * The event's places under the caps beyond those it `holds` (store.ts `takePlace`: a counter's
+ * conditional `$inc`, exact when creations race), or 409 naming the cap (what was taken is given
+ * back). An event holds its places while active and while paused (a resume never meets the cap);
+ * once ended, its active places are given back lazily, when a counter is full (store.ts
+ * `freeFull`). A create (`holds` undefined) also takes a place among the user's stored events,
+ * first: held until the event is deleted, never taken again by an update.
  */
-async function takePlaces(organization_id: string, user_id: string, event_id: string, holds?: readonly string[]): Promise<string[]> {
+async function takePlaces(organization_id: string, user_id: string, event_id: string, holds?: Places): Promise<Taken[]> {
   const cfg = config();
-  const counters = [
-    ...(holds ? [] : [{ id: storedPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_STORED_EVENTS_PER_USER, over: overStoredCap, endedFree: false }]),
-    { id: userPlace(organization_id, user_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap, endedFree: true },
-    { id: organizationPlace(organization_id), cap: cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, over: overOrganizationCap, endedFree: true },
+  const counters: Array<{ kind: PlaceKind; cap: number; over: (cap: number) => PlatformError }> = [
+    { kind: 'stored', cap: cfg.SCHEDULER_MAX_STORED_EVENTS_PER_USER, over: overStoredCap },
+    { kind: 'user', cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap },
+    { kind: 'organization', cap: cfg.SCHEDULER_MAX_EVENTS_PER_ORGANIZATION, over: overOrganizationCap },
   ];
-  const taken: string[] = [];
+  const taken: Taken[] = [];
   try {
     for (const c of counters) {
-      if (holds && holdsPlace(c.id, holds)) continue;
-      const slot = await takePlace(c.id, c.cap, event_id, organization_id, c.endedFree);
-      if (!slot) throw c.over(c.cap);
-      taken.push(slot);
+      if (holds && (c.kind === 'stored' || holds[c.kind])) continue;
+      const place = await takePlace(c.kind, { organization_id, user_id }, c.cap, event_id);
+      if (!place) throw c.over(c.cap);
+      taken.push(place);
     }
   } catch (err) {
-    await freePlaces(event_id, taken).catch(() => undefined);
+    await giveBackTaken(taken).catch(() => undefined);
     throw err;
   }
   return taken;
 }
+
+/** The places a prepared update took (`prepareUpdate` → `commitUpdate` / `abandonUpdate`, the same `next` object). */
+const takenFor = new WeakMap<EventDoc, Taken[]>();
 
 /** Metadata a type needs to run at all, checked when the event is saved. */
 async function checkMetadata(input: EventInput): Promise<void> {
@@ -144,14 +147,18 @@ export async function createEvent(owner: { organization_id: string; user_id: str
   checkLoad(fields, actor.level);
   await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
   await checkMetadata(input);
+  await placesReady();
   const _id = newId('evt');
-  const slots = await takePlaces(owner.organization_id, owner.user_id, _id);
+  const taken = await takePlaces(owner.organization_id, owner.user_id, _id);
+  let doc: EventDoc;
   try {
-    return await insertEvent({ _id, ...owner, ...fields, rev: 0, slots });
+    doc = await insertEvent({ _id, ...owner, ...fields, rev: 0, ...placeFields({ stored: true, user: true, organization: true }), ...tokenFields(undefined, taken), ends_at: endsAt(fields) });
   } catch (err) {
-    await freePlaces(_id, slots).catch(() => undefined);
+    await giveBackTaken(taken).catch(() => undefined);
     throw err;
   }
+  keepTaken(taken);
+  return doc;
 }
 
 const findEvent = eventById;
@@ -178,6 +185,7 @@ export async function getEvent(organization_id: string, event_id: string): Promi
  */
 export async function prepareUpdate(organization_id: string, event_id: string, raw: EventInput, actor: Actor): Promise<{ prev: EventDoc; next: EventDoc }> {
   const input = normalized(raw);
+  await placesReady();
   const prev = await findEvent(organization_id, event_id);
   if (!prev) throw eventNotFound();
   const timezone = checkTiming(input);
@@ -188,14 +196,16 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   await checkMetadata(input);
   // An ended event gave up its places (or will): running again, it takes back those it lost, last
   // of all the checks (409 naming the cap when full). Events saved before the caps take none.
-  const slots = prev.slots && [...prev.slots, ...(await takePlaces(organization_id, prev.user_id, event_id, prev.slots))];
-  const next: EventDoc = { ...prev, ...fields, rev: (prev.rev ?? 0) + 1, ...(slots ? { slots } : {}) };
+  const held = placesOf(prev);
+  const taken = held ? await takePlaces(organization_id, prev.user_id, event_id, held) : [];
+  const next: EventDoc = { ...prev, ...fields, rev: (prev.rev ?? 0) + 1, ...(held ? { ...placeFields({ ...held, user: true, organization: true }), ...tokenFields(prev.place_tokens, taken) } : {}), ends_at: endsAt(fields) };
+  takenFor.set(next, taken);
   return { prev, next };
 }
 
-/** Frees the places a prepared update took (its Schedule refused it, or it was not committed). */
-export async function abandonUpdate(prev: EventDoc, next: EventDoc): Promise<void> {
-  await freePlaces(next._id, (next.slots ?? []).filter((s) => !prev.slots?.includes(s)));
+/** Gives back the places a prepared update took (its Schedule refused it, or it was not committed); a second call gives nothing. */
+export async function abandonUpdate(_prev: EventDoc, next: EventDoc): Promise<void> {
+  await giveBackTaken(takenFor.get(next) ?? []);
 }
 
 /**
@@ -204,12 +214,13 @@ export async function abandonUpdate(prev: EventDoc, next: EventDoc): Promise<voi
  */
 export async function commitUpdate(prev: EventDoc, next: EventDoc): Promise<EventDoc> {
   // The pause is its own change (setPaused): an update never writes back the pause it read.
-  const { _id, created_at: _c, updated_at: _u, paused: _p, pause_note: _n, paused_at: _a, ...fields } = next;
+  const { _id, created_at: _c, updated_at: _u, paused: _p, pause_note: _n, paused_at: _a, slots: _s, ...fields } = next;
   const doc = await writeOverRevision(prev.organization_id, _id, prev.rev, fields);
   if (!doc) {
     await abandonUpdate(prev, next).catch(() => undefined);
     throw conflict('The event was changed or deleted at the same time; read it and try again');
   }
+  keepTaken(takenFor.get(next) ?? []);
   return (await withStatus([doc]))[0];
 }
 
@@ -258,7 +269,7 @@ const tooSoon = (min: number, waitMs: number) =>
  */
 export async function claimManualRun(e: EventDoc, key: string | undefined, lastRun: () => Promise<Date | null>): Promise<ManualRun> {
   const keyId = key === undefined ? null : manualKeyId(e._id, createHash('sha256').update(key).digest('hex'));
-  const byKey = async () => (keyId ? (await manualRunsByIds([keyId]))[0] : undefined);
+  const byKey = async () => (keyId ? await manualRunById(keyId) : null);
   const replay = (at: Date): ManualRun => ({ at, replayed: true, release: async () => undefined });
   const seen = await byKey();
   if (seen) return replay(seen.at);
@@ -279,11 +290,11 @@ export async function claimManualRun(e: EventDoc, key: string | undefined, lastR
     const n = Math.floor(t / min);
     const mine = { _id: manualWindowId(e._id, n), event_id: e._id, organization_id: e.organization_id, at: now };
     if (!(await insertManualRun(mine))) {
-      const [held] = await manualRunsByIds([mine._id]);
+      const held = await manualRunById(mine._id);
       return (held ? held.at.getTime() : t) + min - t;
     }
     claims.push(mine);
-    const near = (await manualRunsByIds([manualWindowId(e._id, n - 1), manualWindowId(e._id, n + 1)])).filter((d) => Math.abs(d.at.getTime() - t) < min);
+    const near = await windowClaimsNear(e._id, now, min, mine._id);
     return near.length ? Math.max(...near.map((d) => d.at.getTime())) + min - t : null;
   };
   try {

@@ -32,12 +32,24 @@ const eventSchema = new Schema(
     // Schedule policies; absent on older events: the defaults (skip, 60 minutes).
     overlap: { type: String, enum: OVERLAPS },
     catchup_window_minutes: { type: Number },
-    // The places it holds under the caps (scheduled_event_slots `_id`s); absent on events saved before the caps.
+    // The places it holds under the caps (store.ts, counters below): true while held, false once
+    // given up (an ended event's active places); all absent on events saved before the caps.
+    stored_place: { type: Boolean },
+    user_place: { type: Boolean },
+    organization_place: { type: Boolean },
+    // The earliest time it may be over (a lower bound, moved forward when found still live); null:
+    // never (a rule without end_date). A full counter reads only its holders with ends_at past.
+    ends_at: { type: Date, default: null },
+    // The tokens of the takes of the places it holds, by kind (store.ts `Taken`).
+    place_tokens: { type: Schema.Types.Mixed },
+    // Written by the previous version only: the ids of its places (store.ts `placesReady` converts them).
     slots: { type: [String], default: undefined },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
-eventSchema.index({ organization_id: 1, user_id: 1 });
+// A user's events (listings: the prefix), and a full counter's holders that may have ended.
+eventSchema.index({ organization_id: 1, user_id: 1, user_place: 1, ends_at: 1 });
+eventSchema.index({ organization_id: 1, organization_place: 1, ends_at: 1 });
 
 export interface EventDoc {
   _id: string;
@@ -62,6 +74,12 @@ export interface EventDoc {
   paused_at?: Date | null;
   overlap?: Overlap;
   catchup_window_minutes?: number;
+  stored_place?: boolean;
+  user_place?: boolean;
+  organization_place?: boolean;
+  ends_at?: Date | null;
+  place_tokens?: Partial<Record<'stored' | 'user' | 'organization', string>>;
+  /** the previous version's place ids (events not yet converted) */
   slots?: string[];
   created_at: Date;
   updated_at: Date;
@@ -126,27 +144,25 @@ export interface CompletionDoc {
 }
 
 /**
- * A place under a cap (SCHEDULER_MAX_EVENTS_PER_USER, …_PER_ORGANIZATION): `u|<organization>|<user>|<n>`
- * or `o|<organization>|<n>`, n below the cap, taken by an insert under that unique `_id` (exact
- * when creations race, where a counter's `$inc` is not on FerretDB), listed in its event's `slots`,
- * and deleted with its event, or once the event has ended when the counter is next full (store.ts).
- * `s|<organization>|<user>|<n>` (SCHEDULER_MAX_STORED_EVENTS_PER_USER) is deleted with its event only.
+ * A cap's counter (SCHEDULER_MAX_EVENTS_PER_USER, …_PER_ORGANIZATION, …_STORED_EVENTS_PER_USER):
+ * `u|<organization>|<user>`, `o|<organization>`, `s|<organization>|<user>`; `n` the places held,
+ * taken by a conditional `$inc` (`n < cap`) and given back by `$inc: -1` exactly once per place
+ * (store.ts). `pending`: a take's token (`<event id>~<random>`) → when, until its event holds the
+ * place: what repairs a take whose event was never written.
  */
-const slotSchema = new Schema(
+const counterSchema = new Schema(
   {
     _id: { type: String, required: true },
-    event_id: { type: String, required: true },
-    organization_id: { type: String, required: true },
-    created_at: { type: Date, required: true },
+    n: { type: Number, required: true },
+    pending: { type: Schema.Types.Mixed },
   },
-  { versionKey: false },
+  { versionKey: false, minimize: false },
 );
 
-export interface SlotDoc {
+export interface CounterDoc {
   _id: string;
-  event_id: string;
-  organization_id: string;
-  created_at: Date;
+  n: number;
+  pending?: Record<string, Date>;
 }
 
 /**
@@ -164,6 +180,8 @@ const manualRunSchema = new Schema(
   },
   { versionKey: false },
 );
+// Claims near a time (the interval check) and an event's claims (deleted with it).
+manualRunSchema.index({ event_id: 1, at: 1 });
 
 export interface ManualRunDoc {
   _id: string;
@@ -174,6 +192,6 @@ export interface ManualRunDoc {
 
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
-export const EventSlot = mongoose.model<SlotDoc>('EventSlot', slotSchema, 'scheduled_event_slots');
+export const EventCounter = mongoose.model<CounterDoc>('EventCounter', counterSchema, 'scheduled_event_counters');
 export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');
 export const EventManualRun = mongoose.model<ManualRunDoc>('EventManualRun', manualRunSchema, 'scheduled_event_manual_runs');

@@ -1,17 +1,17 @@
 /**
- * The scheduler store: the one file that reads and writes events, their runs and completions.
- * A run reads its event and its own record by `_id` (both servers answer from the primary key);
- * an event's organization is checked on the document read. Listings use the declared indexes
- * (a user's events, an event's runs): an index on MongoDB, a scan on the embedded FerretDB,
- * which these admin and owner pages afford. Runs never update their event: a one-off event's
- * completion is its own document, inserted once (on FerretDB 1.x an update read the whole
- * collection under the write lock, and at 20 due events a second those reads were most of the
- * dispatch lateness).
+ * The scheduler store: the one file that reads and writes events, their runs and completions, and
+ * the counters of the caps on events. A run reads its event and its own record by `_id`; listings,
+ * a full counter's search for ended events and an event's runs are indexed queries (models.ts).
+ * Runs never update their event: a one-off event's completion is its own document, inserted once.
+ * The caps are counters changed by atomic conditional updates, and each event says which places it
+ * holds (`stored_place`, `user_place`, `organization_place`): a place is given back by whoever
+ * changes that field (a delete, the release of an ended event), so exactly once.
  */
-import { byIds, Cache, firstFree, insertOnce, jsonText, readSlots, takeSlot } from '../db';
+import { randomBytes } from 'node:crypto';
+import { insertOnce, jsonText, markedOnce } from '../db';
 import { nextRuns } from './calendar';
 import { DEFAULT_CATCHUP_MINUTES } from './constants';
-import { EventCompletion, EventManualRun, EventRun, EventSlot, ScheduledEvent, type EventDoc, type ManualRunDoc, type RunDoc, type SlotDoc } from './models';
+import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc } from './models';
 
 export type { EventDoc, RunDoc };
 
@@ -41,54 +41,121 @@ export async function writePause(organization_id: string, _id: string, pause: { 
   return ScheduledEvent.findOneAndUpdate({ _id, organization_id }, { $set: pause }, { new: true }).lean<EventDoc>();
 }
 
-/** false: no such event in the organization. Its completions and its places under the caps go with it. */
+/** false: no such event in the organization. Its completions, manual runs and places go with it. */
 export async function removeEvent(organization_id: string, event_id: string): Promise<boolean> {
+  await placesReady();
+  // Whoever deletes the document gives its places back (from the document as deleted): once.
   const doc = await ScheduledEvent.findOneAndDelete({ _id: event_id, organization_id }).lean<EventDoc>();
   if (!doc) return false;
-  await EventCompletion.deleteMany({ event_id });
-  await EventManualRun.deleteMany({ event_id });
-  await freePlaces(event_id, doc.slots ?? []);
+  const held = placesOf(doc);
+  await Promise.all([
+    EventCompletion.deleteMany({ event_id }),
+    EventManualRun.deleteMany({ event_id }),
+    ...KINDS.filter((k) => held?.[k]).map((k) => giveBackHeld(doc, k)),
+  ]);
   return true;
 }
 
-// ---- places under the caps (models.ts, EventSlot): numbered slots, taken by insert (db `takeSlot`)
+// ---- places under the caps (models.ts, EventCounter)
 
-export const userPlace = (organization_id: string, user_id: string) => (n: number) => `u|${organization_id}|${user_id}|${n}`;
-export const organizationPlace = (organization_id: string) => (n: number) => `o|${organization_id}|${n}`;
 /**
- * A user's stored events, ended ones included: taken at create only and freed only with the event
- * (`removeEvent`), never by the release of ended events, so ended events (and their Schedules)
- * stay bounded however often short-lived ones are created.
+ * `stored`: a user's stored events, ended ones included (SCHEDULER_MAX_STORED_EVENTS_PER_USER),
+ * taken at create and given back only with the event, so ended events (and their Schedules) stay
+ * bounded. `user`, `organization`: active events, given back also once the event has ended.
  */
-export const storedPlace = (organization_id: string, user_id: string) => (n: number) => `s|${organization_id}|${user_id}|${n}`;
-const BLOCK = 128;
-/** A slot its event does not list (or whose event does not exist) after this long was left by a process that stopped between writes. */
-const ABANDONED_MS = 60_000;
-/** Where this process last found a free place, per counter: a hint (a taken slot is skipped by its unique key). */
-const placeHint = new Cache<string, number>({ max: 10_000, ttlMs: 600_000 });
-/**
- * Inserts tried from a guess (the hint, or the first free slot read) before the slots are read
- * again: another process may have filled the range after the guess, and one insert per taken slot
- * would make a create cost up to `cap` failing inserts.
- */
-const MISSES = 4;
+export const KINDS = ['stored', 'user', 'organization'] as const;
+export type PlaceKind = (typeof KINDS)[number];
+const FIELD = { stored: 'stored_place', user: 'user_place', organization: 'organization_place' } as const;
+export type Places = Record<PlaceKind, boolean>;
 
-async function tryTake(id: (n: number) => string, from: number, cap: number, fields: () => Record<string, unknown>) {
-  if (from >= cap) return null;
-  const slot = await takeSlot(EventSlot, { id, from, to: Math.min(cap, from + MISSES), fields });
-  if (slot) placeHint.set(id(0), slot.n + 1);
-  return slot?._id ?? null;
+const counterId = (kind: PlaceKind, e: Pick<EventDoc, 'organization_id' | 'user_id'>) =>
+  kind === 'organization' ? `o|${e.organization_id}` : `${kind === 'user' ? 'u' : 's'}|${e.organization_id}|${e.user_id}`;
+
+/** The places the event holds; null for an event saved before the caps (it takes none). */
+export function placesOf(e: Pick<EventDoc, 'stored_place' | 'user_place' | 'organization_place' | 'slots'>): Places | null {
+  if (KINDS.some((k) => e[FIELD[k]] !== undefined)) return { stored: !!e.stored_place, user: !!e.user_place, organization: !!e.organization_place };
+  if (!e.slots) return null;
+  const has = (p: string) => e.slots!.some((s) => s.startsWith(p));
+  return { stored: has('s|'), user: has('u|'), organization: has('o|') };
+}
+
+/** The event fields saying it holds these places. */
+export const placeFields = (p: Places) => ({ stored_place: p.stored, user_place: p.user, organization_place: p.organization });
+
+/**
+ * The earliest time the event may be over (ScheduledEvent `ends_at`): a one-off event at its start
+ * (its run may complete then), a rule with an end_date no earlier than its next time within the
+ * catch-up window plus that window; null for a rule without end_date, never over.
+ */
+export function endsAt(e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurrency' | 'cron' | 'timezone' | 'catchup_window_minutes'>, now = Date.now()): Date | null {
+  if (!e.recurrency) return e.start_event;
+  if (!e.end_date) return null;
+  const window = (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000;
+  const next = nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(now - window), 1)[0];
+  return new Date(next ? next.getTime() + window : now);
 }
 
 /**
- * Per counter, until when (epoch ms) `releaseAbandoned` found nothing it could free: no held place
- * can be freed before then, since no event can end and no interrupted write pass ABANDONED_MS
- * earlier. Capped at QUIET_MS, the delay an event resumed or moved by another call may wait to be
- * freed; a full counter is then not reread (every place and its event) on every refused create.
+ * A place taken for an event: its counter and the take's token, `<event id>~<random>`, kept in the
+ * counter's `pending` (and, once written, in the event's `place_tokens`) until the token is cleared.
+ * A token left in a counter whose event does not hold the place with it (a process stopped between
+ * the take and the event's write, or before giving it back) is given back when the counter is next
+ * full (`freeFull`), once older than ABANDONED_MS.
  */
-const QUIET_MS = 10_000;
-const MIN_QUIET_MS = 1_000;
-const quietUntil = new Cache<string, number>({ max: 10_000, ttlMs: QUIET_MS });
+export interface Taken {
+  kind: PlaceKind;
+  counter: string;
+  token: string;
+}
+
+const ABANDONED_MS = 60_000;
+const eventOfToken = (token: string) => token.slice(0, token.lastIndexOf('~'));
+const pendingPath = (token: string) => `pending.${token}`;
+
+/**
+ * Tokens of takes whose event was written, per counter, cleared by this process's next take on
+ * that counter in the same update (keeping a place costs no write). Bounded: dropped entries only
+ * leave their tokens in the counter until it is next full, which then clears them.
+ */
+const toClear = new Map<string, string[]>();
+const TO_CLEAR_MAX = 10_000;
+
+/** The event holds its places now (it was written): their tokens are cleared by the next take. */
+export function keepTaken(taken: readonly Taken[]): void {
+  if (toClear.size >= TO_CLEAR_MAX) toClear.clear();
+  for (const t of taken) toClear.set(t.counter, [...(toClear.get(t.counter) ?? []), t.token]);
+}
+
+/** The event fields recording the tokens of these takes (over the event's `before`). */
+export const tokenFields = (before: EventDoc['place_tokens'], taken: readonly Taken[]) => ({
+  place_tokens: { ...before, ...Object.fromEntries(taken.map((t) => [t.kind, t.token])) },
+});
+
+/**
+ * Gives a take back (`n - 1`) only if its token is still in the counter, so whoever calls, and
+ * however often, it is given back once. true when this call did.
+ */
+async function giveBackToken(counter: string, token: string): Promise<boolean> {
+  const res = await EventCounter.updateOne({ _id: counter, [pendingPath(token)]: { $exists: true } }, { $unset: { [pendingPath(token)]: 1 }, $inc: { n: -1 } });
+  return res.modifiedCount === 1;
+}
+
+/** Gives back places taken for an event that will not hold them (its write failed or was refused). */
+export async function giveBackTaken(taken: readonly Taken[]): Promise<void> {
+  await Promise.all(taken.map((t) => giveBackToken(t.counter, t.token)));
+}
+
+/**
+ * Gives back a place the event held, by the one call that took it off the event (its delete, or
+ * its release): its token goes too, so no later repair gives it back again.
+ */
+async function giveBackHeld(e: Pick<EventDoc, 'organization_id' | 'user_id' | 'place_tokens'>, kind: PlaceKind): Promise<void> {
+  const token = e.place_tokens?.[kind];
+  await EventCounter.updateOne({ _id: counterId(kind, e) }, { $inc: { n: -1 }, ...(token ? { $unset: { [pendingPath(token)]: 1 } } : {}) });
+}
+
+/** What `endedEvents` and the release of an ended event read of an event. */
+const LIFETIME_FIELDS = { _id: 1, organization_id: 1, user_id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, rev: 1, stored_place: 1, user_place: 1, organization_place: 1, place_tokens: 1 } as const;
 
 /**
  * Which of these events are over for good: a one-off event whose start-time run happened, or any
@@ -108,102 +175,113 @@ export async function endedEvents(events: EventDoc[], now = Date.now()): Promise
 }
 
 /**
- * Takes `slot` off an ended event's `slots`, only over the version read (and not paused since):
- * true when this call did. The revision is bumped, so an update prepared from that version (which
- * would write the place back) fails as changed at the same time instead of reviving the event
- * without a place.
+ * Gives back an ended event's place of this kind: the event's field is cleared only over the
+ * version read (and not paused since), then the counter goes down, so of concurrent releases one
+ * does. The revision is bumped, so an update prepared from that version (which would write the
+ * place back) fails as changed instead of reviving the event without a place.
  */
-async function dropPlace(e: EventDoc, slot: string): Promise<boolean> {
+async function releaseEnded(e: EventDoc, kind: PlaceKind): Promise<boolean> {
   const res = await ScheduledEvent.updateOne(
-    { _id: e._id, rev: e.rev ?? { $exists: false }, paused: { $ne: true } },
-    { $set: { slots: (e.slots ?? []).filter((s) => s !== slot), rev: (e.rev ?? 0) + 1 } },
+    { _id: e._id, rev: e.rev ?? { $exists: false }, paused: { $ne: true }, [FIELD[kind]]: true },
+    { $set: { [FIELD[kind]]: false, rev: (e.rev ?? 0) + 1 } },
     { timestamps: false },
   );
-  return res.modifiedCount === 1;
-}
-
-/** What `endedEvents` and `dropPlace` read of an event. */
-const LIFETIME_FIELDS = { _id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, slots: 1, rev: 1 } as const;
-
-/**
- * The earliest time a live (not ended, not paused) event may end: a one-off event at its start
- * time (its run may complete then), any other no earlier than its next rule time within the
- * catch-up window plus that window.
- */
-function earliestEnd(e: EventDoc, now: number): number {
-  if (!e.recurrency) return e.start_event.getTime();
-  const window = (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000;
-  const next = nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(now - window), 1)[0];
-  return next ? next.getTime() + window : now;
+  if (res.modifiedCount !== 1) return false;
+  await giveBackHeld(e, kind);
+  return true;
 }
 
 /**
- * Frees the counter's places that no active event holds; how many. A place is freed when its
- * event is gone, or lists it no more (a create, revival or release interrupted half-way: only
- * once older than ABANDONED_MS, so not one of an event being created or revived now), or has
- * ended (`endedEvents`; the event's `slots` is written first, so it always lists what it holds).
- * Skipped while an earlier call found nothing to free and nothing can be yet (`quietUntil`).
- * `endedFree` false (the stored counter, `storedPlace`): an ended event keeps its place.
+ * Frees what it can of a full counter; how many places. Takes left pending by a process that
+ * stopped (older than ABANDONED_MS): given back unless their event holds the place. For the active
+ * counters, the holders whose `ends_at` passed (an index range: live events are not read) that
+ * have ended (`endedEvents`); one still live gets its `ends_at` moved to its next possible end, so
+ * the next refusal does not read it again.
  */
-async function releaseAbandoned(id: (n: number) => string, endedFree: boolean): Promise<number> {
+async function freeFull(kind: PlaceKind, counter: string, owner: Pick<EventDoc, 'organization_id' | 'user_id'>): Promise<number> {
   const now = Date.now();
-  if ((quietUntil.get(id(0)) ?? 0) > now) return 0;
-  const slots = (await readSlots<SlotDoc>(EventSlot, id, BLOCK)).map((s) => s.doc);
-  const events = await byIds<EventDoc>(ScheduledEvent, slots.map((s) => s.event_id), LIFETIME_FIELDS);
-  const ended = endedFree ? await endedEvents([...events.values()], now) : new Set<string>();
-  const old = now - ABANDONED_MS;
   let freed = 0;
-  let quiet = now + QUIET_MS;
-  for (const s of slots) {
-    const e = events.get(s.event_id);
-    const held = e?.slots?.includes(s._id);
-    const free = held ? ended.has(e!._id) && (await dropPlace(e!, s._id)) : s.created_at.getTime() <= old;
-    if (free) freed += (await EventSlot.deleteOne({ _id: s._id, event_id: s.event_id })).deletedCount ?? 0;
-    else if (!held) quiet = Math.min(quiet, s.created_at.getTime() + ABANDONED_MS);
-    // At least a second ahead: a one-off event past its start whose run did not complete (skipped,
-    // or no worker up) may end any moment, but an earliestEnd in the past would set no quiet time
-    // and every refused create would reread every place.
-    else if (endedFree && !e!.paused && !ended.has(e!._id)) quiet = Math.min(quiet, Math.max(earliestEnd(e!, now), now + MIN_QUIET_MS));
+  const doc = await EventCounter.findById(counter, { pending: 1 }).lean<CounterDoc>();
+  const stale = Object.entries(doc?.pending ?? {}).filter(([, at]) => new Date(at).getTime() <= now - ABANDONED_MS).map(([token]) => token);
+  if (stale.length) {
+    const events = await ScheduledEvent.find({ _id: { $in: [...new Set(stale.map(eventOfToken))] } }, { _id: 1, [FIELD[kind]]: 1, place_tokens: 1 }).lean<EventDoc[]>();
+    const kept = new Set(events.filter((e) => e[FIELD[kind]] === true).map((e) => e.place_tokens?.[kind]));
+    for (const token of stale) {
+      if (kept.has(token)) await EventCounter.updateOne({ _id: counter }, { $unset: { [pendingPath(token)]: 1 } });
+      else if (await giveBackToken(counter, token)) freed += 1;
+    }
   }
-  if (freed === 0 && quiet > now) quietUntil.set(id(0), quiet, quiet - now);
+  if (kind === 'stored') return freed;
+  const filter = kind === 'user' ? { organization_id: owner.organization_id, user_id: owner.user_id, user_place: true } : { organization_id: owner.organization_id, organization_place: true };
+  const candidates = await ScheduledEvent.find({ ...filter, ends_at: { $lte: new Date(now) } }, LIFETIME_FIELDS).lean<EventDoc[]>();
+  const ended = await endedEvents(candidates, now);
+  for (const e of candidates) {
+    if (ended.has(e._id)) {
+      if (await releaseEnded(e, kind)) freed += 1;
+    } else if (!e.paused) {
+      const next = endsAt(e, now);
+      // Over the version read: an update writes its own ends_at, which this must not overwrite.
+      if (next && next.getTime() > now) await ScheduledEvent.updateOne({ _id: e._id, rev: e.rev ?? { $exists: false } }, { $set: { ends_at: next } }, { timestamps: false });
+    }
+  }
   return freed;
 }
 
 /**
- * One place below `cap` of the counter for `event_id`, or null when all are taken. From the
- * hint, else from the first free slot (deletes leave gaps below the hint), a few inserts at a
- * time (MISSES); when full, the places of ended events and those left by an interrupted write
- * are freed (at most once per QUIET_MS while there is nothing to free) and a free one tried again;
- * with `endedFree` false, only those left by an interrupted write (`storedPlace`).
+ * One place under `cap` of the owner's counter of this kind for `event_id` (a conditional `$inc`,
+ * exact when creations race), or null when the counter is full after freeing what it could
+ * (`freeFull`). Its token stays in the counter until cleared (`keepTaken`) or given back (`giveBackTaken`).
  */
-export async function takePlace(id: (n: number) => string, cap: number, event_id: string, organization_id: string, endedFree = true): Promise<string | null> {
-  const fields = () => ({ event_id, organization_id, created_at: new Date() });
-  const hint = placeHint.get(id(0));
-  if (hint !== undefined) {
-    const taken = await tryTake(id, hint, cap, fields);
-    if (taken) return taken;
-  }
-  // A few inserts from the first free slot read, then read again: null only once a read finds
-  // every place below the cap taken (each missed insert is a place another create took meanwhile).
-  const fromFirstFree = async () => {
-    for (;;) {
-      const from = firstFree(await readSlots<SlotDoc>(EventSlot, id, BLOCK));
-      if (from >= cap) return null;
-      const taken = await tryTake(id, from, cap, fields);
-      if (taken) return taken;
-    }
+export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organization_id' | 'user_id'>, cap: number, event_id: string): Promise<Taken | null> {
+  await placesReady();
+  const counter = counterId(kind, owner);
+  const token = `${event_id}~${randomBytes(6).toString('base64url')}`;
+  const take = async () => {
+    const clear = toClear.get(counter) ?? [];
+    toClear.delete(counter);
+    const unset = clear.length ? { $unset: Object.fromEntries(clear.map((t) => [pendingPath(t), 1])) } : {};
+    const res = await EventCounter.updateOne({ _id: counter, n: { $lt: cap } }, { $inc: { n: 1 }, $set: { [pendingPath(token)]: new Date() }, ...unset }).catch((err) => {
+      if (clear.length) keepTaken(clear.map((t) => ({ kind, counter, token: t })));
+      throw err;
+    });
+    if (res.modifiedCount !== 1 && clear.length) keepTaken(clear.map((t) => ({ kind, counter, token: t })));
+    return res.modifiedCount === 1;
   };
-  const taken = await fromFirstFree();
-  if (taken || (await releaseAbandoned(id, endedFree)) === 0) return taken;
-  return fromFirstFree();
+  const taken = { kind, counter, token };
+  if (await take()) return taken;
+  // Not there yet (its first place), or created by a concurrent call after the first try, or full.
+  if (!(await EventCounter.exists({ _id: counter }))) await insertOnce(EventCounter, { _id: counter, n: 0, pending: {} });
+  if (await take()) return taken;
+  if ((await freeFull(kind, counter, owner)) === 0) return null;
+  return (await take()) ? taken : null;
 }
 
-/** Whether `slots` has a place of counter `id`. */
-export const holdsPlace = (id: (n: number) => string, slots: readonly string[]) => slots.some((s) => s.startsWith(id(0).slice(0, -1)));
+// ---- events saved by the previous version (numbered slot documents listed in `slots`)
 
-/** Frees the event's places (those it still holds). */
-export async function freePlaces(event_id: string, slots: string[]): Promise<void> {
-  if (slots.length) await EventSlot.deleteMany({ _id: { $in: slots }, event_id });
+/**
+ * The previous version kept the places as `scheduled_event_slots` documents (`u|<org>|<user>|<n>`,
+ * …) listed in each event's `slots`; that collection is no longer read or written. Once per
+ * database (the `db_markers` document `scheduled_events:places`), before any place is taken or
+ * given back, the counters are set from the events' `slots` (a counter already there is kept) and
+ * those events are rewritten with the place fields and `ends_at`, `slots` removed: one read of the
+ * events that have `slots` (a scan on the embedded server) and one write per such event.
+ */
+let converted: Promise<unknown> | undefined;
+export function placesReady(): Promise<unknown> {
+  if (!converted) {
+    converted = markedOnce('scheduled_events:places', async () => {
+      const legacy = await ScheduledEvent.find({ slots: { $exists: true } }, { ...LIFETIME_FIELDS, slots: 1 }).lean<EventDoc[]>();
+      const counts = new Map<string, number>();
+      for (const e of legacy) for (const k of KINDS) if (placesOf(e)?.[k]) counts.set(counterId(k, e), (counts.get(counterId(k, e)) ?? 0) + 1);
+      for (const [_id, n] of counts) await insertOnce(EventCounter, { _id, n, pending: {} });
+      for (const e of legacy) {
+        await ScheduledEvent.updateOne({ _id: e._id, slots: { $exists: true } }, { $set: { ...placeFields(placesOf(e)!), ends_at: endsAt(e) }, $unset: { slots: 1 } }, { timestamps: false });
+      }
+      return true;
+    });
+    converted.catch(() => (converted = undefined));
+  }
+  return converted;
 }
 
 export async function eventsOf(organization_id: string, user_id?: string): Promise<EventDoc[]> {
@@ -212,12 +290,8 @@ export async function eventsOf(organization_id: string, user_id?: string): Promi
 
 export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
 
-/** Which of these one-off events' start-time runs happened (one `_id` read for a single event). */
+/** Which of these one-off events' start-time runs happened (their completions, by the event_id index). */
 export async function completedEvents(events: Array<Pick<EventDoc, '_id' | 'start_event'>>): Promise<Set<string>> {
-  if (events.length === 1) {
-    const [e] = events;
-    return new Set((await EventCompletion.findById(completionKey(e._id, e.start_event)).lean()) ? [e._id] : []);
-  }
   const keys = new Set(events.map((e) => completionKey(e._id, e.start_event)));
   const found = await EventCompletion.find({ event_id: { $in: events.map((e) => e._id) } }, { _id: 1, event_id: 1 }).lean<Array<{ _id: string; event_id: string }>>();
   return new Set(found.filter((c) => keys.has(c._id)).map((c) => c.event_id));
@@ -257,9 +331,13 @@ export const manualKeyId = (event_id: string, key_sha256: string) => `k|${event_
 /** Inserts the record once: true when this call did; false when one was there (another call's). */
 export const insertManualRun = (doc: ManualRunDoc) => insertOnce(EventManualRun, { ...doc });
 
-/** The records with these `_id`s (those that exist). */
-export async function manualRunsByIds(ids: string[]): Promise<ManualRunDoc[]> {
-  return [...(await byIds<ManualRunDoc>(EventManualRun, ids)).values()];
+/** The record with this `_id`, or null. */
+export const manualRunById = (_id: string) => EventManualRun.findById(_id).lean<ManualRunDoc>();
+
+/** The event's interval claims (`w|`) other than `except` taken less than `ms` from `at` (by the event_id, at index). */
+export async function windowClaimsNear(event_id: string, at: Date, ms: number, except: string): Promise<ManualRunDoc[]> {
+  const near = await EventManualRun.find({ event_id, at: { $gt: new Date(at.getTime() - ms), $lt: new Date(at.getTime() + ms) } }).lean<ManualRunDoc[]>();
+  return near.filter((d) => d._id.startsWith('w|') && d._id !== except);
 }
 
 /** Deletes a record this call inserted (its `at` tells it from a later one under the same `_id`). */
