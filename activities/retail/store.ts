@@ -92,6 +92,8 @@ const indexedFields = (d: { _id: number; latitude: number }) => ({ venue_id: d._
 
 /** The venue of the organization, found through the {organization_id, venue_id} index. */
 const byVenueId = (organization_id: string, _id: number) => ({ _id, organization_id, venue_id: _id });
+/** An older venue: among those the organization has left without the fields (the embedded server reads them all). */
+const asOlder = (organization_id: string, _id: number) => ({ _id, organization_id, lat_band: null });
 
 /**
  * Organizations this process found without older venues (written before venue_id and lat_band):
@@ -148,20 +150,21 @@ export const venues = {
       await Venue.collection.insertMany(docs.slice(i, i + 1000).map((d) => ({ ...d, ...indexedFields(d), created_at: now, updated_at: now })) as never[], { ordered: true });
     }
   },
-  get: async (organization_id: string, _id: number) =>
-    (await Venue.findOne(byVenueId(organization_id, _id)).lean<VenueDoc>()) ?? ((await hasOlderVenues(organization_id)) ? Venue.findOne({ _id, organization_id }).lean<VenueDoc>() : null),
+  get: async (organization_id: string, _id: number) => {
+    const get = () => Venue.findOne(byVenueId(organization_id, _id)).lean<VenueDoc>();
+    // (a venue given its fields between the two reads is found by the third)
+    return (await get()) ?? ((await hasOlderVenues(organization_id)) ? ((await Venue.findOne(asOlder(organization_id, _id)).lean<VenueDoc>()) ?? get()) : null);
+  },
   set: async (organization_id: string, _id: number, set: Pick<VenueDoc, 'name' | 'address' | 'latitude' | 'longitude'>) => {
     const update = { $set: { ...set, ...indexedFields({ _id, latitude: set.latitude }) } };
-    return (
-      (await Venue.findOneAndUpdate(byVenueId(organization_id, _id), update, { new: true }).lean<VenueDoc>()) ??
-      ((await hasOlderVenues(organization_id)) ? Venue.findOneAndUpdate({ _id, organization_id }, update, { new: true }).lean<VenueDoc>() : null)
-    );
+    const setBy = (filter: object) => Venue.findOneAndUpdate(filter, update, { new: true }).lean<VenueDoc>();
+    return (await setBy(byVenueId(organization_id, _id))) ?? ((await hasOlderVenues(organization_id)) ? ((await setBy(asOlder(organization_id, _id))) ?? setBy(byVenueId(organization_id, _id))) : null);
   },
   /** the venue, its product mappings and its places answer */
   remove: async (organization_id: string, _id: number) => {
     await VenueProduct.deleteMany({ organization_id, venue_id: _id });
     const { deletedCount } = await Venue.deleteOne(byVenueId(organization_id, _id));
-    if (!deletedCount && (await hasOlderVenues(organization_id))) await Venue.deleteOne({ _id, organization_id });
+    if (!deletedCount && (await hasOlderVenues(organization_id)) && !(await Venue.deleteOne(asOlder(organization_id, _id))).deletedCount) await Venue.deleteOne(byVenueId(organization_id, _id));
     await PlacesCache.deleteOne({ _id });
   },
   page: <V>(filter: Record<string, unknown>, page: Page, view: (d: VenueDoc) => V) => paged<VenueDoc, V>(Venue, filter, page, view),
@@ -173,8 +176,9 @@ export const venues = {
     }
     return (await Promise.all(reads)).flat();
   },
-  /** The organization's venues not yet given their fields (none, from one indexed read, once all have them). */
-  older: async (organization_id: string) => ((await hasOlderVenues(organization_id)) ? Venue.find({ organization_id, lat_band: null }).lean<VenueDoc[]>() : []),
+  /** The organization's venues in the box not yet given their fields (none, without a read, once all have them). */
+  olderInBox: async (organization_id: string, box: { minLat: number; maxLat: number }, west: number, east: number) =>
+    (await hasOlderVenues(organization_id)) ? Venue.find({ organization_id, lat_band: null, latitude: { $gte: box.minLat, $lte: box.maxLat }, longitude: { $gte: west, $lte: east } }).lean<VenueDoc[]>() : [],
   ofOrganization: (organization_id: string, limit: number) => Venue.find({ organization_id }).limit(limit).lean<VenueDoc[]>(),
 };
 

@@ -92,7 +92,6 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
   const add = (docs: VenueDoc[]) => {
     for (const v of docs) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
   };
-  add(await venues.older(organization_id));
   let read: { bands: Set<number>; lonRanges: LonRange[] } | null = null;
   let r = Math.min(radiusM, FIRST_RADIUS_M);
   for (;;) {
@@ -103,6 +102,8 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
     const reads: Array<Promise<VenueDoc[]>> = [];
     if (newBands.length) for (const [w, e] of box.lonRanges) reads.push(venues.inBox(organization_id, newBands, w, e));
     if (read) for (const [w, e] of subtract(box.lonRanges, read.lonRanges)) reads.push(venues.inBox(organization_id, [...read.bands], w, e));
+    // Venues an earlier version wrote, until they are given their bands (none, without a read, after).
+    for (const [w, e] of box.lonRanges) reads.push(venues.olderInBox(organization_id, box, w, e));
     add((await Promise.all(reads)).flat());
     read = { bands: new Set(bands), lonRanges: box.lonRanges };
     // Every venue within r is in the box: when `limit` of them are, no unread venue is nearer.
