@@ -8,6 +8,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/config';
 import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
 import { EventCounter, ScheduledEvent } from '../activities/scheduler/models';
+import { convertPlaces, takePlace } from '../activities/scheduler/store';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
 import { useSuiteRuntime } from './helpers/runtime';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
@@ -347,5 +348,59 @@ describe('a failed run\'s error text', () => {
     const asAdmin = (await call('GET', `${B}/${id}/runs`, { key: t.adminKey })).body.runs[0];
     expect(asAdmin).toMatchObject({ outcome: 'failed', failure: 'internal' });
     expect(asAdmin.error).toMatch(/ECONNREFUSED/);
+  });
+});
+
+describe('places left behind, and events of the previous version (activities in this process, small caps)', () => {
+  it('a place taken by a create that stopped before writing its event is given back once the counter is full and the take is a minute old', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '2', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const { t, u, owner, actor } = await basicOwner();
+    await createEvent(owner, daily(), actor);
+    // A create in another process took the user's last place, then stopped (no event written).
+    const ghost = await takePlace('user', owner, 2, 'evt_ghost');
+    expect(ghost).not.toBeNull();
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409); // less than a minute old: in flight, kept
+    await EventCounter.updateOne({ _id: ghost!.counter }, { $set: { [`pending.${ghost!.token}`]: new Date(Date.now() - 61_000) } });
+    await createEvent(owner, daily(), actor);
+    expect(await counted(`u|${t.organization_id}|${u.user_id}`)).toBe(2);
+    expect(await holders(t.organization_id, 'user_place', u.user_id)).toBe(2);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+  });
+
+  it('events whose places are numbered documents listed in `slots` are converted: counters set from them, an ended one freed at the cap, a delete gives back', async () => {
+    configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
+    const { t, u, owner, actor } = await basicOwner();
+    const o = t.organization_id;
+    const legacy = (n: number, slots: string[], timing: Record<string, unknown> = {}) => ({
+      _id: `evt_legacy${n}_${u.user_id}`, ...owner, type_of_event: 'loyalty', recurrency: 'daily', cron: null, start_event: new Date('2031-01-05T09:30:00Z'), end_date: null, timezone: null,
+      metadata_json: JSON.stringify(loyalty), status: 'scheduled', actor_key_id: 'key_test', actor_user_id: u.user_id, actor_level: 0, rev: 0, slots, created_at: new Date(), updated_at: new Date(), ...timing,
+    });
+    await ScheduledEvent.collection.insertMany([
+      legacy(0, [`s|${o}|${u.user_id}|0`, `u|${o}|${u.user_id}|0`, `o|${o}|0`]),
+      // Ended (its end_date is past), still holding its places.
+      legacy(1, [`s|${o}|${u.user_id}|1`, `u|${o}|${u.user_id}|1`, `o|${o}|1`], { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') }),
+      // Ended, its user place already freed by the previous version.
+      legacy(2, [`s|${o}|${u.user_id}|2`, `o|${o}|2`], { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') }),
+      // Saved before the caps: holds no place.
+      legacy(3, []),
+    ] as any[]);
+    await ScheduledEvent.updateOne({ _id: `evt_legacy3_${u.user_id}` }, { $unset: { slots: 1 } });
+    await convertPlaces();
+    expect([await counted(`s|${o}|${u.user_id}`), await counted(`u|${o}|${u.user_id}`), await counted(`o|${o}`)]).toEqual([3, 2, 3]);
+    const one = await ScheduledEvent.findById(`evt_legacy2_${u.user_id}`).lean();
+    expect(one).toMatchObject({ stored_place: true, user_place: false, organization_place: true });
+    expect(one!.ends_at!.getTime()).toBeLessThanOrEqual(Date.now()); // over already
+    expect(one?.slots).toBeUndefined();
+    // One place left; then the ended event's is freed; then the cap holds.
+    await createEvent(owner, daily(), actor);
+    await createEvent(owner, daily(), actor);
+    expect(await heldBy(`evt_legacy1_${u.user_id}`)).toBe(2);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
+    await deleteEvent(o, `evt_legacy0_${u.user_id}`);
+    expect([await counted(`s|${o}|${u.user_id}`), await counted(`u|${o}|${u.user_id}`), await counted(`o|${o}`)]).toEqual([4, 2, 4]);
+    await deleteEvent(o, `evt_legacy3_${u.user_id}`); // held nothing: gives nothing back
+    expect([await counted(`s|${o}|${u.user_id}`), await counted(`u|${o}|${u.user_id}`), await counted(`o|${o}`)]).toEqual([4, 2, 4]);
+    await createEvent(owner, daily(), actor);
+    expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409);
   });
 });

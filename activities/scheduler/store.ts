@@ -266,19 +266,21 @@ export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organiza
  * those events are rewritten with the place fields and `ends_at`, `slots` removed: one read of the
  * events that have `slots` (a scan on the embedded server) and one write per such event.
  */
+export async function convertPlaces(): Promise<void> {
+  const legacy = await ScheduledEvent.find({ slots: { $exists: true } }, { ...LIFETIME_FIELDS, slots: 1 }).lean<EventDoc[]>();
+  const counts = new Map<string, number>();
+  for (const e of legacy) for (const k of KINDS) if (placesOf(e)?.[k]) counts.set(counterId(k, e), (counts.get(counterId(k, e)) ?? 0) + 1);
+  for (const [_id, n] of counts) await insertOnce(EventCounter, { _id, n, pending: {} });
+  for (const e of legacy) {
+    await ScheduledEvent.updateOne({ _id: e._id, slots: { $exists: true } }, { $set: { ...placeFields(placesOf(e)!), ends_at: endsAt(e) }, $unset: { slots: 1 } }, { timestamps: false });
+  }
+}
+
 let converted: Promise<unknown> | undefined;
+/** Resolves once the database's events are converted (`convertPlaces`, once per database: its marker; then once per process). */
 export function placesReady(): Promise<unknown> {
   if (!converted) {
-    converted = markedOnce('scheduled_events:places', async () => {
-      const legacy = await ScheduledEvent.find({ slots: { $exists: true } }, { ...LIFETIME_FIELDS, slots: 1 }).lean<EventDoc[]>();
-      const counts = new Map<string, number>();
-      for (const e of legacy) for (const k of KINDS) if (placesOf(e)?.[k]) counts.set(counterId(k, e), (counts.get(counterId(k, e)) ?? 0) + 1);
-      for (const [_id, n] of counts) await insertOnce(EventCounter, { _id, n, pending: {} });
-      for (const e of legacy) {
-        await ScheduledEvent.updateOne({ _id: e._id, slots: { $exists: true } }, { $set: { ...placeFields(placesOf(e)!), ends_at: endsAt(e) }, $unset: { slots: 1 } }, { timestamps: false });
-      }
-      return true;
-    });
+    converted = markedOnce('scheduled_events:places', async () => (await convertPlaces(), true));
     converted.catch(() => (converted = undefined));
   }
   return converted;
