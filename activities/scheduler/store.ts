@@ -63,7 +63,7 @@ export async function removeEvent(organization_id: string, event_id: string): Pr
  * taken at create and given back only with the event, so ended events (and their Schedules) stay
  * bounded. `user`, `organization`: active events, given back also once the event has ended.
  */
-export const KINDS = ['stored', 'user', 'organization'] as const;
+const KINDS = ['stored', 'user', 'organization'] as const;
 export type PlaceKind = (typeof KINDS)[number];
 const FIELD = { stored: 'stored_place', user: 'user_place', organization: 'organization_place' } as const;
 export type Places = Record<PlaceKind, boolean>;
