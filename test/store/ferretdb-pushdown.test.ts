@@ -78,6 +78,26 @@ describe('the embedded server answers from its indexes', () => {
   });
 });
 
+describe('numeric _ids', () => {
+  it('are found through the _id index as MongoDB compares numbers, whatever their type', async (ctx) => {
+    if (!ferret) return ctx.skip();
+    const { Double, Long, Int32 } = mongoose.mongo;
+    const c = ferret.db.collection<{ _id: unknown; i: number }>('numeric_ids');
+    const ids = [1, new Int32(5), -7, 2 ** 53, 2 ** 40 + 0.5, 0.25, new Double(3), Long.fromNumber(9), Long.fromNumber(2 ** 60), new Double(-0), 1e21, new Double(7)];
+    await c.insertMany(ids.map((_id, i) => ({ _id, i })));
+    const probes = [1, new Double(1), Long.fromNumber(1), 5, new Double(5), Long.fromNumber(5), -7, 2 ** 53, Long.fromNumber(2 ** 53), 2 ** 40 + 0.5, 0.25, 3, Long.fromNumber(3), 9, new Double(9), new Double(2 ** 60), Long.fromNumber(2 ** 60), 0, new Double(-0), 1e21, 7, Long.fromNumber(7), 8];
+    const all = await c.find({}).toArray();
+    for (const q of probes) {
+      const want = all.filter((d) => Number(d._id) === Number(q)).map((d) => d.i);
+      const got = (await c.find({ _id: q }).toArray()).map((d) => d.i);
+      expect(got, `_id ${String(q)} (${q.constructor.name})`).toEqual(want);
+      const p = await plan('numeric_ids', { _id: q, i: { $gte: 0 } });
+      const n = Math.abs(Number(q));
+      if (n > 0 && n <= 2 ** 53) expect(p, String(q)).toMatch(/USING INDEX/);
+    }
+  });
+});
+
 describe('results are those of the server without indexes', () => {
   const oid = (n: number) => new mongoose.mongo.ObjectId(n.toString(16).padStart(24, '0'));
   const values: unknown[] = [0, -0, 1, 5, 5.0, 5.5, -3, 2 ** 53, 2 ** 53 + 2, 1e21, '5', '10', '9', '', 'a', 'm', 'z', 'é', '<&>"', 'a\u0000b', '😀', null, undefined, true, false, new Date(0), new Date(Date.UTC(2026, 5, 1)), oid(5), oid(255), { x: 1 }];
