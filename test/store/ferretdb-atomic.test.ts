@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrivateFerret, type PrivateFerret } from '../helpers/ferretdb';
 
 let ferret: PrivateFerret | undefined;
-const coll = (name: string) => ferret!.db.collection<{ _id: string; [k: string]: unknown }>(name);
+const coll = (name: string) => ferret!.db.collection<{ _id: string; [k: string]: any }>(name);
 const times = <T>(n: number, fn: (i: number) => Promise<T>) => Promise.all(Array.from({ length: n }, (_, i) => fn(i)));
 
 beforeAll(async () => {
