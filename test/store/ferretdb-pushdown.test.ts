@@ -89,7 +89,7 @@ describe('numeric _ids', () => {
     const all = await c.find({}).toArray();
     for (const q of probes) {
       const want = all.filter((d) => Number(d._id) === Number(q)).map((d) => d.i);
-      const got = (await c.find({ _id: q }).toArray()).map((d) => d.i);
+      const got = (await c.find({ _id: q as never }).toArray()).map((d) => d.i);
       expect(got, `_id ${String(q)} (${q.constructor.name})`).toEqual(want);
       const p = await plan('numeric_ids', { _id: q, i: { $gte: 0 } });
       const n = Math.abs(Number(q));
