@@ -205,6 +205,12 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
     operationsStartingWith(input.organization_id, earning),
   ]);
   if (done) return done;
+  // A copy of this request may have earned between the two reads: then it is the answer.
+  const mine = request_id === undefined ? undefined : earned.find((e) => e.request_id === request_id);
+  if (mine) {
+    const again = await appliedRequest(input.organization_id, mine.operation_id, request_id!);
+    if (again) return again;
+  }
   const taken = new Set(earned.map((e) => e.operation_id));
   for (let n = 0; n < limit.max; n += 1) {
     if (taken.has(earning + n)) continue;

@@ -60,7 +60,7 @@ export const entryByRequest = (organization_id: string, request_id: string) => L
  * index), with their users. `prefix` must end with ':' (the range stops before ';', the next character).
  */
 export const operationsStartingWith = (organization_id: string, prefix: string) =>
-  LedgerEntry.find({ organization_id, operation_id: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } }, { _id: 0, operation_id: 1, user_id: 1 }).lean<Pick<LedgerEntryDoc, 'operation_id' | 'user_id'>[]>();
+  LedgerEntry.find({ organization_id, operation_id: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } }, { _id: 0, operation_id: 1, user_id: 1, request_id: 1 }).lean<Pick<LedgerEntryDoc, 'operation_id' | 'user_id' | 'request_id'>[]>();
 
 // ---- expiry ----
 

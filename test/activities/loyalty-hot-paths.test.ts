@@ -90,6 +90,18 @@ describe('ledger hot paths answered from indexes', () => {
     expect((await getBalance(limited, user_id)).points).toBe(30);
   });
 
+  it('credits a limited award once however many copies of one keyed request arrive at once', async () => {
+    const limited = `${org}-copies`;
+    await putRules(limited, { actions: { visit: { points: 1, self_service: true, limit: { max: 50, per: 'day' } } } }, 'test');
+    const user_id = `usr_copies${Date.now()}`;
+    for (let i = 0; i < 3; i += 1) await awardAction({ organization_id: limited, user_id, action_type: 'visit', actor_level: 0 });
+    for (let round = 0; round < 6; round += 1) {
+      const answers = await Promise.all(Array.from({ length: 12 }, () => awardAction({ organization_id: limited, user_id, action_type: 'visit', operation_id: `copy-${round}`, actor_level: 0 })));
+      expect(answers.filter((a) => !a.duplicate)).toHaveLength(1);
+      expect((await getBalance(limited, user_id)).points).toBe(4 + round);
+    }
+  });
+
   it('answers balance, a history page and an unseen head from indexes, in one query each but the page (two)', async () => {
     const user_id = `usr_read${Date.now()}`;
     for (let i = 0; i < 25; i += 1) await awardAction({ organization_id: org, user_id, action_type: 'purchase', actor_level: 1 });
