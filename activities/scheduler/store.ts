@@ -151,7 +151,8 @@ export async function giveBackTaken(taken: readonly Taken[]): Promise<void> {
  */
 async function giveBackHeld(e: Pick<EventDoc, 'organization_id' | 'user_id' | 'place_tokens'>, kind: PlaceKind): Promise<void> {
   const token = e.place_tokens?.[kind];
-  await EventCounter.updateOne({ _id: counterId(kind, e) }, { $inc: { n: -1 }, ...(token ? { $unset: { [pendingPath(token)]: 1 } } : {}) });
+  // Never below zero, whatever a repair gave back first (a take whose event came after its repair).
+  await EventCounter.updateOne({ _id: counterId(kind, e), n: { $gt: 0 } }, { $inc: { n: -1 }, ...(token ? { $unset: { [pendingPath(token)]: 1 } } : {}) });
 }
 
 /** What `endedEvents` and the release of an ended event read of an event. */
