@@ -177,20 +177,6 @@ async function gcPauses(work: () => Promise<void>): Promise<{ count: number; max
   return seen;
 }
 
-/** Waits until the edge's count of commands on `prefix` collections has not moved for `seconds`; the seconds waited. */
-async function quietOn(base: string, prefix: string, seconds: number): Promise<number> {
-  const t = performance.now();
-  let last = -1;
-  let still = 0;
-  while (still < seconds && performance.now() - t < 15 * 60_000) {
-    const n = [...(await edgeDbTimes(base)).entries()].filter(([k]) => k.startsWith(prefix)).reduce((sum, [, [c]]) => sum + c, 0);
-    still = n === last ? still + 1 : 0;
-    last = n;
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-  return (performance.now() - t) / 1000;
-}
-
 const dbPerRequest = (r: PathResult) => {
   let n = 0;
   let ms = 0;
@@ -331,12 +317,6 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     venueSide = await seedVenues(size - population, venueSide);
     const seedS = (performance.now() - t) / 1000;
     population = size;
-    // Each import of venues makes every process that holds the venue grid read all venues again
-    // (venue-index.ts: RELOAD_ALL), one reload after another while imports keep coming: at 100,000
-    // venues that is a minute of full reads (getMore 300 ms each), and requests measured meanwhile
-    // wait behind them (a first run here: verify key p99 89 ms, history 486 ms). Wait until the
-    // edge has sent no venue read for 5 s: the grid then answers from the new venues.
-    const venuesQuiet = await quietOn(base, 'retail_venues.', 5);
     // Seeding writes gigabytes that the kernel is still flushing to disk when it ends (about 2 GB
     // at 100,000 users, written back over the next minute); measured meanwhile, every commit's
     // fsync waits behind that flush and the figures are the disk's, not the platform's (a first
@@ -351,7 +331,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
     fullGc();
     await new Promise((r) => setTimeout(r, 5000));
     const flushS = (performance.now() - flush) / 1000 - 5;
-    lines.push(`Seeded ${size.toLocaleString('en')} users in ${seedS.toFixed(0)} s, venue grid reloaded in ${venuesQuiet.toFixed(0)} s, flushed to disk in ${flushS.toFixed(0)} s (this step: ${Object.entries(n).map(([k, v]) => `${v.toLocaleString('en')} ${k}`).join(', ')}; ${a} support articles; venues over ${venueSide.toFixed(2)}°×${venueSide.toFixed(2)}°)`);
+    lines.push(`Seeded ${size.toLocaleString('en')} users in ${seedS.toFixed(0)} s, flushed to disk in ${flushS.toFixed(0)} s (this step: ${Object.entries(n).map(([k, v]) => `${v.toLocaleString('en')} ${k}`).join(', ')}; ${a} support articles; venues over ${venueSide.toFixed(2)}°×${venueSide.toFixed(2)}°)`);
     runs.push({ size, results: await measure() });
   }
 
