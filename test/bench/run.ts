@@ -95,7 +95,7 @@ async function main() {
       line(`Ledger invariant after the award run: ${invariant.users} users, ${invariant.entries} entries, ${invariant.violations} violations (balance = sum of entries = last balance_after, seq dense)`);
 
       // Redemption under contention: one user, balance for 100 redemptions, 200 sent at once.
-      await fetch(`${base}/loyalty/rules`, { method: 'PUT', headers: adminHeaders, body: JSON.stringify({ actions: { purchase: 10, bench_topup: 100_000 } }) });
+      await fetch(`${base}/loyalty/rules`, { method: 'PUT', headers: adminHeaders, body: JSON.stringify({ actions: { purchase: 10, bench_topup: 100_000, daily_login: 5 } }) }); // daily_login: the scale section's scheduled runs award it
       await post('/loyalty/award-points/bench-redeemer', { action_type: 'bench_topup' });
       const gift = await post('/api/gifts/gifts', { gift_name: 'Bench gift', gift_type: 'electronic_pins', supplier: 'Bench', electronic_pin_amount: 1, points_value: 1000 });
       const redeemLatency: number[] = [];
