@@ -20,6 +20,9 @@ export function createLogger(process_name: 'edge' | 'worker', level: string): Lo
       // Nothing logs credentials on purpose; these catch an accident.
       redact: { paths: ['authorization', '*.authorization', 'api_key', '*.api_key', 'headers', '*.headers'], censor: '[redacted]' },
     },
-    pino.destination({ fd: 2, sync: true }),
+    // Asynchronous: lines written while a write is in flight go out together in one write (a
+    // synchronous write per access-log line was 7-10% of a cached key check's CPU). Pending lines
+    // are flushed synchronously when the process exits; only a kill -9 can lose the last ones.
+    pino.destination({ fd: 2, sync: false }),
   );
 }

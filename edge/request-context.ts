@@ -19,7 +19,19 @@ const storage = new AsyncLocalStorage<RequestContext>();
 // A caller's id is kept only when it is safe to echo in a header, a log line and a search query.
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export const newRequestId = () => `req_${randomBytes(12).toString('hex')}`;
+// Random bytes are drawn 4 KiB at a time: one randomBytes call per request was 4-5% of a cached
+// key check's CPU.
+const POOL = 4096;
+let pool = randomBytes(POOL);
+let used = 0;
+export function newRequestId(): string {
+  if (used + 12 > POOL) {
+    pool = randomBytes(POOL);
+    used = 0;
+  }
+  used += 12;
+  return `req_${pool.toString('hex', used - 12, used)}`;
+}
 
 export function requestIdFrom(header: string | undefined): string {
   const given = header?.trim();
