@@ -3,8 +3,8 @@
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
 import { createApp, createRouter, eventHandler, getRequestHeader, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
-import { config } from '../activities/config';
-import { createLogger, type Logger } from '../activities/logger';
+import { config } from '../activities/core/config';
+import { createLogger, type Logger } from '../activities/core/logger';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
 import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
@@ -12,7 +12,7 @@ import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
 import { newRequestContext, runInRequest, type RequestContext } from './request-context';
 import type { Principal } from '../activities/identity/api-keys';
-import { invalid } from '../activities/errors';
+import { invalid } from '../activities/core/errors';
 
 // Route modules register themselves on import.
 import './routes/system';

@@ -5,8 +5,8 @@
  */
 import type { H3Event } from 'h3';
 import { getRequestHeader } from 'h3';
-import { config } from '../activities/config';
-import { forbidden, notFound, unauthorized } from '../activities/errors';
+import { config } from '../activities/core/config';
+import { forbidden, notFound, unauthorized } from '../activities/core/errors';
 import { authenticateKey, type Principal } from '../activities/identity/api-keys';
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/users';
 import type { UserRef } from '../activities/identity/constants';

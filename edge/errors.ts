@@ -5,7 +5,7 @@
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { PlatformError } from '../activities/errors';
+import { PlatformError } from '../activities/core/errors';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 export type ErrorShape = 'detail' | 'success';

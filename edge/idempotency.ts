@@ -10,7 +10,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { invalid, PlatformError } from '../activities/errors';
+import { invalid, PlatformError } from '../activities/core/errors';
 import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/keys';
 import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/images';
 import { mapError } from './errors';

@@ -7,9 +7,9 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
-import { config } from '../activities/config';
-import { onCommandTimed } from '../activities/db';
-import { PlatformError } from '../activities/errors';
+import { config } from '../activities/core/config';
+import { onCommandTimed } from '../activities/core/db';
+import { PlatformError } from '../activities/core/errors';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 import { defineRoute } from './http';
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler/calendar';
-import { notFound } from '../activities/errors';
+import { notFound } from '../activities/core/errors';
 import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants';
 import type { EventDoc } from '../activities/scheduler/store';
 import { scheduledEventWorkflow } from '../workflows/scheduler';

@@ -1,7 +1,7 @@
 /** The edge's Temporal client, connected once per process. */
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes, type SearchAttributePair, type Workflow, type WorkflowResultType } from '@temporalio/common';
-import { config } from '../activities/config';
+import { config } from '../activities/core/config';
 import { REQUEST_ID } from '../workflows/search-attributes';
 import { countFailure, countStart } from './metrics';
 import { currentRequest } from './request-context';

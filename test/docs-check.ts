@@ -255,7 +255,7 @@ async function main() {
   let key = process.env.DOCS_CHECK_KEY;
   let stop = async () => undefined as void;
   if (!base) {
-    const { parseEnv } = await import('../activities/config');
+    const { parseEnv } = await import('../activities/core/config');
     const { generateSecret } = await import('../activities/identity/api-keys');
     const { launchPlatform } = await import('../workers/platform');
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-docs-check-'));

@@ -8,8 +8,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../activities/config';
-import { decryptSecret } from '../activities/llm/secrets';
+import { parseEnv, setConfig } from '../activities/core/config';
+import { decryptSecret } from '../activities/core/encryption';
 import { freePort } from '../workers/infra';
 import { adminKey, basicUser, call, newTenant } from './helpers/api';
 
@@ -220,7 +220,7 @@ describe('configuration encryption key', () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'config-key-'));
     try {
       const script = path.join(dataDir, 'encrypt.ts');
-      fs.writeFileSync(script, `import { encryptSecret } from ${JSON.stringify(path.resolve('activities/llm/secrets.ts'))};\nprocess.stdout.write(encryptSecret(process.argv[2]));\n`);
+      fs.writeFileSync(script, `import { encryptSecret } from ${JSON.stringify(path.resolve('activities/core/encryption.ts'))};\nprocess.stdout.write(encryptSecret(process.argv[2]));\n`);
       const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir };
       delete env.CONFIG_ENCRYPTION_KEY;
       // Four processes start at once, as the edge and the workers do on a first start.

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv } from '../activities/config';
+import { parseEnv } from '../activities/core/config';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique, until } from './helpers/api';

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { PlatformError } from '../activities/errors';
+import { PlatformError } from '../activities/core/errors';
 import { mapError } from '../edge/errors';
 import { wrapActivities } from '../workers/activity-wrapper';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';

@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import { parseEnv } from '../activities/config';
+import { parseEnv } from '../activities/core/config';
 import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
 import { EventCounter, ScheduledEvent } from '../activities/scheduler/models';
 import { convertPlaces, takePlace } from '../activities/scheduler/store';

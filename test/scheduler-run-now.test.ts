@@ -4,7 +4,7 @@
  * editing an ended event; the queries of creating, running and refusing an event at a full cap.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { parseEnv } from '../activities/config';
+import { parseEnv } from '../activities/core/config';
 import { commitUpdate, createEvent, deleteEvent, prepareUpdate, runScheduledEvent, type EventInput } from '../activities/scheduler/events';
 import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models';
 import { basicUser, call, newTenant, unique, until } from './helpers/api';

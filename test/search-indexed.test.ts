@@ -4,7 +4,7 @@
  * answered from an index the schemas declare, none reads its collection.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../activities/ids';
+import { newId } from '../activities/core/ids';
 import { createOrganization } from '../activities/identity/organizations';
 import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search';
 import { insertEmbedding, embeddingsOf } from '../activities/text/store';

@@ -15,7 +15,7 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Client as MinioClient } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { minioSettings, parseEnv } from '../activities/config';
+import { minioSettings, parseEnv } from '../activities/core/config';
 import { generateSecret } from '../activities/identity/api-keys';
 import { launchPlatform, type Platform } from '../workers/platform';
 import { unique, until } from './helpers/api';

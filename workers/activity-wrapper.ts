@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { PlatformError } from '../activities/errors';
+import { PlatformError } from '../activities/core/errors';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 type AnyFn = (...args: never[]) => Promise<unknown>;

@@ -1,11 +1,11 @@
 /** The HTTP edge process: h3 app served by listhen. */
 import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
-import { config } from '../activities/config';
-import { createLogger } from '../activities/logger';
-import { initRuntime, closeRuntime } from '../activities/runtime';
+import { config } from '../activities/core/config';
+import { createLogger } from '../activities/core/logger';
+import { initRuntime, closeRuntime } from '../activities/core/runtime';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
-import { ensureConfigEncryptionKey } from '../activities/llm/secrets';
+import { ensureConfigEncryptionKey } from '../activities/core/encryption';
 import { createEdgeApp } from '../edge/app';
 import { closeTemporal } from '../edge/temporal';
 

@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Connection } from '@temporalio/client';
-import type { Config } from '../activities/config';
-import { freshPollers } from '../activities/health';
+import type { Config } from '../activities/core/config';
+import { freshPollers } from '../activities/core/health';
 import { freePort, startInfra } from './infra';
 import { GUARD, supervise, type Supervised } from './supervise';
 

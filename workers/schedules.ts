@@ -3,7 +3,7 @@
  * Retention runs from a Schedule, not a TTL index: FerretDB 1.x has no TTL indexes.
  */
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../activities/config';
+import type { Config } from '../activities/core/config';
 import { loyaltyMaintenanceWorkflow } from '../workflows/loyalty-maintenance';
 import { retentionWorkflow } from '../workflows/retention';
 import { platformSearchAttributes } from '../workflows/search-attributes';

@@ -4,7 +4,7 @@
  * restarted with a backoff, and logged). It says "ready" once GET /health/ready answers 200.
  * Ctrl-C stops everything, in reverse order; so does a server that cannot be restarted.
  */
-import { parseEnv, setConfig } from '../activities/config';
+import { parseEnv, setConfig } from '../activities/core/config';
 import { launchPlatform, type Platform } from './platform';
 
 async function main() {

@@ -4,9 +4,9 @@
  */
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
-import { config, type Config } from '../activities/config';
-import { createLogger, type Logger } from '../activities/logger';
-import { initRuntime, closeRuntime } from '../activities/runtime';
+import { config, type Config } from '../activities/core/config';
+import { createLogger, type Logger } from '../activities/core/logger';
+import { initRuntime, closeRuntime } from '../activities/core/runtime';
 import { stopOcr } from '../activities/engines/ocr';
 import { stopSpeech } from '../activities/engines/speech';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/analysis-runner';

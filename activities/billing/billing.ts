@@ -3,8 +3,8 @@
  * crediting them once per paid purchase, and the balance a model call draws on.
  */
 import { createHash } from 'node:crypto';
-import { conflict, isDuplicateKey, notFound, PlatformError } from '../errors';
-import { newId } from '../ids';
+import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
 import { charge, paymentProvider } from '../engines/payments';
 import { computeBalance } from './balance';
 import {

@@ -1,5 +1,5 @@
 /** The billing component's scheduled task: the owner's token usage report, emailed. */
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { tokenUsage } from './billing';
 import { mailOnce, recipientOrOwner, type TaskDefinition } from '../scheduler/task';
 

@@ -9,7 +9,7 @@
  * update (atomic per document: of two racing moves from one status, one applies). A user's
  * credits, usage and refunds are read through their {organization_id, user_id} indexes.
  */
-import { byId, insertOnce } from '../db';
+import { byId, insertOnce } from '../core/db';
 import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models';
 
 export type { PaymentEventDoc, PurchaseDoc, TokenCreditDoc, TokenPackageDoc, TokenRefundDoc, TokenUsageDoc };

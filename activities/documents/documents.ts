@@ -5,8 +5,8 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { Context } from '@temporalio/activity';
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { PlatformError } from '../core/errors';
 import { gatewayChat, type Caller } from '../llm/gateway';
 import { visionModel } from '../llm/engine-models';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';

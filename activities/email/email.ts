@@ -1,6 +1,6 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
-import { notFound } from '../errors';
+import { notFound } from '../core/errors';
 import { deliver } from '../engines/mail';
 import { findOrganization } from '../identity/organizations';
 import { listNormalizedResponses } from '../responses/normalized';

@@ -4,8 +4,8 @@
  * within EMAIL_USER_LIMIT_PER_HOUR messages per user. Admin keys are not restricted.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../config';
-import { PlatformError, forbidden } from '../errors';
+import { config } from '../core/config';
+import { PlatformError, forbidden } from '../core/errors';
 import { countKey, sentRecord, takeSend, uncountKey } from './store';
 
 export const ADMIN_LEVEL = 1;

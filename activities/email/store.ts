@@ -4,7 +4,7 @@
  * insert under a unique key: a repeat counts once) and a counter document whose `n` goes up by
  * a conditional `$inc` (`n < limit`), exact when senders race in any process.
  */
-import { byId, insertOnce } from '../db';
+import { byId, insertOnce } from '../core/db';
 import { EmailLog, SendCount, type EmailLogDoc } from './models';
 
 export type { EmailLogDoc };

@@ -6,7 +6,7 @@
  */
 import sharp from 'sharp';
 import { Worker } from 'node:worker_threads';
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { sniff, RASTER_IMAGE_FORMATS, type Sniffed } from './sniff';
 
 sharp.cache(false); // thumbnails are one-shot; libvips' operation cache only costs memory here

@@ -15,8 +15,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { PlatformError } from '../core/errors';
 import { AUDIO_DEMUXERS, sniff } from './sniff';
 
 /** A transcription model the caller routes through; null from it means the provider failed. */

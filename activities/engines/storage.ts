@@ -1,5 +1,5 @@
 /** Object storage engine (MinIO / any S3-compatible server) behind the storage activities. */
-import { runtime } from '../runtime';
+import { runtime } from '../core/runtime';
 
 export async function putObject(key: string, body: Buffer, contentType: string): Promise<void> {
   const { minio, minioSettings } = runtime();
@@ -22,11 +22,6 @@ export async function getObject(key: string): Promise<Buffer | null> {
 export async function removeObject(key: string): Promise<void> {
   const { minio, minioSettings } = runtime();
   await minio.removeObject(minioSettings.bucket, key);
-}
-
-export async function bucketReachable(): Promise<boolean> {
-  const { minio, minioSettings } = runtime();
-  return minio.bucketExists(minioSettings.bucket);
 }
 
 /** File names become object-key segments: no separators, no dot-dot, bounded length. */

@@ -3,7 +3,7 @@
  * (sentiment −1..1 with a label, and categories for praise and complaints alike), counted in
  * stats computed from the stored records.
  */
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { gatewayChat } from '../llm/gateway';
 import { sentences, sentiment, tokenize } from '../text/analysis';
 import type { FeedbackType } from './constants';

@@ -3,7 +3,7 @@
  * and analysed by `_id`; statistics read the organization's feedback on the
  * (organization_id, created_at) index.
  */
-import { byId, jsonText } from '../db';
+import { byId, jsonText } from '../core/db';
 import { Feedback, type FeedbackDoc } from './models';
 
 export type { FeedbackDoc };

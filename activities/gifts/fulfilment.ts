@@ -7,10 +7,10 @@
  * twice.
  */
 import { Context } from '@temporalio/activity';
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { PlatformError } from '../core/errors';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
-import { encryptSecret, ensureConfigEncryptionKey } from '../llm/secrets';
+import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/ledger';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
 import { findRedemption, sandboxTransactions, saveRedemption } from './store';

@@ -1,6 +1,6 @@
 /** The gift catalogue of an organization (redemption: redemptions.ts). */
-import { notFound } from '../errors';
-import { newId } from '../ids';
+import { notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import { GIFT_FIELDS, type GiftType } from './constants';
 import type { GiftDoc } from './models';
 import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store';

@@ -3,10 +3,10 @@
  * redemption as its owner, an admin or another user may read it.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../config';
-import { conflict, invalid, notFound, PlatformError } from '../errors';
-import { newId } from '../ids';
-import { decryptSecret } from '../llm/secrets';
+import { config } from '../core/config';
+import { conflict, invalid, notFound, PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
+import { decryptSecret } from '../core/encryption';
 import type { GiftOrder } from '../engines/gift-provider';
 import { giftNotFound } from './gifts';
 import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';

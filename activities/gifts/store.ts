@@ -4,7 +4,7 @@
  * (`_id` is the gift id, the redemption id, the order's customIdentifier); lists use the compound
  * indexes in models.ts.
  */
-import { isDuplicateKey } from '../errors';
+import { isDuplicateKey } from '../core/errors';
 import type { SandboxTransaction } from '../engines/gift-provider';
 import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models';
 

@@ -4,7 +4,7 @@
  * keeps the first answer, so a retry is answered even after Temporal's namespace retention has
  * dropped the run. Older records are replaced on next use and deleted by the hourly retention run.
  */
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { claimDoc, dropClaim, insertClaim, purgeClaimsBefore, settleClaim, type IdempotencyState, type StoredClaim } from './store';
 
 export const IDEMPOTENCY_KEY_HOURS = 24;

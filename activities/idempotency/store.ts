@@ -6,7 +6,7 @@
  * first outcome is kept, and dropping an expired record names its created_at, so a record claimed
  * again meanwhile is left alone.
  */
-import { byId, insertOnce, jsonText } from '../db';
+import { byId, insertOnce, jsonText } from '../core/db';
 import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models';
 
 export type { IdempotencyState };

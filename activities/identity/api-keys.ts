@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config } from '../config';
-import { Cache } from '../db';
-import { isDuplicateKey } from '../errors';
-import { newId } from '../ids';
+import { config } from '../core/config';
+import { Cache } from '../core/db';
+import { isDuplicateKey } from '../core/errors';
+import { newId } from '../core/ids';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
 import { insertKeyDoc, keyByHash, lastUsedOf, rotationOf, userRateLimit, writeLastUses, type ApiKeyDoc, type ApiKeyRotationDoc } from './store';
 import { resolveOrCreateUser } from './users';

@@ -10,9 +10,9 @@
  * - a new key carries at most its creator's permissions and rate limit, and expires no later
  *   than its creator.
  */
-import { config } from '../config';
-import { forbidden, notFound, PlatformError } from '../errors';
-import { newId } from '../ids';
+import { config } from '../core/config';
+import { forbidden, notFound, PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
 import { endOf, forgetKey, hashKey, insertKey, lastUses, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys';
 import { PERMISSIONS, type Permission, type UserRef } from './constants';
 import { freeSlot, keyById, keysOfUser, keyStates, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeySlotDoc } from './store';

@@ -6,7 +6,7 @@
  * written before that have an ObjectId and are found by the same queries.
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../db';
+import { idFrom } from '../core/db';
 import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants';
 
 export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };

@@ -1,6 +1,6 @@
-import { config } from '../config';
-import { conflict, isDuplicateKey, notFound } from '../errors';
-import { newId } from '../ids';
+import { config } from '../core/config';
+import { conflict, isDuplicateKey, notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import type { Tier } from './constants';
 import { insertOrganization, insertOrganizationOnce, organizationDoc, patchOrganization, type OrganizationDoc } from './store';
 

@@ -15,7 +15,7 @@
  * grace ends (key-management.ts releases the places of keys that stopped working).
  */
 import { createHash } from 'node:crypto';
-import { conflict, isDuplicateKey } from '../errors';
+import { conflict, isDuplicateKey } from '../core/errors';
 import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys';
 import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, takePlace, usableCount } from './key-management';
 import { endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf, type ApiKeyDoc } from './store';

@@ -10,7 +10,7 @@
  * its rotation live in documents of their own, so that no write of theirs touches the key's
  * document, which only its creation and its revocation write.
  *
- * Per-process caches in front of this store (all activities/db `Cache`), and how soon a change
+ * Per-process caches in front of this store (all activities/core/db `Cache`), and how soon a change
  * made by another process is seen through them:
  * - verified keys (api-keys.ts), 1 s: every request presents a key; a key revoked or rotated
  *   elsewhere, or its user's shared limit changed elsewhere, is refused or applied everywhere
@@ -24,8 +24,8 @@
  *   another process lists a key's last use up to that much later.
  * Per-key and per-user request windows are counted per edge (edge/rate-limit.ts), not here.
  */
-import { insertOnce } from '../db';
-import { isDuplicateKey } from '../errors';
+import { insertOnce } from '../core/db';
+import { isDuplicateKey } from '../core/errors';
 import {
   ApiKey,
   ApiKeyRotation,

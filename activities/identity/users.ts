@@ -1,6 +1,6 @@
-import { Cache } from '../db';
-import { notFound } from '../errors';
-import { newId } from '../ids';
+import { Cache } from '../core/db';
+import { notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import type { UserRef } from './constants';
 import { findOrganization } from './organizations';
 import { insertUser, patchUser, userById, userByIdp, type UserDoc } from './store';

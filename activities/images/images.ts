@@ -3,8 +3,8 @@
  * and thumbnails it (processStoredImage), stores the normalized response, or cleans up.
  * Object keys are derived from the media id, so a retried activity overwrites, never duplicates.
  */
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { PlatformError } from '../core/errors';
 import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../engines/images';
 import { getObject, putObject, removeObject, safeName, stem } from '../engines/storage';
 

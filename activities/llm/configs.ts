@@ -3,9 +3,9 @@
  * organization's own (business and enterprise tiers only; free organizations use the default),
  * provider configurations with encrypted keys, versioned changes and the system overview.
  */
-import { config } from '../config';
-import { jsonText } from '../db';
-import { forbidden, PlatformError } from '../errors';
+import { config } from '../core/config';
+import { jsonText } from '../core/db';
+import { forbidden, PlatformError } from '../core/errors';
 import { findOrganization } from '../identity/organizations';
 import { usageTotals } from '../billing/billing';
 import { AGENTS, type AgentName } from './constants';
@@ -25,7 +25,7 @@ import {
   writeProviderConfig,
   type ProviderConfigDoc,
 } from './store';
-import { decryptSecret, encryptSecret, maskSecret } from './secrets';
+import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption';
 import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
 
 export interface AgentSettings {

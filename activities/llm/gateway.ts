@@ -11,12 +11,12 @@
  * agent's settings say `fallback_to_local`.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile } from 'openai';
-import { config } from '../config';
-import { newId } from '../ids';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { newId } from '../core/ids';
+import { PlatformError } from '../core/errors';
 import { recordUsage } from '../billing/billing';
 import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs';
-import { Cache } from '../db';
+import { Cache } from '../core/db';
 import type { AgentName } from './constants';
 import { insertAttempt } from './store';
 import { reserve, settle, type Caller, type Reservation } from './reservations';

@@ -7,8 +7,8 @@
  * by another. (A chain rather than one document per key updated on a condition: the chains
  * earlier versions wrote stay valid as they are, and each entry records the hold it took or settled.)
  */
-import { PlatformError } from '../errors';
-import { withKeyLock } from '../locks';
+import { PlatformError } from '../core/errors';
+import { withKeyLock } from '../core/locks';
 import { insertMeterEntry, meterHead, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store';
 
 export interface MeterState {

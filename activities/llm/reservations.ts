@@ -9,8 +9,8 @@
  * most, so a call that crashed between the two stops holding tokens then; HOLD_MS is far above
  * the longest attempt (timeout_ms ≤ 120 s).
  */
-import { PlatformError } from '../errors';
-import { newId } from '../ids';
+import { PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
 import { tokenUsage } from '../billing/billing';
 import type { AgentName } from './constants';
 import { held, Meter, withHold, withSettled } from './meter';

@@ -9,7 +9,7 @@
  * indexes): the primary key lets exactly one of concurrent writers have each number.
  */
 import type { Model } from 'mongoose';
-import { byId, insertOnce, jsonText } from '../db';
+import { byId, insertOnce, jsonText } from '../core/db';
 import type { AgentName } from './constants';
 import {
   Attempt,

@@ -6,9 +6,9 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
-import { PlatformError, isDuplicateKey, notFound } from '../errors';
-import { newId } from '../ids';
-import { withKeyLock } from '../locks';
+import { PlatformError, isDuplicateKey, notFound } from '../core/errors';
+import { newId } from '../core/ids';
+import { withKeyLock } from '../core/locks';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { getRules } from './rules';

@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../db';
+import { idFrom } from '../core/db';
 
 import { LEDGER_REASONS, type LedgerReason } from './constants';
 

@@ -1,9 +1,9 @@
 /** Referral codes with QR images, and the steps of the referral workflow. */
 import { randomBytes } from 'node:crypto';
-import { config } from '../config';
-import { conflict, notFound, PlatformError } from '../errors';
+import { config } from '../core/config';
+import { conflict, notFound, PlatformError } from '../core/errors';
 import { findUser } from '../identity/users';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { qrPngBase64 } from '../engines/qr';
 import { creditPoints } from './ledger';
 import { getRules } from './rules';

@@ -4,7 +4,7 @@
  * scan or referral that earned the credit is marked reversed. A credit is named by its ledger
  * operation id or, with its user, by the idempotency key the client sent with the award.
  */
-import { notFound, PlatformError } from '../errors';
+import { notFound, PlatformError } from '../core/errors';
 import { markScanReversed } from '../scanning/list';
 import { append, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';

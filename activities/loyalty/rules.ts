@@ -2,9 +2,9 @@
  * Points per action (with who may report it and how often), per referral, the cap per scan, and
  * when points expire or wait, per organization, with defaults until an admin sets them; and awards by action.
  */
-import { Cache } from '../db';
-import { PlatformError, invalid } from '../errors';
-import { newId } from '../ids';
+import { Cache } from '../core/db';
+import { PlatformError, invalid } from '../core/errors';
+import { newId } from '../core/ids';
 import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger';
 import { defaultPolicy, describeLimit, windowOf, type ActionLimit, type ActionPolicy } from './policies';
 import { operationsStartingWith, readRules as readStoredRules, startExpiryCursor, writeRules } from './store';

@@ -1,5 +1,5 @@
 /** The loyalty component's scheduled task: award metadata.action_type to the owner, once per run. */
-import { forbidden, invalid, PlatformError } from '../errors';
+import { forbidden, invalid, PlatformError } from '../core/errors';
 import { ADMIN_LEVEL } from '../email/policy';
 import { awardAction, getRules, type ActorLevel } from './rules';
 import type { TaskDefinition } from '../scheduler/task';

@@ -20,7 +20,7 @@
  *
  * Per-process cache in front of this store: the rules (rules.ts), 2 s.
  */
-import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../db';
+import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db';
 import type { ActionPolicy } from './policies';
 import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models';
 import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc } from './referral-models';

@@ -7,7 +7,7 @@
  * by created_at.
  */
 import mongoose, { Schema } from 'mongoose';
-import { isDuplicateKey, jsonText } from '../db';
+import { isDuplicateKey, jsonText } from '../core/db';
 
 const normalizedSchema = new Schema(
   {

@@ -2,7 +2,7 @@
  * Brands, products and venue-product mappings of an organization.
  * Admin writes, key reads; everything is scoped to the caller's organization.
  */
-import { conflict, invalid, isDuplicateKey, PlatformError } from '../errors';
+import { conflict, invalid, isDuplicateKey, PlatformError } from '../core/errors';
 import { BarcodeError, parseBarcode, type Barcode } from './barcodes';
 import { allocateIds } from './ids';
 import type { MappingStatus } from './constants';

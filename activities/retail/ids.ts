@@ -4,8 +4,8 @@
  * delete. Each process remembers the next free number and only reads the highest one again
  * after a collision.
  */
-import { isDuplicateKey } from '../errors';
-import { withKeyLock } from '../locks';
+import { isDuplicateKey } from '../core/errors';
+import { withKeyLock } from '../core/locks';
 import type { RetailKind } from './constants';
 import { highestRetailId, reserveRetailIds } from './store';
 

@@ -34,7 +34,7 @@ const productSchema = new Schema(
     /**
      * What equal barcodes share (barcodes.ts): a GTIN as GTIN-14, so UPC-A, UPC-E and their EAN-13
      * forms find the same product; any other code as `code:<code>`; `id:<product id>` without a
-     * barcode (the embedded server has no partial indexes; see activities/db/README.md).
+     * barcode (the embedded server has no partial indexes; see activities/core/db/README.md).
      */
     gtin: { type: String, required: true },
     featured: { type: Boolean, default: false },

@@ -1,5 +1,5 @@
 /** Query pieces the retail reads share: a case-insensitive name filter and the 404. */
-import { notFound } from '../errors';
+import { notFound } from '../core/errors';
 
 /** Every unknown or other organization's retail item answers the same words, whatever its kind. */
 export const missing = () => notFound('Resource not found');

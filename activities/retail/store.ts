@@ -6,7 +6,7 @@
  * bands and a longitude range); older venues get them on first use (hasOlderVenues).
  */
 import type { Model } from 'mongoose';
-import { Cache, jsonText } from '../db';
+import { Cache, jsonText } from '../core/db';
 import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../engines/places';
 import type { MappingStatus, RetailKind } from './constants';
 import { latBand } from './geo';

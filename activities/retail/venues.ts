@@ -4,7 +4,7 @@
  * (boxes of latitude bands and a longitude range, widened until they hold the venues asked for),
  * with the exact great-circle distance deciding in JS. Nothing is kept per process.
  */
-import { invalid } from '../errors';
+import { invalid } from '../core/errors';
 import { placesFor, type PlacesAnswer } from '../engines/places';
 import { allocateIds } from './ids';
 import { placesCache, venues, type VenueDoc } from './store';

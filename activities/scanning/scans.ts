@@ -4,8 +4,8 @@
  * credit its points once.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from '../core/config';
+import { PlatformError } from '../core/errors';
 import { receiptImages } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { visionModel } from '../llm/engine-models';

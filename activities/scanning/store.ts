@@ -6,7 +6,7 @@
  * key), which both database servers answer from the primary key. Listing scans filters and sorts
  * by the declared indexes {organization_id, user_id, created_at} and {organization_id,
  * created_at}: MongoDB answers from them, the embedded server reads the organization's
- * collection (activities/db/README.md); it is a listing, not a hot path.
+ * collection (activities/core/db/README.md); it is a listing, not a hot path.
  *
  * A scan's reversal is a document of its own, written once, not a field of the scan: the scan's
  * workflow rewrites the mirror, and the embedded server may lose one of two concurrent updates of
@@ -14,7 +14,7 @@
  * workflow, one step after another), so a plain `$set` is safe there. No field is JSON text (the
  * view is the API's own object, whose keys are fixed) and nothing is cached per process.
  */
-import { byId, byIds, insertOnce } from '../db';
+import { byId, byIds, insertOnce } from '../core/db';
 import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models';
 
 /** Writes the placeholder of a scan unless the scan is there already (never over what the workflow mirrored). */

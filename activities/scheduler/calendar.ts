@@ -6,7 +6,7 @@
  */
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
 import { cronDay, parseCron, ranges, type Cron } from './cron';
-import { Cache } from '../db/cache';
+import { Cache } from '../core/db/cache';
 
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];

@@ -1,8 +1,8 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { config } from '../config';
-import { PlatformError, conflict, forbidden, invalid, notFound } from '../errors';
+import { config } from '../core/config';
+import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors';
 import { ADMIN_LEVEL } from '../email/policy';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar';
 import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';

@@ -4,7 +4,7 @@
  * is saved and again at every run, because a key can stop working meanwhile: revoked, expired, or
  * rotated and past its grace (identity's one definition of a usable key).
  */
-import { PlatformError, forbidden } from '../errors';
+import { PlatformError, forbidden } from '../core/errors';
 import { currentKeyLevel, whyUnusable } from '../identity/key-management';
 import { getUser } from '../identity/users';
 import { ADMIN_LEVEL, checkRecipient } from '../email/policy';

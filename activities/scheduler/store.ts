@@ -8,7 +8,7 @@
  * changes that field (a delete, the release of an ended event), so exactly once.
  */
 import { randomBytes } from 'node:crypto';
-import { insertOnce, jsonText, markedOnce } from '../db';
+import { insertOnce, jsonText, markedOnce } from '../core/db';
 import { nextRuns } from './calendar';
 import { DEFAULT_CATCHUP_MINUTES } from './constants';
 import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc } from './models';

@@ -3,7 +3,7 @@
  * one mail helper every report task uses. registry.ts lists them; the scheduler knows no
  * component's rules itself.
  */
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { composeEmail, sendEmail, type EmailRequest } from '../email/email';
 import { ADMIN_LEVEL, reserveSend } from '../email/policy';
 import { getUser } from '../identity/users';

@@ -5,9 +5,9 @@
  * normalized query, its primary key); at most HISTORY_LIMIT entries per user are kept.
  */
 import { createHash } from 'node:crypto';
-import { jsonText } from '../db';
-import { notFound } from '../errors';
-import { newId } from '../ids';
+import { jsonText } from '../core/db';
+import { notFound } from '../core/errors';
+import { newId } from '../core/ids';
 import { giftsForSearch } from '../gifts/store';
 import { searchableCatalogue } from '../retail/catalogue';
 import { userTextExcerpts } from '../text/store';

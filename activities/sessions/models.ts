@@ -4,7 +4,7 @@
  * a user's recent sessions by (organization, user, last_activity).
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../db';
+import { idFrom } from '../core/db';
 import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants';
 
 export { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus };

@@ -1,5 +1,5 @@
-import { notFound, PlatformError } from '../errors';
-import { newId } from '../ids';
+import { notFound, PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
 import type { SessionSource, SessionStatus } from './constants';
 import {
   conversationDoc,

@@ -11,7 +11,7 @@
  * writes, or an earlier version's unisolated update that put an old status back) is ended by its
  * record alone, so readers trust the record over the document.
  */
-import { insertOnce } from '../db';
+import { insertOnce } from '../core/db';
 import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
 
 export type { ConversationDoc, SessionDoc };

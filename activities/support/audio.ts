@@ -1,5 +1,5 @@
 /** Activities of the audio-qa workflow: transcribe the stored upload, then answer its text. */
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { getObject } from '../engines/storage';
 import { transcribe, type Transcript } from '../engines/speech';
 import type { StoredUpload } from '../images/images';

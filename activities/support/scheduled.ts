@@ -1,5 +1,5 @@
 /** The support component's scheduled task: a check-in question answered in the owner's conversation. */
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import { answerQuestion, requireConversation } from './support';
 import type { TaskDefinition } from '../scheduler/task';
 

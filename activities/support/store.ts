@@ -5,7 +5,7 @@
  * collection written by earlier versions beside each article is no longer read or written: the
  * articles themselves always carried organization_id, so older databases need nothing.
  */
-import { insertOnce, jsonText } from '../db';
+import { insertOnce, jsonText } from '../core/db';
 import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
 
 export type { ArticleDoc };

@@ -3,12 +3,12 @@
  * composed locally from them with citations, or written by the configured model with those
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
-import { notFound, PlatformError } from '../errors';
+import { notFound, PlatformError } from '../core/errors';
 import { verifySession } from '../sessions/sessions';
-import { newId } from '../ids';
+import { newId } from '../core/ids';
 import { gatewayChat, usesModel } from '../llm/gateway';
 import { storeNormalizedResponse } from '../responses/normalized';
-import { Cache } from '../db';
+import { Cache } from '../core/db';
 import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store';
 import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';
 

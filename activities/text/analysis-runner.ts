@@ -4,7 +4,7 @@
  * budget is stopped by ending the thread (a fresh one takes the next text).
  */
 import { Worker } from 'node:worker_threads';
-import { PlatformError } from '../errors';
+import { PlatformError } from '../core/errors';
 import type { analyse } from './analysis';
 
 export type Analysis = ReturnType<typeof analyse>;

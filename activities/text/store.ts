@@ -4,7 +4,7 @@
  * (organization_id, engine) index), a user's texts by the (organization_id, user_id) index.
  */
 import mongoose, { Schema } from 'mongoose';
-import { insertOnce } from '../db';
+import { insertOnce } from '../core/db';
 
 const embeddingSchema = new Schema(
   {

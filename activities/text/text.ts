@@ -2,8 +2,8 @@
  * Text processing: the edge stores the text (storeText), the workflow `text:<text id>` analyses
  * and embeds it in the worker (processStoredText); and similarity search within an organization.
  */
-import { notFound, PlatformError } from '../errors';
-import { newId } from '../ids';
+import { notFound, PlatformError } from '../core/errors';
+import { newId } from '../core/ids';
 import { getObject, putObject, removeObject } from '../engines/storage';
 import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
 import { gatewayEmbed, usesModel, type Caller } from '../llm/gateway';

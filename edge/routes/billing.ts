@@ -5,8 +5,8 @@
 import { getRequestHeader } from 'h3';
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { config } from '../../activities/config';
-import { PlatformError } from '../../activities/errors';
+import { config } from '../../activities/core/config';
+import { PlatformError } from '../../activities/core/errors';
 import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
 import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments';
 import { paymentEventWorkflow } from '../../workflows/payments';

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getQuery, setResponseHeader, type H3Event } from 'h3';
 import { z } from 'zod';
-import { notFound } from '../../activities/errors';
+import { notFound } from '../../activities/core/errors';
 import { defineRoute } from '../http';
 import { openApiJson } from '../openapi';
 

@@ -2,7 +2,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { invalid } from '../../activities/errors';
+import { invalid } from '../../activities/core/errors';
 import { getUser } from '../../activities/identity/users';
 import { EMAIL_TYPES, notificationContent } from '../../activities/email/compose';
 import { ADMIN_LEVEL, checkFreeText, checkRecipient, reserveSend } from '../../activities/email/policy';

@@ -5,7 +5,7 @@
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
-import { notFound, PlatformError } from '../../activities/errors';
+import { notFound, PlatformError } from '../../activities/core/errors';
 import { prepareRedemption, getRedemption, listRedemptions, viewRedemption } from '../../activities/gifts/redemptions';
 import { findRedemption } from '../../activities/gifts/store';
 import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants';

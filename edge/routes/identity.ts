@@ -5,7 +5,7 @@ import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activit
 import { forgetUserKeys } from '../../activities/identity/api-keys';
 import { requireRankOver } from '../../activities/identity/key-management';
 import { TIERS } from '../../activities/identity/constants';
-import { forbidden } from '../../activities/errors';
+import { forbidden } from '../../activities/core/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { requiredId, organizationId } from '../schemas';

@@ -12,7 +12,7 @@ import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfi
 import { budgetStatus } from '../../activities/llm/reservations';
 import { settingsSchema } from '../../activities/llm/settings';
 import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm/versions';
-import { forbidden } from '../../activities/errors';
+import { forbidden } from '../../activities/core/errors';
 import { LEVEL, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId } from '../schemas';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/normalized';
 import { deleteConversation } from '../../activities/sessions/sessions';
-import { notFound } from '../../activities/errors';
+import { notFound } from '../../activities/core/errors';
 import { readThumbnail } from '../../activities/images/images';
 import { existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';

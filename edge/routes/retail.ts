@@ -3,8 +3,8 @@
  * writes, key reads. Ids are integers; every unknown or foreign item is 404 "Resource not found".
  */
 import { z } from 'zod';
-import { config } from '../../activities/config';
-import { invalid } from '../../activities/errors';
+import { config } from '../../activities/core/config';
+import { invalid } from '../../activities/core/errors';
 import * as catalogue from '../../activities/retail/catalogue';
 import * as venues from '../../activities/retail/venues';
 import { DEFAULT_MAPPING_STATUS, MAPPING_STATUS_MAX_LENGTH, NOT_ON_SALE_STATUSES } from '../../activities/retail/constants';

@@ -9,7 +9,7 @@ import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, 
 import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
 import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
 import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
-import { invalid } from '../../activities/errors';
+import { invalid } from '../../activities/core/errors';
 import type { Principal } from '../../activities/identity/api-keys';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';

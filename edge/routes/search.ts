@@ -9,7 +9,7 @@ import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory 
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { forbidden, notFound } from '../../activities/errors';
+import { forbidden, notFound } from '../../activities/core/errors';
 
 const tag = 'search history';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());

@@ -6,8 +6,8 @@ import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/rotat
 import { PERMISSIONS } from '../../activities/identity/constants';
 import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/sessions';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants';
-import { config } from '../../activities/config';
-import { forbidden, invalid, notFound } from '../../activities/errors';
+import { config } from '../../activities/core/config';
+import { forbidden, invalid, notFound } from '../../activities/core/errors';
 import { actingUser, budgetSpent, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { requiredId, organizationId } from '../schemas';

@@ -1,8 +1,8 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/health';
-import { config } from '../../activities/config';
-import { createLogger, type Logger } from '../../activities/logger';
+import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/core/health';
+import { config } from '../../activities/core/config';
+import { createLogger, type Logger } from '../../activities/core/logger';
 import { LEVEL, optionalPrincipal } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { taskQueue, temporal, temporalHealthy } from '../temporal';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/text';
-import { invalid } from '../../activities/errors';
+import { invalid } from '../../activities/core/errors';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { processTextWorkflow } from '../../workflows/text';
 import { actingUser, organizationFor } from '../auth';

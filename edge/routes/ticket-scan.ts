@@ -8,9 +8,9 @@
 import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { config } from '../../activities/config';
-import { invalid, notFound, PlatformError } from '../../activities/errors';
-import { newId } from '../../activities/ids';
+import { config } from '../../activities/core/config';
+import { invalid, notFound, PlatformError } from '../../activities/core/errors';
+import { newId } from '../../activities/core/ids';
 import { readStoredObject } from '../../activities/images/images';
 import type { UserRef } from '../../activities/identity/constants';
 import type { Principal } from '../../activities/identity/api-keys';

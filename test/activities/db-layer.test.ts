@@ -1,5 +1,5 @@
 /**
- * activities/db against the suite's real MongoDB-wire server: inserts under a unique key tell who
+ * activities/core/db against the suite's real MongoDB-wire server: inserts under a unique key tell who
  * was first, documents keyed by a field are read
  * by `_id` while documents written before the key existed are still found, and JSON-text fields
  * and the cache behave as the stores rely on.
@@ -8,7 +8,7 @@ import mongoose, { Schema } from 'mongoose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useSuiteRuntime } from '../helpers/runtime';
 import { queriesOf, show } from '../helpers/queries';
-import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter } from '../../activities/db';
+import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter } from '../../activities/core/db';
 
 const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: String }, { versionKey: false }), 'db_test_slots');
 const Keyed = mongoose.model('DbTestKeyed', new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }), 'db_test_keyed');

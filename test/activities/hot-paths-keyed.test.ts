@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { queriesOf, scans } from '../helpers/queries';
-import { onCommandTimed } from '../../activities/db';
+import { onCommandTimed } from '../../activities/core/db';
 import { authenticateKey, flushKeyUsage, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
 import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management';
 import { findUser, resolveOrCreateUser } from '../../activities/identity/users';

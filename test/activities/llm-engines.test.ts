@@ -7,8 +7,8 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { parseEnv, setConfig } from '../../activities/core/config';
+import { closeRuntime, initRuntime } from '../../activities/core/runtime';
 import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback';
 import { answerQuestion, createArticle } from '../../activities/support/support';
 import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing';

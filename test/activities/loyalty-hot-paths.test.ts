@@ -6,7 +6,7 @@
  * is asked how it answers it (`explain`). Their database commands are counted too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { onCommandTimed } from '../../activities/db';
+import { onCommandTimed } from '../../activities/core/db';
 import { queriesOf, scans } from '../helpers/queries';
 import { useSuiteRuntime } from '../helpers/runtime';
 import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import PostalMime from 'postal-mime';
-import { parseEnv, setConfig } from '../../activities/config';
+import { parseEnv, setConfig } from '../../activities/core/config';
 import { deliver } from '../../activities/engines/mail';
 
 describe('file mail transport', () => {

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
+import { parseEnv, setConfig } from '../../activities/core/config';
 import { recognize } from '../../activities/engines/ocr';
 import { freePort } from '../../workers/infra';
 

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { config } from '../../activities/config';
+import { config } from '../../activities/core/config';
 import { pdfInChild, type PdfJob } from '../../activities/engines/pdf';
 import { pdfWithText } from '../helpers/documents';
 import { slowPdf } from '../helpers/pdf-bombs';

@@ -11,9 +11,9 @@
  * ahead, so credits written with a one-day expiry lapse during the run.
  */
 import mongoose from 'mongoose';
-import { parseEnv } from '../../activities/config';
+import { parseEnv } from '../../activities/core/config';
 import { expireCredit } from '../../activities/loyalty/expiry';
-import { initRuntime } from '../../activities/runtime';
+import { initRuntime } from '../../activities/core/runtime';
 
 const USERS = 100;
 const OPERATIONS = 1000;

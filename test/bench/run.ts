@@ -9,7 +9,7 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { parseEnv, setConfig } from '../../activities/config';
+import { parseEnv, setConfig } from '../../activities/core/config';
 import { generateSecret } from '../../activities/identity/api-keys';
 import { freePort } from '../../workers/infra';
 import { launchPlatform } from '../../workers/platform';
@@ -143,7 +143,7 @@ async function main() {
 
     Object.assign(process.env, platform.env);
     setConfig(parseEnv({ ...process.env, ...platform.env }));
-    const { initRuntime, closeRuntime } = await import('../../activities/runtime');
+    const { initRuntime, closeRuntime } = await import('../../activities/core/runtime');
     await initRuntime();
     if (SECTIONS.has('images')) {
       // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.

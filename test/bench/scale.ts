@@ -16,13 +16,13 @@ import { hashKey } from '../../activities/identity/api-keys';
 import { ApiKey, ApiKeySlot, User } from '../../activities/identity/models';
 import { Conversation, Session } from '../../activities/sessions/models';
 import { LedgerEntry } from '../../activities/loyalty/models';
-import { onCommandTimed } from '../../activities/db';
+import { onCommandTimed } from '../../activities/core/db';
 import { ScheduledEvent } from '../../activities/scheduler/models';
 import { KnowledgeArticle } from '../../activities/support/models';
 import { importVenues } from '../../activities/retail/venues';
 import { runScheduledEvent } from '../../activities/scheduler/events';
 import { knowledgeBase } from '../../activities/support/store';
-import { newId } from '../../activities/ids';
+import { newId } from '../../activities/core/ids';
 
 const ORG = 'default';
 const BATCH = 5_000;

@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import mongoose from 'mongoose';
-import { parseEnv, setConfig } from '../../activities/config';
+import { parseEnv, setConfig } from '../../activities/core/config';
 import { stopRevocationWatcher } from '../../activities/identity/api-keys';
-import { closeRuntime, initRuntime } from '../../activities/runtime';
+import { closeRuntime, initRuntime } from '../../activities/core/runtime';
 
 /** Activity tests call the components' functions in the test process: their configuration and database. */
 export function useSuiteRuntime(): void {

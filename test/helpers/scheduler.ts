@@ -3,7 +3,7 @@
  * configuration with some settings changed, a daily event, and a basic user as owner and saver.
  */
 import { inject } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/config';
+import { parseEnv, setConfig } from '../../activities/core/config';
 import type { EventInput } from '../../activities/scheduler/events';
 import { basicUser, newTenant, type Tenant } from './api';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { SMTPServer } from 'smtp-server';
-import { parseEnv } from '../../activities/config';
+import { parseEnv } from '../../activities/core/config';
 import { generateSecret } from '../../activities/identity/api-keys';
 import { freePort } from '../../workers/infra';
 import { launchPlatform } from '../../workers/platform';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sniff } from '../../activities/engines/sniff';
 import { humanSize } from '../../activities/engines/images';
 import { safeName, stem } from '../../activities/engines/storage';
-import { parseEnv, minioSettings, ConfigError } from '../../activities/config';
+import { parseEnv, minioSettings, ConfigError } from '../../activities/core/config';
 import { generateSecret, hashKey, levelOf, maskKey } from '../../activities/identity/api-keys';
 import { uploadPaths } from '../../activities/images/images';
 

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApplicationFailure, ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { PlatformError } from '../../activities/errors';
+import { PlatformError } from '../../activities/core/errors';
 import { mapError, MalformedJson } from '../../edge/errors';
 import { RateLimiter } from '../../edge/rate-limit';
 

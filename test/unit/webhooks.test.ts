@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { config, parseEnv, setConfig } from '../../activities/config';
+import { config, parseEnv, setConfig } from '../../activities/core/config';
 import { checkWebhookTarget, deliverWebhook, isPrivateAddress, signature, type Resolver } from '../../activities/engines/webhooks';
 
 describe('webhook targets', () => {

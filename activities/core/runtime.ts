@@ -1,5 +1,5 @@
 /**
- * Process-wide connections used by activity functions: the database (activities/db) and one
+ * Process-wide connections used by activity functions: the database (activities/core/db) and one
  * MinIO client. Both the worker and the edge call initRuntime once at start.
  */
 import { Client as MinioClient } from 'minio';

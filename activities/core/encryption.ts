@@ -1,5 +1,5 @@
 /**
- * Provider secrets at rest: AES-256-GCM with a key derived from CONFIG_ENCRYPTION_KEY, else from
+ * Secrets at rest (LLM provider keys, gift PINs): AES-256-GCM with a key derived from CONFIG_ENCRYPTION_KEY, else from
  * DATA_DIR/config-key.txt, generated on first use (mode 0600) so storing a provider key works out
  * of the box. The edge and the workers share DATA_DIR; the file appears whole or not at all
  * (written aside, then hard-linked into place, which fails when another process got there
@@ -8,8 +8,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config } from '../config';
-import { PlatformError } from '../errors';
+import { config } from './config';
+import { PlatformError } from './errors';
 
 const KEY_FILE = 'config-key.txt';
 

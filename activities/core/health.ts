@@ -1,5 +1,5 @@
 import mongoose from 'mongoose';
-import { bucketReachable } from './engines/storage';
+import { runtime } from './runtime';
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -32,7 +32,10 @@ export const mongoHealthy = async () => {
   return true;
 };
 
-export const storageHealthy = () => bucketReachable();
+export const storageHealthy = () => {
+  const { minio, minioSettings } = runtime();
+  return minio.bucketExists(minioSettings.bucket);
+};
 
 /**
  * An idle worker's long poll lasts a minute before it polls again, and Temporal records a
