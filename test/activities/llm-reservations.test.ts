@@ -38,8 +38,8 @@ async function reserveElsewhere(who: Caller, n: number, each: number, tokens: nu
   const script = path.join(dir, 'reserve.ts');
   fs.writeFileSync(
     script,
-    `import { parseEnv, setConfig } from ${JSON.stringify(path.resolve('activities/config.ts'))};
-import { closeRuntime, initRuntime } from ${JSON.stringify(path.resolve('activities/runtime.ts'))};
+    `import { parseEnv, setConfig } from ${JSON.stringify(path.resolve('activities/core/config.ts'))};
+import { closeRuntime, initRuntime } from ${JSON.stringify(path.resolve('activities/core/runtime.ts'))};
 import { reserve } from ${JSON.stringify(path.resolve('activities/llm/reservations.ts'))};
 async function main() {
   setConfig(parseEnv(process.env));
