@@ -7,10 +7,12 @@ import { initRuntime, closeRuntime } from '../activities/core/runtime';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
 import { ensureConfigEncryptionKey } from '../activities/core/encryption';
 import { createEdgeApp } from '../edge/app';
+import { wirePlatform } from './root';
 import { closeTemporal } from '../edge/temporal';
 
 export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const cfg = config();
+  wirePlatform();
   await initRuntime(cfg);
   const bootstrap = await ensureBootstrapAdminKey();
   const configKey = ensureConfigEncryptionKey();

@@ -12,6 +12,7 @@ import { stopSpeech } from '../activities/engines/speech';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/analysis-runner';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
+import { wirePlatform } from './root';
 import { prepareServers } from './infra';
 import { ensureSchedules } from './schedules';
 import { Connection } from '@temporalio/client';
@@ -19,6 +20,7 @@ import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 
 export async function createWorker() {
   const cfg = config();
+  wirePlatform();
   await prepareServers(cfg);
   await initRuntime(cfg);
   // The text analysis thread loads its code on first use (~0.5-1 s): pay that at start, not on a user's text.
