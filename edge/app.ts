@@ -11,7 +11,7 @@ import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, read
 import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
 import { newRequestContext, runInRequest, type RequestContext } from './request-context';
-import type { Principal } from '../activities/identity/api-keys';
+import type { Principal } from '../activities/identity';
 import { invalid } from '../activities/core/errors';
 
 // Route modules register themselves on import.

@@ -8,7 +8,7 @@ import { getQuery, getRequestHeader, getRouterParams } from 'h3';
 import { z } from 'zod';
 import { config } from '../activities/core/config';
 import { PlatformError, tooLarge } from '../activities/core/errors';
-import type { Principal } from '../activities/identity/api-keys';
+import type { Principal } from '../activities/identity';
 import type { AuthLevel } from './auth';
 import { MalformedJson, zodToPlatform, type ErrorShape } from './errors';
 

@@ -11,8 +11,8 @@ import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { invalid, PlatformError } from '../activities/core/errors';
-import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/keys';
-import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/images';
+import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency';
+import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images';
 import { mapError } from './errors';
 import { temporal } from './temporal';
 

@@ -2,10 +2,10 @@
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { scheduleSpec } from '../activities/scheduler/calendar';
+import { scheduleSpec } from '../activities/scheduler';
 import { notFound } from '../activities/core/errors';
 import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants';
-import type { EventDoc } from '../activities/scheduler/store';
+import type { EventDoc } from '../activities/scheduler';
 import { scheduledEventWorkflow } from '../workflows/scheduler';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';

@@ -4,7 +4,7 @@ import { toNodeListener } from 'h3';
 import { config } from '../activities/core/config';
 import { createLogger } from '../activities/core/logger';
 import { initRuntime, closeRuntime } from '../activities/core/runtime';
-import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/api-keys';
+import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity';
 import { ensureConfigEncryptionKey } from '../activities/core/encryption';
 import { createEdgeApp } from '../edge/app';
 import { wirePlatform } from './root';

@@ -8,6 +8,13 @@
  *
  * docs/architecture.md draws the rooms and the import rules (.dependency-cruiser.cjs checks them).
  */
+import { billingTask } from '../activities/billing';
+import { documentsTask } from '../activities/documents';
+import { emailTask } from '../activities/email';
+import { feedbackTask } from '../activities/feedback';
+import { loyaltyTask } from '../activities/loyalty';
+import { registerTask } from '../activities/scheduler';
+import { supportTask } from '../activities/support';
 
 let wired = false;
 
@@ -15,6 +22,12 @@ export function wirePlatform(): void {
   if (wired) return;
   wired = true;
   // --- scheduler: each component's task for its type_of_event ---
+  registerTask('email', emailTask);
+  registerTask('loyalty', loyaltyTask);
+  registerTask('billing', billingTask);
+  registerTask('support', supportTask);
+  registerTask('feedback', feedbackTask);
+  registerTask('documents', documentsTask);
   // --- search: the sources a user's search reads ---
   // --- loyalty: what a reversal tells the component that earned the points ---
 }

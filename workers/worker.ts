@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../activities/core/logger';
 import { initRuntime, closeRuntime } from '../activities/core/runtime';
 import { stopOcr } from '../activities/engines/ocr';
 import { stopSpeech } from '../activities/engines/speech';
-import { analyseOffThread, stopAnalysisThread } from '../activities/text/analysis-runner';
+import { analyseOffThread, stopAnalysisThread } from '../activities/text';
 import * as activities from '../activities/workflow-activities';
 import { wrapActivities } from './activity-wrapper';
 import { wirePlatform } from './root';

@@ -1,7 +1,7 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images/images';
-import type { SupportAnswer } from '../activities/support/support';
+import type { StoredUpload } from '../activities/images';
+import type { SupportAnswer } from '../activities/support';
 import { INTERACTIVE } from './retry';
 import { orDiscard } from './uploads';
 

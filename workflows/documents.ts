@@ -1,7 +1,7 @@
 import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images/images';
-import type { ProcessedDocument } from '../activities/documents/documents';
+import type { StoredUpload } from '../activities/images';
+import type { ProcessedDocument } from '../activities/documents';
 import { PLATFORM_FAILURE_TYPE } from './failures';
 import { INTERACTIVE } from './retry';
 import { orDiscard, uploadContext } from './uploads';

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { EmailRequest, SentEmail } from '../activities/email/email';
+import type { EmailRequest, SentEmail } from '../activities/email';
 import { BACKGROUND, INTERACTIVE } from './retry';
 
 const { composeEmail } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });

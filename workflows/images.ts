@@ -1,6 +1,6 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload, ImageMetadata } from '../activities/images/images';
+import type { StoredUpload, ImageMetadata } from '../activities/images';
 import { INTERACTIVE } from './retry';
 import { orDiscard, uploadContext } from './uploads';
 

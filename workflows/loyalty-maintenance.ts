@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { ExpiryRun } from '../activities/loyalty/expiry';
+import type { ExpiryRun } from '../activities/loyalty';
 import { BACKGROUND } from './retry';
 
 // One run may write many expiry entries; a retry writes none twice (each is one ledger operation).

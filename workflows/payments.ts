@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { PaymentEventInput } from '../activities/billing/billing';
+import type { PaymentEventInput } from '../activities/billing';
 import { BACKGROUND } from './retry';
 
 const { applyPaymentEvent } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });

@@ -1,6 +1,6 @@
 import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts/fulfilment';
+import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts';
 import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
 import { BACKGROUND, INTERACTIVE } from './retry';

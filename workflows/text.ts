@@ -1,6 +1,6 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { StoredTextInput } from '../activities/text/text';
+import type { StoredTextInput } from '../activities/text';
 import { ONCE } from './retry';
 
 // A local activity, as for documents: the caller waits over HTTP. One attempt: the analysis is

@@ -1,8 +1,8 @@
 import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images/images';
-import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/scans';
-import type { VenueMatch } from '../activities/scanning/matching';
+import type { StoredUpload } from '../activities/images';
+import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning';
+import type { VenueMatch } from '../activities/scanning';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
 import { INTERACTIVE } from './retry';
 

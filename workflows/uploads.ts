@@ -1,6 +1,6 @@
 /** What the workflows over a stored upload (images, documents, audio) share. */
 import { workflowInfo } from '@temporalio/workflow';
-import type { StoredUpload } from '../activities/images/images';
+import type { StoredUpload } from '../activities/images';
 import { isClientFailure } from './failures';
 
 /** Runs the stage, dropping the stored upload when the client's file is refused. */

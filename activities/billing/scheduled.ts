@@ -1,7 +1,8 @@
 /** The billing component's scheduled task: the owner's token usage report, emailed. */
 import { PlatformError } from '../core/errors';
 import { tokenUsage } from './billing';
-import { mailOnce, recipientOrOwner, type TaskDefinition } from '../scheduler/task';
+import { mailOnce, recipientOrOwner } from '../email';
+import type { TaskDefinition } from '../scheduler';
 
 export const billingTask: TaskDefinition = {
   mails_report: true,

@@ -7,15 +7,15 @@ import { createCanvas } from '@napi-rs/canvas';
 import { Context } from '@temporalio/activity';
 import { config } from '../core/config';
 import { PlatformError } from '../core/errors';
-import { gatewayChat, type Caller } from '../llm/gateway';
-import { visionModel } from '../llm/engine-models';
+import { gatewayChat, type Caller } from '../llm';
+import { visionModel } from '../llm';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
 import { recognize } from '../engines/ocr';
 import { isDocx, readDocx } from '../engines/office';
 import { pdfInChild, type PdfCaller } from '../engines/pdf';
 import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff';
 import { getObject, putObject } from '../engines/storage';
-import { uploadPaths, type StoredUpload } from '../images/images';
+import { uploadPaths, type StoredUpload } from '../images';
 import { CATEGORIES, classify, folderOf, type Classification } from './classify';
 
 export type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';

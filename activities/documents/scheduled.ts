@@ -1,6 +1,7 @@
 /** The documents component's scheduled task: the owner's processed documents per folder, optionally emailed. */
-import { userResponses } from '../responses/store';
-import { mailOnce, periodDays, type TaskDefinition } from '../scheduler/task';
+import { userResponses } from '../responses';
+import { mailOnce, periodDays } from '../email';
+import type { TaskDefinition } from '../scheduler';
 
 export const documentsTask: TaskDefinition = {
   mails_report: true,

@@ -2,8 +2,8 @@
 import { createHash } from 'node:crypto';
 import { notFound } from '../core/errors';
 import { deliver } from '../engines/mail';
-import { findOrganization } from '../identity/organizations';
-import { listNormalizedResponses } from '../responses/normalized';
+import { findOrganization } from '../identity';
+import { listNormalizedResponses } from '../responses';
 import { notificationContent, summaryContent, type Content, type EmailType } from './compose';
 import { recordSent, sentRecord } from './store';
 

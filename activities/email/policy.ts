@@ -8,7 +8,7 @@ import { config } from '../core/config';
 import { PlatformError, forbidden } from '../core/errors';
 import { countKey, sentRecord, takeSend, uncountKey } from './store';
 
-export const ADMIN_LEVEL = 1;
+import { ADMIN_LEVEL } from '../identity/constants';
 
 const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 

@@ -4,8 +4,8 @@
  * stats computed from the stored records.
  */
 import { newId } from '../core/ids';
-import { gatewayChat } from '../llm/gateway';
-import { sentences, sentiment, tokenize } from '../text/analysis';
+import { gatewayChat } from '../llm';
+import { sentences, sentiment, tokenize } from '../text';
 import type { FeedbackType } from './constants';
 import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis, type FeedbackDoc } from './store';
 

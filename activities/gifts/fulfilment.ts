@@ -11,7 +11,7 @@ import { config } from '../core/config';
 import { PlatformError } from '../core/errors';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption';
-import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/ledger';
+import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
 import { findRedemption, sandboxTransactions, saveRedemption } from './store';
 

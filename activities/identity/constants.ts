@@ -6,6 +6,9 @@ export type Tier = (typeof TIERS)[number];
 export const PERMISSIONS = ['basic', 'admin', 'system_admin'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+/** A principal's level from which it acts as an admin (PERMISSIONS' index of 'admin'). */
+export const ADMIN_LEVEL = 1;
+
 /** What most operations need to know of a user. */
 export interface UserRef {
   user_id: string;

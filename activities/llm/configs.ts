@@ -6,8 +6,8 @@
 import { config } from '../core/config';
 import { jsonText } from '../core/db';
 import { forbidden, PlatformError } from '../core/errors';
-import { findOrganization } from '../identity/organizations';
-import { usageTotals } from '../billing/billing';
+import { findOrganization } from '../identity';
+import { usageTotals } from '../billing';
 import { AGENTS, type AgentName } from './constants';
 import {
   allProviders,

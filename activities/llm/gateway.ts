@@ -14,7 +14,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile
 import { config } from '../core/config';
 import { newId } from '../core/ids';
 import { PlatformError } from '../core/errors';
-import { recordUsage } from '../billing/billing';
+import { recordUsage } from '../billing';
 import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs';
 import { Cache } from '../core/db';
 import type { AgentName } from './constants';

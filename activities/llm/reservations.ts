@@ -11,7 +11,7 @@
  */
 import { PlatformError } from '../core/errors';
 import { newId } from '../core/ids';
-import { tokenUsage } from '../billing/billing';
+import { tokenUsage } from '../billing';
 import type { AgentName } from './constants';
 import { held, Meter, withHold, withSettled } from './meter';
 import { budgetWindow, minuteWindow, secondsUntil, type Budget, type Limits } from './settings';

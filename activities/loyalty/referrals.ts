@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../core/config';
 import { conflict, notFound, PlatformError } from '../core/errors';
-import { findUser } from '../identity/users';
+import { findUser } from '../identity';
 import { newId } from '../core/ids';
 import { qrPngBase64 } from '../engines/qr';
 import { creditPoints } from './ledger';

@@ -5,7 +5,7 @@
  * operation id or, with its user, by the idempotency key the client sent with the award.
  */
 import { notFound, PlatformError } from '../core/errors';
-import { markScanReversed } from '../scanning/list';
+import { markScanReversed } from '../scanning';
 import { append, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';

@@ -1,8 +1,8 @@
 /** The loyalty component's scheduled task: award metadata.action_type to the owner, once per run. */
 import { forbidden, invalid, PlatformError } from '../core/errors';
-import { ADMIN_LEVEL } from '../email/policy';
+import { ADMIN_LEVEL } from '../identity/constants';
 import { awardAction, getRules, type ActorLevel } from './rules';
-import type { TaskDefinition } from '../scheduler/task';
+import type { TaskDefinition } from '../scheduler';
 
 export const loyaltyTask: TaskDefinition = {
   checkMetadata(metadata) {

@@ -1,12 +1,13 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
 import { config } from '../core/config';
 import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors';
-import { ADMIN_LEVEL } from '../email/policy';
+import { ADMIN_LEVEL } from '../identity/constants';
 import { newId } from '../core/ids';
 import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar';
 import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
-import { TASKS, type ScheduledTask } from './registry';
+import { taskFor } from './registry';
+import type { ScheduledTask } from './task';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
 import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type Taken } from './store';
 import { Context } from '@temporalio/activity';
@@ -120,7 +121,7 @@ const takenFor = new WeakMap<EventDoc, Taken[]>();
 
 /** Metadata a type needs to run at all, checked when the event is saved. */
 async function checkMetadata(input: EventInput): Promise<void> {
-  await TASKS[input.type_of_event].checkMetadata?.(input.metadata);
+  await taskFor(input.type_of_event).checkMetadata?.(input.metadata);
 }
 
 /** What a save (create or update) writes: the event's definition and who saved it, whose rights its runs use. */
@@ -407,7 +408,7 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       const actor_level = await checkRunRights(event, metadata);
       checkLoad(event, actor_level);
       const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata, actor_level };
-      result = await TASKS[event.type_of_event].run(task);
+      result = await taskFor(event.type_of_event).run(task);
     } catch (err) {
       // A client-side problem (bad metadata, component missing) is recorded at once; anything
       // else is retried by Temporal with backoff, and recorded when the last attempt fails too.

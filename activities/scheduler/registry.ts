@@ -1,14 +1,9 @@
 /**
  * What `execute_scheduled_task` does for each `type_of_event`: each component gives its task from
- * its own `scheduled.ts`; this list only wires them. Calling out to a URL is the scheduler's own.
+ * its own `scheduled.ts` and the composition root registers it (workers/root.ts). Calling out to
+ * a URL is the scheduler's own.
  */
 import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks';
-import { billingTask } from '../billing/scheduled';
-import { documentsTask } from '../documents/scheduled';
-import { emailTask } from '../email/scheduled';
-import { feedbackTask } from '../feedback/scheduled';
-import { loyaltyTask } from '../loyalty/scheduled';
-import { supportTask } from '../support/scheduled';
 import type { EventType } from './constants';
 import type { TaskDefinition } from './task';
 
@@ -25,12 +20,16 @@ const webhookTask: TaskDefinition = {
   },
 };
 
-export const TASKS: Record<EventType, TaskDefinition> = {
-  email: emailTask,
-  loyalty: loyaltyTask,
-  billing: billingTask,
-  support: supportTask,
-  feedback: feedbackTask,
-  documents: documentsTask,
-  webhook: webhookTask,
-};
+const tasks = new Map<EventType, TaskDefinition>([['webhook', webhookTask]]);
+
+/** Registers the task of a type of event (the composition root, once per process). */
+export function registerTask(type: Exclude<EventType, 'webhook'>, task: TaskDefinition): void {
+  tasks.set(type, task);
+}
+
+/** The task of a type of event; a type nobody registered is the process's wiring fault. */
+export function taskFor(type: EventType): TaskDefinition {
+  const task = tasks.get(type);
+  if (!task) throw new Error(`no task registered for events of type ${type}: the process did not call wirePlatform() (workers/root.ts)`);
+  return task;
+}

@@ -5,11 +5,12 @@
  * rotated and past its grace (identity's one definition of a usable key).
  */
 import { PlatformError, forbidden } from '../core/errors';
-import { currentKeyLevel, whyUnusable } from '../identity/key-management';
-import { getUser } from '../identity/users';
-import { ADMIN_LEVEL, checkRecipient } from '../email/policy';
+import { currentKeyLevel, whyUnusable } from '../identity';
+import { getUser } from '../identity';
+import { ADMIN_LEVEL } from '../identity/constants';
+import { checkRecipient } from '../email';
 import type { EventType } from './constants';
-import { TASKS } from './registry';
+import { taskFor } from './registry';
 import type { EventDoc } from './store';
 
 /** Who saved an event: the key, its user and its level (0 basic, 1 admin, 2 system_admin). */
@@ -27,7 +28,7 @@ const ownEmail = async (organization_id: string, user_id: string) => (await getU
  */
 export async function checkEventRights(ev: { organization_id: string; user_id: string; type_of_event: EventType; metadata: Record<string, unknown> }, level: number): Promise<void> {
   if (level >= ADMIN_LEVEL) return;
-  const task = TASKS[ev.type_of_event];
+  const task = taskFor(ev.type_of_event);
   if (task.admin_only) throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${task.admin_only})`);
   const m = ev.metadata;
   await task.checkRights?.(ev, level);

@@ -8,10 +8,10 @@ import { createHash } from 'node:crypto';
 import { jsonText } from '../core/db';
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
-import { giftsForSearch } from '../gifts/store';
-import { searchableCatalogue } from '../retail/catalogue';
-import { userTextExcerpts } from '../text/store';
-import { userResponses } from '../responses/store';
+import { giftsForSearch } from '../gifts';
+import { searchableCatalogue } from '../retail';
+import { userTextExcerpts } from '../text';
+import { userResponses } from '../responses';
 import { deleteRecord, deleteUserRecords, saveRecord, userRecords, type SearchRecordDoc } from './store';
 
 export const HISTORY_LIMIT = 100;

@@ -2,8 +2,8 @@
 import { PlatformError } from '../core/errors';
 import { getObject } from '../engines/storage';
 import { transcribe, type Transcript } from '../engines/speech';
-import type { StoredUpload } from '../images/images';
-import { speechRoute } from '../llm/engine-models';
+import type { StoredUpload } from '../images';
+import { speechRoute } from '../llm';
 
 export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
   const body = await getObject(upload.original_path);

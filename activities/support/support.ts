@@ -4,10 +4,10 @@
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
 import { notFound, PlatformError } from '../core/errors';
-import { verifySession } from '../sessions/sessions';
+import { verifySession } from '../sessions';
 import { newId } from '../core/ids';
-import { gatewayChat, usesModel } from '../llm/gateway';
-import { storeNormalizedResponse } from '../responses/normalized';
+import { gatewayChat, usesModel } from '../llm';
+import { storeNormalizedResponse } from '../responses';
 import { Cache } from '../core/db';
 import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store';
 import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';

@@ -6,8 +6,8 @@ import { notFound, PlatformError } from '../core/errors';
 import { newId } from '../core/ids';
 import { getObject, putObject, removeObject } from '../engines/storage';
 import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
-import { gatewayEmbed, usesModel, type Caller } from '../llm/gateway';
-import { storeNormalizedResponse } from '../responses/normalized';
+import { gatewayEmbed, usesModel, type Caller } from '../llm';
+import { storeNormalizedResponse } from '../responses';
 import { analyseOffThread } from './analysis-runner';
 import { embeddingById, embeddingsOf, insertEmbedding } from './store';
 

@@ -7,7 +7,7 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { config } from '../../activities/core/config';
 import { PlatformError } from '../../activities/core/errors';
-import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/billing';
+import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing';
 import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments';
 import { paymentEventWorkflow } from '../../workflows/payments';
 import { platformSearchAttributes } from '../../workflows/search-attributes';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { invalid } from '../../activities/core/errors';
-import { readStoredObject, type StoredUpload } from '../../activities/images/images';
+import { readStoredObject, type StoredUpload } from '../../activities/images';
 import type { UserRef } from '../../activities/identity/constants';
 import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents';
 import { platformSearchAttributes } from '../../workflows/search-attributes';

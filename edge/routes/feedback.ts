@@ -3,7 +3,7 @@
  * `feedback-analysis:<id>`, summarized for admins.
  */
 import { z } from 'zod';
-import { dropFeedback, feedbackStats, storeFeedback } from '../../activities/feedback/feedback';
+import { dropFeedback, feedbackStats, storeFeedback } from '../../activities/feedback';
 import { FEEDBACK_TYPES } from '../../activities/feedback/constants';
 import { feedbackAnalysisWorkflow } from '../../workflows/feedback';
 import { platformSearchAttributes } from '../../workflows/search-attributes';

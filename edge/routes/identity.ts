@@ -1,9 +1,9 @@
 /** Organizations and the users directory. */
 import { z } from 'zod';
-import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/organizations';
-import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/users';
-import { forgetUserKeys } from '../../activities/identity/api-keys';
-import { requireRankOver } from '../../activities/identity/key-management';
+import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity';
+import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity';
+import { forgetUserKeys } from '../../activities/identity';
+import { requireRankOver } from '../../activities/identity';
 import { TIERS } from '../../activities/identity/constants';
 import { forbidden } from '../../activities/core/errors';
 import { actingUser, organizationFor, requireLevel } from '../auth';

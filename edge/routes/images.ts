@@ -5,14 +5,14 @@
  */
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { storeUpload, readStoredObject } from '../../activities/images/images';
+import { storeUpload, readStoredObject } from '../../activities/images';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, type UploadedFile } from '../http';
 import { requiredId, organizationId } from '../schemas';
 import { runIdempotent, temporal, taskQueue } from '../temporal';
 import { once, uploadFor } from '../idempotency';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
-import type { Principal } from '../../activities/identity/api-keys';
+import type { Principal } from '../../activities/identity';
 import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images';
 
 const tag = 'images';

@@ -8,10 +8,10 @@
  */
 import { z } from 'zod';
 import { AGENTS } from '../../activities/llm/constants';
-import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
-import { budgetStatus } from '../../activities/llm/reservations';
-import { settingsSchema } from '../../activities/llm/settings';
-import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm/versions';
+import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm';
+import { budgetStatus } from '../../activities/llm';
+import { settingsSchema } from '../../activities/llm';
+import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm';
 import { forbidden } from '../../activities/core/errors';
 import { LEVEL, organizationFor } from '../auth';
 import { defineRoute } from '../http';

@@ -1,11 +1,11 @@
 /** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { getBalance, getHistory } from '../../activities/loyalty/ledger';
-import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty/rules';
+import { getBalance, getHistory } from '../../activities/loyalty';
+import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty';
 import { LEDGER_REASONS } from '../../activities/loyalty/constants';
-import { reverseOperation } from '../../activities/loyalty/reversal';
-import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/policies';
+import { reverseOperation } from '../../activities/loyalty';
+import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';

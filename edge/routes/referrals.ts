@@ -1,9 +1,9 @@
 /** Referral codes with QR images, and referrals as the durable workflow referral:<org>:<referred>. */
 import { z } from 'zod';
 import { conflict, forbidden, invalid, notFound } from '../../activities/core/errors';
-import { findUserRef } from '../../activities/identity/users';
-import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty/referrals';
-import type { Principal } from '../../activities/identity/api-keys';
+import { findUserRef } from '../../activities/identity';
+import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty';
+import type { Principal } from '../../activities/identity';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';

@@ -1,9 +1,9 @@
 /** Normalized responses per conversation, and stored thumbnails. */
 import { z } from 'zod';
-import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/normalized';
-import { deleteConversation } from '../../activities/sessions/sessions';
+import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses';
+import { deleteConversation } from '../../activities/sessions';
 import { notFound } from '../../activities/core/errors';
-import { readThumbnail } from '../../activities/images/images';
+import { readThumbnail } from '../../activities/images';
 import { existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';

@@ -5,8 +5,7 @@
 import { z } from 'zod';
 import { config } from '../../activities/core/config';
 import { invalid } from '../../activities/core/errors';
-import * as catalogue from '../../activities/retail/catalogue';
-import * as venues from '../../activities/retail/venues';
+import { catalogue, venues } from '../../activities/retail';
 import { DEFAULT_MAPPING_STATUS, MAPPING_STATUS_MAX_LENGTH, NOT_ON_SALE_STATUSES } from '../../activities/retail/constants';
 import { organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';

@@ -4,19 +4,19 @@
  * `/api/scheduler-service/events` (type_of_event, recurrency, start_event, end_date, idp_id).
  */
 import { z } from 'zod';
-import { nextRuns, RECURRENCES } from '../../activities/scheduler/calendar';
-import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler/events';
-import { checkEventRights, type Actor } from '../../activities/scheduler/rights';
+import { nextRuns, RECURRENCES } from '../../activities/scheduler';
+import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler';
+import { checkEventRights, type Actor } from '../../activities/scheduler';
 import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
-import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler/store';
+import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler';
 import { invalid } from '../../activities/core/errors';
-import type { Principal } from '../../activities/identity/api-keys';
+import type { Principal } from '../../activities/identity';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { idempotencyKeyOf } from '../idempotency';
 import { organizationId, requiredId } from '../schemas';
 import { createSchedule, deleteSchedule, lastActionAt, pauseSchedule, runOnce, triggerSchedule, updateSchedule } from '../schedules';
-import { ADMIN_LEVEL } from '../../activities/email/policy';
+import { ADMIN_LEVEL } from '../../activities/identity/constants';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));

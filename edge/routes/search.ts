@@ -3,9 +3,9 @@
  * newest first. Errors are `{detail}`.
  */
 import { z } from 'zod';
-import type { Principal } from '../../activities/identity/api-keys';
-import { findUserRef } from '../../activities/identity/users';
-import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../../activities/search/search';
+import type { Principal } from '../../activities/identity';
+import { findUserRef } from '../../activities/identity';
+import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../../activities/search';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';

@@ -1,10 +1,10 @@
 /** Session service: the seven operations, at `/` and at `/api/session-service` (same handlers). */
 import { z } from 'zod';
-import { verifyApiKey } from '../../activities/identity/api-keys';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management';
-import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/rotation';
+import { verifyApiKey } from '../../activities/identity';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity';
+import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity';
 import { PERMISSIONS } from '../../activities/identity/constants';
-import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/sessions';
+import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants';
 import { config } from '../../activities/core/config';
 import { forbidden, invalid, notFound } from '../../activities/core/errors';

@@ -8,7 +8,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa';
 import { runIdempotent } from '../temporal';
 import { once, uploadFor } from '../idempotency';
-import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/support';
+import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
 import { organizationId, requiredId } from '../schemas';

@@ -4,7 +4,7 @@
  * analysis and the embedding run in the worker, never on the edge's event loop.
  */
 import { z } from 'zod';
-import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/text';
+import { similarTexts, storeText, type StoredTextInput } from '../../activities/text';
 import { invalid } from '../../activities/core/errors';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { processTextWorkflow } from '../../workflows/text';

@@ -1,0 +1,3 @@
+/** The images component's surface: what the edge, the workflows and other components may use. */
+export { convertStoredHeic, discardUpload, processStoredImage, readStoredObject, readThumbnail, storeUpload, uploadPaths } from './images';
+export type { ImageMetadata, StoredUpload } from './images';

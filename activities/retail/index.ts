@@ -1,0 +1,6 @@
+/** The retail component's surface: what the edge, the workflows and other components may use. */
+/** The catalogue and venue operations, by module (the edge's retail routes use most of them). */
+export { getBrand, organizationProducts, searchableCatalogue, venueProducts } from './catalogue';
+export { getVenue, nearbyVenues, organizationVenues } from './venues';
+export * as catalogue from './catalogue';
+export * as venues from './venues';

@@ -1,0 +1,2 @@
+/** The sessions component's surface: what the edge, the workflows and other components may use. */
+export { deleteConversation, getSession, initializeSession, newConversation, setSessionStatus, verifySession } from './sessions';
