@@ -1,13 +1,8 @@
 /**
  * Billing's data: packages, purchases, credits, usage, refunds and provider events. The only
  * file that reads or writes billing's models; the LLM component reads usage through
- * `usageTotals` and `tokenUsage` (billing.ts), never the model.
- *
- * Every record that must count once has its own `_id` (a credit `credit:<transaction>`, a
- * refund `refund:<transaction>`, a usage the gateway's call id, an event the provider's id), so
- * repeats are refused by the primary key. A purchase's status moves forward by a conditional
- * update (atomic per document: of two racing moves from one status, one applies). A user's
- * credits, usage and refunds are read through their {organization_id, user_id} indexes.
+ * `usageTotals` and `tokenUsage` (billing.ts), never the model. Whatever must count once has an
+ * `_id` of its own; how purchases move and what is read how: docs/storage.md, "Billing".
  */
 import { byId, insertOnce } from '../core/db';
 import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models';

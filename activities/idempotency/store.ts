@@ -1,10 +1,7 @@
 /**
  * The `Idempotency-Key` records' data; the only file that reads or writes their model. A record
- * is read and written by its `_id` (composed of organization, user, route and key); retention
- * deletes by the created_at index. The first request with a key wins by inserting the record
- * under its `_id`; settling is an atomic conditional update (`running` → an outcome), so only the
- * first outcome is kept, and dropping an expired record names its created_at, so a record claimed
- * again meanwhile is left alone.
+ * is read and written by its `_id` (organization, user, route and key): the first request wins by
+ * inserting it, and settling is an atomic conditional update (docs/storage.md, "Idempotency").
  */
 import { byId, insertOnce, jsonText } from '../core/db';
 import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models';

@@ -1,28 +1,9 @@
 /**
  * Identity's data: organizations, users, API keys and what hangs off a key (its last use, its
  * place under the per-user cap, its rotation). The only file that reads or writes identity's
- * models; everything else, other components included, calls these functions.
- *
- * Every read is by a field the schema indexes (models.ts), on both database servers: a key by
- * hash or key_id, a user by user_id or (organization, idp_id), a user's keys by (organization,
- * user, created_at), a user's places by owner. Documents written before `_id`s were taken from
- * these fields (ObjectId `_id`s) are found by the same queries. A key's last use, its place and
- * its rotation live in documents of their own, so that no write of theirs touches the key's
- * document, which only its creation and its revocation write.
- *
- * Per-process caches in front of this store (all activities/core/db `Cache`), and how soon a change
- * made by another process is seen through them:
- * - verified keys (api-keys.ts), 1 s: every request presents a key; a key revoked or rotated
- *   elsewhere, or its user's shared limit changed elsewhere, is refused or applied everywhere
- *   within 1 s (at once in the process that made the change);
- * - refused keys, 30 s: an unknown, revoked or expired key presented again costs no read; none of
- *   these answers can turn into "valid" except an unknown key being issued, which happens in a
- *   request that clears it;
- * - user references (users.ts), no expiry: a user's ids never change and users are not deleted,
- *   so an entry is never stale; the rest of a user is always read afresh;
- * - last uses (api-keys.ts): kept in memory and written in one batch a second (writeLastUses);
- *   another process lists a key's last use up to that much later.
- * Per-key and per-user request windows are counted per edge (edge/rate-limit.ts), not here.
+ * models; everything else, other components included, calls these functions. Every read is by an
+ * indexed field (models.ts). Why the key's satellites live apart, and the per-process caches in
+ * front of this store: docs/storage.md, "Identity".
  */
 import { insertOnce } from '../core/db';
 import { isDuplicateKey } from '../core/errors';

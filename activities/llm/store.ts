@@ -2,11 +2,8 @@
  * The LLM component's data: configurations (default, per organization and agent, per provider)
  * and their versions, the meters of reservations, and the attempts of model calls. The only file
  * that reads or writes the LLM models; token usage and balances are billing's (billing.ts).
- *
- * Settings a call needs are read by `_id` (`<organization>|<agent>`, the agent, `default`). A
- * version is the scope's newest + 1, inserted as `<scope>#<n>`, and a meter entry the key's newest
- * + 1, inserted as `<key>|<seq>` (the newest read through the (scope, version) and (key, seq)
- * indexes): the primary key lets exactly one of concurrent writers have each number.
+ * Settings are read by `_id`; versions and meter entries are numbered inserts under the primary
+ * key (docs/storage.md, "LLM").
  */
 import type { Model } from 'mongoose';
 import { byId, insertOnce, jsonText } from '../core/db';

@@ -2,23 +2,8 @@
  * Loyalty's data: ledger entries, the rules per organization, the expiry run's cursors, referral
  * codes, referrals, their pair claims and reversals. The only file that reads or writes loyalty's
  * models; the ledger, rules, expiry and referral code (and other components, through them) call
- * these functions. Every hot path is answered from an index the schemas declare (models.ts):
- * - A user's newest entry is `find({organization_id, user_id}).sort({seq: -1}).limit(1)` on the
- *   index {organization_id, user_id, seq: -1}: one row read, whatever the ledger's length. A
- *   history page is a `seq` range on the same index (seqs are dense from 1).
- * - Entry n of a user is inserted under `_id` `<organization>|<user>|<n>`: the primary key
- *   admits one entry n per user, which decides between two writers of one user.
- * - "Was this operation applied" is the unique index {organization_id, operation_id} (a caller's
- *   key kept as request_id: {organization_id, request_id}); the same unique index refuses the
- *   operation's second entry, so the answer and the write never disagree, and there is nothing
- *   to write before or after the entry.
- * - A limited action's earnings in a window are one range of operation ids on that unique index.
- * - The rules are read by `_id` = organization_id.
- * Databases written by earlier versions: their entries carry the same fields and `_id`s; their
- * `ledger_operations` collection (operation id → entry pointers) is no longer read nor written
- * and may be dropped.
- *
- * Per-process cache in front of this store: the rules (rules.ts), 2 s.
+ * these functions. Every hot path is answered from an index the schemas declare (models.ts); how
+ * each is answered, and the rules' 2 s cache: docs/storage.md, "Loyalty".
  */
 import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db';
 import type { ActionPolicy } from './policies';

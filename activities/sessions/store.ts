@@ -1,15 +1,8 @@
 /**
  * Sessions' data: sessions, their conversations and the records of sessions that ended. The only
- * file that reads or writes sessions' models.
- *
- * Every read is by a field the schema indexes (models.ts): a session by session_id, a
- * conversation by conversation_id, a user's recent sessions by (organization, user,
- * last_activity). Verifying a conversation is one read and one conditional update (the
- * conversation, the session's last activity while it has not ended) and one read of the session's
- * end record. That a session ended is an insert of its own record, written before the
- * document's status: a session whose document still says otherwise (a crash between the two
- * writes, or an earlier version's unisolated update that put an old status back) is ended by its
- * record alone, so readers trust the record over the document.
+ * file that reads or writes sessions' models. Every read is by an indexed field (models.ts); that
+ * a session ended is a record of its own, trusted over the session's document (docs/storage.md,
+ * "Sessions").
  */
 import { insertOnce } from '../core/db';
 import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
