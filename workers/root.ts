@@ -12,8 +12,14 @@ import { billingTask } from '../activities/billing';
 import { documentsTask } from '../activities/documents';
 import { emailTask } from '../activities/email';
 import { feedbackTask } from '../activities/feedback';
-import { loyaltyTask } from '../activities/loyalty';
-import { registerTask } from '../activities/scheduler';
+import { loyaltyTask, onScanCreditReversed } from '../activities/loyalty';
+import { giftsForSearch } from '../activities/gifts';
+import { searchableCatalogue } from '../activities/retail';
+import { markScanReversed } from '../activities/scanning';
+import { userResponses } from '../activities/responses';
+import { configureScheduler, registerTask } from '../activities/scheduler';
+import { configureSearch } from '../activities/search';
+import { userTextExcerpts } from '../activities/text';
 import { supportTask } from '../activities/support';
 
 let wired = false;
@@ -28,6 +34,15 @@ export function wirePlatform(): void {
   registerTask('support', supportTask);
   registerTask('feedback', feedbackTask);
   registerTask('documents', documentsTask);
+  // --- scheduler: each event's Temporal Schedule (the edge's client), loaded on first use ---
+  configureScheduler({ schedules: () => import('../edge/schedules').then((m) => m.eventSchedules) });
   // --- search: the sources a user's search reads ---
+  configureSearch({
+    catalogue: searchableCatalogue,
+    gifts: giftsForSearch,
+    texts: userTextExcerpts,
+    documents: (organization_id, user_id) => userResponses(organization_id, user_id, 'document'),
+  });
   // --- loyalty: what a reversal tells the component that earned the points ---
+  onScanCreditReversed(markScanReversed);
 }

@@ -5,12 +5,11 @@
  * operation id or, with its user, by the idempotency key the client sent with the award.
  */
 import { notFound, PlatformError } from '../core/errors';
-import { markScanReversed } from '../scanning';
 import { append, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { markReferralReversed } from './referrals';
-import { clientRequestId } from './rules';
+import { clientRequestId } from './awards';
 import { entryByOperation, entryByRequest } from './store';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
@@ -93,6 +92,17 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
   return { duplicate: out.duplicate, operation_id, user_id: original.user_id, points_reversed: -out.entry.amount, reversal: out.entry, record };
 }
 
+/**
+ * Told when a credit earned by a scan (operation `scan:<id>`) is reversed, so the scan shows it.
+ * Scanning owns scans; the composition root hands its function in (workers/root.ts).
+ */
+export type ScanReversedListener = (organization_id: string, scan_id: string, mark: ReversalMark) => Promise<void>;
+let scanReversed: ScanReversedListener | undefined;
+
+export function onScanCreditReversed(listener: ScanReversedListener): void {
+  scanReversed = listener;
+}
+
 export interface ReversalMark {
   reversed_at: string;
   reason: string;
@@ -104,7 +114,8 @@ export interface ReversalMark {
 async function markRecord(original: LedgerEntryDoc, mark: ReversalMark): Promise<ReversalRecord | null> {
   const scan = /^scan:(.+)$/.exec(original.operation_id);
   if (scan) {
-    await markScanReversed(original.organization_id, scan[1], mark);
+    if (!scanReversed) throw new Error('loyalty cannot mark a reversed scan: the process did not call wirePlatform() (workers/root.ts)');
+    await scanReversed(original.organization_id, scan[1], mark);
     return { type: 'scan', id: scan[1] };
   }
   const referral = /^referral:(.+):(referrer|referred)$/.exec(original.operation_id);

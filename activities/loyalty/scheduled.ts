@@ -1,7 +1,8 @@
 /** The loyalty component's scheduled task: award metadata.action_type to the owner, once per run. */
 import { forbidden, invalid, PlatformError } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
-import { awardAction, getRules, type ActorLevel } from './rules';
+import { awardAction, type ActorLevel } from './awards';
+import { getRules } from './rules';
 import type { TaskDefinition } from '../scheduler';
 
 export const loyaltyTask: TaskDefinition = {

@@ -1,2 +1,3 @@
 /** The search component's surface: what the edge, the workflows and other components may use. */
-export { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from './search';
+export { clearSearchHistory, configureSearch, deleteSearchRecord, searchAndRecord, searchHistory } from './search';
+export type { SearchSources } from './search';

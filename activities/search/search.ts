@@ -8,11 +8,37 @@ import { createHash } from 'node:crypto';
 import { jsonText } from '../core/db';
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
-import { giftsForSearch } from '../gifts';
-import { searchableCatalogue } from '../retail';
-import { userTextExcerpts } from '../text';
-import { userResponses } from '../responses';
 import { deleteRecord, deleteUserRecords, saveRecord, userRecords, type SearchRecordDoc } from './store';
+
+/**
+ * What a search reads, from the components that own it; the composition root hands them in
+ * (workers/root.ts), so search imports none of them.
+ */
+export interface SearchSources {
+  /** the organization's brands, products and venues */
+  catalogue(organization_id: string): Promise<{
+    brands: Array<{ id: unknown; name: string; description?: string | null }>;
+    products: Array<{ id: unknown; name: string; brand_id?: unknown; barcode?: string | null }>;
+    venues: Array<{ id: unknown; name: string; address?: string | null }>;
+  }>;
+  /** the organization's gift catalogue */
+  gifts(organization_id: string): Promise<Array<{ id: unknown; gift_name: string; gift_type: string; points_value: number | null }>>;
+  /** the user's processed texts */
+  texts(organization_id: string, user_id: string): Promise<Array<{ _id: string; excerpt: string; file_path: string }>>;
+  /** the user's processed documents (normalized responses of source `document`) */
+  documents(organization_id: string, user_id: string): Promise<Array<{ response_id: string; conversation_id: string; metadata: unknown }>>;
+}
+
+let sources: SearchSources | undefined;
+
+export function configureSearch(s: SearchSources): void {
+  sources = s;
+}
+
+function wired(): SearchSources {
+  if (!sources) throw new Error('search has no sources: the process did not call wirePlatform() (workers/root.ts)');
+  return sources;
+}
 
 export const HISTORY_LIMIT = 100;
 const PER_TYPE = 10;
@@ -20,7 +46,7 @@ const PER_TYPE = 10;
 export const normalizeQuery = (q: string) => q.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, ' ').trim();
 
 /** Share of the query's words found in the text (whole words or prefixes of 3+ letters). */
-function score(terms: string[], ...texts: Array<string | undefined>): number {
+function score(terms: string[], ...texts: Array<string | null | undefined>): number {
   const words = normalizeQuery(texts.filter(Boolean).join(' ')).split(' ');
   const hits = terms.filter((t) => words.some((w) => w === t || (t.length >= 3 && w.startsWith(t)))).length;
   return hits / terms.length;
@@ -48,11 +74,12 @@ export interface SearchData {
 export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
   const terms = [...new Set(normalizeQuery(query).split(' ').filter((t) => t.length >= 2))];
   if (!terms.length) return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
+  const from = wired();
   const [{ brands, products, venues }, gifts, texts, documents] = await Promise.all([
-    searchableCatalogue(organization_id),
-    giftsForSearch(organization_id),
-    userTextExcerpts(organization_id, user_id),
-    userResponses(organization_id, user_id, 'document'),
+    from.catalogue(organization_id),
+    from.gifts(organization_id),
+    from.texts(organization_id, user_id),
+    from.documents(organization_id, user_id),
   ]);
   const docs = documents.map((d) => {
     const m = d.metadata as { source_filename?: string; text_excerpt?: string; thumbnail_path?: string; original_path?: string; data?: { folder_structure?: { folder_name?: string; category?: string } } };

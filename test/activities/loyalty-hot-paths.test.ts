@@ -10,7 +10,8 @@ import { onCommandTimed } from '../../activities/core/db';
 import { queriesOf, scans } from '../helpers/queries';
 import { useSuiteRuntime } from '../helpers/runtime';
 import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger';
-import { awardAction, putRules } from '../../activities/loyalty/rules';
+import { awardAction } from '../../activities/loyalty/awards';
+import { putRules } from '../../activities/loyalty/rules';
 
 const org = `hot-loyalty-${Date.now()}`;
 

@@ -1,0 +1,75 @@
+/**
+ * The import rules of docs/architecture.md, checked on every CI run (`npm run check:deps`).
+ * Rooms: core (activities/core) and engines (activities/engines) import no component; a component
+ * (activities/<name>/) is used by others only through its surface, `index.ts` (and `constants.ts`);
+ * activities never import the edge or the processes; workflows import only types; no cycles.
+ */
+const COMPONENT_PRIVATE = '^activities/(?!core/|engines/)[^/]+/(?!index\\.ts$|constants\\.ts$)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      severity: 'error',
+      comment: 'A cycle ties modules together: start-up order breaks and nothing can be read or replaced alone. Type-only imports do not run and are not counted.',
+      from: {},
+      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'component-private',
+      severity: 'error',
+      comment: "Another component's private file (store, models, helpers): use its surface, index.ts, or have the composition root (workers/root.ts) hand the capability in.",
+      from: { path: '^activities/([^/]+)/' },
+      to: { path: COMPONENT_PRIVATE, pathNot: '^activities/$1/' },
+    },
+    {
+      name: 'outside-private',
+      severity: 'error',
+      comment: "The edge, the workflows and the processes use a component through its surface (index.ts, constants.ts) only.",
+      from: { path: '^(edge|workflows|workers)/' },
+      to: { path: COMPONENT_PRIVATE },
+    },
+    {
+      name: 'core-imports-no-component',
+      severity: 'error',
+      comment: 'activities/core (errors, config, ids, logger, locks, db, encryption, runtime) is below every component and engine.',
+      from: { path: '^activities/core/' },
+      to: { path: '^(activities/(?!core/)|edge/|workers/|workflows/)' },
+    },
+    {
+      name: 'engines-import-no-component',
+      severity: 'error',
+      comment: 'Engines (storage, OCR, images, PDF, speech, mail, payments, ...) know no component.',
+      from: { path: '^activities/engines/' },
+      to: { path: '^(activities/(?!core/|engines/)|edge/|workers/|workflows/)' },
+    },
+    {
+      name: 'activities-not-up',
+      severity: 'error',
+      comment: 'Components run in the worker and the edge alike: they never import the edge or the processes.',
+      from: { path: '^activities/' },
+      to: { path: '^(edge|workers)/' },
+    },
+    {
+      name: 'workflows-types-only',
+      severity: 'error',
+      comment: 'Workflow code is deterministic and bundled alone: it imports only types from outside workflows/.',
+      from: { path: '^workflows/' },
+      to: { path: '^(activities|edge|workers)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'edge-not-to-processes',
+      severity: 'error',
+      comment: 'The processes (workers/) start the edge, not the other way round.',
+      from: { path: '^edge/' },
+      to: { path: '^workers/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|test|dist|client)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.mts', '.js', '.mjs', '.json'] },
+  },
+};

@@ -1,0 +1,88 @@
+/**
+ * Awards for actions: the points the organization's rules give an action, credited to the ledger
+ * within the action's policy (self-service, limits per window).
+ */
+import { PlatformError, invalid } from '../core/errors';
+import { newId } from '../core/ids';
+import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger';
+import { describeLimit, windowOf, type ActionLimit } from './policies';
+import { getRules } from './rules';
+import { operationsStartingWith } from './store';
+
+/**
+ * The ledger's request_id of an idempotency key a client sent with an award (`operation_id` or
+ * the Idempotency-Key header): keys are the client's, unique per user only, hence the user prefix.
+ * A reversal finds a credit by the same name (reversal.ts).
+ */
+export const clientRequestId = (user_id: string, key: string) => `${user_id}:${key}`;
+
+/** 0 basic (an end user's key), 1 admin, 2 system_admin. */
+export type ActorLevel = 0 | 1 | 2;
+
+export interface AwardInput {
+  organization_id: string;
+  user_id: string;
+  action_type: string;
+  /** the caller's idempotency key: the same key never awards twice */
+  operation_id?: string;
+  /** the rights of whoever reports the action: basic callers report only self-service actions */
+  actor_level: ActorLevel;
+}
+
+const answer = (out: AppendResult) => ({ points_awarded: out.entry.amount, duplicate: out.duplicate, entry: out.entry, balance: out.spendable_after });
+
+/** Credits the points the organization's rules give for an action, within the action's policy. */
+export async function awardAction(input: AwardInput) {
+  const rules = await getRules(input.organization_id);
+  const { action_type } = input;
+  if (!Object.hasOwn(rules.actions, action_type)) {
+    throw invalid('action_type', `unknown action "${action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`);
+  }
+  const points = rules.actions[action_type];
+  const policy = rules.policies[action_type];
+  if (input.actor_level < 1 && !policy.self_service) {
+    const mine = Object.keys(rules.policies).filter((n) => rules.policies[n].self_service).sort();
+    throw new PlatformError(403, `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`);
+  }
+  const change = { organization_id: input.organization_id, user_id: input.user_id, amount: points, reason: 'action' as const, description: action_type };
+  const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
+  if (!policy.limit) {
+    // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
+    return answer(await applyChange({ ...change, operation_id: keyed ?? `award:${newId('op')}`, new_operation: keyed === undefined, request_id: input.operation_id }));
+  }
+  return answer(await limitedAward(input, change, policy.limit, keyed));
+}
+
+/**
+ * A limited action earns at most `max` entries per user and window. The n-th earning of a window
+ * (n from 0) is the ledger operation `award:<user>:<action>:<window>:<n>`: the window's earnings
+ * are read in one query, the request takes the first n < max not among them, and the ledger's
+ * unique operation index decides between concurrent requests that chose the same n (the loser
+ * tries the next). An earning is its entry, so the count can neither drift from the entries nor
+ * be spent twice: nothing is counted apart and then trusted.
+ */
+async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'operation_id'>, limit: ActionLimit, keyed: string | undefined): Promise<AppendResult> {
+  const request_id = input.operation_id;
+  const earning = `award:${input.user_id}:${input.action_type}:${windowOf(limit.per, new Date())}:`;
+  // A retry after the window turned (or after the policy changed) must not earn again.
+  const [done, earned] = await Promise.all([
+    keyed && request_id ? appliedRequest(input.organization_id, keyed, request_id) : null,
+    operationsStartingWith(input.organization_id, earning),
+  ]);
+  if (done) return done;
+  // A copy of this request may have earned between the two reads: then it is the answer.
+  const mine = request_id === undefined ? undefined : earned.find((e) => e.request_id === request_id);
+  if (mine) {
+    const again = await appliedRequest(input.organization_id, mine.operation_id, request_id!);
+    if (again) return again;
+  }
+  const taken = new Set(earned.map((e) => e.operation_id));
+  for (let n = 0; n < limit.max; n += 1) {
+    if (taken.has(earning + n)) continue;
+    const out = await applyChange({ ...change, operation_id: earning + n, request_id });
+    if (!out.duplicate) return out;
+    // The same request, sent twice at once: the other copy took this earning.
+    if (request_id !== undefined && out.request_id === request_id) return out;
+  }
+  throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
+}
