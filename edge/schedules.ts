@@ -1,11 +1,14 @@
-/** One Temporal Schedule per event, `event:<event id>`, kept in step with the event store. */
+/**
+ * One Temporal Schedule per event, `event:<event id>`: the scheduler component's SchedulePort
+ * (`eventSchedules`, handed in by the composition root), which keeps it in step with the event store.
+ */
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../activities/scheduler';
 import { notFound } from '../activities/core/errors';
 import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants';
-import type { EventDoc } from '../activities/scheduler';
+import type { EventDoc, SchedulePort } from '../activities/scheduler';
 import { scheduledEventWorkflow } from '../workflows/scheduler';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
@@ -113,3 +116,6 @@ export async function lastActionAt(event_id: string): Promise<Date | null> {
     throw err;
   }
 }
+
+/** What the scheduler component is handed (workers/root.ts, `configureScheduler`). */
+export const eventSchedules: SchedulePort = { createSchedule, updateSchedule, deleteSchedule, pauseSchedule, triggerSchedule, runOnce, lastActionAt };

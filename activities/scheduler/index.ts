@@ -1,10 +1,13 @@
-/** The scheduler component's surface: what the edge, the workflows and other components may use. */
-export { RECURRENCES, nextRuns, scheduleSpec } from './calendar';
-export { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, runScheduledEvent, setPaused, storedEvent } from './events';
+/** The scheduler component's surface: what the edge, the workflows, the composition root and other components may use. */
+export { RECURRENCES, scheduleSpec } from './calendar';
+export { runScheduledEvent } from './events';
 export type { EventInput } from './events';
+export { createScheduledEvent, deleteScheduledEvent, eventRuns, listVisibleEvents, pauseScheduledEvent, runEventNow, updateScheduledEvent, visibleEvent } from './manage';
+export type { Viewer } from './manage';
+export { configureScheduler } from './port';
+export type { ScheduleProvider, SchedulePort } from './port';
 export { registerTask } from './registry';
-export { checkEventRights } from './rights';
 export type { Actor } from './rights';
-export { eventMetadata } from './store';
 export type { EventDoc } from './store';
 export type { EventForRights, ScheduledTask, TaskDefinition } from './task';
+export { eventViewA, eventViewB, savedViewA } from './views';

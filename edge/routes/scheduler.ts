@@ -1,22 +1,17 @@
 /**
- * Scheduler, both interface variants on one event store and one Temporal Schedule per event.
- * Variant A `/scheduler/events` (event_type, schedule_time, user_id, metadata); variant B
- * `/api/scheduler-service/events` (type_of_event, recurrency, start_event, end_date, idp_id).
+ * Scheduler, both interface variants on one event store and one Temporal Schedule per event
+ * (the scheduler component keeps the two in step). Variant A `/scheduler/events` (event_type,
+ * schedule_time, user_id, metadata); variant B `/api/scheduler-service/events` (type_of_event,
+ * recurrency, start_event, end_date, idp_id). Each handler parses, authorizes, and makes one call.
  */
 import { z } from 'zod';
-import { nextRuns, RECURRENCES } from '../../activities/scheduler';
-import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput } from '../../activities/scheduler';
-import { checkEventRights, type Actor } from '../../activities/scheduler';
+import { createScheduledEvent, deleteScheduledEvent, eventRuns, eventViewA, eventViewB, listVisibleEvents, pauseScheduledEvent, RECURRENCES, runEventNow, savedViewA, updateScheduledEvent, visibleEvent, type EventInput } from '../../activities/scheduler';
 import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
-import { eventMetadata as storedMetadata, type EventDoc } from '../../activities/scheduler';
-import { invalid } from '../../activities/core/errors';
-import type { Principal } from '../../activities/identity';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { idempotencyKeyOf } from '../idempotency';
 import { organizationId, requiredId } from '../schemas';
-import { createSchedule, deleteSchedule, lastActionAt, pauseSchedule, runOnce, triggerSchedule, updateSchedule } from '../schedules';
-import { ADMIN_LEVEL } from '../../activities/identity/constants';
+import type { Principal } from '../../activities/identity';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
@@ -29,7 +24,7 @@ const controls = {
   catchup_window_minutes: z.number().int().min(1).max(10_080).optional().describe(`how late a missed time (server or workers down) still runs; default ${DEFAULT_CATCHUP_MINUTES}; a basic key at most SCHEDULER_MAX_CATCHUP_MINUTES_BASIC (60)`),
 };
 
-// Answers (documentation only: the handlers' views below are typed by them).
+// Answers (documentation only: the component's views are checked against them below).
 const isoTime = z.string().describe('ISO 8601 time');
 const eventMetadata = z.record(z.string(), z.unknown());
 const controlFields = {
@@ -89,149 +84,10 @@ const savedA = z.object({ success: z.literal(true), event_id: z.string(), schedu
 const oneA = z.object({ success: z.literal(true), event: eventA });
 const oneB = z.object({ success: z.literal(true), event: eventB });
 
-const NEXT_RUNS = 5;
-const controlView = (e: EventDoc) => ({
-  cron: e.cron ?? null,
-  paused: e.paused === true,
-  pause_note: e.paused ? (e.pause_note ?? null) : null,
-  paused_at: e.paused && e.paused_at ? e.paused_at.toISOString() : null,
-  overlap: e.overlap ?? 'skip',
-  catchup_window_minutes: e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES,
-  next_runs: nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(), NEXT_RUNS)
-    .filter(() => e.status !== 'completed')
-    .map((d) => d.toISOString()),
-});
-
-const viewA = (e: EventDoc): z.output<typeof eventA> => ({
-  event_id: e._id,
-  event_type: e.type_of_event,
-  schedule_time: e.start_event.toISOString(),
-  user_id: e.user_id,
-  idp_id: e.idp_id,
-  organization_id: e.organization_id,
-  recurrency: e.recurrency,
-  end_date: e.end_date?.toISOString() ?? null,
-  status: e.status,
-  metadata: storedMetadata(e),
-  ...controlView(e),
-});
-const viewB = (e: EventDoc): z.output<typeof eventB> => ({
-  id: e._id,
-  idp_id: e.idp_id,
-  user_id: e.user_id,
-  organization_id: e.organization_id,
-  type_of_event: e.type_of_event,
-  recurrency: e.recurrency,
-  start_event: e.start_event.toISOString(),
-  end_date: e.end_date?.toISOString() ?? null,
-  status: e.status,
-  metadata: storedMetadata(e),
-  ...controlView(e),
-  created_at: e.created_at.toISOString(),
-  updated_at: e.updated_at.toISOString(),
-});
-
-/** The event, if the caller may see it (its organization; a basic key: its own events). */
-async function visibleEvent(p: Principal, org: string, event_id: string): Promise<EventDoc> {
-  const e = await getEvent(org, event_id);
-  if (p.level === 0 && e.user_id !== p.user_id) throw eventNotFound();
-  return e;
-}
-
-const actorOf = (p: Principal): Actor => ({ key_id: p.key_id, user_id: p.user_id, level: p.level });
-
-async function create(p: Principal, orgRequested: string | undefined, userRef: string, input: EventInput): Promise<EventDoc> {
-  const org = organizationFor(p, orgRequested);
-  const user = await actingUser(p, org, userRef);
-  const event = await createEvent({ organization_id: org, user_id: user.user_id, idp_id: user.idp_id }, input, actorOf(p));
-  try {
-    await createSchedule(event);
-  } catch (err) {
-    await deleteEvent(org, event._id).catch(() => undefined); // nothing half-created stays behind
-    throw err;
-  }
-  return event;
-}
-
-/** The Schedule changes first; the store follows only once the Schedule accepted the change. */
-async function update(p: Principal, orgRequested: string | undefined, event_id: string, input: EventInput): Promise<EventDoc> {
-  const org = organizationFor(p, orgRequested);
-  await visibleEvent(p, org, event_id);
-  const { prev, next } = await prepareUpdate(org, event_id, input, actorOf(p));
-  // An ended event made to run again took places under the caps: they go if the Schedule refuses.
-  await updateSchedule(next).catch(async (err) => {
-    await abandonUpdate(prev, next).catch(() => undefined);
-    throw err;
-  });
-  try {
-    return await commitUpdate(prev, next);
-  } catch (err) {
-    // Another update or a delete came between: the Schedule follows what the store holds now.
-    const now = await storedEvent(org, event_id).catch(() => undefined);
-    if (now) await updateSchedule(now).catch(() => undefined);
-    else if (now === null) await deleteSchedule(event_id).catch(() => undefined);
-    throw err;
-  }
-}
-
-async function remove(p: Principal, orgRequested: string | undefined, event_id: string) {
-  const org = organizationFor(p, orgRequested);
-  await visibleEvent(p, org, event_id);
-  await deleteSchedule(event_id);
-  await deleteEvent(org, event_id);
-  return { success: true, message: `Event ${event_id} deleted` };
-}
-
-/**
- * A run by hand below the admin level (README, Scheduler: limits): at most one per
- * SCHEDULER_MIN_INTERVAL_SECONDS_BASIC after the event's last run (429 otherwise), none of an
- * ended event (409: each stored event would add runs), through the
- * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.
- */
-async function runByHand(e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
-  const run = await claimManualRun(e, key, () => lastActionAt(e._id));
-  if (run.replayed) return { at: run.at, replayed: true };
-  try {
-    return { at: await triggerSchedule(e._id, e.overlap ?? 'skip', run.at), replayed: false };
-  } catch (err) {
-    await run.release();
-    throw err;
-  }
-}
-
-async function execute(p: Principal, orgRequested: string | undefined, event_id: string, key: string | undefined) {
-  const org = organizationFor(p, orgRequested);
-  const e = await visibleEvent(p, org, event_id);
-  // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
-  // admin saved cannot repeat an admin-only award or report at will).
-  await checkEventRights({ organization_id: org, user_id: e.user_id, type_of_event: e.type_of_event, metadata: storedMetadata(e) }, p.level);
-  const { at, replayed } = p.level >= ADMIN_LEVEL ? (key === undefined ? { at: await triggerSchedule(event_id), replayed: false } : await runOnce(e, key)) : await runByHand(e, key);
-  return {
-    success: true as const,
-    event_id,
-    execution_time: at.toISOString(),
-    ...(key === undefined ? {} : { replayed }),
-    ...(e.paused ? { paused: true, detail: 'The event is paused: this run was started by hand; its schedule stays paused' } : {}),
-  };
-}
-
-/** Same ownership as an update; the Schedule pauses first, the store follows once it accepted. */
-async function pause(p: Principal, orgRequested: string | undefined, event_id: string, paused: boolean, note: string | undefined) {
-  const org = organizationFor(p, orgRequested);
-  await visibleEvent(p, org, event_id);
-  await pauseSchedule(event_id, paused, note ?? null);
-  const e = await setPaused(org, event_id, paused, paused ? (note ?? null) : null);
-  const v = controlView(e);
-  return { success: true as const, event_id, paused: v.paused, pause_note: v.pause_note, paused_at: v.paused_at, next_runs: v.next_runs };
-}
-
-async function list(p: Principal, query: { idp_id?: string; organization_id?: string }) {
-  const org = organizationFor(p, query.organization_id);
-  let user_id: string | undefined;
-  if (p.level === 0) user_id = p.user_id;
-  if (query.idp_id) user_id = (await existingUser(p, org, query.idp_id, 'Event not found')).user_id;
-  return listEvents(org, user_id);
-}
+// The component's views answer the schemas above (checked here at compile time).
+const viewA: (...e: Parameters<typeof eventViewA>) => z.output<typeof eventA> = eventViewA;
+const viewB: (...e: Parameters<typeof eventViewB>) => z.output<typeof eventB> = eventViewB;
+const savedViewOfA: (...e: Parameters<typeof savedViewA>) => z.output<typeof savedA> = savedViewA;
 
 const idParam = z.object({ event_id: requiredId });
 const orgQuery = z.object({ organization_id: organizationId });
@@ -245,13 +101,27 @@ const runsQuery = z.object({
 });
 const listQuery = z.object({ idp_id: z.string().trim().min(1).optional(), organization_id: organizationId });
 
+/** The event's owner: the user the caller acts for (a basic key: only itself), in the caller's organization. */
+async function ownerFor(p: Principal, orgRequested: string | undefined, userRef: string) {
+  const organization_id = organizationFor(p, orgRequested);
+  const user = await actingUser(p, organization_id, userRef);
+  return { organization_id, user_id: user.user_id, idp_id: user.idp_id };
+}
+
+/** Whose events a listing reads: the organization, and the user named by idp_id (a basic key: only itself). */
+async function listScope(p: Principal, query: z.infer<typeof listQuery>) {
+  const org = organizationFor(p, query.organization_id);
+  const user_id = query.idp_id ? (await existingUser(p, org, query.idp_id, 'Event not found')).user_id : undefined;
+  return { org, user_id };
+}
+
 // ---- Both variants: delete and execute are the same operation with the same answer.
 defineRoute({
   method: 'DELETE', paths: ['/scheduler/events/:event_id', '/api/scheduler-service/events/:event_id'], tag, auth: 'key',
   summary: 'Deletes an event and its Schedule',
   params: idParam, query: orgQuery,
   response: z.object({ success: z.literal(true), message: z.string() }),
-  handler: ({ principal, params, query }) => remove(principal, query.organization_id, params.event_id),
+  handler: ({ principal, params, query }) => deleteScheduledEvent(principal, organizationFor(principal, query.organization_id), params.event_id),
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
@@ -265,7 +135,7 @@ defineRoute({
     paused: z.literal(true).optional(),
     detail: z.string().optional(),
   }),
-  handler: ({ event, principal, params, query }) => execute(principal, query.organization_id, params.event_id, idempotencyKeyOf(event)),
+  handler: ({ event, principal, params, query }) => runEventNow(principal, organizationFor(principal, query.organization_id), params.event_id, idempotencyKeyOf(event)),
 });
 const pauseBody = z.object({ note: z.string().trim().max(500).optional(), organization_id: organizationId });
 const pauseAnswer = z.object({ success: z.literal(true), event_id: z.string(), paused: z.boolean(), pause_note: z.string().nullable(), paused_at: isoTime.nullable(), next_runs: z.array(isoTime) });
@@ -275,7 +145,7 @@ for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
     summary: paused ? "Pauses the event's Schedule (optional note): nothing runs until resumed; execute-now still works" : "Resumes the event's Schedule; times missed while paused are not run",
     params: idParam, body: pauseBody,
     response: pauseAnswer,
-    handler: ({ principal, params, body }) => pause(principal, body.organization_id, params.event_id, paused, body.note),
+    handler: ({ principal, params, body }) => pauseScheduledEvent(principal, organizationFor(principal, body.organization_id), params.event_id, paused, body.note),
   });
 }
 defineRoute({
@@ -283,13 +153,7 @@ defineRoute({
   summary: "An event's runs, newest first: time, trigger (scheduled/manual), outcome, error; filters status, from, to; paged by limit/offset",
   params: idParam, query: runsQuery,
   response: z.object({ success: z.literal(true), event_id: z.string(), runs: z.array(run) }),
-  handler: async ({ principal, params, query }) => {
-    const org = organizationFor(principal, query.organization_id);
-    if (query.from && query.to && query.to < query.from) throw invalid('to', 'must not be before from');
-    await visibleEvent(principal, org, params.event_id);
-    const runs = await listRuns(org, params.event_id, query, principal.level);
-    return { success: true, event_id: params.event_id, runs };
-  },
+  handler: ({ principal, params, query }) => eventRuns(principal, organizationFor(principal, query.organization_id), params.event_id, query),
 });
 
 // ---- Variant A
@@ -310,17 +174,17 @@ defineRoute({
   summary: 'Creates an event and its Temporal Schedule (variant A)',
   body: bodyA,
   response: savedA,
-  handler: async ({ principal, body }) => {
-    const e = await create(principal, body.organization_id, body.user_id, inputA(body));
-    return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
-  },
+  handler: async ({ principal, body }) => savedViewOfA(await createScheduledEvent(await ownerFor(principal, body.organization_id, body.user_id), inputA(body), principal)),
 });
 defineRoute({
   method: 'GET', paths: ['/scheduler/events'], tag, auth: 'key',
   summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant A)',
   query: listQuery,
   response: z.object({ success: z.literal(true), events: z.array(eventA) }),
-  handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewA) }),
+  handler: async ({ principal, query }) => {
+    const { org, user_id } = await listScope(principal, query);
+    return { success: true, events: (await listVisibleEvents(principal, org, user_id)).map(viewA) };
+  },
 });
 defineRoute({
   method: 'GET', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
@@ -335,10 +199,7 @@ defineRoute({
   params: idParam,
   body: bodyA.omit({ user_id: true }),
   response: savedA,
-  handler: async ({ principal, params, body }) => {
-    const e = await update(principal, body.organization_id, params.event_id, inputA(body));
-    return { success: true, event_id: e._id, schedule_time: e.start_event.toISOString() };
-  },
+  handler: async ({ principal, params, body }) => savedViewOfA(await updateScheduledEvent(principal, organizationFor(principal, body.organization_id), params.event_id, inputA(body))),
 });
 // ---- Variant B
 const bodyB = z.object({ idp_id: requiredId, organization_id: organizationId, type_of_event: eventType, recurrency, start_event: when, end_date: when.nullable().optional(), metadata, ...controls });
@@ -349,14 +210,17 @@ defineRoute({
   summary: 'Creates an event and its Temporal Schedule (variant B)',
   body: bodyB,
   response: oneB,
-  handler: async ({ principal, body }) => ({ success: true, event: viewB(await create(principal, body.organization_id, body.idp_id, inputB(body))) }),
+  handler: async ({ principal, body }) => ({ success: true, event: viewB(await createScheduledEvent(await ownerFor(principal, body.organization_id, body.idp_id), inputB(body), principal)) }),
 });
 defineRoute({
   method: 'GET', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
   summary: 'Lists the events the caller may see (filters idp_id, organization_id) (variant B)',
   query: listQuery,
   response: z.object({ success: z.literal(true), events: z.array(eventB) }),
-  handler: async ({ principal, query }) => ({ success: true, events: (await list(principal, query)).map(viewB) }),
+  handler: async ({ principal, query }) => {
+    const { org, user_id } = await listScope(principal, query);
+    return { success: true, events: (await listVisibleEvents(principal, org, user_id)).map(viewB) };
+  },
 });
 defineRoute({
   method: 'GET', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
@@ -371,5 +235,5 @@ defineRoute({
   params: idParam,
   body: bodyB,
   response: oneB,
-  handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await update(principal, body.organization_id, params.event_id, inputB(body))) }),
+  handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await updateScheduledEvent(principal, organizationFor(principal, body.organization_id), params.event_id, inputB(body))) }),
 });
