@@ -87,11 +87,10 @@ const overOrganizationCap = (cap: number) => conflict(`An organization may have 
 const overStoredCap = (cap: number) => conflict(`A user may store at most ${cap} scheduled events, ended ones included (SCHEDULER_MAX_STORED_EVENTS_PER_USER); delete one`);
 
 /**
- * The event's places under the caps beyond those it `holds` (store.ts `takePlace`: a counter's
- * conditional `$inc`, exact when creations race), or 409 naming the cap (what was taken is given
- * back). An event holds its places while active and while paused (a resume never meets the cap);
- * once ended, its active places are given back lazily, when a counter is full (store.ts
- * `freeFull`). A create (`holds` undefined) also takes a place among the user's stored events,
+ * The event's places under the caps beyond those it `holds` (store.ts `takePlace`, exact when
+ * creations race), or 409 naming the cap (what was taken is given back). An event holds its
+ * places while active and while paused (a resume never meets the cap); once ended, its active
+ * places are given back lazily, when a counter is full (store.ts `freeFull`). A create (`holds` undefined) also takes a place among the user's stored events,
  * first: held until the event is deleted, never taken again by an update.
  */
 async function takePlaces(organization_id: string, user_id: string, event_id: string, holds?: Places): Promise<Taken[]> {

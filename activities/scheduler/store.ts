@@ -1,11 +1,8 @@
 /**
- * The scheduler store: the one file that reads and writes events, their runs and completions, and
- * the counters of the caps on events. A run reads its event and its own record by `_id`; listings,
- * a full counter's search for ended events and an event's runs are indexed queries (models.ts).
- * Runs never update their event: a one-off event's completion is its own document, inserted once.
- * The caps are counters changed by atomic conditional updates, and each event says which places it
- * holds (`stored_place`, `user_place`, `organization_place`): a place is given back by whoever
- * changes that field (a delete, the release of an ended event), so exactly once.
+ * The scheduler store, the one file that reads and writes the scheduler's collections (models.ts):
+ * events, their runs, one-off events' completions, a basic caller's runs by hand, and the
+ * counters of the caps on events with the places each event holds under them. How they are read
+ * and written, and why: docs/storage.md, Scheduler.
  */
 import { randomBytes } from 'node:crypto';
 import { insertOnce, jsonText, markedOnce } from '../core/db';
