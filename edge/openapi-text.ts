@@ -48,8 +48,8 @@ The project's repository explains the rest:
   the interface the platform serves.
 - \`docs/durable-processes.md\`: the workflows behind uploads, scans, referrals, payments and
   scheduled events, their ids and retries.
-- \`README.md\`: running the platform, a curl tour, and one section per component (images,
-  documents, scheduler, retail and ticket scans, support, billing, loyalty and gifts, …).`;
+- \`README.md\`: running the platform and a curl tour; \`docs/components/\`: one page per component
+  (images, documents, scheduler, retail, ticket scans, support, billing, loyalty, gifts, …).`;
 
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   system: 'Health of the platform, this document and the reference page; no key needed.',

@@ -43,7 +43,7 @@ describe('audio transcription + answer (workflow audio-qa)', () => {
     }
     const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
     process.stderr.write(`speech: mean WER ${mean.toFixed(2)} over ${rates.length} synthesized sentences (pocketsphinx en-us)\n`);
-    // A loose bound: synthetic speech and a small offline model; the figures are in the README.
+    // A loose bound: synthetic speech and a small offline model; the figures are in docs/components/support.md.
     expect(mean).toBeLessThan(0.75);
     const password = await send(speak(SENTENCES[0]), 'again.wav');
     expect(password.body.text).toContain('password');

@@ -28,7 +28,7 @@ export interface InfraOptions {
   onFatal?: (reason: string) => void;
 }
 
-/** the workflow task timeout of the dev server (README, Scaling out) */
+/** the workflow task timeout of the dev server (docs/running.md, Scaling out) */
 export const WORKFLOW_TASK_TIMEOUT = '5s';
 
 export interface Infra {
@@ -149,7 +149,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       const uiPort = opts.ui ? (opts.freePorts ? await freePort() : await pick(cfg.LOCAL_TEMPORAL_UI_PORT)) : undefined;
       const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(cfg.dataDir, 'temporal.sqlite'), '--namespace', cfg.TEMPORAL_NAMESPACE, '--log-level', 'warn', '--http-port', String(await freePort()), '--metrics-port', String(await freePort())];
       // WAL with synchronous=NORMAL, as for FerretDB: a commit survives a crash of any process,
-      // not a power cut (README, Storage); the default rollback journal syncs every commit.
+      // not a power cut (docs/storage.md, Durability); the default rollback journal syncs every commit.
       args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
       // A worker killed in the middle of a workflow task holds it until this timeout (Temporal's
       // default is 10 s); then another worker or the restarted one takes it over. Shorter keeps a

@@ -3,7 +3,7 @@ import path from 'node:path';
 
 /**
  * Configuration is read once, validated with zod, at process start (the variables and their
- * defaults: README, Configuration). Every process (edge, worker, supervisor, tests) goes
+ * defaults: docs/configuration.md). Every process (edge, worker, supervisor, tests) goes
  * through loadConfig so defaults agree.
  */
 const bool = z
@@ -55,7 +55,7 @@ export const envSchema = z.object({
   // How many proxies in front of the edge append to X-Forwarded-For; 0: the header is ignored.
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   MAX_KEYS_PER_USER: z.coerce.number().int().min(1).default(10),
-  // Scheduler load (README, Scheduler: limits): stored events per owner and per organization (409
+  // Scheduler load (docs/components/scheduler.md, Limits): stored events per owner and per organization (409
   // beyond), and what a basic key's event may ask of the Schedules.
   SCHEDULER_MAX_EVENTS_PER_USER: z.coerce.number().int().min(1).default(100),
   SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: z.coerce.number().int().min(1).default(10_000),

@@ -8,7 +8,7 @@
  * carry them, and the code still names the item the retailer means.
  *
  * An 8-digit code is read as UPC-E when it starts with 0 or 1 and its UPC-E check digit holds,
- * otherwise as EAN-8 (README "Retail"): the two symbologies share the length.
+ * otherwise as EAN-8 (docs/components/retail.md, Barcodes): the two symbologies share the length.
  *
  * Any other code is kept and matched exactly as given (trimmed): printable ASCII, at most
  * 64 characters.

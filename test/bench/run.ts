@@ -144,6 +144,7 @@ async function main() {
     Object.assign(process.env, platform.env);
     setConfig(parseEnv({ ...process.env, ...platform.env }));
     const { initRuntime, closeRuntime } = await import('../../activities/core/runtime');
+    (await import('../../workers/root')).wirePlatform(); // the in-process sections call components as the processes do
     await initRuntime();
     if (SECTIONS.has('images')) {
       // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
