@@ -10,7 +10,7 @@ export { recordReferral, creditReferral, completeReferral } from './loyalty';
 export { expireLapsedPoints } from './loyalty';
 export { composeEmail, sendEmail } from './email';
 export { runScheduledEvent } from './scheduler';
-export { readReceipt, analyseScan, mirrorScan, creditScan } from './scanning';
+export { readReceipt, analyseScan, mirrorScan, creditScan, recordScanStarted, dropScanPlaceholder } from './scanning';
 export { analyseFeedback } from './feedback';
 export { transcribeStoredAudio } from './support';
 export { answerQuestion, requireConversation } from './support';

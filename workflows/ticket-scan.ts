@@ -1,4 +1,4 @@
-import { ApplicationFailure, allHandlersFinished, condition, defineQuery, defineUpdate, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineUpdate, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images';
 import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning';
@@ -7,7 +7,7 @@ import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
 import { INTERACTIVE } from './retry';
 
 // Local activities: the caller waits over HTTP for the first answer (see workflows/images.ts).
-const { readReceipt, analyseScan, mirrorScan, discardUpload } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });
+const { readReceipt, analyseScan, mirrorScan, discardUpload, recordScanStarted, dropScanPlaceholder } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });
 // The credit is the scan's whole point and is idempotent (one ledger operation per scan): a busy
 // ledger gets more attempts (about two and a half minutes) before the scan fails.
 const { creditScan } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: { ...INTERACTIVE, maximumAttempts: 20 } });
@@ -120,10 +120,12 @@ function refuse(message: string): never {
 }
 
 /**
- * `ticket-scan:<scan id>`: reads the receipt (image, OCR), matches venue and products, then, if
- * any product is under the confidence threshold, waits (durably, up to deadline_hours) for the
- * `validate` Update; credits the approved products' points exactly once; mirrors every state to
- * MongoDB. Duplicates and scans without recognized products are rejected without points.
+ * `ticket-scan:<scan id>`: records the scan (`processing`, so it is listed from its start), reads
+ * the receipt (image, OCR), matches venue and products, then, if any product is under the
+ * confidence threshold, waits (durably, up to deadline_hours) for the `validate` Update; credits
+ * the approved products' points exactly once; mirrors every state to MongoDB. Duplicates and
+ * scans without recognized products are rejected without points. A run that fails drops the
+ * record it made before it fails (a failed scan is not listed).
  */
 export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
   const now = () => new Date().toISOString();
@@ -144,6 +146,15 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
   };
   let failure: unknown;
   const view = () => viewOf(input, s);
+  // Runs recorded before this change had their record written and dropped by the edge.
+  const recordsItself = patched('scan-records-itself');
+  let recorded = false;
+  /** A scan that fails is not listed: the run drops its record (a mirrored state stays), even when cancelled. */
+  const forget = async () => {
+    if (!recorded) return;
+    recorded = false;
+    await CancellationScope.nonCancellable(() => dropScanPlaceholder(input.organization_id, input.scan_id));
+  };
   setHandler(scanQuery, view);
   setHandler(processedUpdate, async () => {
     await condition(() => s.status !== 'processing' || failure !== undefined);
@@ -183,6 +194,10 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
   );
 
   try {
+    if (recordsItself) {
+      recorded = true;
+      await recordScanStarted(view());
+    }
     const read = await readReceipt(input.upload);
     s.read = read;
     const analysis = await analyseScan({
@@ -197,6 +212,7 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
     Object.assign(s, { venue_match: analysis.venue_match, products: analysis.products, unmatched_lines: analysis.unmatched_lines, flags: analysis.flags, duplicate_of: analysis.duplicate_of, max_points_per_scan: analysis.max_points_per_scan });
     s.timings = { image_ms: read.image_ms, ocr_ms: read.ocr.ms, matching_ms: analysis.matching_ms };
   } catch (err) {
+    await forget(); // before `processed` answers: the client then never lists the failed scan
     failure = err;
     if (isClientFailure(err)) await discardUpload(input.upload.original_path);
     await condition(allHandlersFinished);
@@ -213,34 +229,40 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
     await mirrorScan(view());
   };
 
-  if (s.duplicate_of) {
-    await reject(`Duplicate of scan ${s.duplicate_of}: this receipt was already submitted`);
-  } else if (!s.products.length) {
-    await reject('No catalogue products were recognized on the receipt');
-  } else {
-    if (s.products.some((p) => p.validation_status === 'pending')) {
-      s.status = 'pending_validation';
-      s.expires_at = new Date(Date.now() + input.deadline_hours * 3_600_000).toISOString();
-      s.updated_at = now();
-      await mirrorScan(view());
-      const decided = await condition(() => !s.products.some((p) => p.validation_status === 'pending'), input.deadline_hours * 3_600_000);
-      if (!decided) {
-        await reject(`Validation deadline passed (${input.deadline_hours} h) with products still pending`);
-      }
-    }
-    if (s.status !== 'rejected') {
-      const points = earned(s).credited;
-      if (points > 0) {
-        const credited = await creditScan({ organization_id: input.organization_id, user_id: input.user_id, scan_id: input.scan_id, points, source: input.source });
-        s.points_processed = true;
-        s.points_processed_at = credited.processed_at;
-        s.status = 'completed';
+  try {
+    if (s.duplicate_of) {
+      await reject(`Duplicate of scan ${s.duplicate_of}: this receipt was already submitted`);
+    } else if (!s.products.length) {
+      await reject('No catalogue products were recognized on the receipt');
+    } else {
+      if (s.products.some((p) => p.validation_status === 'pending')) {
+        s.status = 'pending_validation';
+        s.expires_at = new Date(Date.now() + input.deadline_hours * 3_600_000).toISOString();
         s.updated_at = now();
         await mirrorScan(view());
-      } else {
-        await reject('Every product was rejected in validation');
+        const decided = await condition(() => !s.products.some((p) => p.validation_status === 'pending'), input.deadline_hours * 3_600_000);
+        if (!decided) {
+          await reject(`Validation deadline passed (${input.deadline_hours} h) with products still pending`);
+        }
+      }
+      if (s.status !== 'rejected') {
+        const points = earned(s).credited;
+        if (points > 0) {
+          const credited = await creditScan({ organization_id: input.organization_id, user_id: input.user_id, scan_id: input.scan_id, points, source: input.source });
+          s.points_processed = true;
+          s.points_processed_at = credited.processed_at;
+          s.status = 'completed';
+          s.updated_at = now();
+          await mirrorScan(view());
+        } else {
+          await reject('Every product was rejected in validation');
+        }
       }
     }
+  } catch (err) {
+    // e.g. the credit failing past its retries while still `processing`: the record goes too
+    await forget();
+    throw err;
   }
   await condition(allHandlersFinished);
   return view();

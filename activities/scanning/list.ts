@@ -1,61 +1,21 @@
 /**
- * The scan list: the mirror of every scan of an organization (store.ts).
- * The edge records a placeholder before it starts a scan's workflow, so a scan is listed from
- * the start (`processing`) and a client that lost the answer finds its scan id; a scan that fails
- * is not recorded, like before (its placeholder is dropped).
+ * The scan list: the mirror of every scan of an organization (store.ts). The scan workflow
+ * records its scan (`processing`) as its first step, so a scan is listed from its start and a
+ * client that lost the answer finds its scan id; a run that fails drops that record again (a
+ * failed scan is not listed, like before), workflows/ticket-scan.ts.
  */
 import type { ScanReversalDoc } from './models';
 import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store';
 
-export interface StartedScan {
-  id: string;
-  source: 'ticket_scan' | 'receipt';
-  organization_id: string;
-  user_id: string;
-  idp_id: string;
-  brand_id: string | null;
-  venue_id: string | null;
-  media_public_id: string;
-  workflow_id: string;
+/**
+ * Activity: records the scan as the workflow answers it before reading anything (`processing`);
+ * never over what the workflow has mirrored already (a retried step).
+ */
+export async function recordScanStarted(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
+  await insertScanPlaceholder(view, view);
 }
 
-/** What the scan workflow answers before it has read anything (workflows/ticket-scan.ts). */
-function processingView(s: StartedScan, at: string) {
-  return {
-    ...s,
-    status: 'processing',
-    original_image_url: null,
-    thumbnail_url: null,
-    storage: null,
-    venue_match: null,
-    products: [],
-    confidence_score: 0,
-    total_points: 0,
-    max_points_per_scan: null,
-    points_capped: false,
-    points_processed: false,
-    points_processed_at: null,
-    validation_required: false,
-    validation_status: 'not_required',
-    flags: [],
-    duplicate_of: null,
-    rejection_reason: null,
-    receipt: null,
-    unmatched_lines: [],
-    ocr: null,
-    timings: null,
-    created_at: at,
-    updated_at: at,
-    expires_at: null,
-  };
-}
-
-/** The placeholder: never over what the workflow has mirrored (a retry of the same scan). */
-export async function recordScanStarted(scan: StartedScan): Promise<void> {
-  await insertScanPlaceholder(scan, processingView(scan, new Date().toISOString()));
-}
-
-/** Drops the placeholder of a scan whose workflow failed; a mirrored scan stays. */
+/** Activity: drops the record of a scan whose run failed, if it is still `processing`; a mirrored scan stays. */
 export async function dropScanPlaceholder(organization_id: string, scan_id: string): Promise<void> {
   await dropPlaceholder(organization_id, scan_id);
 }

@@ -4,20 +4,18 @@
  * status comes from the workflow or its MongoDB mirror. A scan goes processing →
  * pending_validation (only when a product is under the confidence threshold) → completed,
  * rejected or failed, and its points are credited once, when no product is pending any more.
+ * What a scan records (listed from its start, not listed once failed) is the workflow's own.
  */
-import { WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { config } from '../../activities/core/config';
 import { invalid, notFound, PlatformError } from '../../activities/core/errors';
 import { newId } from '../../activities/core/ids';
 import { readStoredObject } from '../../activities/images';
-import type { UserRef } from '../../activities/identity/constants';
 import type { Principal } from '../../activities/identity';
-import { getBrand } from '../../activities/retail';
-import { getVenue } from '../../activities/retail';
-import { readScanMirror } from '../../activities/scanning';
-import { dropScanPlaceholder, listScans, recordScanStarted, type ListedScan } from '../../activities/scanning';
+import { getBrand, getVenue } from '../../activities/retail';
+import { listScans, readScanMirror } from '../../activities/scanning';
 import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { processedUpdate, scanQuery, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../../workflows/ticket-scan';
 import { actingUser, existingUser, organizationFor } from '../auth';
@@ -102,8 +100,11 @@ async function startScan(event: H3Event, p: Principal, req: ScanRequest): Promis
   });
 }
 
-/** Starts the scan workflow on scan_id (or attaches to it) and waits until it has read the receipt. */
-async function runScan(scan_id: string, retry: boolean, org: string, user: UserRef, req: ScanRequest): Promise<ScanView> {
+/**
+ * Starts the scan workflow on scan_id (or attaches to it) and waits until it has read the receipt.
+ * The workflow records the scan as it starts and drops the record if it fails.
+ */
+async function runScan(scan_id: string, retry: boolean, org: string, user: { user_id: string; idp_id: string }, req: ScanRequest): Promise<ScanView> {
   const workflowId = `ticket-scan:${scan_id}`;
   const upload = await uploadFor(workflowId, retry, { media_id: scan_id, organization_id: org, user_id: user.user_id, filename: req.filename, body: req.body, content_type: req.content_type });
   const cfg = config();
@@ -120,23 +121,16 @@ async function runScan(scan_id: string, retry: boolean, org: string, user: UserR
     deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
     image_base_url: `${cfg.publicUrl}${BASE}`,
   };
-  await recordScanStarted({ id: scan_id, source: req.source, organization_id: org, user_id: user.user_id, idp_id: user.idp_id, brand_id: input.brand_id, venue_id: input.venue_id, media_public_id: scan_id, workflow_id: workflowId });
   await startIdempotent(ticketScanWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'ticket_scan'));
   const handle = (await temporal()).workflow.getHandle<typeof ticketScanWorkflow>(workflowId);
   try {
-    try {
-      return await handle.executeUpdate(processedUpdate);
-    } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw err;
-      // The scan finished (or failed) before the update reached it: its result says how.
-      const { status } = await handle.describe();
-      if (status.name === 'RUNNING') throw err;
-      return await handle.result();
-    }
+    return await handle.executeUpdate(processedUpdate);
   } catch (err) {
-    // A scan that fails is not listed; a retry with the same Idempotency-Key records it again.
-    if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowFailedError) await dropScanPlaceholder(org, scan_id);
-    throw err;
+    if (err instanceof WorkflowUpdateFailedError) throw err;
+    // The scan finished (or failed) before the update reached it: its result says how.
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw err;
+    return await handle.result();
   }
 }
 
@@ -208,29 +202,6 @@ const instant = z
   .transform((v) => new Date(v))
   .optional();
 
-/**
- * The listed scans still `processing` whose run is gone: failed (the edge that would have dropped
- * the placeholder died), or never started a minute after the placeholder.
- */
-async function abandoned(org: string, scans: ListedScan[]): Promise<Set<string>> {
-  const processing = scans.filter((s) => s.status === 'processing');
-  if (!processing.length) return new Set();
-  const client = await temporal();
-  const gone = await Promise.all(
-    processing.map(async (s) => {
-      try {
-        const { status } = await client.workflow.getHandle(`ticket-scan:${s.id}`).describe();
-        return status.name !== 'RUNNING' && status.name !== 'COMPLETED';
-      } catch (err) {
-        return err instanceof WorkflowNotFoundError && Date.now() - s.created_at.getTime() > 60_000;
-      }
-    }),
-  );
-  const ids = processing.filter((_, i) => gone[i]).map((s) => s.id);
-  await Promise.all(ids.map((id) => dropScanPlaceholder(org, id)));
-  return new Set(ids);
-}
-
 defineRoute({
   method: 'GET',
   paths: [BASE],
@@ -253,9 +224,9 @@ defineRoute({
     if (query.from && query.to && query.to <= query.from) throw invalid('to', 'must be after from');
     const user_id = query.user_id ? (await existingUser(principal, org, query.user_id, 'User not found')).user_id : principal.level === 0 ? principal.user_id : undefined;
     const { page, limit } = query;
+    // A failed run drops its own record (workflows/ticket-scan.ts): the list is the store's.
     const { scans, total } = await listScans({ organization_id: org, user_id, status: query.status, source: query.source, from: query.from, to: query.to, page, limit });
-    const gone = await abandoned(org, scans);
-    return { success: true, scans: scans.filter((s) => !gone.has(s.id)).map((s) => s.view), page, limit, total: total - gone.size, has_more: page * limit < total };
+    return { success: true, scans: scans.map((s) => s.view), page, limit, total, has_more: page * limit < total };
   },
 });
 const orgQuery = z.object({ organization_id: organizationId });
