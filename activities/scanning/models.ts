@@ -1,10 +1,10 @@
 import mongoose, { Schema } from 'mongoose';
 
 /**
- * The MongoDB mirror of a scan: a placeholder written by the edge before the scan workflow starts
- * (status `processing`), then the scan as the workflow answers it after each state change; read
- * when the workflow has finished, and to list scans. The workflow's state is the source of truth
- * while it runs.
+ * The MongoDB mirror of a scan: written by the scan workflow, first as it starts (status
+ * `processing`, dropped again if the run fails), then as the workflow answers it after each state
+ * change; read when the workflow has finished, and to list scans. The workflow's state is the
+ * source of truth while it runs.
  */
 const ticketScanSchema = new Schema(
   {

@@ -82,7 +82,7 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
     const held = await fingerprint(key);
     if (!held || held.scan_id === scan_id) return null;
     const earlier = await scanStatus(held.scan_id);
-    // A scan still processing has only the edge's placeholder (list.ts): its age decides.
+    // A scan still processing has only its first record (list.ts): its age decides.
     const abandoned = earlier && earlier.status !== 'processing' ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
     // A copy of a copy names the scan that earned (another photo of a receipt holds its own image).
     if (!abandoned) return typeof earlier?.view?.duplicate_of === 'string' ? earlier.view.duplicate_of : held.scan_id;

@@ -1,33 +1,24 @@
 /**
- * Scanning's data: the mirror of each scan, the fingerprints that make a receipt count once, and
- * the reversals of scans. The only file that reads or writes scanning's models.
- *
- * A scan, its fingerprint and its reversal are read by `_id` (the scan id, the fingerprint's
- * key), which both database servers answer from the primary key. Listing scans filters and sorts
- * by the declared indexes {organization_id, user_id, created_at} and {organization_id,
- * created_at}: MongoDB answers from them, the embedded server reads the organization's
- * collection (activities/core/db/README.md); it is a listing, not a hot path.
- *
- * A scan's reversal is a document of its own, written once, not a field of the scan: the scan's
- * workflow rewrites the mirror, and the embedded server may lose one of two concurrent updates of
- * different fields of one document. The mirror itself has one writer at a time (the scan's
- * workflow, one step after another), so a plain `$set` is safe there. No field is JSON text (the
- * view is the API's own object, whose keys are fixed) and nothing is cached per process.
+ * Scanning's data, and the only file that reads or writes its models: the mirror of each scan
+ * (`ticket_scans`: its record from the workflow's first step, then each state the workflow
+ * mirrors; lists read it), the fingerprints that make a receipt count once in an organization
+ * (`ticket_scan_fingerprints`), and the reversals of scans (`ticket_scan_reversals`, one document
+ * per reversed scan). Why they are shaped this way: docs/storage.md, "Scanning".
  */
 import { byId, byIds, insertOnce } from '../core/db';
 import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models';
 
-/** Writes the placeholder of a scan unless the scan is there already (never over what the workflow mirrored). */
+/** Writes the scan's first record (`processing`) unless the scan is there already (never over what the workflow mirrored). */
 export async function insertScanPlaceholder(scan: { id: string; organization_id: string; user_id: string }, view: Record<string, unknown>): Promise<void> {
   await TicketScan.updateOne({ _id: scan.id }, { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view } }, { upsert: true });
 }
 
-/** Drops the scan if it is still the placeholder. */
+/** Drops the scan if it is still its first record (`processing`). */
 export async function dropPlaceholder(organization_id: string, scan_id: string): Promise<void> {
   await TicketScan.deleteOne({ _id: scan_id, organization_id, status: 'processing' });
 }
 
-/** Mirrors the scan as the workflow answers it; keeps created_at (the placeholder's, or the first mirror's), which lists sort by. */
+/** Mirrors the scan as the workflow answers it; keeps created_at (the first record's), which lists sort by. */
 export async function writeScanMirror(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
   await TicketScan.updateOne({ _id: view.id }, { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } }, { upsert: true });
 }
