@@ -61,7 +61,7 @@ export function checkTiming(input: EventInput, now = new Date()): string | null 
 const duration = (s: number) => (s % 3600 === 0 ? `${s / 3600} hour${s === 3600 ? '' : 's'}` : s % 60 === 0 ? `${s / 60} minute${s === 60 ? '' : 's'}` : `${s} seconds`);
 
 /**
- * What an event below the admin level may put on the scheduler (README, Scheduler: limits): runs
+ * What an event below the admin level may put on the scheduler (docs/components/scheduler.md, Limits): runs
  * at least SCHEDULER_MIN_INTERVAL_SECONDS_BASIC apart (422), no `allow_all` overlap and a catch-up
  * window of at most SCHEDULER_MAX_CATCHUP_MINUTES_BASIC (403: an admin may). Checked on the values
  * a save stores, at the saver's level, and again at every run at the level it runs with (an
@@ -260,7 +260,7 @@ const tooSoon = (min: number, waitMs: number) =>
   });
 
 /**
- * A run by hand of a caller below the admin level (README, Scheduler: limits): refused (429 with
+ * A run by hand of a caller below the admin level (docs/components/scheduler.md, Limits): refused (429 with
  * Retry-After) while the event's last run, scheduled or by hand (`lastRun`: the Schedule's recent
  * actions), started less than SCHEDULER_MIN_INTERVAL_SECONDS_BASIC ago. Exact when calls race:
  * each claim is an insert under `w|<event>|<window n>` (windows one interval long), and a claim

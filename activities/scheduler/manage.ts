@@ -78,7 +78,7 @@ export async function pauseScheduledEvent(viewer: Viewer, organization_id: strin
 }
 
 /**
- * A run by hand below the admin level (README, Scheduler: limits): at most one per
+ * A run by hand below the admin level (docs/components/scheduler.md, Limits): at most one per
  * SCHEDULER_MIN_INTERVAL_SECONDS_BASIC after the event's last run (429 otherwise), none of an
  * ended event (409: each stored event would add runs), through the
  * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.

@@ -166,7 +166,7 @@ export interface CounterDoc {
 }
 
 /**
- * A basic caller's run by hand (README, Scheduler: limits): `w|<event>|<n>`, the run taken in
+ * A basic caller's run by hand (docs/components/scheduler.md, Limits): `w|<event>|<n>`, the run taken in
  * interval window n (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC long), inserted once, so of concurrent
  * calls one wins; `k|<event>|<sha256 of the Idempotency-Key>`, the run a key started (a repeat
  * answers it). Deleted with the event.
