@@ -9,7 +9,8 @@ import { createOrganization } from '../activities/identity/organizations';
 import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search';
 import { insertEmbedding, embeddingsOf } from '../activities/text/store';
 import { listNormalizedResponses, purgeNormalizedResponses, storeNormalizedResponse } from '../activities/responses/normalized';
-import { analyseFeedback, dropFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback';
+import { analyseFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback';
+import { removeFeedback } from '../activities/feedback/store';
 import { queriesOf, scans, type Query } from './helpers/queries';
 import { useSuiteRuntime } from './helpers/runtime';
 
@@ -40,7 +41,7 @@ describe('search, text, responses and feedback reads', () => {
       const feedback_id = await storeFeedback({ organization_id, user_id, feedback_type: 'praise', rating: 5, title: 'Great', comment: 'Fast and easy' });
       await analyseFeedback(feedback_id);
       expect((await feedbackStats({ organization_id, from: new Date(Date.now() - 60_000) })).analysed).toBe(1);
-      await dropFeedback(feedback_id);
+      await removeFeedback(feedback_id);
     });
     expect(new Set(own(qs).map((q) => q.collection))).toEqual(new Set(OWN));
     expect(await scans(own(qs))).toEqual([]);

@@ -11,7 +11,7 @@
 import { billingTask } from '../activities/billing';
 import { documentsTask } from '../activities/documents';
 import { emailTask } from '../activities/email';
-import { feedbackTask } from '../activities/feedback';
+import { configureFeedback, feedbackTask } from '../activities/feedback';
 import { loyaltyTask, onScanCreditReversed } from '../activities/loyalty';
 import { giftsForSearch } from '../activities/gifts';
 import { searchableCatalogue } from '../activities/retail';
@@ -43,6 +43,8 @@ export function wirePlatform(): void {
     texts: userTextExcerpts,
     documents: (organization_id, user_id) => userResponses(organization_id, user_id, 'document'),
   });
+  // --- feedback: its analysis workflow, started by the edge's client, loaded on first use ---
+  configureFeedback({ startAnalysis: (feedback) => import('../edge/starts').then((m) => m.startFeedbackAnalysis(feedback)) });
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

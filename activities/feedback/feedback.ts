@@ -38,9 +38,33 @@ export async function storeFeedback(input: FeedbackInput): Promise<string> {
   return feedback_id;
 }
 
-/** Only when starting its analysis failed: nothing is kept that will never be analysed. */
-export async function dropFeedback(feedback_id: string): Promise<void> {
-  await removeFeedback(feedback_id);
+/**
+ * Starts the analysis of a stored feedback (the workflow `feedback-analysis:<id>`). The component
+ * holds no Temporal client: the composition root hands the start in (workers/root.ts).
+ */
+export type StartAnalysis = (feedback: { feedback_id: string; organization_id: string; user_id: string }) => Promise<void>;
+let startAnalysis: StartAnalysis | undefined;
+
+export function configureFeedback(deps: { startAnalysis: StartAnalysis }): void {
+  startAnalysis = deps.startAnalysis;
+}
+
+/**
+ * Stores a feedback and starts its analysis. When the start fails the feedback is dropped: it is
+ * not acknowledged (the client sees the error and retries), and nothing is kept that will never be
+ * analysed.
+ */
+export async function submitFeedback(input: FeedbackInput): Promise<string> {
+  const start = startAnalysis;
+  if (!start) throw new Error('feedback cannot start its analysis: the process did not call wirePlatform() (workers/root.ts)');
+  const feedback_id = await storeFeedback(input);
+  try {
+    await start({ feedback_id, organization_id: input.organization_id, user_id: input.user_id });
+  } catch (err) {
+    await removeFeedback(feedback_id);
+    throw err;
+  }
+  return feedback_id;
 }
 
 export interface FeedbackAnalysis {

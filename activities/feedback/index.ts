@@ -1,3 +1,4 @@
 /** The feedback component's surface: what the edge, the workflows and other components may use. */
-export { analyseFeedback, dropFeedback, feedbackStats, storeFeedback } from './feedback';
+export { analyseFeedback, configureFeedback, feedbackStats, submitFeedback } from './feedback';
+export type { StartAnalysis } from './feedback';
 export { feedbackTask } from './scheduled';

@@ -3,14 +3,11 @@
  * `feedback-analysis:<id>`, summarized for admins.
  */
 import { z } from 'zod';
-import { dropFeedback, feedbackStats, storeFeedback } from '../../activities/feedback';
+import { feedbackStats, submitFeedback } from '../../activities/feedback';
 import { FEEDBACK_TYPES } from '../../activities/feedback/constants';
-import { feedbackAnalysisWorkflow } from '../../workflows/feedback';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
 import { actingUser, organizationFor } from '../auth';
 import { defineRoute } from '../http';
 import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
 
 const tag = 'feedback';
 
@@ -34,19 +31,7 @@ defineRoute({
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    const feedback_id = await storeFeedback({ organization_id: org, user_id: user.user_id, feedback_type: body.feedback_type, rating: body.rating, title: body.title, comment: body.comment });
-    try {
-      const client = await temporal();
-      await client.workflow.start(feedbackAnalysisWorkflow, {
-        taskQueue: taskQueue(),
-        workflowId: `feedback-analysis:${feedback_id}`,
-        args: [{ feedback_id }],
-        typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'feedback'),
-      });
-    } catch (err) {
-      await dropFeedback(feedback_id); // not acknowledged: the client sees the error and retries
-      throw err;
-    }
+    const feedback_id = await submitFeedback({ organization_id: org, user_id: user.user_id, feedback_type: body.feedback_type, rating: body.rating, title: body.title, comment: body.comment });
     return { success: true, message: 'Feedback received; its analysis runs in the background', feedback_id };
   },
 });
