@@ -2,7 +2,7 @@
 import { PlatformError } from '../core/errors';
 import { tokenUsage } from './billing';
 import { mailOnce, recipientOrOwner } from '../email';
-import type { TaskDefinition } from '../scheduler';
+import type { TaskDefinition } from '../core/scheduled-task';
 
 export const billingTask: TaskDefinition = {
   mails_report: true,

@@ -1,7 +1,7 @@
 /** The documents component's scheduled task: the owner's processed documents per folder, optionally emailed. */
 import { userResponses } from '../responses';
 import { mailOnce, periodDays } from '../email';
-import type { TaskDefinition } from '../scheduler';
+import type { TaskDefinition } from '../core/scheduled-task';
 
 export const documentsTask: TaskDefinition = {
   mails_report: true,

@@ -5,7 +5,7 @@
 import { PlatformError } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
 import { getUser } from '../identity';
-import type { ScheduledTask } from '../scheduler';
+import type { ScheduledTask } from '../core/scheduled-task';
 import { composeEmail, sendEmail, type EmailRequest } from './email';
 import { reserveSend } from './policy';
 

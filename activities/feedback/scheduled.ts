@@ -1,7 +1,7 @@
 /** The feedback component's scheduled task: the organization's feedback statistics, optionally emailed. */
 import { feedbackStats } from './feedback';
 import { mailOnce, periodDays } from '../email';
-import type { TaskDefinition } from '../scheduler';
+import type { TaskDefinition } from '../core/scheduled-task';
 
 export const feedbackTask: TaskDefinition = {
   admin_only: "the organization's feedback statistics",

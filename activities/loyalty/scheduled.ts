@@ -3,7 +3,7 @@ import { forbidden, invalid, PlatformError } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
 import { awardAction, type ActorLevel } from './awards';
 import { getRules } from './rules';
-import type { TaskDefinition } from '../scheduler';
+import type { TaskDefinition } from '../core/scheduled-task';
 
 export const loyaltyTask: TaskDefinition = {
   checkMetadata(metadata) {

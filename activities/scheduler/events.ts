@@ -7,7 +7,7 @@ import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from
 import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { taskFor } from './registry';
-import type { ScheduledTask } from './task';
+import type { ScheduledTask } from '../core/scheduled-task';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
 import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type Taken } from './store';
 import { Context } from '@temporalio/activity';

@@ -9,5 +9,5 @@ export type { ScheduleProvider, SchedulePort } from './port';
 export { registerTask } from './registry';
 export type { Actor } from './rights';
 export type { EventDoc } from './store';
-export type { EventForRights, ScheduledTask, TaskDefinition } from './task';
+export type { EventForRights, ScheduledTask, TaskDefinition } from '../core/scheduled-task';
 export { eventViewA, eventViewB, savedViewA } from './views';

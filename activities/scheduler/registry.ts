@@ -5,9 +5,9 @@
  */
 import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks';
 import type { EventType } from './constants';
-import type { TaskDefinition } from './task';
+import type { TaskDefinition } from '../core/scheduled-task';
 
-export type { ScheduledTask, TaskDefinition } from './task';
+export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task';
 
 const webhookTask: TaskDefinition = {
   admin_only: "sending the owner's data to an address of its choice",

@@ -1,6 +1,7 @@
 /**
- * What a component gives the scheduler for its `type_of_event` (its own `scheduled.ts`). The
- * composition root registers each (workers/root.ts); the scheduler imports no component.
+ * The contract between the scheduler and the components that offer it a task: what a component
+ * gives for its `type_of_event` (its own `scheduled.ts`) and what a run hands it. The composition
+ * root registers each task (workers/root.ts); neither side imports the other.
  */
 
 /** `execute_scheduled_task`: what a run hands the component's task. */
