@@ -3,8 +3,11 @@
  * the composition root hands these in (workers/root.ts), loaded on first use so processes that
  * never call them never load the edge's client.
  */
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { StartAnalysis } from '../activities/feedback';
+import type { RedemptionRuns } from '../activities/gifts';
 import { feedbackAnalysisWorkflow } from '../workflows/feedback';
+import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../workflows/redemption';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 
@@ -17,4 +20,49 @@ export const startFeedbackAnalysis: StartAnalysis = async ({ feedback_id, organi
     args: [{ feedback_id }],
     typedSearchAttributes: platformSearchAttributes(organization_id, user_id, 'feedback'),
   });
+};
+
+/** The redemption workflow `redemption:<id>`, as gifts needs it (activities/gifts/runs.ts). */
+export const redemptionRuns: RedemptionRuns = {
+  async start(input, owner) {
+    const client = await temporal();
+    try {
+      await client.workflow.start(redemptionWorkflow, {
+        taskQueue: taskQueue(),
+        workflowId: `redemption:${input.redemption_id}`,
+        // A refused hold fails the run: the same key may try again once the points are there.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        args: [input],
+        typedSearchAttributes: platformSearchAttributes(owner.organization_id, owner.user_id, 'gifts'),
+      });
+      return true;
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      return false;
+    }
+  },
+
+  async untilSettledOrHeld(redemption_id, wait_ms, held) {
+    const handle = (await temporal()).workflow.getHandle<typeof redemptionWorkflow>(`redemption:${redemption_id}`);
+    const result = handle.result();
+    result.catch(() => undefined); // awaited below, or its outcome is read from the record later
+    const done = await Promise.race([result.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), wait_ms))]);
+    if (done) return;
+    // The record is written with the hold: once it exists the answer needs no worker (an Update
+    // would wait for one, e.g. while a killed worker is restarted).
+    if (await held()) return;
+    try {
+      await handle.executeUpdate(reservedUpdate);
+    } catch (err) {
+      // The run ended before the update reached it: its result says how (a refused hold is a 409).
+      const { status } = await handle.describe();
+      if (status.name === 'RUNNING') throw err;
+      await result;
+    }
+  },
+
+  async settle(redemption_id, s) {
+    const client = await temporal();
+    return client.workflow.getHandle(`redemption:${redemption_id}`).executeUpdate(settleUpdate, { args: [s] });
+  },
 };

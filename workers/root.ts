@@ -13,7 +13,7 @@ import { documentsTask } from '../activities/documents';
 import { emailTask } from '../activities/email';
 import { configureFeedback, feedbackTask } from '../activities/feedback';
 import { loyaltyTask, onScanCreditReversed } from '../activities/loyalty';
-import { giftsForSearch } from '../activities/gifts';
+import { configureGifts, giftsForSearch } from '../activities/gifts';
 import { searchableCatalogue } from '../activities/retail';
 import { markScanReversed } from '../activities/scanning';
 import { userResponses } from '../activities/responses';
@@ -45,6 +45,14 @@ export function wirePlatform(): void {
   });
   // --- feedback: its analysis workflow, started by the edge's client, loaded on first use ---
   configureFeedback({ startAnalysis: (feedback) => import('../edge/starts').then((m) => m.startFeedbackAnalysis(feedback)) });
+  // --- gifts: the redemption workflow's start, wait and settle update, by the edge's client ---
+  configureGifts({
+    runs: {
+      start: (input, owner) => import('../edge/starts').then((m) => m.redemptionRuns.start(input, owner)),
+      untilSettledOrHeld: (id, wait_ms, held) => import('../edge/starts').then((m) => m.redemptionRuns.untilSettledOrHeld(id, wait_ms, held)),
+      settle: (id, s) => import('../edge/starts').then((m) => m.redemptionRuns.settle(id, s)),
+    },
+  });
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

@@ -2,6 +2,7 @@
 export { checkRedemption, closeUnreserved, fulfilRedemption, releaseRedemption, reserveRedemption, reviewRedemption, settleRedemption, settleReviewed } from './fulfilment';
 export type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from './fulfilment';
 export { createGift, deleteGift, getGift, listGifts, replaceGift } from './gifts';
-export type { RedemptionDoc } from './models';
-export { getRedemption, listRedemptions, prepareRedemption, viewRedemption } from './redemptions';
-export { findRedemption, giftsForSearch } from './store';
+export { getRedemption, listRedemptions } from './redemptions';
+export { configureGifts, redeemGift, settleInReview } from './runs';
+export type { RedemptionRuns } from './runs';
+export { giftsForSearch } from './store';

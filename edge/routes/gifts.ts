@@ -3,17 +3,9 @@
  * Redemption: redemptions.ts.
  */
 import { getRequestHeader, setResponseHeader } from 'h3';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type WorkflowHandle } from '@temporalio/client';
 import { z } from 'zod';
-import { notFound, PlatformError } from '../../activities/core/errors';
-import { prepareRedemption, getRedemption, listRedemptions, viewRedemption } from '../../activities/gifts';
-import { findRedemption } from '../../activities/gifts';
+import { createGift, deleteGift, getGift, getRedemption, listGifts, listRedemptions, redeemGift, replaceGift, settleInReview } from '../../activities/gifts';
 import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants';
-import type { RedemptionDoc } from '../../activities/gifts';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflows/redemption';
-import { taskQueue, temporal } from '../temporal';
-import { createGift, deleteGift, getGift, listGifts, replaceGift } from '../../activities/gifts';
 import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants';
 import { actingUser, existingUser, organizationFor } from '../auth';
 import { defineRoute, Reply } from '../http';
@@ -133,9 +125,6 @@ defineRoute({
   },
 });
 
-/** How long a redeem request waits for the provider before answering 202 `processing`. */
-const REDEEM_WAIT_MS = 5000;
-
 const redemption = z.object({
   id: z.string(),
   gift_id: z.string(),
@@ -167,25 +156,6 @@ const redemption = z.object({
   updated_at: z.string(),
 });
 
-/** The run's outcome within the wait, else once its points are held (then it answers `processing`). */
-async function settleOrReserve(handle: WorkflowHandle<typeof redemptionWorkflow>, redemption_id: string): Promise<void> {
-  const result = handle.result();
-  result.catch(() => undefined); // awaited below, or its outcome is read from the store later
-  const done = await Promise.race([result.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), REDEEM_WAIT_MS))]);
-  if (done) return;
-  // The record is written with the hold: once it exists the answer needs no worker (an Update
-  // would wait for one, e.g. while a killed worker is restarted).
-  if (await findRedemption(redemption_id)) return;
-  try {
-    await handle.executeUpdate(reservedUpdate);
-  } catch (err) {
-    // The run ended before the update reached it: its result says how (a refused hold is a 409).
-    const { status } = await handle.describe();
-    if (status.name === 'RUNNING') throw err;
-    await result;
-  }
-}
-
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/gifts/:gift_id/redeem'],
@@ -207,36 +177,10 @@ defineRoute({
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
-    const prepared = await prepareRedemption({ organization_id: org, user_id: user.user_id, gift_id: params.gift_id, idempotency_key, phone_number: body.phone_number, account_reference: body.account_reference });
-    const { redemption_id } = prepared;
-    let duplicate = prepared.existing !== null;
-    const client = await temporal();
-    const workflowId = `redemption:${redemption_id}`;
-    if (prepared.input) {
-      try {
-        await client.workflow.start(redemptionWorkflow, {
-          taskQueue: taskQueue(),
-          workflowId,
-          // A refused hold fails the run: the same key may try again once the points are there.
-          workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-          args: [prepared.input],
-          typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'gifts'),
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        duplicate = true;
-      }
-    }
-    if (!prepared.existing || prepared.existing.status === 'processing') {
-      await settleOrReserve(client.workflow.getHandle<typeof redemptionWorkflow>(workflowId), redemption_id);
-    }
-    const doc = await findRedemption(redemption_id);
-    if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
-    if (doc.gift_id !== params.gift_id) throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
-    const view = viewRedemption(doc, principal);
+    const { duplicate, redemption: view } = await redeemGift({ organization_id: org, user_id: user.user_id, gift_id: params.gift_id, idempotency_key, phone_number: body.phone_number, account_reference: body.account_reference }, principal);
     // Not final yet: still with the provider, or its outcome unknown and waiting for an admin.
     if (view.status !== 'processing' && view.status !== 'needs_review') return { success: true, duplicate, redemption: view };
-    setResponseHeader(event, 'location', `/api/gifts/redemptions/${encodeURIComponent(redemption_id)}`);
+    setResponseHeader(event, 'location', `/api/gifts/redemptions/${encodeURIComponent(view.id)}`);
     return new Reply(202, { success: true, duplicate, redemption: view });
   },
 });
@@ -297,33 +241,6 @@ defineRoute({
   response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
-    const id = params.redemption_id;
-    /** An existing settlement answers the same outcome again (duplicate) and refuses another. */
-    const decided = (doc: RedemptionDoc) => {
-      if (!doc.settlement) return null;
-      if (doc.settlement.outcome !== body.outcome) throw new PlatformError(409, `Redemption ${id} was already settled as ${doc.settlement.outcome}`);
-      return { success: true as const, duplicate: true, redemption: viewRedemption(doc, principal) };
-    };
-    const doc = await findRedemption(id);
-    if (!doc || doc.organization_id !== org) throw notFound(`Redemption not found: ${id}`);
-    const done = decided(doc);
-    if (done) return done;
-    if (doc.status !== 'needs_review') throw new PlatformError(409, `Redemption ${id} is ${doc.status}; only a redemption in needs_review can be settled`);
-    // The redemption's own run applies it: it takes one settlement, so two different ones at
-    // once cannot both win (the second is refused 409 before anything is written).
-    const client = await temporal();
-    let duplicate: boolean;
-    try {
-      ({ duplicate } = await client.workflow.getHandle(`redemption:${id}`).executeUpdate(settleUpdate, { args: [{ outcome: body.outcome, reason: body.reason ?? null, settled_by: principal.user_id }] }));
-    } catch (err) {
-      // The run ended meanwhile (a concurrent request settled it): the record says how.
-      const now = await findRedemption(id);
-      const again = now && decided(now);
-      if (again) return again;
-      throw err;
-    }
-    const after = await findRedemption(id);
-    if (!after) throw new PlatformError(500, `redemption ${id} has no record`);
-    return { success: true, duplicate, redemption: viewRedemption(after, principal) };
+    return { success: true, ...(await settleInReview(org, params.redemption_id, { outcome: body.outcome, reason: body.reason ?? null }, principal)) };
   },
 });

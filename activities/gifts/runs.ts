@@ -1,0 +1,92 @@
+/**
+ * A redemption as the API asks for it: start its workflow `redemption:<id>` (or join the one a
+ * retry already started), wait briefly for its outcome, and settle one in review. The component
+ * holds no Temporal client: the composition root hands the workflow operations in
+ * (`configureGifts`, workers/root.ts; edge/starts.ts implements them).
+ */
+import { notFound, PlatformError } from '../core/errors';
+import type { RedemptionInput } from './fulfilment';
+import type { RedemptionDoc, SettleOutcome } from './models';
+import { prepareRedemption, viewRedemption, type RedeemRequest, type RedemptionView, type Viewer } from './redemptions';
+import { findRedemption } from './store';
+
+/** How long a redeem request waits for the provider before answering `processing`. */
+export const REDEEM_WAIT_MS = 5000;
+
+export interface RedemptionRuns {
+  /** starts the run; false when this redemption's run already exists (a retried request) */
+  start(input: RedemptionInput, owner: { organization_id: string; user_id: string }): Promise<boolean>;
+  /**
+   * Resolves with the run's outcome within `wait_ms`, else once its points are held (`held` says
+   * whether the record shows that already, so no worker is needed to answer).
+   */
+  untilSettledOrHeld(redemption_id: string, wait_ms: number, held: () => Promise<boolean>): Promise<void>;
+  /** the run's settle update; rejects when the run ended meanwhile */
+  settle(redemption_id: string, s: { outcome: SettleOutcome; reason: string | null; settled_by: string }): Promise<{ duplicate: boolean }>;
+}
+
+let runs: RedemptionRuns | undefined;
+
+export function configureGifts(deps: { runs: RedemptionRuns }): void {
+  runs = deps.runs;
+}
+
+function wired(): RedemptionRuns {
+  if (!runs) throw new Error('gifts cannot run redemptions: the process did not call wirePlatform() (workers/root.ts)');
+  return runs;
+}
+
+async function record(redemption_id: string): Promise<RedemptionDoc> {
+  const doc = await findRedemption(redemption_id);
+  if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
+  return doc;
+}
+
+/**
+ * Redeems a gift: the points are held at once and the provider delivers in the run. Answers the
+ * redemption as it stands after REDEEM_WAIT_MS at most (`processing` or `needs_review` when not
+ * final); `duplicate` when an earlier request with the same idempotency key made it.
+ */
+export async function redeemGift(req: RedeemRequest, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
+  const r = wired();
+  const prepared = await prepareRedemption(req);
+  const { redemption_id } = prepared;
+  let duplicate = prepared.existing !== null;
+  if (prepared.input && !(await r.start(prepared.input, { organization_id: req.organization_id, user_id: req.user_id }))) duplicate = true;
+  if (!prepared.existing || prepared.existing.status === 'processing') {
+    await r.untilSettledOrHeld(redemption_id, REDEEM_WAIT_MS, async () => (await findRedemption(redemption_id)) !== null);
+  }
+  const doc = await record(redemption_id);
+  if (doc.gift_id !== req.gift_id) throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
+  return { duplicate, redemption: viewRedemption(doc, viewer) };
+}
+
+/**
+ * An admin's settlement of a redemption in `needs_review`, applied by the redemption's own run (it
+ * takes one settlement, so two different ones at once cannot both win). The same outcome again
+ * answers duplicate; another outcome, or a redemption not in review, is 409.
+ */
+export async function settleInReview(organization_id: string, redemption_id: string, s: { outcome: SettleOutcome; reason: string | null }, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
+  const r = wired();
+  const decided = (doc: RedemptionDoc) => {
+    if (!doc.settlement) return null;
+    if (doc.settlement.outcome !== s.outcome) throw new PlatformError(409, `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`);
+    return { duplicate: true, redemption: viewRedemption(doc, viewer) };
+  };
+  const doc = await findRedemption(redemption_id);
+  if (!doc || doc.organization_id !== organization_id) throw notFound(`Redemption not found: ${redemption_id}`);
+  const done = decided(doc);
+  if (done) return done;
+  if (doc.status !== 'needs_review') throw new PlatformError(409, `Redemption ${redemption_id} is ${doc.status}; only a redemption in needs_review can be settled`);
+  let duplicate: boolean;
+  try {
+    ({ duplicate } = await r.settle(redemption_id, { ...s, settled_by: viewer.user_id }));
+  } catch (err) {
+    // The run ended meanwhile (a concurrent request settled it): the record says how.
+    const now = await findRedemption(redemption_id);
+    const again = now && decided(now);
+    if (again) return again;
+    throw err;
+  }
+  return { duplicate, redemption: viewRedemption(await record(redemption_id), viewer) };
+}
