@@ -100,11 +100,12 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
     const box = boundingBox(latitude, longitude, r);
     const bands = bandsOf(box.minLat, box.maxLat);
     const newBands = read ? bands.filter((b) => !read!.bands.has(b)) : bands;
+    // Venues an earlier version wrote, until they are given their bands (none, without a read,
+    // after). Read before the bands: a venue given its band meanwhile is then in the band read.
+    add((await Promise.all(box.lonRanges.map(([w, e]) => venues.olderInBox(organization_id, box, w, e)))).flat());
     const reads: Array<Promise<VenueDoc[]>> = [];
     if (newBands.length) for (const [w, e] of box.lonRanges) reads.push(venues.inBox(organization_id, newBands, w, e));
     if (read) for (const [w, e] of subtract(box.lonRanges, read.lonRanges)) reads.push(venues.inBox(organization_id, [...read.bands], w, e));
-    // Venues an earlier version wrote, until they are given their bands (none, without a read, after).
-    for (const [w, e] of box.lonRanges) reads.push(venues.olderInBox(organization_id, box, w, e));
     add((await Promise.all(reads)).flat());
     read = { bands: new Set(bands), lonRanges: box.lonRanges };
     // Every venue within r is in the box: when `limit` of them are, no unread venue is nearer.
