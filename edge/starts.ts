@@ -3,9 +3,10 @@
  * the composition root hands these in (workers/root.ts), loaded on first use so processes that
  * never call them never load the edge's client.
  */
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { StartAnalysis } from '../activities/feedback';
 import type { RedemptionRuns } from '../activities/gifts';
+import type { ScanRunOpen } from '../activities/scanning';
 import { feedbackAnalysisWorkflow } from '../workflows/feedback';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../workflows/redemption';
 import { platformSearchAttributes } from '../workflows/search-attributes';
@@ -65,4 +66,15 @@ export const redemptionRuns: RedemptionRuns = {
     const client = await temporal();
     return client.workflow.getHandle(`redemption:${redemption_id}`).executeUpdate(settleUpdate, { args: [s] });
   },
+};
+
+/** Whether a scan's run `ticket-scan:<id>` is running or completed (activities/scanning/list.ts). */
+export const scanRunOpen: ScanRunOpen = async (scan_id) => {
+  try {
+    const { status } = await (await temporal()).workflow.getHandle(`ticket-scan:${scan_id}`).describe();
+    return status.name === 'RUNNING' || status.name === 'COMPLETED';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
 };

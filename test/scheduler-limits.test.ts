@@ -1,5 +1,5 @@
 /**
- * Scheduler load limits (README, Scheduler: limits): caps on a user's and an organization's
+ * Scheduler load limits (docs/components/scheduler.md, Limits): caps on a user's and an organization's
  * events that hold under concurrency, a basic saver's minimum interval between runs, `allow_all`
  * and long catch-up windows kept for admins; and what a run's failure shows to a basic reader.
  */

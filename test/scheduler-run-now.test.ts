@@ -1,6 +1,6 @@
 /**
- * The scheduler's limits around "run now" and the places under the caps (README, Scheduler:
- * limits): a basic owner's manual runs keep the minimum interval and the event's overlap policy;
+ * The scheduler's limits around "run now" and the places under the caps
+ * (docs/components/scheduler.md, Limits): a basic owner's manual runs keep the minimum interval and the event's overlap policy;
  * editing an ended event; the queries of creating, running and refusing an event at a full cap.
  */
 import { describe, expect, inject, it } from 'vitest';

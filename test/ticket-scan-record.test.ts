@@ -14,6 +14,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { config, parseEnv, setConfig } from '../activities/core/config';
 import { closeRuntime, initRuntime } from '../activities/core/runtime';
 import { dropScanPlaceholder, mirrorScan, recordScanStarted } from '../activities/scanning';
+import { TicketScan } from '../activities/scanning/models';
 import { wrapActivities } from '../workers/activity-wrapper';
 import { processedUpdate, ticketScanWorkflow, type ScanInput } from '../workflows/ticket-scan';
 import { basicUser, call, newTenant, unique, until } from './helpers/api';
@@ -109,5 +110,26 @@ describe('what a scan records', () => {
     await cancelled.handle.cancel();
     await expect(cancelled.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(await listed()).toMatchObject({ total: 0, scans: [] });
+  }, 120_000);
+
+  it('drops, instead of listing, a processing record older than a minute whose run is gone (terminated), and keeps one whose run is open', async () => {
+    const t = await newTenant();
+    const user = await basicUser(t);
+    const listed = async () => (await call('GET', L, { key: user.key })).body;
+    const terminated = await startScan(t.organization_id, user);
+    const open = await startScan(t.organization_id, user);
+    await until('both scans listed', listed, (b) => b.total === 2, 30_000);
+    // terminated: no code of the run executes, so the run cannot drop its record
+    await terminated.handle.terminate('operator');
+    const aged = new Date(Date.now() - 2 * 60_000);
+    await TicketScan.collection.updateMany({ _id: { $in: [terminated.scan_id, open.scan_id] } } as never, { $set: { created_at: aged } });
+    const after = await listed();
+    expect(after.scans.map((x: any) => x.id)).toEqual([open.scan_id]);
+    expect(after.total).toBe(1);
+    expect(await TicketScan.exists({ _id: terminated.scan_id })).toBeNull();
+
+    await until('the read started', async () => reads.get(open.scan_id), (r) => r !== undefined, 30_000);
+    reads.get(open.scan_id)!.fail(ApplicationFailure.nonRetryable('OCR engine unavailable', 'OcrDown'));
+    await expect(open.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
   }, 120_000);
 });

@@ -61,7 +61,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     })
     .catch((err) => {
       // The configuration may be what failed: LOG_LEVEL is not read here.
-      createLogger('edge', 'info').fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
+      createLogger('edge', 'info', { sync: true }).fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
       process.exit(1);
     });
 }

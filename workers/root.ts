@@ -15,7 +15,7 @@ import { configureFeedback, feedbackTask } from '../activities/feedback';
 import { loyaltyTask, onScanCreditReversed } from '../activities/loyalty';
 import { configureGifts, giftsForSearch } from '../activities/gifts';
 import { searchableCatalogue } from '../activities/retail';
-import { markScanReversed } from '../activities/scanning';
+import { configureScanning, markScanReversed } from '../activities/scanning';
 import { userResponses } from '../activities/responses';
 import { configureScheduler, registerTask } from '../activities/scheduler';
 import { configureSearch } from '../activities/search';
@@ -53,6 +53,8 @@ export function wirePlatform(): void {
       settle: (id, s) => import('../edge/starts').then((m) => m.redemptionRuns.settle(id, s)),
     },
   });
+  // --- scanning: whether a scan's run is still open (the list drops records of runs that are gone) ---
+  configureScanning({ runOpen: (scan_id) => import('../edge/starts').then((m) => m.scanRunOpen(scan_id)) });
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

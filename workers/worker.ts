@@ -117,7 +117,7 @@ async function main() {
 if (import.meta.url === `file://${process.argv[1]}`) {
   main().catch((err) => {
     // The configuration may be what failed: LOG_LEVEL is not read here.
-    createLogger('worker', 'info').fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
+    createLogger('worker', 'info', { sync: true }).fatal({ err }, `could not start: ${(err as Error)?.message ?? err}`);
     process.exit(1);
   });
 }

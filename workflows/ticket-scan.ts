@@ -1,4 +1,4 @@
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineUpdate, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineUpdate, log, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import type { StoredUpload } from '../activities/images';
 import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning';
@@ -150,10 +150,16 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
   const recordsItself = patched('scan-records-itself');
   let recorded = false;
   /** A scan that fails is not listed: the run drops its record (a mirrored state stays), even when cancelled. */
+  // Dropping the record never replaces the run's own failure: a client's 400 stays a 400 and the
+  // upload is still discarded; a record that could not be dropped stays listed as `processing`.
   const forget = async () => {
     if (!recorded) return;
     recorded = false;
-    await CancellationScope.nonCancellable(() => dropScanPlaceholder(input.organization_id, input.scan_id));
+    try {
+      await CancellationScope.nonCancellable(() => dropScanPlaceholder(input.organization_id, input.scan_id));
+    } catch (err) {
+      log.warn('could not drop the record of a failed scan', { scan_id: input.scan_id, error: String(err) });
+    }
   };
   setHandler(scanQuery, view);
   setHandler(processedUpdate, async () => {

@@ -6,7 +6,8 @@ import pino, { type Logger } from 'pino';
 
 export type { Logger };
 
-export function createLogger(process_name: 'edge' | 'worker', level: string): Logger {
+/** `sync`: for a line written just before the process exits (a failed start), which must not be lost. */
+export function createLogger(process_name: 'edge' | 'worker', level: string, opts: { sync?: boolean } = {}): Logger {
   return pino(
     {
       level,
@@ -20,9 +21,10 @@ export function createLogger(process_name: 'edge' | 'worker', level: string): Lo
       // Nothing logs credentials on purpose; these catch an accident.
       redact: { paths: ['authorization', '*.authorization', 'api_key', '*.api_key', 'headers', '*.headers'], censor: '[redacted]' },
     },
-    // Asynchronous: lines written while a write is in flight go out together in one write (a
-    // synchronous write per access-log line was 7-10% of a cached key check's CPU). Pending lines
-    // are flushed synchronously when the process exits; only a kill -9 can lose the last ones.
-    pino.destination({ fd: 2, sync: false }),
+    // Asynchronous by default: lines written while a write is in flight go out together in one
+    // write (a synchronous write per access-log line was 7-10% of a cached key check's CPU).
+    // Buffered lines are flushed when the process exits normally; a crash or kill -9 can lose
+    // the last ones, so a line that precedes an exit is written with `sync`.
+    pino.destination({ fd: 2, sync: opts.sync === true }),
   );
 }

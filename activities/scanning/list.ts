@@ -33,12 +33,43 @@ export interface ListedScan {
   view: Record<string, unknown>;
 }
 
+/**
+ * Whether a scan's run is still open (running, or completed): the composition root hands it in
+ * (workers/root.ts; edge/starts.ts asks Temporal). Without it, the list trusts the records.
+ */
+export type ScanRunOpen = (scan_id: string) => Promise<boolean>;
+let runOpen: ScanRunOpen | undefined;
+
+export function configureScanning(deps: { runOpen: ScanRunOpen }): void {
+  runOpen = deps.runOpen;
+}
+
+/** How long a scan stays `processing` before the list asks whether its run is gone. */
+const STALE_PROCESSING_MS = 60_000;
+
+/**
+ * A run drops its own record when it fails or is cancelled. What it cannot drop: records of runs
+ * terminated by an operator, and records an earlier version's edge wrote before starting a run it
+ * never started or whose failure it did not live to see. A `processing` record older than a
+ * minute whose run is gone is such a record: it is dropped, not listed.
+ */
+async function abandoned(docs: Array<{ _id: string; organization_id: string; status: string; created_at: Date }>): Promise<Set<string>> {
+  const check = runOpen;
+  const stale = docs.filter((d) => d.status === 'processing' && Date.now() - d.created_at.getTime() > STALE_PROCESSING_MS);
+  if (!check || !stale.length) return new Set();
+  const gone = (await Promise.all(stale.map(async (d) => ((await check(d._id).catch(() => true)) ? null : d)))).filter((d) => d !== null);
+  await Promise.all(gone.map((d) => dropPlaceholder(d.organization_id, d._id)));
+  return new Set(gone.map((d) => d._id));
+}
+
 /** Newest first; `total` counts every scan the filters match. */
 export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]; total: number }> {
   const { page, limit, ...filter } = q;
   const { docs, total } = await findScans(filter, page, limit);
-  const reversals = await scanReversals(docs.map((d) => d._id));
-  return { scans: docs.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d.view, reversals.get(d._id)) })), total };
+  const gone = await abandoned(docs);
+  const listed = docs.filter((d) => !gone.has(d._id));
+  const reversals = await scanReversals(listed.map((d) => d._id));
+  return { scans: listed.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d.view, reversals.get(d._id)) })), total: total - gone.size };
 }
 
 /** The scan as the API answers it: the mirrored view, with its reversal when its points were taken back. */
