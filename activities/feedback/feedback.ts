@@ -4,6 +4,7 @@
  * stats computed from the stored records.
  */
 import { newId } from '../core/ids';
+import { handedIn } from '../core/wiring';
 import { gatewayChat } from '../llm';
 import { sentences, sentiment, tokenize } from '../text';
 import type { FeedbackType } from './constants';
@@ -43,10 +44,10 @@ export async function storeFeedback(input: FeedbackInput): Promise<string> {
  * holds no Temporal client: the composition root hands the start in (workers/root.ts).
  */
 export type StartAnalysis = (feedback: { feedback_id: string; organization_id: string; user_id: string }) => Promise<void>;
-let startAnalysis: StartAnalysis | undefined;
+const startAnalysis = handedIn<StartAnalysis>("feedback's analysis start");
 
 export function configureFeedback(deps: { startAnalysis: StartAnalysis }): void {
-  startAnalysis = deps.startAnalysis;
+  startAnalysis.set(deps.startAnalysis);
 }
 
 /**
@@ -55,8 +56,7 @@ export function configureFeedback(deps: { startAnalysis: StartAnalysis }): void 
  * analysed.
  */
 export async function submitFeedback(input: FeedbackInput): Promise<string> {
-  const start = startAnalysis;
-  if (!start) throw new Error('feedback cannot start its analysis: the process did not call wirePlatform() (workers/root.ts)');
+  const start = startAnalysis.get();
   const feedback_id = await storeFeedback(input);
   try {
     await start({ feedback_id, organization_id: input.organization_id, user_id: input.user_id });

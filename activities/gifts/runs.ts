@@ -5,6 +5,7 @@
  * (`configureGifts`, workers/root.ts; edge/starts.ts implements them).
  */
 import { notFound, PlatformError } from '../core/errors';
+import { handedIn } from '../core/wiring';
 import type { RedemptionInput } from './fulfilment';
 import type { RedemptionDoc, SettleOutcome } from './models';
 import { prepareRedemption, viewRedemption, type RedeemRequest, type RedemptionView, type Viewer } from './redemptions';
@@ -25,15 +26,10 @@ export interface RedemptionRuns {
   settle(redemption_id: string, s: { outcome: SettleOutcome; reason: string | null; settled_by: string }): Promise<{ duplicate: boolean }>;
 }
 
-let runs: RedemptionRuns | undefined;
+const runs = handedIn<RedemptionRuns>("gifts' redemption runs");
 
 export function configureGifts(deps: { runs: RedemptionRuns }): void {
-  runs = deps.runs;
-}
-
-function wired(): RedemptionRuns {
-  if (!runs) throw new Error('gifts cannot run redemptions: the process did not call wirePlatform() (workers/root.ts)');
-  return runs;
+  runs.set(deps.runs);
 }
 
 async function record(redemption_id: string): Promise<RedemptionDoc> {
@@ -48,7 +44,7 @@ async function record(redemption_id: string): Promise<RedemptionDoc> {
  * final); `duplicate` when an earlier request with the same idempotency key made it.
  */
 export async function redeemGift(req: RedeemRequest, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
-  const r = wired();
+  const r = runs.get();
   const prepared = await prepareRedemption(req);
   const { redemption_id } = prepared;
   let duplicate = prepared.existing !== null;
@@ -67,7 +63,7 @@ export async function redeemGift(req: RedeemRequest, viewer: Viewer): Promise<{ 
  * answers duplicate; another outcome, or a redemption not in review, is 409.
  */
 export async function settleInReview(organization_id: string, redemption_id: string, s: { outcome: SettleOutcome; reason: string | null }, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
-  const r = wired();
+  const r = runs.get();
   const decided = (doc: RedemptionDoc) => {
     if (!doc.settlement) return null;
     if (doc.settlement.outcome !== s.outcome) throw new PlatformError(409, `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`);

@@ -5,6 +5,7 @@
  * operation id or, with its user, by the idempotency key the client sent with the award.
  */
 import { notFound, PlatformError } from '../core/errors';
+import { handedIn } from '../core/wiring';
 import { append, viewEntry, type EntryView } from './ledger';
 import { debit, standing } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
@@ -97,10 +98,10 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
  * Scanning owns scans; the composition root hands its function in (workers/root.ts).
  */
 export type ScanReversedListener = (organization_id: string, scan_id: string, mark: ReversalMark) => Promise<void>;
-let scanReversed: ScanReversedListener | undefined;
+const scanReversed = handedIn<ScanReversedListener>("loyalty's listener of reversed scan credits");
 
 export function onScanCreditReversed(listener: ScanReversedListener): void {
-  scanReversed = listener;
+  scanReversed.set(listener);
 }
 
 export interface ReversalMark {
@@ -114,8 +115,7 @@ export interface ReversalMark {
 async function markRecord(original: LedgerEntryDoc, mark: ReversalMark): Promise<ReversalRecord | null> {
   const scan = /^scan:(.+)$/.exec(original.operation_id);
   if (scan) {
-    if (!scanReversed) throw new Error('loyalty cannot mark a reversed scan: the process did not call wirePlatform() (workers/root.ts)');
-    await scanReversed(original.organization_id, scan[1], mark);
+    await scanReversed.get()(original.organization_id, scan[1], mark);
     return { type: 'scan', id: scan[1] };
   }
   const referral = /^referral:(.+):(referrer|referred)$/.exec(original.operation_id);

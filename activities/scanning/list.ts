@@ -4,6 +4,7 @@
  * client that lost the answer finds its scan id; a run that fails drops that record again (a
  * failed scan is not listed, like before), workflows/ticket-scan.ts.
  */
+import { handedIn } from '../core/wiring';
 import type { ScanReversalDoc } from './models';
 import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store';
 
@@ -35,13 +36,13 @@ export interface ListedScan {
 
 /**
  * Whether a scan's run is still open (running, or completed): the composition root hands it in
- * (workers/root.ts; edge/starts.ts asks Temporal). Without it, the list trusts the records.
+ * (workers/root.ts; edge/starts.ts asks Temporal).
  */
 export type ScanRunOpen = (scan_id: string) => Promise<boolean>;
-let runOpen: ScanRunOpen | undefined;
+const runOpen = handedIn<ScanRunOpen>("scanning's run check");
 
 export function configureScanning(deps: { runOpen: ScanRunOpen }): void {
-  runOpen = deps.runOpen;
+  runOpen.set(deps.runOpen);
 }
 
 /** How long a scan stays `processing` before the list asks whether its run is gone. */
@@ -54,9 +55,9 @@ const STALE_PROCESSING_MS = 60_000;
  * minute whose run is gone is such a record: it is dropped, not listed.
  */
 async function abandoned(docs: Array<{ _id: string; organization_id: string; status: string; created_at: Date }>): Promise<Set<string>> {
-  const check = runOpen;
   const stale = docs.filter((d) => d.status === 'processing' && Date.now() - d.created_at.getTime() > STALE_PROCESSING_MS);
-  if (!check || !stale.length) return new Set();
+  if (!stale.length) return new Set();
+  const check = runOpen.get();
   const gone = (await Promise.all(stale.map(async (d) => ((await check(d._id).catch(() => true)) ? null : d)))).filter((d) => d !== null);
   await Promise.all(gone.map((d) => dropPlaceholder(d.organization_id, d._id)));
   return new Set(gone.map((d) => d._id));

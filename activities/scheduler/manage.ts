@@ -6,7 +6,7 @@
 import { invalid } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
 import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput, type RunFilter } from './events';
-import { schedules } from './port';
+import { schedules, type SchedulePort } from './port';
 import { checkEventRights, type Actor } from './rights';
 import { eventMetadata, type EventDoc } from './store';
 import { pauseView } from './views';
@@ -83,8 +83,7 @@ export async function pauseScheduledEvent(viewer: Viewer, organization_id: strin
  * ended event (409: each stored event would add runs), through the
  * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.
  */
-async function runByHand(e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
-  const s = await schedules();
+async function runByHand(s: SchedulePort, e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
   const run = await claimManualRun(e, key, () => s.lastActionAt(e._id));
   if (run.replayed) return { at: run.at, replayed: true };
   try {
@@ -105,7 +104,7 @@ export async function runEventNow(actor: Actor, organization_id: string, event_i
   // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
   // admin saved cannot repeat an admin-only award or report at will).
   await checkEventRights({ organization_id, user_id: e.user_id, type_of_event: e.type_of_event, metadata: eventMetadata(e) }, actor.level);
-  const { at, replayed } = actor.level >= ADMIN_LEVEL ? (key === undefined ? { at: await s.triggerSchedule(event_id), replayed: false } : await s.runOnce(e, key)) : await runByHand(e, key);
+  const { at, replayed } = actor.level >= ADMIN_LEVEL ? (key === undefined ? { at: await s.triggerSchedule(event_id), replayed: false } : await s.runOnce(e, key)) : await runByHand(s, e, key);
   return {
     success: true as const,
     event_id,

@@ -3,6 +3,7 @@
  * does not hold a Temporal client: the composition root hands the implementation in
  * (`configureScheduler`, workers/root.ts; edge/schedules.ts implements it).
  */
+import { handedIn } from '../core/wiring';
 import type { Overlap } from './constants';
 import type { EventDoc } from './store';
 
@@ -25,19 +26,18 @@ export interface SchedulePort {
 /** The Schedules, or what loads them on first use (a process that never manages events never loads them). */
 export type ScheduleProvider = SchedulePort | (() => Promise<SchedulePort>);
 
-let provided: ScheduleProvider | undefined;
+const provided = handedIn<ScheduleProvider>("the scheduler's Temporal Schedules");
 let loaded: Promise<SchedulePort> | undefined;
 
 /** Hands the scheduler its Schedules (the composition root, once per process). */
 export function configureScheduler(deps: { schedules: ScheduleProvider }): void {
-  provided = deps.schedules;
+  provided.set(deps.schedules);
   loaded = undefined;
 }
 
 /** The Schedules handed in; none is the process's wiring fault. */
 export function schedules(): Promise<SchedulePort> {
-  const p = provided;
-  if (!p) throw new Error('the scheduler has no Temporal Schedules: the process did not call wirePlatform() (workers/root.ts), which hands them in with configureScheduler()');
+  const p = provided.get();
   if (typeof p !== 'function') return Promise.resolve(p);
   loaded ??= p().catch((err) => {
     loaded = undefined; // the next call tries again

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { jsonText } from '../core/db';
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
+import { handedIn } from '../core/wiring';
 import { deleteRecord, deleteUserRecords, saveRecord, userRecords, type SearchRecordDoc } from './store';
 
 /**
@@ -29,15 +30,10 @@ export interface SearchSources {
   documents(organization_id: string, user_id: string): Promise<Array<{ response_id: string; conversation_id: string; metadata: unknown }>>;
 }
 
-let sources: SearchSources | undefined;
+const sources = handedIn<SearchSources>("search's sources");
 
 export function configureSearch(s: SearchSources): void {
-  sources = s;
-}
-
-function wired(): SearchSources {
-  if (!sources) throw new Error('search has no sources: the process did not call wirePlatform() (workers/root.ts)');
-  return sources;
+  sources.set(s);
 }
 
 export const HISTORY_LIMIT = 100;
@@ -74,7 +70,7 @@ export interface SearchData {
 export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
   const terms = [...new Set(normalizeQuery(query).split(' ').filter((t) => t.length >= 2))];
   if (!terms.length) return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
-  const from = wired();
+  const from = sources.get();
   const [{ brands, products, venues }, gifts, texts, documents] = await Promise.all([
     from.catalogue(organization_id),
     from.gifts(organization_id),
