@@ -1,6 +1,6 @@
 /** The scanning component's surface: what the edge, the workflows and other components may use. */
 export { configureScanning, dropScanPlaceholder, listScans, markScanReversed, recordScanStarted } from './list';
-export type { ListedScan, ScanRunOpen } from './list';
+export type { ScanRunOpen } from './list';
 export type { VenueMatch } from './matching';
 export { analyseScan, creditScan, mirrorScan, readReceipt, readScanMirror } from './scans';
 export type { ReadReceipt, ScanProduct, ScanStatus } from './scans';

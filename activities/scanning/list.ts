@@ -27,13 +27,6 @@ export interface ScanListQuery extends ScanFilter {
   limit: number;
 }
 
-export interface ListedScan {
-  id: string;
-  status: string;
-  created_at: Date;
-  view: Record<string, unknown>;
-}
-
 /**
  * Whether a scan's run is still open (running, or completed): the composition root hands it in
  * (workers/root.ts; edge/starts.ts asks Temporal).
@@ -64,13 +57,13 @@ async function abandoned(docs: Array<{ _id: string; organization_id: string; sta
 }
 
 /** Newest first; `total` counts every scan the filters match. */
-export async function listScans(q: ScanListQuery): Promise<{ scans: ListedScan[]; total: number }> {
+export async function listScans(q: ScanListQuery): Promise<{ scans: Array<Record<string, unknown>>; total: number }> {
   const { page, limit, ...filter } = q;
   const { docs, total } = await findScans(filter, page, limit);
   const gone = await abandoned(docs);
   const listed = docs.filter((d) => !gone.has(d._id));
   const reversals = await scanReversals(listed.map((d) => d._id));
-  return { scans: listed.map((d) => ({ id: d._id, status: d.status, created_at: d.created_at, view: withReversal(d.view, reversals.get(d._id)) })), total: total - gone.size };
+  return { scans: listed.map((d) => withReversal(d.view, reversals.get(d._id))), total: total - gone.size };
 }
 
 /** The scan as the API answers it: the mirrored view, with its reversal when its points were taken back. */

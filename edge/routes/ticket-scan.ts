@@ -224,9 +224,9 @@ defineRoute({
     if (query.from && query.to && query.to <= query.from) throw invalid('to', 'must be after from');
     const user_id = query.user_id ? (await existingUser(principal, org, query.user_id, 'User not found')).user_id : principal.level === 0 ? principal.user_id : undefined;
     const { page, limit } = query;
-    // A failed run drops its own record (workflows/ticket-scan.ts): the list is the store's.
+    // A failed run drops its own record (workflows/ticket-scan.ts); the list drops those of runs that are gone.
     const { scans, total } = await listScans({ organization_id: org, user_id, status: query.status, source: query.source, from: query.from, to: query.to, page, limit });
-    return { success: true, scans: scans.map((s) => s.view), page, limit, total, has_more: page * limit < total };
+    return { success: true, scans, page, limit, total, has_more: page * limit < total };
   },
 });
 const orgQuery = z.object({ organization_id: organizationId });
