@@ -149,9 +149,11 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
   // Runs recorded before this change had their record written and dropped by the edge.
   const recordsItself = patched('scan-records-itself');
   let recorded = false;
-  /** A scan that fails is not listed: the run drops its record (a mirrored state stays), even when cancelled. */
-  // Dropping the record never replaces the run's own failure: a client's 400 stays a 400 and the
-  // upload is still discarded; a record that could not be dropped stays listed as `processing`.
+  /**
+   * A scan that fails is not listed: the run drops its record (a mirrored state stays), even when
+   * cancelled. A failed drop never replaces the run's own failure (a client's 400 stays a 400, the
+   * upload is still discarded); the list drops such a record later (activities/scanning/list.ts).
+   */
   const forget = async () => {
     if (!recorded) return;
     recorded = false;
