@@ -18,3 +18,4 @@ export { processStoredDocument, thumbnailStoredFile } from './documents';
 export { applyPaymentEvent } from './billing';
 export { processStoredText } from './text';
 export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts';
+export { attemptDelivery, sweepEvents } from './events';

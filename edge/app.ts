@@ -35,6 +35,7 @@ import './routes/responses';
 import './routes/text';
 import './routes/email';
 import './routes/scheduler';
+import './routes/webhooks';
 import './metrics';
 
 export interface EdgeOptions {

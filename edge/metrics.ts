@@ -5,11 +5,12 @@
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { config } from '../activities/core/config';
 import { onCommandTimed } from '../activities/core/db';
 import { PlatformError } from '../activities/core/errors';
+import { deliveryOutcomes } from '../activities/events';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
 import { defineRoute } from './http';
 
@@ -45,6 +46,19 @@ const dbCommands = new Histogram({
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
   registers: [registry],
 });
+// Every worker's attempts, kept in the store: read at each scrape, so any edge reports the cluster's.
+new Gauge({
+  name: 'webhook_delivery_attempts',
+  help: 'Webhook delivery attempts by every worker since the store began, by outcome (succeeded; failed_attempt: another is scheduled; gone: the receiver answered 410; gave_up: retries ran out or the endpoint was disabled)',
+  labelNames: ['outcome'],
+  registers: [registry],
+  async collect() {
+    this.reset();
+    const counts = await deliveryOutcomes().catch(() => ({}) as Record<string, number>);
+    for (const outcome of ['succeeded', 'failed_attempt', 'gone', 'gave_up']) this.set({ outcome }, counts[outcome] ?? 0);
+  },
+});
+
 onCommandTimed((collection, command, ms, ok) => dbCommands.observe({ collection, command, ok: String(ok) }, ms / 1000));
 
 export function observeRequest(method: string, route: string, status: number, seconds: number): void {

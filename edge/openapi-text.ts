@@ -71,4 +71,5 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   'llm configuration': 'Model settings per organization and agent, and provider settings.',
   loyalty: 'Points balances and history, awards, rules and referrals.',
   gifts: 'Gift catalogue and redemption with points. Errors are `{success:false, error}`.',
+  webhooks: 'Outgoing events: webhook endpoints (Standard Webhooks signatures), their deliveries and the event log.',
 };

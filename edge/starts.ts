@@ -4,10 +4,13 @@
  * never call them never load the edge's client.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+import type { DeliveryRuns } from '../activities/events';
 import type { StartAnalysis } from '../activities/feedback';
 import type { RedemptionRuns } from '../activities/gifts';
 import type { ScanRunOpen } from '../activities/scanning';
+import { config } from '../activities/core/config';
 import { feedbackAnalysisWorkflow } from '../workflows/feedback';
+import { retryNowSignal, webhookDeliveryWorkflow, type DeliveryInput } from '../workflows/webhook-delivery';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../workflows/redemption';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
@@ -77,4 +80,44 @@ export const scanRunOpen: ScanRunOpen = async (scan_id) => {
     if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
+};
+
+const deliveryInput = (delivery_id: string): DeliveryInput => {
+  const cfg = config();
+  return { delivery_id, base_ms: cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, horizon_ms: cfg.WEBHOOK_RETRY_HOURS * 3_600_000 };
+};
+
+/** `webhook-delivery:<delivery_id>`, as the events component needs it (activities/events/emit.ts). */
+export const eventDeliveries: DeliveryRuns = {
+  async start(run) {
+    const client = await temporal();
+    try {
+      await client.workflow.start(webhookDeliveryWorkflow, {
+        taskQueue: taskQueue(),
+        workflowId: `webhook-delivery:${run.delivery_id}`,
+        // Once per event and endpoint, ever: a repeated fan-out (the sweep) starts nothing twice.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [deliveryInput(run.delivery_id)],
+        typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
+        memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  },
+
+  async retry(run) {
+    const client = await temporal();
+    // A waiting run gets the signal and attempts now; an ended one is followed by a new run.
+    await client.workflow.signalWithStart(webhookDeliveryWorkflow, {
+      taskQueue: taskQueue(),
+      workflowId: `webhook-delivery:${run.delivery_id}`,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+      args: [deliveryInput(run.delivery_id)],
+      signal: retryNowSignal,
+      signalArgs: [],
+      typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
+      memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
+    });
+  },
 };

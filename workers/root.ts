@@ -11,8 +11,9 @@
 import { billingTask } from '../activities/billing';
 import { documentsTask } from '../activities/documents';
 import { emailTask } from '../activities/email';
+import { configureEvents, registerEventSource } from '../activities/events';
 import { configureFeedback, feedbackTask } from '../activities/feedback';
-import { loyaltyTask, onScanCreditReversed } from '../activities/loyalty';
+import { loyaltyTask, onScanCreditReversed, publishPendingEntries } from '../activities/loyalty';
 import { configureGifts, giftsForSearch } from '../activities/gifts';
 import { searchableCatalogue } from '../activities/retail';
 import { configureScanning, markScanReversed } from '../activities/scanning';
@@ -55,6 +56,15 @@ export function wirePlatform(): void {
   });
   // --- scanning: whether a scan's run is still open (the list drops records of runs that are gone) ---
   configureScanning({ runOpen: (scan_id) => import('../edge/starts').then((m) => m.scanRunOpen(scan_id)) });
+  // --- events: the delivery workflow's start and manual retry, by the edge's client ---
+  configureEvents({
+    runs: {
+      start: (run) => import('../edge/starts').then((m) => m.eventDeliveries.start(run)),
+      retry: (run) => import('../edge/starts').then((m) => m.eventDeliveries.retry(run)),
+    },
+  });
+  // --- events: the changes that keep their event with them (the sweep records what a crash left) ---
+  registerEventSource('loyalty', publishPendingEntries);
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

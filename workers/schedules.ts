@@ -4,6 +4,7 @@
  */
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
 import type { Config } from '../activities/core/config';
+import { eventsMaintenanceWorkflow } from '../workflows/events-maintenance';
 import { loyaltyMaintenanceWorkflow } from '../workflows/loyalty-maintenance';
 import { retentionWorkflow } from '../workflows/retention';
 import { platformSearchAttributes } from '../workflows/search-attributes';
@@ -14,6 +15,7 @@ import { platformSearchAttributes } from '../workflows/search-attributes';
  */
 export const retentionScheduleId = (taskQueue: string) => `retention:normalized-responses:${taskQueue}`;
 export const loyaltyScheduleId = (taskQueue: string) => `loyalty:maintenance:${taskQueue}`;
+export const eventsScheduleId = (taskQueue: string) => `events:maintenance:${taskQueue}`;
 
 export async function ensureSchedules(connection: Connection, cfg: Config): Promise<void> {
   const client = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
@@ -40,6 +42,18 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
       typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'loyalty'),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
+  });
+  // Outgoing events: what a crash left unrecorded or undelivered, every minute; the log's retention.
+  await upsert(client, eventsScheduleId(cfg.TEMPORAL_TASK_QUEUE), {
+    spec: { intervals: [{ every: '1 minute' }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: eventsMaintenanceWorkflow,
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      args: [],
+      typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'events'),
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
   });
 }
 

@@ -12,3 +12,5 @@ export { processDocumentWorkflow, generateThumbnailWorkflow } from './documents'
 export { paymentEventWorkflow } from './payments';
 export { processTextWorkflow } from './text';
 export { redemptionWorkflow } from './redemption';
+export { webhookDeliveryWorkflow } from './webhook-delivery';
+export { eventsMaintenanceWorkflow } from './events-maintenance';

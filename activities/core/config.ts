@@ -80,6 +80,12 @@ export const envSchema = z.object({
   RESPONSE_RETENTION_DAYS: z.coerce.number().min(0).default(90),
   WEBHOOK_SIGNING_SECRET: optional,
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  // Outgoing events (docs/components/events.md): the first retry's delay (each next one is 4 times
+  // longer, at most 12 hours, with jitter), how long retries go on, and how long an endpoint may
+  // fail without a success before it is disabled.
+  WEBHOOK_RETRY_BASE_SECONDS: z.coerce.number().positive().max(3600).default(5),
+  WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(720).default(72),
+  WEBHOOK_DISABLE_AFTER_DAYS: z.coerce.number().positive().max(365).default(5),
   SCAN_CONFIDENCE_THRESHOLD: z.coerce.number().min(0).max(1).default(0.8),
   SCAN_VALIDATION_DEADLINE_HOURS: z.coerce.number().positive().default(168),
   OCR_ENGINE: z.enum(['tesseract', 'openai']).default('tesseract'),

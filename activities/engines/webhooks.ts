@@ -74,27 +74,28 @@ export interface WebhookTarget {
  * delivery connects to these very addresses: a second lookup could answer differently (DNS
  * rebinding) after the check.
  */
-export async function resolveWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve: Resolver = systemResolver): Promise<WebhookTarget> {
-  if (typeof raw !== 'string') throw new PlatformError(422, 'metadata.url: a webhook needs metadata.url', 'metadata.url');
+export async function resolveWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve: Resolver = systemResolver, field = 'metadata.url'): Promise<WebhookTarget> {
+  const refuse = (why: string) => new PlatformError(422, `${field}: ${why}`, field);
+  if (typeof raw !== 'string') throw refuse(`a webhook needs ${field}`);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new PlatformError(422, 'metadata.url: not a URL', 'metadata.url');
+    throw refuse('not a URL');
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw new PlatformError(422, 'metadata.url: must be an https URL', 'metadata.url');
-  if (url.username || url.password) throw new PlatformError(422, 'metadata.url: must not carry credentials', 'metadata.url');
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw refuse('must be an https URL');
+  if (url.username || url.password) throw refuse('must not carry credentials');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const family = net.isIP(host);
   const addresses = family ? [{ address: host, family }] : await resolve(host).catch(() => []);
-  if (!addresses.length) throw new PlatformError(422, `metadata.url: ${host} does not resolve`, 'metadata.url');
-  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw new PlatformError(422, `metadata.url: ${host} is a private or local address`, 'metadata.url');
+  if (!addresses.length) throw refuse(`${host} does not resolve`);
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw refuse(`${host} is a private or local address`);
   return { url, addresses };
 }
 
-/** Refuses a target the platform must not call (422, the reason named). */
-export async function checkWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve?: Resolver): Promise<URL> {
-  return (await resolveWebhookTarget(raw, allowPrivate, resolve)).url;
+/** Refuses a target the platform must not call (422, the reason named after `field`). */
+export async function checkWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve?: Resolver, field?: string): Promise<URL> {
+  return (await resolveWebhookTarget(raw, allowPrivate, resolve, field)).url;
 }
 
 /** A `lookup` for the socket that answers only the checked addresses. */
@@ -112,28 +113,21 @@ export function signature(secret: string, body: string, at = Math.floor(Date.now
 }
 
 /**
- * One delivery attempt. A 2xx is success; 4xx (but 408/429) is the receiver refusing: final;
- * anything else (5xx, timeouts, network) throws a plain Error so the activity is retried.
- * The socket connects to the addresses the check resolved; the Host header and TLS server name
- * (certificate check included) stay those of the URL.
+ * One POST of `body` to the checked target: the status it answered and how long it took, whatever
+ * the status; a network failure or the timeout throws. Redirects are not followed (a 3xx is an
+ * answer like any other). The socket connects to the addresses the check resolved; the Host
+ * header and TLS server name (certificate check included) stay those of the URL.
  */
-export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, resolve?: Resolver): Promise<{ status: number }> {
-  const secret = config().WEBHOOK_SIGNING_SECRET;
-  if (!secret) throw new PlatformError(501, 'webhook signing secret not configured (WEBHOOK_SIGNING_SECRET)');
-  const { url, addresses } = await resolveWebhookTarget(target, undefined, resolve);
-  const body = JSON.stringify(payload);
+export async function postJson(target: WebhookTarget, body: string, headers: Record<string, string>, timeout_ms = 10_000): Promise<{ status: number; duration_ms: number }> {
+  const { url, addresses } = target;
+  const started = performance.now();
   const status = await new Promise<number>((done, fail) => {
     const req = (url.protocol === 'https:' ? https : http).request(url, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(body),
-        'x-platform-signature': signature(secret, body),
-        'x-platform-delivery': delivery_id,
-      },
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
       lookup: pinnedLookup(addresses),
       agent: false,
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(timeout_ms),
     });
     req.on('response', (res) => {
       res.resume();
@@ -143,6 +137,20 @@ export async function deliverWebhook(target: unknown, payload: Record<string, un
     req.on('error', fail);
     req.end(body);
   });
+  return { status, duration_ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * One delivery attempt of a scheduled event's webhook. A 2xx is success; 4xx (but 408/429) is the
+ * receiver refusing: final; anything else (5xx, timeouts, network) throws a plain Error so the
+ * activity is retried.
+ */
+export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, resolve?: Resolver): Promise<{ status: number }> {
+  const secret = config().WEBHOOK_SIGNING_SECRET;
+  if (!secret) throw new PlatformError(501, 'webhook signing secret not configured (WEBHOOK_SIGNING_SECRET)');
+  const checked = await resolveWebhookTarget(target, undefined, resolve);
+  const body = JSON.stringify(payload);
+  const { status } = await postJson(checked, body, { 'x-platform-signature': signature(secret, body), 'x-platform-delivery': delivery_id });
   if (status >= 200 && status < 300) return { status };
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
     throw new PlatformError(422, `webhook receiver answered ${status}`);

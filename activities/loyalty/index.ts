@@ -10,3 +10,4 @@ export { onScanCreditReversed, reverseOperation } from './reversal';
 export type { ReversalMark, ScanReversedListener } from './reversal';
 export { getRules, putRules } from './rules';
 export { loyaltyTask } from './scheduled';
+export { ledgerEventsSettled, publishPendingEntries } from './events';

@@ -11,6 +11,7 @@ import { newId } from '../core/ids';
 import { withKeyLock } from '../core/locks';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
 import type { LedgerEntryDoc, LedgerReason } from './models';
+import { publishLater } from './events';
 import { getRules } from './rules';
 import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, newestEntry, type NewEntry } from './store';
 
@@ -93,7 +94,11 @@ export async function ledgerHead(organization_id: string, user_id: string): Prom
 }
 
 const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
-const duplicateOf = (done: LedgerEntryDoc): AppendResult => ({ entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) });
+const duplicateOf = (done: LedgerEntryDoc): AppendResult => {
+  // A repeat of a change whose event is not recorded yet records it (its first run died in between).
+  publishLater(done);
+  return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) };
+};
 
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
 export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
@@ -159,8 +164,10 @@ export async function append(spec: AppendSpec & { created_at?: Date }, plan: (he
           available_at: draft.available_at,
           reverses: draft.reverses,
           lots: draft.lots.length ? draft.lots : undefined,
+          event_pending: true,
           ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
         } as NewEntry);
+        publishLater(doc);
         return { entry: viewEntry(doc), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;

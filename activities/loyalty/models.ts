@@ -59,10 +59,17 @@ const ledgerEntrySchema = new Schema(
      * newest entry's lots tell the spendable balance at any instant without reading older entries.
      */
     lots: { type: [lotSchema], default: undefined },
+    /**
+     * The entry's event (events.ts) is not recorded yet: written with the entry, so the change
+     * and the fact that it must be told happen in one write; removed once the event is recorded.
+     */
+    event_pending: { type: Boolean },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 ledgerEntrySchema.index({ organization_id: 1, user_id: 1, seq: -1 });
+// The events sweep: entries whose event a crash left unrecorded.
+ledgerEntrySchema.index({ event_pending: 1, created_at: 1 });
 // The expiry run reads one organization's credits by expiry date.
 ledgerEntrySchema.index({ organization_id: 1, expires_at: 1 });
 ledgerEntrySchema.index({ organization_id: 1, operation_id: 1 }, { unique: true });
@@ -84,6 +91,7 @@ export interface LedgerEntryDoc {
   available_at?: Date;
   reverses?: string;
   lots?: LotDoc[];
+  event_pending?: boolean;
   created_at: Date;
 }
 

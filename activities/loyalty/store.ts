@@ -34,6 +34,14 @@ export async function insertEntry(doc: NewEntry): Promise<LedgerEntryDoc> {
   return (await LedgerEntry.create({ _id: entryKey(doc.organization_id, doc.user_id, doc.seq), ...doc })).toObject() as LedgerEntryDoc;
 }
 
+/** Entries written before `before` whose event is not recorded yet, oldest first. */
+export const entriesWithPendingEvent = (before: Date, limit: number) =>
+  LedgerEntry.find({ event_pending: true, created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<LedgerEntryDoc[]>();
+
+export async function clearEventPending(_id: string): Promise<void> {
+  await LedgerEntry.updateOne({ _id, event_pending: true }, { $unset: { event_pending: 1 } });
+}
+
 /** The entry of an operation, or null when it was never applied. */
 export const entryByOperation = (organization_id: string, operation_id: string) => LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 

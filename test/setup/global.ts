@@ -67,6 +67,8 @@ export default async function setup(project: TestProject) {
     // Webhook tests post to a receiver on 127.0.0.1: private targets (and http) allowed here only.
     WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,
     WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Outgoing events retry after 0.2 s, 0.8 s, 3.2 s, ... here (5 s, 20 s, 80 s, ... by default).
+    WEBHOOK_RETRY_BASE_SECONDS: '0.2',
     // Payment webhooks are signed with this (no Stripe key: purchases use the sandbox provider).
     PAYMENT_WEBHOOK_SECRET: `whsec_pay_${run}`,
     // No Stripe key: purchases with Stripe's test payment methods need the sandbox said explicitly.

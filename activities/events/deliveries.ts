@@ -1,0 +1,137 @@
+/**
+ * Delivering one event to one endpoint, one attempt at a time: the workflow
+ * `webhook-delivery:<delivery_id>` (workflows/webhook-delivery.ts) decides when; this file makes
+ * the attempt and records it. 2xx is success; 410 Gone disables the endpoint; anything else
+ * (another status, a timeout, a refused connection) is a failed attempt, retried on the
+ * workflow's schedule until it runs out, and an endpoint without a success for
+ * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
+ */
+import { config } from '../core/config';
+import { notFound } from '../core/errors';
+import { postJson, resolveWebhookTarget } from '../engines/webhooks';
+import type { DeliveryStatus } from './constants';
+import { deliveryRuns } from './emit';
+import { signingSecrets } from './endpoints';
+import type { DeliveryDoc } from './models';
+import { countOutcome, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter } from './store';
+import { signedHeaders } from './signing';
+
+export interface AttemptInput {
+  delivery_id: string;
+  /** 1 for the first attempt of this run */
+  attempt: number;
+  /** when the next attempt is due if this one fails; absent: this is the last one */
+  next_delay_ms?: number;
+}
+
+export interface AttemptResult {
+  /** retry: failed, another attempt is due; ended: nothing was sent (the endpoint or event is gone or disabled) */
+  outcome: 'succeeded' | 'retry' | 'failed' | 'ended';
+  status?: number;
+}
+
+const DAY_MS = 86_400_000;
+
+export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+  const d = await deliveryById(input.delivery_id);
+  if (!d) return { outcome: 'ended' };
+  const endpoint = await endpointById(d.endpoint_id);
+  if (!endpoint) {
+    await endDelivery(d._id, 'the endpoint was deleted');
+    return { outcome: 'ended' };
+  }
+  if (!endpoint.enabled) {
+    await endDelivery(d._id, `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`);
+    return { outcome: 'ended' };
+  }
+  const event = await eventById(d.event_id);
+  if (!event) {
+    await endDelivery(d._id, 'the event is past its retention');
+    return { outcome: 'ended' };
+  }
+  const at = new Date();
+  let status: number | undefined;
+  let duration_ms = 0;
+  let error: string | undefined;
+  try {
+    // Checked again at each attempt: a name may resolve elsewhere since the endpoint was saved.
+    const target = await resolveWebhookTarget(endpoint.url, undefined, undefined, 'url');
+    ({ status, duration_ms } = await postJson(target, event.body, signedHeaders(signingSecrets(endpoint, at), event._id, event.body, at)));
+  } catch (err) {
+    duration_ms = Date.now() - at.getTime();
+    error = (err as Error).name === 'TimeoutError' ? 'no answer within 10 s' : String((err as Error).message ?? err).slice(0, 300);
+  }
+  const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
+  if (status !== undefined && status >= 200 && status < 300) {
+    await recordAttempt(d._id, attempt, 'succeeded');
+    await markSucceeding(endpoint._id);
+    await countOutcome('succeeded');
+    return { outcome: 'succeeded', status };
+  }
+  if (status === 410) {
+    await disableEndpoint(endpoint._id, `the receiver answered 410 Gone on ${at.toISOString()}`);
+    await recordAttempt(d._id, attempt, 'failed', undefined, 'the receiver answered 410 Gone: the endpoint is disabled');
+    await countOutcome('gone');
+    return { outcome: 'failed', status };
+  }
+  await markFailing(endpoint._id, at);
+  const since = endpoint.failing_since ?? at;
+  const limitDays = config().WEBHOOK_DISABLE_AFTER_DAYS;
+  if (at.getTime() - since.getTime() >= limitDays * DAY_MS) {
+    await disableEndpoint(endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`);
+    await recordAttempt(d._id, attempt, 'failed', undefined, `the endpoint failed for ${limitDays} days without a success and is disabled`);
+    await countOutcome('gave_up');
+    return { outcome: 'failed', status };
+  }
+  if (input.next_delay_ms === undefined) {
+    await recordAttempt(d._id, attempt, 'failed', undefined, `no success after ${input.attempt} attempts; retry it by hand`);
+    await countOutcome('gave_up');
+    return { outcome: 'failed', status };
+  }
+  await recordAttempt(d._id, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms));
+  await countOutcome('failed_attempt');
+  return { outcome: 'retry', status };
+}
+
+export interface DeliveryView {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: { at: string; status: number | null; duration_ms: number; error: string | null }[];
+  next_attempt_at: string | null;
+  final_reason: string | null;
+  created_at: string;
+}
+
+export const viewDelivery = (d: DeliveryDoc): DeliveryView => ({
+  id: d._id,
+  endpoint_id: d.endpoint_id,
+  event_id: d.event_id,
+  event_type: d.event_type,
+  status: d.status,
+  attempts: (d.attempts ?? []).map((a) => ({ at: new Date(a.at).toISOString(), status: a.status ?? null, duration_ms: a.duration_ms, error: a.error ?? null })),
+  next_attempt_at: d.next_attempt_at ? new Date(d.next_attempt_at).toISOString() : null,
+  final_reason: d.final_reason ?? null,
+  created_at: new Date(d.created_at).toISOString(),
+});
+
+export async function listDeliveries(f: DeliveryFilter, page: number, limit: number) {
+  const rows = await deliveriesPage(f, (page - 1) * limit, limit);
+  return { deliveries: rows.slice(0, limit).map(viewDelivery), page, limit, has_more: rows.length > limit };
+}
+
+/** An attempt now, whatever the delivery's state (a delivered one is sent again: receivers deduplicate by webhook-id). */
+export async function retryDelivery(organization_id: string, delivery_id: string): Promise<DeliveryView> {
+  const d = await deliveryOf(organization_id, delivery_id);
+  if (!d) throw notFound('Delivery not found');
+  await markPending(d._id);
+  await deliveryRuns.get().retry({ delivery_id: d._id, organization_id, endpoint_id: d.endpoint_id, event_type: d.event_type });
+  return viewDelivery((await deliveryById(d._id)) ?? d);
+}
+
+/** Attempts by outcome since the store began, across every worker (`/metrics`). */
+export async function deliveryOutcomes(): Promise<Record<string, number>> {
+  return Object.fromEntries((await outcomeCounts()).map((c) => [c._id, c.count]));
+}

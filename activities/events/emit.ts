@@ -1,0 +1,102 @@
+/**
+ * Recording events and starting their deliveries. An event is keyed by the change that caused it
+ * (`key`: the change's operation id), so recording it again (a retried activity, the sweep after a
+ * crash) writes nothing new. Deliveries are started in the background of the process that recorded
+ * the event: the change's caller does not wait for them, and what a crash leaves unstarted the
+ * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
+ */
+import { createHash } from 'node:crypto';
+import { handedIn } from '../core/wiring';
+import type { EventType } from './constants';
+import { wants } from './endpoints';
+import type { EventDoc } from './models';
+import { endpointById, endpointsOf, ensureDelivery, eventById, insertEvent, markFannedOut } from './store';
+
+export interface DeliveryRun {
+  delivery_id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_type: string;
+}
+
+/** The delivery workflow's operations, by the edge's Temporal client (workers/root.ts hands them in). */
+export interface DeliveryRuns {
+  /** starts `webhook-delivery:<delivery_id>` unless a run with that id ever existed */
+  start(run: DeliveryRun): Promise<void>;
+  /** wakes a waiting run for an attempt now, or starts a new run when the last one has ended */
+  retry(run: DeliveryRun): Promise<void>;
+}
+
+export const deliveryRuns = handedIn<DeliveryRuns>("events' delivery runs");
+export const configureEvents = (c: { runs: DeliveryRuns }) => deliveryRuns.set(c.runs);
+
+export interface ChangeEvent {
+  organization_id: string;
+  type: EventType;
+  /** the operation id of the change (unique per organization and type): the event's identity */
+  key: string;
+  /** the event's `data`: never secrets, key hashes or PINs */
+  data: Record<string, unknown>;
+  /** when the change happened (default now) */
+  at?: Date;
+}
+
+export const eventId = (organization_id: string, type: string, key: string) =>
+  `evt_${createHash('sha256').update(`${organization_id}\u0000${type}\u0000${key}`).digest('base64url').slice(0, 24)}`;
+
+export const deliveryId = (event_id: string, endpoint_id: string) =>
+  `whd_${createHash('sha256').update(`${event_id}\u0000${endpoint_id}`).digest('base64url').slice(0, 24)}`;
+
+/**
+ * Records the event of a change that happened (call it after the change, and again whenever the
+ * change's code runs again: a duplicate records nothing). Answers the event's id.
+ */
+export async function recordEvent(e: ChangeEvent, only_endpoint?: string): Promise<string> {
+  const id = eventId(e.organization_id, e.type, e.key);
+  const created_at = e.at ?? new Date();
+  const body = JSON.stringify({ id, type: e.type, created_at: created_at.toISOString(), organization_id: e.organization_id, data: e.data });
+  const doc: EventDoc = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: false, created_at, ...(only_endpoint && { only_endpoint }) };
+  const inserted = await insertEvent(doc);
+  background(inserted ? fanOut(doc) : fanOutById(id));
+  return id;
+}
+
+const inFlight = new Set<Promise<unknown>>();
+
+/** Work that finishes after the caller's answer; a failure is logged and left to the sweep. */
+function background(work: Promise<unknown>): void {
+  const p = work.catch((err) => {
+    process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: 'events: a fan-out failed; the sweep retries it', err: String((err as Error)?.message ?? err) })}\n`);
+  });
+  inFlight.add(p);
+  void p.finally(() => inFlight.delete(p));
+}
+
+/** Resolves when the fan-outs started so far have ended (tests, and a process shutting down). */
+export async function eventsSettled(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
+}
+
+async function fanOutById(event_id: string): Promise<void> {
+  const doc = await eventById(event_id);
+  if (doc && !doc.fanned_out) await fanOut(doc);
+}
+
+/**
+ * Starts a delivery for every enabled endpoint of the organization that wants the event (a ping:
+ * its one endpoint), then marks the event fanned out. Each delivery's record and run are keyed by
+ * event and endpoint, so a repeated fan-out starts nothing twice.
+ */
+export async function fanOut(doc: EventDoc): Promise<void> {
+  const targets = doc.only_endpoint
+    ? [await endpointById(doc.only_endpoint)].filter((e) => e && e.organization_id === doc.organization_id)
+    : (await endpointsOf(doc.organization_id)).filter((e) => e.enabled && wants(e, doc.type));
+  await Promise.all(
+    targets.map(async (endpoint) => {
+      const run = { delivery_id: deliveryId(doc._id, endpoint!._id), organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_type: doc.type };
+      await ensureDelivery({ _id: run.delivery_id, organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_id: doc._id, event_type: doc.type });
+      await deliveryRuns.get().start(run);
+    }),
+  );
+  await markFannedOut(doc._id);
+}

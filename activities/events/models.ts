@@ -1,0 +1,130 @@
+import mongoose, { Schema } from 'mongoose';
+import { DELIVERY_STATUSES, type DeliveryStatus, type EventType } from './constants';
+
+/**
+ * An organization's webhook endpoint. `secrets` holds the signing secrets, encrypted with the
+ * configuration key (core/encryption): the current one first, then a rotated one until its
+ * `expires_at`. `failing_since` is the first failed attempt after the last success.
+ */
+const endpointSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    url: { type: String, required: true },
+    events: { type: [String], required: true },
+    enabled: { type: Boolean, required: true },
+    description: { type: String },
+    secrets: { type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }], required: true },
+    failing_since: { type: Date },
+    disabled_reason: { type: String },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+endpointSchema.index({ organization_id: 1, created_at: 1 });
+
+export interface EndpointDoc {
+  _id: string;
+  organization_id: string;
+  url: string;
+  events: string[];
+  enabled: boolean;
+  description?: string;
+  secrets: { value: string; expires_at?: Date }[];
+  failing_since?: Date;
+  disabled_reason?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * One event, as it is delivered: `body` is the exact JSON every endpoint receives and signs
+ * (stored as text, so a retry days later sends the same bytes). `_id` is derived from the change
+ * that caused it (emit.ts), so recording it twice writes it once. `fanned_out` is false until a
+ * delivery has been started for every endpoint that wanted it; the sweep finishes what a crash left.
+ */
+const eventSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    type: { type: String, required: true },
+    body: { type: String, required: true },
+    fanned_out: { type: Boolean, required: true },
+    /** ping: only this endpoint gets it */
+    only_endpoint: { type: String },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+);
+eventSchema.index({ organization_id: 1, created_at: 1 });
+eventSchema.index({ organization_id: 1, type: 1, created_at: 1 });
+eventSchema.index({ fanned_out: 1, created_at: 1 });
+eventSchema.index({ created_at: 1 });
+
+export interface EventDoc {
+  _id: string;
+  organization_id: string;
+  type: EventType;
+  body: string;
+  fanned_out: boolean;
+  only_endpoint?: string;
+  created_at: Date;
+}
+
+const attemptSchema = new Schema(
+  {
+    at: { type: Date, required: true },
+    /** the receiver's HTTP status; absent when it never answered (network failure, timeout) */
+    status: { type: Number },
+    duration_ms: { type: Number, required: true },
+    error: { type: String },
+  },
+  { _id: false },
+);
+
+/** One event's delivery to one endpoint (`_id` derived from both): its attempts so far and what comes next. */
+const deliverySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    endpoint_id: { type: String, required: true },
+    event_id: { type: String, required: true },
+    event_type: { type: String, required: true },
+    status: { type: String, enum: DELIVERY_STATUSES, required: true },
+    attempts: { type: [attemptSchema], default: [] },
+    next_attempt_at: { type: Date },
+    /** why a delivery failed for good (its retries ran out, the endpoint was disabled or deleted) */
+    final_reason: { type: String },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+deliverySchema.index({ organization_id: 1, created_at: -1 });
+deliverySchema.index({ endpoint_id: 1, created_at: -1 });
+deliverySchema.index({ created_at: 1 });
+
+export interface AttemptDoc {
+  at: Date;
+  status?: number;
+  duration_ms: number;
+  error?: string;
+}
+
+export interface DeliveryDoc {
+  _id: string;
+  organization_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: EventType;
+  status: DeliveryStatus;
+  attempts: AttemptDoc[];
+  next_attempt_at?: Date;
+  final_reason?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Delivery attempts by outcome, across every worker (`/metrics` reads them): one document per outcome. */
+const counterSchema = new Schema({ _id: { type: String, required: true }, count: { type: Number, required: true } }, { versionKey: false });
+
+export const WebhookEndpoint = mongoose.model('WebhookEndpoint', endpointSchema, 'webhook_endpoints');
+export const PlatformEvent = mongoose.model('PlatformEvent', eventSchema, 'events');
+export const WebhookDelivery = mongoose.model('WebhookDelivery', deliverySchema, 'webhook_deliveries');
+export const DeliveryCounter = mongoose.model('WebhookDeliveryCounter', counterSchema, 'webhook_delivery_counters');

@@ -1,0 +1,43 @@
+/**
+ * The events' maintenance, run every minute by the Schedule `events:maintenance:<task queue>`:
+ * records the events of changes whose component had not recorded them (a process died between
+ * the change and its event: each source finds its own), starts the deliveries of events recorded
+ * but not fanned out, and removes events and finished deliveries past EVENT_RETENTION_DAYS.
+ */
+import { EVENT_RETENTION_DAYS } from './constants';
+import { fanOut } from './emit';
+import { pruneDeliveries, pruneEvents, unfannedEvents } from './store';
+
+/** A component's unrecorded events: it records those of changes older than `before` and answers how many. */
+export type EventSource = (before: Date) => Promise<number>;
+
+const sources = new Map<string, EventSource>();
+
+/** Each component that keeps its events with its changes offers its source (workers/root.ts). */
+export const registerEventSource = (name: string, source: EventSource) => void sources.set(name, source);
+
+/** Changes and events younger than this are still being handled by the process that made them. */
+const SETTLE_MS = 10_000;
+const BATCH = 500;
+
+export interface SweepResult {
+  recorded: Record<string, number>;
+  fanned_out: number;
+  events_removed: number;
+  deliveries_removed: number;
+}
+
+export async function sweepEvents(now = new Date()): Promise<SweepResult> {
+  const before = new Date(now.getTime() - SETTLE_MS);
+  const recorded: Record<string, number> = {};
+  for (const [name, source] of sources) recorded[name] = await source(before);
+  let fanned_out = 0;
+  for (;;) {
+    const batch = await unfannedEvents(before, BATCH);
+    for (const doc of batch) await fanOut(doc);
+    fanned_out += batch.length;
+    if (batch.length < BATCH) break;
+  }
+  const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+  return { recorded, fanned_out, events_removed: await pruneEvents(cutoff), deliveries_removed: await pruneDeliveries(cutoff) };
+}

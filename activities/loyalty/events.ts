@@ -1,0 +1,67 @@
+/**
+ * The ledger's events: each entry that changes what a user holds is told as one event, keyed by
+ * the entry's operation id. The entry is written with `event_pending`; the event is recorded right
+ * after (in the background: the caller does not wait) and the mark removed. A process that dies in
+ * between leaves the mark, and the events sweep records the event from it (`publishPendingEntries`).
+ */
+import { recordEvent, type EventType } from '../events';
+import type { LedgerEntryDoc, LedgerReason } from './models';
+import { clearEventPending, entriesWithPendingEvent } from './store';
+
+/** The event an entry is told as (every entry is told: a consumer can follow a balance from the events alone). */
+export function entryEventType(reason: LedgerReason, amount: number): EventType {
+  if (reason === 'reversal') return 'points.reversed';
+  if (reason === 'expiry') return 'points.expired';
+  return amount > 0 ? 'points.credited' : 'points.debited';
+}
+
+export async function publishEntry(e: LedgerEntryDoc): Promise<void> {
+  await recordEvent({
+    organization_id: e.organization_id,
+    type: entryEventType(e.reason, e.amount),
+    key: e.operation_id,
+    at: e.created_at,
+    data: {
+      user_id: e.user_id,
+      operation_id: e.operation_id,
+      entry_id: e.entry_id,
+      amount: e.amount,
+      balance_after: e.balance_after,
+      reason: e.reason,
+      description: e.description ?? null,
+      ...(e.reverses && { reverses_entry_id: e.reverses }),
+      expires_at: e.expires_at ? new Date(e.expires_at).toISOString() : null,
+      available_at: e.available_at ? new Date(e.available_at).toISOString() : null,
+    },
+  });
+  await clearEventPending(e._id);
+}
+
+const failed = (err: unknown): void => void
+  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: 'loyalty: an entry\'s event was not recorded; the events sweep records it', err: String((err as Error)?.message ?? err) })}\n`);
+
+const inFlight = new Set<Promise<void>>();
+
+/** Records the entry's event after the caller's answer. */
+export function publishLater(e: LedgerEntryDoc): void {
+  if (!e.event_pending) return;
+  const p = publishEntry(e).catch(failed);
+  inFlight.add(p);
+  void p.finally(() => inFlight.delete(p));
+}
+
+/** Resolves when the events being recorded have been (tests, and a process shutting down). */
+export async function ledgerEventsSettled(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
+}
+
+/** The events sweep's source (workers/root.ts registers it): entries older than `before` still marked. */
+export async function publishPendingEntries(before: Date): Promise<number> {
+  let n = 0;
+  for (;;) {
+    const batch = await entriesWithPendingEvent(before, 500);
+    for (const e of batch) await publishEntry(e);
+    n += batch.length;
+    if (batch.length < 500) return n;
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * Outgoing events: an organization's webhook endpoints (admin keys; a system_admin names any
+ * organization), the deliveries to them and the event log. Events are signed the Standard Webhooks
+ * way and delivered by `webhook-delivery:<id>` runs (docs/components/events.md).
+ */
+import { z } from 'zod';
+import { changeEndpoint, createEndpoint, getEndpoint, listDeliveries, listEndpoints, listEvents, removeEndpoint, retryDelivery, rotateSecret, sendPing } from '../../activities/events';
+import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../../activities/events/constants';
+import { organizationFor } from '../auth';
+import { defineRoute } from '../http';
+import { organizationId, requiredId } from '../schemas';
+
+const tag = 'webhooks';
+
+const eventsList = z.array(z.enum([...EVENT_TYPES, '*'])).min(1).max(EVENT_TYPES.length).describe('event types, or ["*"] for all');
+const url = z.string().trim().min(1).max(2000).describe('https, a public address (WEBHOOK_ALLOW_PRIVATE allows http and local addresses); redirects are not followed');
+const description = z.string().trim().max(500);
+
+const endpoint = z.object({
+  id: z.string(),
+  organization_id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  enabled: z.boolean(),
+  description: z.string().nullable(),
+  disabled_reason: z.string().nullable().describe('why the platform disabled it (410 Gone, failing for days)'),
+  failing_since: z.string().nullable().describe('the first failed attempt since the last success'),
+  previous_secret_expires_at: z.string().nullable().describe('after a rotation: until when the previous secret also signs'),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+const withSecret = z.object({ success: z.literal(true), endpoint, secret: z.string().describe('whsec_…: shown only in this answer') });
+const orgQuery = z.object({ organization_id: organizationId });
+const idParams = z.object({ id: requiredId });
+const paging = { page: z.coerce.number().int().min(1).max(10_000).default(1), limit: z.coerce.number().int().min(1).max(100).default(50) };
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints'],
+  tag,
+  summary: "Adds a webhook endpoint to the organization (admin). The answer carries its signing secret, shown only once",
+  auth: 'admin',
+  status: 201,
+  body: z.object({ organization_id: organizationId, url, events: eventsList, description: description.optional() }),
+  response: withSecret,
+  handler: async ({ principal, body }) => {
+    const organization_id = organizationFor(principal, body.organization_id);
+    return { success: true, ...(await createEndpoint({ organization_id, url: body.url, events: body.events, description: body.description })) };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/webhooks/endpoints'],
+  tag,
+  summary: "The organization's webhook endpoints (admin), oldest first; no secrets",
+  auth: 'admin',
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), endpoints: z.array(endpoint) }),
+  handler: async ({ principal, query }) => ({ success: true, endpoints: await listEndpoints(organizationFor(principal, query.organization_id)) }),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/webhooks/endpoints/:id'],
+  tag,
+  summary: 'One webhook endpoint (admin); another organization\'s is 404',
+  auth: 'admin',
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), endpoint }),
+  handler: async ({ principal, params, query }) => ({ success: true, endpoint: await getEndpoint(organizationFor(principal, query.organization_id), params.id) }),
+});
+
+defineRoute({
+  method: 'PATCH',
+  paths: ['/api/webhooks/endpoints/:id'],
+  tag,
+  summary: 'Changes a webhook endpoint (admin): url, events, enabled (enabling clears the reason the platform disabled it), description (null removes it)',
+  auth: 'admin',
+  params: idParams,
+  query: orgQuery,
+  body: z
+    .object({ url: url.optional(), events: eventsList.optional(), enabled: z.boolean().optional(), description: description.nullable().optional() })
+    .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'name at least one of url, events, enabled, description' }),
+  response: z.object({ success: z.literal(true), endpoint }),
+  handler: async ({ principal, params, query, body }) => ({ success: true, endpoint: await changeEndpoint(organizationFor(principal, query.organization_id), params.id, body) }),
+});
+
+defineRoute({
+  method: 'DELETE',
+  paths: ['/api/webhooks/endpoints/:id'],
+  tag,
+  summary: 'Deletes a webhook endpoint (admin); its pending deliveries end at their next attempt',
+  auth: 'admin',
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), message: z.string() }),
+  handler: async ({ principal, params, query }) => {
+    await removeEndpoint(organizationFor(principal, query.organization_id), params.id);
+    return { success: true, message: 'Webhook endpoint deleted' };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints/:id/rotate-secret'],
+  tag,
+  summary: 'A new signing secret (admin), shown once; the previous one keeps signing for grace_seconds (default 86400, at most 7 days, 0 stops it now): each request then carries both signatures',
+  auth: 'admin',
+  params: idParams,
+  query: orgQuery,
+  body: z.object({ grace_seconds: z.number().int().min(0).max(MAX_ROTATION_GRACE_SECONDS).optional() }),
+  response: withSecret,
+  handler: async ({ principal, params, query, body }) => ({ success: true, ...(await rotateSecret(organizationFor(principal, query.organization_id), params.id, body.grace_seconds)) }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints/:id/test'],
+  tag,
+  summary: 'Sends a `ping` event to this endpoint now (admin); its delivery is listed like any other',
+  auth: 'admin',
+  status: 202,
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), event_id: z.string() }),
+  handler: async ({ principal, params, query }) => ({ success: true, event_id: await sendPing(organizationFor(principal, query.organization_id), params.id) }),
+});
+
+const delivery = z.object({
+  id: z.string(),
+  endpoint_id: z.string(),
+  event_id: z.string(),
+  event_type: z.string(),
+  status: z.enum(DELIVERY_STATUSES),
+  attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe("the receiver's HTTP status; null when it never answered"), duration_ms: z.number(), error: z.string().nullable() })),
+  next_attempt_at: z.string().nullable(),
+  final_reason: z.string().nullable(),
+  created_at: z.string(),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/webhooks/deliveries'],
+  tag,
+  summary: "The organization's deliveries (admin), newest first, each with its attempts (time, response status, duration) and next attempt",
+  auth: 'admin',
+  query: z.object({ organization_id: organizationId, endpoint_id: requiredId.optional(), event_type: z.enum(EVENT_TYPES).optional(), status: z.enum(DELIVERY_STATUSES).optional(), ...paging }),
+  response: z.object({ success: z.literal(true), deliveries: z.array(delivery), page: z.number(), limit: z.number(), has_more: z.boolean() }),
+  handler: async ({ principal, query }) => {
+    const organization_id = organizationFor(principal, query.organization_id);
+    return { success: true, ...(await listDeliveries({ organization_id, endpoint_id: query.endpoint_id, event_type: query.event_type, status: query.status }, query.page, query.limit)) };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/deliveries/:id/retry'],
+  tag,
+  summary: 'An attempt of this delivery now (admin), whatever its state: a waiting one stops waiting, an ended one starts again',
+  auth: 'admin',
+  status: 202,
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), delivery }),
+  handler: async ({ principal, params, query }) => ({ success: true, delivery: await retryDelivery(organizationFor(principal, query.organization_id), params.id) }),
+});
+
+const when = z.iso.datetime({ offset: true }).or(z.iso.date());
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/events'],
+  tag,
+  summary: "The organization's event log (admin), oldest first, kept 30 days: each event exactly as its endpoints received it; from inclusive, to exclusive",
+  auth: 'admin',
+  query: z.object({ organization_id: organizationId, type: z.enum(EVENT_TYPES).optional(), from: when.optional(), to: when.optional(), ...paging }),
+  response: z.object({
+    success: z.literal(true),
+    events: z.array(z.object({ id: z.string(), type: z.string(), created_at: z.string(), organization_id: z.string(), data: z.record(z.string(), z.unknown()) })),
+    page: z.number(),
+    limit: z.number(),
+    has_more: z.boolean(),
+  }),
+  handler: async ({ principal, query }) => {
+    const organization_id = organizationFor(principal, query.organization_id);
+    return { success: true, ...(await listEvents({ organization_id, type: query.type, from: query.from ? new Date(query.from) : undefined, to: query.to ? new Date(query.to) : undefined }, query.page, query.limit)) };
+  },
+});

@@ -1,0 +1,14 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+import type { SweepResult } from '../activities/events';
+import { BACKGROUND } from './retry';
+
+const { sweepEvents } = proxyActivities<typeof activities>({ startToCloseTimeout: '10 minutes', retry: BACKGROUND });
+
+/**
+ * Run every minute by the Schedule `events:maintenance:<task queue>`: records events a crash left
+ * unrecorded, starts deliveries a crash left unstarted, removes events past their retention.
+ */
+export async function eventsMaintenanceWorkflow(): Promise<SweepResult> {
+  return sweepEvents();
+}

@@ -1,0 +1,48 @@
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+import type { AttemptResult } from '../activities/events';
+import { BACKGROUND } from './retry';
+
+// An attempt's own failures (the store down, the worker killed mid-attempt) are retried by
+// Temporal; the receiver's answers are the workflow's to schedule (each attempt is one activity).
+const { attemptDelivery } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
+
+/** A manual retry: an attempt now instead of at the scheduled time. */
+export const retryNowSignal = defineSignal('retryNow');
+
+export interface DeliveryInput {
+  delivery_id: string;
+  /** the first retry's delay; each next one is 4 times longer, at most 12 hours, with ±20% jitter */
+  base_ms: number;
+  /** no attempt is scheduled later than this after the run's start */
+  horizon_ms: number;
+}
+
+const MAX_DELAY_MS = 12 * 3_600_000;
+
+/** The delay before retry `n` (1-based): deterministic in the workflow (its Math.random replays). */
+export function retryDelay(n: number, base_ms: number, random: number): number {
+  const plain = Math.min(base_ms * 4 ** (n - 1), MAX_DELAY_MS);
+  return Math.round(plain * (0.8 + 0.4 * random));
+}
+
+/**
+ * `webhook-delivery:<delivery_id>`: one event to one endpoint, at least once. Attempts until one
+ * succeeds, the endpoint answers 410 or is disabled or deleted, or the schedule runs out
+ * (docs/components/events.md lists it); a `retryNow` signal cuts the wait.
+ */
+export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<AttemptResult & { attempts: number }> {
+  let now = false;
+  setHandler(retryNowSignal, () => {
+    now = true;
+  });
+  const started = Date.now();
+  for (let attempt = 1; ; attempt += 1) {
+    const delay = retryDelay(attempt, input.base_ms, Math.random());
+    const fits = Date.now() - started + delay <= input.horizon_ms;
+    now = false;
+    const out = await attemptDelivery({ delivery_id: input.delivery_id, attempt, ...(fits && { next_delay_ms: delay }) });
+    if (out.outcome !== 'retry') return { ...out, attempts: attempt };
+    await condition(() => now, delay);
+  }
+}
