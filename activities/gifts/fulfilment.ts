@@ -4,7 +4,8 @@
  * to an admin (needs_review) and apply the admin's settlement. Each step is idempotent by its
  * ledger operation id (`redemption:<id>:hold`, `redemption:<id>:refund`) and by the order's
  * customIdentifier (the redemption id), so a step run again after a worker died changes nothing
- * twice.
+ * twice. A step that writes completed, refunded or needs_review records that state's event
+ * (events.ts) before it answers; run again, it records nothing new.
  */
 import { Context } from '@temporalio/activity';
 import { config } from '../core/config';
@@ -12,6 +13,7 @@ import { PlatformError } from '../core/errors';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty';
+import { recordRedemptionEvent } from './events';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
 import { findRedemption, sandboxTransactions, saveRedemption } from './store';
 
@@ -95,6 +97,15 @@ export function giftProvider(): GiftProvider {
 
 const state = (doc: RedemptionDoc): RedemptionState => ({ redemption_id: doc.redemption_id, status: doc.status });
 
+/**
+ * The state a step wrote, told as its event (events.ts) before the step answers: a step retried
+ * after a crash writes the same state again and reaches this again (recording nothing new).
+ */
+async function told(doc: RedemptionDoc): Promise<RedemptionState> {
+  await recordRedemptionEvent(doc);
+  return state(doc);
+}
+
 const recordOf = (input: RedemptionInput) => ({
   operation_id: holdOperation(input.redemption_id),
   organization_id: input.organization_id,
@@ -164,7 +175,7 @@ export async function settleRedemption(input: RedemptionInput, delivered: { tran
     provider_transaction_id: delivered.transaction_id,
     ...(delivered.pin_encrypted ? { pin_encrypted: delivered.pin_encrypted } : {}),
   });
-  return state(doc);
+  return told(doc);
 }
 
 /**
@@ -195,7 +206,7 @@ export async function releaseRedemption(input: RedemptionInput, refusal: { trans
     ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
     ...(settlement ? { settlement: settlementOf(settlement) } : {}),
   });
-  return state(doc);
+  return told(doc);
 }
 
 /**
@@ -209,7 +220,7 @@ export async function reviewRedemption(input: RedemptionInput, unknown: { transa
     status_reason: unknown.reason,
     ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}),
   });
-  return state(doc);
+  return told(doc);
 }
 
 /**
@@ -239,7 +250,7 @@ export async function settleReviewed(input: RedemptionInput, settlement: Settlem
     ...(transaction_id ? { provider_transaction_id: transaction_id } : {}),
     ...(check?.state === 'delivered' && check.pin_encrypted ? { pin_encrypted: check.pin_encrypted } : {}),
   });
-  return state(doc);
+  return told(doc);
 }
 
 /**
