@@ -15,6 +15,7 @@ import { creditPoints } from '../loyalty';
 import { getRules } from '../loyalty';
 import { organizationProducts, venueProducts } from '../retail';
 import { getVenue, nearbyVenues, organizationVenues } from '../retail';
+import { recordScanEvent, type MirroredScan } from './events';
 import { scanMirrorView } from './list';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
 import { parseReceipt, type ParsedReceipt } from './receipt';
@@ -175,8 +176,14 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   return { venue_match, products: scanProducts, unmatched_lines: unmatched, flags, duplicate_of, max_points_per_scan, matching_ms: Math.round(performance.now() - started) };
 }
 
-export async function mirrorScan(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
+/**
+ * Mirrors the scan as the workflow answers it, then records the event of the state it entered
+ * (pending_validation, completed, rejected; events.ts) before answering: a step run again writes
+ * the same mirror and records nothing new.
+ */
+export async function mirrorScan(view: MirroredScan): Promise<void> {
   await writeScanMirror(view);
+  await recordScanEvent(view);
 }
 
 export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
