@@ -1,11 +1,12 @@
 /**
  * The edge's Prometheus metrics (`GET /metrics`, text exposition format): requests by route
- * pattern, method and status, their latency, the workflows the edge starts and awaits, and the
- * time of each database command the edge sends, by collection and command.
+ * pattern, method and status, their latency, the workflows the edge starts and awaits, the
+ * time of each database command the edge sends, by collection and command, and the cluster's
+ * webhook delivery attempts by outcome.
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { config } from '../activities/core/config';
 import { onCommandTimed } from '../activities/core/db';
@@ -46,16 +47,24 @@ const dbCommands = new Histogram({
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
   registers: [registry],
 });
-// Every worker's attempts, kept in the store: read at each scrape, so any edge reports the cluster's.
-new Gauge({
-  name: 'webhook_delivery_attempts',
-  help: 'Webhook delivery attempts by every worker since the store began, by outcome (succeeded; failed_attempt: another is scheduled; gone: the receiver answered 410; gave_up: retries ran out or the endpoint was disabled)',
+// Every worker's attempts are counted in the store (written once a second): each scrape reads the
+// totals and adds what is new, so any edge reports the cluster's and the counter never goes back.
+const seenOutcomes = new Map<string, number>();
+new Counter({
+  name: 'webhook_delivery_attempts_total',
+  help: 'Webhook delivery attempts by every worker, by outcome (succeeded; failed_attempt: another is scheduled; gone: the receiver answered 410; gave_up: retries ran out or the endpoint was disabled)',
   labelNames: ['outcome'],
   registers: [registry],
   async collect() {
-    this.reset();
-    const counts = await deliveryOutcomes().catch(() => ({}) as Record<string, number>);
-    for (const outcome of ['succeeded', 'failed_attempt', 'gone', 'gave_up']) this.set({ outcome }, counts[outcome] ?? 0);
+    const counts = await deliveryOutcomes().catch(() => undefined);
+    if (!counts) return; // the store did not answer: the totals stay as last read
+    for (const outcome of ['succeeded', 'failed_attempt', 'gone', 'gave_up']) {
+      const total = counts[outcome] ?? 0;
+      const added = total - (seenOutcomes.get(outcome) ?? 0);
+      if (added > 0) this.inc({ outcome }, added);
+      else this.inc({ outcome }, 0);
+      seenOutcomes.set(outcome, Math.max(total, seenOutcomes.get(outcome) ?? 0));
+    }
   },
 });
 
@@ -83,7 +92,7 @@ defineRoute({
   method: 'GET',
   paths: ['/metrics'],
   tag: 'system',
-  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
+  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
   auth: 'none',
   produces: 'text/plain; version=0.0.4; charset=utf-8',
   response: z.string(),

@@ -4,7 +4,7 @@
  * never call them never load the edge's client.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
-import type { DeliveryRuns } from '../activities/events';
+import type { DeliveryRun, DeliveryRuns } from '../activities/events';
 import type { StartAnalysis } from '../activities/feedback';
 import type { RedemptionRuns } from '../activities/gifts';
 import type { ScanRunOpen } from '../activities/scanning';
@@ -82,9 +82,9 @@ export const scanRunOpen: ScanRunOpen = async (scan_id) => {
   }
 };
 
-const deliveryInput = (delivery_id: string): DeliveryInput => {
+const deliveryInput = (run: DeliveryRun): DeliveryInput => {
   const cfg = config();
-  return { delivery_id, base_ms: cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, horizon_ms: cfg.WEBHOOK_RETRY_HOURS * 3_600_000 };
+  return { ...run, base_ms: cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, horizon_ms: cfg.WEBHOOK_RETRY_HOURS * 3_600_000 };
 };
 
 /** `webhook-delivery:<delivery_id>`, as the events component needs it (activities/events/emit.ts). */
@@ -97,7 +97,7 @@ export const eventDeliveries: DeliveryRuns = {
         workflowId: `webhook-delivery:${run.delivery_id}`,
         // Once per event and endpoint, ever: a repeated fan-out (the sweep) starts nothing twice.
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [deliveryInput(run.delivery_id)],
+        args: [deliveryInput(run)],
         typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
         memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
       });
@@ -113,7 +113,7 @@ export const eventDeliveries: DeliveryRuns = {
       taskQueue: taskQueue(),
       workflowId: `webhook-delivery:${run.delivery_id}`,
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      args: [deliveryInput(run.delivery_id)],
+      args: [deliveryInput(run)],
       signal: retryNowSignal,
       signalArgs: [],
       typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),

@@ -3,7 +3,7 @@
  * with the `standardwebhooks` library), exactly one event per change, retries, 410, rotation, the
  * delivery list, manual retries and the event log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
 import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver';
 
@@ -97,7 +97,7 @@ describe('delivery', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(rx.received(path)).toHaveLength(1);
     const log = await call('GET', '/api/events?type=points.credited', { key: tenant.adminKey });
-    expect(log.body.events).toEqual([JSON.parse(got.body)]);
+    expect(log.body.events).toEqual([{ ...JSON.parse(got.body), recorded_at: expect.any(String) }]);
     const [d] = await deliveriesOf(tenant, ep.id);
     expect(d).toMatchObject({ event_id: event.id, status: 'succeeded', attempts: [{ status: 200 }] });
   });
@@ -148,9 +148,31 @@ describe('delivery', () => {
     await award(tenant, u.idp_id, 'purchase');
     await new Promise((r) => setTimeout(r, 1500));
     expect(rx.received(path)).toHaveLength(1);
-    const [d] = await deliveriesOf(tenant, ep.id);
-    expect(d).toMatchObject({ status: 'failed', attempts: [{ status: 410 }] });
+    // The first delivery's only attempt got the 410; one started meanwhile (another process saw
+    // the endpoint enabled for up to a second) ends without an attempt.
+    const deliveries = await deliveriesOf(tenant, ep.id);
+    expect(deliveries.find((d: { attempts: unknown[] }) => d.attempts.length)).toMatchObject({ status: 'failed', attempts: [{ status: 410 }] });
+    for (const d of deliveries) expect(d.status).toBe('failed');
+    // A ping still tests it, disabled as it is.
+    await call('POST', `/api/webhooks/endpoints/${ep.id}/test`, { key: tenant.adminKey });
+    await receivedAt(rx, path, 2);
   });
+
+  it('counts a receiver that does not answer within 10 s as a failed attempt, and tries again', async () => {
+    const tenant = await newTenant();
+    const path = unique('/slow');
+    rx.plan(path, ['hang']);
+    const ep = await addEndpoint(tenant, rx, path);
+    const u = await basicUser(tenant);
+    await award(tenant, u.idp_id);
+    await receivedAt(rx, path, 2, 30_000);
+    const d = await until('the delivery recorded as succeeded', async () => (await deliveriesOf(tenant, ep.id))[0], (x) => x?.status === 'succeeded', 10_000);
+    expect(d.attempts).toMatchObject([{ status: null, error: 'no answer within 10 s' }, { status: 200 }]);
+    expect(d.attempts[0].duration_ms).toBeGreaterThanOrEqual(9_900);
+    const metrics = await (await fetch(`${inject('edgeUrl')}/metrics`)).text();
+    expect(metrics).toMatch(/webhook_delivery_attempts_total\{outcome="failed_attempt"\} [1-9]/);
+    expect(metrics).toMatch(/webhook_delivery_attempts_total\{outcome="succeeded"\} [1-9]/);
+  }, 60_000);
 
   it('signs with both secrets during a rotation, then only with the new one', async () => {
     const tenant = await newTenant();

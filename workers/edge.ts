@@ -4,7 +4,9 @@ import { toNodeListener } from 'h3';
 import { config } from '../activities/core/config';
 import { createLogger } from '../activities/core/logger';
 import { initRuntime, closeRuntime } from '../activities/core/runtime';
+import { eventsSettled } from '../activities/events';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity';
+import { ledgerEventsSettled } from '../activities/loyalty';
 import { ensureConfigEncryptionKey } from '../activities/core/encryption';
 import { createEdgeApp } from '../edge/app';
 import { wirePlatform } from './root';
@@ -44,6 +46,9 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
     async close() {
       await listener.close();
       await stopRevocationWatcher();
+      // Events being recorded and fanned out after their answers (the sweep would finish them, later).
+      await ledgerEventsSettled();
+      await eventsSettled();
       await closeTemporal();
       await closeRuntime();
     },

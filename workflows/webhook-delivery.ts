@@ -1,17 +1,19 @@
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineSignal, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
-import type { AttemptResult } from '../activities/events';
+import type { AttemptResult, DeliveryRun } from '../activities/events';
 import { BACKGROUND } from './retry';
 
-// An attempt's own failures (the store down, the worker killed mid-attempt) are retried by
-// Temporal; the receiver's answers are the workflow's to schedule (each attempt is one activity).
-const { attemptDelivery } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
+// Each attempt is a local activity: it runs in the worker that runs the workflow task, with no
+// round trip through the server's task queues (a delivery is one workflow task when it succeeds).
+// Its own failures (the store down) are retried by Temporal; a worker killed mid-attempt loses
+// the workflow task, which another worker runs again, attempt included. The receiver's answers
+// are the workflow's to schedule.
+const { attemptDelivery } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
 
 /** A manual retry: an attempt now instead of at the scheduled time. */
 export const retryNowSignal = defineSignal('retryNow');
 
-export interface DeliveryInput {
-  delivery_id: string;
+export interface DeliveryInput extends DeliveryRun {
   /** the first retry's delay; each next one is 4 times longer, at most 12 hours, with ±20% jitter */
   base_ms: number;
   /** no attempt is scheduled later than this after the run's start */
@@ -41,7 +43,15 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Att
     const delay = retryDelay(attempt, input.base_ms, Math.random());
     const fits = Date.now() - started + delay <= input.horizon_ms;
     now = false;
-    const out = await attemptDelivery({ delivery_id: input.delivery_id, attempt, ...(fits && { next_delay_ms: delay }) });
+    const { base_ms: _b, horizon_ms: _h, ...run } = input;
+    let out: AttemptResult;
+    try {
+      out = await attemptDelivery({ ...run, attempt, ...(fits && { next_delay_ms: delay }) });
+    } catch {
+      // The attempt itself kept failing (the store down for minutes): a failed attempt like any
+      // other, so the run keeps its schedule instead of ending with the delivery still due.
+      out = { outcome: fits ? 'retry' : 'failed' };
+    }
     if (out.outcome !== 'retry') return { ...out, attempts: attempt };
     await condition(() => now, delay);
   }

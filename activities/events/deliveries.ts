@@ -10,14 +10,13 @@ import { config } from '../core/config';
 import { notFound } from '../core/errors';
 import { postJson, resolveWebhookTarget } from '../engines/webhooks';
 import type { DeliveryStatus } from './constants';
-import { deliveryRuns } from './emit';
+import { deliveryRuns, type DeliveryRun } from './emit';
 import { signingSecrets } from './endpoints';
 import type { DeliveryDoc } from './models';
-import { countOutcome, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter } from './store';
+import { addOutcomes, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter, type DeliveryKey } from './store';
 import { signedHeaders } from './signing';
 
-export interface AttemptInput {
-  delivery_id: string;
+export interface AttemptInput extends DeliveryRun {
   /** 1 for the first attempt of this run */
   attempt: number;
   /** when the next attempt is due if this one fails; absent: this is the last one */
@@ -32,21 +31,35 @@ export interface AttemptResult {
 
 const DAY_MS = 86_400_000;
 
+// Outcome counts are added up here and written once a second (one bulk write, not one per attempt).
+const pendingCounts = new Map<string, number>();
+let flushing: NodeJS.Timeout | undefined;
+function countOutcome(outcome: string): void {
+  pendingCounts.set(outcome, (pendingCounts.get(outcome) ?? 0) + 1);
+  flushing ??= setTimeout(() => {
+    flushing = undefined;
+    const counts = new Map(pendingCounts);
+    pendingCounts.clear();
+    addOutcomes(counts).catch(() => {
+      for (const [k, n] of counts) pendingCounts.set(k, (pendingCounts.get(k) ?? 0) + n);
+    });
+  }, 1000).unref();
+}
+
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
-  const d = await deliveryById(input.delivery_id);
-  if (!d) return { outcome: 'ended' };
-  const endpoint = await endpointById(d.endpoint_id);
-  if (!endpoint) {
-    await endDelivery(d._id, 'the endpoint was deleted');
+  const d: DeliveryKey = { _id: input.delivery_id, organization_id: input.organization_id, endpoint_id: input.endpoint_id, event_id: input.event_id, event_type: input.event_type };
+  const [endpoint, event] = await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
+  if (!endpoint || endpoint.organization_id !== d.organization_id) {
+    await endDelivery(d, 'the endpoint was deleted');
     return { outcome: 'ended' };
   }
-  if (!endpoint.enabled) {
-    await endDelivery(d._id, `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`);
+  // A ping tests the endpoint, enabled or not (before enabling it again, say).
+  if (!endpoint.enabled && input.event_type !== 'ping') {
+    await endDelivery(d, `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`);
     return { outcome: 'ended' };
   }
-  const event = await eventById(d.event_id);
   if (!event) {
-    await endDelivery(d._id, 'the event is past its retention');
+    await endDelivery(d, 'the event is past its retention');
     return { outcome: 'ended' };
   }
   const at = new Date();
@@ -59,37 +72,39 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
     ({ status, duration_ms } = await postJson(target, event.body, signedHeaders(signingSecrets(endpoint, at), event._id, event.body, at)));
   } catch (err) {
     duration_ms = Date.now() - at.getTime();
-    error = (err as Error).name === 'TimeoutError' ? 'no answer within 10 s' : String((err as Error).message ?? err).slice(0, 300);
+    const e = err as Error & { cause?: Error };
+    // AbortSignal.timeout() aborts the request: an AbortError whose cause is the TimeoutError.
+    error = e.name === 'TimeoutError' || e.cause?.name === 'TimeoutError' ? 'no answer within 10 s' : String(e.message ?? err).slice(0, 300);
   }
   const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
   if (status !== undefined && status >= 200 && status < 300) {
-    await recordAttempt(d._id, attempt, 'succeeded');
-    await markSucceeding(endpoint._id);
-    await countOutcome('succeeded');
+    await recordAttempt(d, attempt, 'succeeded');
+    if (endpoint.failing_since) await markSucceeding(endpoint._id);
+    countOutcome('succeeded');
     return { outcome: 'succeeded', status };
   }
   if (status === 410) {
-    await disableEndpoint(endpoint._id, `the receiver answered 410 Gone on ${at.toISOString()}`);
-    await recordAttempt(d._id, attempt, 'failed', undefined, 'the receiver answered 410 Gone: the endpoint is disabled');
-    await countOutcome('gone');
+    await disableEndpoint(endpoint.organization_id, endpoint._id, `the receiver answered 410 Gone on ${at.toISOString()}`);
+    await recordAttempt(d, attempt, 'failed', undefined, 'the receiver answered 410 Gone: the endpoint is disabled');
+    countOutcome('gone');
     return { outcome: 'failed', status };
   }
-  await markFailing(endpoint._id, at);
+  if (!endpoint.failing_since) await markFailing(endpoint._id, at);
   const since = endpoint.failing_since ?? at;
   const limitDays = config().WEBHOOK_DISABLE_AFTER_DAYS;
   if (at.getTime() - since.getTime() >= limitDays * DAY_MS) {
-    await disableEndpoint(endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`);
-    await recordAttempt(d._id, attempt, 'failed', undefined, `the endpoint failed for ${limitDays} days without a success and is disabled`);
-    await countOutcome('gave_up');
+    await disableEndpoint(endpoint.organization_id, endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`);
+    await recordAttempt(d, attempt, 'failed', undefined, `the endpoint failed for ${limitDays} days without a success and is disabled`);
+    countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
   if (input.next_delay_ms === undefined) {
-    await recordAttempt(d._id, attempt, 'failed', undefined, `no success after ${input.attempt} attempts; retry it by hand`);
-    await countOutcome('gave_up');
+    await recordAttempt(d, attempt, 'failed', undefined, `no success after ${input.attempt} attempts; retry it by hand`);
+    countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
-  await recordAttempt(d._id, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms));
-  await countOutcome('failed_attempt');
+  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms));
+  countOutcome('failed_attempt');
   return { outcome: 'retry', status };
 }
 
@@ -127,7 +142,7 @@ export async function retryDelivery(organization_id: string, delivery_id: string
   const d = await deliveryOf(organization_id, delivery_id);
   if (!d) throw notFound('Delivery not found');
   await markPending(d._id);
-  await deliveryRuns.get().retry({ delivery_id: d._id, organization_id, endpoint_id: d.endpoint_id, event_type: d.event_type });
+  await deliveryRuns.get().retry({ delivery_id: d._id, organization_id, endpoint_id: d.endpoint_id, event_id: d.event_id, event_type: d.event_type });
   return viewDelivery((await deliveryById(d._id)) ?? d);
 }
 

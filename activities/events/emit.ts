@@ -10,13 +10,15 @@ import { handedIn } from '../core/wiring';
 import type { EventType } from './constants';
 import { wants } from './endpoints';
 import type { EventDoc } from './models';
-import { endpointById, endpointsOf, ensureDelivery, eventById, insertEvent, markFannedOut } from './store';
+import { endpointById, endpointsForFanOut, eventById, insertEvent, markFannedOut, recordedEvents } from './store';
 
+/** One event's delivery to one endpoint: what its run needs to make and record each attempt. */
 export interface DeliveryRun {
   delivery_id: string;
   organization_id: string;
   endpoint_id: string;
-  event_type: string;
+  event_id: string;
+  event_type: EventType;
 }
 
 /** The delivery workflow's operations, by the edge's Temporal client (workers/root.ts hands them in). */
@@ -44,6 +46,9 @@ export interface ChangeEvent {
 export const eventId = (organization_id: string, type: string, key: string) =>
   `evt_${createHash('sha256').update(`${organization_id}\u0000${type}\u0000${key}`).digest('base64url').slice(0, 24)}`;
 
+/** Which of these event ids are recorded (a component's sweep source checks its changes in batches). */
+export const eventsRecorded = (ids: string[]) => recordedEvents(ids);
+
 export const deliveryId = (event_id: string, endpoint_id: string) =>
   `whd_${createHash('sha256').update(`${event_id}\u0000${endpoint_id}`).digest('base64url').slice(0, 24)}`;
 
@@ -55,9 +60,12 @@ export async function recordEvent(e: ChangeEvent, only_endpoint?: string): Promi
   const id = eventId(e.organization_id, e.type, e.key);
   const created_at = e.at ?? new Date();
   const body = JSON.stringify({ id, type: e.type, created_at: created_at.toISOString(), organization_id: e.organization_id, data: e.data });
-  const doc: EventDoc = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: false, created_at, ...(only_endpoint && { only_endpoint }) };
+  // An organization none of whose endpoints wants it: nothing to fan out (the usual case, one write).
+  const wanted = only_endpoint !== undefined || (await endpointsForFanOut(e.organization_id)).some((x) => x.enabled && wants(x, e.type));
+  const doc: Omit<EventDoc, 'recorded_at'> = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: !wanted, created_at, ...(only_endpoint && { only_endpoint }) };
   const inserted = await insertEvent(doc);
-  background(inserted ? fanOut(doc) : fanOutById(id));
+  if (inserted && wanted) background(fanOut(doc));
+  else if (!inserted) background(fanOutById(id));
   return id;
 }
 
@@ -83,20 +91,19 @@ async function fanOutById(event_id: string): Promise<void> {
 }
 
 /**
- * Starts a delivery for every enabled endpoint of the organization that wants the event (a ping:
- * its one endpoint), then marks the event fanned out. Each delivery's record and run are keyed by
- * event and endpoint, so a repeated fan-out starts nothing twice.
+ * Starts a delivery run for every enabled endpoint of the organization that wants the event (a
+ * ping: its one endpoint), then marks the event fanned out. Each run is keyed by event and
+ * endpoint, so a repeated fan-out starts nothing twice; its first attempt writes the delivery's record.
  */
-export async function fanOut(doc: EventDoc): Promise<void> {
+export async function fanOut(doc: Pick<EventDoc, '_id' | 'organization_id' | 'type' | 'only_endpoint'>): Promise<void> {
   const targets = doc.only_endpoint
     ? [await endpointById(doc.only_endpoint)].filter((e) => e && e.organization_id === doc.organization_id)
-    : (await endpointsOf(doc.organization_id)).filter((e) => e.enabled && wants(e, doc.type));
+    : (await endpointsForFanOut(doc.organization_id)).filter((e) => e.enabled && wants(e, doc.type));
+  const runs = deliveryRuns.get();
   await Promise.all(
-    targets.map(async (endpoint) => {
-      const run = { delivery_id: deliveryId(doc._id, endpoint!._id), organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_type: doc.type };
-      await ensureDelivery({ _id: run.delivery_id, organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_id: doc._id, event_type: doc.type });
-      await deliveryRuns.get().start(run);
-    }),
+    targets.map((endpoint) =>
+      runs.start({ delivery_id: deliveryId(doc._id, endpoint!._id), organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_id: doc._id, event_type: doc.type }),
+    ),
   );
   await markFannedOut(doc._id);
 }

@@ -124,8 +124,8 @@ export async function removeEndpoint(organization_id: string, endpoint_id: strin
 
 /**
  * A new current secret; the current one keeps signing for `grace_seconds` (0: stops at once).
- * Secrets rotated earlier and past their grace are dropped. Two rotations at once: the second
- * finds the secrets changed under it and is refused (409), never losing either.
+ * At most two secrets sign: one rotated earlier is dropped, even within its grace. Two rotations
+ * at once: the second finds the secrets changed under it and is refused (409), never losing either.
  */
 export async function rotateSecret(organization_id: string, endpoint_id: string, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ endpoint: EndpointView; secret: string }> {
   const e = await existing(organization_id, endpoint_id);

@@ -6,7 +6,7 @@ import type { EventDoc } from './models';
 import { endpointOf, eventsPage, type EventFilter } from './store';
 
 /** An event as delivered: the same object every endpoint received (its `body`). */
-export const viewEvent = (e: EventDoc) => JSON.parse(e.body) as { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> };
+export const viewEvent = (e: EventDoc) => ({ ...(JSON.parse(e.body) as { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> }), recorded_at: new Date(e.recorded_at).toISOString() });
 
 export async function listEvents(f: EventFilter, page: number, limit: number) {
   const rows = await eventsPage(f, (page - 1) * limit, limit);

@@ -51,13 +51,17 @@ const eventSchema = new Schema(
     fanned_out: { type: Boolean, required: true },
     /** ping: only this endpoint gets it */
     only_endpoint: { type: String },
+    /** the change's instant, as the body's `created_at` says */
+    created_at: { type: Date, required: true },
   },
-  { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
+  // recorded_at orders the log: an event recorded late (by the sweep) lands after the ones a
+  // consumer has read, never among them, even though its change happened earlier.
+  { timestamps: { createdAt: 'recorded_at', updatedAt: false }, versionKey: false },
 );
-eventSchema.index({ organization_id: 1, created_at: 1 });
-eventSchema.index({ organization_id: 1, type: 1, created_at: 1 });
-eventSchema.index({ fanned_out: 1, created_at: 1 });
-eventSchema.index({ created_at: 1 });
+eventSchema.index({ organization_id: 1, recorded_at: 1 });
+eventSchema.index({ organization_id: 1, type: 1, recorded_at: 1 });
+eventSchema.index({ fanned_out: 1, recorded_at: 1 });
+eventSchema.index({ recorded_at: 1 });
 
 export interface EventDoc {
   _id: string;
@@ -67,6 +71,7 @@ export interface EventDoc {
   fanned_out: boolean;
   only_endpoint?: string;
   created_at: Date;
+  recorded_at: Date;
 }
 
 const attemptSchema = new Schema(

@@ -3,13 +3,13 @@
  * (`webhook_endpoints`), the event log (`events`), each event's delivery to each endpoint
  * (`webhook_deliveries`) and the attempt counters `/metrics` reads. docs/storage.md, "Events".
  */
-import { byId, insertOnce } from '../core/db';
+import { byId, byIds, Cache, insertOnce } from '../core/db';
 import type { DeliveryStatus } from './constants';
 import { DeliveryCounter, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models';
 
 // --- endpoints ---
 
-export const insertEndpoint = (doc: Omit<EndpointDoc, 'created_at' | 'updated_at'>) => WebhookEndpoint.create(doc);
+export const insertEndpoint = async (doc: Omit<EndpointDoc, 'created_at' | 'updated_at'>) => changed(doc.organization_id, await WebhookEndpoint.create(doc));
 
 /** The endpoint if it belongs to the organization (another organization's reads as missing). */
 export async function endpointOf(organization_id: string, endpoint_id: string): Promise<EndpointDoc | null> {
@@ -22,17 +22,30 @@ export const endpointById = (endpoint_id: string) => byId<EndpointDoc>(WebhookEn
 export const endpointsOf = (organization_id: string) =>
   WebhookEndpoint.find({ organization_id }).sort({ created_at: 1 }).lean<EndpointDoc[]>();
 
+/**
+ * The organization's endpoints for fan-outs, cached 1 s per process: a change of endpoints made by
+ * this process is seen at once (the functions below drop the entry), one made by another process
+ * within a second. Only which endpoints want an event is read from here; each attempt reads its
+ * endpoint afresh (enabled, url, secrets).
+ */
+const fanOutCache = new Cache<string, EndpointDoc[]>({ max: 10_000, ttlMs: 1000 });
+export const endpointsForFanOut = (organization_id: string) => fanOutCache.getOrLoad(organization_id, () => endpointsOf(organization_id));
+const changed = <T>(organization_id: string, v: T): T => {
+  fanOutCache.delete(organization_id);
+  return v;
+};
+
 export const countEndpoints = (organization_id: string) => WebhookEndpoint.countDocuments({ organization_id });
 
 /** `expect`: further conditions the endpoint must still meet (a rotation's current secret). */
 export async function updateEndpoint(organization_id: string, endpoint_id: string, set: Record<string, unknown>, unset: string[] = [], expect: Record<string, unknown> = {}): Promise<EndpointDoc | null> {
   const update: Record<string, unknown> = { $set: set };
   if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, 1]));
-  return WebhookEndpoint.findOneAndUpdate({ _id: endpoint_id, organization_id, ...expect }, update, { new: true }).lean<EndpointDoc>();
+  return changed(organization_id, await WebhookEndpoint.findOneAndUpdate({ _id: endpoint_id, organization_id, ...expect }, update, { new: true }).lean<EndpointDoc>());
 }
 
 export async function deleteEndpoint(organization_id: string, endpoint_id: string): Promise<boolean> {
-  return (await WebhookEndpoint.deleteOne({ _id: endpoint_id, organization_id })).deletedCount === 1;
+  return changed(organization_id, (await WebhookEndpoint.deleteOne({ _id: endpoint_id, organization_id })).deletedCount === 1);
 }
 
 /** Remembers the first failure since the last success (a later failure keeps the first date). */
@@ -45,16 +58,19 @@ export async function markSucceeding(endpoint_id: string): Promise<void> {
 }
 
 /** Disables an enabled endpoint, saying why; false when it was not enabled (or is gone). */
-export async function disableEndpoint(endpoint_id: string, reason: string): Promise<boolean> {
-  return (await WebhookEndpoint.updateOne({ _id: endpoint_id, enabled: true }, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount === 1;
+export async function disableEndpoint(organization_id: string, endpoint_id: string, reason: string): Promise<boolean> {
+  return changed(organization_id, (await WebhookEndpoint.updateOne({ _id: endpoint_id, enabled: true }, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount === 1);
 }
 
 // --- events ---
 
 /** True when this call wrote the event; false when it was recorded before (the same change). */
-export const insertEvent = (doc: Omit<EventDoc, 'created_at'> & { created_at?: Date }) => insertOnce(PlatformEvent, doc);
+export const insertEvent = (doc: Omit<EventDoc, 'recorded_at'>) => insertOnce(PlatformEvent, doc);
 
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
+
+/** Which of these events are recorded. */
+export const recordedEvents = async (ids: string[]) => new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
 
 export async function markFannedOut(event_id: string): Promise<void> {
   await PlatformEvent.updateOne({ _id: event_id }, { $set: { fanned_out: true } });
@@ -62,7 +78,7 @@ export async function markFannedOut(event_id: string): Promise<void> {
 
 /** Events whose deliveries may not all have been started, recorded before `before`, oldest first. */
 export const unfannedEvents = (before: Date, limit: number) =>
-  PlatformEvent.find({ fanned_out: false, created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<EventDoc[]>();
+  PlatformEvent.find({ fanned_out: false, recorded_at: { $lt: before } }).sort({ recorded_at: 1 }).limit(limit).lean<EventDoc[]>();
 
 export interface EventFilter {
   organization_id: string;
@@ -71,25 +87,25 @@ export interface EventFilter {
   to?: Date;
 }
 
-/** A page of the log, oldest first (a consumer catching up reads forward): `limit + 1` rows tell whether more follow. */
+/**
+ * A page of the log in the order the events were recorded (a consumer catching up reads forward;
+ * `from`/`to` bound the recording time): `limit + 1` rows tell whether more follow.
+ */
 export function eventsPage(f: EventFilter, skip: number, limit: number): Promise<EventDoc[]> {
-  const created_at: Record<string, Date> = {};
-  if (f.from) created_at.$gte = f.from;
-  if (f.to) created_at.$lt = f.to;
-  const filter: Record<string, unknown> = { organization_id: f.organization_id, ...(f.type && { type: f.type }), ...(Object.keys(created_at).length && { created_at }) };
-  return PlatformEvent.find(filter).sort({ created_at: 1, _id: 1 }).skip(skip).limit(limit + 1).lean<EventDoc[]>();
+  const recorded_at: Record<string, Date> = {};
+  if (f.from) recorded_at.$gte = f.from;
+  if (f.to) recorded_at.$lt = f.to;
+  const filter: Record<string, unknown> = { organization_id: f.organization_id, ...(f.type && { type: f.type }), ...(Object.keys(recorded_at).length && { recorded_at }) };
+  return PlatformEvent.find(filter).sort({ recorded_at: 1, _id: 1 }).skip(skip).limit(limit + 1).lean<EventDoc[]>();
 }
 
 export async function pruneEvents(before: Date): Promise<number> {
-  return (await PlatformEvent.deleteMany({ created_at: { $lt: before } })).deletedCount ?? 0;
+  return (await PlatformEvent.deleteMany({ recorded_at: { $lt: before } })).deletedCount ?? 0;
 }
 
 // --- deliveries ---
 
-/** Writes the delivery's record unless it exists (a fan-out repeated by the sweep). */
-export async function ensureDelivery(doc: Pick<DeliveryDoc, '_id' | 'organization_id' | 'endpoint_id' | 'event_id' | 'event_type'>): Promise<void> {
-  await WebhookDelivery.updateOne({ _id: doc._id }, { $setOnInsert: { ...doc, status: 'pending', attempts: [] } }, { upsert: true });
-}
+export type DeliveryKey = Pick<DeliveryDoc, '_id' | 'organization_id' | 'endpoint_id' | 'event_id' | 'event_type'>;
 
 export const deliveryById = (delivery_id: string) => byId<DeliveryDoc>(WebhookDelivery, delivery_id);
 
@@ -98,18 +114,23 @@ export async function deliveryOf(organization_id: string, delivery_id: string): 
   return doc && doc.organization_id === organization_id ? doc : null;
 }
 
-/** Appends an attempt and the state it leaves the delivery in. */
-export async function recordAttempt(delivery_id: string, attempt: AttemptDoc, status: DeliveryStatus, next_attempt_at?: Date, final_reason?: string): Promise<void> {
+/**
+ * Appends an attempt and the state it leaves the delivery in; the first attempt writes the record
+ * (one write per attempt, none before: the run is the delivery until then).
+ */
+export async function recordAttempt(d: DeliveryKey, attempt: AttemptDoc, status: DeliveryStatus, next_attempt_at?: Date, final_reason?: string): Promise<void> {
+  const { _id, ...key } = d;
   const set: Record<string, unknown> = { status, ...(next_attempt_at && { next_attempt_at }), ...(final_reason && { final_reason }) };
   const unset: Record<string, 1> = {};
   if (!next_attempt_at) unset.next_attempt_at = 1;
   if (!final_reason) unset.final_reason = 1;
-  await WebhookDelivery.updateOne({ _id: delivery_id }, { $push: { attempts: attempt }, $set: set, ...(Object.keys(unset).length && { $unset: unset }) });
+  await WebhookDelivery.updateOne({ _id }, { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) }, { upsert: true, timestamps: true });
 }
 
 /** Ends a delivery without an attempt (its endpoint was deleted or disabled meanwhile). */
-export async function endDelivery(delivery_id: string, final_reason: string): Promise<void> {
-  await WebhookDelivery.updateOne({ _id: delivery_id }, { $set: { status: 'failed', final_reason }, $unset: { next_attempt_at: 1 } });
+export async function endDelivery(d: DeliveryKey, final_reason: string): Promise<void> {
+  const { _id, ...key } = d;
+  await WebhookDelivery.updateOne({ _id }, { $set: { status: 'failed', final_reason }, $setOnInsert: { ...key, attempts: [] }, $unset: { next_attempt_at: 1 } }, { upsert: true });
 }
 
 /** A manual retry: due now again. */
@@ -138,8 +159,9 @@ export async function pruneDeliveries(before: Date): Promise<number> {
 
 // --- counters ---
 
-export async function countOutcome(outcome: string): Promise<void> {
-  await DeliveryCounter.updateOne({ _id: outcome }, { $inc: { count: 1 } }, { upsert: true });
+export async function addOutcomes(counts: Map<string, number>): Promise<void> {
+  if (!counts.size) return;
+  await DeliveryCounter.bulkWrite([...counts].map(([outcome, n]) => ({ updateOne: { filter: { _id: outcome }, update: { $inc: { count: n } }, upsert: true } })), { ordered: false });
 }
 
 export const outcomeCounts = () => DeliveryCounter.find({}).lean<{ _id: string; count: number }[]>();

@@ -1,10 +1,11 @@
 /**
- * The ledger's events: each entry that changes what a user holds is told as one event, keyed by
- * the entry's operation id. The entry is written with `event_pending`; the event is recorded right
- * after (in the background: the caller does not wait) and the mark removed. A process that dies in
- * between leaves the mark, and the events sweep records the event from it (`publishPendingEntries`).
+ * The ledger's events: each entry is told as one event, keyed by the entry's operation id. The
+ * entry is written with `event_pending`, so the change and the duty to tell it are one write; the
+ * event is recorded right after, in the background (the caller does not wait). The events sweep
+ * (every minute) clears the marks of entries whose event is recorded, a batch at a time, and
+ * records the events a process that died in between left unrecorded (`publishPendingEntries`).
  */
-import { recordEvent, type EventType } from '../events';
+import { eventId, eventsRecorded, recordEvent, type EventType } from '../events';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { clearEventPending, entriesWithPendingEvent } from './store';
 
@@ -16,7 +17,11 @@ export function entryEventType(reason: LedgerReason, amount: number): EventType 
 }
 
 export async function publishEntry(e: LedgerEntryDoc): Promise<void> {
-  await recordEvent({
+  await recordEvent(entryEvent(e));
+}
+
+function entryEvent(e: LedgerEntryDoc) {
+  return {
     organization_id: e.organization_id,
     type: entryEventType(e.reason, e.amount),
     key: e.operation_id,
@@ -25,6 +30,8 @@ export async function publishEntry(e: LedgerEntryDoc): Promise<void> {
       user_id: e.user_id,
       operation_id: e.operation_id,
       entry_id: e.entry_id,
+      /** the entry's number in the user's ledger (1, 2, 3…): a consumer sees a gap or the order */
+      seq: e.seq,
       amount: e.amount,
       balance_after: e.balance_after,
       reason: e.reason,
@@ -33,8 +40,7 @@ export async function publishEntry(e: LedgerEntryDoc): Promise<void> {
       expires_at: e.expires_at ? new Date(e.expires_at).toISOString() : null,
       available_at: e.available_at ? new Date(e.available_at).toISOString() : null,
     },
-  });
-  await clearEventPending(e._id);
+  };
 }
 
 const failed = (err: unknown): void => void
@@ -55,13 +61,19 @@ export async function ledgerEventsSettled(): Promise<void> {
   while (inFlight.size) await Promise.all([...inFlight]);
 }
 
-/** The events sweep's source (workers/root.ts registers it): entries older than `before` still marked. */
+/** The events sweep's source (workers/root.ts registers it): entries older than `before` still marked; answers how many events it had to record. */
 export async function publishPendingEntries(before: Date): Promise<number> {
   let n = 0;
   for (;;) {
     const batch = await entriesWithPendingEvent(before, 500);
-    for (const e of batch) await publishEntry(e);
-    n += batch.length;
+    const events = batch.map(entryEvent);
+    const recorded = await eventsRecorded(events.map((e) => eventId(e.organization_id, e.type, e.key)));
+    for (const e of events) {
+      if (recorded.has(eventId(e.organization_id, e.type, e.key))) continue;
+      await recordEvent(e);
+      n += 1;
+    }
+    await clearEventPending(batch.map((e) => e._id));
     if (batch.length < 500) return n;
   }
 }

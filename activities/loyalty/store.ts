@@ -38,8 +38,8 @@ export async function insertEntry(doc: NewEntry): Promise<LedgerEntryDoc> {
 export const entriesWithPendingEvent = (before: Date, limit: number) =>
   LedgerEntry.find({ event_pending: true, created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<LedgerEntryDoc[]>();
 
-export async function clearEventPending(_id: string): Promise<void> {
-  await LedgerEntry.updateOne({ _id, event_pending: true }, { $unset: { event_pending: 1 } });
+export async function clearEventPending(ids: string[]): Promise<void> {
+  if (ids.length) await LedgerEntry.updateMany({ _id: { $in: ids } }, { $unset: { event_pending: 1 } });
 }
 
 /** The entry of an operation, or null when it was never applied. */
@@ -140,9 +140,13 @@ export async function insertReferral(doc: Omit<ReferralDoc, 'created_at' | 'comp
   }
 }
 
-/** Only the referral's own workflow writes this document. */
-export async function completeReferralDoc(referral_id: string): Promise<void> {
-  await Referral.updateOne({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } });
+/**
+ * Only the referral's own workflow writes this document. Answers the referral as it stands after
+ * (completed now or by an earlier attempt), or null when there is no referral with this id.
+ */
+export async function completeReferralDoc(referral_id: string): Promise<ReferralDoc | null> {
+  const done = await Referral.findOneAndUpdate({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } }, { new: true }).lean<ReferralDoc>();
+  return done ?? Referral.findOne({ referral_id }).lean<ReferralDoc>();
 }
 
 /**
