@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { config } from '../core/config';
 import { conflict, notFound, PlatformError } from '../core/errors';
+import { recordEvent } from '../events';
 import { findUser } from '../identity';
 import { newId } from '../core/ids';
 import { qrPngBase64 } from '../engines/qr';
@@ -151,9 +152,30 @@ export async function creditReferral(input: { organization_id: string; referral_
   return { balance: out.entry.balance_after, duplicate: out.duplicate };
 }
 
-/** Workflow step 3. Only the referral's own workflow writes this document. */
+/**
+ * Workflow step 3. Only the referral's own workflow writes this document. The event
+ * `referral.completed` (key: the referral id) is recorded once it is completed, also when an
+ * earlier attempt (or run) completed it and stopped before recording: a repeat records nothing new.
+ */
 export async function completeReferral(referral_id: string): Promise<void> {
-  await completeReferralDoc(referral_id);
+  const r = await completeReferralDoc(referral_id);
+  if (r?.status !== 'completed') return;
+  await recordEvent({
+    organization_id: r.organization_id,
+    type: 'referral.completed',
+    key: r.referral_id,
+    at: r.completed_at,
+    data: {
+      referral_id: r.referral_id,
+      referrer_user_id: r.referrer_user_id,
+      referred_user_id: r.referred_user_id,
+      referrer_points: r.referrer_points,
+      referred_points: r.referred_points,
+      status: r.status,
+      created_at: new Date(r.created_at).toISOString(),
+      completed_at: r.completed_at ? new Date(r.completed_at).toISOString() : null,
+    },
+  });
 }
 
 /** Marks one side of a referral reversed, once (a repeated reversal finds the mark there). */
