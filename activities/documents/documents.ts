@@ -7,6 +7,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import { Context } from '@temporalio/activity';
 import { config } from '../core/config';
 import { PlatformError } from '../core/errors';
+import { recordEvent } from '../events';
 import { gatewayChat, type Caller } from '../llm';
 import { visionModel } from '../llm';
 import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
@@ -199,7 +200,7 @@ export async function processStoredDocument(upload: StoredUpload): Promise<Proce
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const isImage = detected.kind === 'image';
   const c = (words(text) > 0 ? await classifyWithModel(upload, text, isImage) : null) ?? classify(text, isImage);
-  return {
+  const processed: ProcessedDocument = {
     original_path: upload.original_path,
     thumbnail_path,
     folder_structure: c.folder_structure,
@@ -207,6 +208,51 @@ export async function processStoredDocument(upload: StoredUpload): Promise<Proce
     metadata,
     text_excerpt: text.slice(0, 500),
   };
+  await publishProcessed(upload, processed);
+  return processed;
+}
+
+/** The run of the workflow this activity belongs to (null outside an activity: scripts). */
+function workflowRun(): { workflow_id: string; run_id: string } | null {
+  let execution: { workflowId: string; runId: string } | undefined;
+  try {
+    execution = Context.current().info.workflowExecution;
+  } catch {
+    return null;
+  }
+  return execution ? { workflow_id: execution.workflowId, run_id: execution.runId } : null;
+}
+
+/**
+ * The event `document.processed`, once the thumbnail is stored and the class known. Keyed by the
+ * document and its workflow run: a retried attempt of the same run records nothing new (its
+ * classification may differ from the first attempt's; the first recorded event stands), a new run
+ * over the same document (the client's retry after a failed run) is a new processing. Metadata
+ * only: never the document's text, title or author (they are its content).
+ */
+async function publishProcessed(upload: StoredUpload, d: ProcessedDocument): Promise<void> {
+  const run = workflowRun();
+  const m = d.metadata;
+  await recordEvent({
+    organization_id: upload.organization_id,
+    type: 'document.processed',
+    key: run ? `${upload.media_id}:${run.run_id}` : upload.media_id,
+    data: {
+      media_id: upload.media_id,
+      user_id: upload.user_id,
+      filename: upload.filename,
+      workflow_id: run?.workflow_id ?? null,
+      folder_structure: d.folder_structure,
+      classification: { confidence: d.classification.confidence, engine: d.classification.engine },
+      format: m.format,
+      mime_type: m.mime_type,
+      pages: m.pages,
+      size_bytes: m.size_bytes,
+      word_count: m.word_count,
+      text_source: m.text_source,
+      thumbnail_path: d.thumbnail_path,
+    },
+  });
 }
 
 /** First page or frame as a JPEG thumbnail, stored beside the others. */
