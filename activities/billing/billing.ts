@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors';
 import { newId } from '../core/ids';
+import { recordEvent } from '../events';
 import { charge, paymentProvider } from '../engines/payments';
 import { computeBalance } from './balance';
 import {
@@ -49,6 +50,52 @@ export async function listPackages() {
 /** Credits a succeeded purchase once (the credit's primary key is the transaction). */
 export async function creditPurchase(p: PurchaseDoc): Promise<TokenCreditDoc> {
   return insertCreditOnce({ _id: `credit:${p._id}`, transaction_id: p._id, organization_id: p.organization_id, user_id: p.user_id, tokens: p.tokens, expires_at: new Date(Date.now() + p.validity_days * DAY), source: p.provider });
+}
+
+/**
+ * The event `tokens.purchased` of a credited purchase, keyed by its transaction id: whichever path
+ * credits it (the purchase's own answer, the provider's webhook, a retry of either), the purchase
+ * is told once. Ids and amounts only: never the payment method.
+ */
+async function publishPurchase(p: PurchaseDoc, credit: TokenCreditDoc): Promise<void> {
+  await recordEvent({
+    organization_id: p.organization_id,
+    type: 'tokens.purchased',
+    key: p._id,
+    at: credit.created_at,
+    data: {
+      transaction_id: p._id,
+      user_id: p.user_id,
+      package_id: p.package_id,
+      tokens: credit.tokens,
+      price: p.price,
+      currency: p.currency,
+      provider: p.provider,
+      sandbox: p.provider === 'sandbox',
+      payment_intent_id: p.payment_intent_id ?? null,
+      expires_at: new Date(credit.expires_at).toISOString(),
+    },
+  });
+}
+
+/** Credits the purchase (once) and records its event: also what a retry does when an earlier attempt stopped in between. */
+async function creditAndPublish(p: PurchaseDoc): Promise<TokenCreditDoc> {
+  const credit = await creditPurchase(p);
+  await publishPurchase(p, credit);
+  return credit;
+}
+
+const eventFailed = (transaction_id: string, err: unknown): void => void
+  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: "billing: a purchase's event was not recorded; a repeat of the purchase (same idempotency key) or the provider's webhook records it", transaction_id, err: String((err as Error)?.message ?? err) })}\n`);
+
+/**
+ * The synchronous purchase's credit and event. The tokens are credited (or the call fails); a
+ * failure to record the event is logged, not answered as a failed purchase: the card was charged,
+ * and a client that retried without its idempotency key would pay twice.
+ */
+async function creditAnswered(p: PurchaseDoc): Promise<void> {
+  const credit = await creditPurchase(p);
+  await publishPurchase(p, credit).catch((err) => eventFailed(p._id, err));
 }
 
 async function markPurchase(id: string, status: PurchaseDoc['status'], extra: Partial<PurchaseDoc> = {}): Promise<void> {
@@ -103,12 +150,14 @@ export async function purchaseTokens(input: { organization_id: string; user_id: 
     const earlier = (await purchaseDoc(transaction_id))!;
     // A key names one purchase: reused for another package it must not answer the first one as if bought.
     if (earlier.package_id !== pkg._id) throw conflict(`idempotency_key: already used for a purchase of package ${earlier.package_id}`);
+    // A succeeded purchase whose first call stopped before its credit or its event: both are completed here (each once).
+    if (earlier.status === 'succeeded') await creditAnswered(earlier);
     if (earlier.status !== 'pending') return answer(earlier);
   }
   const result = await charge({ transaction_id, amount: pkg.price, currency: pkg.currency, token: input.token, metadata: { transaction_id, organization_id: input.organization_id, user_id: input.user_id, package_id: pkg._id } });
   if (result.status === 'succeeded') {
     await markPurchase(transaction_id, 'succeeded', { payment_intent_id: result.payment_intent_id });
-    await creditPurchase((await purchaseDoc(transaction_id))!);
+    await creditAnswered((await purchaseDoc(transaction_id))!);
   } else {
     await markPurchase(transaction_id, result.status === 'declined' ? 'failed' : 'requires_action', { payment_intent_id: result.payment_intent_id, failure_reason: result.reason ?? undefined });
   }
@@ -177,7 +226,8 @@ export async function applyPaymentEvent(e: PaymentEventInput): Promise<{ outcome
     if (!txn) outcome = 'ignored: no purchase with this metadata.transaction_id';
     else if (e.type === 'payment_intent.succeeded') {
       await markPurchase(txn._id, 'succeeded', { payment_intent_id: e.object.id });
-      const credit = await creditPurchase(txn);
+      // Before the provider event is recorded as seen: a retry after a crash credits nothing twice and still records the event.
+      const credit = await creditAndPublish({ ...txn, payment_intent_id: txn.payment_intent_id ?? e.object.id });
       outcome = `credited ${credit.tokens} tokens`;
     } else {
       await markPurchase(txn._id, 'failed', { failure_reason: e.object.last_payment_error?.message ?? 'payment failed' });
