@@ -3,13 +3,14 @@ import { config } from '../core/config';
 import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
 import { newId } from '../core/ids';
+import { recordEvent } from '../events';
 import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar';
 import { parseCron } from './cron';
 import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
 import { taskFor } from './registry';
 import type { ScheduledTask } from '../core/scheduled-task';
 import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type Taken } from './store';
+import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type RunRecord, type Taken } from './store';
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 
@@ -380,7 +381,11 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   const started_at = new Date();
   // Both reads at once: a run already recorded (a retried activity) answers from its record.
   const [recorded, event] = await Promise.all([runById(input.run_id), findEvent(input.organization_id, input.event_id)]);
-  if (recorded) return { outcome: recorded.outcome, error: recorded.error ?? null };
+  if (recorded) {
+    // An earlier attempt recorded the run and may have stopped before recording its event.
+    if (recorded.outcome === 'failed') await publishRunFailed(recorded, event);
+    return { outcome: recorded.outcome, error: recorded.error ?? null };
+  }
   const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
   let trigger: 'scheduled' | 'manual' = 'manual';
   if (event && scheduled) {
@@ -420,7 +425,39 @@ export async function runScheduledEvent(input: { event_id: string; organization_
     if (!event.recurrency && trigger === 'scheduled') await insertCompletion(event, input.run_id);
   }
   await insertRun({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, failure, result: result ?? null });
+  if (outcome === 'failed') {
+    // The record written once per run is what is told (a concurrent attempt's may have won).
+    const stored = await runById(input.run_id);
+    if (stored?.outcome === 'failed') await publishRunFailed(stored, event);
+  }
   return { outcome, error: error ?? null };
+}
+
+/**
+ * The event `scheduled_event.run_failed` of a run recorded as failed: keyed by the run id, so it is
+ * told once per run, however many attempts the run took (only the last one, or a refusal that is
+ * not retried, records the failure) and however often a retry finds the record. `error` is the
+ * text an admin reads in the run list (the endpoints' owners are admins).
+ */
+async function publishRunFailed(run: RunRecord, event: EventDoc | null): Promise<void> {
+  await recordEvent({
+    organization_id: run.organization_id,
+    type: 'scheduled_event.run_failed',
+    key: run._id,
+    at: run.finished_at,
+    data: {
+      event_id: run.event_id,
+      run_id: run._id,
+      user_id: event?.user_id ?? null,
+      type_of_event: event?.type_of_event ?? null,
+      trigger: run.trigger,
+      scheduled_time: run.scheduled_time ? new Date(run.scheduled_time).toISOString() : null,
+      started_at: new Date(run.started_at).toISOString(),
+      finished_at: new Date(run.finished_at).toISOString(),
+      failure: run.failure ?? null,
+      error: run.error ?? null,
+    },
+  });
 }
 
 function currentAttempt(): number {
