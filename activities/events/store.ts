@@ -3,7 +3,7 @@
  * (`webhook_endpoints`), the event log (`events`), each event's delivery to each endpoint
  * (`webhook_deliveries`) and the attempt counters `/metrics` reads. docs/storage.md, "Events".
  */
-import { byId, byIds, Cache, insertOnce } from '../core/db';
+import { byId, byIds, Cache, isDuplicateKey } from '../core/db';
 import type { DeliveryStatus } from './constants';
 import { DeliveryCounter, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models';
 
@@ -64,8 +64,20 @@ export async function disableEndpoint(organization_id: string, endpoint_id: stri
 
 // --- events ---
 
-/** True when this call wrote the event; false when it was recorded before (the same change). */
-export const insertEvent = (doc: Omit<EventDoc, 'recorded_at'>) => insertOnce(PlatformEvent, doc);
+/**
+ * True when this call wrote the event; false when it was recorded before (the same change). The
+ * driver's insert, not mongoose's create: the document is built here whole, and an event is
+ * recorded for every change of the award path, where create's casting and validation showed.
+ */
+export async function insertEvent(doc: Omit<EventDoc, 'recorded_at'>): Promise<boolean> {
+  try {
+    await PlatformEvent.collection.insertOne({ ...doc, recorded_at: new Date() } as never);
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
 
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
 
