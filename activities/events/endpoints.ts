@@ -112,6 +112,7 @@ export async function changeEndpoint(organization_id: string, endpoint_id: strin
     // Enabled again by an admin: the platform's reason and the failure streak are history.
     if (change.enabled) unset.push('disabled_reason', 'failing_since');
   }
+  if (!Object.keys(set).length && !unset.length) return getEndpoint(organization_id, endpoint_id);
   const doc = await updateEndpoint(organization_id, endpoint_id, set, unset);
   if (!doc) throw notFound('Webhook endpoint not found');
   return viewEndpoint(doc);

@@ -76,13 +76,12 @@ defineRoute({
   method: 'PATCH',
   paths: ['/api/webhooks/endpoints/:id'],
   tag,
-  summary: 'Changes a webhook endpoint (admin): url, events, enabled (enabling clears the reason the platform disabled it), description (null removes it)',
+  summary: 'Changes a webhook endpoint (admin): the fields named among url, events, enabled (enabling clears the reason the platform disabled it), description (null removes it)',
   auth: 'admin',
   params: idParams,
   query: orgQuery,
-  body: z
-    .object({ url: url.optional(), events: eventsList.optional(), enabled: z.boolean().optional(), description: description.nullable().optional() })
-    .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'name at least one of url, events, enabled, description' }),
+  // Fields left out stay as they are (an empty body changes nothing and answers the endpoint).
+  body: z.object({ url: url.optional(), events: eventsList.optional(), enabled: z.boolean().optional(), description: description.nullable().optional() }),
   response: z.object({ success: z.literal(true), endpoint }),
   handler: async ({ principal, params, query, body }) => ({ success: true, endpoint: await changeEndpoint(organizationFor(principal, query.organization_id), params.id, body) }),
 });
