@@ -39,6 +39,7 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Att
     now = true;
   });
   const started = Date.now();
+  let busy = 0;
   for (let attempt = 1; ; attempt += 1) {
     const delay = retryDelay(attempt, input.base_ms, Math.random());
     const fits = Date.now() - started + delay <= input.horizon_ms;
@@ -52,6 +53,17 @@ export async function webhookDeliveryWorkflow(input: DeliveryInput): Promise<Att
       // other, so the run keeps its schedule instead of ending with the delivery still due.
       out = { outcome: fits ? 'retry' : 'failed' };
     }
+    if (out.outcome === 'busy') {
+      // Not an attempt: the organization's share of the worker is taken. Ask again, each time
+      // later (2 s, 4 s, … at most a minute), unless the schedule has run out meanwhile.
+      busy += 1;
+      attempt -= 1;
+      const wait = Math.min(2000 * 2 ** Math.min(busy - 1, 5), 60_000) * (0.8 + 0.4 * Math.random());
+      if (Date.now() - started + wait > input.horizon_ms) return { outcome: 'failed', attempts: attempt };
+      await condition(() => now, wait);
+      continue;
+    }
+    busy = 0;
     if (out.outcome !== 'retry') return { ...out, attempts: attempt };
     await condition(() => now, delay);
   }

@@ -87,7 +87,9 @@ export async function resolveWebhookTarget(raw: unknown, allowPrivate = config()
   if (url.username || url.password) throw refuse('must not carry credentials');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const family = net.isIP(host);
-  const addresses = family ? [{ address: host, family }] : await resolve(host).catch(() => []);
+  // A name server that never answers must not hold the caller (an endpoint's save, an attempt) for long.
+  const lookupTimeout = new Promise<[]>((r) => setTimeout(() => r([]), 5000).unref());
+  const addresses = family ? [{ address: host, family }] : await Promise.race([resolve(host).catch(() => [] as []), lookupTimeout]);
   if (!addresses.length) throw refuse(`${host} does not resolve`);
   if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw refuse(`${host} is a private or local address`);
   return { url, addresses };

@@ -24,6 +24,8 @@ export const DELIVERY_STATUSES = ['pending', 'retrying', 'succeeded', 'failed'] 
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 export const MAX_ENDPOINTS_PER_ORGANIZATION = 20;
+/** A test ping per endpoint at most this often (each is an event kept 30 days and a delivery run). */
+export const PING_GAP_SECONDS = 10;
 /** Events and deliveries are kept this long (the event log's catch-up window). */
 export const EVENT_RETENTION_DAYS = 30;
 /** A rotated secret keeps signing this long by default, and at most 7 days. */

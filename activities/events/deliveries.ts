@@ -7,7 +7,7 @@
  * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
  */
 import { config } from '../core/config';
-import { notFound } from '../core/errors';
+import { conflict, notFound } from '../core/errors';
 import { postJson, resolveWebhookTarget } from '../engines/webhooks';
 import type { DeliveryStatus } from './constants';
 import { deliveryRuns, type DeliveryRun } from './emit';
@@ -24,10 +24,26 @@ export interface AttemptInput extends DeliveryRun {
 }
 
 export interface AttemptResult {
-  /** retry: failed, another attempt is due; ended: nothing was sent (the endpoint or event is gone or disabled) */
-  outcome: 'succeeded' | 'retry' | 'failed' | 'ended';
+  /**
+   * retry: failed, another attempt is due; ended: nothing was sent (the endpoint or event is gone
+   * or disabled); busy: nothing was tried, the organization's share of this worker's attempts is
+   * taken (ask again later, it is not an attempt)
+   */
+  outcome: 'succeeded' | 'retry' | 'failed' | 'ended' | 'busy';
   status?: number;
 }
+
+/**
+ * Attempts at once in one worker process, in all and per organization. Each attempt holds one of
+ * the worker's local-activity slots (shared with every other workflow) for up to 10 s: a receiver
+ * that never answers may hold at most its organization's share, and all receivers together at
+ * most a third of the slots (the SDK's default is 100), so no organization's endpoints, and no
+ * endpoint at all, can hold up another organization's deliveries or the platform's other work.
+ */
+const MAX_ATTEMPTS_IN_FLIGHT = 32;
+const MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION = 8;
+const inFlight = new Map<string, number>();
+let inFlightTotal = 0;
 
 const DAY_MS = 86_400_000;
 
@@ -47,6 +63,22 @@ function countOutcome(outcome: string): void {
 }
 
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
+  const org = input.organization_id;
+  const mine = inFlight.get(org) ?? 0;
+  if (inFlightTotal >= MAX_ATTEMPTS_IN_FLIGHT || mine >= MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION) return { outcome: 'busy' };
+  inFlight.set(org, mine + 1);
+  inFlightTotal += 1;
+  try {
+    return await attempt(input);
+  } finally {
+    inFlightTotal -= 1;
+    const left = (inFlight.get(org) ?? 1) - 1;
+    if (left) inFlight.set(org, left);
+    else inFlight.delete(org);
+  }
+}
+
+async function attempt(input: AttemptInput): Promise<AttemptResult> {
   const d: DeliveryKey = { _id: input.delivery_id, organization_id: input.organization_id, endpoint_id: input.endpoint_id, event_id: input.event_id, event_type: input.event_type };
   const [endpoint, event] = await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
   if (!endpoint || endpoint.organization_id !== d.organization_id) {
@@ -137,11 +169,15 @@ export async function listDeliveries(f: DeliveryFilter, page: number, limit: num
   return { deliveries: rows.slice(0, limit).map(viewDelivery), page, limit, has_more: rows.length > limit };
 }
 
-/** An attempt now, whatever the delivery's state (a delivered one is sent again: receivers deduplicate by webhook-id). */
+/**
+ * An attempt now, whatever the delivery's state (a delivered one is sent again: receivers
+ * deduplicate by webhook-id). One at a time: while a retry asked for is not attempted yet
+ * (`pending`), another is 409.
+ */
 export async function retryDelivery(organization_id: string, delivery_id: string): Promise<DeliveryView> {
   const d = await deliveryOf(organization_id, delivery_id);
   if (!d) throw notFound('Delivery not found');
-  await markPending(d._id);
+  if (!(await markPending(d._id))) throw conflict('An attempt of this delivery is already due; its result shows in the delivery');
   await deliveryRuns.get().retry({ delivery_id: d._id, organization_id, endpoint_id: d.endpoint_id, event_id: d.event_id, event_type: d.event_type });
   return viewDelivery((await deliveryById(d._id)) ?? d);
 }

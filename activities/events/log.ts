@@ -1,9 +1,10 @@
 /** The event log: what happened in an organization, kept EVENT_RETENTION_DAYS, for consumers catching up. */
 import { newId } from '../core/ids';
-import { notFound } from '../core/errors';
+import { notFound, PlatformError } from '../core/errors';
+import { PING_GAP_SECONDS } from './constants';
 import { recordEvent } from './emit';
 import type { EventDoc } from './models';
-import { endpointOf, eventsPage, type EventFilter } from './store';
+import { endpointOf, eventsPage, takePingSlot, type EventFilter } from './store';
 
 /** An event as delivered: the same object every endpoint received (its `body`). */
 export const viewEvent = (e: EventDoc) => ({ ...(JSON.parse(e.body) as { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> }), recorded_at: new Date(e.recorded_at).toISOString() });
@@ -17,6 +18,9 @@ export async function listEvents(f: EventFilter, page: number, limit: number) {
 export async function sendPing(organization_id: string, endpoint_id: string): Promise<string> {
   const endpoint = await endpointOf(organization_id, endpoint_id);
   if (!endpoint) throw notFound('Webhook endpoint not found');
+  if (!(await takePingSlot(organization_id, endpoint_id, PING_GAP_SECONDS * 1000))) {
+    throw new PlatformError(429, `One test ping per endpoint every ${PING_GAP_SECONDS} s`, undefined, { 'Retry-After': String(PING_GAP_SECONDS) });
+  }
   const key = newId('ping');
   return recordEvent({ organization_id, type: 'ping', key, data: { endpoint_id, message: 'A test event sent from the platform' } }, endpoint_id);
 }

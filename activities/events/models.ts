@@ -17,6 +17,8 @@ const endpointSchema = new Schema(
     secrets: { type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }], required: true },
     failing_since: { type: Date },
     disabled_reason: { type: String },
+    /** the last test ping: one per PING_GAP_SECONDS per endpoint */
+    last_ping_at: { type: Date },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -32,6 +34,7 @@ export interface EndpointDoc {
   secrets: { value: string; expires_at?: Date }[];
   failing_since?: Date;
   disabled_reason?: string;
+  last_ping_at?: Date;
   created_at: Date;
   updated_at: Date;
 }

@@ -49,6 +49,16 @@ export async function deleteEndpoint(organization_id: string, endpoint_id: strin
 }
 
 /** Remembers the first failure since the last success (a later failure keeps the first date). */
+/** Takes the endpoint's ping slot: false when a ping was sent less than `gap_ms` ago. */
+export async function takePingSlot(organization_id: string, endpoint_id: string, gap_ms: number): Promise<boolean> {
+  const now = new Date();
+  const res = await WebhookEndpoint.updateOne(
+    { _id: endpoint_id, organization_id, $or: [{ last_ping_at: null }, { last_ping_at: { $lte: new Date(now.getTime() - gap_ms) } }] },
+    { $set: { last_ping_at: now } },
+  );
+  return res.modifiedCount === 1;
+}
+
 export async function markFailing(endpoint_id: string, at: Date): Promise<void> {
   await WebhookEndpoint.updateOne({ _id: endpoint_id, failing_since: null }, { $set: { failing_since: at } });
 }
@@ -145,9 +155,9 @@ export async function endDelivery(d: DeliveryKey, final_reason: string): Promise
   await WebhookDelivery.updateOne({ _id }, { $set: { status: 'failed', final_reason }, $setOnInsert: { ...key, attempts: [] }, $unset: { next_attempt_at: 1 } }, { upsert: true });
 }
 
-/** A manual retry: due now again. */
-export async function markPending(delivery_id: string): Promise<void> {
-  await WebhookDelivery.updateOne({ _id: delivery_id }, { $set: { status: 'pending', next_attempt_at: new Date() }, $unset: { final_reason: 1 } });
+/** A manual retry: due now again; false when one is already due (`pending`). */
+export async function markPending(delivery_id: string): Promise<boolean> {
+  return (await WebhookDelivery.updateOne({ _id: delivery_id, status: { $ne: 'pending' } }, { $set: { status: 'pending', next_attempt_at: new Date() }, $unset: { final_reason: 1 } })).modifiedCount === 1;
 }
 
 export interface DeliveryFilter {

@@ -32,10 +32,12 @@ export async function sweepEvents(now = new Date()): Promise<SweepResult> {
   const recorded: Record<string, number> = {};
   for (const [name, source] of sources) recorded[name] = await source(before);
   let fanned_out = 0;
+  const failed = new Set<string>();
   for (;;) {
-    const batch = await unfannedEvents(before, BATCH);
-    for (const doc of batch) await fanOut(doc);
-    fanned_out += batch.length;
+    const batch = (await unfannedEvents(before, BATCH + failed.size)).filter((doc) => !failed.has(doc._id));
+    // One event that cannot be fanned out (its endpoint's start refused) waits for the next sweep
+    // without holding up the others or the retention below.
+    for (const doc of batch.slice(0, BATCH)) await fanOut(doc).then(() => (fanned_out += 1), () => failed.add(doc._id));
     if (batch.length < BATCH) break;
   }
   const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
