@@ -38,6 +38,19 @@ describe('webhook endpoints', () => {
     expect((await call('GET', `/api/webhooks/endpoints/${id}`, { key: t.adminKey })).status).toBe(404);
   });
 
+  it('keeps at most 20 endpoints per organization under concurrent creates, and says who created each', async () => {
+    const tenant = await newTenant();
+    const creates = await Promise.all(Array.from({ length: 26 }, (_, i) => call('POST', '/api/webhooks/endpoints', { key: tenant.adminKey, json: { url: rx.url(`/cap-${i}`), events: ['*'] } })));
+    expect(creates.filter((c) => c.status === 201)).toHaveLength(20);
+    expect(creates.filter((c) => c.status === 409)).toHaveLength(6);
+    const made = creates.find((c) => c.status === 201)!.body.endpoint;
+    expect(made.created_by).toEqual({ key_id: expect.stringMatching(/^key_/), user_id: tenant.admin.user_id });
+    expect((await call('GET', '/api/webhooks/endpoints', { key: tenant.adminKey })).body.endpoints).toHaveLength(20);
+    expect((await call('DELETE', `/api/webhooks/endpoints/${made.id}`, { key: tenant.adminKey })).status).toBe(200);
+    expect((await call('POST', '/api/webhooks/endpoints', { key: tenant.adminKey, json: { url: rx.url('/cap-again'), events: ['*'] } })).status).toBe(201);
+    expect((await call('POST', '/api/webhooks/endpoints', { key: tenant.adminKey, json: { url: rx.url('/cap-over'), events: ['*'] } })).status).toBe(409);
+  });
+
   it('refuses bad input with 422 and changes nothing', async () => {
     const bad = [
       { url: 'ftp://example.com/x', events: ['*'] },

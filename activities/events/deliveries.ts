@@ -124,8 +124,8 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   if (!endpoint.failing_since) await markFailing(endpoint._id, at);
   const since = endpoint.failing_since ?? at;
   const limitDays = config().WEBHOOK_DISABLE_AFTER_DAYS;
-  if (at.getTime() - since.getTime() >= limitDays * DAY_MS) {
-    await disableEndpoint(endpoint.organization_id, endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`);
+  // Decided on the stored date (an admin who enabled the endpoint meanwhile cleared it).
+  if (at.getTime() - since.getTime() >= limitDays * DAY_MS && (await disableEndpoint(endpoint.organization_id, endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`, new Date(at.getTime() - limitDays * DAY_MS)))) {
     await recordAttempt(d, attempt, 'failed', undefined, `the endpoint failed for ${limitDays} days without a success and is disabled`);
     countOutcome('gave_up');
     return { outcome: 'failed', status };

@@ -9,7 +9,7 @@ import { newId } from '../core/ids';
 import { checkWebhookTarget } from '../engines/webhooks';
 import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants';
 import type { EndpointDoc } from './models';
-import { countEndpoints, deleteEndpoint, endpointOf, endpointsOf, insertEndpoint, updateEndpoint } from './store';
+import { deleteEndpoint, endpointOf, endpointsOf, giveEndpointPlace, insertEndpoint, takeEndpointPlace, updateEndpoint } from './store';
 import { newSecret } from './signing';
 
 export interface EndpointView {
@@ -25,6 +25,8 @@ export interface EndpointView {
   failing_since: string | null;
   /** until when the previous secret also signs (after a rotation) */
   previous_secret_expires_at: string | null;
+  /** the key that created it, and that key's user */
+  created_by: { key_id: string; user_id: string } | null;
   created_at: string;
   updated_at: string;
 }
@@ -43,6 +45,7 @@ export function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
     disabled_reason: e.disabled_reason ?? null,
     failing_since: iso(e.failing_since),
     previous_secret_expires_at: iso(previous?.expires_at),
+    created_by: e.created_by ? { key_id: e.created_by.key_id, user_id: e.created_by.user_id } : null,
     created_at: iso(e.created_at)!,
     updated_at: iso(e.updated_at)!,
   };
@@ -66,23 +69,29 @@ function checkEvents(events: string[]): string[] {
 
 const checkUrl = async (url: string) => (await checkWebhookTarget(url, undefined, undefined, 'url')).toString();
 
-export async function createEndpoint(input: { organization_id: string; url: string; events: string[]; description?: string }): Promise<{ endpoint: EndpointView; secret: string }> {
+export async function createEndpoint(input: { organization_id: string; url: string; events: string[]; description?: string; created_by: { key_id: string; user_id: string } }): Promise<{ endpoint: EndpointView; secret: string }> {
   const events = checkEvents(input.events);
   const url = await checkUrl(input.url);
-  if ((await countEndpoints(input.organization_id)) >= MAX_ENDPOINTS_PER_ORGANIZATION) {
+  if (!(await takeEndpointPlace(input.organization_id, MAX_ENDPOINTS_PER_ORGANIZATION))) {
     throw conflict(`An organization has at most ${MAX_ENDPOINTS_PER_ORGANIZATION} webhook endpoints`);
   }
   const secret = newSecret();
-  const doc = await insertEndpoint({
-    _id: newId('we'),
-    organization_id: input.organization_id,
-    url,
-    events,
-    enabled: true,
-    description: input.description,
-    secrets: [{ value: encryptSecret(secret) }],
-  });
-  return { endpoint: viewEndpoint(doc.toObject() as unknown as EndpointDoc), secret };
+  try {
+    const doc = await insertEndpoint({
+      _id: newId('we'),
+      organization_id: input.organization_id,
+      url,
+      events,
+      enabled: true,
+      description: input.description,
+      secrets: [{ value: encryptSecret(secret) }],
+      created_by: { key_id: input.created_by.key_id, user_id: input.created_by.user_id },
+    });
+    return { endpoint: viewEndpoint(doc.toObject() as unknown as EndpointDoc), secret };
+  } catch (err) {
+    await giveEndpointPlace(input.organization_id);
+    throw err;
+  }
 }
 
 export async function listEndpoints(organization_id: string): Promise<EndpointView[]> {

@@ -19,6 +19,8 @@ const endpointSchema = new Schema(
     disabled_reason: { type: String },
     /** the last test ping: one per PING_GAP_SECONDS per endpoint */
     last_ping_at: { type: Date },
+    /** the key (and its user) that created the endpoint: an endpoint outlives its creator's key */
+    created_by: { type: { _id: false, key_id: { type: String, required: true }, user_id: { type: String, required: true } } },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -35,6 +37,7 @@ export interface EndpointDoc {
   failing_since?: Date;
   disabled_reason?: string;
   last_ping_at?: Date;
+  created_by?: { key_id: string; user_id: string };
   created_at: Date;
   updated_at: Date;
 }
@@ -129,10 +132,18 @@ export interface DeliveryDoc {
   updated_at: Date;
 }
 
+/**
+ * An organization's number of endpoints (`_id`: the organization): taken by a conditional `$inc`
+ * before an endpoint is inserted and given back when one is deleted, so concurrent creates on any
+ * number of edges never pass the cap.
+ */
+const endpointCountSchema = new Schema({ _id: { type: String, required: true }, n: { type: Number, required: true } }, { versionKey: false });
+
 /** Delivery attempts by outcome, across every worker (`/metrics` reads them): one document per outcome. */
 const counterSchema = new Schema({ _id: { type: String, required: true }, count: { type: Number, required: true } }, { versionKey: false });
 
 export const WebhookEndpoint = mongoose.model('WebhookEndpoint', endpointSchema, 'webhook_endpoints');
 export const PlatformEvent = mongoose.model('PlatformEvent', eventSchema, 'events');
 export const WebhookDelivery = mongoose.model('WebhookDelivery', deliverySchema, 'webhook_deliveries');
+export const EndpointCount = mongoose.model('WebhookEndpointCount', endpointCountSchema, 'webhook_endpoint_counts');
 export const DeliveryCounter = mongoose.model('WebhookDeliveryCounter', counterSchema, 'webhook_delivery_counters');

@@ -5,7 +5,7 @@
  */
 import { byId, byIds, Cache, isDuplicateKey } from '../core/db';
 import type { DeliveryStatus } from './constants';
-import { DeliveryCounter, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models';
+import { DeliveryCounter, EndpointCount, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models';
 
 // --- endpoints ---
 
@@ -35,7 +35,20 @@ const changed = <T>(organization_id: string, v: T): T => {
   return v;
 };
 
-export const countEndpoints = (organization_id: string) => WebhookEndpoint.countDocuments({ organization_id });
+/** Takes one of the organization's `cap` endpoint places; false when all are taken. */
+export async function takeEndpointPlace(organization_id: string, cap: number): Promise<boolean> {
+  try {
+    const res = await EndpointCount.updateOne({ _id: organization_id, n: { $lt: cap } }, { $inc: { n: 1 } }, { upsert: true });
+    return res.modifiedCount === 1 || res.upsertedCount === 1;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false; // the counter exists and is at the cap: the upsert's insert collided
+    throw err;
+  }
+}
+
+export async function giveEndpointPlace(organization_id: string): Promise<void> {
+  await EndpointCount.updateOne({ _id: organization_id, n: { $gt: 0 } }, { $inc: { n: -1 } });
+}
 
 /** `expect`: further conditions the endpoint must still meet (a rotation's current secret). */
 export async function updateEndpoint(organization_id: string, endpoint_id: string, set: Record<string, unknown>, unset: string[] = [], expect: Record<string, unknown> = {}): Promise<EndpointDoc | null> {
@@ -45,7 +58,9 @@ export async function updateEndpoint(organization_id: string, endpoint_id: strin
 }
 
 export async function deleteEndpoint(organization_id: string, endpoint_id: string): Promise<boolean> {
-  return changed(organization_id, (await WebhookEndpoint.deleteOne({ _id: endpoint_id, organization_id })).deletedCount === 1);
+  const deleted = (await WebhookEndpoint.deleteOne({ _id: endpoint_id, organization_id })).deletedCount === 1;
+  if (deleted) await giveEndpointPlace(organization_id);
+  return changed(organization_id, deleted);
 }
 
 /** Remembers the first failure since the last success (a later failure keeps the first date). */
@@ -67,9 +82,13 @@ export async function markSucceeding(endpoint_id: string): Promise<void> {
   await WebhookEndpoint.updateOne({ _id: endpoint_id, failing_since: { $ne: null } }, { $unset: { failing_since: 1 } });
 }
 
-/** Disables an enabled endpoint, saying why; false when it was not enabled (or is gone). */
-export async function disableEndpoint(organization_id: string, endpoint_id: string, reason: string): Promise<boolean> {
-  return changed(organization_id, (await WebhookEndpoint.updateOne({ _id: endpoint_id, enabled: true }, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount === 1);
+/**
+ * Disables an enabled endpoint, saying why; false when it was not enabled (or is gone). `failingSince`:
+ * only if it has been failing since then at the latest (an admin who enabled it meanwhile cleared that).
+ */
+export async function disableEndpoint(organization_id: string, endpoint_id: string, reason: string, failingSince?: Date): Promise<boolean> {
+  const filter: Record<string, unknown> = { _id: endpoint_id, enabled: true, ...(failingSince && { failing_since: { $lte: failingSince } }) };
+  return changed(organization_id, (await WebhookEndpoint.updateOne(filter, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount === 1);
 }
 
 // --- events ---

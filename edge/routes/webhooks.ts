@@ -26,6 +26,7 @@ const endpoint = z.object({
   disabled_reason: z.string().nullable().describe('why the platform disabled it (410 Gone, failing for days)'),
   failing_since: z.string().nullable().describe('the first failed attempt since the last success'),
   previous_secret_expires_at: z.string().nullable().describe('after a rotation: until when the previous secret also signs'),
+  created_by: z.object({ key_id: z.string(), user_id: z.string() }).nullable().describe('the key that created the endpoint, and its user'),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -45,7 +46,7 @@ defineRoute({
   response: withSecret,
   handler: async ({ principal, body }) => {
     const organization_id = organizationFor(principal, body.organization_id);
-    return { success: true, ...(await createEndpoint({ organization_id, url: body.url, events: body.events, description: body.description })) };
+    return { success: true, ...(await createEndpoint({ organization_id, url: body.url, events: body.events, description: body.description, created_by: { key_id: principal.key_id, user_id: principal.user_id } })) };
   },
 });
 
