@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors';
+import { warnLine } from '../core/background';
 import { newId } from '../core/ids';
 import { recordEvent } from '../events';
 import { charge, paymentProvider } from '../engines/payments';
@@ -85,8 +86,8 @@ async function creditAndPublish(p: PurchaseDoc): Promise<TokenCreditDoc> {
   return credit;
 }
 
-const eventFailed = (transaction_id: string, err: unknown): void => void
-  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: "billing: a purchase's event was not recorded; a repeat of the purchase (same idempotency key) or the provider's webhook records it", transaction_id, err: String((err as Error)?.message ?? err) })}\n`);
+const eventFailed = (transaction_id: string, err: unknown): void =>
+  warnLine("billing: a purchase's event was not recorded; a repeat of the purchase (same idempotency key) or the provider's webhook records it", err, { transaction_id });
 
 /**
  * The synchronous purchase's credit and event. The tokens are credited (or the call fails); a

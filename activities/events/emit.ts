@@ -6,6 +6,7 @@
  * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
  */
 import { createHash } from 'node:crypto';
+import { Background } from '../core/background';
 import { handedIn } from '../core/wiring';
 import type { EventType } from './constants';
 import { wants } from './endpoints';
@@ -64,26 +65,16 @@ export async function recordEvent(e: ChangeEvent, only_endpoint?: string): Promi
   const wanted = only_endpoint !== undefined || (await endpointsForFanOut(e.organization_id)).some((x) => x.enabled && wants(x, e.type));
   const doc: Omit<EventDoc, 'recorded_at'> = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: !wanted, created_at, ...(only_endpoint && { only_endpoint }) };
   const inserted = await insertEvent(doc);
-  if (inserted && wanted) background(fanOut(doc));
-  else if (!inserted) background(fanOutById(id));
+  if (inserted && wanted) fanOuts.run(fanOut(doc));
+  else if (!inserted) fanOuts.run(fanOutById(id));
   return id;
 }
 
-const inFlight = new Set<Promise<unknown>>();
-
-/** Work that finishes after the caller's answer; a failure is logged and left to the sweep. */
-function background(work: Promise<unknown>): void {
-  const p = work.catch((err) => {
-    process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: 'events: a fan-out failed; the sweep retries it', err: String((err as Error)?.message ?? err) })}\n`);
-  });
-  inFlight.add(p);
-  void p.finally(() => inFlight.delete(p));
-}
+/** Fan-outs finish after the caller's answer; one that fails is left to the sweep. */
+const fanOuts = new Background('events: a fan-out failed; the sweep retries it');
 
 /** Resolves when the fan-outs started so far have ended (tests, and a process shutting down). */
-export async function eventsSettled(): Promise<void> {
-  while (inFlight.size) await Promise.all([...inFlight]);
-}
+export const eventsSettled = () => fanOuts.settled();
 
 async function fanOutById(event_id: string): Promise<void> {
   const doc = await eventById(event_id);

@@ -5,6 +5,7 @@
  * (every minute) clears the marks of entries whose event is recorded, a batch at a time, and
  * records the events a process that died in between left unrecorded (`publishPendingEntries`).
  */
+import { Background } from '../core/background';
 import { eventId, eventsRecorded, recordEvent, type EventType } from '../events';
 import type { LedgerEntryDoc, LedgerReason } from './models';
 import { clearEventPending, entriesWithPendingEvent } from './store';
@@ -43,23 +44,15 @@ function entryEvent(e: LedgerEntryDoc) {
   };
 }
 
-const failed = (err: unknown): void => void
-  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg: 'loyalty: an entry\'s event was not recorded; the events sweep records it', err: String((err as Error)?.message ?? err) })}\n`);
-
-const inFlight = new Set<Promise<void>>();
+const recordings = new Background("loyalty: an entry's event was not recorded; the events sweep records it");
 
 /** Records the entry's event after the caller's answer. */
 export function publishLater(e: LedgerEntryDoc): void {
-  if (!e.event_pending) return;
-  const p = publishEntry(e).catch(failed);
-  inFlight.add(p);
-  void p.finally(() => inFlight.delete(p));
+  if (e.event_pending) recordings.run(publishEntry(e));
 }
 
 /** Resolves when the events being recorded have been (tests, and a process shutting down). */
-export async function ledgerEventsSettled(): Promise<void> {
-  while (inFlight.size) await Promise.all([...inFlight]);
-}
+export const ledgerEventsSettled = () => recordings.settled();
 
 /** The events sweep's source (workers/root.ts registers it): entries older than `before` still marked; answers how many events it had to record. */
 export async function publishPendingEntries(before: Date): Promise<number> {
