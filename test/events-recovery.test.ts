@@ -3,8 +3,6 @@
  * process that died between a ledger change and its event, or between recording an event and
  * starting its deliveries (the sweep finishes both), and an endpoint failing for days.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseEnv, setConfig } from '../activities/core/config';
 import { closeRuntime, initRuntime } from '../activities/core/runtime';
@@ -16,30 +14,12 @@ import { LedgerEntry } from '../activities/loyalty/models';
 import { stopRevocationWatcher } from '../activities/identity/api-keys';
 import { basicUser, call, newTenant, unique, until } from './helpers/api';
 import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver';
+import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const queue = unique('events-drill');
-const workers: ChildProcess[] = [];
 let rx: Receiver;
 
-/** A worker process exactly as `npm start` runs one, on the drill's task queue. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], {
-    cwd: root,
-    env: { ...process.env, ...inject('platformEnv'), TEMPORAL_TASK_QUEUE: queue },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  workers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('worker: polling')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`drill worker exited (${code}): ${err}`)));
-  });
-  return child;
-}
+const startWorker = () => startDrillWorker(queue);
 
 // This file's own deliveries go to the drill's task queue: only its workers run them.
 beforeAll(async () => {
@@ -48,7 +28,7 @@ beforeAll(async () => {
   rx = await startReceiver();
 });
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+  killDrillWorkers();
   await rx.close();
   await stopRevocationWatcher();
   await closeRuntime();
@@ -82,7 +62,7 @@ describe('events when processes die', () => {
     const u = await basicUser(t);
     const path = unique('/swept');
     const ep = await addEndpoint(t, rx, path, ['points.credited']);
-    if (!workers.some((w) => w.exitCode === null)) await startWorker();
+    if (!drillWorkerRunning()) await startWorker();
     // The entry as the ledger writes it, marked, with no event recorded: what a crash leaves.
     const operation_id = unique('crashed');
     await LedgerEntry.create({ _id: `${t.organization_id}|${u.user_id}|1`, entry_id: unique('pte'), organization_id: t.organization_id, user_id: u.user_id, seq: 1, amount: 12, balance_after: 12, reason: 'action', operation_id, event_pending: true });
@@ -103,7 +83,7 @@ describe('events when processes die', () => {
     const t = await newTenant();
     const path = unique('/unfanned');
     const ep = await addEndpoint(t, rx, path);
-    if (!workers.some((w) => w.exitCode === null)) await startWorker();
+    if (!drillWorkerRunning()) await startWorker();
     const id = eventId(t.organization_id, 'points.expired', 'crash-test');
     const body = JSON.stringify({ id, type: 'points.expired', created_at: new Date().toISOString(), organization_id: t.organization_id, data: { note: 'recorded before a crash' } });
     await PlatformEvent.create({ _id: id, organization_id: t.organization_id, type: 'points.expired', body, fanned_out: false, created_at: new Date() });

@@ -3,8 +3,6 @@
  * starts: a worker killed (SIGKILL) while a scan waits for validation, a new worker, the
  * validation, points credited once; and a pending scan expiring at its deadline.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { config, parseEnv, setConfig } from '../activities/core/config';
@@ -14,30 +12,12 @@ import { processedUpdate, ticketScanWorkflow, validateUpdate, type ScanInput, ty
 import { basicUser, call, unique } from './helpers/api';
 import { renderReceipt } from './helpers/receipts';
 import { balance, groceries, shop } from './helpers/shop';
+import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
 const queue = unique('scan-drill');
 let client: Client;
-const workers: ChildProcess[] = [];
 
-/** A worker process exactly as `npm start` runs one, on the drill's task queue. */
-async function startWorker(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], {
-    cwd: root,
-    env: { ...process.env, ...inject('platformEnv'), TEMPORAL_TASK_QUEUE: queue },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  workers.push(child);
-  await new Promise<void>((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => {
-      err += d.toString();
-      if (err.includes('worker: polling')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`drill worker exited (${code}): ${err}`)));
-  });
-  return child;
-}
+const startWorker = () => startDrillWorker(queue);
 
 beforeAll(async () => {
   const env = inject('platformEnv');
@@ -46,7 +26,7 @@ beforeAll(async () => {
   client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }), namespace: env.TEMPORAL_NAMESPACE });
 });
 afterAll(async () => {
-  for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
+  killDrillWorkers();
   await client?.connection.close();
   await closeRuntime();
 });
@@ -102,7 +82,7 @@ describe('scan drills', () => {
   it('rejects a scan still pending at its deadline, crediting nothing', async () => {
     const s = await shop();
     const user = await basicUser(s.t);
-    if (!workers.some((w) => w.exitCode === null)) await startWorker();
+    if (!drillWorkerRunning()) await startWorker();
     const { handle, scan } = await startScan(s, user, 2 / 3600, '2026-11-11');
     expect(scan.status).toBe('pending_validation');
     const out = (await handle.result()) as ScanView;
