@@ -2,12 +2,12 @@
  * Builds the h3 application from the route definitions: authentication, rate limiting, parsing,
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
-import { createApp, createRouter, eventHandler, getRequestHeader, send, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
+import { createApp, createRouter, eventHandler, getRequestHeader, send, sendStream, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
 import { config } from '../activities/core/config';
 import { createLogger, type Logger } from '../activities/core/logger';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
-import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, type RouteDef } from './http';
+import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http';
 import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
 import { newRequestContext, runInRequest, type RequestContext } from './request-context';
@@ -125,6 +125,13 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         }
         const result = await def.handler({ event, principal, body, query, params, form, file });
         if (result instanceof Reply) return sendJson(event, result.status, result.body, result.headers);
+        if (def.produces && result instanceof StreamedFile) {
+          setResponseStatus(event, def.status ?? 200);
+          setResponseHeader(event, 'content-type', def.produces);
+          setResponseHeader(event, 'content-length', result.size);
+          if (result.filename) setResponseHeader(event, 'content-disposition', `attachment; filename="${result.filename}"`);
+          return sendStream(event, result.stream);
+        }
         if (def.produces && Buffer.isBuffer(result)) {
           setResponseStatus(event, def.status ?? 200);
           setResponseHeader(event, 'content-type', def.produces);

@@ -157,6 +157,15 @@ export class Reply {
   ) {}
 }
 
+/** A binary answer streamed from storage (an export's zip) instead of held in memory. */
+export class StreamedFile {
+  constructor(
+    readonly stream: NodeJS.ReadableStream,
+    readonly size: number,
+    readonly filename?: string,
+  ) {}
+}
+
 /** An address as written by a socket or a proxy (`::ffff:1.2.3.4`, `[::1]:443`, `1.2.3.4:80`), or undefined if it is none. */
 function plainAddress(text: string | undefined): string | undefined {
   let a = text?.trim();
