@@ -2,6 +2,7 @@
  * Route definitions: one zod schema per request part drives parsing, validation, the handler's
  * types and the OpenAPI document. defineRoute only records; edge/app.ts mounts them.
  */
+import type { Readable } from 'node:stream';
 import { isIP } from 'node:net';
 import type { H3Event } from 'h3';
 import { getQuery, getRequestHeader, getRouterParams } from 'h3';
@@ -160,7 +161,7 @@ export class Reply {
 /** A binary answer streamed from storage (an export's zip) instead of held in memory. */
 export class StreamedFile {
   constructor(
-    readonly stream: NodeJS.ReadableStream,
+    readonly stream: Readable,
     readonly size: number,
     readonly filename?: string,
   ) {}
