@@ -56,3 +56,8 @@ export async function deleteRecord(organization_id: string, user_id: string, id:
 export async function deleteUserRecords(organization_id: string, user_id: string): Promise<number> {
   return (await SearchRecord.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
 }
+
+/** Every entry of the user (a user's export), newest first, on the (organization_id, user_id, created_at) index. */
+export async function allUserRecords(organization_id: string, user_id: string): Promise<SearchRecordDoc[]> {
+  return SearchRecord.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<SearchRecordDoc[]>();
+}
