@@ -81,3 +81,14 @@ export async function deleteResponsesBefore(cutoff: Date): Promise<number> {
 export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<number> {
   return (await NormalizedResponse.deleteMany({ organization_id, conversation_id, user_id })).deletedCount ?? 0;
 }
+
+/** Every response of the user, any source (a user's export), by the (organization_id, user_id, …) index prefix. */
+export async function allUserResponses(organization_id: string, user_id: string): Promise<StoredResponse[]> {
+  const docs = await NormalizedResponse.find({ organization_id, user_id }).lean<NormalizedDoc[]>();
+  return docs.map(decoded).sort((a, b) => new Date(a.created_at).getTime() - new Date(b.created_at).getTime());
+}
+
+/** Deletes every response of the user (erasure), by the same index prefix. */
+export async function deleteUserResponses(organization_id: string, user_id: string): Promise<number> {
+  return (await NormalizedResponse.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+}
