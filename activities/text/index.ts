@@ -5,3 +5,4 @@ export { STOPWORDS } from './lexicon';
 export { userTextExcerpts } from './store';
 export { processStoredText, similarTexts, storeText } from './text';
 export type { StoredTextInput } from './text';
+export { textUserData } from './user-data';

@@ -53,3 +53,13 @@ export async function embeddingsOf(filter: { organization_id: string; engine: st
 export async function userTextExcerpts(organization_id: string, user_id: string): Promise<Array<{ _id: string; excerpt: string; file_path: string; created_at: Date }>> {
   return TextEmbedding.find({ organization_id, user_id }, { excerpt: 1, file_path: 1, created_at: 1 }).lean();
 }
+
+/** The user's embeddings without their vectors (a user's export), by the (organization_id, user_id) index. */
+export async function userEmbeddings(organization_id: string, user_id: string): Promise<Array<Omit<EmbeddingDoc, 'vector'>>> {
+  return TextEmbedding.find({ organization_id, user_id }, { vector: 0 }).sort({ created_at: 1 }).lean();
+}
+
+/** Deletes the user's embeddings (erasure), by the (organization_id, user_id) index. */
+export async function deleteUserEmbeddings(organization_id: string, user_id: string): Promise<number> {
+  return (await TextEmbedding.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+}
