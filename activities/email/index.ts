@@ -6,3 +6,4 @@ export { checkFreeText, checkRecipient, reserveSend } from './policy';
 export { mailOnce, periodDays, recipientOrOwner } from './reports';
 export type { Mail } from './reports';
 export { emailTask } from './scheduled';
+export { emailUserData } from './user-data';

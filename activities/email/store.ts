@@ -7,6 +7,8 @@
 import { byId, insertOnce } from '../core/db';
 import { EmailLog, SendCount, type EmailLogDoc } from './models';
 
+const BATCH = 500;
+
 export type { EmailLogDoc };
 
 const sentId = (organization_id: string, idempotency_key: string) => `${organization_id}|${idempotency_key}`;
@@ -58,4 +60,33 @@ export async function takeSend(u: HourOfUser, limit: number): Promise<boolean> {
     await SendCount.deleteMany({ organization_id: u.organization_id, user_id: u.user_id, hour: { $lt: u.hour } }).catch(() => undefined);
   }
   return take();
+}
+
+// ---- one person's data (user-data.ts)
+
+/**
+ * The messages sent for the user (a user's export and erasure). `email_log` declares no index on
+ * the user: this filter reads the collection (rare: once per export or erasure). A user's
+ * messages sent through `/email/send` have `_id`s `<organization>|<user_id>:…`, a report's
+ * `<organization>|event:<run id>`, so no `_id` range covers them all.
+ */
+export async function sentRecordsOf(organization_id: string, user_id: string): Promise<EmailLogDoc[]> {
+  return EmailLog.find({ organization_id, user_id }).sort({ sent_at: 1 }).lean<EmailLogDoc[]>();
+}
+
+/** Deletes sent records by `_id`, 500 at a time (each batch answered from the primary key). */
+export async function deleteSentRecords(ids: string[]): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < ids.length; i += BATCH) deleted += (await EmailLog.deleteMany({ _id: { $in: ids.slice(i, i + BATCH) } })).deletedCount ?? 0;
+  return deleted;
+}
+
+/** The user's hourly counters (`count` documents with their `n`, and counted keys), on the (organization_id, user_id, hour) index. */
+export async function sendCountsOf(organization_id: string, user_id: string): Promise<Array<{ _id: string; hour: Date; n?: number }>> {
+  return SendCount.find({ organization_id, user_id }).sort({ hour: 1 }).lean<Array<{ _id: string; hour: Date; n?: number }>>();
+}
+
+/** Deletes the user's hourly counters, on the (organization_id, user_id, hour) index. */
+export async function deleteSendCounts(organization_id: string, user_id: string): Promise<number> {
+  return (await SendCount.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
 }

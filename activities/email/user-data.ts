@@ -1,0 +1,35 @@
+/**
+ * email's part of a user's export and erasure (docs/privacy.md): the record of each message sent
+ * for the user (recipient address, subject, type, transport, time) and the user's hourly send
+ * counters. Addresses and subjects are personal and no total of the organization's is built from
+ * them, so everything is deleted; nothing is kept tombstoned. The message bodies are not stored
+ * (the SMTP server has them).
+ */
+import type { UserData } from '../core/user-data';
+import { deleteSendCounts, deleteSentRecords, sendCountsOf, sentRecordsOf } from './store';
+
+export const emailUserData: UserData = {
+  async export({ organization_id, user_id }) {
+    const [sent, counts] = await Promise.all([sentRecordsOf(organization_id, user_id), sendCountsOf(organization_id, user_id)]);
+    return {
+      data: {
+        emails_sent: sent.map((m) => ({
+          message_id: m.message_id,
+          recipient: m.recipient,
+          email_type: m.email_type,
+          subject: m.subject,
+          transport: m.transport,
+          sent_at: new Date(m.sent_at).toISOString(),
+        })),
+        // the hourly limit's counters: sends counted per hour (the counted keys are hashes: left out)
+        hourly_send_counts: counts.filter((c) => c._id.endsWith('|count')).map((c) => ({ hour: new Date(c.hour).toISOString(), sends: c.n ?? 0 })),
+      },
+      files: [],
+    };
+  },
+  async erase({ organization_id, user_id }) {
+    const sent = await sentRecordsOf(organization_id, user_id);
+    const emails_deleted = await deleteSentRecords(sent.map((m) => m._id));
+    return { emails_deleted, send_counters_deleted: await deleteSendCounts(organization_id, user_id) };
+  },
+};
