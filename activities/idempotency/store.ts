@@ -46,3 +46,19 @@ export async function settleClaim(_id: string, outcome: { result: unknown } | { 
 export async function purgeClaimsBefore(before: Date): Promise<number> {
   return (await IdempotencyKey.deleteMany({ created_at: { $lt: before } })).deletedCount ?? 0;
 }
+
+/**
+ * The user's records (a user's export and erasure). The collection declares no index on the user
+ * (records live IDEMPOTENCY_KEY_HOURS, then retention drops them): this filter reads it.
+ */
+export async function claimsOf(organization_id: string, user_id: string): Promise<StoredClaim[]> {
+  const docs = await IdempotencyKey.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<IdempotencyKeyDoc[]>();
+  return docs.map(claimOf);
+}
+
+/** Deletes records by `_id`, 500 at a time (each batch answered from the primary key). */
+export async function deleteClaims(ids: string[]): Promise<number> {
+  let deleted = 0;
+  for (let i = 0; i < ids.length; i += 500) deleted += (await IdempotencyKey.deleteMany({ _id: { $in: ids.slice(i, i + 500) } })).deletedCount ?? 0;
+  return deleted;
+}
