@@ -7,3 +7,4 @@ export type { Caller } from './gateway';
 export { budgetStatus } from './reservations';
 export { settingsSchema } from './settings';
 export { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from './versions';
+export { llmUserData } from './user-data';

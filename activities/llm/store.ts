@@ -147,3 +147,57 @@ export async function insertMeterEntry(kind: MeterKind, e: { key: string; seq: n
 export async function pruneMeter(kind: MeterKind, before: Date): Promise<void> {
   await meters[kind].deleteMany({ ends_at: { $lt: before } });
 }
+
+// ---- one person's data (user-data.ts)
+
+/** The user's attempts, oldest first: the (organization_id, created_at) index, the user filtered among the organization's. */
+export async function attemptsOfUser(organization_id: string, user_id: string): Promise<AttemptDoc[]> {
+  return Attempt.find({ organization_id, user_id }).sort({ created_at: 1, attempt: 1 }).lean<AttemptDoc[]>();
+}
+
+/** Replaces the user in their attempts by `tombstone` (erasure); the count changed. */
+export async function tombstoneAttempts(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  return (await Attempt.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone } })).modifiedCount ?? 0;
+}
+
+/** Every entry of a meter key, oldest first, on the (key, seq) index. */
+export async function meterEntriesOf(kind: MeterKind, key: string): Promise<MeterEntryDoc[]> {
+  return meters[kind].find({ key }).sort({ seq: 1 }).lean<MeterEntryDoc[]>();
+}
+
+/** Deletes every entry of a meter key, on the (key, seq) index. */
+export async function deleteMeterKey(kind: MeterKind, key: string): Promise<number> {
+  return (await meters[kind].deleteMany({ key })).deletedCount ?? 0;
+}
+
+/** Versions of the scopes whose change was made by `user_id`, on the (scope, version) index. */
+export async function versionsChangedBy(scopes: string[], user_id: string): Promise<ConfigVersion[]> {
+  const docs = await ConfigVersion.find({ scope: { $in: scopes }, changed_by: user_id }).lean<ConfigVersionDoc[]>();
+  return docs.map(versionOf).sort((a, b) => a.changed_at.getTime() - b.changed_at.getTime());
+}
+
+/**
+ * Replaces `user_id` by `tombstone` as the author of versions of the scopes and of the current
+ * configurations (organization's per agent, providers, default), each read by `_id`.
+ */
+export async function tombstoneConfigAuthor(scopes: string[], organizationConfigIds: string[], providerIds: string[], user_id: string, tombstone: string): Promise<{ versions: number; configs: number }> {
+  const versions = (await ConfigVersion.updateMany({ scope: { $in: scopes }, changed_by: user_id }, { $set: { changed_by: tombstone } })).modifiedCount ?? 0;
+  const set = { $set: { updated_by: tombstone } };
+  const configs = await Promise.all([
+    LlmConfig.updateMany({ _id: { $in: organizationConfigIds }, updated_by: user_id }, set),
+    ProviderConfig.updateMany({ _id: { $in: providerIds }, updated_by: user_id }, set),
+    DefaultConfig.updateMany({ _id: 'default', updated_by: user_id }, set),
+  ]);
+  return { versions, configs: configs.reduce((n, r) => n + (r.modifiedCount ?? 0), 0) };
+}
+
+/** The current configurations `user_id` last wrote (organization's per agent, providers, default), by `_id`. */
+export async function configsWrittenBy(organizationConfigIds: string[], providerIds: string[], user_id: string): Promise<Array<{ _id: string; version: number; updated_at: Date }>> {
+  const pick = { _id: 1, version: 1, updated_at: 1 } as const;
+  const found = await Promise.all([
+    LlmConfig.find({ _id: { $in: organizationConfigIds }, updated_by: user_id }, pick).lean<Array<{ _id: string; version: number; updated_at: Date }>>(),
+    ProviderConfig.find({ _id: { $in: providerIds }, updated_by: user_id }, pick).lean<Array<{ _id: string; version: number; updated_at: Date }>>(),
+    DefaultConfig.find({ _id: 'default', updated_by: user_id }, pick).lean<Array<{ _id: string; version: number; updated_at: Date }>>(),
+  ]);
+  return found.flat();
+}
