@@ -4,3 +4,4 @@ export type { ScanRunOpen } from './list';
 export type { VenueMatch } from './matching';
 export { analyseScan, creditScan, mirrorScan, readReceipt, readScanMirror } from './scans';
 export type { ReadReceipt, ScanProduct, ScanStatus } from './scans';
+export { scanningUserData } from './user-data';

@@ -72,3 +72,29 @@ export const fingerprint = (key: string) => byId<ScanFingerprintDoc>(ScanFingerp
 export async function dropFingerprint(key: string, scan_id: string): Promise<void> {
   await ScanFingerprint.deleteOne({ _id: key, scan_id });
 }
+
+// ---- a user's export and erasure (user-data.ts)
+
+/** Every scan of the user, newest first (the `{organization_id, user_id, created_at}` index). */
+export async function userScans(organization_id: string, user_id: string): Promise<TicketScanDoc[]> {
+  return TicketScan.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<TicketScanDoc[]>();
+}
+
+/** Drops these scans' reversal marks (by `_id`, the scan id); how many were there. */
+export async function deleteScanReversals(scan_ids: readonly string[]): Promise<number> {
+  if (!scan_ids.length) return 0;
+  return (await ScanReversal.deleteMany({ _id: { $in: [...scan_ids] } })).deletedCount ?? 0;
+}
+
+/** Drops these scans' mirrors (by `_id`); how many were there. */
+export async function deleteScans(organization_id: string, scan_ids: readonly string[]): Promise<number> {
+  if (!scan_ids.length) return 0;
+  return (await TicketScan.deleteMany({ _id: { $in: [...scan_ids] }, organization_id })).deletedCount ?? 0;
+}
+
+/** Frees fingerprints (by `_id`) still held by the scan named with each; how many were. */
+export async function dropFingerprints(held: ReadonlyArray<{ key: string; scan_id: string }>): Promise<number> {
+  let n = 0;
+  for (const h of held) n += (await ScanFingerprint.deleteOne({ _id: h.key, scan_id: h.scan_id })).deletedCount ?? 0;
+  return n;
+}
