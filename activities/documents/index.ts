@@ -2,3 +2,4 @@
 export { processStoredDocument, thumbnailStoredFile } from './documents';
 export type { ProcessedDocument } from './documents';
 export { documentsTask } from './scheduled';
+export { documentsUserData } from './user-data';
