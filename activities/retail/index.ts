@@ -4,3 +4,4 @@ export { getBrand, organizationProducts, searchableCatalogue, venueProducts } fr
 export { getVenue, nearbyVenues, organizationVenues } from './venues';
 export * as catalogue from './catalogue';
 export * as venues from './venues';
+export { retailUserData } from './user-data';
