@@ -3,3 +3,4 @@ export { transcribeStoredAudio } from './audio';
 export { supportTask } from './scheduled';
 export { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from './support';
 export type { SupportAnswer } from './support';
+export { supportUserData } from './user-data';

@@ -6,7 +6,7 @@
  * articles themselves always carried organization_id, so older databases need nothing.
  */
 import { insertOnce, jsonText } from '../core/db';
-import { KnowledgeArticle, SupportTurn, type ArticleDoc } from './models';
+import { KnowledgeArticle, SupportTurn, type ArticleDoc, type SupportTurnDoc } from './models';
 
 export type { ArticleDoc };
 
@@ -54,4 +54,42 @@ const citationsText = jsonText<TurnCitation[]>(() => []);
 export async function insertTurn(turn: { _id: string; organization_id: string; user_id: string; conversation_id: string; session_id?: string; question: string; answer: string; citations: TurnCitation[]; source_agent: string; escalate: boolean }): Promise<void> {
   const { citations, ...rest } = turn;
   await insertOnce(SupportTurn, { ...rest, citations_json: citationsText.encode(citations) });
+}
+
+// ---- a user's export and erasure (user-data.ts)
+
+export interface UserTurn {
+  _id: string;
+  conversation_id: string;
+  session_id?: string;
+  question: string;
+  answer: string;
+  citations: TurnCitation[];
+  source_agent: string;
+  escalate: boolean;
+  created_at: Date;
+}
+
+/**
+ * The user's turns, oldest first. `support_turns` has no index on user_id: this reads the
+ * organization's turns on the `{organization_id, conversation_id}` prefix and filters the user's.
+ */
+export async function userTurns(organization_id: string, user_id: string): Promise<UserTurn[]> {
+  const docs = await SupportTurn.find({ organization_id, user_id }).sort({ created_at: 1, _id: 1 }).lean<SupportTurnDoc[]>();
+  return docs.map(({ citations_json, organization_id: _o, user_id: _u, ...d }) => ({ ...d, citations: citationsText.decode(citations_json) }));
+}
+
+/** Deletes the user's turns (same read as `userTurns`); how many. */
+export async function deleteUserTurns(organization_id: string, user_id: string): Promise<number> {
+  return (await SupportTurn.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+}
+
+/** The articles the user wrote (an admin's): the organization's knowledge base, by its index. */
+export async function articlesBy(organization_id: string, user_id: string): Promise<ArticleDoc[]> {
+  return KnowledgeArticle.find({ organization_id, created_by: user_id }, { title: 1, tags: 1, created_at: 1, updated_at: 1 }).lean<ArticleDoc[]>();
+}
+
+/** The articles stay (the organization's); their author becomes the tombstone. How many changed. */
+export async function tombstoneArticleAuthor(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  return (await KnowledgeArticle.updateMany({ organization_id, created_by: user_id }, { $set: { created_by: tombstone } }, { timestamps: false })).modifiedCount ?? 0;
 }
