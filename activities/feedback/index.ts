@@ -2,3 +2,4 @@
 export { analyseFeedback, configureFeedback, feedbackStats, submitFeedback } from './feedback';
 export type { StartAnalysis } from './feedback';
 export { feedbackTask } from './scheduled';
+export { feedbackUserData } from './user-data';

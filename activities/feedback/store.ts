@@ -42,3 +42,23 @@ export async function statsRows(filter: { organization_id: string; feedback_type
   const docs = await Feedback.find(query, { rating: 1, feedback_type: 1, analysis_status: 1, sentiment_label: 1, sentiment_score: 1, categories_json: 1 }).lean<FeedbackDoc[]>();
   return docs.map(({ categories_json, ...d }) => ({ ...d, categories: categoriesText.decode(categories_json) }));
 }
+
+// ---- a user's export and erasure (user-data.ts)
+
+/**
+ * The user's feedback, oldest first. `feedback` has no index on user_id: this reads the
+ * organization's feedback on the `{organization_id, created_at}` prefix and filters the user's.
+ */
+export async function userFeedback(organization_id: string, user_id: string): Promise<Array<Omit<FeedbackDoc, 'categories_json'> & { categories: FeedbackCategory[] }>> {
+  const docs = await Feedback.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<FeedbackDoc[]>();
+  return docs.map(({ categories_json, ...d }) => ({ ...d, categories: categoriesText.decode(categories_json) }));
+}
+
+/**
+ * Keeps the user's feedback for the statistics without the person: user_id becomes the tombstone
+ * and the free text (title, comment) is emptied; type, rating, sentiment and categories stay.
+ * One updateMany on the same read as `userFeedback`: a second call finds none. How many changed.
+ */
+export async function anonymizeUserFeedback(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  return (await Feedback.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone, title: '', comment: '' } })).modifiedCount ?? 0;
+}
