@@ -11,3 +11,4 @@ export type { Actor } from './rights';
 export type { EventDoc } from './store';
 export type { EventForRights, ScheduledTask, TaskDefinition } from '../core/scheduled-task';
 export { eventViewA, eventViewB, savedViewA } from './views';
+export { schedulerUserData } from './user-data';

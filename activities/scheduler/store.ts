@@ -344,3 +344,19 @@ export async function windowClaimsNear(event_id: string, at: Date, ms: number, e
 export async function deleteManualRun(doc: Pick<ManualRunDoc, '_id' | 'at'>): Promise<void> {
   await EventManualRun.deleteOne({ _id: doc._id, at: doc.at });
 }
+
+// ---- a user's export and erasure (user-data.ts)
+
+/** Deletes the event's runs (the event_id index); how many. */
+export async function deleteRunsOf(event_id: string): Promise<number> {
+  return (await EventRun.deleteMany({ event_id })).deletedCount ?? 0;
+}
+
+/**
+ * Deletes the user's own cap counters (`u|<organization>|<user>`, `s|<organization>|<user>`), once
+ * their events are gone; the organization's counter stays (removeEvent gave its places back).
+ */
+export async function deleteUserCounters(organization_id: string, user_id: string): Promise<number> {
+  const owner = { organization_id, user_id };
+  return (await EventCounter.deleteMany({ _id: { $in: [counterId('user', owner), counterId('stored', owner)] } })).deletedCount ?? 0;
+}
