@@ -6,6 +6,7 @@
 export { processStoredImage, convertStoredHeic, discardUpload } from './images';
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses';
 export { purgeIdempotencyKeys } from './idempotency';
+export { purgeAuditRecords } from './audit';
 export { recordReferral, creditReferral, completeReferral } from './loyalty';
 export { expireLapsedPoints } from './loyalty';
 export { composeEmail, sendEmail } from './email';
@@ -19,3 +20,4 @@ export { applyPaymentEvent } from './billing';
 export { processStoredText } from './text';
 export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts';
 export { attemptDelivery, sweepEvents } from './events';
+export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy';

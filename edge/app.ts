@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../activities/core/logger';
 import { authenticate, requireLevel } from './auth';
 import { mapError, type ErrorShape } from './errors';
 import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http';
+import { AuditTrail } from './audit-trail';
 import { observeRequest } from './metrics';
 import { RateLimiter } from './rate-limit';
 import { newRequestContext, runInRequest, type RequestContext } from './request-context';
@@ -36,6 +37,7 @@ import './routes/text';
 import './routes/email';
 import './routes/scheduler';
 import './routes/webhooks';
+import './routes/audit';
 import './metrics';
 
 export interface EdgeOptions {
@@ -101,6 +103,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
     const shape: ErrorShape = def.errors ?? 'detail';
     const handle = async (event: H3Event) => {
       let principal = undefined as unknown as Principal;
+      let trail: AuditTrail | undefined;
       try {
         if (def.auth !== 'none') {
           principal = await authenticate(event);
@@ -115,7 +118,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         const query = parseWith(def.query, queryOf(event), 'query');
         let body: unknown;
         let form: unknown;
-        let file;
+        let file: Awaited<ReturnType<typeof readForm>>['file'];
         if (def.body) body = parseWith(def.body, await readJson(event, def.jsonUpload ? base64Room(cfg.maxUploadBytes) : undefined), 'body');
         if (def.form) {
           const parsed = await readForm(event, cfg.maxUploadBytes);
@@ -123,7 +126,11 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
           if (def.form.file && !parsed.file) throw invalid('file', 'a file upload is required');
           file = parsed.file;
         }
-        const result = await def.handler({ event, principal, body, query, params, form, file });
+        // An admin's change: its intent now, its record once the handler succeeded, before the answer.
+        trail = await AuditTrail.begin(def, principal, { params, query, body, form }, requestOf(event).request_id, logger);
+        const call = () => def.handler({ event, principal, body, query, params, form, file });
+        const result = await (trail ? trail.run(call) : call());
+        await trail?.answered(event, result);
         if (result instanceof Reply) return sendJson(event, result.status, result.body, result.headers);
         if (def.produces && result instanceof StreamedFile) {
           setResponseStatus(event, def.status ?? 200);
@@ -144,6 +151,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         }
         return sendJson(event, def.status ?? 200, result);
       } catch (err) {
+        trail?.failed();
         // Keyless routes are called by operators' systems (the payment provider), not end users.
         const audience = def.auth === 'none' || (principal && principal.level >= 1) ? 'operator' : 'end_user';
         const mapped = mapError(err, shape, logFor(event), audience);

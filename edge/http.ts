@@ -54,7 +54,22 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
   status?: number;
   /** unauthenticated routes are rate limited per client address */
   rateLimit?: 'key' | 'ip' | 'none';
+  /**
+   * The audit trail (edge/audit-trail.ts): a POST, PUT, PATCH or DELETE made with an admin or
+   * system_admin key that succeeds leaves one record. `false` for a mutating route that changes
+   * nothing (analysis, search, previews); otherwise the record's action and target where the ones
+   * derived from the tag, method and path would be poor.
+   */
+  audit?: false | RouteAudit<B, Q, P>;
   handler: (ctx: Ctx<B, Q, P, F>) => Promise<unknown> | unknown;
+}
+
+/** What a route's audit record says it changed, when the derived action and target would be poor. */
+export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
+  /** a stable dotted name: `webhook_endpoint.create`, `api_key.revoke` */
+  action?: string;
+  /** what was changed: from the path, the body or the answer (a created id) */
+  target?: (c: { params: P; body: B; query: Q; result: any; principal: Principal }) => { type: string; id: string | number } | undefined;
 }
 
 export const routes: RouteDef<any, any, any, any>[] = [];

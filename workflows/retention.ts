@@ -2,14 +2,17 @@ import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities';
 import { BACKGROUND } from './retry';
 
-const { purgeNormalizedResponses, purgeIdempotencyKeys } = proxyActivities<typeof activities>({ startToCloseTimeout: '10 minutes', retry: BACKGROUND });
+const { purgeNormalizedResponses, purgeIdempotencyKeys, purgeAuditRecords } = proxyActivities<typeof activities>({ startToCloseTimeout: '10 minutes', retry: BACKGROUND });
 
 /**
  * Run by the Schedule `retention:normalized-responses:<task queue>`: deletes responses past
- * retention, and Idempotency-Key records past their 24 hours.
+ * retention, Idempotency-Key records past their 24 hours, and audit records past
+ * AUDIT_RETENTION_DAYS (after appending the intents a crash left, as outcome unknown). The audit
+ * step is the last command, so a run recorded before it was added replays unchanged.
  */
-export async function retentionWorkflow(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null; idempotency_keys_deleted: number }> {
+export async function retentionWorkflow(input: { retention_days: number }): Promise<{ deleted: number; cutoff: string | null; idempotency_keys_deleted: number; audit: { removed: number; unknown_recorded: number } }> {
   const responses = await purgeNormalizedResponses(input);
   const keys = await purgeIdempotencyKeys();
-  return { ...responses, idempotency_keys_deleted: keys.deleted };
+  const audit = await purgeAuditRecords({});
+  return { ...responses, idempotency_keys_deleted: keys.deleted, audit: { removed: audit.removed, unknown_recorded: audit.unknown_recorded } };
 }

@@ -78,6 +78,8 @@ export const envSchema = z.object({
   PLATFORM_BIN_DIR: optional,
   PUBLIC_URL: optional,
   RESPONSE_RETENTION_DAYS: z.coerce.number().min(0).default(90),
+  // Audit records (docs/components/audit.md) are kept this many days, then removed by the hourly retention run.
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(400),
   WEBHOOK_SIGNING_SECRET: optional,
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   // Outgoing events (docs/components/events.md): the first retry's delay (each next one is 4 times

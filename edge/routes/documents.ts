@@ -44,6 +44,7 @@ defineRoute({
   tag,
   summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  audit: false,
   idempotent: true,
   form: { file: true, fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }) },
   response: z.object({
@@ -73,6 +74,7 @@ defineRoute({
   tag,
   summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
   auth: 'key',
+  audit: false,
   idempotent: true,
   form: {
     file: true,

@@ -22,6 +22,7 @@ defineRoute({
   tag: 'email',
   summary: 'Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once',
   auth: 'key',
+  audit: { action: 'email.send', target: ({ result }) => ({ type: 'email', id: result.message_id }) },
   idempotent: true,
   body: z.object({
     user_id: requiredId,

@@ -17,6 +17,7 @@ defineRoute({
   tag,
   summary: 'Stores feedback; its sentiment and categories are analysed asynchronously (workflow feedback-analysis:<id>)',
   auth: 'key',
+  audit: { action: 'feedback.submit', target: ({ result }) => ({ type: 'feedback', id: result.feedback_id }) },
   body: z
     .object({
       user_id: requiredId,

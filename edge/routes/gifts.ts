@@ -89,6 +89,7 @@ defineRoute({
   errors,
   summary: 'Creates a gift (admin); required fields depend on gift_type',
   auth: 'admin',
+  audit: { action: 'gift.create', target: ({ result }) => ({ type: 'gift', id: result.gift.id }) },
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
   response: z.object({ success: z.literal(true), gift }),
@@ -102,6 +103,7 @@ defineRoute({
   errors,
   summary: 'Replaces a gift (admin); same body as create',
   auth: 'admin',
+  audit: { action: 'gift.update', target: ({ params }) => ({ type: 'gift', id: params.gift_id }) },
   params: giftId,
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
@@ -116,6 +118,7 @@ defineRoute({
   errors,
   summary: 'Deletes a gift (admin); past redemptions keep its name and price',
   auth: 'admin',
+  audit: { action: 'gift.delete', target: ({ params }) => ({ type: 'gift', id: params.gift_id }) },
   params: giftId,
   query: z.object({ organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string() }),
@@ -163,6 +166,7 @@ defineRoute({
   errors,
   summary: "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
   auth: 'key',
+  audit: { action: 'gift.redeem', target: ({ result }) => ({ type: 'redemption', id: result.redemption.id }) },
   idempotent: true,
   params: giftId,
   body: z.object({
@@ -232,6 +236,7 @@ defineRoute({
   summary:
     "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). Refunded asks it once too: delivered is 409 naming it (complete it instead), a final refusal or no answer refunds. The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
   auth: 'admin',
+  audit: { action: 'redemption.settle', target: ({ params }) => ({ type: 'redemption', id: params.redemption_id }) },
   params: z.object({ redemption_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({

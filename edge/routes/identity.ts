@@ -31,6 +31,7 @@ defineRoute({
   tag,
   summary: 'Creates an organization (system admin)',
   auth: 'sysadmin',
+  audit: { action: 'organization.create', target: ({ result }) => ({ type: 'organization', id: result.organization.organization_id }) },
   body: z.object({ organization_id: orgIdPattern.optional(), name: z.string().trim().min(1).max(200), tier: z.enum(TIERS) }),
   response: z.object({ success: z.literal(true), organization }),
   handler: async ({ body }) => new Reply(201, { success: true, organization: await createOrganization(body) }),
@@ -56,6 +57,7 @@ defineRoute({
   tag,
   summary: 'Renames an organization or changes its tier (system admin)',
   auth: 'sysadmin',
+  audit: { action: 'organization.update', target: ({ params }) => ({ type: 'organization', id: params.organization_id }) },
   params: z.object({ organization_id: requiredId }),
   body: z.object({ name: z.string().trim().min(1).max(200).optional(), tier: z.enum(TIERS).optional() }),
   response: z.object({ success: z.literal(true), organization }),
@@ -75,6 +77,7 @@ defineRoute({
   tag,
   summary: 'Creates a user, idempotent on idp_id (a repeat updates email/display_name)',
   auth: 'key',
+  audit: { action: 'user.upsert', target: ({ result }) => ({ type: 'user', id: result.user.user_id }) },
   body: z.object({
     idp_id: requiredId.refine((v) => !isPlatformUserId(v), 'usr_… is reserved for platform user ids'),
     organization_id: organizationId,
@@ -114,6 +117,7 @@ defineRoute({
   tag,
   summary: "Updates a user's email, display name or shared rate limit (null removes)",
   auth: 'key',
+  audit: { action: 'user.update', target: ({ result }) => ({ type: 'user', id: result.user.user_id }) },
   params: z.object({ user_ref: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({

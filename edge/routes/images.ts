@@ -44,6 +44,7 @@ defineRoute({
   tag,
   summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  audit: false,
   idempotent: true,
   form: {
     file: true,
@@ -84,6 +85,7 @@ defineRoute({
   tag,
   summary: 'Converts a HEIC/HEIF photo to an upright full-size JPEG (workflow heic:<media_id>)',
   auth: 'key',
+  audit: false,
   form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
   produces: 'image/jpeg',
   handler: async ({ principal, form, file }) => {

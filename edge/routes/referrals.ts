@@ -19,6 +19,7 @@ defineRoute({
   tag,
   summary: "The user's referral code, its URL, and a QR code (base64 PNG) of that URL",
   auth: 'key',
+  audit: false,
   body: z.object({ idp_id: requiredId, organization_id: organizationId }),
   response: z.object({ success: z.literal(true), qr_code: z.string(), referral_url: z.string(), referral_code: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),
   handler: async ({ principal, body }) => {
@@ -81,6 +82,7 @@ defineRoute({
   summary:
     "Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code. 409 when the user was referred by someone else, when the referrer is a user they referred, or when their account is older than the rules' referral_window_days",
   auth: 'key',
+  audit: { action: 'referral.process', target: ({ result }) => ({ type: 'referral', id: result.referral_id }) },
   body: z.object({
     referred_internal_id: requiredId.describe("the newcomer; a basic key's own user"),
     referrer_internal_id: requiredId.describe("the referrer's referral code; an admin may also give a user id or idp_id"),

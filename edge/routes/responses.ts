@@ -55,6 +55,7 @@ defineRoute({
   tag: 'responses',
   summary: "Deletes a user's conversation and the normalized responses stored for it",
   auth: 'key',
+  audit: { action: 'conversation.delete', target: ({ params }) => ({ type: 'conversation', id: params.conversation_id }) },
   params: z.object({ conversation_id: requiredId }),
   query: z.object({ user_id: requiredId, organization_id: organizationId }),
   response: z.object({ success: z.literal(true), conversation_id: z.string(), deleted_conversation: z.boolean(), deleted_responses: z.number() }),

@@ -118,6 +118,7 @@ async function listScope(p: Principal, query: z.infer<typeof listQuery>) {
 // ---- Both variants: delete and execute are the same operation with the same answer.
 defineRoute({
   method: 'DELETE', paths: ['/scheduler/events/:event_id', '/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.delete', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Deletes an event and its Schedule',
   params: idParam, query: orgQuery,
   response: z.object({ success: z.literal(true), message: z.string() }),
@@ -125,6 +126,7 @@ defineRoute({
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.execute', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run. A basic key: 429 with Retry-After within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC of the last run; 409 for an ended event (update it to run again); the event\'s overlap policy',
   params: idParam, query: orgQuery, idempotent: true,
   response: z.object({
@@ -142,6 +144,7 @@ const pauseAnswer = z.object({ success: z.literal(true), event_id: z.string(), p
 for (const [action, paused] of [['pause', true], ['resume', false]] as const) {
   defineRoute({
     method: 'POST', paths: [`/scheduler/events/:event_id/${action}`, `/api/scheduler-service/events/:event_id/${action}`], tag, auth: 'key',
+    audit: { action: `scheduled_event.${action}`, target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
     summary: paused ? "Pauses the event's Schedule (optional note): nothing runs until resumed; execute-now still works" : "Resumes the event's Schedule; times missed while paused are not run",
     params: idParam, body: pauseBody,
     response: pauseAnswer,
@@ -171,6 +174,7 @@ const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Dat
 
 defineRoute({
   method: 'POST', paths: ['/scheduler/events'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event_id }) },
   summary: 'Creates an event and its Temporal Schedule (variant A)',
   body: bodyA,
   response: savedA,
@@ -195,6 +199,7 @@ defineRoute({
 });
 defineRoute({
   method: 'PUT', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Updates an event; its Schedule is updated in place (variant A)',
   params: idParam,
   body: bodyA.omit({ user_id: true }),
@@ -207,6 +212,7 @@ const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.typ
 
 defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event.id }) },
   summary: 'Creates an event and its Temporal Schedule (variant B)',
   body: bodyB,
   response: oneB,
@@ -231,6 +237,7 @@ defineRoute({
 });
 defineRoute({
   method: 'PUT', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Updates an event (same body as create); its Schedule is updated in place (variant B)',
   params: idParam,
   body: bodyB,

@@ -21,6 +21,7 @@ defineRoute({
   tag,
   summary: "Searches the organization's brands, products, venues and gifts and the user's texts, and records the query with its results",
   auth: 'key',
+  audit: false,
   body: z.object({ idp_id: requiredId, organization_id: organizationId, query: z.string().trim().min(1, 'must not be empty').max(200) }),
   response: record.extend({ success: z.literal(true) }),
   handler: async ({ principal, body }) => {
@@ -62,6 +63,7 @@ defineRoute({
   tag,
   summary: "Deletes one entry of the user's search history",
   auth: 'key',
+  audit: { action: 'search_history.delete', target: ({ params }) => ({ type: 'search', id: params.search_id }) },
   params: z.object({ search_id: requiredId }),
   query: historyQuery,
   response: z.object({ success: z.literal(true), message: z.string() }),
@@ -79,6 +81,7 @@ defineRoute({
   tag,
   summary: "Clears the user's search history",
   auth: 'key',
+  audit: { action: 'search_history.clear', target: ({ query }) => ({ type: 'user', id: query.idp_id }) },
   query: historyQuery,
   response: z.object({ success: z.literal(true), deleted: z.number() }),
   handler: async ({ principal, query }) => {

@@ -36,6 +36,7 @@ defineRoute({
   tag,
   summary: "Answers a question from the organization's knowledge base, citing the articles used; offers escalation when it does not know",
   auth: 'key',
+  audit: false,
   body: z.object({
     prompt: z.string().trim().min(1, 'must not be empty').max(4000),
     user_id: requiredId,
@@ -71,6 +72,7 @@ defineRoute({
   tag,
   summary: 'Adds a knowledge article (admin); answers use it at once',
   auth: 'admin',
+  audit: { action: 'knowledge_article.create', target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }) },
   query: z.object({ organization_id: organizationId }),
   body: z.object({
     title: z.string().trim().min(1).max(300),
@@ -88,6 +90,7 @@ defineRoute({
   tag,
   summary: 'Deletes a knowledge article (admin)',
   auth: 'admin',
+  audit: { action: 'knowledge_article.delete', target: ({ params }) => ({ type: 'knowledge_article', id: params.article_id }) },
   params: z.object({ article_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string() }),
@@ -103,6 +106,7 @@ defineRoute({
   tag,
   summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
+  audit: false,
   idempotent: true,
   form: {
     file: true,

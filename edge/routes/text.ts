@@ -34,6 +34,7 @@ defineRoute({
   errors,
   summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it, in the worker (workflow text:<text id>)',
   auth: 'key',
+  audit: false,
   body: z.object({
     text: z.string().refine((t) => t.trim().length > 0, 'must not be empty').refine((t) => t.length <= 500_000, 'at most 500,000 characters'),
     user_id: requiredId,
@@ -69,6 +70,7 @@ defineRoute({
   errors,
   summary: "Stored texts closest to a query text or an embedding_id, within the caller's organization (a basic key: its own texts)",
   auth: 'key',
+  audit: false,
   body: z.object({
     query: z.string().trim().min(1).max(10_000).optional(),
     embedding_id: z.string().trim().min(1).max(100).optional(),

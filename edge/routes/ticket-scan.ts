@@ -158,6 +158,7 @@ defineRoute({
   tag,
   summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
   auth: 'key',
+  audit: { action: 'ticket_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }) },
   idempotent: true,
   jsonUpload: true,
   body: z.object({
@@ -178,6 +179,7 @@ defineRoute({
   tag: 'retail',
   summary: 'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
   auth: 'key',
+  audit: { action: 'receipt_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }) },
   idempotent: true,
   query: z.object({ venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(), organization_id: organizationId }),
   form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
@@ -249,6 +251,7 @@ defineRoute({
   tag,
   summary: 'Approves or rejects products pending validation (admin; a Temporal Update on the scan workflow). When none is pending, the points are credited once',
   auth: 'admin',
+  audit: { action: 'ticket_scan.validate', target: ({ params }) => ({ type: 'ticket_scan', id: params.ticket_id }) },
   params: scanParams,
   query: orgQuery,
   body: z.object({

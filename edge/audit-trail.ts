@@ -1,0 +1,192 @@
+/**
+ * The audit trail's hook (docs/components/audit.md), applied by edge/app.ts to every route: a
+ * POST, PUT, PATCH or DELETE made with an admin or system_admin key writes an intent before its
+ * handler runs and, when the handler succeeded (2xx) and was not an idempotent replay, appends
+ * exactly one record before the answer is sent. Routes that change nothing say `audit: false`.
+ */
+import type { H3Event } from 'h3';
+import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note';
+import { PlatformError } from '../activities/core/errors';
+import type { Logger } from '../activities/core/logger';
+import { beginIntent, bodyChanges, dropIntent, mergeChanges, recordChange, type AuditEntry } from '../activities/audit';
+import type { Principal } from '../activities/identity';
+import { Reply, type RouteDef } from './http';
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Whether a route's successful admin requests are recorded. */
+export const auditedRoute = (def: RouteDef<any, any, any, any>) => def.audit !== false && MUTATING.has(def.method) && def.auth !== 'none';
+
+const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+const singular = (s: string) => (s.endsWith('ies') ? `${s.slice(0, -3)}y` : s.endsWith('ses') ? s.slice(0, -2) : s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s);
+const VERB: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' };
+
+/**
+ * The action and target a route's records get unless it names its own: `<resource>.<verb>` from
+ * the documented path. `/x/things` POST → `thing.create`; `/x/things/:id` PUT, PATCH, DELETE →
+ * `thing.update` / `thing.delete` (target the `:id`); `/x/things/:id/settle` → `thing.settle`.
+ */
+export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): { action: string; resource: string; param?: string } {
+  const segs = def.paths[0].split('/').filter(Boolean);
+  const isParam = (s: string | undefined) => !!s && s.startsWith(':');
+  const last = segs[segs.length - 1] ?? def.tag;
+  let resource: string;
+  let verb: string;
+  let param: string | undefined;
+  if (isParam(last)) {
+    param = last.slice(1);
+    resource = singular(snake(segs[segs.length - 2] ?? def.tag));
+    verb = def.method === 'POST' ? 'update' : VERB[def.method];
+  } else if (isParam(segs[segs.length - 2])) {
+    param = segs[segs.length - 2].slice(1);
+    resource = singular(snake(segs[segs.length - 3] ?? def.tag));
+    verb = snake(last);
+  } else {
+    resource = singular(snake(last));
+    verb = def.method === 'DELETE' ? 'clear' : VERB[def.method];
+  }
+  return { action: `${resource}.${verb}`, resource, param };
+}
+
+const answerBody = (result: unknown) => (result instanceof Reply ? result.body : result) as Record<string, any> | undefined;
+
+/** An id the answer gives for the resource: `{gift: {id}}`, `{id}`, `{gift_id}`. */
+function idInAnswer(body: Record<string, any> | undefined, resource: string): string | undefined {
+  if (!body || typeof body !== 'object') return undefined;
+  const nested = body[resource];
+  const v = (nested && typeof nested === 'object' ? (nested.id ?? nested[`${resource}_id`]) : undefined) ?? body.id ?? body[`${resource}_id`];
+  return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
+}
+
+export interface RequestParts {
+  params: any;
+  query: any;
+  body: any;
+  form: any;
+}
+
+const APPEND_ATTEMPTS = 3;
+
+/** One audited request: its notes, its intent, and the record appended when it succeeds. */
+export class AuditTrail {
+  private readonly notes = newAuditNotes();
+  private intent?: string;
+
+  private constructor(
+    private readonly def: RouteDef<any, any, any, any>,
+    private readonly principal: Principal,
+    private readonly parts: RequestParts,
+    private readonly request_id: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The trail of a request, or undefined when it is not audited (a read, a basic key, `audit:
+   * false`). Its intent is written now: a trail that cannot be written refuses the request before
+   * anything changes.
+   */
+  static async begin(def: RouteDef<any, any, any, any>, principal: Principal | undefined, parts: RequestParts, request_id: string, logger: Logger): Promise<AuditTrail | undefined> {
+    if (!principal || principal.level < 1 || !auditedRoute(def)) return undefined;
+    const trail = new AuditTrail(def, principal, parts, request_id, logger);
+    try {
+      trail.intent = await beginIntent(trail.entry(undefined));
+    } catch (err) {
+      logger.error({ err, request_id }, 'audit intent not written: the request is refused');
+      throw new PlatformError(503, 'The audit trail is unavailable; nothing was changed. Try again shortly');
+    }
+    return trail;
+  }
+
+  /** Runs the handler with the request's notes (activities/core/audit-note.ts) open. */
+  run<T>(fn: () => T): T {
+    return withAuditNotes(this.notes, fn);
+  }
+
+  private entry(result: unknown): AuditEntry {
+    const body = answerBody(result);
+    const derived = derivedAudit(this.def);
+    const spec = this.def.audit || undefined;
+    let target: { type: string; id: string | number } | undefined;
+    if (result !== undefined) {
+      try {
+        target = spec?.target?.({ params: this.parts.params, body: this.parts.body, query: this.parts.query, result: body, principal: this.principal });
+      } catch {
+        target = undefined;
+      }
+    }
+    target ??= this.notes.target;
+    if (!target && derived.param && this.parts.params?.[derived.param] !== undefined) target = { type: derived.resource, id: this.parts.params[derived.param] };
+    const organization_id = this.organization(target);
+    if (!target) {
+      const id = idInAnswer(body, derived.resource);
+      target = { type: derived.resource, id: id ?? organization_id };
+    }
+    return {
+      organization_id,
+      actor: { key_id: this.principal.key_id, user_id: this.principal.user_id, level: this.principal.level >= 2 ? 'system_admin' : 'admin' },
+      action: spec?.action ?? derived.action,
+      target: { type: target.type, id: String(target.id) },
+      request_id: this.request_id,
+      changes: mergeChanges(bodyChanges(this.parts.body ?? this.parts.form), this.notes.changes),
+    };
+  }
+
+  /**
+   * The organization the change was made in: as a component noted it, the organization a
+   * system_admin created or changed, the one a system_admin named; an admin acts only in its own.
+   */
+  private organization(target: { type: string; id: string | number } | undefined): string {
+    if (this.notes.organization_id) return this.notes.organization_id;
+    if (this.principal.level < 2) return this.principal.organization_id;
+    if (target?.type === 'organization') return String(target.id);
+    for (const part of [this.parts.params, this.parts.body, this.parts.form, this.parts.query]) {
+      const named = part && typeof part === 'object' ? part.organization_id : undefined;
+      if (typeof named === 'string' && named) return named;
+    }
+    return this.principal.organization_id;
+  }
+
+  /** An idempotent replay (answered from an earlier request) changed nothing. */
+  private replayed(event: H3Event, result: unknown): boolean {
+    if (this.notes.replayed) return true;
+    if (String(event.node.res.getHeader('idempotent-replayed') ?? '') === 'true') return true;
+    const body = answerBody(result);
+    return !!body && typeof body === 'object' && (body.duplicate === true || body.replayed === true);
+  }
+
+  /**
+   * The handler answered: a 2xx that is no replay is recorded now, before the answer is sent
+   * (retried briefly). When it cannot be, the change stands: the record is logged whole and the
+   * intent stays for the maintenance run, which appends it with outcome `unknown`.
+   */
+  async answered(event: H3Event, result: unknown): Promise<void> {
+    const status = result instanceof Reply ? result.status : (this.def.status ?? 200);
+    if (status < 200 || status >= 300 || this.replayed(event, result)) return this.failed();
+    const entry = this.entry(result);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await recordChange(entry);
+        break;
+      } catch (err) {
+        if (attempt >= APPEND_ATTEMPTS) {
+          this.logger.error({ err, request_id: this.request_id, audit_record: entry, intent_id: this.intent }, 'audit record not appended: the maintenance run appends the intent as outcome unknown');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 50 * 4 ** (attempt - 1)));
+      }
+    }
+    this.dropIntent();
+  }
+
+  /** The handler failed (or changed nothing): no record, and the intent goes. */
+  failed(): void {
+    this.dropIntent();
+  }
+
+  private dropIntent(): void {
+    const id = this.intent;
+    this.intent = undefined;
+    // Left behind, it is settled by the maintenance run, which finds the record and appends nothing.
+    if (id) void dropIntent(id).catch(() => undefined);
+  }
+}
