@@ -2,3 +2,4 @@
 export { PaymentRequired, applyPaymentEvent, createPackage, listPackages, purchaseOwner, purchaseTokens, recordUsage, tokenUsage, usageTotals } from './billing';
 export type { PaymentEventInput } from './billing';
 export { billingTask } from './scheduled';
+export { billingUserData } from './user-data';

@@ -89,3 +89,25 @@ export const paymentEventDoc = (id: string) => byId<PaymentEventDoc>(PaymentEven
 export async function insertPaymentEventOnce(doc: Omit<PaymentEventDoc, 'received_at'>): Promise<void> {
   await insertOnce(PaymentEvent, doc);
 }
+
+// ---- one person's data (user-data.ts)
+
+/** The user's purchases (index {organization_id, user_id}). */
+export const purchasesOfUser = (organization_id: string, user_id: string) => Purchase.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<PurchaseDoc[]>();
+
+/**
+ * Hands the user's purchases, credits, refunds and usage to the tombstone (each through its
+ * {organization_id, user_id} index; the records' own dates are left as they were). Answers how
+ * many of each changed: a second run changes nothing.
+ */
+export async function tombstoneTokenRecords(organization_id: string, user_id: string, tombstone: string) {
+  const filter = { organization_id, user_id };
+  const update = { $set: { user_id: tombstone } };
+  const [purchases, credits, refunds, usage] = await Promise.all([
+    Purchase.updateMany(filter, update, { timestamps: false }),
+    TokenCredit.updateMany(filter, update, { timestamps: false }),
+    TokenRefund.updateMany(filter, update, { timestamps: false }),
+    TokenUsage.updateMany(filter, update, { timestamps: false }),
+  ]);
+  return { purchases: purchases.modifiedCount, credits: credits.modifiedCount, refunds: refunds.modifiedCount, usage: usage.modifiedCount };
+}

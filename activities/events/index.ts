@@ -5,3 +5,4 @@ export { configureEvents, eventId, eventsRecorded, eventsSettled, recordEvent, t
 export { attemptDelivery, deliveryOutcomes, listDeliveries, retryDelivery, type AttemptInput, type AttemptResult, type DeliveryView } from './deliveries';
 export { listEvents, sendPing } from './log';
 export { registerEventSource, sweepEvents, type EventSource, type SweepResult } from './sweep';
+export { eventsUserData } from './user-data';

@@ -206,3 +206,36 @@ export async function addOutcomes(counts: Map<string, number>): Promise<void> {
 }
 
 export const outcomeCounts = () => DeliveryCounter.find({}).lean<{ _id: string; count: number }[]>();
+
+// --- one person's data (user-data.ts) ---
+
+const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The organization's events (kept EVENT_RETENTION_DAYS) whose body contains one of `needles`, in
+ * recording order: the index {organization_id, recorded_at} selects the organization's, the
+ * server's filter the text. The log has no index by user, and an erasure is rare.
+ */
+export function eventsContaining(organization_id: string, needles: string[]): Promise<EventDoc[]> {
+  const list = needles.filter((n) => n.length);
+  if (!list.length) return Promise.resolve([]);
+  return PlatformEvent.find({ organization_id, body: { $regex: list.map(escapeRegex).join('|') } }).sort({ recorded_at: 1 }).lean<EventDoc[]>();
+}
+
+/** Replaces events' bodies, each only while it is still `from` (a second run changes nothing). Answers how many changed. */
+export async function rewriteEventBodies(changes: { _id: string; from: string; body: string }[]): Promise<number> {
+  if (!changes.length) return 0;
+  const res = await PlatformEvent.bulkWrite(changes.map((c) => ({ updateOne: { filter: { _id: c._id, body: c.from }, update: { $set: { body: c.body } } } })) as never, { ordered: false });
+  return res.modifiedCount;
+}
+
+/** The organization's endpoints created by a key of this user. */
+export async function endpointsCreatedBy(organization_id: string, user_id: string): Promise<EndpointDoc[]> {
+  return (await endpointsOf(organization_id)).filter((e) => e.created_by?.user_id === user_id);
+}
+
+/** Hands the creator of an endpoint to the tombstone (only while it is still this user). */
+export async function tombstoneEndpointCreator(organization_id: string, endpoint_id: string, user_id: string, tombstone: string): Promise<boolean> {
+  const res = await WebhookEndpoint.updateOne({ _id: endpoint_id, organization_id, 'created_by.user_id': user_id }, { $set: { created_by: { key_id: tombstone, user_id: tombstone } } }, { timestamps: false });
+  return changed(organization_id, res.modifiedCount === 1);
+}

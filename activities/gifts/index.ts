@@ -6,3 +6,4 @@ export { getRedemption, listRedemptions } from './redemptions';
 export { configureGifts, redeemGift, settleInReview } from './runs';
 export type { RedemptionRuns } from './runs';
 export { giftsForSearch } from './store';
+export { giftsUserData } from './user-data';

@@ -100,3 +100,19 @@ export const sandboxTransactions = {
     return doc && fromSandboxDoc(doc);
   },
 };
+
+// ---------------------------------------------------------------- one person's data (user-data.ts)
+
+/** Every redemption of the user, newest first (index {organization_id, user_id, created_at}). */
+export const redemptionsOfUser = (organization_id: string, user_id: string) =>
+  Redemption.find({ organization_id, user_id }).sort({ created_at: -1 }).lean<RedemptionDoc[]>();
+
+/**
+ * Rewrites a redemption while it still belongs to `user_id` (a second run, or one after the
+ * redemption's workflow wrote it again, changes only what is still the user's); true when it did.
+ */
+export async function tombstoneRedemption(redemption_id: string, user_id: string, set: Record<string, unknown>, unset: string[]): Promise<boolean> {
+  const update: Record<string, unknown> = { $set: set };
+  if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, 1]));
+  return (await Redemption.updateOne({ _id: redemption_id, user_id }, update, { timestamps: false })).modifiedCount === 1;
+}

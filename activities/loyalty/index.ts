@@ -11,3 +11,4 @@ export type { ReversalMark, ScanReversedListener } from './reversal';
 export { getRules, putRules } from './rules';
 export { loyaltyTask } from './scheduled';
 export { ledgerEventsSettled, publishPendingEntries } from './events';
+export { loyaltyUserData } from './user-data';

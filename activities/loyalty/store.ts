@@ -8,7 +8,7 @@
 import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db';
 import type { ActionPolicy } from './policies';
 import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models';
-import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc } from './referral-models';
+import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc, type ReferralReversalDoc } from './referral-models';
 
 // ---- ledger entries ----
 
@@ -171,4 +171,83 @@ export const referralPairOf = (organization_id: string, a: string, b: string) =>
 /** Drops a claim that never became its referral (only that claim: a newer one is kept). */
 export async function deleteReferralPair(pair: Pick<ReferralPairDoc, 'organization_id' | 'referrer_user_id' | 'referred_user_id' | 'referral_id'>): Promise<void> {
   await ReferralPair.deleteOne({ _id: pairKey(pair.organization_id, pair.referrer_user_id, pair.referred_user_id), referral_id: pair.referral_id });
+}
+
+// ---- one person's data (user-data.ts: export and erasure) ----
+
+/** Every entry of the user, oldest first (the index {organization_id, user_id, seq: -1}, read backwards). */
+export const entriesOfUser = (organization_id: string, user_id: string) => LedgerEntry.find({ organization_id, user_id }).sort({ seq: 1 }).lean<LedgerEntryDoc[]>();
+
+/** The fields of an entry an erasure replaces: who it is for, and the texts that named them. */
+export type EntryTombstone = Pick<LedgerEntryDoc, 'user_id' | 'operation_id'> & { request_id?: string; description?: string };
+
+/**
+ * Rewrites entries in place (one `_id` update each, in one bulk write): each only while it still
+ * belongs to `user_id`, so a second run changes nothing. The `_id` (`<org>|<user>|<seq>`) is kept:
+ * it is what refuses any later append for the erased user id (store.ts insertEntry), never shown.
+ * Answers how many entries changed.
+ */
+export async function tombstoneEntries(user_id: string, changes: { _id: string; set: EntryTombstone }[]): Promise<number> {
+  if (!changes.length) return 0;
+  const res = await LedgerEntry.bulkWrite(
+    changes.map((c) => ({ updateOne: { filter: { _id: c._id, user_id }, update: { $set: c.set } } })),
+    { ordered: false },
+  );
+  return res.modifiedCount;
+}
+
+/** Removes the user's referral code (at most one per organization, unique index {organization_id, user_id}). */
+export async function deleteReferralCodesOf(organization_id: string, user_id: string): Promise<number> {
+  return (await ReferralCode.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+}
+
+export const referralCodesOf = (organization_id: string, user_id: string) => ReferralCode.find({ organization_id, user_id }).lean<ReferralCodeDoc[]>();
+
+/**
+ * Every referral the user is in, on either side. The referred side is the unique index
+ * {organization_id, referred_user_id}; the referrer side has no index of its own, so it is the
+ * organization's referrals (that index's prefix) filtered by the server: an erasure is rare.
+ */
+export async function referralsNaming(organization_id: string, user_id: string): Promise<ReferralDoc[]> {
+  const [referred, referrer] = await Promise.all([
+    Referral.find({ organization_id, referred_user_id: user_id }).lean<ReferralDoc[]>(),
+    Referral.find({ organization_id, referrer_user_id: user_id }).lean<ReferralDoc[]>(),
+  ]);
+  return [...referred, ...referrer];
+}
+
+/** Replaces the user on the side(s) of their referrals; a second run finds nothing to change. */
+export async function tombstoneReferrals(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  const [a, b] = await Promise.all([
+    Referral.updateMany({ organization_id, referred_user_id: user_id }, { $set: { referred_user_id: tombstone } }),
+    Referral.updateMany({ organization_id, referrer_user_id: user_id }, { $set: { referrer_user_id: tombstone } }),
+  ]);
+  return a.modifiedCount + b.modifiedCount;
+}
+
+/** The reversal marks of these referrals (by `_id` `<referral>|<side>`). */
+export const referralReversalsOf = (referral_ids: string[]) =>
+  referral_ids.length ? ReferralReversal.find({ _id: { $in: referral_ids.flatMap((id) => [`${id}|referrer`, `${id}|referred`]) } }).lean<ReferralReversalDoc[]>() : Promise.resolve([] as ReferralReversalDoc[]);
+
+export async function setReferralReversal(_id: string, reversal: Record<string, unknown>): Promise<void> {
+  await ReferralReversal.updateOne({ _id }, { $set: { reversal } });
+}
+
+/**
+ * The pair claims naming the user (`referral_pairs` has no index but `_id`, which begins with the
+ * organization: a range of it, then the server's filter).
+ */
+export const referralPairsNaming = (organization_id: string, user_id: string) =>
+  ReferralPair.find({ _id: { $gte: `${organization_id}|`, $lt: `${organization_id}}` }, organization_id, $or: [{ referrer_user_id: user_id }, { referred_user_id: user_id }] }).lean<ReferralPairDoc[]>();
+
+/**
+ * Moves a pair claim to the key of its tombstoned users: the new claim is inserted first, then the
+ * old one deleted, so a crash in between leaves both (a second run deletes the old one) and never none.
+ */
+export async function rekeyReferralPair(old: ReferralPairDoc, next: Omit<ReferralPairDoc, '_id' | 'created_at'>): Promise<void> {
+  const _id = pairKey(next.organization_id, next.referrer_user_id, next.referred_user_id);
+  if (_id !== old._id) {
+    await insertOnce(ReferralPair, { _id, ...next, created_at: old.created_at });
+    await ReferralPair.deleteOne({ _id: old._id });
+  }
 }

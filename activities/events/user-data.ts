@@ -1,0 +1,95 @@
+/**
+ * events's part of a user's export and erasure (docs/privacy.md, docs/privacy-components/events.md).
+ *
+ * The event log (kept EVENT_RETENTION_DAYS for consumers catching up) is kept: in every event
+ * whose body names the user, the user's ids (user_id, idp_id, also inside operation ids) are
+ * replaced by the tombstone, and the texts that may name the person (an uploaded file's name, a
+ * description or reason quoting a phone number) are tombstoned too. The event keeps its id, type
+ * and figures, so a consumer still follows balances by seq and balance_after; a delivery retried
+ * later sends the tombstoned body. Deliveries store no payload (the body is the event's), only
+ * attempts. An endpoint created by the user's key keeps working, its creator tombstoned.
+ *
+ * Events are recorded by the other components' changes: this erasure runs after theirs (and runs
+ * again at the end), so an event their erasure recorded (the ledger's pending ones) is covered.
+ */
+import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
+import { viewEvent } from './log';
+import { endpointsCreatedBy, eventsContaining, rewriteEventBodies, tombstoneEndpointCreator } from './store';
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const tokens = (list: string[]) => new RegExp(`(?<![A-Za-z0-9_-])(?:${[...new Set(list.filter((x) => x.length))].sort((a, b) => b.length - a.length).map(escape).join('|')})(?![A-Za-z0-9_-])`, 'g');
+const PHONE = /(?<![A-Za-z0-9_-])\+?\d[\d ().-]{6,}\d(?![A-Za-z0-9_-])/g;
+/** Free texts of an event's data that may name the person: replaced whole, or scrubbed of phone numbers. */
+const PERSONAL_TEXT = new Set(['filename']);
+const REASON_TEXT = new Set(['description', 'status_reason', 'reason', 'message']);
+
+/** Every string in a JSON value, mapped by `f(value, key)`. */
+function mapStrings(v: unknown, f: (s: string, key: string | null) => string, key: string | null = null): unknown {
+  if (typeof v === 'string') return f(v, key);
+  if (Array.isArray(v)) return v.map((x) => mapStrings(x, f, key));
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStrings(x, f, k)]));
+  return v;
+}
+
+/** The ids as they appear in a body (JSON text): a quote or backslash in an idp_id is escaped there. */
+const needles = (scope: UserScope) => [scope.user_id, scope.idp_id].filter(Boolean).map((id) => JSON.stringify(id).slice(1, -1));
+
+/** The body with the person replaced, or null when it does not name them (a longer id only contained theirs). */
+function tombstonedBody(body: string, scope: ErasureScope): string | null {
+  const named = tokens([scope.user_id, scope.idp_id]);
+  const event = JSON.parse(body) as { data?: unknown };
+  let hit = false;
+  const data = mapStrings(event.data, (s, key) => {
+    named.lastIndex = 0;
+    if (!named.test(s)) return s;
+    hit = true;
+    return s.replace(named, scope.tombstone);
+  });
+  if (!hit) return null;
+  // The event names the person: their free texts go too.
+  const clean = mapStrings(data, (s, key) => (key && PERSONAL_TEXT.has(key) ? scope.tombstone : key && REASON_TEXT.has(key) ? s.replace(PHONE, scope.tombstone) : s));
+  return JSON.stringify({ ...event, data: clean });
+}
+
+async function exportEvents(scope: UserScope): Promise<ExportPart> {
+  const named = tokens([scope.user_id, scope.idp_id]);
+  const docs = await eventsContaining(scope.organization_id, needles(scope));
+  // Another user an event names (the other side of a referral) is not the user's data.
+  const other = (s: string) => s.replace(/(?<![A-Za-z0-9_-])usr_[A-Za-z0-9_-]+/g, (id) => (id === scope.user_id ? id : '[another user]'));
+  const events = docs
+    .filter((d) => {
+      named.lastIndex = 0;
+      return named.test(d.body);
+    })
+    .map((d) => {
+      const v = viewEvent(d);
+      return { ...v, data: mapStrings(v.data, other) };
+    });
+  const endpoints = (await endpointsCreatedBy(scope.organization_id, scope.user_id)).map((e) => ({ endpoint_id: e._id, created_at: new Date(e.created_at).toISOString() }));
+  return { data: { events, endpoints_created: endpoints }, files: [] };
+}
+
+const MAX_ROUNDS = 20;
+
+async function eraseEvents(scope: ErasureScope): Promise<Record<string, number>> {
+  const report = { events_tombstoned: 0, endpoint_creators_tombstoned: 0 };
+  // An event recorded meanwhile (a change finishing in the background) is found by the next round.
+  for (let round = 0; round < MAX_ROUNDS; round += 1) {
+    const changes = [];
+    for (const d of await eventsContaining(scope.organization_id, needles(scope))) {
+      const body = tombstonedBody(d.body, scope);
+      if (body !== null && body !== d.body) changes.push({ _id: d._id, from: d.body, body });
+    }
+    if (!changes.length) break;
+    report.events_tombstoned += await rewriteEventBodies(changes);
+  }
+  for (const e of await endpointsCreatedBy(scope.organization_id, scope.user_id)) {
+    if (await tombstoneEndpointCreator(scope.organization_id, e._id, scope.user_id, scope.tombstone)) report.endpoint_creators_tombstoned += 1;
+  }
+  return report;
+}
+
+export const eventsUserData: UserData = {
+  export: exportEvents,
+  erase: eraseEvents,
+};
