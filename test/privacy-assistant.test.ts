@@ -17,10 +17,11 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../workers/infra';
 import { runtime } from '../activities/core/runtime';
-import { getObject } from '../activities/engines/storage';
+import { getObject, removeObject } from '../activities/engines/storage';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data';
 import { llmUserData } from '../activities/llm';
-import { textUserData } from '../activities/text';
+import { deleteMeterKey } from '../activities/llm/store';
+import { storeText, textUserData } from '../activities/text';
 import { responsesUserData } from '../activities/responses';
 import { searchUserData } from '../activities/search';
 import { emailUserData } from '../activities/email';
@@ -252,5 +253,27 @@ describe('the assistant components: export and erasure of one user', () => {
     expect(replay.headers.get('idempotent-replayed')).toBeNull();
     const bReplay = await call('POST', '/generate_thumbnail', { key: b.key, headers: { 'Idempotency-Key': b.thumbnailKey }, form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }) });
     expect(bReplay.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('finishes an erasure a crash interrupted, and finds a text stored before its workflow ran', async () => {
+    const c = await person('priv-c');
+    await seed(c, ['fourth', 'fifth']);
+    // a text whose workflow never ran: its object, no embedding
+    const orphan = await storeText({ organization_id: t.organization_id, user_id: c.user_id, text: 'never processed' });
+    const scopeC: ErasureScope = { organization_id: t.organization_id, user_id: c.user_id, idp_id: c.idp_id, tombstone: unique('del_test') };
+    const exported = await textUserData.export(scopeC);
+    expect(exported.files.map((f) => f.key).sort()).toEqual([...c.texts.map((x) => x.file_path), orphan.file_path].sort());
+    // The first erasure died after removing one object: the second removes the rest and the embeddings.
+    await removeObject(c.texts[0].file_path);
+    expect(await textUserData.erase(scopeC)).toEqual({ objects_deleted: 2, embeddings_deleted: 2 });
+    for (const key of [...c.texts.map((x) => x.file_path), orphan.file_path]) expect(await statFails(key)).toBe(true);
+    // The first erasure of llm died after the holds: the second tombstones the attempts.
+    const llmBefore = await llmUserData.export(scopeC);
+    expect(llmBefore.data.model_calls).toHaveLength(2);
+    expect(llmBefore.data.token_holds.length).toBeGreaterThan(0);
+    expect(await deleteMeterKey('balance', `${t.organization_id}|${c.user_id}`)).toBe(llmBefore.data.token_holds.length);
+    expect(await llmUserData.erase(scopeC)).toEqual({ token_holds_deleted: 0, attempts_tombstoned: 2, config_versions_tombstoned: 0, configs_tombstoned: 0 });
+    expect(await llmUserData.erase(scopeC)).toEqual({ token_holds_deleted: 0, attempts_tombstoned: 0, config_versions_tombstoned: 0, configs_tombstoned: 0 });
+    expect(await exportAll(scopeB)).toEqual(exportedB);
   });
 });
