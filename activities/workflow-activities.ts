@@ -20,3 +20,4 @@ export { applyPaymentEvent } from './billing';
 export { processStoredText } from './text';
 export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts';
 export { attemptDelivery, sweepEvents } from './events';
+export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy';

@@ -37,6 +37,7 @@ import './routes/text';
 import './routes/email';
 import './routes/scheduler';
 import './routes/webhooks';
+import './routes/privacy';
 import './routes/audit';
 import './metrics';
 

@@ -5,6 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 import type { DeliveryRun, DeliveryRuns } from '../activities/events';
+import type { PrivacyOwner, PrivacyRuns } from '../activities/privacy';
 import type { StartAnalysis } from '../activities/feedback';
 import type { RedemptionRuns } from '../activities/gifts';
 import type { ScanRunOpen } from '../activities/scanning';
@@ -12,6 +13,8 @@ import { config } from '../activities/core/config';
 import { feedbackAnalysisWorkflow } from '../workflows/feedback';
 import { retryNowSignal, webhookDeliveryWorkflow, type DeliveryInput } from '../workflows/webhook-delivery';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../workflows/redemption';
+import { userErasureWorkflow } from '../workflows/user-erasure';
+import { userExportWorkflow } from '../workflows/user-export';
 import { platformSearchAttributes } from '../workflows/search-attributes';
 import { taskQueue, temporal } from './temporal';
 
@@ -119,5 +122,69 @@ export const eventDeliveries: DeliveryRuns = {
       typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
       memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
     });
+  },
+};
+
+/** The user's runs: by the search attributes every platform run carries (privacy's own excepted). */
+const userRunsQuery = ({ organization_id, user_id }: PrivacyOwner, extra: string) => {
+  const q = (v: string) => `'${v.replace(/[\\']/g, '')}'`;
+  return `OrganizationId = ${q(organization_id)} AND UserId = ${q(user_id)} AND Component != 'privacy' AND ${extra}`;
+};
+
+/** `user-export:<id>` and `user-erasure:<organization>:<user>`, as the privacy component needs them (activities/privacy). */
+export const privacyRuns: PrivacyRuns = {
+  async startExport(export_id, owner) {
+    const client = await temporal();
+    await client.workflow.start(userExportWorkflow, {
+      taskQueue: taskQueue(),
+      workflowId: `user-export:${export_id}`,
+      args: [{ export_id, ttl_ms: config().USER_EXPORT_TTL_HOURS * 3_600_000 }],
+      typedSearchAttributes: platformSearchAttributes(owner.organization_id, owner.user_id, 'privacy'),
+    });
+  },
+
+  async startErasure(key, owner) {
+    const client = await temporal();
+    try {
+      await client.workflow.start(userErasureWorkflow, {
+        taskQueue: taskQueue(),
+        workflowId: `user-erasure:${key}`,
+        // Once per user, ever: asking again while (or after) it runs starts nothing.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [{ key }],
+        typedSearchAttributes: platformSearchAttributes(owner.organization_id, owner.user_id, 'privacy'),
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  },
+
+  async stopUserRuns(owner) {
+    const client = await temporal();
+    let stopped = 0;
+    // A redemption settles money with a provider: it is left to finish (its records are tombstoned).
+    for await (const run of client.workflow.list({ query: userRunsQuery(owner, "Component != 'gifts' AND ExecutionStatus = 'Running'") })) {
+      try {
+        await client.workflow.getHandle(run.workflowId, run.runId).terminate('the user was erased');
+        stopped += 1;
+      } catch (err) {
+        if (!(err instanceof WorkflowNotFoundError)) throw err;
+      }
+    }
+    return stopped;
+  },
+
+  async purgeUserRuns(owner) {
+    const client = await temporal();
+    let deleted = 0;
+    for await (const run of client.workflow.list({ query: userRunsQuery(owner, "ExecutionStatus != 'Running'") })) {
+      try {
+        await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId: run.workflowId, runId: run.runId } });
+        deleted += 1;
+      } catch (err) {
+        if ((err as { code?: number }).code !== 5) throw err; // NOT_FOUND: deleted already
+      }
+    }
+    return deleted;
   },
 };

@@ -22,8 +22,36 @@ import { configureScheduler, registerTask } from '../activities/scheduler';
 import { configureSearch } from '../activities/search';
 import { userTextExcerpts } from '../activities/text';
 import { supportTask } from '../activities/support';
+import { billingUserData } from '../activities/billing';
+import { documentsUserData } from '../activities/documents';
+import { emailUserData } from '../activities/email';
+import { eventsUserData } from '../activities/events';
+import { feedbackUserData } from '../activities/feedback';
+import { giftsUserData } from '../activities/gifts';
+import { idempotencyUserData } from '../activities/idempotency';
+import { exportIdentity, finishIdentityErasure } from '../activities/identity';
+import { imagesUserData } from '../activities/images';
+import { llmUserData } from '../activities/llm';
+import { loyaltyUserData } from '../activities/loyalty';
+import { configurePrivacy, LAST_PART, registerUserData, type PrivacyRuns } from '../activities/privacy';
+import { responsesUserData } from '../activities/responses';
+import { retailUserData } from '../activities/retail';
+import { scanningUserData } from '../activities/scanning';
+import { schedulerUserData } from '../activities/scheduler';
+import { searchUserData } from '../activities/search';
+import { sessionsUserData } from '../activities/sessions';
+import { supportUserData } from '../activities/support';
+import { textUserData } from '../activities/text';
 
 let wired = false;
+
+const privacyRunsOf = () => import('../edge/starts').then((m) => m.privacyRuns);
+const lazyPrivacyRuns = {
+  startExport: (...a: Parameters<PrivacyRuns['startExport']>) => privacyRunsOf().then((r) => r.startExport(...a)),
+  startErasure: (...a: Parameters<PrivacyRuns['startErasure']>) => privacyRunsOf().then((r) => r.startErasure(...a)),
+  stopUserRuns: (...a: Parameters<PrivacyRuns['stopUserRuns']>) => privacyRunsOf().then((r) => r.stopUserRuns(...a)),
+  purgeUserRuns: (...a: Parameters<PrivacyRuns['purgeUserRuns']>) => privacyRunsOf().then((r) => r.purgeUserRuns(...a)),
+};
 
 export function wirePlatform(): void {
   if (wired) return;
@@ -65,6 +93,30 @@ export function wirePlatform(): void {
   });
   // --- events: the changes that keep their event with them (the sweep records what a crash left) ---
   registerEventSource('loyalty', publishPendingEntries);
+  // --- privacy: each component's part of a user's data, in the order an erasure runs them:
+  // sessions and the scheduler first (nothing new starts for the user), records before the files
+  // they name, money last but identity, whose last end deletes the user itself ---
+  registerUserData('sessions', sessionsUserData);
+  registerUserData('scheduler', schedulerUserData);
+  registerUserData('support', supportUserData);
+  registerUserData('scanning', scanningUserData);
+  registerUserData('documents', documentsUserData);
+  registerUserData('text', textUserData);
+  registerUserData('responses', responsesUserData);
+  registerUserData('images', imagesUserData);
+  registerUserData('search', searchUserData);
+  registerUserData('feedback', feedbackUserData);
+  registerUserData('email', emailUserData);
+  registerUserData('llm', llmUserData);
+  registerUserData('idempotency', idempotencyUserData);
+  registerUserData('retail', retailUserData);
+  registerUserData('loyalty', loyaltyUserData);
+  registerUserData('gifts', giftsUserData);
+  registerUserData('billing', billingUserData);
+  registerUserData('events', eventsUserData);
+  registerUserData(LAST_PART, { export: exportIdentity, erase: (scope) => finishIdentityErasure(scope, scope.tombstone) });
+  // --- privacy: the export and erasure runs, by the edge's client, loaded on first use ---
+  configurePrivacy({ runs: lazyPrivacyRuns });
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

@@ -14,3 +14,5 @@ export { processTextWorkflow } from './text';
 export { redemptionWorkflow } from './redemption';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { eventsMaintenanceWorkflow } from './events-maintenance';
+export { userExportWorkflow } from './user-export';
+export { userErasureWorkflow } from './user-erasure';

@@ -15,3 +15,6 @@ export const BACKGROUND: RetryPolicy = { initialInterval: '1 s', backoffCoeffici
 
 /** A step that must not run twice (metered, or bounded by its own budget). */
 export const ONCE: RetryPolicy = { maximumAttempts: 1 };
+
+/** A step that must finish however long the store is away (an erasure): backs off to 5 minutes, never gives up. */
+export const PERSISTENT: RetryPolicy = { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '5 minutes' };

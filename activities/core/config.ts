@@ -80,6 +80,10 @@ export const envSchema = z.object({
   RESPONSE_RETENTION_DAYS: z.coerce.number().min(0).default(90),
   // Audit records (docs/components/audit.md) are kept this many days, then removed by the hourly retention run.
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(400),
+  // A user's data exports (docs/privacy.md): how long a ready zip can be downloaded, and how many
+  // exports a user may ask for in 24 hours.
+  USER_EXPORT_TTL_HOURS: z.coerce.number().positive().max(24 * 90).default(168),
+  USER_EXPORTS_PER_DAY: z.coerce.number().int().min(1).max(1000).default(5),
   WEBHOOK_SIGNING_SECRET: optional,
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   // Outgoing events (docs/components/events.md): the first retry's delay (each next one is 4 times

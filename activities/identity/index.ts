@@ -4,4 +4,5 @@ export type { Principal } from './api-keys';
 export { currentKeyLevel, issueApiKey, listApiKeys, requireRankOver, revokeApiKey, whyUnusable } from './key-management';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation';
-export { findUser, findUserRef, getUser, isPlatformUserId, resolveOrCreateUserRef, updateUser, upsertUser } from './users';
+export { findUser, findUserRef, getUser, isPlatformUserId, isTombstone, resolveOrCreateUserRef, updateUser, upsertUser } from './users';
+export { beginIdentityErasure, exportIdentity, finishIdentityErasure, userKeyLevels } from './erasure';

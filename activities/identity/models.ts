@@ -31,10 +31,19 @@ const userSchema = new Schema(
     display_name: { type: String },
     /** requests a minute shared by all of the user's keys (set by an admin); unset: none */
     user_rate_limit_per_minute: { type: Number },
+    /** set when the user's erasure begins (the tombstone): the user is gone for every reader from then on */
+    erasing: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
+
+/**
+ * Users erased lately (`_id` `<organization>|<user_id>`), read by every process once a second so
+ * its cache of user references drops them (users.ts). Kept a day: a process started since then
+ * never cached them.
+ */
+const erasedUserSchema = new Schema({ _id: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
 
 const apiKeySchema = new Schema(
   {
@@ -130,6 +139,7 @@ export interface UserDoc {
   email?: string;
   display_name?: string;
   user_rate_limit_per_minute?: number;
+  erasing?: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -169,6 +179,7 @@ export interface ApiKeySlotDoc {
 
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
+export const ErasedUser = mongoose.model<{ _id: string; at: Date }>('ErasedUser', erasedUserSchema, 'identity_erased_users');
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
 export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
 export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');

@@ -8,6 +8,7 @@
 import { insertOnce } from '../core/db';
 import { isDuplicateKey } from '../core/errors';
 import {
+  ErasedUser,
   ApiKey,
   ApiKeyRotation,
   ApiKeySlot,
@@ -206,4 +207,50 @@ export async function keyStates(key_ids: string[]): Promise<Map<string, Pick<Api
   if (!key_ids.length) return new Map();
   const keys = await ApiKey.find({ key_id: { $in: key_ids } }, { key_id: 1, status: 1, expires_at: 1, slot: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>[]>();
   return new Map(keys.map((k) => [k.key_id, k]));
+}
+
+// ---- a user's erasure (erasure.ts)
+
+/** The user's document even while it is being erased (every other read hides such a user). */
+export async function userDocForErasure(organization_id: string, user_id: string): Promise<UserDoc | null> {
+  return User.findOne({ user_id, organization_id }).lean<UserDoc>();
+}
+
+/**
+ * Marks the user as being erased and frees its idp_id for a new user (the idp_id becomes the
+ * tombstone); a second call with the same tombstone changes nothing.
+ */
+export async function markUserErasing(organization_id: string, user_id: string, tombstone: string): Promise<void> {
+  await User.updateOne({ user_id, organization_id, erasing: { $in: [null, tombstone] } }, { $set: { erasing: tombstone, idp_id: tombstone }, $unset: { email: 1, display_name: 1 } });
+}
+
+export async function deleteUserDoc(organization_id: string, user_id: string): Promise<number> {
+  return (await User.deleteOne({ user_id, organization_id })).deletedCount ?? 0;
+}
+
+/** The user's keys keep their ids (the audit trail names them) with the person replaced by the tombstone. */
+export async function tombstoneKeysOf(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  const res = await ApiKey.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone, idp_id: tombstone } });
+  return res.modifiedCount;
+}
+
+export async function deleteSlotsOf(owner: string): Promise<number> {
+  return (await ApiKeySlot.deleteMany({ owner })).deletedCount ?? 0;
+}
+
+export async function recordErasedUser(organization_id: string, user_id: string, at = new Date()): Promise<void> {
+  await ErasedUser.updateOne({ _id: `${organization_id}|${user_id}` }, { $set: { at } }, { upsert: true });
+}
+
+/** Users erased since `since` (a small collection: a day of erasures). */
+export async function erasedUsersSince(since: Date): Promise<{ organization_id: string; user_id: string }[]> {
+  const docs = await ErasedUser.find({ at: { $gte: since } }).lean<{ _id: string }[]>();
+  return docs.map((d) => {
+    const i = d._id.lastIndexOf('|');
+    return { organization_id: d._id.slice(0, i), user_id: d._id.slice(i + 1) };
+  });
+}
+
+export async function pruneErasedUsers(before: Date): Promise<void> {
+  await ErasedUser.deleteMany({ at: { $lt: before } });
 }

@@ -64,3 +64,21 @@ export async function deleteConversationDoc(organization_id: string, user_id: st
   const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
   return (res.deletedCount ?? 0) > 0;
 }
+
+// ---- a user's data (export and erasure)
+
+/** Every session and conversation of the user (the (organization, user, last_activity) index; conversations by user). */
+export async function userSessionData(organization_id: string, user_id: string): Promise<{ sessions: SessionDoc[]; conversations: ConversationDoc[]; ended: Set<string> }> {
+  const sessions = await Session.find({ organization_id, user_id }, { _id: 0 }).lean<SessionDoc[]>();
+  const conversations = await Conversation.find({ organization_id, user_id }, { _id: 0 }).lean<ConversationDoc[]>();
+  return { sessions, conversations, ended: await endedAmong(sessions.map((s) => s.session_id)) };
+}
+
+/** Deletes the user's sessions, their end records and conversations; counts what went. */
+export async function deleteUserSessions(organization_id: string, user_id: string): Promise<{ sessions: number; conversations: number }> {
+  const ids = (await Session.find({ organization_id, user_id }, { session_id: 1 }).lean<{ session_id: string }[]>()).map((s) => s.session_id);
+  const conversations = (await Conversation.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+  if (ids.length) await SessionEnd.deleteMany({ _id: { $in: ids } });
+  const sessions = (await Session.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+  return { sessions, conversations };
+}

@@ -1,0 +1,86 @@
+/**
+ * Identity's part of a user's export and erasure (docs/privacy.md). The erasure has two ends: it
+ * begins here (the user disappears for every reader, its idp_id is freed for a new user, every key
+ * is revoked) before any other component erases, and ends here (the user's document is deleted and
+ * its keys keep only their ids, for the audit trail) after all of them.
+ */
+import type { ExportPart, UserScope } from '../core/user-data';
+import { forgetKey } from './api-keys';
+import { lastUses } from './api-keys';
+import { slotOwner } from './key-management';
+import { forgetUserRef } from './users';
+import {
+  deleteSlotsOf,
+  deleteUserDoc,
+  freeSlot,
+  keysOfUser,
+  markKeyRevoked,
+  markUserErasing,
+  pruneErasedUsers,
+  recordErasedUser,
+  tombstoneKeysOf,
+  userDocForErasure,
+} from './store';
+
+const iso = (d: Date | undefined | null) => (d ? new Date(d).toISOString() : null);
+
+/** The user's profile and keys (never a key's hash or secret: its id, prefix and state). */
+export async function exportIdentity({ organization_id, user_id }: UserScope): Promise<ExportPart> {
+  const user = await userDocForErasure(organization_id, user_id);
+  const keys = await keysOfUser(organization_id, user_id);
+  const used = await lastUses(keys.map((k) => k.key_id));
+  return {
+    data: {
+      user: user
+        ? [{ user_id: user.user_id, idp_id: user.idp_id, organization_id, email: user.email ?? null, display_name: user.display_name ?? null, user_rate_limit_per_minute: user.user_rate_limit_per_minute ?? null, created_at: iso(user.created_at), updated_at: iso(user.updated_at) }]
+        : [],
+      api_keys: keys.map((k) => ({
+        key_id: k.key_id,
+        key: `pk_${k.prefix}…`,
+        permissions: k.permissions,
+        status: k.status,
+        created_at: iso(k.created_at),
+        revoked_at: iso(k.revoked_at),
+        expires_at: iso(k.expires_at),
+        last_used: iso(used.get(k.key_id)),
+      })),
+    },
+    files: [],
+  };
+}
+
+/** Who holds which rights among the user's keys (an admin may not erase a user holding more). */
+export async function userKeyLevels(organization_id: string, user_id: string): Promise<string[][]> {
+  return (await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions'] })).map((k) => k.permissions);
+}
+
+/** The first end: gone for readers, idp_id freed, keys revoked. Safe to repeat. */
+export async function beginIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
+  await markUserErasing(organization_id, user_id, tombstone);
+  forgetUserRef(organization_id, user_id);
+  await recordErasedUser(organization_id, user_id);
+  let keys_revoked = 0;
+  for (const key of await keysOfUser(organization_id, user_id, { active: true })) {
+    if (await markKeyRevoked(key)) keys_revoked += 1;
+    forgetKey(key.hash);
+    if (key.slot) await freeSlot(key.slot, key.key_id);
+  }
+  return { keys_revoked };
+}
+
+/** The last end: the user's document deleted, its keys tombstoned, every process told. Safe to repeat. */
+export async function finishIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ user_deleted: number; keys_tombstoned: number }> {
+  // Keys revoked meanwhile are revoked again (an admin may have acted between the two ends).
+  for (const key of await keysOfUser(organization_id, user_id, { active: true })) {
+    await markKeyRevoked(key);
+    forgetKey(key.hash);
+  }
+  await deleteSlotsOf(slotOwner(organization_id, user_id));
+  const keys_tombstoned = await tombstoneKeysOf(organization_id, user_id, tombstone);
+  const user_deleted = await deleteUserDoc(organization_id, user_id);
+  forgetUserRef(organization_id, user_id);
+  const now = new Date();
+  await recordErasedUser(organization_id, user_id, now);
+  await pruneErasedUsers(new Date(now.getTime() - 86_400_000));
+  return { user_deleted, keys_tombstoned };
+}

@@ -1,0 +1,16 @@
+/** The privacy component's vocabulary, shared with the edge (docs/privacy.md). */
+export const EXPORT_STATUSES = ['processing', 'ready', 'failed', 'expired'] as const;
+export type ExportStatus = (typeof EXPORT_STATUSES)[number];
+
+export const ERASURE_STATUSES = ['processing', 'completed'] as const;
+export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
+
+export const STEP_STATUSES = ['pending', 'done'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+/** Who asked: kept on the request's record (the audit trail has the full actor too). */
+export interface Requester {
+  key_id: string;
+  user_id: string;
+  level: number;
+}

@@ -1,0 +1,102 @@
+/**
+ * The privacy component's data: exports, erasures and the export quota. The only file that touches
+ * its models. Exports and erasures are read by `_id`; a user's recent exports by the
+ * (organization_id, user_id, created_at) index on a collection that holds a week of requests.
+ */
+import { byId, insertOnce } from '../core/db';
+import type { Requester } from './constants';
+import { UserErasure, UserExport, UserExportQuota, type ErasureDoc, type ExportDoc, type QuotaDoc } from './models';
+
+export type { ErasureDoc, ExportDoc };
+
+// ---- exports
+
+export async function insertExport(doc: { _id: string; organization_id: string; user_id: string; requested_by: Requester }): Promise<ExportDoc> {
+  return (await UserExport.create({ ...doc, status: 'processing', parts: {} })).toObject() as unknown as ExportDoc;
+}
+
+export const exportById = (export_id: string) => byId<ExportDoc>(UserExport, export_id);
+
+/** The user's exports asked for since `since`, newest first. */
+export async function recentExports(organization_id: string, user_id: string, since: Date): Promise<ExportDoc[]> {
+  return UserExport.find({ organization_id, user_id, created_at: { $gte: since } }).sort({ created_at: -1 }).lean<ExportDoc[]>();
+}
+
+export async function allExportsOf(organization_id: string, user_id: string): Promise<ExportDoc[]> {
+  return UserExport.find({ organization_id, user_id }).lean<ExportDoc[]>();
+}
+
+export async function setExportPart(export_id: string, component: string, counts: Record<string, number>): Promise<void> {
+  await UserExport.updateOne({ _id: export_id }, { $set: { [`parts.${component}`]: counts } });
+}
+
+/** Marks a processing export ready; false when it is no longer processing (erased meanwhile). */
+export async function markExportReady(export_id: string, set: { object_key: string; bytes: number; ready_at: Date; expires_at: Date }): Promise<boolean> {
+  const res = await UserExport.updateOne({ _id: export_id, status: 'processing' }, { $set: { status: 'ready', ...set } });
+  return res.modifiedCount > 0;
+}
+
+export async function markExportFailed(export_id: string, error: string): Promise<void> {
+  await UserExport.updateOne({ _id: export_id, status: 'processing' }, { $set: { status: 'failed', error } });
+}
+
+export async function markExportExpired(export_id: string): Promise<void> {
+  await UserExport.updateOne({ _id: export_id }, { $set: { status: 'expired' }, $unset: { object_key: 1, parts: 1 } });
+}
+
+export async function deleteExports(ids: string[]): Promise<number> {
+  if (!ids.length) return 0;
+  return (await UserExport.deleteMany({ _id: { $in: ids } })).deletedCount ?? 0;
+}
+
+/**
+ * Takes one export from the user's daily allowance (a fixed 24-hour window): false when spent.
+ * Each step is one conditional update on the `_id`, so concurrent requests never take more.
+ */
+export async function takeExportQuota(organization_id: string, user_id: string, perDay: number, now = new Date()): Promise<boolean> {
+  const _id = `${organization_id}:${user_id}`;
+  const windowFrom = new Date(now.getTime() - 86_400_000);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const taken = await UserExportQuota.findOneAndUpdate({ _id, window_start: { $gt: windowFrom }, count: { $lt: perDay } }, { $inc: { count: 1 } }).lean<QuotaDoc>();
+    if (taken) return true;
+    const current = await byId<QuotaDoc>(UserExportQuota, _id);
+    if (current && current.window_start > windowFrom) return false;
+    if (!current) {
+      if (await insertOnce(UserExportQuota, { _id, window_start: now, count: 1 })) return true;
+      continue;
+    }
+    const reset = await UserExportQuota.updateOne({ _id, window_start: current.window_start }, { $set: { window_start: now, count: 1 } });
+    if (reset.modifiedCount) return true;
+  }
+  return false;
+}
+
+export async function dropExportQuota(organization_id: string, user_id: string): Promise<void> {
+  await UserExportQuota.deleteOne({ _id: `${organization_id}:${user_id}` });
+}
+
+// ---- erasures
+
+export const erasureKey = (organization_id: string, user_id: string) => `${organization_id}:${user_id}`;
+
+/** Creates the user's erasure unless one exists; answers the one that holds. */
+export async function insertErasureOnce(doc: Omit<ErasureDoc, 'created_at' | 'updated_at' | 'steps' | 'status' | 'completed_at'>): Promise<{ erasure: ErasureDoc; created: boolean }> {
+  const created = await insertOnce(UserErasure, { ...doc, status: 'processing', steps: {} });
+  return { erasure: (await byId<ErasureDoc>(UserErasure, doc._id))!, created };
+}
+
+export const erasureById = (key: string) => byId<ErasureDoc>(UserErasure, key);
+
+export async function setErasureStep(key: string, component: string, report: Record<string, number>): Promise<void> {
+  await UserErasure.updateOne({ _id: key }, { $set: { [`steps.${component}`]: { status: 'done', report, at: new Date() } } });
+}
+
+export async function setErasurePending(key: string, components: string[]): Promise<void> {
+  const set = Object.fromEntries(components.map((c) => [`steps.${c}`, { status: 'pending', report: {} }]));
+  await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: set });
+}
+
+/** Completes the erasure and forgets the person's idp_id (held only while the run needed it). */
+export async function markErasureCompleted(key: string): Promise<void> {
+  await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: { status: 'completed', completed_at: new Date() }, $unset: { idp_id: 1 } });
+}

@@ -1,0 +1,31 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type * as activities from '../activities/workflow-activities';
+import { PERSISTENT } from './retry';
+
+const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '10 minutes',
+  retry: PERSISTENT,
+});
+
+export interface UserErasureInput {
+  /** the erasure's record, `<organization_id>:<user_id>`: no personal data in the run's input */
+  key: string;
+}
+
+/**
+ * `user-erasure:<organization_id>:<user_id>` (docs/privacy.md). Every step is idempotent, so a
+ * worker killed anywhere resumes here and finishes once: identity's first end (user gone for every
+ * reader, keys revoked), the user's other runs stopped, every component's part twice (the second
+ * pass takes what a run in flight wrote during the first), the user's ended runs deleted from
+ * Temporal (their inputs held the user's data), then identity's last end and `user.erased`.
+ */
+export async function userErasureWorkflow(input: UserErasureInput): Promise<void> {
+  const { parts } = await beginUserErasure(input.key);
+  if (!parts.length) return;
+  await stopUserRuns(input.key);
+  for (const pass of [1, 2]) {
+    for (const part of parts) await eraseUserPart({ key: input.key, part, pass });
+  }
+  await purgeUserRuns(input.key);
+  await finishUserErasure(input.key);
+}
