@@ -346,7 +346,7 @@ function urlOf(o: Op, c: Call): string {
     if (c.params?.[name] === undefined) throw new Error(`${label(o)}: no value for {${name}}`);
     return encodeURIComponent(String(c.params[name]));
   });
-  const q = new URLSearchParams(Object.entries(c.query ?? {}).map(([k, v]) => [k, String(v)]));
+  const q = new URLSearchParams(Object.entries(c.query ?? {}).map(([k, v]): [string, string] => [k, String(v)]));
   if ([...q.keys()].length) url += `?${q}`;
   return url;
 }
