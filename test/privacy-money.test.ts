@@ -10,8 +10,9 @@ import { billingUserData, recordUsage, tokenUsage } from '../activities/billing'
 import { eventsSettled, eventsUserData } from '../activities/events';
 import { giftsUserData } from '../activities/gifts';
 import { getBalance, ledgerEventsSettled, loyaltyUserData } from '../activities/loyalty';
-import { entriesOfUser, referralOf } from '../activities/loyalty/store';
+import { entriesOfUser, referralOf, tombstoneEntries } from '../activities/loyalty/store';
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
+import { startReceiver } from './helpers/receiver';
 import { useSuiteRuntime } from './helpers/runtime';
 
 useSuiteRuntime();
@@ -182,6 +183,47 @@ describe('privacy: loyalty, gifts, billing and events of one user', () => {
     expect(late.status).not.toBe(200);
     expect((await entriesOfUser(org, tomb)).length).toBe(kept.length);
   }, 120_000);
+});
+
+describe('privacy: an erasure stopped half way, and an admin who created an endpoint', () => {
+  it('a second call finishes a ledger left half tombstoned, with the chain intact', async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    for (let i = 0; i < 6; i += 1) {
+      const r = await call('POST', `/loyalty/award-points/${a.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' }, headers: { 'idempotency-key': `o-${i}` } });
+      expect(r.status).toBe(200);
+    }
+    await settle();
+    const org = t.organization_id;
+    const tombstone = `del_${unique('t').replace('-', '')}`;
+    const before = await entriesOfUser(org, a.user_id);
+    // The first run "crashed" after tombstoning the first three entries.
+    await tombstoneEntries(a.user_id, before.slice(0, 3).map((e) => ({ _id: e._id, set: { user_id: tombstone, operation_id: e.operation_id.replace(a.user_id, tombstone), request_id: e.request_id?.replace(a.user_id, tombstone) } })));
+    expect((await entriesOfUser(org, a.user_id)).length).toBe(3);
+    const report = await loyaltyUserData.erase({ organization_id: org, user_id: a.user_id, idp_id: a.idp_id, tombstone });
+    expect(report.entries_tombstoned).toBe(3);
+    const kept = await entriesOfUser(org, tombstone);
+    expect(kept.map((e) => [e.seq, e.balance_after])).toEqual(before.map((e) => [e.seq, e.balance_after]));
+    expect(kept.every((e) => !e.operation_id.includes(a.user_id) && !(e.request_id ?? '').includes(a.user_id))).toBe(true);
+    expect((await entriesOfUser(org, a.user_id)).length).toBe(0);
+  });
+
+  it("tombstones the creator of the admin's endpoint, which keeps working", async () => {
+    const t = await newTenant();
+    const rx = await startReceiver();
+    const created = await call('POST', '/api/webhooks/endpoints', { key: t.adminKey, json: { url: rx.url('/hook'), events: ['*'] } }).finally(() => rx.close());
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const scope = { organization_id: t.organization_id, user_id: t.admin.user_id, idp_id: t.admin.idp_id };
+    const exported = await eventsUserData.export(scope);
+    expect(exported.data.endpoints_created).toEqual([expect.objectContaining({ endpoint_id: created.body.endpoint.id })]);
+    const tombstone = `del_${unique('t').replace('-', '')}`;
+    expect(await eventsUserData.erase({ ...scope, tombstone })).toMatchObject({ endpoint_creators_tombstoned: 1 });
+    expect(await eventsUserData.erase({ ...scope, tombstone })).toEqual({ events_tombstoned: 0, endpoint_creators_tombstoned: 0 });
+    const ep = await call('GET', `/api/webhooks/endpoints/${created.body.endpoint.id}`, { key: t.adminKey });
+    expect(ep.status).toBe(200);
+    expect(JSON.stringify(ep.body)).not.toContain(t.admin.user_id);
+    expect((await eventsUserData.export(scope)).data.endpoints_created).toEqual([]);
+  });
 });
 
 async function allEvents(key: string, organization_id: string): Promise<any[]> {
