@@ -5,6 +5,7 @@
  * supervised: one that exits is started again on the same port and data (workers/supervise.ts);
  * one that keeps failing is given up and onFatal says why.
  */
+import { msToTs } from '@temporalio/common/lib/time';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
@@ -174,6 +175,11 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
             const conn = await Connection.connect({ address, connectTimeout: 1000 });
             try {
               await conn.workflowService.describeNamespace({ namespace: cfg.TEMPORAL_NAMESPACE });
+              // How long ended runs (their inputs and histories) are kept: docs/privacy.md.
+              await conn.workflowService.updateNamespace({
+                namespace: cfg.TEMPORAL_NAMESPACE,
+                config: { workflowExecutionRetentionTtl: msToTs(cfg.TEMPORAL_RETENTION_DAYS * 86_400_000) },
+              });
               return true;
             } finally {
               await conn.close();

@@ -25,6 +25,8 @@ export const envSchema = z.object({
   LOCAL_MONGODB_PORT: port.default(27017),
   LOCAL_MINIO_PORT: port.default(9000),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  // Days the local Temporal dev server keeps ended runs, their inputs included (docs/privacy.md).
+  TEMPORAL_RETENTION_DAYS: z.coerce.number().int().min(1).max(30).default(3),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('platform'),
   MONGODB_URI: optional,
   MINIO_ENDPOINT: optional,
