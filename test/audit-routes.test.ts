@@ -117,7 +117,7 @@ const TABLE: Record<string, Entry> = {
   },
   'DELETE /api/users/{user_ref}': async (w) => {
     const v = await basicUser(w.t);
-    return { params: { user_ref: v.user_id }, json: { reason: 'asked to be forgotten' }, action: 'user.delete', target: { type: 'user', id: v.user_id } };
+    return { params: { user_ref: v.user_id }, json: { reason: 'asked to be forgotten' }, action: 'user.erase', target: { type: 'user', id: v.user_id } };
   },
 
   // loyalty and referrals

@@ -10,6 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { runtime } from '../activities/core/runtime';
 import { getObject } from '../activities/engines/storage';
+import { takeExportQuota } from '../activities/privacy/store';
 import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api';
 import { useSuiteClients, useSuiteRuntime } from './helpers/runtime';
 import { unzip } from './helpers/zip';
@@ -205,4 +206,14 @@ describe('privacy: erasure', () => {
     expect((await call('DELETE', `/api/users/${sys.body.metadata.user_id}`, { key: t.adminKey, json: {} })).status).toBe(403);
     expect((await call('GET', `/api/users/${u.user_id}/erasure`, { key: t.adminKey })).status).toBe(404);
   }, 60_000);
+});
+
+describe('privacy: the export allowance', () => {
+  it('gives at most USER_EXPORTS_PER_DAY exports a day to concurrent requests, and a new window after 24 hours', async () => {
+    const org = unique('org');
+    const taken = await Promise.all(Array.from({ length: 12 }, () => takeExportQuota(org, 'usr_x', 3)));
+    expect(taken.filter(Boolean)).toHaveLength(3);
+    expect(await takeExportQuota(org, 'usr_x', 3, new Date(Date.now() + 86_400_000 + 1000))).toBe(true);
+    expect(await takeExportQuota(org, 'usr_y', 3)).toBe(true);
+  });
 });

@@ -49,11 +49,6 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
   };
 }
 
-/** Who holds which rights among the user's keys (an admin may not erase a user holding more). */
-export async function userKeyLevels(organization_id: string, user_id: string): Promise<string[][]> {
-  return (await keysOfUser(organization_id, user_id, { active: true, fields: ['permissions'] })).map((k) => k.permissions);
-}
-
 /** The first end: gone for readers, idp_id freed, keys revoked. Safe to repeat. */
 export async function beginIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
   await markUserErasing(organization_id, user_id, tombstone);

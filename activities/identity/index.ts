@@ -5,4 +5,4 @@ export { currentKeyLevel, issueApiKey, listApiKeys, requireRankOver, revokeApiKe
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation';
 export { findUser, findUserRef, getUser, isPlatformUserId, isTombstone, resolveOrCreateUserRef, updateUser, upsertUser } from './users';
-export { beginIdentityErasure, exportIdentity, finishIdentityErasure, userKeyLevels } from './erasure';
+export { beginIdentityErasure, exportIdentity, finishIdentityErasure } from './erasure';

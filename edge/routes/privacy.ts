@@ -97,6 +97,7 @@ defineRoute({
   tag,
   summary: "Erases the user's data (admin): keys revoked, personal data deleted, the organization's books kept under a tombstone; asking again answers the same erasure",
   auth: 'admin',
+  audit: { action: 'user.erase' },
   params: userParams,
   query: orgQuery,
   body: z.object({ reason: z.string().trim().min(1).max(500).optional().describe("why (kept on the erasure's record and in the audit trail)") }),
