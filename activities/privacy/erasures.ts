@@ -7,11 +7,10 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
-import { removeObject } from '../engines/storage';
 import { recordEvent } from '../events';
 import { beginIdentityErasure, findUser, isPlatformUserId } from '../identity';
 import type { Requester } from './constants';
-import { zipKey } from './exports';
+import { removeExportObjects } from './exports';
 import { privacyRuns, userDataPart, userDataParts } from './registry';
 import {
   allExportsOf,
@@ -115,7 +114,8 @@ export async function finishUserErasure(key: string): Promise<void> {
   const last = await userDataPart(LAST_PART).erase(scope);
   await setErasureStep(key, LAST_PART, { ...(doc.steps?.[LAST_PART]?.report ?? {}), ...last });
   const exports = await allExportsOf(doc.organization_id, doc.user_id);
-  for (const e of exports) await removeObject(zipKey(e._id));
+  // Every object of each export: the zip, and the parts of one the erasure interrupted.
+  for (const e of exports) await removeExportObjects(e._id);
   const exports_deleted = await deleteExports(exports.map((e) => e._id));
   await dropExportQuota(doc.organization_id, doc.user_id);
   await setErasureStep(key, 'privacy', { exports_deleted });

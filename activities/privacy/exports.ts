@@ -43,7 +43,7 @@ export function viewExport(d: ExportDoc): ExportView {
   };
 }
 
-const objectPrefix = (export_id: string) => `privacy/exports/${export_id}/`;
+export const objectPrefix = (export_id: string) => `privacy/exports/${export_id}/`;
 const partKey = (export_id: string, part: string) => `${objectPrefix(export_id)}parts/${part}.json`;
 export const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.zip`;
 
@@ -121,13 +121,22 @@ export async function exportUserPart(input: { export_id: string; part: string })
   const body = Buffer.from(JSON.stringify({ data: out.data, files: out.files }));
   const { minio, minioSettings } = runtime();
   await minio.putObject(minioSettings.bucket, partKey(input.export_id, input.part), body, body.length, { 'Content-Type': 'application/json' });
+  // Erased while this part was gathered: the erasure may have swept the export's objects already.
+  if (!(await exportScope(input.export_id))) {
+    await removeObject(partKey(input.export_id, input.part));
+    return;
+  }
   await setExportPart(input.export_id, input.part, counts);
 }
 
 /** Packs the gathered parts into the zip and marks the export ready until `ttl_ms` from now. */
 export async function packUserExport(input: { export_id: string; parts: string[]; ttl_ms: number }): Promise<void> {
   const found = await exportScope(input.export_id);
-  if (!found) return;
+  if (!found) {
+    // The user was erased meanwhile (or the export is gone): the parts gathered so far go too.
+    await removeExportObjects(input.export_id);
+    return;
+  }
   const { minio, minioSettings } = runtime();
   const packed: PackedPart[] = [];
   for (const name of input.parts) {
@@ -144,6 +153,15 @@ export async function packUserExport(input: { export_id: string; parts: string[]
   const ready = await markExportReady(input.export_id, { object_key: key, bytes, ready_at: now, expires_at: new Date(now.getTime() + input.ttl_ms) });
   if (!ready) await removeObject(key); // erased while packing: nothing of the user stays behind
   await removeParts(input.export_id, input.parts);
+}
+
+/** Every object of the export (its parts and its zip), whatever step wrote them. */
+export async function removeExportObjects(export_id: string): Promise<number> {
+  const { minio, minioSettings } = runtime();
+  const keys: string[] = [];
+  for await (const o of minio.listObjectsV2(minioSettings.bucket, objectPrefix(export_id), true)) if (o.name) keys.push(o.name);
+  for (const key of keys) await removeObject(key);
+  return keys.length;
 }
 
 async function removeParts(export_id: string, parts: string[]): Promise<void> {

@@ -1,0 +1,71 @@
+/**
+ * Issue 27 under attack: a user's export and erasure, and the audit trail, as a hostile basic key
+ * or an organization's admin would use them (docs/privacy.md, docs/components/audit.md).
+ */
+import { describe, expect, it } from 'vitest';
+import { runtime } from '../activities/core/runtime';
+import { eventsSettled, eventsUserData } from '../activities/events';
+import { ledgerEventsSettled } from '../activities/loyalty';
+import { exportUserPart } from '../activities/privacy/exports';
+import { insertExport } from '../activities/privacy/store';
+import { newId } from '../activities/core/ids';
+import { basicUser, call, newTenant, until } from './helpers/api';
+import { useSuiteRuntime } from './helpers/runtime';
+
+useSuiteRuntime();
+
+const ok = <T extends { status: number; body: unknown }>(what: string, res: T, status = 200): T => {
+  expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBe(status);
+  return res;
+};
+
+async function objectsUnder(prefix: string): Promise<string[]> {
+  const { minio, minioSettings } = runtime();
+  const names: string[] = [];
+  for await (const o of minio.listObjectsV2(minioSettings.bucket, prefix, true)) if (o.name) names.push(o.name);
+  return names;
+}
+
+describe('issue 27: export and erasure against a hostile caller', () => {
+  it("an erasure leaves nothing of an export gathered when it began (the parts' JSON in MinIO)", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    ok('email', await call('PATCH', `/api/users/${u.user_id}`, { key: t.adminKey, json: { email: `${u.idp_id}@example.com` } }));
+    // An export half gathered: the identity part (email, idp_id) is in storage, the zip not packed yet.
+    const export_id = newId('exp');
+    await insertExport({ _id: export_id, organization_id: t.organization_id, user_id: u.user_id, requested_by: { key_id: 'k', user_id: u.user_id, level: 0 } });
+    await exportUserPart({ export_id, part: 'identity' });
+    expect(await objectsUnder(`privacy/exports/${export_id}/`)).toHaveLength(1);
+
+    ok('erase', await call('DELETE', `/api/users/${u.user_id}`, { key: t.adminKey, json: {} }), 202);
+    await until('the erasure completed', () => call('GET', `/api/users/${u.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 180_000, 500);
+    expect(await objectsUnder(`privacy/exports/${export_id}/`)).toEqual([]);
+
+    // A part gathered after the erasure (an activity that was in flight) writes nothing either.
+    await exportUserPart({ export_id, part: 'identity' });
+    expect(await objectsUnder(`privacy/exports/${export_id}/`)).toEqual([]);
+  }, 300_000);
+
+  it("a user whose idp_id is a word in another user's events neither exports nor erases those events", async () => {
+    const t = await newTenant();
+    ok('rules', await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { purchase: 100 } } }));
+    const b = await basicUser(t);
+    ok('award B', await call('POST', `/loyalty/award-points/${b.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } }));
+    await ledgerEventsSettled();
+    await eventsSettled();
+    const eventsOfB = async () => ok('events', await call('GET', '/api/events', { key: t.adminKey })).body.events.filter((e: any) => e.data?.user_id === b.user_id);
+    const [before] = await eventsOfB();
+    expect(before, 'B has an event').toBeTruthy();
+    // A's idp_id (chosen by the organization's identity provider, e.g. a user name) is a word of B's event.
+    const word = String(before.data.reason);
+    const a = await basicUser(t, word);
+
+    const exported = await eventsUserData.export({ organization_id: t.organization_id, user_id: a.user_id, idp_id: a.idp_id });
+    expect(exported.data.events, "B's event in A's export").toEqual([]);
+
+    ok('erase A', await call('DELETE', `/api/users/${a.user_id}`, { key: t.adminKey, json: {} }), 202);
+    await until('the erasure completed', () => call('GET', `/api/users/${a.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 180_000, 500);
+    const [after] = await eventsOfB();
+    expect(after.data, "B's event rewritten by A's erasure").toEqual(before.data);
+  }, 300_000);
+});
