@@ -31,36 +31,43 @@ function mapStrings(v: unknown, f: (s: string, key: string | null) => string, ke
   return v;
 }
 
-/** The ids as they appear in a body (JSON text): a quote or backslash in an idp_id is escaped there. */
-const needles = (scope: UserScope) => [scope.user_id, scope.idp_id].filter(Boolean).map((id) => JSON.stringify(id).slice(1, -1));
+/**
+ * An event is the user's when it names their user_id (every event about a person carries it). The
+ * idp_id alone never selects one: it is any text the identity provider chose (`12345`, `action`,
+ * a user name), which may be a word of another user's event.
+ */
+const needles = (scope: UserScope) => [JSON.stringify(scope.user_id).slice(1, -1)];
+
+/** Whether the event's data names the user (their user_id as a whole token). */
+function namesUser(data: unknown, scope: UserScope): boolean {
+  const own = tokens([scope.user_id]);
+  let hit = false;
+  mapStrings(data, (s) => {
+    own.lastIndex = 0;
+    if (own.test(s)) hit = true;
+    return s;
+  });
+  return hit;
+}
 
 /** The body with the person replaced, or null when it does not name them (a longer id only contained theirs). */
 function tombstonedBody(body: string, scope: ErasureScope): string | null {
-  const named = tokens([scope.user_id, scope.idp_id]);
   const event = JSON.parse(body) as { data?: unknown };
-  let hit = false;
-  const data = mapStrings(event.data, (s, key) => {
-    named.lastIndex = 0;
-    if (!named.test(s)) return s;
-    hit = true;
-    return s.replace(named, scope.tombstone);
-  });
-  if (!hit) return null;
+  if (!namesUser(event.data, scope)) return null;
+  // The user's own event: their ids go wherever they occur in it.
+  const named = tokens([scope.user_id, scope.idp_id]);
+  const data = mapStrings(event.data, (s) => s.replace(named, scope.tombstone));
   // The event names the person: their free texts go too.
   const clean = mapStrings(data, (s, key) => (key && PERSONAL_TEXT.has(key) ? scope.tombstone : key && REASON_TEXT.has(key) ? s.replace(PHONE, scope.tombstone) : s));
   return JSON.stringify({ ...event, data: clean });
 }
 
 async function exportEvents(scope: UserScope): Promise<ExportPart> {
-  const named = tokens([scope.user_id, scope.idp_id]);
   const docs = await eventsContaining(scope.organization_id, needles(scope));
   // Another user an event names (the other side of a referral) is not the user's data.
   const other = (s: string) => s.replace(/(?<![A-Za-z0-9_-])usr_[A-Za-z0-9_-]+/g, (id) => (id === scope.user_id ? id : '[another user]'));
   const events = docs
-    .filter((d) => {
-      named.lastIndex = 0;
-      return named.test(d.body);
-    })
+    .filter((d) => namesUser((JSON.parse(d.body) as { data?: unknown }).data, scope))
     .map((d) => {
       const v = viewEvent(d);
       return { ...v, data: mapStrings(v.data, other) };
