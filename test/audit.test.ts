@@ -122,6 +122,27 @@ describe('the chain', () => {
     expect(v.body).toMatchObject({ ok: true, records_checked: records.length, first_break: null });
   });
 
+  it('keeps one chain when two processes append at once (the edge over HTTP and this process directly)', async () => {
+    const t = await newTenant();
+    const entry = (i: number) => ({
+      organization_id: t.organization_id,
+      actor: { key_id: 'key_test', user_id: 'usr_test', level: 'admin' as const },
+      action: 'test.append',
+      target: { type: 'test', id: String(i) },
+      request_id: `req-direct-${i}`,
+      changes: {},
+    });
+    const [http, direct] = await Promise.all([
+      Promise.all(Array.from({ length: 15 }, (_, i) => call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(`Two writers ${i}`) }))),
+      Promise.all(Array.from({ length: 40 }, (_, i) => recordChange(entry(i)))),
+    ]);
+    expect(http.map((r) => r.status)).toEqual(Array(15).fill(201));
+    expect(direct).toHaveLength(40);
+    const v = await verify(t);
+    expect(v.body).toMatchObject({ ok: true, first_break: null });
+    expect(v.body.records_checked).toBeGreaterThanOrEqual(56); // the tenant's key, 15 gifts, 40 direct
+  });
+
   it('names a record altered in the database, one re-hashed by its link, one removed as missing', async () => {
     const t = await newTenant();
     for (const name of ['A', 'B', 'C', 'D']) expect((await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(name) })).status).toBe(201);

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ZERO_HASH, type BreakReason } from './constants';
 import type { AuditRecordDoc } from './models';
-import { advanceHead, headOf, insertRecord, recordId, recordsFrom, seqOfId } from './store';
+import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store';
 
 /** JSON with object keys sorted at every depth; dates as ISO text; undefined fields left out. */
 export function canonicalJson(value: unknown): string {
@@ -49,24 +49,83 @@ async function tailFrom(organization_id: string, seq: number): Promise<{ seq: nu
 }
 
 /**
- * Appends one record at the organization's tail: seq head+1 linked to the head's hash, or, when
- * another writer took that seq (the primary key refuses the insert), the first free seq after
- * it. The head is moved forward afterwards; it is only a hint, so a crash before that costs the
- * next writer one read forward.
+ * Appends records at the organization's tail. Appends are grouped per organization in this
+ * process: one writer per organization takes every record waiting and writes them as consecutive
+ * seqs in one ordered insert, so N concurrent admin changes cost about one insert, not N racing
+ * ones (awards by admin keys are audited, and arrive by the hundred a second). The tail is kept
+ * per process; another process's appends make the insert stop at the first taken seq, and the
+ * rest is written after the real tail (read forward by `_id`). The head is only a hint, moved
+ * after each batch.
  */
-export async function appendRecord(body: RecordBody): Promise<AuditRecordDoc> {
-  const head = await headOf(body.organization_id);
-  let seq = (head?.seq ?? 0) + 1;
-  let prev = head?.hash ?? ZERO_HASH;
-  for (let attempt = 0; attempt < 10_000; attempt++) {
-    const doc = seal(body, seq, prev);
-    if (await insertRecord(doc)) {
-      await advanceHead(body.organization_id, seq, doc.hash);
-      return doc;
+export function appendRecord(body: RecordBody): Promise<AuditRecordDoc> {
+  return new Promise((resolve, reject) => {
+    const org = body.organization_id;
+    let queue = waiting.get(org);
+    if (!queue) waiting.set(org, (queue = []));
+    queue.push({ body, resolve, reject });
+    if (!writing.has(org)) void drain(org);
+  });
+}
+
+interface Waiter {
+  body: RecordBody;
+  resolve: (doc: AuditRecordDoc) => void;
+  reject: (err: unknown) => void;
+}
+
+const MAX_BATCH = 200;
+const waiting = new Map<string, Waiter[]>();
+const writing = new Set<string>();
+/** The last tail this process wrote or read per organization: saves the head's read. */
+const tails = new Map<string, { seq: number; prev: string }>();
+
+async function drain(org: string): Promise<void> {
+  writing.add(org);
+  try {
+    for (;;) {
+      const queue = waiting.get(org);
+      if (!queue?.length) {
+        waiting.delete(org);
+        return;
+      }
+      const batch = queue.splice(0, MAX_BATCH);
+      try {
+        const docs = await appendBatch(org, batch.map((w) => w.body));
+        batch.forEach((w, i) => w.resolve(docs[i]));
+      } catch (err) {
+        tails.delete(org);
+        for (const w of batch) w.reject(err);
+      }
     }
-    ({ seq, prev } = await tailFrom(body.organization_id, seq));
+  } finally {
+    writing.delete(org);
   }
-  throw new Error(`audit: no free seq found for organization ${body.organization_id}`);
+}
+
+async function appendBatch(org: string, bodies: RecordBody[]): Promise<AuditRecordDoc[]> {
+  let tail = tails.get(org);
+  if (!tail) {
+    const head = await headOf(org);
+    tail = { seq: (head?.seq ?? 0) + 1, prev: head?.hash ?? ZERO_HASH };
+  }
+  const written: AuditRecordDoc[] = [];
+  for (let attempt = 0; written.length < bodies.length; attempt++) {
+    if (attempt >= 10_000) throw new Error(`audit: no free seq found for organization ${org}`);
+    const docs: AuditRecordDoc[] = [];
+    let prev: string = tail.prev;
+    for (const [i, body] of bodies.slice(written.length).entries()) {
+      const doc = seal(body, tail.seq + i, prev);
+      prev = doc.hash;
+      docs.push(doc);
+    }
+    const n = await insertRecordsInOrder(docs);
+    written.push(...docs.slice(0, n));
+    tail = n === docs.length ? { seq: tail.seq + n, prev } : await tailFrom(org, tail.seq + n);
+  }
+  tails.set(org, tail);
+  const last = written[written.length - 1];
+  await advanceHead(org, last.seq, last.hash);
+  return written;
 }
 
 export interface VerifyResult {

@@ -18,7 +18,23 @@ export const headOf = (organization_id: string) => byId<AuditHeadDoc>(AuditHead,
 export const allHeads = () => AuditHead.find({}).lean<AuditHeadDoc[]>();
 
 /** True when this call wrote record `doc._id`; false when another writer holds that seq. */
-export const insertRecord = (doc: AuditRecordDoc) => insertOnce(AuditRecord, doc as unknown as Record<string, unknown>);
+
+/**
+ * Inserts consecutive records in one command, in order, stopping at the first whose seq is taken
+ * (another process appended there): answers how many were written, from the first. Written as
+ * sealed (the raw collection: no cast or default may change a hashed field).
+ */
+export async function insertRecordsInOrder(docs: AuditRecordDoc[]): Promise<number> {
+  try {
+    await AuditRecord.collection.insertMany(docs as unknown as Record<string, unknown>[], { ordered: true });
+    return docs.length;
+  } catch (err) {
+    const first = (err as { writeErrors?: { index: number; code?: number }[] | { index: number; code?: number } }).writeErrors;
+    const e = Array.isArray(first) ? first[0] : first;
+    if (!e || e.code !== 11000) throw err;
+    return e.index;
+  }
+}
 
 /** The records `first`..`first+count-1` of the organization that exist, by seq. */
 export async function recordsFrom(organization_id: string, first: number, count: number): Promise<Map<number, AuditRecordDoc>> {
