@@ -8,6 +8,7 @@ import { eventsSettled, eventsUserData } from '../activities/events';
 import { ledgerEventsSettled } from '../activities/loyalty';
 import { exportUserPart } from '../activities/privacy/exports';
 import { insertExport } from '../activities/privacy/store';
+import { EXPORTS_GATHERED_PER_ORGANIZATION } from '../activities/privacy/constants';
 import { newId } from '../activities/core/ids';
 import { basicUser, call, newTenant, until } from './helpers/api';
 import { useSuiteRuntime } from './helpers/runtime';
@@ -67,5 +68,22 @@ describe('issue 27: export and erasure against a hostile caller', () => {
     await until('the erasure completed', () => call('GET', `/api/users/${a.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 180_000, 500);
     const [after] = await eventsOfB();
     expect(after.data, "B's event rewritten by A's erasure").toEqual(before.data);
+  }, 300_000);
+
+  it("an admin exporting every user at once gets at most EXPORTS_GATHERED_PER_ORGANIZATION gathered at a time (429 beyond)", async () => {
+    const t = await newTenant();
+    const users = await Promise.all(Array.from({ length: EXPORTS_GATHERED_PER_ORGANIZATION * 2 + 2 }, () => basicUser(t)));
+    const answers = await Promise.all(users.map((u) => call('POST', `/api/users/${u.user_id}/export`, { key: t.adminKey })));
+    const started = answers.filter((r) => r.status === 202);
+    expect(answers.filter((r) => r.status !== 202 && r.status !== 429), JSON.stringify(answers.map((r) => r.body))).toEqual([]);
+    expect(started.length).toBeGreaterThan(0);
+    expect(started.length).toBeLessThanOrEqual(EXPORTS_GATHERED_PER_ORGANIZATION);
+    // Once they are ready, the next ones are gathered.
+    for (const r of started) {
+      const u = users[answers.indexOf(r)];
+      await until('the export ready', () => call('GET', `/api/users/${u.user_id}/exports/${r.body.export_id}`, { key: t.adminKey }), (x) => x.body.export?.status === 'ready', 120_000, 500);
+    }
+    const refused = users.filter((_, i) => answers[i].status === 429);
+    ok('the next one', await call('POST', `/api/users/${refused[0].user_id}/export`, { key: t.adminKey }), 202);
   }, 300_000);
 });

@@ -2,6 +2,13 @@
 export const EXPORT_STATUSES = ['processing', 'ready', 'failed', 'expired'] as const;
 export type ExportStatus = (typeof EXPORT_STATUSES)[number];
 
+/**
+ * Exports of one organization gathered at the same time (429 beyond): each one reads everything
+ * its user has, some of it by scanning the organization's collections, so an admin exporting every
+ * user at once (or many users at once) would load the database for everyone.
+ */
+export const EXPORTS_GATHERED_PER_ORGANIZATION = 5;
+
 export const ERASURE_STATUSES = ['processing', 'completed'] as const;
 export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
 

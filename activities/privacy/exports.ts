@@ -9,9 +9,9 @@ import { newId } from '../core/ids';
 import { runtime } from '../core/runtime';
 import { removeObject } from '../engines/storage';
 import { findUser } from '../identity';
-import type { Requester } from './constants';
+import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants';
 import { privacyRuns, userDataPart, userDataParts } from './registry';
-import { exportById, insertExport, markExportExpired, markExportFailed, markExportReady, recentExports, setExportPart, takeExportQuota, type ExportDoc } from './store';
+import { deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, recentExports, setExportPart, takeExportQuota, type ExportDoc } from './store';
 import { packZip, type PackedPart } from './zip';
 
 export interface ExportView {
@@ -54,12 +54,22 @@ export const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.z
  */
 export async function requestExport(organization_id: string, user_id: string, by: Requester): Promise<ExportView> {
   const cfg = config();
-  const running = (await recentExports(organization_id, user_id, new Date(Date.now() - 86_400_000))).find((e) => e.status === 'processing');
+  const since = new Date(Date.now() - 86_400_000);
+  const running = (await recentExports(organization_id, user_id, since)).find((e) => e.status === 'processing');
   if (running) return viewExport(running);
+  // The organization's exports gathered now: written first, then counted, so concurrent requests
+  // all see each other and never admit more than the cap between them (the later ones go).
+  const doc = await insertExport({ _id: newId('exp'), organization_id, user_id, requested_by: by });
+  const gathered = await exportsGathered(organization_id, since);
+  const place = gathered.findIndex((e) => e._id === doc._id);
+  if (place < 0 || place >= EXPORTS_GATHERED_PER_ORGANIZATION) {
+    await deleteExport(doc._id);
+    throw new PlatformError(429, `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`);
+  }
   if (!(await takeExportQuota(organization_id, user_id, cfg.USER_EXPORTS_PER_DAY))) {
+    await deleteExport(doc._id);
     throw new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`);
   }
-  const doc = await insertExport({ _id: newId('exp'), organization_id, user_id, requested_by: by });
   await privacyRuns().startExport(doc._id, { organization_id, user_id });
   return viewExport(doc);
 }

@@ -22,6 +22,15 @@ export async function recentExports(organization_id: string, user_id: string, si
   return UserExport.find({ organization_id, user_id, created_at: { $gte: since } }).sort({ created_at: -1 }).lean<ExportDoc[]>();
 }
 
+/** The organization's exports asked for since `since` still gathered, oldest first (the (organization_id, …) index). */
+export async function exportsGathered(organization_id: string, since: Date): Promise<Array<Pick<ExportDoc, '_id' | 'created_at'>>> {
+  return UserExport.find({ organization_id, status: 'processing', created_at: { $gte: since } }, { _id: 1, created_at: 1 }).sort({ created_at: 1, _id: 1 }).lean<Array<Pick<ExportDoc, '_id' | 'created_at'>>>();
+}
+
+export async function deleteExport(export_id: string): Promise<void> {
+  await UserExport.deleteOne({ _id: export_id });
+}
+
 export async function allExportsOf(organization_id: string, user_id: string): Promise<ExportDoc[]> {
   return UserExport.find({ organization_id, user_id }).lean<ExportDoc[]>();
 }
