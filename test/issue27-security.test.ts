@@ -86,4 +86,14 @@ describe('issue 27: export and erasure against a hostile caller', () => {
     const refused = users.filter((_, i) => answers[i].status === 429);
     ok('the next one', await call('POST', `/api/users/${refused[0].user_id}/export`, { key: t.adminKey }), 202);
   }, 300_000);
+
+  it("an erasure asked for by idp_id (an email here) leaves the user_id in the audit trail, never the idp_id", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t, `ana.${Date.now()}@example.com`);
+    ok('erase', await call('DELETE', `/api/users/${encodeURIComponent(u.idp_id)}`, { key: t.adminKey, json: {} }), 202);
+    const records = ok('audit', await call('GET', '/api/audit?action=user.erase', { key: t.adminKey })).body.records;
+    expect(records).toHaveLength(1);
+    expect(records[0].target).toEqual({ type: 'user', id: u.user_id });
+    expect(JSON.stringify(records)).not.toContain(u.idp_id);
+  }, 300_000);
 });

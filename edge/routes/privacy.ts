@@ -97,7 +97,8 @@ defineRoute({
   tag,
   summary: "Erases the user's data (admin): keys revoked, personal data deleted, the organization's books kept under a tombstone; asking again answers the same erasure",
   auth: 'admin',
-  audit: { action: 'user.erase' },
+  // The user_id, never the user_ref: an idp_id (often an email) would outlive the erasure in the trail.
+  audit: { action: 'user.erase', target: ({ result }) => (result?.user_id ? { type: 'user', id: result.user_id } : undefined) },
   params: userParams,
   query: orgQuery,
   body: z.object({ reason: z.string().trim().min(1).max(500).optional().describe("why (kept on the erasure's record and in the audit trail)") }),
