@@ -10,6 +10,7 @@
  * - a new key carries at most its creator's permissions and rate limit, and expires no later
  *   than its creator.
  */
+import { noteChange } from '../core/audit-note';
 import { config } from '../core/config';
 import { forbidden, notFound, PlatformError } from '../core/errors';
 import { newId } from '../core/ids';
@@ -203,7 +204,7 @@ export async function revokeApiKey(actor: Principal, organization_id: string, us
     forgetKey(doc.hash);
     return { key_id: doc.key_id, already: true };
   }
-  await markKeyRevoked(doc);
+  if (await markKeyRevoked(doc)) noteChange('status', 'active', 'revoked');
   forgetKey(doc.hash);
   if (doc.slot) await freeSlot(doc.slot, doc.key_id);
   return { key_id: doc.key_id, already: false };

@@ -1,3 +1,4 @@
+import { noteChange } from '../core/audit-note';
 import { config } from '../core/config';
 import { conflict, isDuplicateKey, notFound } from '../core/errors';
 import { newId } from '../core/ids';
@@ -48,7 +49,9 @@ export async function getOrganization(organization_id: string): Promise<Organiza
 }
 
 export async function updateOrganization(organization_id: string, patch: { name?: string; tier?: Tier }): Promise<OrganizationView> {
-  const doc = await patchOrganization(organization_id, patch);
+  const before = await findOrganization(organization_id);
+  const doc = before && (await patchOrganization(organization_id, patch));
   if (!doc) throw notFound(`Organization not found: ${organization_id}`);
+  for (const k of ['name', 'tier'] as const) if (patch[k] !== undefined) noteChange(k, before?.[k] ?? null, doc[k]);
   return viewOrganization(doc);
 }

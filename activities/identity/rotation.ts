@@ -15,6 +15,7 @@
  * grace ends (key-management.ts releases the places of keys that stopped working).
  */
 import { createHash } from 'node:crypto';
+import { noteChange } from '../core/audit-note';
 import { conflict, isDuplicateKey } from '../core/errors';
 import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys';
 import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, takePlace, usableCount } from './key-management';
@@ -89,6 +90,8 @@ export async function rotateApiKey(
     throw err;
   }
   await insertRotation({ _id: old.key_id, key_id, hash: old.hash, grace_until, created_at: new Date(now), changed_at: new Date(now) });
+  noteChange('rotated_to', null, key_id);
+  noteChange('status', 'active', inGrace ? 'expiring' : 'expired');
   forgetKey(old.hash);
   if (predecessor) {
     await endGrace(predecessor.key_id, new Date(now));

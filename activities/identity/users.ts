@@ -1,3 +1,4 @@
+import { noteChange } from '../core/audit-note';
 import { Cache } from '../core/db';
 import { invalid, notFound } from '../core/errors';
 import { newId } from '../core/ids';
@@ -162,5 +163,6 @@ export async function updateUser(
     else set[k] = v;
   }
   const updated = await patchUser(user.user_id, set, unset);
+  for (const k of ['email', 'display_name', 'user_rate_limit_per_minute'] as const) if (patch[k] !== undefined) noteChange(k, user[k] ?? null, updated?.[k] ?? null);
   return viewUser(updated!);
 }
