@@ -3,6 +3,7 @@
  * when points expire or wait, per organization, with defaults until an admin sets them (awards by
  * action are awards.ts).
  */
+import { noteChange } from '../core/audit-note';
 import { Cache } from '../core/db';
 import { invalid } from '../core/errors';
 import { defaultPolicy, type ActionLimit, type ActionPolicy } from './policies';
@@ -139,6 +140,32 @@ export async function putRules(organization_id: string, input: RulesInput, updat
   // The expiry run looks at organizations that ever set an expiry (their credits keep theirs).
   if (next.points_expire_after_days) await startExpiryCursor(organization_id);
   await writeRules(organization_id, next);
+  noteRulesChanges(current, next);
   cache.delete(organization_id);
   return getRules(organization_id);
+}
+
+const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+
+/** For the audit record: the entries of `before` and `after` that differ (null: absent on that side). */
+function changedEntries<T>(before: Record<string, T>, after: Record<string, T>): [Record<string, T | null>, Record<string, T | null>] | undefined {
+  const from: Record<string, T | null> = {};
+  const to: Record<string, T | null> = {};
+  for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (same(before[k], after[k])) continue;
+    from[k] = before[k] ?? null;
+    to[k] = after[k] ?? null;
+  }
+  return Object.keys(from).length ? [from, to] : undefined;
+}
+
+/** Notes what a rules change replaced: per changed action its points and policy, and each changed setting. */
+function noteRulesChanges(current: Rules, next: Omit<Rules, 'organization_id' | 'is_default' | 'updated_at'>): void {
+  for (const field of ['actions', 'policies'] as const) {
+    const diff = changedEntries<unknown>(current[field], next[field]);
+    if (diff) noteChange(field, diff[0], diff[1]);
+  }
+  for (const field of ['referral_points', 'referred_points', 'max_points_per_scan', 'points_expire_after_days', 'pending_days', 'referral_window_days'] as const) {
+    if (!same(current[field], next[field])) noteChange(field, current[field], next[field]);
+  }
 }
