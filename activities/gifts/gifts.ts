@@ -1,4 +1,5 @@
 /** The gift catalogue of an organization (redemption: redemptions.ts). */
+import { noteChange } from '../core/audit-note';
 import { notFound } from '../core/errors';
 import { newId } from '../core/ids';
 import { GIFT_FIELDS, type GiftType } from './constants';
@@ -41,6 +42,7 @@ export async function replaceGift(organization_id: string, gift_id: string, inpu
   const unset = GIFT_FIELDS.filter((f) => input[f] === undefined && current[f] !== undefined);
   const doc = await updateGift(organization_id, gift_id, input, unset);
   if (!doc) throw giftNotFound(gift_id);
+  for (const f of GIFT_FIELDS) if ((current[f] ?? null) !== (doc[f] ?? null)) noteChange(f, current[f] ?? null, doc[f] ?? null);
   return viewGift(doc);
 }
 

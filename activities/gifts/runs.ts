@@ -4,6 +4,7 @@
  * holds no Temporal client: the composition root hands the workflow operations in
  * (`configureGifts`, workers/root.ts; edge/starts.ts implements them).
  */
+import { noteChange } from '../core/audit-note';
 import { notFound, PlatformError } from '../core/errors';
 import { handedIn } from '../core/wiring';
 import type { RedemptionInput } from './fulfilment';
@@ -84,5 +85,7 @@ export async function settleInReview(organization_id: string, redemption_id: str
     if (again) return again;
     throw err;
   }
-  return { duplicate, redemption: viewRedemption(await record(redemption_id), viewer) };
+  const settled = await record(redemption_id);
+  if (!duplicate) noteChange('status', doc.status, settled.status);
+  return { duplicate, redemption: viewRedemption(settled, viewer) };
 }
