@@ -3,6 +3,7 @@
  * secret that signs them (shown once, stored encrypted, rotated with a grace during which both
  * old and new sign).
  */
+import { noteChange } from '../core/audit-note';
 import { conflict, invalid, notFound } from '../core/errors';
 import { decryptSecret, encryptSecret } from '../core/encryption';
 import { newId } from '../core/ids';
@@ -122,8 +123,10 @@ export async function changeEndpoint(organization_id: string, endpoint_id: strin
     if (change.enabled) unset.push('disabled_reason', 'failing_since');
   }
   if (!Object.keys(set).length && !unset.length) return getEndpoint(organization_id, endpoint_id);
+  const before = await existing(organization_id, endpoint_id);
   const doc = await updateEndpoint(organization_id, endpoint_id, set, unset);
   if (!doc) throw notFound('Webhook endpoint not found');
+  for (const f of ['url', 'events', 'enabled', 'description'] as const) if (change[f] !== undefined) noteChange(f, before[f] ?? null, doc[f] ?? null);
   return viewEndpoint(doc);
 }
 
@@ -147,5 +150,6 @@ export async function rotateSecret(organization_id: string, endpoint_id: string,
     if (await endpointOf(organization_id, endpoint_id)) throw conflict('The secret was rotated meanwhile by another request; rotate again if needed');
     throw notFound('Webhook endpoint not found');
   }
+  noteChange('secret', '***', '***'); // that it changed, never what it is
   return { endpoint: viewEndpoint(doc, now), secret };
 }
