@@ -3,6 +3,7 @@
  * organization's own (business and enterprise tiers only; free organizations use the default),
  * provider configurations with encrypted keys, versioned changes and the system overview.
  */
+import { noteChange } from '../core/audit-note';
 import { config } from '../core/config';
 import { jsonText } from '../core/db';
 import { forbidden, PlatformError } from '../core/errors';
@@ -26,7 +27,7 @@ import {
   type ProviderConfigDoc,
 } from './store';
 import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption';
-import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
+import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, maskSecrets, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
 
 export interface AgentSettings {
   provider: string;
@@ -67,6 +68,19 @@ function diff(before: Record<string, unknown>, after: Record<string, unknown>): 
   return out;
 }
 
+/** A value for the audit record: secret-named parts `***` (never a key, not even its hint), anything big as its size. */
+function forAudit(v: unknown, name: string): unknown {
+  const hidden = maskSecrets(v, () => '***', name);
+  const text = JSON.stringify(hidden ?? null);
+  return text.length > 2000 ? `<${text.length} characters of JSON>` : hidden;
+}
+
+/** Notes a version's diff for the audit record of the request that made it (activities/core/audit-note.ts). */
+function noteDiff(changes: Record<string, { from: unknown; to: unknown }>, secret: readonly string[] = []): void {
+  const side = (k: string, v: unknown) => (secret.includes(k) ? (v === null || v === undefined ? null : '***') : forAudit(v, k));
+  for (const [k, c] of Object.entries(changes)) noteChange(k, side(k, c.from), side(k, c.to));
+}
+
 /** Records a change as the next version of its scope; the primary key makes the number unique. */
 async function recordVersion(scope: string, changed_by: string, changes: Record<string, unknown>, rollback_of?: number): Promise<number> {
   settingsEpoch += 1;
@@ -103,8 +117,10 @@ export async function setDefaultConfig(text: string, changed_by: string, rollbac
     throw new PlatformError(422, `config: ${issue.path.join('.')}: ${issue.message}`, 'config');
   }
   const before = defaultText.decode((await getDefaultConfig()).config);
-  const version = await recordVersion('default', changed_by, diff(before, parsed), rollback_of);
+  const changes = diff(before, parsed);
+  const version = await recordVersion('default', changed_by, changes, rollback_of);
   await writeDefaultConfig(JSON.stringify(parsed), version, changed_by);
+  noteDiff(changes);
   return { version };
 }
 
@@ -143,8 +159,10 @@ export async function updateOrganizationConfig(organization_id: string, agent: A
   const tier = await tierOf(organization_id);
   if (tier === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
   const before = await organizationConfig(organization_id, agent);
-  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, diff(before?.settings ?? {}, input), rollback_of);
+  const changes = diff(before?.settings ?? {}, input);
+  const version = await recordVersion(`org:${organization_id}:${agent}`, changed_by, changes, rollback_of);
   await writeOrganizationConfig(organization_id, agent, input, version, changed_by);
+  noteDiff(changes);
   return { version, ...(await effectiveConfig(organization_id, agent)) };
 }
 
@@ -196,8 +214,10 @@ export async function updateProviderConfig(agent: AgentName, input: ProviderInpu
   const api_key_enc = input.api_key ? encryptSecret(input.api_key) : before?.api_key_enc;
   const api_key_hint = input.api_key ? maskSecret(input.api_key) : before?.api_key_hint;
   const shown = (p: { provider?: string; base_url?: string; models?: string[]; api_key_hint?: string }) => ({ provider: p.provider, base_url: p.base_url, models: p.models ?? [], api_key: p.api_key_hint ?? null });
-  const version = await recordVersion(`provider:${agent}`, changed_by, diff(before ? shown(before) : {}, shown({ ...input, api_key_hint })));
+  const changes = diff(before ? shown(before) : {}, shown({ ...input, api_key_hint }));
+  const version = await recordVersion(`provider:${agent}`, changed_by, changes);
   await writeProviderConfig(agent, { provider: input.provider, base_url: input.base_url.replace(/\/+$/, ''), models: input.models ?? [], api_key_enc, api_key_hint, version, updated_by: changed_by });
+  noteDiff(changes, ['api_key']); // the key's hint differs when the key changed; both sides read ***
   return providerView((await providerDoc(agent))!);
 }
 
