@@ -3,6 +3,7 @@
  * Schedule (port.ts) in step, undoing its own first step when the second fails, so nothing
  * half-done stays behind. A caller below the admin level sees and changes only its own events.
  */
+import { noteChange } from '../core/audit-note';
 import { invalid } from '../core/errors';
 import { ADMIN_LEVEL } from '../identity/constants';
 import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput, type RunFilter } from './events';
@@ -50,7 +51,9 @@ export async function updateScheduledEvent(actor: Actor, organization_id: string
     throw err;
   });
   try {
-    return await commitUpdate(prev, next);
+    const saved = await commitUpdate(prev, next);
+    noteEventChanges(prev, saved);
+    return saved;
   } catch (err) {
     // Another update or a delete came between: the Schedule follows what the store holds now.
     const now = await storedEvent(organization_id, event_id).catch(() => undefined);
@@ -72,9 +75,21 @@ export async function deleteScheduledEvent(viewer: Viewer, organization_id: stri
 /** Same ownership as an update; the Schedule pauses (or resumes) first, the store follows once it accepted. */
 export async function pauseScheduledEvent(viewer: Viewer, organization_id: string, event_id: string, paused: boolean, note: string | undefined) {
   const s = await schedules();
-  await visibleEvent(viewer, organization_id, event_id);
+  const e = await visibleEvent(viewer, organization_id, event_id);
   await s.pauseSchedule(event_id, paused, note ?? null);
-  return pauseView(await setPaused(organization_id, event_id, paused, paused ? (note ?? null) : null));
+  const saved = await setPaused(organization_id, event_id, paused, paused ? (note ?? null) : null);
+  noteChange('paused', e.paused ?? false, saved.paused ?? false);
+  return pauseView(saved);
+}
+
+const EVENT_FIELDS = ['type_of_event', 'recurrency', 'cron', 'start_event', 'end_date', 'timezone', 'overlap', 'catchup_window_minutes', 'status'] as const;
+const json = (v: unknown) => JSON.stringify(v ?? null);
+const smallMetadata = (text: string) => (text.length > 2000 ? `<${text.length} characters of JSON>` : eventMetadata({ metadata_json: text }));
+
+/** For the audit record: the fields an update changed, with their previous values (the metadata whole when small). */
+function noteEventChanges(prev: EventDoc, saved: EventDoc): void {
+  for (const f of EVENT_FIELDS) if (json(prev[f]) !== json(saved[f])) noteChange(f, prev[f] ?? null, saved[f] ?? null);
+  if (prev.metadata_json !== saved.metadata_json) noteChange('metadata', smallMetadata(prev.metadata_json), smallMetadata(saved.metadata_json));
 }
 
 /**
