@@ -7,7 +7,7 @@ import { BarcodeError, parseBarcode, type Barcode } from './barcodes';
 import { allocateIds } from './ids';
 import type { MappingStatus } from './constants';
 import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store';
-import { brandView, mappingView, productView, type BrandView, type MappingView, type ProductView } from './views';
+import { brandView, mappingView, noteViewChanges, productView, type BrandView, type MappingView, type ProductView } from './views';
 import { getVenue, organizationVenues } from './venues';
 import { missing, nameFilter, type Page } from './queries';
 
@@ -43,9 +43,10 @@ async function brandDoc(organization_id: string, brand_id: number): Promise<Bran
 export const getBrand = async (organization_id: string, brand_id: number) => brandView(await brandDoc(organization_id, brand_id));
 
 export async function updateBrand(organization_id: string, brand_id: number, input: BrandInput): Promise<BrandView> {
-  await brandDoc(organization_id, brand_id);
+  const before = await brandDoc(organization_id, brand_id);
   const doc = await brands.set(organization_id, brand_id, { description: '', logo_url: '', featured: false, featured_rank: 0, ...input });
   if (!doc) throw missing();
+  noteViewChanges(brandView(before), brandView(doc));
   return brandView(doc);
 }
 
@@ -109,7 +110,7 @@ async function productDoc(organization_id: string, product_id: number): Promise<
 export const getProduct = async (organization_id: string, product_id: number) => productView(await productDoc(organization_id, product_id));
 
 export async function updateProduct(organization_id: string, product_id: number, input: ProductInput): Promise<ProductView> {
-  await productDoc(organization_id, product_id);
+  const before = await productDoc(organization_id, product_id);
   const code = barcodeOf(input.barcode);
   await requireBrand(organization_id, input.brand_id);
   if (code) await barcodeTaken(organization_id, code.key, product_id);
@@ -117,6 +118,7 @@ export async function updateProduct(organization_id: string, product_id: number,
   try {
     const doc = await products.set(organization_id, product_id, set);
     if (!doc) throw missing();
+    noteViewChanges(productView(before), productView(doc));
     return productView(doc);
   } catch (err) {
     if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key, product_id);

@@ -9,7 +9,7 @@ import { placesFor, type PlacesAnswer } from '../engines/places';
 import { allocateIds } from './ids';
 import { placesCache, venues, type VenueDoc } from './store';
 import { bandsOf, boundingBox, distanceM } from './geo';
-import { venueView, type VenueView } from './views';
+import { noteViewChanges, venueView, type VenueView } from './views';
 import { missing, nameFilter, type Page } from './queries';
 
 export interface VenueInput {
@@ -48,9 +48,10 @@ export async function getVenue(organization_id: string, venue_id: number): Promi
 }
 
 export async function updateVenue(organization_id: string, venue_id: number, input: VenueInput): Promise<VenueView> {
-  await venueDoc(organization_id, venue_id);
+  const before = await venueDoc(organization_id, venue_id);
   const doc = await venues.set(organization_id, venue_id, { address: '', ...input });
   if (!doc) throw missing();
+  noteViewChanges(venueView(before), venueView(doc));
   await placesCache.forget(venue_id);
   return venueView(doc);
 }

@@ -1,5 +1,6 @@
 /** The JSON shapes of retail resources. */
 import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './store';
+import { noteChange } from '../core/audit-note';
 import { describeBarcode } from './barcodes';
 
 const iso = (d: Date | undefined) => (d ? new Date(d).toISOString() : null);
@@ -52,3 +53,11 @@ export const mappingView = (m: VenueProductDoc) => ({
   updated_at: iso(m.updated_at),
 });
 export type MappingView = ReturnType<typeof mappingView>;
+
+/** For the audit record of a replace: each field of the item's view that changed, with its previous value. */
+export function noteViewChanges(before: Record<string, unknown>, after: Record<string, unknown>): void {
+  for (const [k, v] of Object.entries(after)) {
+    if (k === 'id' || k === 'organization_id' || k === 'created_at' || k === 'updated_at') continue;
+    if (JSON.stringify(before[k] ?? null) !== JSON.stringify(v ?? null)) noteChange(k, before[k] ?? null, v ?? null);
+  }
+}
