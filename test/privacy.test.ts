@@ -176,7 +176,7 @@ describe('privacy: erasure', () => {
       return runs;
     };
     // Temporal deletes a run in the background: its listing goes a moment later.
-    expect(await until('the ended runs deleted', runsOf, (runs) => runs.length === 0, 30_000, 500)).toEqual([]);
+    expect(await until('the ended runs deleted', runsOf, (runs) => runs.length === 0, 90_000, 500)).toEqual([]);
 
     // The event for the organization's systems.
     const events = ok('events', await call('GET', `/api/events?type=user.erased`, { key: t.adminKey })).body.events;

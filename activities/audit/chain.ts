@@ -145,7 +145,19 @@ const VERIFY_BATCH = 500;
  * record, unless the head says it reaches further or a later record exists: then that seq is
  * `missing`.
  */
-export async function verifyChain(organization_id: string): Promise<VerifyResult> {
+export function verifyChain(organization_id: string): Promise<VerifyResult> {
+  // Concurrent verifies of one organization share one walk: it reads the whole kept chain.
+  let walk = verifying.get(organization_id);
+  if (!walk) {
+    walk = walkChain(organization_id).finally(() => verifying.delete(organization_id));
+    verifying.set(organization_id, walk);
+  }
+  return walk;
+}
+
+const verifying = new Map<string, Promise<VerifyResult>>();
+
+async function walkChain(organization_id: string): Promise<VerifyResult> {
   const head = await headOf(organization_id);
   const start = head?.retained_from_seq ?? 1;
   let prev = head?.retained_from_prev_hash ?? ZERO_HASH;

@@ -65,11 +65,15 @@ export async function deleteExports(ids: string[]): Promise<number> {
 export async function takeExportQuota(organization_id: string, user_id: string, perDay: number, now = new Date()): Promise<boolean> {
   const _id = `${organization_id}:${user_id}`;
   const windowFrom = new Date(now.getTime() - 86_400_000);
-  for (let attempt = 0; attempt < 3; attempt++) {
+  for (let attempt = 0; attempt < 20; attempt++) {
     const taken = await UserExportQuota.findOneAndUpdate({ _id, window_start: { $gt: windowFrom }, count: { $lt: perDay } }, { $inc: { count: 1 } }).lean<QuotaDoc>();
     if (taken) return true;
     const current = await byId<QuotaDoc>(UserExportQuota, _id);
-    if (current && current.window_start > windowFrom) return false;
+    // The window holds: spent, or a concurrent update got in the way (try again).
+    if (current && current.window_start > windowFrom) {
+      if (current.count >= perDay) return false;
+      continue;
+    }
     if (!current) {
       if (await insertOnce(UserExportQuota, { _id, window_start: now, count: 1 })) return true;
       continue;
