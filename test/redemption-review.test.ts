@@ -174,6 +174,9 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     const other = await settle(refundIt, admin, { outcome: 'completed' });
     expect(other.status).toBe(409);
     expect(other.body).toEqual({ success: false, error: expect.stringMatching(/already settled as refunded/) });
+    // One audit record (the duplicate and the refusal add none), saying what the settlement changed.
+    const records = (await api('GET', `/api/audit?action=redemption.settle&target_id=${refundIt}`, admin)).body.records;
+    expect(records.map((r: any) => r.changes.status)).toEqual([{ from: 'needs_review', to: 'refunded' }]);
     expect(await points()).toBe(before + 100);
     expect((await entriesOf(refundIt)).sort()).toEqual([['redemption', -100], ['refund', 100]]);
     // Its owner (a basic key) sees the outcome with a fixed reason: not who settled it nor the
