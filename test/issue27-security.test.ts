@@ -96,4 +96,17 @@ describe('issue 27: export and erasure against a hostile caller', () => {
     expect(records[0].target).toEqual({ type: 'user', id: u.user_id });
     expect(JSON.stringify(records)).not.toContain(u.idp_id);
   }, 300_000);
+
+  it("the audit trail holds no person's contact details or idp_id: they outlive an erasure there", async () => {
+    const t = await newTenant();
+    const idp = `bea.${Date.now()}@example.com`;
+    ok('user', await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: idp, email: idp, display_name: 'Bea B.' } }), 201);
+    ok('patch', await call('PATCH', `/api/users/${encodeURIComponent(idp)}`, { key: t.adminKey, json: { email: `new.${idp}`, display_name: 'Bea C.' } }));
+    const records = ok('audit', await call('GET', '/api/audit?limit=100', { key: t.adminKey })).body.records;
+    const update = records.find((r: any) => r.action === 'user.update');
+    expect(update.changes.email.to).toBe('[personal]');
+    expect(update.changes.display_name.to).toBe('[personal]');
+    const text = JSON.stringify(records);
+    for (const personal of [idp, 'Bea B.', 'Bea C.']) expect(text).not.toContain(personal);
+  }, 60_000);
 });

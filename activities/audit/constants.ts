@@ -21,6 +21,8 @@ export const ZERO_HASH = '0'.repeat(64);
 
 /** What a masked value reads as in `changes`. */
 export const MASK = '***';
+/** What stands for a person's contact details or name in a record: the trail outlives an erasure (docs/privacy.md). */
+export const PERSONAL = '[personal]';
 
 /** An intent older than this with no record is a request that died: the maintenance run records it as outcome unknown. */
 export const INTENT_SETTLE_MINUTES = 15;

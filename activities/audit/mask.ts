@@ -3,11 +3,13 @@
  * `***` (by the field's name at any depth, and values that look like keys or secrets), long texts
  * (base64 uploads) shortened to their length, and long arrays cut.
  */
-import { MASK } from './constants';
+import { MASK, PERSONAL } from './constants';
 
 const SECRET_WORDS = new Set(['key', 'keys', 'secret', 'secrets', 'token', 'password', 'passwd', 'passphrase', 'pin', 'card', 'cvc', 'cvv', 'authorization', 'credential', 'credentials', 'apikey']);
 // Values that are keys whatever their field is called: platform keys, webhook and provider secrets, bearer tokens.
 const SECRET_VALUE = /^(pk_|sk[-_]|rk_|whsec_|bearer\s)/i;
+// A person's contact details and name: kept out of the trail, which is not erased with the person.
+const PERSONAL_FIELDS = new Set(['idp_id', 'email', 'phone', 'phone_number', 'display_name', 'account_reference', 'recipient', 'to_email']);
 const MAX_TEXT = 500;
 const MAX_ITEMS = 50;
 const MAX_DEPTH = 8;
@@ -44,7 +46,7 @@ export function masked(value: unknown, depth = 0): unknown {
   if (Buffer.isBuffer(value)) return `<${value.length} bytes>`;
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== undefined) out[k] = isSecretName(k) ? MASK : masked(v, depth + 1);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (v !== undefined) out[k] = isSecretName(k) ? MASK : PERSONAL_FIELDS.has(k) ? PERSONAL : masked(v, depth + 1);
     return out;
   }
   return String(value);
@@ -58,7 +60,7 @@ export function bodyChanges(body: unknown): Changes {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return out;
   for (const [k, v] of Object.entries(body as Record<string, unknown>)) {
     if (v === undefined || k === 'organization_id') continue;
-    out[k] = { to: isSecretName(k) ? MASK : masked(v) };
+    out[k] = { to: isSecretName(k) ? MASK : PERSONAL_FIELDS.has(k) ? PERSONAL : masked(v) };
   }
   return out;
 }
@@ -68,7 +70,7 @@ export function mergeChanges(fromBody: Changes, noted: Changes): Changes {
   const out: Changes = { ...fromBody };
   for (const [k, c] of Object.entries(noted)) {
     const secret = isSecretName(k);
-    const m = (v: unknown) => (secret ? MASK : masked(v));
+    const m = (v: unknown) => (secret ? MASK : PERSONAL_FIELDS.has(k) ? PERSONAL : masked(v));
     out[k] = 'from' in c ? { from: m(c.from), to: m(c.to) } : { to: m(c.to) };
   }
   return out;
