@@ -73,4 +73,5 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   gifts: 'Gift catalogue and redemption with points. Errors are `{success:false, error}`.',
   webhooks: 'Outgoing events: webhook endpoints (Standard Webhooks signatures), their deliveries and the event log.',
   audit: 'The audit trail: every change made with an admin or system_admin key, hash-chained per organization, and its verification.',
+  privacy: "A user's data handed back (an export zip) or erased on request (docs/privacy.md).",
 };
