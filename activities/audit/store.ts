@@ -4,6 +4,7 @@
  * the list reads the `{organization_id, …, at}` indexes.
  */
 import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db';
+import { groupCommit } from '../core/group-commit';
 import { AuditHead, AuditIntent, AuditRecord, type AuditHeadDoc, type AuditIntentDoc, type AuditRecordDoc } from './models';
 
 const SEQ_DIGITS = 12;
@@ -112,9 +113,14 @@ export async function recordOfRequest(organization_id: string, request_id: strin
 
 // ---- intents ----
 
-export const insertIntent = (doc: AuditIntentDoc) => AuditIntent.create(doc).then(() => undefined);
+/** Intents are written and removed in groups: every audited request writes one and removes it (core/group-commit). */
+export const insertIntent = groupCommit<AuditIntentDoc>(async (docs) => {
+  await AuditIntent.collection.insertMany(docs as unknown as Record<string, unknown>[], { ordered: false });
+});
 
-export const deleteIntent = (_id: string) => AuditIntent.deleteOne({ _id }).then(() => undefined);
+export const deleteIntent = groupCommit<string>(async (ids) => {
+  await AuditIntent.deleteMany({ _id: { $in: ids } });
+});
 
 /** Intents older than `before`, oldest first (the `{created_at}` index). */
 export const staleIntents = (before: Date, limit: number) => AuditIntent.find({ created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<AuditIntentDoc[]>();
