@@ -19,9 +19,10 @@ export interface UserExportInput {
  * the user from the export's record.
  */
 export async function userExportWorkflow(input: UserExportInput): Promise<void> {
-  const parts = await beginUserExport(input.export_id);
-  if (!parts.length) return;
+  let parts: string[] = [];
   try {
+    parts = await beginUserExport(input.export_id);
+    if (!parts.length) return;
     for (const part of parts) await exportUserPart({ export_id: input.export_id, part });
     await packUserExport({ export_id: input.export_id, parts, ttl_ms: input.ttl_ms });
   } catch (err) {

@@ -70,7 +70,13 @@ export async function requestExport(organization_id: string, user_id: string, by
     await deleteExport(doc._id);
     throw new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`);
   }
-  await privacyRuns().startExport(doc._id, { organization_id, user_id });
+  try {
+    await privacyRuns().startExport(doc._id, { organization_id, user_id });
+  } catch (err) {
+    // Never left `processing` without a run: it would hold the user's and the organization's places.
+    await markExportFailed(doc._id, 'the export could not be started');
+    throw err;
+  }
   return viewExport(doc);
 }
 
