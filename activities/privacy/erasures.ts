@@ -21,6 +21,7 @@ import {
   insertErasureOnce,
   markErasureCompleted,
   setErasurePending,
+  setErasureReport,
   setErasureStep,
   type ErasureDoc,
 } from './store';
@@ -91,7 +92,7 @@ export async function beginUserErasure(key: string): Promise<{ parts: string[] }
   const begun = await beginIdentityErasure(scopeOf(doc), doc.tombstone);
   const parts = userDataParts().filter((p) => p !== LAST_PART);
   await setErasurePending(key, ['runs', ...parts, LAST_PART, 'privacy'].filter((p) => !doc.steps?.[p]));
-  if (!doc.steps?.[LAST_PART]?.report?.keys_revoked) await setErasureStep(key, LAST_PART, { ...begun }).catch(() => undefined);
+  if (!doc.steps?.[LAST_PART]?.report?.keys_revoked) await setErasureReport(key, LAST_PART, { ...begun });
   return { parts };
 }
 

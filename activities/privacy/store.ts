@@ -104,6 +104,11 @@ export async function setErasureStep(key: string, component: string, report: Rec
   await UserErasure.updateOne({ _id: key }, { $set: { [`steps.${component}`]: { status: 'done', report, at: new Date() } } });
 }
 
+/** A step's report so far, the step still pending (identity's first end, before its last). */
+export async function setErasureReport(key: string, component: string, report: Record<string, number>): Promise<void> {
+  await UserErasure.updateOne({ _id: key }, { $set: { [`steps.${component}.report`]: report } });
+}
+
 export async function setErasurePending(key: string, components: string[]): Promise<void> {
   const set = Object.fromEntries(components.map((c) => [`steps.${c}`, { status: 'pending', report: {} }]));
   await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: set });
