@@ -12,13 +12,11 @@
  * Events are recorded by the other components' changes: this erasure runs after theirs (and runs
  * again at the end), so an event their erasure recorded (the ledger's pending ones) is covered.
  */
+import { PHONE_LIKE, wholeTokens } from '../core/scrub';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
 import { viewEvent } from './log';
 import { endpointsCreatedBy, eventsContaining, rewriteEventBodies, tombstoneEndpointCreator } from './store';
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const tokens = (list: string[]) => new RegExp(`(?<![A-Za-z0-9_-])(?:${[...new Set(list.filter((x) => x.length))].sort((a, b) => b.length - a.length).map(escape).join('|')})(?![A-Za-z0-9_-])`, 'g');
-const PHONE = /(?<![A-Za-z0-9_-])\+?\d[\d ().-]{6,}\d(?![A-Za-z0-9_-])/g;
 /** Free texts of an event's data that may name the person: replaced whole, or scrubbed of phone numbers. */
 const PERSONAL_TEXT = new Set(['filename']);
 const REASON_TEXT = new Set(['description', 'status_reason', 'reason', 'message']);
@@ -40,7 +38,7 @@ const needles = (scope: UserScope) => [JSON.stringify(scope.user_id).slice(1, -1
 
 /** Whether the event's data names the user (their user_id as a whole token). */
 function namesUser(data: unknown, scope: UserScope): boolean {
-  const own = tokens([scope.user_id]);
+  const own = wholeTokens([scope.user_id])!;
   let hit = false;
   mapStrings(data, (s) => {
     own.lastIndex = 0;
@@ -55,10 +53,10 @@ function tombstonedBody(body: string, scope: ErasureScope): string | null {
   const event = JSON.parse(body) as { data?: unknown };
   if (!namesUser(event.data, scope)) return null;
   // The user's own event: their ids go wherever they occur in it.
-  const named = tokens([scope.user_id, scope.idp_id]);
+  const named = wholeTokens([scope.user_id, scope.idp_id])!;
   const data = mapStrings(event.data, (s) => s.replace(named, scope.tombstone));
   // The event names the person: their free texts go too.
-  const clean = mapStrings(data, (s, key) => (key && PERSONAL_TEXT.has(key) ? scope.tombstone : key && REASON_TEXT.has(key) ? s.replace(PHONE, scope.tombstone) : s));
+  const clean = mapStrings(data, (s, key) => (key && PERSONAL_TEXT.has(key) ? scope.tombstone : key && REASON_TEXT.has(key) ? s.replace(PHONE_LIKE, scope.tombstone) : s));
   return JSON.stringify({ ...event, data: clean });
 }
 

@@ -9,20 +9,11 @@
  * organization's totals and the redemption's figures (points_spent = refunded + lapsed) still hold.
  * The catalogue is the organization's and the sandbox provider's transactions name no one.
  */
+import { scrubber } from '../core/scrub';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
 import { viewRedemption } from './redemptions';
 import type { RedemptionDoc } from './models';
 import { redemptionsOfUser, tombstoneRedemption } from './store';
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/** Replaces these strings (whole tokens) and any phone-like number in a text with the tombstone. */
-function scrubber(strings: string[], tombstone: string): (s: string) => string {
-  const list = [...new Set(strings.filter((x) => x && x.length))].sort((a, b) => b.length - a.length);
-  const named = list.length ? new RegExp(`(?<![A-Za-z0-9_-])(?:${list.map(escape).join('|')})(?![A-Za-z0-9_-])`, 'g') : null;
-  const phone = /(?<![A-Za-z0-9_-])\+?\d[\d ().-]{6,}\d(?![A-Za-z0-9_-])/g;
-  return (s) => (named ? s.replace(named, tombstone) : s).replace(phone, tombstone);
-}
 
 async function exportGifts(scope: UserScope): Promise<ExportPart> {
   const docs = await redemptionsOfUser(scope.organization_id, scope.user_id);
@@ -38,7 +29,7 @@ async function exportGifts(scope: UserScope): Promise<ExportPart> {
 /** What replaces the person in one redemption. */
 function tombstoned(r: RedemptionDoc, scope: ErasureScope): { set: Record<string, unknown>; unset: string[] } {
   const t = scope.tombstone;
-  const scrub = scrubber([scope.user_id, scope.idp_id, r.phone_number ?? '', r.account_reference ?? ''], t);
+  const scrub = scrubber([scope.user_id, scope.idp_id, r.phone_number ?? '', r.account_reference ?? ''], t, true);
   const set: Record<string, unknown> = { user_id: t };
   if (r.phone_number) set.phone_number = t;
   if (r.account_reference) set.account_reference = t;

@@ -8,6 +8,7 @@
  * are deleted (their QR images are drawn per request, never stored); a referral keeps the other
  * user's side, the erased side tombstoned.
  */
+import { scrubber } from '../core/scrub';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
 import { getBalance, viewEntry } from './ledger';
 import { publishEntry } from './events';
@@ -27,22 +28,6 @@ import {
   tombstoneReferrals,
   type EntryTombstone,
 } from './store';
-
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
-/**
- * Replaces the person's ids (whole tokens only) in a text with the tombstone; `phones` also any
- * phone-like number (a provider's refusal reason in a description may quote the number).
- */
-export function scrubber(ids: string[], tombstone: string, phones = false): (s: string) => string {
-  const list = [...new Set(ids.filter((x) => x && x.length))].sort((a, b) => b.length - a.length);
-  const named = list.length ? new RegExp(`(?<![A-Za-z0-9_-])(?:${list.map(escape).join('|')})(?![A-Za-z0-9_-])`, 'g') : null;
-  const phone = /(?<![A-Za-z0-9_-])\+?\d[\d ().-]{6,}\d(?![A-Za-z0-9_-])/g;
-  return (s) => {
-    const out = named ? s.replace(named, tombstone) : s;
-    return phones ? out.replace(phone, tombstone) : out;
-  };
-}
 
 /** What replaces an entry's person: the same entry, as the tombstone's. */
 function tombstoned(e: LedgerEntryDoc, scope: ErasureScope): EntryTombstone {
