@@ -3,21 +3,21 @@
  * module; the worker wraps each function so a PlatformError (a client's fault) travels as a
  * non-retryable failure that the edge maps back to its status.
  */
-export { processStoredImage, convertStoredHeic, discardUpload } from './images';
-export { storeNormalizedResponse, purgeNormalizedResponses } from './responses';
-export { purgeIdempotencyKeys } from './idempotency';
-export { purgeAuditRecords } from './audit';
-export { recordReferral, creditReferral, completeReferral } from './loyalty';
-export { expireLapsedPoints } from './loyalty';
-export { composeEmail, sendEmail } from './email';
-export { runScheduledEvent } from './scheduler';
-export { readReceipt, analyseScan, mirrorScan, creditScan, recordScanStarted, dropScanPlaceholder } from './scanning';
-export { analyseFeedback } from './feedback';
-export { transcribeStoredAudio } from './support';
-export { answerQuestion, requireConversation } from './support';
-export { processStoredDocument, thumbnailStoredFile } from './documents';
-export { applyPaymentEvent } from './billing';
-export { processStoredText } from './text';
-export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts';
-export { attemptDelivery, sweepEvents } from './events';
-export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy';
+export { processStoredImage, convertStoredHeic, discardUpload } from './images/index.ts';
+export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/index.ts';
+export { purgeIdempotencyKeys } from './idempotency/index.ts';
+export { purgeAuditRecords } from './audit/index.ts';
+export { recordReferral, creditReferral, completeReferral } from './loyalty/index.ts';
+export { expireLapsedPoints } from './loyalty/index.ts';
+export { composeEmail, sendEmail } from './email/index.ts';
+export { runScheduledEvent } from './scheduler/index.ts';
+export { readReceipt, analyseScan, mirrorScan, creditScan, recordScanStarted, dropScanPlaceholder } from './scanning/index.ts';
+export { analyseFeedback } from './feedback/index.ts';
+export { transcribeStoredAudio } from './support/index.ts';
+export { answerQuestion, requireConversation } from './support/index.ts';
+export { processStoredDocument, thumbnailStoredFile } from './documents/index.ts';
+export { applyPaymentEvent } from './billing/index.ts';
+export { processStoredText } from './text/index.ts';
+export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts/index.ts';
+export { attemptDelivery, sweepEvents } from './events/index.ts';
+export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy/index.ts';

@@ -3,43 +3,43 @@
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
 import { createApp, createRouter, eventHandler, getRequestHeader, send, sendStream, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
-import { config } from '../activities/core/config';
-import { createLogger, type Logger } from '../activities/core/logger';
-import { authenticate, requireLevel } from './auth';
-import { mapError, type ErrorShape } from './errors';
-import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http';
-import { AuditTrail } from './audit-trail';
-import { observeRequest } from './metrics';
-import { RateLimiter } from './rate-limit';
-import { newRequestContext, runInRequest, type RequestContext } from './request-context';
-import type { Principal } from '../activities/identity';
-import { invalid } from '../activities/core/errors';
+import { config } from '../activities/core/config.ts';
+import { createLogger, type Logger } from '../activities/core/logger.ts';
+import { authenticate, requireLevel } from './auth.ts';
+import { mapError, type ErrorShape } from './errors.ts';
+import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http.ts';
+import { AuditTrail } from './audit-trail.ts';
+import { observeRequest } from './metrics.ts';
+import { RateLimiter } from './rate-limit.ts';
+import { newRequestContext, runInRequest, type RequestContext } from './request-context.ts';
+import type { Principal } from '../activities/identity/index.ts';
+import { invalid } from '../activities/core/errors.ts';
 
 // Route modules register themselves on import.
-import './routes/system';
-import './routes/docs';
-import './routes/retail';
-import './routes/ticket-scan';
-import './routes/support';
-import './routes/feedback';
-import './routes/search';
-import './routes/documents';
-import './routes/billing';
-import './routes/llm-config';
-import './routes/session';
-import './routes/identity';
-import './routes/images';
-import './routes/loyalty';
-import './routes/referrals';
-import './routes/gifts';
-import './routes/responses';
-import './routes/text';
-import './routes/email';
-import './routes/scheduler';
-import './routes/webhooks';
-import './routes/privacy';
-import './routes/audit';
-import './metrics';
+import './routes/system.ts';
+import './routes/docs.ts';
+import './routes/retail.ts';
+import './routes/ticket-scan.ts';
+import './routes/support.ts';
+import './routes/feedback.ts';
+import './routes/search.ts';
+import './routes/documents.ts';
+import './routes/billing.ts';
+import './routes/llm-config.ts';
+import './routes/session.ts';
+import './routes/identity.ts';
+import './routes/images.ts';
+import './routes/loyalty.ts';
+import './routes/referrals.ts';
+import './routes/gifts.ts';
+import './routes/responses.ts';
+import './routes/text.ts';
+import './routes/email.ts';
+import './routes/scheduler.ts';
+import './routes/webhooks.ts';
+import './routes/privacy.ts';
+import './routes/audit.ts';
+import './metrics.ts';
 
 export interface EdgeOptions {
   logger?: Logger;

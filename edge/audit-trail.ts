@@ -5,12 +5,12 @@
  * exactly one record before the answer is sent. Routes that change nothing say `audit: false`.
  */
 import type { H3Event } from 'h3';
-import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note';
-import { PlatformError } from '../activities/core/errors';
-import type { Logger } from '../activities/core/logger';
-import { beginIntent, bodyChanges, dropIntent, mergeChanges, recordChange, type AuditEntry } from '../activities/audit';
-import type { Principal } from '../activities/identity';
-import { Reply, type RouteDef } from './http';
+import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
+import { PlatformError } from '../activities/core/errors.ts';
+import type { Logger } from '../activities/core/logger.ts';
+import { beginIntent, bodyChanges, dropIntent, mergeChanges, recordChange, type AuditEntry } from '../activities/audit/index.ts';
+import type { Principal } from '../activities/identity/index.ts';
+import { Reply, type RouteDef } from './http.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

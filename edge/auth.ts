@@ -5,13 +5,13 @@
  */
 import type { H3Event } from 'h3';
 import { getRequestHeader } from 'h3';
-import { config } from '../activities/core/config';
-import { forbidden, notFound, unauthorized } from '../activities/core/errors';
-import { authenticateKey, type Principal } from '../activities/identity';
-import { findUserRef, resolveOrCreateUserRef } from '../activities/identity';
-import type { UserRef } from '../activities/identity/constants';
-import { limited, RateLimiter } from './rate-limit';
-import { clientAddress } from './http';
+import { config } from '../activities/core/config.ts';
+import { forbidden, notFound, unauthorized } from '../activities/core/errors.ts';
+import { authenticateKey, type Principal } from '../activities/identity/index.ts';
+import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/index.ts';
+import type { UserRef } from '../activities/identity/constants.ts';
+import { limited, RateLimiter } from './rate-limit.ts';
+import { clientAddress } from './http.ts';
 
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };

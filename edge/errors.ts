@@ -5,8 +5,8 @@
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { PlatformError } from '../activities/core/errors';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
+import { PlatformError } from '../activities/core/errors.ts';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 
 export type ErrorShape = 'detail' | 'success';
 

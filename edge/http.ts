@@ -7,11 +7,11 @@ import { isIP } from 'node:net';
 import type { H3Event } from 'h3';
 import { getQuery, getRequestHeader, getRouterParams } from 'h3';
 import { z } from 'zod';
-import { config } from '../activities/core/config';
-import { PlatformError, tooLarge } from '../activities/core/errors';
-import type { Principal } from '../activities/identity';
-import type { AuthLevel } from './auth';
-import { MalformedJson, zodToPlatform, type ErrorShape } from './errors';
+import { config } from '../activities/core/config.ts';
+import { PlatformError, tooLarge } from '../activities/core/errors.ts';
+import type { Principal } from '../activities/identity/index.ts';
+import type { AuthLevel } from './auth.ts';
+import { MalformedJson, zodToPlatform, type ErrorShape } from './errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

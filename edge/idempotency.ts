@@ -10,11 +10,11 @@ import { createHash, webcrypto } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { invalid, PlatformError } from '../activities/core/errors';
-import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency';
-import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images';
-import { mapError } from './errors';
-import { temporal } from './temporal';
+import { invalid, PlatformError } from '../activities/core/errors.ts';
+import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/index.ts';
+import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/index.ts';
+import { mapError } from './errors.ts';
+import { temporal } from './temporal.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEY_FORMAT = /^[\x20-\x7e]{1,200}$/;

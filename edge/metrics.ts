@@ -8,12 +8,12 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
-import { config } from '../activities/core/config';
-import { onCommandTimed } from '../activities/core/db';
-import { PlatformError } from '../activities/core/errors';
-import { deliveryOutcomes } from '../activities/events';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
-import { defineRoute } from './http';
+import { config } from '../activities/core/config.ts';
+import { onCommandTimed } from '../activities/core/db/index.ts';
+import { PlatformError } from '../activities/core/errors.ts';
+import { deliveryOutcomes } from '../activities/events/index.ts';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { defineRoute } from './http.ts';
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });

@@ -4,7 +4,7 @@
  * State is per edge process: with several edge replicas behind a balancer the effective limit is
  * the per-process limit times the replicas (docs/api-conventions.md, "Rate limits").
  */
-import { PlatformError } from '../activities/core/errors';
+import { PlatformError } from '../activities/core/errors.ts';
 
 interface Window {
   start: number;

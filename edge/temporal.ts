@@ -1,10 +1,10 @@
 /** The edge's Temporal client, connected once per process. */
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes, type SearchAttributePair, type Workflow, type WorkflowResultType } from '@temporalio/common';
-import { config } from '../activities/core/config';
-import { REQUEST_ID } from '../workflows/search-attributes';
-import { countFailure, countStart } from './metrics';
-import { currentRequest } from './request-context';
+import { config } from '../activities/core/config.ts';
+import { REQUEST_ID } from '../workflows/search-attributes.ts';
+import { countFailure, countStart } from './metrics.ts';
+import { currentRequest } from './request-context.ts';
 
 // The type of the runs this process started, so a failure seen when awaiting one is counted by
 // type. Runs nobody awaits (started and left) are forgotten oldest first.

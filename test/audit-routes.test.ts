@@ -11,11 +11,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Res, type Tenant } from './helpers/api';
-import { renderReceipt } from './helpers/receipts';
-import { groceries, shop, type Shop } from './helpers/shop';
-import { useSuiteRuntime } from './helpers/runtime';
-import { AuditRecord } from '../activities/audit/models';
+import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Res, type Tenant } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { groceries, shop, type Shop } from './helpers/shop.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { AuditRecord } from '../activities/audit/models.ts';
 
 useSuiteRuntime();
 

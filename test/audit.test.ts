@@ -4,11 +4,11 @@
  * crash appended as outcome unknown.
  */
 import { describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api';
-import { useSuiteRuntime } from './helpers/runtime';
-import { AuditIntent, AuditRecord } from '../activities/audit/models';
-import { purgeAuditRecords, recordChange } from '../activities/audit';
-import { recordId } from '../activities/audit/store';
+import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
+import { purgeAuditRecords, recordChange } from '../activities/audit/index.ts';
+import { recordId } from '../activities/audit/store.ts';
 
 useSuiteRuntime();
 
@@ -155,7 +155,7 @@ describe('the chain', () => {
     expect((await verify(t)).body).toMatchObject({ ok: false, records_checked: 2, first_break: { seq: 3, id: rec!._id, reason: 'hash_mismatch' } });
 
     // Altered with its hash recomputed: the next record's link breaks.
-    const { hashOf } = await import('../activities/audit/chain');
+    const { hashOf } = await import('../activities/audit/chain.ts');
     const altered = { ...rec!, action: 'gift.delete' };
     await AuditRecord.updateOne({ _id: rec!._id }, { $set: { action: 'gift.delete', hash: hashOf(altered as any) } });
     expect((await verify(t)).body).toMatchObject({ ok: false, first_break: { seq: 4, reason: 'prev_hash_mismatch' } });

@@ -7,8 +7,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { basicUser, newTenant, type Tenant } from './helpers/api';
-import { startExtraEdge, stopEdges } from './helpers/edge-process';
+import { basicUser, newTenant, type Tenant } from './helpers/api.ts';
+import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
 
 const garbage = () => `pk_${randomBytes(32).toString('base64url')}`;
 

@@ -1,8 +1,8 @@
 import Stripe from 'stripe';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
-import { startExtraEdge, stopEdges } from './helpers/edge-process';
-import { useSuiteClients } from './helpers/runtime';
+import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
+import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
+import { useSuiteClients } from './helpers/runtime.ts';
 
 const stripe = new Stripe('sk_test_unused');
 const secret = () => inject('platformEnv').PAYMENT_WEBHOOK_SECRET;

@@ -284,9 +284,9 @@ async function main() {
   let key = process.env.DOCS_CHECK_KEY;
   let stop = async () => undefined as void;
   if (!base) {
-    const { parseEnv } = await import('../activities/core/config');
-    const { generateSecret } = await import('../activities/identity/api-keys');
-    const { launchPlatform } = await import('../workers/platform');
+    const { parseEnv } = await import('../activities/core/config.ts');
+    const { generateSecret } = await import('../activities/identity/api-keys.ts');
+    const { launchPlatform } = await import('../workers/platform.ts');
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-docs-check-'));
     key = generateSecret();
     const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: key };

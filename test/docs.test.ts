@@ -8,9 +8,9 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call } from './helpers/api';
-import { routes } from '../edge/http';
-import '../edge/app';
+import { call } from './helpers/api.ts';
+import { routes } from '../edge/http.ts';
+import '../edge/app.ts';
 
 type Json = Record<string, any>;
 const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

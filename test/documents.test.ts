@@ -3,10 +3,10 @@ import { strToU8, zipSync } from 'fflate';
 import sharp from 'sharp';
 import { Client as MinioClient } from 'minio';
 import { describe, expect, inject, it } from 'vitest';
-import { basicUser, call, fileForm, newTenant } from './helpers/api';
-import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents';
-import { contentBombPdf, imageBombPdf, slowPdf } from './helpers/pdf-bombs';
-import { renderReceipt } from './helpers/receipts';
+import { basicUser, call, fileForm, newTenant } from './helpers/api.ts';
+import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents.ts';
+import { contentBombPdf, imageBombPdf, slowPdf } from './helpers/pdf-bombs.ts';
+import { renderReceipt } from './helpers/receipts.ts';
 
 async function setup() {
   const t = await newTenant();

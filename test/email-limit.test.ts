@@ -5,11 +5,11 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
-import { reserveSend } from '../activities/email/policy';
-import { unique } from './helpers/api';
-import { queriesOf, scans } from './helpers/queries';
-import { useSuiteRuntime } from './helpers/runtime';
-import { configure } from './helpers/scheduler';
+import { reserveSend } from '../activities/email/policy.ts';
+import { unique } from './helpers/api.ts';
+import { queriesOf, scans } from './helpers/queries.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { configure } from './helpers/scheduler.ts';
 
 useSuiteRuntime();
 

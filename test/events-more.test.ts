@@ -7,16 +7,16 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { applyPaymentEvent, creditPurchase } from '../activities/billing/billing';
-import { insertPurchase, movePurchase } from '../activities/billing/store';
-import { eventId, eventsSettled } from '../activities/events';
-import { completeReferral, recordReferral } from '../activities/loyalty/referrals';
-import { completeReferralDoc } from '../activities/loyalty/store';
-import { runScheduledEvent } from '../activities/scheduler/events';
-import { insertRun } from '../activities/scheduler/store';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver';
-import { useSuiteClients, useSuiteRuntime } from './helpers/runtime';
+import { applyPaymentEvent, creditPurchase } from '../activities/billing/billing.ts';
+import { insertPurchase, movePurchase } from '../activities/billing/store.ts';
+import { eventId, eventsSettled } from '../activities/events/index.ts';
+import { completeReferral, recordReferral } from '../activities/loyalty/referrals.ts';
+import { completeReferralDoc } from '../activities/loyalty/store.ts';
+import { runScheduledEvent } from '../activities/scheduler/events.ts';
+import { insertRun } from '../activities/scheduler/store.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
+import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 const suite = useSuiteClients();

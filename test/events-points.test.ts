@@ -5,10 +5,10 @@
  * receiver follow the balance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expireLapsedPoints } from '../activities/loyalty';
-import { basicUser, call, newTenant, unique, until } from './helpers/api';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver';
-import { useSuiteRuntime } from './helpers/runtime';
+import { expireLapsedPoints } from '../activities/loyalty/index.ts';
+import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
+import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 let rx: Receiver;

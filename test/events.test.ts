@@ -4,8 +4,8 @@
  * delivery list, manual retries and the event log.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver';
+import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
 
 let rx: Receiver;
 let t: Tenant;

@@ -3,14 +3,14 @@
  * stored and its analysis started, or, when the start fails, nothing is kept.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { configureFeedback, feedbackStats, submitFeedback, type StartAnalysis } from '../activities/feedback';
-import { newId } from '../activities/core/ids';
-import { useSuiteRuntime } from './helpers/runtime';
+import { configureFeedback, feedbackStats, submitFeedback, type StartAnalysis } from '../activities/feedback/index.ts';
+import { newId } from '../activities/core/ids.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 
 describe('submitFeedback (activities in this process, the workflow start handed in)', () => {
-  const restore = () => import('../edge/starts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
+  const restore = () => import('../edge/starts.ts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
   afterAll(restore);
 
   it('keeps nothing when the analysis cannot be started, and keeps the feedback once it is', async () => {

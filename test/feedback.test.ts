@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { basicUser, call, newTenant } from './helpers/api';
+import { basicUser, call, newTenant } from './helpers/api.ts';
 
 const SUBMISSIONS = [
   { feedback_type: 'praise', rating: 5, title: 'Love it', comment: 'The app is fast and redeeming points for gifts is easy. Great rewards!' },

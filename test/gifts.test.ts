@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { basicUser, call, newTenant, type Tenant } from './helpers/api';
+import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 const topUp = { gift_name: 'Telcel 100 MXN', gift_type: 'mobile_top-ups', country: 'mx', telco_supplier: 'Telcel', recharge_amount: 100, points_value: 500, url_photo: 'https://cdn.example.com/telcel.png' };
 const pin = { gift_name: 'Steam 20 USD', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 20, points_value: 2000 };

@@ -5,9 +5,9 @@
  * a worker polls its queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../workers/infra';
-import { adminKey, newTenant, unique } from './helpers/api';
-import { startExtraEdge, startPlatformProcess, stopEdges } from './helpers/edge-process';
+import { freePort } from '../workers/infra.ts';
+import { adminKey, newTenant, unique } from './helpers/api.ts';
+import { startExtraEdge, startPlatformProcess, stopEdges } from './helpers/edge-process.ts';
 
 const get = async (url: string, key?: string) => {
   const res = await fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});

@@ -7,11 +7,11 @@ import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
-import { basicUser, call, fileForm, newTenant, unique, type Res, type Tenant } from './helpers/api';
-import { pdfWithText } from './helpers/documents';
-import { renderReceipt } from './helpers/receipts';
-import { balance, groceries, shop, type Shop } from './helpers/shop';
-import { speak } from './helpers/speech';
+import { basicUser, call, fileForm, newTenant, unique, type Res, type Tenant } from './helpers/api.ts';
+import { pdfWithText } from './helpers/documents.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { balance, groceries, shop, type Shop } from './helpers/shop.ts';
+import { speak } from './helpers/speech.ts';
 
 const fixture = (name: string) => fs.readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 const env = () => inject('platformEnv');

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { Client, Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
 import mongoose from 'mongoose';
-import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api';
+import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
 
 const fixture = (name: string) => fs.readFileSync(new URL(`./fixtures/${name}`, import.meta.url));
 const env = () => inject('platformEnv');

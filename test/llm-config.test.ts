@@ -8,10 +8,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../activities/core/config';
-import { decryptSecret } from '../activities/core/encryption';
-import { freePort } from '../workers/infra';
-import { adminKey, basicUser, call, newTenant } from './helpers/api';
+import { parseEnv, setConfig } from '../activities/core/config.ts';
+import { decryptSecret } from '../activities/core/encryption.ts';
+import { freePort } from '../workers/infra.ts';
+import { adminKey, basicUser, call, newTenant } from './helpers/api.ts';
 
 const P = '/api/llm-config';
 let standin: http.Server;

@@ -9,8 +9,8 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../workers/infra';
-import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api';
+import { freePort } from '../workers/infra.ts';
+import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
 
 const P = '/api/llm-config';
 const QUESTION = 'How can I get my money back?';

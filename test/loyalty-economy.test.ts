@@ -3,11 +3,11 @@
  * pass is in test/activities/ledger-expiry.test.ts (a controllable clock).
  */
 import { describe, expect, inject, it } from 'vitest';
-import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api';
-import { useSuiteClients } from './helpers/runtime';
-import { renderReceipt } from './helpers/receipts';
-import { groceries, shop } from './helpers/shop';
-import { loyaltyScheduleId } from '../workers/schedules';
+import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
+import { useSuiteClients } from './helpers/runtime.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { groceries, shop } from './helpers/shop.ts';
+import { loyaltyScheduleId } from '../workers/schedules.ts';
 
 const suite = useSuiteClients();
 

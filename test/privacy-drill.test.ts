@@ -4,15 +4,15 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../activities/core/config';
-import { closeRuntime, initRuntime, runtime } from '../activities/core/runtime';
-import { eventId } from '../activities/events';
-import { PlatformEvent } from '../activities/events/models';
-import { stopRevocationWatcher } from '../activities/identity/api-keys';
-import { requestErasure } from '../activities/privacy';
-import { UserErasure, type ErasureDoc } from '../activities/privacy/models';
-import { basicUser, call, fileForm, newTenant, unique, until } from './helpers/api';
-import { killDrillWorkers, startDrillWorker } from './helpers/drill-worker';
+import { parseEnv, setConfig } from '../activities/core/config.ts';
+import { closeRuntime, initRuntime, runtime } from '../activities/core/runtime.ts';
+import { eventId } from '../activities/events/index.ts';
+import { PlatformEvent } from '../activities/events/models.ts';
+import { stopRevocationWatcher } from '../activities/identity/api-keys.ts';
+import { requestErasure } from '../activities/privacy/index.ts';
+import { UserErasure, type ErasureDoc } from '../activities/privacy/models.ts';
+import { basicUser, call, fileForm, newTenant, unique, until } from './helpers/api.ts';
+import { killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
 
 const queue = unique('privacy-drill');
 

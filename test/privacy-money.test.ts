@@ -6,14 +6,14 @@
  * ledger's chain, B is untouched, and a second erasure changes nothing.
  */
 import { describe, expect, it } from 'vitest';
-import { billingUserData, recordUsage, tokenUsage } from '../activities/billing';
-import { eventsSettled, eventsUserData } from '../activities/events';
-import { giftsUserData } from '../activities/gifts';
-import { getBalance, ledgerEventsSettled, loyaltyUserData } from '../activities/loyalty';
-import { entriesOfUser, referralOf, tombstoneEntries } from '../activities/loyalty/store';
-import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
-import { startReceiver } from './helpers/receiver';
-import { useSuiteRuntime } from './helpers/runtime';
+import { billingUserData, recordUsage, tokenUsage } from '../activities/billing/index.ts';
+import { eventsSettled, eventsUserData } from '../activities/events/index.ts';
+import { giftsUserData } from '../activities/gifts/index.ts';
+import { getBalance, ledgerEventsSettled, loyaltyUserData } from '../activities/loyalty/index.ts';
+import { entriesOfUser, referralOf, tombstoneEntries } from '../activities/loyalty/store.ts';
+import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
+import { startReceiver } from './helpers/receiver.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

@@ -8,12 +8,12 @@
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { runtime } from '../activities/core/runtime';
-import { getObject } from '../activities/engines/storage';
-import { takeExportQuota } from '../activities/privacy/store';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api';
-import { useSuiteClients, useSuiteRuntime } from './helpers/runtime';
-import { unzip } from './helpers/zip';
+import { runtime } from '../activities/core/runtime.ts';
+import { getObject } from '../activities/engines/storage.ts';
+import { takeExportQuota } from '../activities/privacy/store.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';
+import { unzip } from './helpers/zip.ts';
 
 useSuiteRuntime();
 const clients = useSuiteClients();

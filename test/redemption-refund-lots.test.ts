@@ -7,14 +7,14 @@
  * clock can pass an expiry between the hold and the refusal.
  */
 import { describe, expect, it } from 'vitest';
-import { fulfilRedemption, releaseRedemption, reserveRedemption, type RedemptionInput } from '../activities/gifts/fulfilment';
-import { findRedemption } from '../activities/gifts/store';
-import { expireLapsedPoints } from '../activities/loyalty/expiry';
-import { creditPoints, getBalance, getHistory } from '../activities/loyalty/ledger';
-import { LedgerEntry } from '../activities/loyalty/models';
-import { putRules } from '../activities/loyalty/rules';
-import { unique } from './helpers/api';
-import { useSuiteRuntime } from './helpers/runtime';
+import { fulfilRedemption, releaseRedemption, reserveRedemption, type RedemptionInput } from '../activities/gifts/fulfilment.ts';
+import { findRedemption } from '../activities/gifts/store.ts';
+import { expireLapsedPoints } from '../activities/loyalty/expiry.ts';
+import { creditPoints, getBalance, getHistory } from '../activities/loyalty/ledger.ts';
+import { LedgerEntry } from '../activities/loyalty/models.ts';
+import { putRules } from '../activities/loyalty/rules.ts';
+import { unique } from './helpers/api.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

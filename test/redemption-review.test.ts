@@ -15,12 +15,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv } from '../activities/core/config';
-import { generateSecret } from '../activities/identity/api-keys';
-import { launchPlatform, type Platform } from '../workers/platform';
-import { unique, until } from './helpers/api';
-import { jsonServer } from './helpers/json-server';
-import { isolatedPlatformEnv } from './helpers/runtime';
+import { parseEnv } from '../activities/core/config.ts';
+import { generateSecret } from '../activities/identity/api-keys.ts';
+import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { unique, until } from './helpers/api.ts';
+import { jsonServer } from './helpers/json-server.ts';
+import { isolatedPlatformEnv } from './helpers/runtime.ts';
 
 const queue = unique('redemption-review');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'redemption-review-'));

@@ -5,11 +5,11 @@
  * once (`refunded`). Either way no points stay held.
  */
 import { describe, expect, it } from 'vitest';
-import { closeUnreserved, holdOperation, type RedemptionInput } from '../activities/gifts/fulfilment';
-import { findRedemption } from '../activities/gifts/store';
-import { creditPoints, debitPoints, getHistory } from '../activities/loyalty/ledger';
-import { unique } from './helpers/api';
-import { useSuiteRuntime } from './helpers/runtime';
+import { closeUnreserved, holdOperation, type RedemptionInput } from '../activities/gifts/fulfilment.ts';
+import { findRedemption } from '../activities/gifts/store.ts';
+import { creditPoints, debitPoints, getHistory } from '../activities/loyalty/ledger.ts';
+import { unique } from './helpers/api.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

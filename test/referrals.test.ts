@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import sharp from 'sharp';
-import jsQR from 'jsqr';
-import { basicUser, call, edgeUrl, newTenant } from './helpers/api';
-import { useSuiteClients } from './helpers/runtime';
+import jsqr from 'jsqr';
+// jsqr's types declare an ES default export its CommonJS build does not have: the module is the function.
+const jsQR = ((jsqr as unknown as { default?: unknown }).default ?? jsqr) as unknown as typeof jsqr.default;
+import { basicUser, call, edgeUrl, newTenant } from './helpers/api.ts';
+import { useSuiteClients } from './helpers/runtime.ts';
 
 const suite = useSuiteClients();
 const DAY = 86_400_000;

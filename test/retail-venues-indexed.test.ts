@@ -4,10 +4,10 @@
  * written by an older version (without the indexed fields) are still found, and found the same way.
  */
 import { describe, expect, it } from 'vitest';
-import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../activities/retail/venues';
-import { Venue } from '../activities/retail/models';
-import { queriesOf, scans } from './helpers/queries';
-import { useSuiteRuntime } from './helpers/runtime';
+import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../activities/retail/venues.ts';
+import { Venue } from '../activities/retail/models.ts';
+import { queriesOf, scans } from './helpers/queries.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

@@ -1,8 +1,8 @@
 /** Normalized responses leave with their conversation, and with age via the retention Schedule. */
 import { describe, expect, inject, it } from 'vitest';
-import { basicUser, call, newTenant } from './helpers/api';
-import { useSuiteClients } from './helpers/runtime';
-import { retentionScheduleId } from '../workers/schedules';
+import { basicUser, call, newTenant } from './helpers/api.ts';
+import { useSuiteClients } from './helpers/runtime.ts';
+import { retentionScheduleId } from '../workers/schedules.ts';
 
 const suite = useSuiteClients();
 

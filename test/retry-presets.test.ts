@@ -10,12 +10,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { PlatformError } from '../activities/core/errors';
-import { mapError } from '../edge/errors';
-import { wrapActivities } from '../workers/activity-wrapper';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
-import { retryPresetWorkflow, type StepActivities, type StepInput } from './fixtures/retry-workflow';
-import { unique } from './helpers/api';
+import { PlatformError } from '../activities/core/errors.ts';
+import { mapError } from '../edge/errors.ts';
+import { wrapActivities } from '../workers/activity-wrapper.ts';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { retryPresetWorkflow, type StepActivities, type StepInput } from './fixtures/retry-workflow.ts';
+import { unique } from './helpers/api.ts';
 
 const queue = unique('retry-presets');
 const attempts = new Map<string, number>();

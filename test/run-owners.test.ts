@@ -5,9 +5,9 @@
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes';
-import { retentionScheduleId } from '../workers/schedules';
-import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
+import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes.ts';
+import { retentionScheduleId } from '../workers/schedules.ts';
+import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 let client: Client;
 const queue = () => inject('platformEnv').TEMPORAL_TASK_QUEUE;

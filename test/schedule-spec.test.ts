@@ -1,8 +1,8 @@
 /** The dev server's own next action times for our specs equal the rule computed independently. */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
-import { isFoldTwin, nextRuns, scheduleSpec, type Timing } from '../activities/scheduler/calendar';
-import { unique } from './helpers/api';
+import { isFoldTwin, nextRuns, scheduleSpec, type Timing } from '../activities/scheduler/calendar.ts';
+import { unique } from './helpers/api.ts';
 
 let client: Client;
 beforeAll(async () => {

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { basicUser, call, newTenant, type Tenant } from './helpers/api';
+import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 let temporal: Client;
 let t: Tenant;

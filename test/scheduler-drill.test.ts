@@ -7,11 +7,11 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { parseEnv, setConfig } from '../activities/core/config';
-import { closeRuntime, initRuntime } from '../activities/core/runtime';
-import * as activities from '../activities/workflow-activities';
-import { wrapActivities } from '../workers/activity-wrapper';
-import { call, newTenant, unique } from './helpers/api';
+import { parseEnv, setConfig } from '../activities/core/config.ts';
+import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
+import * as activities from '../activities/workflow-activities.ts';
+import { wrapActivities } from '../workers/activity-wrapper.ts';
+import { call, newTenant, unique } from './helpers/api.ts';
 
 let client: Client;
 beforeAll(async () => {

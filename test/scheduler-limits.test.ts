@@ -5,13 +5,13 @@
  */
 import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
-import { parseEnv } from '../activities/core/config';
-import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events';
-import { EventCounter, ScheduledEvent } from '../activities/scheduler/models';
-import { convertPlaces, takePlace } from '../activities/scheduler/store';
-import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api';
-import { useSuiteRuntime } from './helpers/runtime';
-import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
+import { parseEnv } from '../activities/core/config.ts';
+import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events.ts';
+import { EventCounter, ScheduledEvent } from '../activities/scheduler/models.ts';
+import { convertPlaces, takePlace } from '../activities/scheduler/store.ts';
+import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { basicOwner, configure, daily, loyalty } from './helpers/scheduler.ts';
 
 useSuiteRuntime();
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import PostalMime from 'postal-mime';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api';
+import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
 
 const B = '/api/scheduler-service/events';
 const future = (ms: number) => new Date(Date.now() + ms).toISOString();

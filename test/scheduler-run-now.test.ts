@@ -4,15 +4,15 @@
  * editing an ended event; the queries of creating, running and refusing an event at a full cap.
  */
 import { describe, expect, inject, it } from 'vitest';
-import { parseEnv } from '../activities/core/config';
-import { commitUpdate, createEvent, deleteEvent, prepareUpdate, runScheduledEvent, type EventInput } from '../activities/scheduler/events';
-import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models';
-import { basicUser, call, newTenant, unique, until } from './helpers/api';
-import { queriesOf, scans, show, type Query } from './helpers/queries';
-import { useSuiteRuntime } from './helpers/runtime';
-import { basicOwner, configure, daily, loyalty } from './helpers/scheduler';
-import { scheduleId, triggerSchedule } from '../edge/schedules';
-import { temporal } from '../edge/temporal';
+import { parseEnv } from '../activities/core/config.ts';
+import { commitUpdate, createEvent, deleteEvent, prepareUpdate, runScheduledEvent, type EventInput } from '../activities/scheduler/events.ts';
+import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models.ts';
+import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
+import { queriesOf, scans, show, type Query } from './helpers/queries.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { basicOwner, configure, daily, loyalty } from './helpers/scheduler.ts';
+import { scheduleId, triggerSchedule } from '../edge/schedules.ts';
+import { temporal } from '../edge/temporal.ts';
 
 useSuiteRuntime();
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import PostalMime from 'postal-mime';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api';
+import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
 
 let temporal: Client;
 beforeAll(async () => {

@@ -4,15 +4,15 @@
  * answered from an index the schemas declare, none reads its collection.
  */
 import { describe, expect, it } from 'vitest';
-import { newId } from '../activities/core/ids';
-import { createOrganization } from '../activities/identity/organizations';
-import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search';
-import { insertEmbedding, embeddingsOf } from '../activities/text/store';
-import { listNormalizedResponses, purgeNormalizedResponses, storeNormalizedResponse } from '../activities/responses/normalized';
-import { analyseFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback';
-import { removeFeedback } from '../activities/feedback/store';
-import { queriesOf, scans, type Query } from './helpers/queries';
-import { useSuiteRuntime } from './helpers/runtime';
+import { newId } from '../activities/core/ids.ts';
+import { createOrganization } from '../activities/identity/organizations.ts';
+import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search.ts';
+import { insertEmbedding, embeddingsOf } from '../activities/text/store.ts';
+import { listNormalizedResponses, purgeNormalizedResponses, storeNormalizedResponse } from '../activities/responses/normalized.ts';
+import { analyseFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback.ts';
+import { removeFeedback } from '../activities/feedback/store.ts';
+import { queriesOf, scans, type Query } from './helpers/queries.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

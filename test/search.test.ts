@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { basicUser, call, newTenant } from './helpers/api';
+import { basicUser, call, newTenant } from './helpers/api.ts';
 
 describe('search history (/carina)', () => {
   it('searches brands, products, venues, gifts and the user’s texts of the organization, and records it', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, newTenant, unique } from './helpers/api';
+import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) => {
   it('initializes a session with a first conversation, scoped to the organization', async () => {

@@ -15,12 +15,12 @@ import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Client as MinioClient } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { minioSettings, parseEnv } from '../activities/core/config';
-import { generateSecret } from '../activities/identity/api-keys';
-import { launchPlatform, type Platform } from '../workers/platform';
-import { unique, until } from './helpers/api';
-import { isolatedPlatformEnv } from './helpers/runtime';
-import { speak } from './helpers/speech';
+import { minioSettings, parseEnv } from '../activities/core/config.ts';
+import { generateSecret } from '../activities/identity/api-keys.ts';
+import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { unique, until } from './helpers/api.ts';
+import { isolatedPlatformEnv } from './helpers/runtime.ts';
+import { speak } from './helpers/speech.ts';
 
 const queue = unique('supervision');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'supervision-drill-'));

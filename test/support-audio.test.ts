@@ -3,8 +3,8 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api';
-import { convert, speak, tone, wer } from './helpers/speech';
+import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
+import { convert, speak, tone, wer } from './helpers/speech.ts';
 
 const SENTENCES = ['i forgot my password and cannot sign in', 'please tell me how i can get a refund for my order', 'when do my reward points expire', 'how long does delivery take'];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { basicUser, call, newTenant, type Tenant } from './helpers/api';
+import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 const ARTICLES = [
   { title: 'Refund policy', body: 'You can request a refund within 30 days of purchase. Open the order in the app and choose Request refund.\n\nRefunds reach your card in 5 to 10 business days.', tags: ['billing'] },

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
-import { call } from './helpers/api';
-import { routes } from '../edge/http';
-import '../edge/app';
+import { call } from './helpers/api.ts';
+import { routes } from '../edge/http.ts';
+import '../edge/app.ts';
 
 describe('system routes', () => {
   it('reports health of Temporal, MongoDB and storage', async () => {

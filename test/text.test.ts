@@ -1,6 +1,6 @@
 import { describe, expect, it, inject } from 'vitest';
 import { Client as MinioClient } from 'minio';
-import { basicUser, call, newTenant } from './helpers/api';
+import { basicUser, call, newTenant } from './helpers/api.ts';
 
 async function stored(path: string): Promise<string> {
   const e = inject('platformEnv');

@@ -5,14 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { config, parseEnv, setConfig } from '../activities/core/config';
-import { closeRuntime, initRuntime } from '../activities/core/runtime';
-import { storeUpload } from '../activities/images/images';
-import { processedUpdate, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../workflows/ticket-scan';
-import { basicUser, call, unique } from './helpers/api';
-import { renderReceipt } from './helpers/receipts';
-import { balance, groceries, shop } from './helpers/shop';
-import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker';
+import { config, parseEnv, setConfig } from '../activities/core/config.ts';
+import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
+import { storeUpload } from '../activities/images/images.ts';
+import { processedUpdate, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../workflows/ticket-scan.ts';
+import { basicUser, call, unique } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { balance, groceries, shop } from './helpers/shop.ts';
+import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
 
 const queue = unique('scan-drill');
 let client: Client;

@@ -11,13 +11,13 @@ import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError, Wor
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { config, parseEnv, setConfig } from '../activities/core/config';
-import { closeRuntime, initRuntime } from '../activities/core/runtime';
-import { dropScanPlaceholder, mirrorScan, recordScanStarted } from '../activities/scanning';
-import { TicketScan } from '../activities/scanning/models';
-import { wrapActivities } from '../workers/activity-wrapper';
-import { processedUpdate, ticketScanWorkflow, type ScanInput } from '../workflows/ticket-scan';
-import { basicUser, call, newTenant, unique, until } from './helpers/api';
+import { config, parseEnv, setConfig } from '../activities/core/config.ts';
+import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
+import { dropScanPlaceholder, mirrorScan, recordScanStarted } from '../activities/scanning/index.ts';
+import { TicketScan } from '../activities/scanning/models.ts';
+import { wrapActivities } from '../workers/activity-wrapper.ts';
+import { processedUpdate, ticketScanWorkflow, type ScanInput } from '../workflows/ticket-scan.ts';
+import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
 
 const L = '/api/ticket-scan/loyalty/ticket-scan';
 const queue = unique('scan-record');

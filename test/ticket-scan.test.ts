@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { basicUser, call, fileForm, newTenant, unique } from './helpers/api';
-import { renderReceipt } from './helpers/receipts';
-import { balance, groceries, shop } from './helpers/shop';
+import { basicUser, call, fileForm, newTenant, unique } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { balance, groceries, shop } from './helpers/shop.ts';
 
 describe('receipt and ticket scanning', () => {
   it('reads a generated receipt: venue, each product with quantity and points, credited once; the same receipt again is a duplicate', async () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call, newTenant, unique, type Tenant } from './helpers/api';
+import { call, newTenant, unique, type Tenant } from './helpers/api.ts';
 
 interface Delivery { headers: http.IncomingHttpHeaders; body: string }
 const deliveries = new Map<string, Delivery[]>();

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { PlatformError } from '../activities/core/errors';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
+import { PlatformError } from '../activities/core/errors.ts';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 
 type AnyFn = (...args: never[]) => Promise<unknown>;
 

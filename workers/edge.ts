@@ -1,16 +1,16 @@
 /** The HTTP edge process: h3 app served by listhen. */
 import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
-import { config } from '../activities/core/config';
-import { createLogger } from '../activities/core/logger';
-import { initRuntime, closeRuntime } from '../activities/core/runtime';
-import { eventsSettled } from '../activities/events';
-import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity';
-import { ledgerEventsSettled } from '../activities/loyalty';
-import { ensureConfigEncryptionKey } from '../activities/core/encryption';
-import { createEdgeApp } from '../edge/app';
-import { wirePlatform } from './root';
-import { closeTemporal } from '../edge/temporal';
+import { config } from '../activities/core/config.ts';
+import { createLogger } from '../activities/core/logger.ts';
+import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
+import { eventsSettled } from '../activities/events/index.ts';
+import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/index.ts';
+import { ledgerEventsSettled } from '../activities/loyalty/index.ts';
+import { ensureConfigEncryptionKey } from '../activities/core/encryption.ts';
+import { createEdgeApp } from '../edge/app.ts';
+import { wirePlatform } from './root.ts';
+import { closeTemporal } from '../edge/temporal.ts';
 
 export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const cfg = config();

@@ -5,18 +5,18 @@
  * supervised: one that exits is started again on the same port and data (workers/supervise.ts);
  * one that keeps failing is given up and onFatal says why.
  */
-import { msToTs } from '@temporalio/common/lib/time';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
 import mongoose from 'mongoose';
-import type { Config } from '../activities/core/config';
-import { minioSettings } from '../activities/core/config';
-import { ensureBinaries, type BinaryName } from './setup';
-import { startServer, type ServerSpec, type Supervised } from './supervise';
-import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import type { Config } from '../activities/core/config.ts';
+import { minioSettings } from '../activities/core/config.ts';
+import { ensureBinaries, type BinaryName } from './setup.ts';
+import { startServer, type ServerSpec, type Supervised } from './supervise.ts';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
 
 export interface InfraOptions {
   cfg: Config;

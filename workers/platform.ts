@@ -9,10 +9,10 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Connection } from '@temporalio/client';
-import type { Config } from '../activities/core/config';
-import { freshPollers } from '../activities/core/health';
-import { freePort, startInfra } from './infra';
-import { GUARD, supervise, type Supervised } from './supervise';
+import type { Config } from '../activities/core/config.ts';
+import { freshPollers } from '../activities/core/health.ts';
+import { freePort, startInfra } from './infra.ts';
+import { GUARD, supervise, type Supervised } from './supervise.ts';
 
 // Node with tsx's loader, not the tsx command: one process per worker, whose pid is the one the
 // supervisor watches and the one Temporal shows as the poller's identity (pid@host).

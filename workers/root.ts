@@ -8,44 +8,44 @@
  *
  * docs/architecture.md draws the rooms and the import rules (.dependency-cruiser.cjs checks them).
  */
-import { billingTask } from '../activities/billing';
-import { documentsTask } from '../activities/documents';
-import { emailTask } from '../activities/email';
-import { configureEvents, registerEventSource } from '../activities/events';
-import { configureFeedback, feedbackTask } from '../activities/feedback';
-import { loyaltyTask, onScanCreditReversed, publishPendingEntries } from '../activities/loyalty';
-import { configureGifts, giftsForSearch } from '../activities/gifts';
-import { searchableCatalogue } from '../activities/retail';
-import { configureScanning, markScanReversed } from '../activities/scanning';
-import { userResponses } from '../activities/responses';
-import { configureScheduler, registerTask } from '../activities/scheduler';
-import { configureSearch } from '../activities/search';
-import { userTextExcerpts } from '../activities/text';
-import { supportTask } from '../activities/support';
-import { billingUserData } from '../activities/billing';
-import { documentsUserData } from '../activities/documents';
-import { emailUserData } from '../activities/email';
-import { eventsUserData } from '../activities/events';
-import { feedbackUserData } from '../activities/feedback';
-import { giftsUserData } from '../activities/gifts';
-import { idempotencyUserData } from '../activities/idempotency';
-import { exportIdentity, finishIdentityErasure } from '../activities/identity';
-import { imagesUserData } from '../activities/images';
-import { llmUserData } from '../activities/llm';
-import { loyaltyUserData } from '../activities/loyalty';
-import { configurePrivacy, LAST_PART, registerUserData, type PrivacyRuns } from '../activities/privacy';
-import { responsesUserData } from '../activities/responses';
-import { retailUserData } from '../activities/retail';
-import { scanningUserData } from '../activities/scanning';
-import { schedulerUserData } from '../activities/scheduler';
-import { searchUserData } from '../activities/search';
-import { sessionsUserData } from '../activities/sessions';
-import { supportUserData } from '../activities/support';
-import { textUserData } from '../activities/text';
+import { billingTask } from '../activities/billing/index.ts';
+import { documentsTask } from '../activities/documents/index.ts';
+import { emailTask } from '../activities/email/index.ts';
+import { configureEvents, registerEventSource } from '../activities/events/index.ts';
+import { configureFeedback, feedbackTask } from '../activities/feedback/index.ts';
+import { loyaltyTask, onScanCreditReversed, publishPendingEntries } from '../activities/loyalty/index.ts';
+import { configureGifts, giftsForSearch } from '../activities/gifts/index.ts';
+import { searchableCatalogue } from '../activities/retail/index.ts';
+import { configureScanning, markScanReversed } from '../activities/scanning/index.ts';
+import { userResponses } from '../activities/responses/index.ts';
+import { configureScheduler, registerTask } from '../activities/scheduler/index.ts';
+import { configureSearch } from '../activities/search/index.ts';
+import { userTextExcerpts } from '../activities/text/index.ts';
+import { supportTask } from '../activities/support/index.ts';
+import { billingUserData } from '../activities/billing/index.ts';
+import { documentsUserData } from '../activities/documents/index.ts';
+import { emailUserData } from '../activities/email/index.ts';
+import { eventsUserData } from '../activities/events/index.ts';
+import { feedbackUserData } from '../activities/feedback/index.ts';
+import { giftsUserData } from '../activities/gifts/index.ts';
+import { idempotencyUserData } from '../activities/idempotency/index.ts';
+import { exportIdentity, finishIdentityErasure } from '../activities/identity/index.ts';
+import { imagesUserData } from '../activities/images/index.ts';
+import { llmUserData } from '../activities/llm/index.ts';
+import { loyaltyUserData } from '../activities/loyalty/index.ts';
+import { configurePrivacy, LAST_PART, registerUserData, type PrivacyRuns } from '../activities/privacy/index.ts';
+import { responsesUserData } from '../activities/responses/index.ts';
+import { retailUserData } from '../activities/retail/index.ts';
+import { scanningUserData } from '../activities/scanning/index.ts';
+import { schedulerUserData } from '../activities/scheduler/index.ts';
+import { searchUserData } from '../activities/search/index.ts';
+import { sessionsUserData } from '../activities/sessions/index.ts';
+import { supportUserData } from '../activities/support/index.ts';
+import { textUserData } from '../activities/text/index.ts';
 
 let wired = false;
 
-const privacyRunsOf = () => import('../edge/starts').then((m) => m.privacyRuns);
+const privacyRunsOf = () => import('../edge/starts.ts').then((m) => m.privacyRuns);
 const lazyPrivacyRuns = {
   startExport: (...a: Parameters<PrivacyRuns['startExport']>) => privacyRunsOf().then((r) => r.startExport(...a)),
   startErasure: (...a: Parameters<PrivacyRuns['startErasure']>) => privacyRunsOf().then((r) => r.startErasure(...a)),
@@ -64,7 +64,7 @@ export function wirePlatform(): void {
   registerTask('feedback', feedbackTask);
   registerTask('documents', documentsTask);
   // --- scheduler: each event's Temporal Schedule (the edge's client), loaded on first use ---
-  configureScheduler({ schedules: () => import('../edge/schedules').then((m) => m.eventSchedules) });
+  configureScheduler({ schedules: () => import('../edge/schedules.ts').then((m) => m.eventSchedules) });
   // --- search: the sources a user's search reads ---
   configureSearch({
     catalogue: searchableCatalogue,
@@ -73,22 +73,22 @@ export function wirePlatform(): void {
     documents: (organization_id, user_id) => userResponses(organization_id, user_id, 'document'),
   });
   // --- feedback: its analysis workflow, started by the edge's client, loaded on first use ---
-  configureFeedback({ startAnalysis: (feedback) => import('../edge/starts').then((m) => m.startFeedbackAnalysis(feedback)) });
+  configureFeedback({ startAnalysis: (feedback) => import('../edge/starts.ts').then((m) => m.startFeedbackAnalysis(feedback)) });
   // --- gifts: the redemption workflow's start, wait and settle update, by the edge's client ---
   configureGifts({
     runs: {
-      start: (input, owner) => import('../edge/starts').then((m) => m.redemptionRuns.start(input, owner)),
-      untilSettledOrHeld: (id, wait_ms, held) => import('../edge/starts').then((m) => m.redemptionRuns.untilSettledOrHeld(id, wait_ms, held)),
-      settle: (id, s) => import('../edge/starts').then((m) => m.redemptionRuns.settle(id, s)),
+      start: (input, owner) => import('../edge/starts.ts').then((m) => m.redemptionRuns.start(input, owner)),
+      untilSettledOrHeld: (id, wait_ms, held) => import('../edge/starts.ts').then((m) => m.redemptionRuns.untilSettledOrHeld(id, wait_ms, held)),
+      settle: (id, s) => import('../edge/starts.ts').then((m) => m.redemptionRuns.settle(id, s)),
     },
   });
   // --- scanning: whether a scan's run is still open (the list drops records of runs that are gone) ---
-  configureScanning({ runOpen: (scan_id) => import('../edge/starts').then((m) => m.scanRunOpen(scan_id)) });
+  configureScanning({ runOpen: (scan_id) => import('../edge/starts.ts').then((m) => m.scanRunOpen(scan_id)) });
   // --- events: the delivery workflow's start and manual retry, by the edge's client ---
   configureEvents({
     runs: {
-      start: (run) => import('../edge/starts').then((m) => m.eventDeliveries.start(run)),
-      retry: (run) => import('../edge/starts').then((m) => m.eventDeliveries.retry(run)),
+      start: (run) => import('../edge/starts.ts').then((m) => m.eventDeliveries.start(run)),
+      retry: (run) => import('../edge/starts.ts').then((m) => m.eventDeliveries.retry(run)),
     },
   });
   // --- events: the changes that keep their event with them (the sweep records what a crash left) ---

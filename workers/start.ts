@@ -4,8 +4,8 @@
  * restarted with a backoff, and logged). It says "ready" once GET /health/ready answers 200.
  * Ctrl-C stops everything, in reverse order; so does a server that cannot be restarted.
  */
-import { parseEnv, setConfig } from '../activities/core/config';
-import { launchPlatform, type Platform } from './platform';
+import { parseEnv, setConfig } from '../activities/core/config.ts';
+import { launchPlatform, type Platform } from './platform.ts';
 
 async function main() {
   const cfg = parseEnv();

@@ -4,19 +4,19 @@
  */
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
-import { config, type Config } from '../activities/core/config';
-import { createLogger, type Logger } from '../activities/core/logger';
-import { initRuntime, closeRuntime } from '../activities/core/runtime';
-import { stopOcr } from '../activities/engines/ocr';
-import { stopSpeech } from '../activities/engines/speech';
-import { analyseOffThread, stopAnalysisThread } from '../activities/text';
-import * as activities from '../activities/workflow-activities';
-import { wrapActivities } from './activity-wrapper';
-import { wirePlatform } from './root';
-import { prepareServers } from './infra';
-import { ensureSchedules } from './schedules';
+import { config, type Config } from '../activities/core/config.ts';
+import { createLogger, type Logger } from '../activities/core/logger.ts';
+import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
+import { stopOcr } from '../activities/engines/ocr.ts';
+import { stopSpeech } from '../activities/engines/speech.ts';
+import { analyseOffThread, stopAnalysisThread } from '../activities/text/index.ts';
+import * as activities from '../activities/workflow-activities.ts';
+import { wrapActivities } from './activity-wrapper.ts';
+import { wirePlatform } from './root.ts';
+import { prepareServers } from './infra.ts';
+import { ensureSchedules } from './schedules.ts';
 import { Connection } from '@temporalio/client';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 
 export async function createWorker() {
   const cfg = config();

@@ -9,7 +9,7 @@
  * so a dead worker's activity is retried elsewhere within that time.
  */
 import type { ActivityInput, Next, WorkflowInterceptorsFactory, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
-import { msOptionalToNumber } from '@temporalio/common/lib/time';
+import { msOptionalToNumber } from '@temporalio/common/lib/time.js';
 
 export const HEARTBEAT_TIMEOUT_MS = 20_000;
 

@@ -1,9 +1,9 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images';
-import type { SupportAnswer } from '../activities/support';
-import { INTERACTIVE } from './retry';
-import { orDiscard } from './uploads';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { StoredUpload } from '../activities/images/index.ts';
+import type { SupportAnswer } from '../activities/support/index.ts';
+import { INTERACTIVE } from './retry.ts';
+import { orDiscard } from './uploads.ts';
 
 const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry: INTERACTIVE });
 const { transcribeStoredAudio } = proxyActivities<typeof activities>({ startToCloseTimeout: '5 minutes', retry: INTERACTIVE });

@@ -1,10 +1,10 @@
 import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images';
-import type { ProcessedDocument } from '../activities/documents';
-import { PLATFORM_FAILURE_TYPE } from './failures';
-import { INTERACTIVE } from './retry';
-import { orDiscard, uploadContext } from './uploads';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { StoredUpload } from '../activities/images/index.ts';
+import type { ProcessedDocument } from '../activities/documents/index.ts';
+import { PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { INTERACTIVE } from './retry.ts';
+import { orDiscard, uploadContext } from './uploads.ts';
 
 // Local activities, as for images: the caller waits over HTTP. Few attempts: reading a document
 // may take minutes, and one that fails the same way twice will not read a third time. A refused

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { EmailRequest, SentEmail } from '../activities/email';
-import { BACKGROUND, INTERACTIVE } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { EmailRequest, SentEmail } from '../activities/email/index.ts';
+import { BACKGROUND, INTERACTIVE } from './retry.ts';
 
 const { composeEmail } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });
 // A mail server that is down or refusing for a while is retried for about a quarter of an hour.

@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import { BACKGROUND } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import { BACKGROUND } from './retry.ts';
 
 const { analyseFeedback } = proxyActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: BACKGROUND });
 

@@ -1,8 +1,8 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload, ImageMetadata } from '../activities/images';
-import { INTERACTIVE } from './retry';
-import { orDiscard, uploadContext } from './uploads';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { StoredUpload, ImageMetadata } from '../activities/images/index.ts';
+import { INTERACTIVE } from './retry.ts';
+import { orDiscard, uploadContext } from './uploads.ts';
 
 // Local activities: the caller waits over HTTP, and each step is short (a thumbnail of a phone
 // photo takes tens of milliseconds), so the steps run in the worker that holds the workflow

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { ExpiryRun } from '../activities/loyalty';
-import { BACKGROUND } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { ExpiryRun } from '../activities/loyalty/index.ts';
+import { BACKGROUND } from './retry.ts';
 
 // One run may write many expiry entries; a retry writes none twice (each is one ledger operation).
 const { expireLapsedPoints } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 hour', retry: BACKGROUND });

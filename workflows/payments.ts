@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { PaymentEventInput } from '../activities/billing';
-import { BACKGROUND } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { PaymentEventInput } from '../activities/billing/index.ts';
+import { BACKGROUND } from './retry.ts';
 
 const { applyPaymentEvent } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
 

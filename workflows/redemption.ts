@@ -1,9 +1,9 @@
 import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts';
-import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
-import { BACKGROUND, INTERACTIVE } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts/index.ts';
+import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants.ts';
+import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { BACKGROUND, INTERACTIVE } from './retry.ts';
 
 export type { RedemptionInput, RedemptionState };
 

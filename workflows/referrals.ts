@@ -1,7 +1,7 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import { PLATFORM_FAILURE_TYPE } from './failures';
-import { INTERACTIVE } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import { PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { INTERACTIVE } from './retry.ts';
 
 const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });
 

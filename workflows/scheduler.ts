@@ -1,6 +1,6 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import { BACKGROUND } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import { BACKGROUND } from './retry.ts';
 
 // Fewer attempts than BACKGROUND's (1 s, 2 s, 4 s … about two minutes in all): while a run is
 // retrying, the event's Schedule skips its next times by default, so a failing task is recorded

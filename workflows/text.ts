@@ -1,7 +1,7 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { StoredTextInput } from '../activities/text';
-import { ONCE } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { StoredTextInput } from '../activities/text/index.ts';
+import { ONCE } from './retry.ts';
 
 // A local activity, as for documents: the caller waits over HTTP. One attempt: the analysis is
 // deterministic and bounded by its own time budget, and a model embedding is metered, so a retry

@@ -1,10 +1,10 @@
 import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineUpdate, log, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import type { StoredUpload } from '../activities/images';
-import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning';
-import type { VenueMatch } from '../activities/scanning';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures';
-import { INTERACTIVE } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import type { StoredUpload } from '../activities/images/index.ts';
+import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/index.ts';
+import type { VenueMatch } from '../activities/scanning/index.ts';
+import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { INTERACTIVE } from './retry.ts';
 
 // Local activities: the caller waits over HTTP for the first answer (see workflows/images.ts).
 const { readReceipt, analyseScan, mirrorScan, discardUpload, recordScanStarted, dropScanPlaceholder } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });

@@ -1,7 +1,7 @@
 /** What the workflows over a stored upload (images, documents, audio) share. */
 import { workflowInfo } from '@temporalio/workflow';
-import type { StoredUpload } from '../activities/images';
-import { isClientFailure } from './failures';
+import type { StoredUpload } from '../activities/images/index.ts';
+import { isClientFailure } from './failures.ts';
 
 /** Runs the stage, dropping the stored upload when the client's file is refused. */
 export async function orDiscard<T>(discard: (path: string) => Promise<void>, upload: StoredUpload, stage: () => Promise<T>): Promise<T> {

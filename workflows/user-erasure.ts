@@ -1,6 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import { PERSISTENT } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import { PERSISTENT } from './retry.ts';
 
 const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns } = proxyActivities<typeof activities>({
   startToCloseTimeout: '10 minutes',

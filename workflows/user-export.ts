@@ -1,6 +1,6 @@
 import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities';
-import { BACKGROUND } from './retry';
+import type * as activities from '../activities/workflow-activities.ts';
+import { BACKGROUND } from './retry.ts';
 
 const { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport } = proxyActivities<typeof activities>({
   startToCloseTimeout: '10 minutes',

@@ -5,9 +5,9 @@
  * of two writers of seq n one wins, the other reads forward to the real tail and tries again.
  */
 import { createHash } from 'node:crypto';
-import { ZERO_HASH, type BreakReason } from './constants';
-import type { AuditRecordDoc } from './models';
-import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store';
+import { ZERO_HASH, type BreakReason } from './constants.ts';
+import type { AuditRecordDoc } from './models.ts';
+import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store.ts';
 
 /** JSON with object keys sorted at every depth; dates as ISO text; undefined fields left out. */
 export function canonicalJson(value: unknown): string {

@@ -4,10 +4,10 @@
  * append that failed, leaves the intent: the maintenance run appends it with outcome `unknown`
  * (the change may or may not have happened), once per intent.
  */
-import { newId } from '../core/ids';
-import { INTENT_SETTLE_MINUTES } from './constants';
-import { decodeChanges, encodeChanges, recordChange, type AuditEntry } from './records';
-import { deleteIntent, insertIntent, recordOfRequest, staleIntents } from './store';
+import { newId } from '../core/ids.ts';
+import { INTENT_SETTLE_MINUTES } from './constants.ts';
+import { decodeChanges, encodeChanges, recordChange, type AuditEntry } from './records.ts';
+import { deleteIntent, insertIntent, recordOfRequest, staleIntents } from './store.ts';
 
 /** Writes the intent of a request; answers its id (to drop it afterwards). */
 export async function beginIntent(e: AuditEntry): Promise<string> {

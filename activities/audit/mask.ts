@@ -3,7 +3,7 @@
  * `***` (by the field's name at any depth, and values that look like keys or secrets), long texts
  * (base64 uploads) shortened to their length, and long arrays cut.
  */
-import { MASK, PERSONAL } from './constants';
+import { MASK, PERSONAL } from './constants.ts';
 
 const SECRET_WORDS = new Set(['key', 'keys', 'secret', 'secrets', 'token', 'password', 'passwd', 'passphrase', 'pin', 'card', 'cvc', 'cvv', 'authorization', 'credential', 'credentials', 'apikey']);
 // Values that are keys whatever their field is called: platform keys, webhook and provider secrets, bearer tokens.

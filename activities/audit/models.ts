@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import type { ActorLevel, AuditOutcome } from './constants';
+import type { ActorLevel, AuditOutcome } from './constants.ts';
 
 const actorSchema = new Schema({ key_id: { type: String, required: true }, user_id: { type: String, required: true }, level: { type: String, required: true } }, { _id: false });
 // A field named `type` needs the sub-schema's typeKey changed, or mongoose reads it as the declaration's type.

@@ -5,9 +5,9 @@
  * written on the head before the records go, so verify always starts from a record that exists
  * or from the tail; a crash in between leaves old records one run longer, never a gap.
  */
-import { config } from '../core/config';
-import { settleStaleIntents } from './intents';
-import { allHeads, deleteRecords, newestBefore, seqOfId, setAnchor } from './store';
+import { config } from '../core/config.ts';
+import { settleStaleIntents } from './intents.ts';
+import { allHeads, deleteRecords, newestBefore, seqOfId, setAnchor } from './store.ts';
 
 export interface AuditRetentionResult {
   removed: number;

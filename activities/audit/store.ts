@@ -3,9 +3,9 @@
  * by `_id` (`$in` of computed ids), the one lookup both database servers answer from an index;
  * the list reads the `{organization_id, …, at}` indexes.
  */
-import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db';
-import { groupCommit } from '../core/group-commit';
-import { AuditHead, AuditIntent, AuditRecord, type AuditHeadDoc, type AuditIntentDoc, type AuditRecordDoc } from './models';
+import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db/index.ts';
+import { groupCommit } from '../core/group-commit.ts';
+import { AuditHead, AuditIntent, AuditRecord, type AuditHeadDoc, type AuditIntentDoc, type AuditRecordDoc } from './models.ts';
 
 const SEQ_DIGITS = 12;
 

@@ -3,12 +3,12 @@
  * crediting them once per paid purchase, and the balance a model call draws on.
  */
 import { createHash } from 'node:crypto';
-import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors';
-import { warnLine } from '../core/background';
-import { newId } from '../core/ids';
-import { recordEvent } from '../events';
-import { charge, paymentProvider } from '../engines/payments';
-import { computeBalance } from './balance';
+import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
+import { warnLine } from '../core/background.ts';
+import { newId } from '../core/ids.ts';
+import { recordEvent } from '../events/index.ts';
+import { charge, paymentProvider } from '../engines/payments.ts';
+import { computeBalance } from './balance.ts';
 import {
   creditDoc,
   insertCreditOnce,
@@ -27,9 +27,9 @@ import {
   type PurchaseDoc,
   type TokenCreditDoc,
   type TokenPackageDoc,
-} from './store';
+} from './store.ts';
 
-export { usageTotals } from './store';
+export { usageTotals } from './store.ts';
 
 const DAY = 86_400_000;
 

@@ -1,8 +1,8 @@
 /** The billing component's scheduled task: the owner's token usage report, emailed. */
-import { PlatformError } from '../core/errors';
-import { tokenUsage } from './billing';
-import { mailOnce, recipientOrOwner } from '../email';
-import type { TaskDefinition } from '../core/scheduled-task';
+import { PlatformError } from '../core/errors.ts';
+import { tokenUsage } from './billing.ts';
+import { mailOnce, recipientOrOwner } from '../email/index.ts';
+import type { TaskDefinition } from '../core/scheduled-task.ts';
 
 export const billingTask: TaskDefinition = {
   mails_report: true,

@@ -4,8 +4,8 @@
  * `usageTotals` and `tokenUsage` (billing.ts), never the model. Whatever must count once has an
  * `_id` of its own; how purchases move and what is read how: docs/storage.md, "Billing".
  */
-import { byId, insertOnce } from '../core/db';
-import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models';
+import { byId, insertOnce } from '../core/db/index.ts';
+import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models.ts';
 
 export type { PaymentEventDoc, PurchaseDoc, TokenCreditDoc, TokenPackageDoc, TokenRefundDoc, TokenUsageDoc };
 

@@ -7,9 +7,9 @@
  * None of them holds a phone, an address or free text of the person, and never card data (the
  * payment method is never stored). Provider events name transactions only.
  */
-import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
-import { tokenUsage } from './billing';
-import { purchasesOfUser, tokenLedgerOf, tombstoneTokenRecords } from './store';
+import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
+import { tokenUsage } from './billing.ts';
+import { purchasesOfUser, tokenLedgerOf, tombstoneTokenRecords } from './store.ts';
 
 const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOString() : null);
 

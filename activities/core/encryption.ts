@@ -8,8 +8,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { config } from './config';
-import { PlatformError } from './errors';
+import { config } from './config.ts';
+import { PlatformError } from './errors.ts';
 
 const KEY_FILE = 'config-key.txt';
 

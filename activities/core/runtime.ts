@@ -3,8 +3,8 @@
  * MinIO client. Both the worker and the edge call initRuntime once at start.
  */
 import { Client as MinioClient } from 'minio';
-import { connectDb, disconnectDb } from './db';
-import { config, minioSettings, type Config, type MinioSettings } from './config';
+import { connectDb, disconnectDb } from './db/index.ts';
+import { config, minioSettings, type Config, type MinioSettings } from './config.ts';
 
 interface Runtime {
   cfg: Config;

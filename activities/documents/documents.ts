@@ -5,19 +5,19 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { Context } from '@temporalio/activity';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
-import { recordEvent } from '../events';
-import { gatewayChat, type Caller } from '../llm';
-import { visionModel } from '../llm';
-import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images';
-import { recognize } from '../engines/ocr';
-import { isDocx, readDocx } from '../engines/office';
-import { pdfInChild, type PdfCaller } from '../engines/pdf';
-import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff';
-import { getObject, putObject } from '../engines/storage';
-import { uploadPaths, type StoredUpload } from '../images';
-import { CATEGORIES, classify, folderOf, type Classification } from './classify';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { recordEvent } from '../events/index.ts';
+import { gatewayChat, type Caller } from '../llm/index.ts';
+import { visionModel } from '../llm/index.ts';
+import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images.ts';
+import { recognize } from '../engines/ocr.ts';
+import { isDocx, readDocx } from '../engines/office.ts';
+import { pdfInChild, type PdfCaller } from '../engines/pdf.ts';
+import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff.ts';
+import { getObject, putObject } from '../engines/storage.ts';
+import { uploadPaths, type StoredUpload } from '../images/index.ts';
+import { CATEGORIES, classify, folderOf, type Classification } from './classify.ts';
 
 export type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';
 

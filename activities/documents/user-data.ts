@@ -6,9 +6,9 @@
  * documents from those records and deletes their files; the files are exported once, by the images
  * part, which owns the upload store (a /generate_thumbnail answer has no record: it is found there).
  */
-import type { ErasureScope, UserData, UserScope } from '../core/user-data';
-import { removeUploads, uploadExportName } from '../images';
-import { userResponses } from '../responses';
+import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
+import { removeUploads, uploadExportName } from '../images/index.ts';
+import { userResponses } from '../responses/index.ts';
 
 interface DocumentMetadata {
   media_id?: string;

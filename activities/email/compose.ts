@@ -1,5 +1,5 @@
 /** Email content: conversation summaries and notification templates, text and HTML parts. */
-import { PlatformError } from '../core/errors';
+import { PlatformError } from '../core/errors.ts';
 
 export const EMAIL_TYPES = ['conversation_summary', 'notification'] as const;
 export type EmailType = (typeof EMAIL_TYPES)[number];

@@ -1,11 +1,11 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
-import { notFound } from '../core/errors';
-import { deliver } from '../engines/mail';
-import { findOrganization } from '../identity';
-import { listNormalizedResponses } from '../responses';
-import { notificationContent, summaryContent, type Content, type EmailType } from './compose';
-import { recordSent, sentRecord } from './store';
+import { notFound } from '../core/errors.ts';
+import { deliver } from '../engines/mail.ts';
+import { findOrganization } from '../identity/index.ts';
+import { listNormalizedResponses } from '../responses/index.ts';
+import { notificationContent, summaryContent, type Content, type EmailType } from './compose.ts';
+import { recordSent, sentRecord } from './store.ts';
 
 export interface EmailRequest {
   organization_id: string;

@@ -1,9 +1,9 @@
 /** The email component's surface: what the edge, the workflows and other components may use. */
-export { EMAIL_TYPES, notificationContent } from './compose';
-export { composeEmail, sendEmail } from './email';
-export type { EmailRequest, SentEmail } from './email';
-export { checkFreeText, checkRecipient, reserveSend } from './policy';
-export { mailOnce, periodDays, recipientOrOwner } from './reports';
-export type { Mail } from './reports';
-export { emailTask } from './scheduled';
-export { emailUserData } from './user-data';
+export { EMAIL_TYPES, notificationContent } from './compose.ts';
+export { composeEmail, sendEmail } from './email.ts';
+export type { EmailRequest, SentEmail } from './email.ts';
+export { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
+export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
+export type { Mail } from './reports.ts';
+export { emailTask } from './scheduled.ts';
+export { emailUserData } from './user-data.ts';

@@ -2,12 +2,12 @@
  * The mail a scheduled report sends: composed and sent once per run (the run id is the
  * idempotency key), a basic owner's mail counted against its hourly budget.
  */
-import { PlatformError } from '../core/errors';
-import { ADMIN_LEVEL } from '../identity/constants';
-import { getUser } from '../identity';
-import type { ScheduledTask } from '../core/scheduled-task';
-import { composeEmail, sendEmail, type EmailRequest } from './email';
-import { reserveSend } from './policy';
+import { PlatformError } from '../core/errors.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { getUser } from '../identity/index.ts';
+import type { ScheduledTask } from '../core/scheduled-task.ts';
+import { composeEmail, sendEmail, type EmailRequest } from './email.ts';
+import { reserveSend } from './policy.ts';
 
 /** metadata.recipient, else the owner's own address (422 when it has none). */
 export async function recipientOrOwner(task: ScheduledTask): Promise<string> {

@@ -4,8 +4,8 @@
  * insert under a unique key: a repeat counts once) and a counter document whose `n` goes up by
  * a conditional `$inc` (`n < limit`), exact when senders race in any process.
  */
-import { byId, insertOnce } from '../core/db';
-import { EmailLog, SendCount, type EmailLogDoc } from './models';
+import { byId, insertOnce } from '../core/db/index.ts';
+import { EmailLog, SendCount, type EmailLogDoc } from './models.ts';
 
 const BATCH = 500;
 

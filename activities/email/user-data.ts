@@ -5,8 +5,8 @@
  * them, so everything is deleted; nothing is kept tombstoned. The message bodies are not stored
  * (the SMTP server has them).
  */
-import type { UserData } from '../core/user-data';
-import { deleteSendCounts, deleteSentRecords, sendCountsOf, sentRecordsOf } from './store';
+import type { UserData } from '../core/user-data.ts';
+import { deleteSendCounts, deleteSentRecords, sendCountsOf, sentRecordsOf } from './store.ts';
 
 export const emailUserData: UserData = {
   async export({ organization_id, user_id }) {

@@ -3,7 +3,7 @@
  * L2-normalized, so cosine similarity is a dot product. No model to download; texts that share
  * vocabulary land close. (A model's embeddings come through the LLM gateway instead.)
  */
-import { tokenize } from './tokens';
+import { tokenize } from './tokens.ts';
 
 export const HASHED_ENGINE = 'hashed-v1';
 export const HASHED_DIMENSIONS = 256;

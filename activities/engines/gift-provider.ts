@@ -16,7 +16,7 @@
  * The engine imports no component: storage, secrets and settings come in as arguments.
  */
 import { createHmac } from 'node:crypto';
-import { PlatformError } from '../core/errors';
+import { PlatformError } from '../core/errors.ts';
 
 export type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';
 

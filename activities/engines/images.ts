@@ -6,8 +6,8 @@
  */
 import sharp from 'sharp';
 import { Worker } from 'node:worker_threads';
-import { PlatformError } from '../core/errors';
-import { sniff, RASTER_IMAGE_FORMATS, type Sniffed } from './sniff';
+import { PlatformError } from '../core/errors.ts';
+import { sniff, RASTER_IMAGE_FORMATS, type Sniffed } from './sniff.ts';
 
 sharp.cache(false); // thumbnails are one-shot; libvips' operation cache only costs memory here
 sharp.concurrency(1); // the worker runs several activities at once on 2 cores

@@ -7,8 +7,8 @@
 import { createRequire } from 'node:module';
 import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
 
 /**
  * A vision model the caller routes through (the organization's metered LLM model): null means the

@@ -4,7 +4,7 @@
  * declared and its actual size.
  */
 import { unzipSync } from 'fflate';
-import { PlatformError } from '../core/errors';
+import { PlatformError } from '../core/errors.ts';
 
 const MAX_PART_BYTES = 20 * 1024 * 1024;
 const PARTS = new Set(['word/document.xml', 'docProps/core.xml', 'docProps/app.xml', '[Content_Types].xml']);

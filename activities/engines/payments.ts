@@ -5,8 +5,8 @@
  * way Stripe's test mode does, and says it is the sandbox. Neither: 503, nothing is bought.
  */
 import Stripe from 'stripe';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
 
 export interface ChargeResult {
   provider: 'stripe' | 'sandbox';

@@ -9,8 +9,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
 
 export const MAX_TEXT_PAGES = 50;
 export const MAX_TEXT_CHARS = 200_000;

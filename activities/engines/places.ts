@@ -4,7 +4,7 @@
  * or the tests' local stand-in). Answers are normalized to one shape and kept per venue for
  * PLACES_CACHE_HOURS in the caller's cache (the retail store), misses included.
  */
-import { config } from '../core/config';
+import { config } from '../core/config.ts';
 
 export interface Place {
   provider_id: string;

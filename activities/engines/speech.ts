@@ -15,9 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
-import { AUDIO_DEMUXERS, sniff } from './sniff';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { AUDIO_DEMUXERS, sniff } from './sniff.ts';
 
 /** A transcription model the caller routes through; null from it means the provider failed. */
 export interface SpeechModel {

@@ -1,5 +1,5 @@
 /** Object storage engine (MinIO / any S3-compatible server) behind the storage activities. */
-import { runtime } from '../core/runtime';
+import { runtime } from '../core/runtime.ts';
 
 export async function putObject(key: string, body: Buffer, contentType: string): Promise<void> {
   const { minio, minioSettings } = runtime();

@@ -8,8 +8,8 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
 
 const V4_BLOCKED: [string, number][] = [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],

@@ -6,15 +6,15 @@
  * workflow's schedule until it runs out, and an endpoint without a success for
  * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
  */
-import { config } from '../core/config';
-import { conflict, notFound } from '../core/errors';
-import { postJson, resolveWebhookTarget } from '../engines/webhooks';
-import type { DeliveryStatus } from './constants';
-import { deliveryRuns, type DeliveryRun } from './emit';
-import { signingSecrets } from './endpoints';
-import type { DeliveryDoc } from './models';
-import { addOutcomes, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter, type DeliveryKey } from './store';
-import { signedHeaders } from './signing';
+import { config } from '../core/config.ts';
+import { conflict, notFound } from '../core/errors.ts';
+import { postJson, resolveWebhookTarget } from '../engines/webhooks.ts';
+import type { DeliveryStatus } from './constants.ts';
+import { deliveryRuns, type DeliveryRun } from './emit.ts';
+import { signingSecrets } from './endpoints.ts';
+import type { DeliveryDoc } from './models.ts';
+import { addOutcomes, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter, type DeliveryKey } from './store.ts';
+import { signedHeaders } from './signing.ts';
 
 export interface AttemptInput extends DeliveryRun {
   /** 1 for the first attempt of this run */

@@ -6,12 +6,12 @@
  * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
  */
 import { createHash } from 'node:crypto';
-import { Background } from '../core/background';
-import { handedIn } from '../core/wiring';
-import type { EventType } from './constants';
-import { wants } from './endpoints';
-import type { EventDoc } from './models';
-import { endpointById, endpointsForFanOut, eventById, insertEvent, markFannedOut, recordedEvents } from './store';
+import { Background } from '../core/background.ts';
+import { handedIn } from '../core/wiring.ts';
+import type { EventType } from './constants.ts';
+import { wants } from './endpoints.ts';
+import type { EventDoc } from './models.ts';
+import { endpointById, endpointsForFanOut, eventById, insertEvent, markFannedOut, recordedEvents } from './store.ts';
 
 /** One event's delivery to one endpoint: what its run needs to make and record each attempt. */
 export interface DeliveryRun {

@@ -3,15 +3,15 @@
  * secret that signs them (shown once, stored encrypted, rotated with a grace during which both
  * old and new sign).
  */
-import { noteChange } from '../core/audit-note';
-import { conflict, invalid, notFound } from '../core/errors';
-import { decryptSecret, encryptSecret } from '../core/encryption';
-import { newId } from '../core/ids';
-import { checkWebhookTarget } from '../engines/webhooks';
-import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants';
-import type { EndpointDoc } from './models';
-import { deleteEndpoint, endpointOf, endpointsOf, giveEndpointPlace, insertEndpoint, takeEndpointPlace, updateEndpoint } from './store';
-import { newSecret } from './signing';
+import { noteChange } from '../core/audit-note.ts';
+import { conflict, invalid, notFound } from '../core/errors.ts';
+import { decryptSecret, encryptSecret } from '../core/encryption.ts';
+import { newId } from '../core/ids.ts';
+import { checkWebhookTarget } from '../engines/webhooks.ts';
+import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants.ts';
+import type { EndpointDoc } from './models.ts';
+import { deleteEndpoint, endpointOf, endpointsOf, giveEndpointPlace, insertEndpoint, takeEndpointPlace, updateEndpoint } from './store.ts';
+import { newSecret } from './signing.ts';
 
 export interface EndpointView {
   id: string;

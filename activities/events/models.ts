@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import { DELIVERY_STATUSES, type DeliveryStatus, type EventType } from './constants';
+import { DELIVERY_STATUSES, type DeliveryStatus, type EventType } from './constants.ts';
 
 /**
  * An organization's webhook endpoint. `secrets` holds the signing secrets, encrypted with the

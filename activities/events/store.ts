@@ -3,9 +3,9 @@
  * (`webhook_endpoints`), the event log (`events`), each event's delivery to each endpoint
  * (`webhook_deliveries`) and the attempt counters `/metrics` reads. docs/storage.md, "Events".
  */
-import { byId, byIds, Cache, isDuplicateKey } from '../core/db';
-import type { DeliveryStatus } from './constants';
-import { DeliveryCounter, EndpointCount, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models';
+import { byId, byIds, Cache, isDuplicateKey } from '../core/db/index.ts';
+import type { DeliveryStatus } from './constants.ts';
+import { DeliveryCounter, EndpointCount, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models.ts';
 
 // --- endpoints ---
 

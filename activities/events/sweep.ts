@@ -4,9 +4,9 @@
  * the change and its event: each source finds its own), starts the deliveries of events recorded
  * but not fanned out, and removes events and finished deliveries past EVENT_RETENTION_DAYS.
  */
-import { EVENT_RETENTION_DAYS } from './constants';
-import { fanOut } from './emit';
-import { pruneDeliveries, pruneEvents, unfannedEvents } from './store';
+import { EVENT_RETENTION_DAYS } from './constants.ts';
+import { fanOut } from './emit.ts';
+import { pruneDeliveries, pruneEvents, unfannedEvents } from './store.ts';
 
 /** A component's unrecorded events: it records those of changes older than `before` and answers how many. */
 export type EventSource = (before: Date) => Promise<number>;

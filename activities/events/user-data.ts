@@ -12,10 +12,10 @@
  * Events are recorded by the other components' changes: this erasure runs after theirs (and runs
  * again at the end), so an event their erasure recorded (the ledger's pending ones) is covered.
  */
-import { PHONE_LIKE, wholeTokens } from '../core/scrub';
-import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
-import { viewEvent } from './log';
-import { endpointsCreatedBy, eventsContaining, rewriteEventBodies, tombstoneEndpointCreator } from './store';
+import { PHONE_LIKE, wholeTokens } from '../core/scrub.ts';
+import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
+import { viewEvent } from './log.ts';
+import { endpointsCreatedBy, eventsContaining, rewriteEventBodies, tombstoneEndpointCreator } from './store.ts';
 
 /** Free texts of an event's data that may name the person: replaced whole, or scrubbed of phone numbers. */
 const PERSONAL_TEXT = new Set(['filename']);

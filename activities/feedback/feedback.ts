@@ -3,12 +3,12 @@
  * (sentiment −1..1 with a label, and categories for praise and complaints alike), counted in
  * stats computed from the stored records.
  */
-import { newId } from '../core/ids';
-import { handedIn } from '../core/wiring';
-import { gatewayChat } from '../llm';
-import { sentences, sentiment, tokenize } from '../text';
-import type { FeedbackType } from './constants';
-import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis, type FeedbackDoc } from './store';
+import { newId } from '../core/ids.ts';
+import { handedIn } from '../core/wiring.ts';
+import { gatewayChat } from '../llm/index.ts';
+import { sentences, sentiment, tokenize } from '../text/index.ts';
+import type { FeedbackType } from './constants.ts';
+import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis, type FeedbackDoc } from './store.ts';
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
 export const CATEGORIES: Record<string, string[]> = {

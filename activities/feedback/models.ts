@@ -1,8 +1,8 @@
 /** The feedback schema; store.ts is the one file that reads and writes it. */
 import mongoose, { Schema } from 'mongoose';
-import { FEEDBACK_TYPES, type FeedbackType } from './constants';
+import { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';
 
-export { FEEDBACK_TYPES, type FeedbackType } from './constants';
+export { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';
 
 /**
  * One piece of feedback. The analysis is written once by the feedback-analysis workflow;

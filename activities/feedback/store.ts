@@ -3,8 +3,8 @@
  * and analysed by `_id`; statistics read the organization's feedback on the
  * (organization_id, created_at) index.
  */
-import { byId, jsonText } from '../core/db';
-import { Feedback, type FeedbackDoc } from './models';
+import { byId, jsonText } from '../core/db/index.ts';
+import { Feedback, type FeedbackDoc } from './models.ts';
 
 export type { FeedbackDoc };
 

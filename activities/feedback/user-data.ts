@@ -3,8 +3,8 @@
  * user's feedback is exported whole, and on erasure kept for the organization's statistics with
  * the person taken out (store.ts `anonymizeUserFeedback`).
  */
-import type { ErasureScope, UserData } from '../core/user-data';
-import { anonymizeUserFeedback, userFeedback } from './store';
+import type { ErasureScope, UserData } from '../core/user-data.ts';
+import { anonymizeUserFeedback, userFeedback } from './store.ts';
 
 const iso = (d: Date | undefined | null) => (d ? new Date(d).toISOString() : null);
 

@@ -6,8 +6,8 @@
  * crash writes the same state again and records it again, which records nothing new. The data
  * never carries the PIN, the phone number or account reference, nor an admin's own note.
  */
-import { recordEvent, type EventType } from '../events';
-import type { RedemptionDoc } from './models';
+import { recordEvent, type EventType } from '../events/index.ts';
+import type { RedemptionDoc } from './models.ts';
 
 const TYPES: Partial<Record<RedemptionDoc['status'], EventType>> = {
   completed: 'redemption.completed',

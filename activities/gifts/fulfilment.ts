@@ -8,14 +8,14 @@
  * (events.ts) before it answers; run again, it records nothing new.
  */
 import { Context } from '@temporalio/activity';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
-import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider';
-import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption';
-import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty';
-import { recordRedemptionEvent } from './events';
-import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
-import { findRedemption, sandboxTransactions, saveRedemption } from './store';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider.ts';
+import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
+import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
+import { recordRedemptionEvent } from './events.ts';
+import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import { findRedemption, sandboxTransactions, saveRedemption } from './store.ts';
 
 export interface RedemptionInput {
   redemption_id: string;

@@ -1,10 +1,10 @@
 /** The gift catalogue of an organization (redemption: redemptions.ts). */
-import { noteChange } from '../core/audit-note';
-import { notFound } from '../core/errors';
-import { newId } from '../core/ids';
-import { GIFT_FIELDS, type GiftType } from './constants';
-import type { GiftDoc } from './models';
-import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { GIFT_FIELDS, type GiftType } from './constants.ts';
+import type { GiftDoc } from './models.ts';
+import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store.ts';
 
 export type GiftInput = Partial<Omit<GiftDoc, '_id' | 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & { gift_name: string; gift_type: GiftType };
 

@@ -1,7 +1,7 @@
 import mongoose, { Schema } from 'mongoose';
-import { GIFT_TYPES, REDEMPTION_STATUSES, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants';
+import { GIFT_TYPES, REDEMPTION_STATUSES, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
 
-export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants';
+export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
 
 const giftSchema = new Schema(
   {

@@ -3,15 +3,15 @@
  * redemption as its owner, an admin or another user may read it.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../core/config';
-import { conflict, invalid, notFound, PlatformError } from '../core/errors';
-import { newId } from '../core/ids';
-import { decryptSecret } from '../core/encryption';
-import type { GiftOrder } from '../engines/gift-provider';
-import { giftNotFound } from './gifts';
-import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models';
-import type { RedemptionInput, RedemptionLimits } from './fulfilment';
-import { findGift, findRedemption, pageRedemptions } from './store';
+import { config } from '../core/config.ts';
+import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { decryptSecret } from '../core/encryption.ts';
+import type { GiftOrder } from '../engines/gift-provider.ts';
+import { giftNotFound } from './gifts.ts';
+import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
+import { findGift, findRedemption, pageRedemptions } from './store.ts';
 
 export interface RedeemRequest {
   organization_id: string;

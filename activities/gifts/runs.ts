@@ -4,13 +4,13 @@
  * holds no Temporal client: the composition root hands the workflow operations in
  * (`configureGifts`, workers/root.ts; edge/starts.ts implements them).
  */
-import { noteChange } from '../core/audit-note';
-import { notFound, PlatformError } from '../core/errors';
-import { handedIn } from '../core/wiring';
-import type { RedemptionInput } from './fulfilment';
-import type { RedemptionDoc, SettleOutcome } from './models';
-import { prepareRedemption, viewRedemption, type RedeemRequest, type RedemptionView, type Viewer } from './redemptions';
-import { findRedemption } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { notFound, PlatformError } from '../core/errors.ts';
+import { handedIn } from '../core/wiring.ts';
+import type { RedemptionInput } from './fulfilment.ts';
+import type { RedemptionDoc, SettleOutcome } from './models.ts';
+import { prepareRedemption, viewRedemption, type RedeemRequest, type RedemptionView, type Viewer } from './redemptions.ts';
+import { findRedemption } from './store.ts';
 
 /** How long a redeem request waits for the provider before answering `processing`. */
 export const REDEEM_WAIT_MS = 5000;

@@ -4,9 +4,9 @@
  * (`_id` is the gift id, the redemption id, the order's customIdentifier); lists use the compound
  * indexes in models.ts.
  */
-import { isDuplicateKey } from '../core/errors';
-import type { SandboxTransaction } from '../engines/gift-provider';
-import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models';
+import { isDuplicateKey } from '../core/errors.ts';
+import type { SandboxTransaction } from '../engines/gift-provider.ts';
+import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models.ts';
 
 export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number]>>;
 

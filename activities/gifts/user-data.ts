@@ -9,11 +9,11 @@
  * organization's totals and the redemption's figures (points_spent = refunded + lapsed) still hold.
  * The catalogue is the organization's and the sandbox provider's transactions name no one.
  */
-import { scrubber } from '../core/scrub';
-import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
-import { viewRedemption } from './redemptions';
-import type { RedemptionDoc } from './models';
-import { redemptionsOfUser, tombstoneRedemption } from './store';
+import { scrubber } from '../core/scrub.ts';
+import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
+import { viewRedemption } from './redemptions.ts';
+import type { RedemptionDoc } from './models.ts';
+import { redemptionsOfUser, tombstoneRedemption } from './store.ts';
 
 async function exportGifts(scope: UserScope): Promise<ExportPart> {
   const docs = await redemptionsOfUser(scope.organization_id, scope.user_id);

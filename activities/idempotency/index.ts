@@ -1,3 +1,3 @@
 /** The idempotency component's surface: what the edge, the workflows and other components may use. */
-export { claimIdempotencyKey, purgeIdempotencyKeys, settleIdempotencyKey } from './keys';
-export { idempotencyUserData } from './user-data';
+export { claimIdempotencyKey, purgeIdempotencyKeys, settleIdempotencyKey } from './keys.ts';
+export { idempotencyUserData } from './user-data.ts';

@@ -4,8 +4,8 @@
  * keeps the first answer, so a retry is answered even after Temporal's namespace retention has
  * dropped the run. Older records are replaced on next use and deleted by the hourly retention run.
  */
-import { PlatformError } from '../core/errors';
-import { claimDoc, dropClaim, insertClaim, purgeClaimsBefore, settleClaim, type IdempotencyState, type StoredClaim } from './store';
+import { PlatformError } from '../core/errors.ts';
+import { claimDoc, dropClaim, insertClaim, purgeClaimsBefore, settleClaim, type IdempotencyState, type StoredClaim } from './store.ts';
 
 export const IDEMPOTENCY_KEY_HOURS = 24;
 const LIFETIME_MS = IDEMPOTENCY_KEY_HOURS * 3_600_000;

@@ -3,8 +3,8 @@
  * is read and written by its `_id` (organization, user, route and key): the first request wins by
  * inserting it, and settling is an atomic conditional update (docs/storage.md, "Idempotency").
  */
-import { byId, insertOnce, jsonText } from '../core/db';
-import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models';
+import { byId, insertOnce, jsonText } from '../core/db/index.ts';
+import { IdempotencyKey, type IdempotencyKeyDoc, type IdempotencyState } from './models.ts';
 
 export type { IdempotencyState };
 

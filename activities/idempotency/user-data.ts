@@ -3,8 +3,8 @@
  * `Idempotency-Key` records (route, key, the run's resource id and its stored first answer).
  * They exist only to answer a retried upload, so all of them are deleted; nothing is kept.
  */
-import type { UserData } from '../core/user-data';
-import { claimsOf, deleteClaims } from './store';
+import type { UserData } from '../core/user-data.ts';
+import { claimsOf, deleteClaims } from './store.ts';
 
 export const idempotencyUserData: UserData = {
   async export({ organization_id, user_id }) {

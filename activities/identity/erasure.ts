@@ -4,11 +4,11 @@
  * is revoked) before any other component erases, and ends here (the user's document is deleted and
  * its keys keep only their ids, for the audit trail) after all of them.
  */
-import type { ExportPart, UserScope } from '../core/user-data';
-import { forgetKey } from './api-keys';
-import { lastUses } from './api-keys';
-import { slotOwner } from './key-management';
-import { forgetUserRef } from './users';
+import type { ExportPart, UserScope } from '../core/user-data.ts';
+import { forgetKey } from './api-keys.ts';
+import { lastUses } from './api-keys.ts';
+import { slotOwner } from './key-management.ts';
+import { forgetUserRef } from './users.ts';
 import {
   deleteSlotsOf,
   deleteUserDoc,
@@ -20,7 +20,7 @@ import {
   recordErasedUser,
   tombstoneKeysOf,
   userDocForErasure,
-} from './store';
+} from './store.ts';
 
 const iso = (d: Date | undefined | null) => (d ? new Date(d).toISOString() : null);
 

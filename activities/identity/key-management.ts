@@ -10,13 +10,13 @@
  * - a new key carries at most its creator's permissions and rate limit, and expires no later
  *   than its creator.
  */
-import { noteChange } from '../core/audit-note';
-import { config } from '../core/config';
-import { forbidden, notFound, PlatformError } from '../core/errors';
-import { newId } from '../core/ids';
-import { endOf, forgetKey, hashKey, insertKey, lastUses, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys';
-import { PERMISSIONS, type Permission, type UserRef } from './constants';
-import { freeSlot, keyById, keysOfUser, keyStates, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeySlotDoc } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { config } from '../core/config.ts';
+import { forbidden, notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { endOf, forgetKey, hashKey, insertKey, lastUses, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys.ts';
+import { PERMISSIONS, type Permission, type UserRef } from './constants.ts';
+import { freeSlot, keyById, keysOfUser, keyStates, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeySlotDoc } from './store.ts';
 
 export { rotationsOf, slotOwner };
 

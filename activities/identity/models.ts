@@ -6,8 +6,8 @@
  * written before that have an ObjectId and are found by the same queries.
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../core/db';
-import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants';
+import { idFrom } from '../core/db/index.ts';
+import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants.ts';
 
 export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };
 

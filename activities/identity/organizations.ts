@@ -1,9 +1,9 @@
-import { noteChange } from '../core/audit-note';
-import { config } from '../core/config';
-import { conflict, isDuplicateKey, notFound } from '../core/errors';
-import { newId } from '../core/ids';
-import type { Tier } from './constants';
-import { insertOrganization, insertOrganizationOnce, organizationDoc, patchOrganization, type OrganizationDoc } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { config } from '../core/config.ts';
+import { conflict, isDuplicateKey, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { Tier } from './constants.ts';
+import { insertOrganization, insertOrganizationOnce, organizationDoc, patchOrganization, type OrganizationDoc } from './store.ts';
 
 export interface OrganizationView {
   organization_id: string;

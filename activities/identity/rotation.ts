@@ -15,11 +15,11 @@
  * grace ends (key-management.ts releases the places of keys that stopped working).
  */
 import { createHash } from 'node:crypto';
-import { noteChange } from '../core/audit-note';
-import { conflict, isDuplicateKey } from '../core/errors';
-import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys';
-import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, takePlace, usableCount } from './key-management';
-import { endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf, type ApiKeyDoc } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { conflict, isDuplicateKey } from '../core/errors.ts';
+import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys.ts';
+import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, takePlace, usableCount } from './key-management.ts';
+import { endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf, type ApiKeyDoc } from './store.ts';
 
 /** The longest grace a rotation may give the old key. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;

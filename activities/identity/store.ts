@@ -5,8 +5,8 @@
  * indexed field (models.ts). Why the key's satellites live apart, and the per-process caches in
  * front of this store: docs/storage.md, "Identity".
  */
-import { insertOnce } from '../core/db';
-import { isDuplicateKey } from '../core/errors';
+import { insertOnce } from '../core/db/index.ts';
+import { isDuplicateKey } from '../core/errors.ts';
 import {
   ErasedUser,
   ApiKey,
@@ -21,7 +21,7 @@ import {
   type OrganizationDoc,
   type Tier,
   type UserDoc,
-} from './models';
+} from './models.ts';
 
 export type { ApiKeyDoc, ApiKeyRotationDoc, ApiKeySlotDoc, OrganizationDoc, UserDoc };
 

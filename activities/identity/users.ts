@@ -1,10 +1,10 @@
-import { noteChange } from '../core/audit-note';
-import { Cache } from '../core/db';
-import { invalid, notFound } from '../core/errors';
-import { newId } from '../core/ids';
-import type { UserRef } from './constants';
-import { findOrganization } from './organizations';
-import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { Cache } from '../core/db/index.ts';
+import { invalid, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { UserRef } from './constants.ts';
+import { findOrganization } from './organizations.ts';
+import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store.ts';
 
 export interface UserView {
   user_id: string;

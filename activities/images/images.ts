@@ -3,10 +3,10 @@
  * and thumbnails it (processStoredImage), stores the normalized response, or cleans up.
  * Object keys are derived from the media id, so a retried activity overwrites, never duplicates.
  */
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
-import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../engines/images';
-import { getObject, putObject, removeObject, safeName, stem } from '../engines/storage';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../engines/images.ts';
+import { getObject, putObject, removeObject, safeName, stem } from '../engines/storage.ts';
 
 export interface StoredUpload {
   media_id: string;

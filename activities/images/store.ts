@@ -5,7 +5,7 @@
  * `…/thumbnails/`, `…/converted/`. The layout is the index: a user's objects are listed by those
  * prefixes (the user's `texts/` folder is the text component's, never listed here).
  */
-import { runtime } from '../core/runtime';
+import { runtime } from '../core/runtime.ts';
 
 /** The folders of a user's uploads and what is made from them. */
 export const UPLOAD_FOLDERS = ['originals', 'thumbnails', 'converted'] as const;

@@ -8,8 +8,8 @@
  * `files/images/<folder>/<file>`, and erases them all; the records of scanning, documents and
  * support name the same keys (`original_path`, `thumbnail_path`) and their parts delete them too.
  */
-import type { ErasureScope, UserData, UserScope } from '../core/user-data';
-import { removeObjects, storedKeys, userFolder, userUploads } from './store';
+import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
+import { removeObjects, storedKeys, userFolder, userUploads } from './store.ts';
 
 /** The object's path inside the export, under `files/images/`: the key without the user's folder. */
 export function uploadExportName(scope: Pick<UserScope, 'organization_id' | 'user_id'>, key: string): string {

@@ -3,13 +3,13 @@
  * organization's own (business and enterprise tiers only; free organizations use the default),
  * provider configurations with encrypted keys, versioned changes and the system overview.
  */
-import { noteChange } from '../core/audit-note';
-import { config } from '../core/config';
-import { jsonText } from '../core/db';
-import { forbidden, PlatformError } from '../core/errors';
-import { findOrganization } from '../identity';
-import { usageTotals } from '../billing';
-import { AGENTS, type AgentName } from './constants';
+import { noteChange } from '../core/audit-note.ts';
+import { config } from '../core/config.ts';
+import { jsonText } from '../core/db/index.ts';
+import { forbidden, PlatformError } from '../core/errors.ts';
+import { findOrganization } from '../identity/index.ts';
+import { usageTotals } from '../billing/index.ts';
+import { AGENTS, type AgentName } from './constants.ts';
 import {
   allProviders,
   countOrganizationConfigs,
@@ -25,9 +25,9 @@ import {
   writeOrganizationConfig,
   writeProviderConfig,
   type ProviderConfigDoc,
-} from './store';
-import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption';
-import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, maskSecrets, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings';
+} from './store.ts';
+import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption.ts';
+import { DEFAULT_TIMEOUT_MS, defaultConfigSchema, effectiveLimits, maskSecrets, tierDefaults, type Budget, type Fallback, type Limits, type SettingsInput, type Tier } from './settings.ts';
 
 export interface AgentSettings {
   provider: string;

@@ -2,9 +2,9 @@
  * The gateway as the local engines see it: an OCR or speech engine takes a model object and never
  * imports the gateway, so the caller's organization settings and metering stay here.
  */
-import type { VisionModel } from '../engines/ocr';
-import type { SpeechModel } from '../engines/speech';
-import { gatewayTranscribe, gatewayVision, usesModel, type Caller } from './gateway';
+import type { VisionModel } from '../engines/ocr.ts';
+import type { SpeechModel } from '../engines/speech.ts';
+import { gatewayTranscribe, gatewayVision, usesModel, type Caller } from './gateway.ts';
 
 /** The caller's ticket_scan model (null answers when the organization configures none). */
 export const visionModel = (who: Caller): VisionModel => ({ read: (image, instructions) => gatewayVision(who, image, instructions) });

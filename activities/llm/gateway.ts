@@ -11,18 +11,18 @@
  * agent's settings say `fallback_to_local`.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile } from 'openai';
-import { config } from '../core/config';
-import { newId } from '../core/ids';
-import { PlatformError } from '../core/errors';
-import { recordUsage } from '../billing';
-import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs';
-import { Cache } from '../core/db';
-import type { AgentName } from './constants';
-import { insertAttempt } from './store';
-import { reserve, settle, type Caller, type Reservation } from './reservations';
-import type { Fallback } from './settings';
+import { config } from '../core/config.ts';
+import { newId } from '../core/ids.ts';
+import { PlatformError } from '../core/errors.ts';
+import { recordUsage } from '../billing/index.ts';
+import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs.ts';
+import { Cache } from '../core/db/index.ts';
+import type { AgentName } from './constants.ts';
+import { insertAttempt } from './store.ts';
+import { reserve, settle, type Caller, type Reservation } from './reservations.ts';
+import type { Fallback } from './settings.ts';
 
-export type { Caller } from './reservations';
+export type { Caller } from './reservations.ts';
 
 export interface GatewayCall {
   organization_id: string;

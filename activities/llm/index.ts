@@ -1,10 +1,10 @@
 /** The llm component's surface: what the edge, the workflows and other components may use. */
-export { effectiveConfig, getDefaultConfig, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from './configs';
-export type { AgentSettings } from './configs';
-export { speechRoute, visionModel } from './engine-models';
-export { gatewayChat, gatewayEmbed, usesModel } from './gateway';
-export type { Caller } from './gateway';
-export { budgetStatus } from './reservations';
-export { settingsSchema } from './settings';
-export { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from './versions';
-export { llmUserData } from './user-data';
+export { effectiveConfig, getDefaultConfig, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from './configs.ts';
+export type { AgentSettings } from './configs.ts';
+export { speechRoute, visionModel } from './engine-models.ts';
+export { gatewayChat, gatewayEmbed, usesModel } from './gateway.ts';
+export type { Caller } from './gateway.ts';
+export { budgetStatus } from './reservations.ts';
+export { settingsSchema } from './settings.ts';
+export { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from './versions.ts';
+export { llmUserData } from './user-data.ts';

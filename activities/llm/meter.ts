@@ -7,9 +7,9 @@
  * by another. (A chain rather than one document per key updated on a condition: the chains
  * earlier versions wrote stay valid as they are, and each entry records the hold it took or settled.)
  */
-import { PlatformError } from '../core/errors';
-import { withKeyLock } from '../core/locks';
-import { insertMeterEntry, meterHead, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store';
+import { PlatformError } from '../core/errors.ts';
+import { withKeyLock } from '../core/locks.ts';
+import { insertMeterEntry, meterHead, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store.ts';
 
 export interface MeterState {
   /** tokens settled */

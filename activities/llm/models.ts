@@ -1,6 +1,6 @@
 /** The LLM component's schemas, imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
-import { AGENTS, type AgentName } from './constants';
+import { AGENTS, type AgentName } from './constants.ts';
 
 export { AGENTS, type AgentName };
 

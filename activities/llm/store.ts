@@ -6,8 +6,8 @@
  * key (docs/storage.md, "LLM").
  */
 import type { Model } from 'mongoose';
-import { byId, insertOnce, jsonText } from '../core/db';
-import type { AgentName } from './constants';
+import { byId, insertOnce, jsonText } from '../core/db/index.ts';
+import type { AgentName } from './constants.ts';
 import {
   Attempt,
   BalanceMeter,
@@ -24,7 +24,7 @@ import {
   type MeterEntryDoc,
   type MeterHold,
   type ProviderConfigDoc,
-} from './models';
+} from './models.ts';
 
 export type { AttemptDoc, ConfigVersionDoc, MeterEntryDoc, MeterHold, ProviderConfigDoc };
 

@@ -11,10 +11,10 @@
  *    they are kept with the person replaced by the tombstone.
  * The organization's rate and budget meters count per organization and agent, not per person.
  */
-import type { UserData, UserScope } from '../core/user-data';
-import { AGENTS } from './constants';
-import { attemptsOfUser, configsWrittenBy, deleteMeterKey, meterEntriesOf, tombstoneAttempts, tombstoneConfigAuthor, versionsChangedBy } from './store';
-import { organizationScope } from './versions';
+import type { UserData, UserScope } from '../core/user-data.ts';
+import { AGENTS } from './constants.ts';
+import { attemptsOfUser, configsWrittenBy, deleteMeterKey, meterEntriesOf, tombstoneAttempts, tombstoneConfigAuthor, versionsChangedBy } from './store.ts';
+import { organizationScope } from './versions.ts';
 
 const balanceKey = (s: UserScope) => `${s.organization_id}|${s.user_id}`;
 

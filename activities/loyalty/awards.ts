@@ -2,12 +2,12 @@
  * Awards for actions: the points the organization's rules give an action, credited to the ledger
  * within the action's policy (self-service, limits per window).
  */
-import { PlatformError, invalid } from '../core/errors';
-import { newId } from '../core/ids';
-import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger';
-import { describeLimit, windowOf, type ActionLimit } from './policies';
-import { getRules } from './rules';
-import { operationsStartingWith } from './store';
+import { PlatformError, invalid } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger.ts';
+import { describeLimit, windowOf, type ActionLimit } from './policies.ts';
+import { getRules } from './rules.ts';
+import { operationsStartingWith } from './store.ts';
 
 /**
  * The ledger's request_id of an idempotency key a client sent with an award (`operation_id` or

@@ -5,10 +5,10 @@
  * (every minute) clears the marks of entries whose event is recorded, a batch at a time, and
  * records the events a process that died in between left unrecorded (`publishPendingEntries`).
  */
-import { Background } from '../core/background';
-import { eventId, eventsRecorded, recordEvent, type EventType } from '../events';
-import type { LedgerEntryDoc, LedgerReason } from './models';
-import { clearEventPending, entriesWithPendingEvent } from './store';
+import { Background } from '../core/background.ts';
+import { eventId, eventsRecorded, recordEvent, type EventType } from '../events/index.ts';
+import type { LedgerEntryDoc, LedgerReason } from './models.ts';
+import { clearEventPending, entriesWithPendingEvent } from './store.ts';
 
 /** The event an entry is told as (every entry is told: a consumer can follow a balance from the events alone). */
 export function entryEventType(reason: LedgerReason, amount: number): EventType {

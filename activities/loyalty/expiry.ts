@@ -3,9 +3,9 @@
  * the daily run (workflows/loyalty-maintenance.ts) writes them down as `expiry` entries, so the
  * ledger's balance follows: one entry per credit, for what was left of it.
  */
-import { append, type AppendResult } from './ledger';
-import { isLapsed } from './lots';
-import { creditsLapsingAt, expiryCursors, lapsedCredits, moveExpiryCursor } from './store';
+import { append, type AppendResult } from './ledger.ts';
+import { isLapsed } from './lots.ts';
+import { creditsLapsingAt, expiryCursors, lapsedCredits, moveExpiryCursor } from './store.ts';
 
 /**
  * Writes the expiry of what is left of one credit, if it has lapsed by `now`. The operation

@@ -6,14 +6,14 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
-import { PlatformError, isDuplicateKey, notFound } from '../core/errors';
-import { newId } from '../core/ids';
-import { withKeyLock } from '../core/locks';
-import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots';
-import type { LedgerEntryDoc, LedgerReason } from './models';
-import { publishLater } from './events';
-import { getRules } from './rules';
-import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, newestEntry, type NewEntry } from './store';
+import { PlatformError, isDuplicateKey, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { withKeyLock } from '../core/locks.ts';
+import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots.ts';
+import type { LedgerEntryDoc, LedgerReason } from './models.ts';
+import { publishLater } from './events.ts';
+import { getRules } from './rules.ts';
+import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, newestEntry, type NewEntry } from './store.ts';
 
 export interface LedgerChange {
   organization_id: string;

@@ -4,7 +4,7 @@
  * balance − Σ lots; they never lapse. At an instant, a lot is lapsed (its expiry passed), pending
  * (not yet available) or live; only live lots and free points can be spent.
  */
-import type { LotDoc } from './models';
+import type { LotDoc } from './models.ts';
 
 export type Lot = LotDoc;
 

@@ -1,14 +1,14 @@
 /** Referral codes with QR images, and the steps of the referral workflow. */
 import { randomBytes } from 'node:crypto';
-import { config } from '../core/config';
-import { conflict, notFound, PlatformError } from '../core/errors';
-import { recordEvent } from '../events';
-import { findUser } from '../identity';
-import { newId } from '../core/ids';
-import { qrPngBase64 } from '../engines/qr';
-import { creditPoints } from './ledger';
-import { getRules } from './rules';
-import type { ReferralCodeDoc, ReferralDoc } from './referral-models';
+import { config } from '../core/config.ts';
+import { conflict, notFound, PlatformError } from '../core/errors.ts';
+import { recordEvent } from '../events/index.ts';
+import { findUser } from '../identity/index.ts';
+import { newId } from '../core/ids.ts';
+import { qrPngBase64 } from '../engines/qr.ts';
+import { creditPoints } from './ledger.ts';
+import { getRules } from './rules.ts';
+import type { ReferralCodeDoc, ReferralDoc } from './referral-models.ts';
 import {
   completeReferralDoc,
   deleteReferralPair,
@@ -20,7 +20,7 @@ import {
   referralCodeOf,
   referralOf,
   referralPairOf,
-} from './store';
+} from './store.ts';
 
 // Crockford-style alphabet: no 0/O or 1/I/L to misread from a printed code.
 const ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';

@@ -4,14 +4,14 @@
  * scan or referral that earned the credit is marked reversed. A credit is named by its ledger
  * operation id or, with its user, by the idempotency key the client sent with the award.
  */
-import { notFound, PlatformError } from '../core/errors';
-import { handedIn } from '../core/wiring';
-import { append, viewEntry, type EntryView } from './ledger';
-import { debit, standing } from './lots';
-import type { LedgerEntryDoc, LedgerReason } from './models';
-import { markReferralReversed } from './referrals';
-import { clientRequestId } from './awards';
-import { entryByOperation, entryByRequest } from './store';
+import { notFound, PlatformError } from '../core/errors.ts';
+import { handedIn } from '../core/wiring.ts';
+import { append, viewEntry, type EntryView } from './ledger.ts';
+import { debit, standing } from './lots.ts';
+import type { LedgerEntryDoc, LedgerReason } from './models.ts';
+import { markReferralReversed } from './referrals.ts';
+import { clientRequestId } from './awards.ts';
+import { entryByOperation, entryByRequest } from './store.ts';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
 export const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];

@@ -3,11 +3,11 @@
  * when points expire or wait, per organization, with defaults until an admin sets them (awards by
  * action are awards.ts).
  */
-import { noteChange } from '../core/audit-note';
-import { Cache } from '../core/db';
-import { invalid } from '../core/errors';
-import { defaultPolicy, type ActionLimit, type ActionPolicy } from './policies';
-import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store';
+import { noteChange } from '../core/audit-note.ts';
+import { Cache } from '../core/db/index.ts';
+import { invalid } from '../core/errors.ts';
+import { defaultPolicy, type ActionLimit, type ActionPolicy } from './policies.ts';
+import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store.ts';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,

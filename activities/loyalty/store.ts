@@ -5,10 +5,10 @@
  * these functions. Every hot path is answered from an index the schemas declare (models.ts); how
  * each is answered, and the rules' 2 s cache: docs/storage.md, "Loyalty".
  */
-import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db';
-import type { ActionPolicy } from './policies';
-import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models';
-import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc, type ReferralReversalDoc } from './referral-models';
+import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db/index.ts';
+import type { ActionPolicy } from './policies.ts';
+import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models.ts';
+import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc, type ReferralReversalDoc } from './referral-models.ts';
 
 // ---- ledger entries ----
 

@@ -8,12 +8,12 @@
  * are deleted (their QR images are drawn per request, never stored); a referral keeps the other
  * user's side, the erased side tombstoned.
  */
-import { scrubber } from '../core/scrub';
-import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data';
-import { getBalance, viewEntry } from './ledger';
-import { publishEntry } from './events';
-import { referralUrl } from './referrals';
-import type { LedgerEntryDoc } from './models';
+import { scrubber } from '../core/scrub.ts';
+import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
+import { getBalance, viewEntry } from './ledger.ts';
+import { publishEntry } from './events.ts';
+import { referralUrl } from './referrals.ts';
+import type { LedgerEntryDoc } from './models.ts';
 import {
   clearEventPending,
   deleteReferralCodesOf,
@@ -27,7 +27,7 @@ import {
   tombstoneEntries,
   tombstoneReferrals,
   type EntryTombstone,
-} from './store';
+} from './store.ts';
 
 /** What replaces an entry's person: the same entry, as the tombstone's. */
 function tombstoned(e: LedgerEntryDoc, scope: ErasureScope): EntryTombstone {

@@ -5,13 +5,13 @@
  * the user still in flight wrote during the first), identity's last end, then `user.erased`.
  */
 import { randomBytes } from 'node:crypto';
-import { notFound } from '../core/errors';
-import { newId } from '../core/ids';
-import { recordEvent } from '../events';
-import { beginIdentityErasure, findUser, isPlatformUserId } from '../identity';
-import type { Requester } from './constants';
-import { removeExportObjects } from './exports';
-import { privacyRuns, userDataPart, userDataParts } from './registry';
+import { notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { recordEvent } from '../events/index.ts';
+import { beginIdentityErasure, findUser, isPlatformUserId } from '../identity/index.ts';
+import type { Requester } from './constants.ts';
+import { removeExportObjects } from './exports.ts';
+import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
 import {
   allExportsOf,
   deleteExports,
@@ -24,7 +24,7 @@ import {
   setErasureReport,
   setErasureStep,
   type ErasureDoc,
-} from './store';
+} from './store.ts';
 
 /** The part erased last: identity deletes the user itself once every other part is done. */
 export const LAST_PART = 'identity';

@@ -3,16 +3,16 @@
  * durable run `user-export:<export_id>` (one activity per component, then the zip), downloadable
  * until it expires, then removed by the same run.
  */
-import { config } from '../core/config';
-import { conflict, notFound, PlatformError } from '../core/errors';
-import { newId } from '../core/ids';
-import { runtime } from '../core/runtime';
-import { removeObject } from '../engines/storage';
-import { findUser } from '../identity';
-import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants';
-import { privacyRuns, userDataPart, userDataParts } from './registry';
-import { deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, recentExports, setExportPart, takeExportQuota, type ExportDoc } from './store';
-import { packZip, type PackedPart } from './zip';
+import { config } from '../core/config.ts';
+import { conflict, notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { runtime } from '../core/runtime.ts';
+import { removeObject } from '../engines/storage.ts';
+import { findUser } from '../identity/index.ts';
+import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
+import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
+import { deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, recentExports, setExportPart, takeExportQuota, type ExportDoc } from './store.ts';
+import { packZip, type PackedPart } from './zip.ts';
 
 export interface ExportView {
   export_id: string;

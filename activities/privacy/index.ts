@@ -1,5 +1,5 @@
 /** The privacy component's surface: a user's data exported and erased (docs/privacy.md). */
-export { EXPORT_STATUSES, ERASURE_STATUSES, type Requester } from './constants';
-export { configurePrivacy, registerUserData, type PrivacyOwner, type PrivacyRuns } from './registry';
-export { beginUserExport, exportUserPart, expireUserExport, failUserExport, getExport, openExportDownload, packUserExport, requestExport, type ExportView } from './exports';
-export { beginUserErasure, eraseUserPart, finishUserErasure, getErasure, LAST_PART, purgeUserRuns, requestErasure, stopUserRuns, type ErasureView } from './erasures';
+export { EXPORT_STATUSES, ERASURE_STATUSES, type Requester } from './constants.ts';
+export { configurePrivacy, registerUserData, type PrivacyOwner, type PrivacyRuns } from './registry.ts';
+export { beginUserExport, exportUserPart, expireUserExport, failUserExport, getExport, openExportDownload, packUserExport, requestExport, type ExportView } from './exports.ts';
+export { beginUserErasure, eraseUserPart, finishUserErasure, getErasure, LAST_PART, purgeUserRuns, requestErasure, stopUserRuns, type ErasureView } from './erasures.ts';

@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import { ERASURE_STATUSES, EXPORT_STATUSES, type ErasureStatus, type ExportStatus, type Requester } from './constants';
+import { ERASURE_STATUSES, EXPORT_STATUSES, type ErasureStatus, type ExportStatus, type Requester } from './constants.ts';
 
 const requester = { _id: false, key_id: { type: String, required: true }, user_id: { type: String, required: true }, level: { type: Number, required: true } };
 

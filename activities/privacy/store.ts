@@ -3,9 +3,9 @@
  * its models. Exports and erasures are read by `_id`; a user's recent exports by the
  * (organization_id, user_id, created_at) index on a collection that holds a week of requests.
  */
-import { byId, insertOnce } from '../core/db';
-import type { Requester } from './constants';
-import { UserErasure, UserExport, UserExportQuota, type ErasureDoc, type ExportDoc, type QuotaDoc } from './models';
+import { byId, insertOnce } from '../core/db/index.ts';
+import type { Requester } from './constants.ts';
+import { UserErasure, UserExport, UserExportQuota, type ErasureDoc, type ExportDoc, type QuotaDoc } from './models.ts';
 
 export type { ErasureDoc, ExportDoc };
 

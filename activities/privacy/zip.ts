@@ -5,8 +5,8 @@
  */
 import type { Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
-import { runtime } from '../core/runtime';
-import type { ExportFile } from '../core/user-data';
+import { runtime } from '../core/runtime.ts';
+import type { ExportFile } from '../core/user-data.ts';
 
 export interface PackedPart {
   name: string;

@@ -2,7 +2,7 @@
  * Normalized responses stored per conversation by every processing component (images, documents,
  * text, support); the data lives in store.ts.
  */
-import { conversationResponses, deleteConversation, deleteResponsesBefore, insertResponse, responseById, type StoredResponse } from './store';
+import { conversationResponses, deleteConversation, deleteResponsesBefore, insertResponse, responseById, type StoredResponse } from './store.ts';
 
 export type NormalizedInput = Omit<StoredResponse, 'created_at'>;
 

@@ -5,8 +5,8 @@
  * their metadata names (originals, thumbnails, texts) belong to the component that stored them,
  * which exports and erases them.
  */
-import type { UserData } from '../core/user-data';
-import { allUserResponses, deleteUserResponses } from './store';
+import type { UserData } from '../core/user-data.ts';
+import { allUserResponses, deleteUserResponses } from './store.ts';
 
 export const responsesUserData: UserData = {
   async export({ organization_id, user_id }) {

@@ -2,14 +2,14 @@
  * Brands, products and venue-product mappings of an organization.
  * Admin writes, key reads; everything is scoped to the caller's organization.
  */
-import { conflict, invalid, isDuplicateKey, PlatformError } from '../core/errors';
-import { BarcodeError, parseBarcode, type Barcode } from './barcodes';
-import { allocateIds } from './ids';
-import type { MappingStatus } from './constants';
-import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store';
-import { brandView, mappingView, noteViewChanges, productView, type BrandView, type MappingView, type ProductView } from './views';
-import { getVenue, organizationVenues } from './venues';
-import { missing, nameFilter, type Page } from './queries';
+import { conflict, invalid, isDuplicateKey, PlatformError } from '../core/errors.ts';
+import { BarcodeError, parseBarcode, type Barcode } from './barcodes.ts';
+import { allocateIds } from './ids.ts';
+import type { MappingStatus } from './constants.ts';
+import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store.ts';
+import { brandView, mappingView, noteViewChanges, productView, type BrandView, type MappingView, type ProductView } from './views.ts';
+import { getVenue, organizationVenues } from './venues.ts';
+import { missing, nameFilter, type Page } from './queries.ts';
 
 export interface BrandInput {
   name: string;

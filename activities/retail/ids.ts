@@ -4,10 +4,10 @@
  * delete. Each process remembers the next free number and only reads the highest one again
  * after a collision.
  */
-import { isDuplicateKey } from '../core/errors';
-import { withKeyLock } from '../core/locks';
-import type { RetailKind } from './constants';
-import { highestRetailId, reserveRetailIds } from './store';
+import { isDuplicateKey } from '../core/errors.ts';
+import { withKeyLock } from '../core/locks.ts';
+import type { RetailKind } from './constants.ts';
+import { highestRetailId, reserveRetailIds } from './store.ts';
 
 export type { RetailKind };
 

@@ -1,5 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
-import { MAPPING_STATUS_MAX_LENGTH, type MappingStatus } from './constants';
+import { MAPPING_STATUS_MAX_LENGTH, type MappingStatus } from './constants.ts';
 
 /**
  * The retail catalogue of an organization (schemas only: store.ts is the one file that reads and

@@ -6,10 +6,10 @@
  * bands and a longitude range); older venues get them on first use (hasOlderVenues).
  */
 import type { Model } from 'mongoose';
-import { Cache, jsonText } from '../core/db';
-import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../engines/places';
-import type { MappingStatus, RetailKind } from './constants';
-import { latBand } from './geo';
+import { Cache, jsonText } from '../core/db/index.ts';
+import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../engines/places.ts';
+import type { MappingStatus, RetailKind } from './constants.ts';
+import { latBand } from './geo.ts';
 import {
   Brand,
   PlacesCache,
@@ -21,7 +21,7 @@ import {
   type ProductDoc,
   type VenueDoc,
   type VenueProductDoc,
-} from './models';
+} from './models.ts';
 
 export type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc };
 

@@ -4,13 +4,13 @@
  * (boxes of latitude bands and a longitude range, widened until they hold the venues asked for),
  * with the exact great-circle distance deciding in JS. Nothing is kept per process.
  */
-import { invalid } from '../core/errors';
-import { placesFor, type PlacesAnswer } from '../engines/places';
-import { allocateIds } from './ids';
-import { placesCache, venues, type VenueDoc } from './store';
-import { bandsOf, boundingBox, distanceM } from './geo';
-import { noteViewChanges, venueView, type VenueView } from './views';
-import { missing, nameFilter, type Page } from './queries';
+import { invalid } from '../core/errors.ts';
+import { placesFor, type PlacesAnswer } from '../engines/places.ts';
+import { allocateIds } from './ids.ts';
+import { placesCache, venues, type VenueDoc } from './store.ts';
+import { bandsOf, boundingBox, distanceM } from './geo.ts';
+import { noteViewChanges, venueView, type VenueView } from './views.ts';
+import { missing, nameFilter, type Page } from './queries.ts';
 
 export interface VenueInput {
   name: string;

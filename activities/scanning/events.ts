@@ -6,9 +6,9 @@
  * is written, before the step answers, so a step run again (a retried local activity) records
  * nothing new. The data leaves out what an admin typed (validation notes) and the receipt's text.
  */
-import { recordEvent, type EventType } from '../events';
-import type { VenueMatch } from './matching';
-import type { ScanProduct } from './scans';
+import { recordEvent, type EventType } from '../events/index.ts';
+import type { VenueMatch } from './matching.ts';
+import type { ScanProduct } from './scans.ts';
 
 /** The scan as the workflow mirrors it (its view, workflows/ticket-scan.ts): what the events read of it. */
 export interface MirroredScan {

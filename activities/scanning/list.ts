@@ -4,9 +4,9 @@
  * client that lost the answer finds its scan id; a run that fails drops that record again (a
  * failed scan is not listed, like before), workflows/ticket-scan.ts.
  */
-import { handedIn } from '../core/wiring';
-import type { ScanReversalDoc } from './models';
-import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store';
+import { handedIn } from '../core/wiring.ts';
+import type { ScanReversalDoc } from './models.ts';
+import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store.ts';
 
 /**
  * Activity: records the scan as the workflow answers it before reading anything (`processing`);

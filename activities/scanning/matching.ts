@@ -2,8 +2,8 @@
  * Fuzzy matching of a receipt against the catalogue (pure): which venue printed it and which
  * products its lines are, each with a confidence 0..1 and the reason.
  */
-import { isOnSaleStatus } from '../retail/constants';
-import type { ParsedReceipt, ReceiptItem } from './receipt';
+import { isOnSaleStatus } from '../retail/constants.ts';
+import type { ParsedReceipt, ReceiptItem } from './receipt.ts';
 
 export const normalize = (s: string) =>
   s

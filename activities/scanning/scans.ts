@@ -4,22 +4,22 @@
  * credit its points once.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../core/config';
-import { PlatformError } from '../core/errors';
-import { receiptImages } from '../engines/images';
-import { recognize } from '../engines/ocr';
-import { visionModel } from '../llm';
-import { getObject, putObject } from '../engines/storage';
-import { uploadPaths, type StoredUpload } from '../images';
-import { creditPoints } from '../loyalty';
-import { getRules } from '../loyalty';
-import { organizationProducts, venueProducts } from '../retail';
-import { getVenue, nearbyVenues, organizationVenues } from '../retail';
-import { recordScanEvent, type MirroredScan } from './events';
-import { scanMirrorView } from './list';
-import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching';
-import { parseReceipt, type ParsedReceipt } from './receipt';
-import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { receiptImages } from '../engines/images.ts';
+import { recognize } from '../engines/ocr.ts';
+import { visionModel } from '../llm/index.ts';
+import { getObject, putObject } from '../engines/storage.ts';
+import { uploadPaths, type StoredUpload } from '../images/index.ts';
+import { creditPoints } from '../loyalty/index.ts';
+import { getRules } from '../loyalty/index.ts';
+import { organizationProducts, venueProducts } from '../retail/index.ts';
+import { getVenue, nearbyVenues, organizationVenues } from '../retail/index.ts';
+import { recordScanEvent, type MirroredScan } from './events.ts';
+import { scanMirrorView } from './list.ts';
+import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
+import { parseReceipt, type ParsedReceipt } from './receipt.ts';
+import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
 
 export type ScanStatus = 'processing' | 'pending_validation' | 'completed' | 'rejected' | 'failed';
 export type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';

@@ -5,8 +5,8 @@
  * (`ticket_scan_fingerprints`), and the reversals of scans (`ticket_scan_reversals`, one document
  * per reversed scan). Why they are shaped this way: docs/storage.md, "Scanning".
  */
-import { byId, byIds, insertOnce } from '../core/db';
-import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models';
+import { byId, byIds, insertOnce } from '../core/db/index.ts';
+import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models.ts';
 
 /** Writes the scan's first record (`processing`) unless the scan is there already (never over what the workflow mirrored). */
 export async function insertScanPlaceholder(scan: { id: string; organization_id: string; user_id: string }, view: Record<string, unknown>): Promise<void> {

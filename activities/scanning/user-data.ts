@@ -5,11 +5,11 @@
  * exported once, by the images part, which owns the upload store: each scan names its files there.
  */
 import { createHash } from 'node:crypto';
-import type { ErasureScope, UserData, UserScope } from '../core/user-data';
-import { getObject } from '../engines/storage';
-import { removeUploads, uploadExportName } from '../images';
-import type { TicketScanDoc } from './models';
-import { deleteScanReversals, deleteScans, dropFingerprints, scanReversals, userScans } from './store';
+import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
+import { getObject } from '../engines/storage.ts';
+import { removeUploads, uploadExportName } from '../images/index.ts';
+import type { TicketScanDoc } from './models.ts';
+import { deleteScanReversals, deleteScans, dropFingerprints, scanReversals, userScans } from './store.ts';
 
 interface Storage {
   original_path?: string | null;

@@ -5,8 +5,8 @@
  * Monthly on the 29th–31st runs on the last day of shorter months.
  */
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
-import { cronDay, parseCron, ranges, type Cron } from './cron';
-import { Cache } from '../core/db/cache';
+import { cronDay, parseCron, ranges, type Cron } from './cron.ts';
+import { Cache } from '../core/db/cache.ts';
 
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];

@@ -1,16 +1,16 @@
 /** Scheduled events (both interface variants share this store) and their runs. */
-import { config } from '../core/config';
-import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors';
-import { ADMIN_LEVEL } from '../identity/constants';
-import { newId } from '../core/ids';
-import { recordEvent } from '../events';
-import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar';
-import { parseCron } from './cron';
-import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants';
-import { taskFor } from './registry';
-import type { ScheduledTask } from '../core/scheduled-task';
-import { checkEventRights, checkRunRights, type Actor } from './rights';
-import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type RunRecord, type Taken } from './store';
+import { config } from '../core/config.ts';
+import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { newId } from '../core/ids.ts';
+import { recordEvent } from '../events/index.ts';
+import { isFoldTwin, isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar.ts';
+import { parseCron } from './cron.ts';
+import { DEFAULT_CATCHUP_MINUTES, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type EventType, type Failure, type Overlap } from './constants.ts';
+import { taskFor } from './registry.ts';
+import type { ScheduledTask } from '../core/scheduled-task.ts';
+import { checkEventRights, checkRunRights, type Actor } from './rights.ts';
+import { completedEvents, deleteManualRun, encodeMetadata, endedEvents, endsAt, eventById, eventMetadata, eventsOf, giveBackTaken, insertCompletion, insertEvent, insertManualRun, insertRun, keepTaken, manualKeyId, manualRunById, manualWindowId, placeFields, placesOf, placesReady, removeEvent, runById, runsOf, takePlace, tokenFields, windowClaimsNear, writeOverRevision, writePause, type EventDoc, type PlaceKind, type Places, type RunDoc, type RunRecord, type Taken } from './store.ts';
 import { Context } from '@temporalio/activity';
 import { createHash } from 'node:crypto';
 

@@ -3,14 +3,14 @@
  * Schedule (port.ts) in step, undoing its own first step when the second fails, so nothing
  * half-done stays behind. A caller below the admin level sees and changes only its own events.
  */
-import { noteChange } from '../core/audit-note';
-import { invalid } from '../core/errors';
-import { ADMIN_LEVEL } from '../identity/constants';
-import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput, type RunFilter } from './events';
-import { schedules, type SchedulePort } from './port';
-import { checkEventRights, type Actor } from './rights';
-import { eventMetadata, type EventDoc } from './store';
-import { pauseView } from './views';
+import { noteChange } from '../core/audit-note.ts';
+import { invalid } from '../core/errors.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput, type RunFilter } from './events.ts';
+import { schedules, type SchedulePort } from './port.ts';
+import { checkEventRights, type Actor } from './rights.ts';
+import { eventMetadata, type EventDoc } from './store.ts';
+import { pauseView } from './views.ts';
 
 /** Who asks: a caller below the admin level may only see its own events. */
 export type Viewer = Pick<Actor, 'user_id' | 'level'>;

@@ -1,8 +1,8 @@
 /** The scheduler's schemas; store.ts is the one file that reads and writes them. */
 import mongoose, { Schema } from 'mongoose';
-import { EVENT_TYPES, FAILURES, OVERLAPS, type EventType, type Failure, type Overlap } from './constants';
+import { EVENT_TYPES, FAILURES, OVERLAPS, type EventType, type Failure, type Overlap } from './constants.ts';
 
-export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants';
+export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants.ts';
 
 const eventSchema = new Schema(
   {

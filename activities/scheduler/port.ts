@@ -3,9 +3,9 @@
  * does not hold a Temporal client: the composition root hands the implementation in
  * (`configureScheduler`, workers/root.ts; edge/schedules.ts implements it).
  */
-import { handedIn } from '../core/wiring';
-import type { Overlap } from './constants';
-import type { EventDoc } from './store';
+import { handedIn } from '../core/wiring.ts';
+import type { Overlap } from './constants.ts';
+import type { EventDoc } from './store.ts';
 
 export interface SchedulePort {
   createSchedule(e: EventDoc): Promise<void>;

@@ -3,11 +3,11 @@
  * its own `scheduled.ts` and the composition root registers it (workers/root.ts). Calling out to
  * a URL is the scheduler's own.
  */
-import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks';
-import type { EventType } from './constants';
-import type { TaskDefinition } from '../core/scheduled-task';
+import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks.ts';
+import type { EventType } from './constants.ts';
+import type { TaskDefinition } from '../core/scheduled-task.ts';
 
-export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task';
+export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task.ts';
 
 const webhookTask: TaskDefinition = {
   admin_only: "sending the owner's data to an address of its choice",

@@ -4,14 +4,14 @@
  * is saved and again at every run, because a key can stop working meanwhile: revoked, expired, or
  * rotated and past its grace (identity's one definition of a usable key).
  */
-import { PlatformError, forbidden } from '../core/errors';
-import { currentKeyLevel, whyUnusable } from '../identity';
-import { getUser } from '../identity';
-import { ADMIN_LEVEL } from '../identity/constants';
-import { checkRecipient } from '../email';
-import type { EventType } from './constants';
-import { taskFor } from './registry';
-import type { EventDoc } from './store';
+import { PlatformError, forbidden } from '../core/errors.ts';
+import { currentKeyLevel, whyUnusable } from '../identity/index.ts';
+import { getUser } from '../identity/index.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { checkRecipient } from '../email/index.ts';
+import type { EventType } from './constants.ts';
+import { taskFor } from './registry.ts';
+import type { EventDoc } from './store.ts';
 
 /** Who saved an event: the key, its user and its level (0 basic, 1 admin, 2 system_admin). */
 export interface Actor {

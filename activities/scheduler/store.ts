@@ -5,10 +5,10 @@
  * and written, and why: docs/storage.md, Scheduler.
  */
 import { randomBytes } from 'node:crypto';
-import { insertOnce, jsonText, markedOnce } from '../core/db';
-import { nextRuns } from './calendar';
-import { DEFAULT_CATCHUP_MINUTES } from './constants';
-import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc } from './models';
+import { insertOnce, jsonText, markedOnce } from '../core/db/index.ts';
+import { nextRuns } from './calendar.ts';
+import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
+import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc } from './models.ts';
 
 export type { EventDoc, RunDoc };
 

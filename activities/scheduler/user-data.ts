@@ -4,11 +4,11 @@
  * Schedule port, as deleteScheduledEvent does), its runs, completions and runs by hand, and the
  * user's cap counters.
  */
-import type { ErasureScope, UserData, UserScope } from '../core/user-data';
-import { listEvents, listRuns } from './events';
-import { schedules } from './port';
-import { deleteRunsOf, deleteUserCounters, eventsOf, removeEvent } from './store';
-import { eventViewB } from './views';
+import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
+import { listEvents, listRuns } from './events.ts';
+import { schedules } from './port.ts';
+import { deleteRunsOf, deleteUserCounters, eventsOf, removeEvent } from './store.ts';
+import { eventViewB } from './views.ts';
 
 /** Another person's id (an admin who saved the event) is not the user's data: it reads `staff`. */
 const someone = (scope: UserScope, id: string | undefined) => (id === undefined ? null : id === scope.user_id ? id : 'staff');

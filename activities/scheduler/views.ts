@@ -4,9 +4,9 @@
  * Schedule's controls and the next times by the rule. The schemas documenting them are the
  * edge's (edge/routes/scheduler.ts, which checks these views against them at compile time).
  */
-import { nextRuns } from './calendar';
-import { DEFAULT_CATCHUP_MINUTES } from './constants';
-import { eventMetadata, type EventDoc } from './store';
+import { nextRuns } from './calendar.ts';
+import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
+import { eventMetadata, type EventDoc } from './store.ts';
 
 const NEXT_RUNS = 5;
 

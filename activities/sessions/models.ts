@@ -4,8 +4,8 @@
  * a user's recent sessions by (organization, user, last_activity).
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../core/db';
-import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants';
+import { idFrom } from '../core/db/index.ts';
+import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants.ts';
 
 export { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus };
 

@@ -1,6 +1,6 @@
-import { notFound, PlatformError } from '../core/errors';
-import { newId } from '../core/ids';
-import type { SessionSource, SessionStatus } from './constants';
+import { notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { SessionSource, SessionStatus } from './constants.ts';
 import {
   conversationDoc,
   deleteConversationDoc,
@@ -14,7 +14,7 @@ import {
   sessionDoc,
   updateSession,
   type SessionDoc,
-} from './store';
+} from './store.ts';
 
 export interface SessionView {
   session_id: string;

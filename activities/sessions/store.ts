@@ -4,8 +4,8 @@
  * a session ended is a record of its own, trusted over the session's document (docs/storage.md,
  * "Sessions").
  */
-import { insertOnce } from '../core/db';
-import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models';
+import { insertOnce } from '../core/db/index.ts';
+import { Conversation, Session, SessionEnd, type ConversationDoc, type SessionDoc, type SessionSource, type SessionStatus } from './models.ts';
 
 export type { ConversationDoc, SessionDoc };
 

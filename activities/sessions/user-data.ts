@@ -3,8 +3,8 @@
  * whether each ended) and conversations are exported, and deleted on erasure. An erased user's
  * keys are revoked before this runs, so no new session can start for them.
  */
-import type { UserData } from '../core/user-data';
-import { deleteUserSessions, userSessionData } from './store';
+import type { UserData } from '../core/user-data.ts';
+import { deleteUserSessions, userSessionData } from './store.ts';
 
 const iso = (d: Date | undefined) => (d ? new Date(d).toISOString() : null);
 

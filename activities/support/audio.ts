@@ -1,9 +1,9 @@
 /** Activities of the audio-qa workflow: transcribe the stored upload, then answer its text. */
-import { PlatformError } from '../core/errors';
-import { getObject } from '../engines/storage';
-import { transcribe, type Transcript } from '../engines/speech';
-import type { StoredUpload } from '../images';
-import { speechRoute } from '../llm';
+import { PlatformError } from '../core/errors.ts';
+import { getObject } from '../engines/storage.ts';
+import { transcribe, type Transcript } from '../engines/speech.ts';
+import type { StoredUpload } from '../images/index.ts';
+import { speechRoute } from '../llm/index.ts';
 
 export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
   const body = await getObject(upload.original_path);

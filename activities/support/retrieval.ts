@@ -4,7 +4,7 @@
  * small support-domain synonym table so a paraphrase ("get my money back") finds the article
  * that says "refund". Light suffix stemming folds "refunds/refunded/refunding".
  */
-import { STOPWORDS } from '../text';
+import { STOPWORDS } from '../text/index.ts';
 
 const STOP = new Set([...STOPWORDS.en, 'can', 'could', 'would', 'please', 'help', 'want', 'need', 'know', 'tell', 'get', 'got', 'how', 'what', 'why', 'when', 'where', 'which', 'who', 'do', 'does', 'did', 'my', 'i', 'me', 'is', 'are', 'am', 'there', 'any', 'way', 'hi', 'hello', 'thanks', 'long', 'much', 'many', 'take', 'takes', 'possible', 'able', 'still', 'also', 'just', 'really']);
 

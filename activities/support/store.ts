@@ -5,8 +5,8 @@
  * collection written by earlier versions beside each article is no longer read or written: the
  * articles themselves always carried organization_id, so older databases need nothing.
  */
-import { insertOnce, jsonText } from '../core/db';
-import { KnowledgeArticle, SupportTurn, type ArticleDoc, type SupportTurnDoc } from './models';
+import { insertOnce, jsonText } from '../core/db/index.ts';
+import { KnowledgeArticle, SupportTurn, type ArticleDoc, type SupportTurnDoc } from './models.ts';
 
 export type { ArticleDoc };
 

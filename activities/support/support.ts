@@ -3,14 +3,14 @@
  * composed locally from them with citations, or written by the configured model with those
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
-import { notFound, PlatformError } from '../core/errors';
-import { verifySession } from '../sessions';
-import { newId } from '../core/ids';
-import { gatewayChat, usesModel } from '../llm';
-import { storeNormalizedResponse } from '../responses';
-import { Cache } from '../core/db';
-import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store';
-import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval';
+import { notFound, PlatformError } from '../core/errors.ts';
+import { verifySession } from '../sessions/index.ts';
+import { newId } from '../core/ids.ts';
+import { gatewayChat, usesModel } from '../llm/index.ts';
+import { storeNormalizedResponse } from '../responses/index.ts';
+import { Cache } from '../core/db/index.ts';
+import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store.ts';
+import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval.ts';
 
 export interface ArticleView {
   id: string;

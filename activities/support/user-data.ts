@@ -5,8 +5,8 @@
  * id>`, turn `turn_audio_<media id>`) in the user's folder: the images part, which owns the upload
  * store, exports and erases it. The normalized responses of the turns are the responses part's.
  */
-import type { ErasureScope, UserData } from '../core/user-data';
-import { articlesBy, deleteUserTurns, tombstoneArticleAuthor, userTurns } from './store';
+import type { ErasureScope, UserData } from '../core/user-data.ts';
+import { articlesBy, deleteUserTurns, tombstoneArticleAuthor, userTurns } from './store.ts';
 
 const AUDIO_TURN = /^turn_audio_(.+)$/;
 

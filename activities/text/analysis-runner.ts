@@ -4,8 +4,8 @@
  * budget is stopped by ending the thread (a fresh one takes the next text).
  */
 import { Worker } from 'node:worker_threads';
-import { PlatformError } from '../core/errors';
-import type { analyse } from './analysis';
+import { PlatformError } from '../core/errors.ts';
+import type { analyse } from './analysis.ts';
 
 export type Analysis = ReturnType<typeof analyse>;
 

@@ -1,8 +1,8 @@
 /** The text component's surface: what the edge, the workflows and other components may use. */
-export { sentences, sentiment, tokenize } from './analysis';
-export { analyseOffThread, stopAnalysisThread } from './analysis-runner';
-export { STOPWORDS } from './lexicon';
-export { userTextExcerpts } from './store';
-export { processStoredText, similarTexts, storeText } from './text';
-export type { StoredTextInput } from './text';
-export { textUserData } from './user-data';
+export { sentences, sentiment, tokenize } from './analysis.ts';
+export { analyseOffThread, stopAnalysisThread } from './analysis-runner.ts';
+export { STOPWORDS } from './lexicon.ts';
+export { userTextExcerpts } from './store.ts';
+export { processStoredText, similarTexts, storeText } from './text.ts';
+export type { StoredTextInput } from './text.ts';
+export { textUserData } from './user-data.ts';

@@ -2,14 +2,14 @@
  * Text processing: the edge stores the text (storeText), the workflow `text:<text id>` analyses
  * and embeds it in the worker (processStoredText); and similarity search within an organization.
  */
-import { notFound, PlatformError } from '../core/errors';
-import { newId } from '../core/ids';
-import { getObject, putObject, removeObject } from '../engines/storage';
-import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings';
-import { gatewayEmbed, usesModel, type Caller } from '../llm';
-import { storeNormalizedResponse } from '../responses';
-import { analyseOffThread } from './analysis-runner';
-import { embeddingById, embeddingsOf, insertEmbedding } from './store';
+import { notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { getObject, putObject, removeObject } from '../engines/storage.ts';
+import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings.ts';
+import { gatewayEmbed, usesModel, type Caller } from '../llm/index.ts';
+import { storeNormalizedResponse } from '../responses/index.ts';
+import { analyseOffThread } from './analysis-runner.ts';
+import { embeddingById, embeddingsOf, insertEmbedding } from './store.ts';
 
 interface TextContext {
   organization_id: string;

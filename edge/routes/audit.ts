@@ -4,10 +4,10 @@
  * route changes or deletes a record.
  */
 import { z } from 'zod';
-import { ACTOR_LEVELS, AUDIT_OUTCOMES, BREAK_REASONS, listAuditRecords, verifyChain } from '../../activities/audit';
-import { organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { ACTOR_LEVELS, AUDIT_OUTCOMES, BREAK_REASONS, listAuditRecords, verifyChain } from '../../activities/audit/index.ts';
+import { organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'audit';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());

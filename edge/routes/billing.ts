@@ -5,16 +5,16 @@
 import { getRequestHeader } from 'h3';
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { config } from '../../activities/core/config';
-import { PlatformError } from '../../activities/core/errors';
-import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing';
-import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments';
-import { paymentEventWorkflow } from '../../workflows/payments';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { actingUser, existingUser, organizationFor } from '../auth';
-import { defineRoute, readBodyLimited, Reply } from '../http';
-import { organizationId, requiredId } from '../schemas';
-import { startIdempotent } from '../temporal';
+import { config } from '../../activities/core/config.ts';
+import { PlatformError } from '../../activities/core/errors.ts';
+import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/index.ts';
+import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments.ts';
+import { paymentEventWorkflow } from '../../workflows/payments.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { actingUser, existingUser, organizationFor } from '../auth.ts';
+import { defineRoute, readBodyLimited, Reply } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { startIdempotent } from '../temporal.ts';
 
 const tag = 'billing';
 const pkg = z.object({ id: z.string(), name: z.string(), tokens: z.number(), price: z.number(), currency: z.string(), validity_days: z.number() }).passthrough();

@@ -9,9 +9,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { getQuery, setResponseHeader, type H3Event } from 'h3';
 import { z } from 'zod';
-import { notFound } from '../../activities/core/errors';
-import { defineRoute } from '../http';
-import { openApiJson } from '../openapi';
+import { notFound } from '../../activities/core/errors.ts';
+import { defineRoute } from '../http.ts';
+import { openApiJson } from '../openapi.ts';
 
 const ASSETS_PATH = '/docs/assets';
 

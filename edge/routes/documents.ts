@@ -6,16 +6,16 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { invalid } from '../../activities/core/errors';
-import { readStoredObject, type StoredUpload } from '../../activities/images';
-import type { UserRef } from '../../activities/identity/constants';
-import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute, type UploadedFile } from '../http';
-import { once, uploadFor } from '../idempotency';
-import { organizationId, requiredId } from '../schemas';
-import { runIdempotent } from '../temporal';
+import { invalid } from '../../activities/core/errors.ts';
+import { readStoredObject, type StoredUpload } from '../../activities/images/index.ts';
+import type { UserRef } from '../../activities/identity/constants.ts';
+import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute, type UploadedFile } from '../http.ts';
+import { once, uploadFor } from '../idempotency.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { runIdempotent } from '../temporal.ts';
 
 const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);

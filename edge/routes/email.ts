@@ -2,17 +2,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { invalid } from '../../activities/core/errors';
-import { getUser } from '../../activities/identity';
-import { EMAIL_TYPES, notificationContent } from '../../activities/email';
-import { ADMIN_LEVEL } from '../../activities/identity/constants';
-import { checkFreeText, checkRecipient, reserveSend } from '../../activities/email';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
-import { runIdempotent } from '../temporal';
-import { emailWorkflow } from '../../workflows/email';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
+import { invalid } from '../../activities/core/errors.ts';
+import { getUser } from '../../activities/identity/index.ts';
+import { EMAIL_TYPES, notificationContent } from '../../activities/email/index.ts';
+import { ADMIN_LEVEL } from '../../activities/identity/constants.ts';
+import { checkFreeText, checkRecipient, reserveSend } from '../../activities/email/index.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { runIdempotent } from '../temporal.ts';
+import { emailWorkflow } from '../../workflows/email.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 
 const address = z.email();
 

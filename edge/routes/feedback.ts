@@ -3,11 +3,11 @@
  * `feedback-analysis:<id>`, summarized for admins.
  */
 import { z } from 'zod';
-import { feedbackStats, submitFeedback } from '../../activities/feedback';
-import { FEEDBACK_TYPES } from '../../activities/feedback/constants';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { feedbackStats, submitFeedback } from '../../activities/feedback/index.ts';
+import { FEEDBACK_TYPES } from '../../activities/feedback/constants.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'feedback';
 

@@ -4,12 +4,12 @@
  */
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { z } from 'zod';
-import { createGift, deleteGift, getGift, getRedemption, listGifts, listRedemptions, redeemGift, replaceGift, settleInReview } from '../../activities/gifts';
-import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants';
-import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants';
-import { actingUser, existingUser, organizationFor } from '../auth';
-import { defineRoute, Reply } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { createGift, deleteGift, getGift, getRedemption, listGifts, listRedemptions, redeemGift, replaceGift, settleInReview } from '../../activities/gifts/index.ts';
+import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants.ts';
+import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants.ts';
+import { actingUser, existingUser, organizationFor } from '../auth.ts';
+import { defineRoute, Reply } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'gifts';
 const errors = 'success' as const;

@@ -1,14 +1,14 @@
 /** Organizations and the users directory. */
 import { z } from 'zod';
-import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity';
-import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity';
-import { forgetUserKeys } from '../../activities/identity';
-import { requireRankOver } from '../../activities/identity';
-import { TIERS } from '../../activities/identity/constants';
-import { forbidden } from '../../activities/core/errors';
-import { actingUser, organizationFor, requireLevel } from '../auth';
-import { defineRoute, Reply } from '../http';
-import { requiredId, organizationId } from '../schemas';
+import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/index.ts';
+import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/index.ts';
+import { forgetUserKeys } from '../../activities/identity/index.ts';
+import { requireRankOver } from '../../activities/identity/index.ts';
+import { TIERS } from '../../activities/identity/constants.ts';
+import { forbidden } from '../../activities/core/errors.ts';
+import { actingUser, organizationFor, requireLevel } from '../auth.ts';
+import { defineRoute, Reply } from '../http.ts';
+import { requiredId, organizationId } from '../schemas.ts';
 
 const tag = 'identity';
 

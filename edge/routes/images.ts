@@ -5,15 +5,15 @@
  */
 import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { storeUpload, readStoredObject } from '../../activities/images';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute, type UploadedFile } from '../http';
-import { requiredId, organizationId } from '../schemas';
-import { runIdempotent, temporal, taskQueue } from '../temporal';
-import { once, uploadFor } from '../idempotency';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import type { Principal } from '../../activities/identity';
-import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images';
+import { storeUpload, readStoredObject } from '../../activities/images/index.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute, type UploadedFile } from '../http.ts';
+import { requiredId, organizationId } from '../schemas.ts';
+import { runIdempotent, temporal, taskQueue } from '../temporal.ts';
+import { once, uploadFor } from '../idempotency.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import type { Principal } from '../../activities/identity/index.ts';
+import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images.ts';
 
 const tag = 'images';
 

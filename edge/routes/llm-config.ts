@@ -7,15 +7,15 @@
  * attempts.
  */
 import { z } from 'zod';
-import { AGENTS } from '../../activities/llm/constants';
-import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm';
-import { budgetStatus } from '../../activities/llm';
-import { settingsSchema } from '../../activities/llm';
-import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm';
-import { forbidden } from '../../activities/core/errors';
-import { LEVEL, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId } from '../schemas';
+import { AGENTS } from '../../activities/llm/constants.ts';
+import { effectiveConfig, getDefaultConfig, type AgentSettings, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/index.ts';
+import { budgetStatus } from '../../activities/llm/index.ts';
+import { settingsSchema } from '../../activities/llm/index.ts';
+import { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from '../../activities/llm/index.ts';
+import { forbidden } from '../../activities/core/errors.ts';
+import { LEVEL, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId } from '../schemas.ts';
 
 const tag = 'llm configuration';
 const P = '/api/llm-config';

@@ -1,14 +1,14 @@
 /** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { getBalance, getHistory } from '../../activities/loyalty';
-import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty';
-import { LEDGER_REASONS } from '../../activities/loyalty/constants';
-import { reverseOperation } from '../../activities/loyalty';
-import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty';
-import { actingUser, existingUser, organizationFor, requireLevel } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { getBalance, getHistory } from '../../activities/loyalty/index.ts';
+import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty/index.ts';
+import { LEDGER_REASONS } from '../../activities/loyalty/constants.ts';
+import { reverseOperation } from '../../activities/loyalty/index.ts';
+import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/index.ts';
+import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'loyalty';
 

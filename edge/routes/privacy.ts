@@ -1,14 +1,14 @@
 /** A user's data handed back (export) or erased on request (docs/privacy.md). */
 import { z } from 'zod';
-import { findUser, requireRankOver } from '../../activities/identity';
-import { getErasure, getExport, openExportDownload, requestErasure, requestExport } from '../../activities/privacy';
-import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants';
-import { isPlatformUserId } from '../../activities/identity';
-import { notFound } from '../../activities/core/errors';
-import type { Principal } from '../../activities/identity';
-import { existingUser, organizationFor } from '../auth';
-import { defineRoute, Reply, StreamedFile } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { findUser, requireRankOver } from '../../activities/identity/index.ts';
+import { getErasure, getExport, openExportDownload, requestErasure, requestExport } from '../../activities/privacy/index.ts';
+import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
+import { isPlatformUserId } from '../../activities/identity/index.ts';
+import { notFound } from '../../activities/core/errors.ts';
+import type { Principal } from '../../activities/identity/index.ts';
+import { existingUser, organizationFor } from '../auth.ts';
+import { defineRoute, Reply, StreamedFile } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'privacy';
 

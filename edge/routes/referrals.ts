@@ -1,15 +1,15 @@
 /** Referral codes with QR images, and referrals as the durable workflow referral:<org>:<referred>. */
 import { z } from 'zod';
-import { conflict, forbidden, invalid, notFound } from '../../activities/core/errors';
-import { findUserRef } from '../../activities/identity';
-import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty';
-import type { Principal } from '../../activities/identity';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
-import { runIdempotent } from '../temporal';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { referralWorkflow } from '../../workflows/referrals';
+import { conflict, forbidden, invalid, notFound } from '../../activities/core/errors.ts';
+import { findUserRef } from '../../activities/identity/index.ts';
+import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty/index.ts';
+import type { Principal } from '../../activities/identity/index.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { runIdempotent } from '../temporal.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { referralWorkflow } from '../../workflows/referrals.ts';
 
 const tag = 'loyalty';
 

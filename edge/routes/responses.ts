@@ -1,12 +1,12 @@
 /** Normalized responses per conversation, and stored thumbnails. */
 import { z } from 'zod';
-import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses';
-import { deleteConversation } from '../../activities/sessions';
-import { notFound } from '../../activities/core/errors';
-import { readThumbnail } from '../../activities/images';
-import { existingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/index.ts';
+import { deleteConversation } from '../../activities/sessions/index.ts';
+import { notFound } from '../../activities/core/errors.ts';
+import { readThumbnail } from '../../activities/images/index.ts';
+import { existingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 defineRoute({
   method: 'GET',

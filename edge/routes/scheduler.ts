@@ -5,13 +5,13 @@
  * recurrency, start_event, end_date, idp_id). Each handler parses, authorizes, and makes one call.
  */
 import { z } from 'zod';
-import { createScheduledEvent, deleteScheduledEvent, eventRuns, eventViewA, eventViewB, listVisibleEvents, pauseScheduledEvent, RECURRENCES, runEventNow, savedViewA, updateScheduledEvent, visibleEvent, type EventInput } from '../../activities/scheduler';
-import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants';
-import { actingUser, existingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { idempotencyKeyOf } from '../idempotency';
-import { organizationId, requiredId } from '../schemas';
-import type { Principal } from '../../activities/identity';
+import { createScheduledEvent, deleteScheduledEvent, eventRuns, eventViewA, eventViewB, listVisibleEvents, pauseScheduledEvent, RECURRENCES, runEventNow, savedViewA, updateScheduledEvent, visibleEvent, type EventInput } from '../../activities/scheduler/index.ts';
+import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants.ts';
+import { actingUser, existingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import type { Principal } from '../../activities/identity/index.ts';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));

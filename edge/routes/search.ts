@@ -3,13 +3,13 @@
  * newest first. Errors are `{detail}`.
  */
 import { z } from 'zod';
-import type { Principal } from '../../activities/identity';
-import { findUserRef } from '../../activities/identity';
-import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../../activities/search';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
-import { forbidden, notFound } from '../../activities/core/errors';
+import type { Principal } from '../../activities/identity/index.ts';
+import { findUserRef } from '../../activities/identity/index.ts';
+import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../../activities/search/index.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { forbidden, notFound } from '../../activities/core/errors.ts';
 
 const tag = 'search history';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());

@@ -1,16 +1,16 @@
 /** Session service: the seven operations, at `/` and at `/api/session-service` (same handlers). */
 import { z } from 'zod';
-import { verifyApiKey } from '../../activities/identity';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity';
-import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity';
-import { PERMISSIONS } from '../../activities/identity/constants';
-import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions';
-import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants';
-import { config } from '../../activities/core/config';
-import { forbidden, invalid, notFound } from '../../activities/core/errors';
-import { actingUser, budgetSpent, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { requiredId, organizationId } from '../schemas';
+import { verifyApiKey } from '../../activities/identity/index.ts';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/index.ts';
+import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/index.ts';
+import { PERMISSIONS } from '../../activities/identity/constants.ts';
+import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/index.ts';
+import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
+import { config } from '../../activities/core/config.ts';
+import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
+import { actingUser, budgetSpent, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { requiredId, organizationId } from '../schemas.ts';
 
 const both = (path: string) => [path, `/api/session-service${path}`];
 const tag = 'session';

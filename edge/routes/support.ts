@@ -4,14 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa';
-import { runIdempotent } from '../temporal';
-import { once, uploadFor } from '../idempotency';
-import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute, Reply } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa.ts';
+import { runIdempotent } from '../temporal.ts';
+import { once, uploadFor } from '../idempotency.ts';
+import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/index.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute, Reply } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'support';
 

@@ -1,11 +1,11 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/core/health';
-import { config } from '../../activities/core/config';
-import { createLogger, type Logger } from '../../activities/core/logger';
-import { LEVEL, optionalPrincipal } from '../auth';
-import { defineRoute, Reply } from '../http';
-import { taskQueue, temporal, temporalHealthy } from '../temporal';
+import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/core/health.ts';
+import { config } from '../../activities/core/config.ts';
+import { createLogger, type Logger } from '../../activities/core/logger.ts';
+import { LEVEL, optionalPrincipal } from '../auth.ts';
+import { defineRoute, Reply } from '../http.ts';
+import { taskQueue, temporal, temporalHealthy } from '../temporal.ts';
 
 const healthResponse = z.object({
   status: z.enum(['ok', 'degraded']),

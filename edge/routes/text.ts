@@ -4,14 +4,14 @@
  * analysis and the embedding run in the worker, never on the edge's event loop.
  */
 import { z } from 'zod';
-import { similarTexts, storeText, type StoredTextInput } from '../../activities/text';
-import { invalid } from '../../activities/core/errors';
-import { platformSearchAttributes } from '../../workflows/search-attributes';
-import { processTextWorkflow } from '../../workflows/text';
-import { actingUser, organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
-import { taskQueue, temporal } from '../temporal';
+import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/index.ts';
+import { invalid } from '../../activities/core/errors.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { processTextWorkflow } from '../../workflows/text.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
+import { taskQueue, temporal } from '../temporal.ts';
 
 const tag = 'text';
 const errors = 'success' as const;

@@ -4,11 +4,11 @@
  * way and delivered by `webhook-delivery:<id>` runs (docs/components/events.md).
  */
 import { z } from 'zod';
-import { changeEndpoint, createEndpoint, getEndpoint, listDeliveries, listEndpoints, listEvents, removeEndpoint, retryDelivery, rotateSecret, sendPing } from '../../activities/events';
-import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../../activities/events/constants';
-import { organizationFor } from '../auth';
-import { defineRoute } from '../http';
-import { organizationId, requiredId } from '../schemas';
+import { changeEndpoint, createEndpoint, getEndpoint, listDeliveries, listEndpoints, listEvents, removeEndpoint, retryDelivery, rotateSecret, sendPing } from '../../activities/events/index.ts';
+import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../../activities/events/constants.ts';
+import { organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'webhooks';
 

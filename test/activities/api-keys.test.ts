@@ -6,12 +6,12 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
-import { authenticateKey, flushKeyUsage, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
-import { currentKeyLevel, issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management';
-import { writeLastUses } from '../../activities/identity/store';
-import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models';
-import { resolveOrCreateUser } from '../../activities/identity/users';
-import { useSuiteRuntime } from '../helpers/runtime';
+import { authenticateKey, flushKeyUsage, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys.ts';
+import { currentKeyLevel, issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management.ts';
+import { writeLastUses } from '../../activities/identity/store.ts';
+import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models.ts';
+import { resolveOrCreateUser } from '../../activities/identity/users.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
 

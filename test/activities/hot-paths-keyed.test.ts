@@ -7,13 +7,13 @@
  * three documents and writes nothing; last uses are written in batches, one command for many keys.
  */
 import { describe, expect, it } from 'vitest';
-import { queriesOf, scans } from '../helpers/queries';
-import { onCommandTimed } from '../../activities/core/db';
-import { authenticateKey, flushKeyUsage, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys';
-import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management';
-import { findUser, resolveOrCreateUser } from '../../activities/identity/users';
-import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions';
-import { useSuiteRuntime } from '../helpers/runtime';
+import { queriesOf, scans } from '../helpers/queries.ts';
+import { onCommandTimed } from '../../activities/core/db/index.ts';
+import { authenticateKey, flushKeyUsage, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys.ts';
+import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management.ts';
+import { findUser, resolveOrCreateUser } from '../../activities/identity/users.ts';
+import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
 

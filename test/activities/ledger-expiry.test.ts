@@ -3,12 +3,12 @@
  * instant it runs at, so a test walks days ahead without waiting. Against the real database.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { applyChange, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from '../../activities/loyalty/ledger';
-import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry';
-import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models';
-import { reverseOperation } from '../../activities/loyalty/reversal';
-import { putRules } from '../../activities/loyalty/rules';
-import { useSuiteRuntime } from '../helpers/runtime';
+import { applyChange, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from '../../activities/loyalty/ledger.ts';
+import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry.ts';
+import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models.ts';
+import { reverseOperation } from '../../activities/loyalty/reversal.ts';
+import { putRules } from '../../activities/loyalty/rules.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 useSuiteRuntime();
 

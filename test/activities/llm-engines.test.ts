@@ -7,21 +7,21 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { closeRuntime, initRuntime } from '../../activities/core/runtime';
-import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback';
-import { answerQuestion, createArticle } from '../../activities/support/support';
-import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing';
-import { createOrganization } from '../../activities/identity/organizations';
-import { updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs';
-import { AGENTS } from '../../activities/llm/models';
-import { recognize } from '../../activities/engines/ocr';
-import { transcribe } from '../../activities/engines/speech';
-import { speechRoute, visionModel } from '../../activities/llm/engine-models';
-import { speak } from '../helpers/speech';
-import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text';
-import { freePort } from '../../workers/infra';
-import { unique } from '../helpers/api';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { closeRuntime, initRuntime } from '../../activities/core/runtime.ts';
+import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback.ts';
+import { answerQuestion, createArticle } from '../../activities/support/support.ts';
+import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing.ts';
+import { createOrganization } from '../../activities/identity/organizations.ts';
+import { updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs.ts';
+import { AGENTS } from '../../activities/llm/models.ts';
+import { recognize } from '../../activities/engines/ocr.ts';
+import { transcribe } from '../../activities/engines/speech.ts';
+import { speechRoute, visionModel } from '../../activities/llm/engine-models.ts';
+import { speak } from '../helpers/speech.ts';
+import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text.ts';
+import { freePort } from '../../workers/infra.ts';
+import { unique } from '../helpers/api.ts';
 
 const requests: any[] = [];
 

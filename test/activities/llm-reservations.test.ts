@@ -9,13 +9,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { createPackage, purchaseTokens } from '../../activities/billing/billing';
-import { HOLD_MS, reserve, settle, type Caller } from '../../activities/llm/reservations';
-import type { Budget } from '../../activities/llm/settings';
+import { createPackage, purchaseTokens } from '../../activities/billing/billing.ts';
+import { HOLD_MS, reserve, settle, type Caller } from '../../activities/llm/reservations.ts';
+import type { Budget } from '../../activities/llm/settings.ts';
 import mongoose from 'mongoose';
-import { unique } from '../helpers/api';
-import { queriesOf, scans, show } from '../helpers/queries';
-import { useSuiteRuntime } from '../helpers/runtime';
+import { unique } from '../helpers/api.ts';
+import { queriesOf, scans, show } from '../helpers/queries.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 useSuiteRuntime();
 

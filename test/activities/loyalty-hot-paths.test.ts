@@ -6,12 +6,12 @@
  * is asked how it answers it (`explain`). Their database commands are counted too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { onCommandTimed } from '../../activities/core/db';
-import { queriesOf, scans } from '../helpers/queries';
-import { useSuiteRuntime } from '../helpers/runtime';
-import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger';
-import { awardAction } from '../../activities/loyalty/awards';
-import { putRules } from '../../activities/loyalty/rules';
+import { onCommandTimed } from '../../activities/core/db/index.ts';
+import { queriesOf, scans } from '../helpers/queries.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
+import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger.ts';
+import { awardAction } from '../../activities/loyalty/awards.ts';
+import { putRules } from '../../activities/loyalty/rules.ts';
 
 const org = `hot-loyalty-${Date.now()}`;
 

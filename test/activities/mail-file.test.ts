@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import PostalMime from 'postal-mime';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { deliver } from '../../activities/engines/mail';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { deliver } from '../../activities/engines/mail.ts';
 
 describe('file mail transport', () => {
   it('writes a parseable .eml with both parts under DATA_DIR/outbox', async () => {

@@ -5,9 +5,9 @@
  */
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { recognize } from '../../activities/engines/ocr';
-import { freePort } from '../../workers/infra';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { recognize } from '../../activities/engines/ocr.ts';
+import { freePort } from '../../workers/infra.ts';
 
 const received: any[] = [];
 const server = http.createServer((req, res) => {

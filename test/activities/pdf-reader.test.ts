@@ -7,10 +7,10 @@
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { config } from '../../activities/core/config';
-import { pdfInChild, type PdfJob } from '../../activities/engines/pdf';
-import { pdfWithText } from '../helpers/documents';
-import { slowPdf } from '../helpers/pdf-bombs';
+import { config } from '../../activities/core/config.ts';
+import { pdfInChild, type PdfJob } from '../../activities/engines/pdf.ts';
+import { pdfWithText } from '../helpers/documents.ts';
+import { slowPdf } from '../helpers/pdf-bombs.ts';
 
 const JOB: PdfJob = { text: true, thumbnail: 64 };
 /** ~12 s of reading alone (more on a loaded machine): every test gives up on it long before. */

@@ -5,9 +5,9 @@
  */
 import { inject, describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
-import { useSuiteRuntime } from '../helpers/runtime';
-import { recordReferral } from '../../activities/loyalty/referrals';
-import { upsertUser } from '../../activities/identity/users';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
+import { recordReferral } from '../../activities/loyalty/referrals.ts';
+import { upsertUser } from '../../activities/identity/users.ts';
 
 useSuiteRuntime();
 

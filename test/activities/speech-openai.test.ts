@@ -5,10 +5,10 @@
  */
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { transcribe } from '../../activities/engines/speech';
-import { freePort } from '../../workers/infra';
-import { speak } from '../helpers/speech';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { transcribe } from '../../activities/engines/speech.ts';
+import { freePort } from '../../workers/infra.ts';
+import { speak } from '../helpers/speech.ts';
 
 const seen: Array<{ url?: string; type?: string; body: string }> = [];
 const server = http.createServer((req, res) => {

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
-import { createArticle, deleteArticle, listArticles } from '../../activities/support/support';
-import { buildIndex, search } from '../../activities/support/retrieval';
-import { knowledgeBase } from '../../activities/support/store';
-import { KnowledgeArticle } from '../../activities/support/models';
-import { queriesOf, scans, show } from '../helpers/queries';
-import { useSuiteRuntime } from '../helpers/runtime';
+import { createArticle, deleteArticle, listArticles } from '../../activities/support/support.ts';
+import { buildIndex, search } from '../../activities/support/retrieval.ts';
+import { knowledgeBase } from '../../activities/support/store.ts';
+import { KnowledgeArticle } from '../../activities/support/models.ts';
+import { queriesOf, scans, show } from '../helpers/queries.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 useSuiteRuntime();
 

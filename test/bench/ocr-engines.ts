@@ -8,9 +8,9 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { recognize, stopOcr } from '../../activities/engines/ocr';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { receiptLines, renderReceipt } from '../helpers/receipts';
+import { recognize, stopOcr } from '../../activities/engines/ocr.ts';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { receiptLines, renderReceipt } from '../helpers/receipts.ts';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);

@@ -4,7 +4,7 @@
  * matching and workflow overhead, plus accuracy on generated receipts whose items and totals are known).
  */
 import autocannon from 'autocannon';
-import { renderReceipt, type ReceiptItemSpec } from '../helpers/receipts';
+import { renderReceipt, type ReceiptItemSpec } from '../helpers/receipts.ts';
 
 const GROCERIES: Array<[string, number]> = [
   ['Coca-Cola 330ml', 1.5], ['Organic Bananas 1kg', 1.99], ['Whole Milk 1L', 1.25], ['Sourdough Bread', 3.49], ['Free Range Eggs 12', 3.85],
@@ -46,7 +46,7 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
 
   // --- nearby venues over 100,000 venues of the default organization ---
   const VENUES = Number(process.env.BENCH_VENUES ?? 100_000);
-  const { importVenues } = await import('../../activities/retail/venues');
+  const { importVenues } = await import('../../activities/retail/venues.ts');
   const center = { lat: 40.4168, lon: -3.7038 };
   const venues = Array.from({ length: VENUES }, (_, i) => ({ name: `Venue ${i}`, address: `${i} Bench Street`, latitude: center.lat + (random() - 0.5) * 0.9, longitude: center.lon + (random() - 0.5) * 1.2 }));
   let t = performance.now();
@@ -128,7 +128,7 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
   lines.push(`Accuracy: items found with the right quantity ${itemsFound}/${itemsExpected} (${((itemsFound / itemsExpected) * 100).toFixed(1)}%), totals read ${totalsFound}/${RECEIPTS}, receipts entirely right ${receiptsExact}/${RECEIPTS} (${((receiptsExact / RECEIPTS) * 100).toFixed(0)}%)`);
   void env;
   lines.push('');
-  const { compareOcrEngines } = await import('./ocr-engines');
+  const { compareOcrEngines } = await import('./ocr-engines.ts');
   lines.push(...(await compareOcrEngines()));
   return { lines, nearbyP99 };
 }

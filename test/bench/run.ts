@@ -9,10 +9,10 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { generateSecret } from '../../activities/identity/api-keys';
-import { freePort } from '../../workers/infra';
-import { launchPlatform } from '../../workers/platform';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { generateSecret } from '../../activities/identity/api-keys.ts';
+import { freePort } from '../../workers/infra.ts';
+import { launchPlatform } from '../../workers/platform.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
@@ -143,12 +143,12 @@ async function main() {
 
     Object.assign(process.env, platform.env);
     setConfig(parseEnv({ ...process.env, ...platform.env }));
-    const { initRuntime, closeRuntime } = await import('../../activities/core/runtime');
-    (await import('../../workers/root')).wirePlatform(); // the in-process sections call components as the processes do
+    const { initRuntime, closeRuntime } = await import('../../activities/core/runtime.ts');
+    (await import('../../workers/root.ts')).wirePlatform(); // the in-process sections call components as the processes do
     await initRuntime();
     if (SECTIONS.has('images')) {
       // Workflow overhead: the same image through HTTP + Temporal, and through the activity directly.
-      const images = await import('../../activities/images/images');
+      const images = await import('../../activities/images/images.ts');
       const jpeg = fs.readFileSync(fileURLToPath(new URL('../fixtures/photo.jpg', import.meta.url)));
       const viaWorkflow: number[] = [];
       const direct: number[] = [];
@@ -176,40 +176,40 @@ async function main() {
     }
     let nearbyP99: number | undefined;
     if (SECTIONS.has('retail')) {
-      const { benchRetail } = await import('./retail');
+      const { benchRetail } = await import('./retail.ts');
       line('');
       const retail = await benchRetail(base, adminKey, platform.env, baseline, DURATION);
       nearbyP99 = (retail as { nearbyP99?: number }).nearbyP99;
       for (const l of retail.lines) line(l);
     }
     if (SECTIONS.has('support')) {
-      const { benchSupport } = await import('./support');
+      const { benchSupport } = await import('./support.ts');
       line('');
       for (const l of await benchSupport(base, adminKey)) line(l);
     }
     if (SECTIONS.has('billing')) {
-      const { benchBilling } = await import('./billing');
+      const { benchBilling } = await import('./billing.ts');
       line('');
       for (const l of await benchBilling(base, adminKey, 'whsec_bench')) line(l);
     }
     if (SECTIONS.has('documents')) {
-      const { benchDocuments } = await import('./documents');
+      const { benchDocuments } = await import('./documents.ts');
       line('');
       for (const l of await benchDocuments(base, adminKey)) line(l);
     }
     if (SECTIONS.has('economy')) {
-      const { benchEconomy } = await import('./economy');
+      const { benchEconomy } = await import('./economy.ts');
       line('');
       for (const l of await benchEconomy({ base, adminKey, mongoUri: platform.env.MONGODB_URI })) line(l);
     }
     if (SECTIONS.has('events')) {
-      const { benchEvents } = await import('./events');
+      const { benchEvents } = await import('./events.ts');
       line('');
       for (const l of await benchEvents(base, adminKey, DURATION)) line(l);
     }
     let scaleLine: string | undefined;
     if (SECTIONS.has('scale')) {
-      const { benchScale } = await import('./scale');
+      const { benchScale } = await import('./scale.ts');
       const scale = await benchScale(base, adminKey);
       scaleLine = scale.pop();
       line('');
@@ -217,7 +217,7 @@ async function main() {
     }
     let storeLine: string | undefined;
     if (SECTIONS.has('store')) {
-      const { benchStore, decodedPerMatched } = await import('./store');
+      const { benchStore, decodedPerMatched } = await import('./store.ts');
       const store = await benchStore(platform.env.MONGODB_URI);
       line('');
       for (const l of store.lines) line(l);

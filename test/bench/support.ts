@@ -2,7 +2,7 @@
  * Support part of `npm run bench`: answer latency with 1,000 knowledge articles, and the
  * transcription real-time factor of the offline speech engine on synthesized questions.
  */
-import { speak } from '../helpers/speech';
+import { speak } from '../helpers/speech.ts';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 

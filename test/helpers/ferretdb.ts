@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { findBinaries } from '../../workers/setup';
-import { freePort } from '../../workers/infra';
+import { findBinaries } from '../../workers/setup.ts';
+import { freePort } from '../../workers/infra.ts';
 
 export interface PrivateFerret {
   client: mongoose.mongo.MongoClient;

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { call, until, type Tenant } from './api';
+import { call, until, type Tenant } from './api.ts';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;

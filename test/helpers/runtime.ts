@@ -4,9 +4,9 @@
 import { afterAll, beforeAll, inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import mongoose from 'mongoose';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import { stopRevocationWatcher } from '../../activities/identity/api-keys';
-import { closeRuntime, initRuntime } from '../../activities/core/runtime';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { stopRevocationWatcher } from '../../activities/identity/api-keys.ts';
+import { closeRuntime, initRuntime } from '../../activities/core/runtime.ts';
 
 /** Activity tests call the components' functions in the test process: their configuration and database. */
 export function useSuiteRuntime(): void {

@@ -3,9 +3,9 @@
  * configuration with some settings changed, a daily event, and a basic user as owner and saver.
  */
 import { inject } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config';
-import type { EventInput } from '../../activities/scheduler/events';
-import { basicUser, newTenant, type Tenant } from './api';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import type { EventInput } from '../../activities/scheduler/events.ts';
+import { basicUser, newTenant, type Tenant } from './api.ts';
 
 export const loyalty = { action_type: 'daily_login' };
 

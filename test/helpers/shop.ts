@@ -1,6 +1,6 @@
 /** A small shop for scanning tests: one venue, four mapped products, default points. */
-import { call, newTenant, type Tenant } from './api';
-import type { ReceiptSpec } from './receipts';
+import { call, newTenant, type Tenant } from './api.ts';
+import type { ReceiptSpec } from './receipts.ts';
 
 export interface Shop {
   t: Tenant;

@@ -9,11 +9,11 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { TestProject } from 'vitest/node';
 import { SMTPServer } from 'smtp-server';
-import { parseEnv } from '../../activities/core/config';
-import { generateSecret } from '../../activities/identity/api-keys';
-import { freePort } from '../../workers/infra';
-import { launchPlatform } from '../../workers/platform';
-import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin';
+import { parseEnv } from '../../activities/core/config.ts';
+import { generateSecret } from '../../activities/identity/api-keys.ts';
+import { freePort } from '../../workers/infra.ts';
+import { launchPlatform } from '../../workers/platform.ts';
+import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin.ts';
 
 /** A real SMTP server for the suite: the platform sends to it, tests read what arrived. */
 async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -110,7 +110,7 @@ export default async function setup(project: TestProject) {
     // How much reading the suite's queries cost the embedded server: rows it decoded per document
     // its filters matched (1.0 when every query is answered from an index; see docs/storage.md).
     if (platform.storeMetricsUrl) {
-      const { decodedPerMatched } = await import('../bench/store');
+      const { decodedPerMatched } = await import('../bench/store.ts');
       const ratio = await decodedPerMatched(platform.storeMetricsUrl).catch(() => undefined);
       if (ratio !== undefined) process.stderr.write(`test platform: the embedded server decoded ${ratio.toFixed(2)} rows per document matched\n`);
     }

@@ -7,7 +7,7 @@
  */
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateFerret, type PrivateFerret } from '../helpers/ferretdb';
+import { startPrivateFerret, type PrivateFerret } from '../helpers/ferretdb.ts';
 
 type Doc = { _id: string; [k: string]: unknown };
 let ferret: PrivateFerret | undefined;

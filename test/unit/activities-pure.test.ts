@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { sniff } from '../../activities/engines/sniff';
-import { humanSize } from '../../activities/engines/images';
-import { safeName, stem } from '../../activities/engines/storage';
-import { parseEnv, minioSettings, ConfigError } from '../../activities/core/config';
-import { generateSecret, hashKey, levelOf, maskKey } from '../../activities/identity/api-keys';
-import { uploadPaths } from '../../activities/images/images';
+import { sniff } from '../../activities/engines/sniff.ts';
+import { humanSize } from '../../activities/engines/images.ts';
+import { safeName, stem } from '../../activities/engines/storage.ts';
+import { parseEnv, minioSettings, ConfigError } from '../../activities/core/config.ts';
+import { generateSecret, hashKey, levelOf, maskKey } from '../../activities/identity/api-keys.ts';
+import { uploadPaths } from '../../activities/images/images.ts';
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ''), 'hex');
 

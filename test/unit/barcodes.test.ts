@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BarcodeError, checkDigit, expandUpcE, parseBarcode } from '../../activities/retail/barcodes';
-import { boundingBox, distanceM } from '../../activities/retail/geo';
+import { BarcodeError, checkDigit, expandUpcE, parseBarcode } from '../../activities/retail/barcodes.ts';
+import { boundingBox, distanceM } from '../../activities/retail/geo.ts';
 
 describe('barcodes', () => {
   it('computes GS1 check digits', () => {

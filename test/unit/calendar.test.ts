@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isFoldTwin, minGapSeconds, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar';
-import { parseCron } from '../../activities/scheduler/cron';
+import { isFoldTwin, minGapSeconds, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar.ts';
+import { parseCron } from '../../activities/scheduler/cron.ts';
 
 const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 

@@ -2,9 +2,9 @@ import { describe, expect, it, vi } from 'vitest';
 import { ApplicationFailure, ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
-import { PlatformError } from '../../activities/core/errors';
-import { mapError, MalformedJson } from '../../edge/errors';
-import { RateLimiter } from '../../edge/rate-limit';
+import { PlatformError } from '../../activities/core/errors.ts';
+import { mapError, MalformedJson } from '../../edge/errors.ts';
+import { RateLimiter } from '../../edge/rate-limit.ts';
 
 describe('mapError', () => {
   it('never leaks a stack or message of an unexpected error, but logs it', () => {

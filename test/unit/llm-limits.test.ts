@@ -3,8 +3,8 @@
  * on Monday 00:00 UTC and on the first of the month; a hold stops counting when it expires.
  */
 import { describe, expect, it } from 'vitest';
-import { held, withHold, withSettled } from '../../activities/llm/meter';
-import { budgetWindow, effectiveLimits, maskSecrets, minuteWindow, secondsUntil, TIER_DEFAULTS, tierDefaults } from '../../activities/llm/settings';
+import { held, withHold, withSettled } from '../../activities/llm/meter.ts';
+import { budgetWindow, effectiveLimits, maskSecrets, minuteWindow, secondsUntil, TIER_DEFAULTS, tierDefaults } from '../../activities/llm/settings.ts';
 
 const at = (iso: string) => new Date(iso);
 const iso = (w: { start: Date; end: Date }) => [w.start.toISOString(), w.end.toISOString()];

@@ -4,7 +4,7 @@
  * never pay a debt.
  */
 import { describe, expect, it } from 'vitest';
-import { restore, standing, taken, type Lot } from '../../activities/loyalty/lots';
+import { restore, standing, taken, type Lot } from '../../activities/loyalty/lots.ts';
 
 const d = (day: number) => new Date(Date.UTC(2026, 0, day));
 const lot = (entry_id: string, seq: number, points: number, expires_at?: Date): Lot => ({ entry_id, seq, points, ...(expires_at ? { expires_at } : {}) });

@@ -1,7 +1,7 @@
 /** Venue-product statuses: any short label is stored; the known ones keep their meaning in ticket scanning. */
 import { describe, expect, it } from 'vitest';
-import { matchProducts } from '../../activities/scanning/matching';
-import { parseReceipt } from '../../activities/scanning/receipt';
+import { matchProducts } from '../../activities/scanning/matching.ts';
+import { parseReceipt } from '../../activities/scanning/receipt.ts';
 
 const confidence = (status: string | null) =>
   matchProducts(parseReceipt('FRESH MART\nWhole Milk 1L 1.25').items, [{ id: 1, name: 'Whole Milk 1L', brand_id: 1, price: 1.25, status }]).matches[0].confidence;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { matchProducts, matchVenue, similarity } from '../../activities/scanning/matching';
-import { parseReceipt } from '../../activities/scanning/receipt';
+import { matchProducts, matchVenue, similarity } from '../../activities/scanning/matching.ts';
+import { parseReceipt } from '../../activities/scanning/receipt.ts';
 
 const text = `FRESH MART
 12 Main Street, Springfield

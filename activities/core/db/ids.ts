@@ -4,7 +4,7 @@
  * several processes race.
  */
 import mongoose, { Schema, type Model } from 'mongoose';
-import { isDuplicateKey } from '../errors';
+import { isDuplicateKey } from '../errors.ts';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyModel = Model<any>;
