@@ -1,6 +1,7 @@
 /** HTTP helpers for tests: every test talks to the real edge over HTTP. */
 import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
+import { enforceContract } from './contract.ts';
 
 export interface Res<T = any> {
   status: number;
@@ -17,6 +18,11 @@ export interface CallOptions {
   contentType?: string;
   form?: FormData;
   headers?: Record<string, string>;
+  /**
+   * Skips the OpenAPI check of this answer (test/helpers/contract.ts): only for a test that
+   * deliberately provokes an answer outside the contract. Say why, in the string.
+   */
+  outsideContract?: string;
 }
 
 export const edgeUrl = () => inject('edgeUrl');
@@ -37,7 +43,10 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
   const res = await fetch(`${edgeUrl()}${path}`, { method, headers, body });
   const raw = Buffer.from(await res.arrayBuffer());
   let parsed: unknown = raw;
-  if ((res.headers.get('content-type') ?? '').includes('json')) parsed = JSON.parse(raw.toString('utf8'));
+  const contentType = res.headers.get('content-type') ?? '';
+  if (contentType.includes('json')) parsed = JSON.parse(raw.toString('utf8'));
+  // Every answer is checked against the document, so the test that got an undocumented one fails.
+  if (!opts.outsideContract) await enforceContract({ edgeUrl: edgeUrl(), contractDir: inject('contractDir') }, method, path, { status: res.status, contentType, body: parsed });
   return { status: res.status, headers: res.headers, body: parsed as T, raw };
 }
 

@@ -14,6 +14,7 @@ import { generateSecret } from '../../activities/identity/api-keys.ts';
 import { freePort } from '../../workers/infra.ts';
 import { launchPlatform } from '../../workers/platform.ts';
 import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin.ts';
+import { readSeen, uncovered } from '../helpers/contract.ts';
 
 /** A real SMTP server for the suite: the platform sends to it, tests read what arrived. */
 async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<void> }> {
@@ -47,6 +48,8 @@ declare module 'vitest' {
     smtpDir: string;
     /** the Google Places stand-in the platform is configured with */
     placesUrl: string;
+    /** where call() records the answers it validated against the OpenAPI document (test/helpers/contract.ts) */
+    contractDir: string;
   }
 }
 
@@ -55,6 +58,8 @@ export default async function setup(project: TestProject) {
   const run = randomBytes(4).toString('hex');
   const adminKey = generateSecret();
   const smtpDir = path.join(dataDir, 'smtp-received');
+  const contractDir = path.join(dataDir, 'contract');
+  fs.mkdirSync(contractDir, { recursive: true });
   const smtp = await startSmtp(smtpDir);
   const places = await startPlacesStandin();
   const env: Record<string, string> = {
@@ -104,9 +109,13 @@ export default async function setup(project: TestProject) {
   project.provide('adminKey', adminKey);
   project.provide('smtpDir', smtpDir);
   project.provide('placesUrl', places.url);
+  project.provide('contractDir', contractDir);
   const { LOG_LEVEL: _quiet, ...shared } = platform.env;
   project.provide('platformEnv', { ...shared, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
   return async () => {
+    // Which operations of the document never had their success answer validated (see
+    // docs/testing.md). Read before the platform stops: the document comes from the edge.
+    const coverage = await contractCoverage(project, platform.edgeUrl, contractDir).catch((err: Error) => err);
     // How much reading the suite's queries cost the embedded server: rows it decoded per document
     // its filters matched (1.0 when every query is answered from an index; see docs/storage.md).
     if (platform.storeMetricsUrl) {
@@ -118,5 +127,28 @@ export default async function setup(project: TestProject) {
     await smtp.close();
     await places.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
+    if (coverage instanceof Error) throw coverage;
   };
+}
+
+/**
+ * The coverage check of the OpenAPI document: every operation must have had a success answer
+ * validated by call(). Printed always; enforced (an Error here makes vitest exit non-zero) only on
+ * a full run: no test name filter and every test file vitest finds was run (a file filter leaves files out), so a
+ * subset (`npx vitest run test/x.test.ts`, `-t`, `--shard`) reports without failing.
+ */
+async function contractCoverage(project: TestProject, edgeUrl: string, dir: string): Promise<Error | undefined> {
+  const res = await fetch(`${edgeUrl}/openapi.json`);
+  const doc = (await res.json()) as Record<string, any>;
+  const seen = readSeen(dir);
+  const missing = uncovered(doc, seen);
+  const total = Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+  const { testFiles } = await project.globTestFiles();
+  const ran = new Set(project.vitest.state.getFiles().map((f) => f.filepath));
+  const full = !project.config.testNamePattern && testFiles.every((f) => ran.has(f));
+  process.stderr.write(`contract: ${total - missing.length}/${total} operations of /openapi.json had their success answer validated${full ? '' : ' (a partial run: not enforced)'}\n`);
+  if (!missing.length) return undefined;
+  const list = missing.map((m) => `  ${m}`).join('\n');
+  process.stderr.write(`contract: operations never exercised:\n${list}\n`);
+  return full ? new Error(`contract coverage: ${missing.length} operation(s) of the OpenAPI document never answered with success in the suite:\n${list}`) : undefined;
 }
