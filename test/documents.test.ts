@@ -135,7 +135,7 @@ describe('PDF decompression bombs (small files that inflate to gigabytes; a 20,0
     let peak = 0;
     for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
       try {
-        if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('workers/worker.ts')) continue;
+        if (!/workers\/worker\.[jt]s\0/.test(fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) continue;
         if (!fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(queue)) continue;
         peak = Math.max(peak, Number(/VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024);
       } catch {

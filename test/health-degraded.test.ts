@@ -73,7 +73,7 @@ describe('GET /health/ready on a task queue no worker polls', () => {
     expect(detail.body.checks.workflow_pollers).toBe(`error: no worker polled the workflow task queue ${queue} in the last 70 s`);
     expect(detail.body.checks.activity_pollers).toBe(`error: no worker polled the activity task queue ${queue} in the last 70 s`);
 
-    startPlatformProcess('workers/worker.ts', { TEMPORAL_TASK_QUEUE: queue });
+    startPlatformProcess('worker', { TEMPORAL_TASK_QUEUE: queue });
     let after = before;
     for (let i = 0; i < 300 && after.status !== 200; i += 1) {
       await new Promise((r) => setTimeout(r, 300));

@@ -6,17 +6,12 @@
  * every server answers and a worker polls the task queue).
  */
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Connection } from '@temporalio/client';
 import type { Config } from '../activities/core/config.ts';
 import { freshPollers } from '../activities/core/health.ts';
 import { freePort, startInfra } from './infra.ts';
+import { processArgs, type PlatformProcess } from './processes.ts';
 import { GUARD, supervise, type Supervised } from './supervise.ts';
-
-// Node with tsx's loader, not the tsx command: one process per worker, whose pid is the one the
-// supervisor watches and the one Temporal shows as the poller's identity (pid@host).
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 export interface LaunchOptions {
   cfg: Config;
@@ -67,7 +62,8 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
   let startupExit: string | undefined;
   let stopping = false;
 
-  const startProcess = (name: string, script: string) => {
+  const startProcess = (name: string, which: PlatformProcess) => {
+    const args = processArgs(which);
     processes.push(
       supervise({
         name,
@@ -75,7 +71,7 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
         // Own process group: a Ctrl-C in the terminal reaches only the supervisor, which then
         // stops the edge, the workers and the servers in that order.
         spawn: () =>
-          spawn('bash', [GUARD, String(process.pid), process.execPath, '--import', TSX_LOADER, fileURLToPath(new URL(script, import.meta.url))], {
+          spawn('bash', [GUARD, String(process.pid), process.execPath, ...args], {
             env: { ...process.env, ...env },
             stdio: ['ignore', opts.stdio ?? 'inherit', opts.stdio ?? 'inherit'],
             detached: true,
@@ -96,8 +92,8 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
   };
 
   try {
-    for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, './worker.ts');
-    startProcess('edge', './edge.ts');
+    for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, 'worker');
+    startProcess('edge', 'edge');
     const edgeUrl = `http://${cfg.HOST}:${port}`;
     await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, { address: env.TEMPORAL_ADDRESS, namespace: cfg.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE ?? cfg.TEMPORAL_TASK_QUEUE });
     starting = false;

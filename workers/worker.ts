@@ -17,6 +17,7 @@ import { prepareServers } from './infra.ts';
 import { ensureSchedules } from './schedules.ts';
 import { Connection } from '@temporalio/client';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 export async function createWorker() {
   const cfg = config();
@@ -36,13 +37,25 @@ export async function createWorker() {
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,
     taskQueue: cfg.TEMPORAL_TASK_QUEUE,
-    workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)),
+    ...workflowCode(),
     activities: wrapActivities(activities),
-    // heartbeat timeouts for long activities: a killed worker's activity moves on within 20 s
-    interceptors: { workflowModules: [fileURLToPath(new URL('./workflow-interceptors.ts', import.meta.url))] },
     maxConcurrentActivityTaskExecutions: 8,
   });
   return { worker, connection };
+}
+
+/**
+ * The workflow code. Compiled (dist/workers/worker.js), the bundle `npm run build` made beside it
+ * (dist/workflow-bundle.js, interceptors included): no bundling at start. From the sources, the SDK
+ * bundles workflows/index.ts at start (a few seconds), so an edited workflow runs at once.
+ */
+export function workflowCode(): { workflowBundle: { codePath: string } } | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
+  if (import.meta.url.endsWith('.js')) return { workflowBundle: { codePath: fileURLToPath(new URL(`../${WORKFLOW_BUNDLE}`, import.meta.url)) } };
+  return {
+    workflowsPath: fileURLToPath(new URL(WORKFLOW_SOURCES.workflowsPath, import.meta.url)),
+    // heartbeat timeouts for long activities: a killed worker's activity moves on within 20 s
+    interceptors: { workflowModules: WORKFLOW_SOURCES.interceptorModules.map((m) => fileURLToPath(new URL(m, import.meta.url))) },
+  };
 }
 
 function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean {

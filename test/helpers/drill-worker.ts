@@ -6,12 +6,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { processArgs } from '../../workers/processes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const workers: ChildProcess[] = [];
 
 export async function startDrillWorker(queue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'workers/worker.ts'], {
+  const child = spawn(process.execPath, processArgs('worker'), {
     cwd: root,
     env: { ...process.env, ...inject('platformEnv'), TEMPORAL_TASK_QUEUE: queue },
     stdio: ['ignore', 'ignore', 'pipe'],

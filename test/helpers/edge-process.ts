@@ -7,14 +7,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import { freePort } from '../../workers/infra.ts';
+import { processArgs, type PlatformProcess } from '../../workers/processes.ts';
 import { adminKey } from './api.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 
-/** `workers/<script>.ts` started like the suite's own, with `env` changed. */
-export function startPlatformProcess(script: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+/** The edge or a worker started like the suite's own, with `env` changed. */
+export function startPlatformProcess(which: PlatformProcess, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, processArgs(which), {
     cwd: root,
     env: { ...process.env, ...inject('platformEnv'), PLATFORM_ADMIN_KEY: adminKey(), LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -27,7 +28,7 @@ export function startPlatformProcess(script: string, env: Record<string, string>
 export async function startExtraEdge(env: Record<string, string>): Promise<string> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const child = startPlatformProcess('workers/edge.ts', { ...env, PORT: String(port) });
+  const child = startPlatformProcess('edge', { ...env, PORT: String(port) });
   for (let i = 0; i < 300; i += 1) {
     if (child.exitCode !== null) break;
     try {

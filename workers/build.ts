@@ -1,0 +1,59 @@
+/**
+ * `npm run build`: the platform as JavaScript in dist/, run by plain `node` (docs/build.md).
+ *  1. tsc compiles edge/, workflows/, activities/ and workers/ (tsconfig.build.json): one .js per
+ *     .ts in the same layout, relative imports rewritten from .ts to .js.
+ *  2. The files the code opens beside itself are copied: threads and children in plain JS (*.mjs),
+ *     the speech server (*.py), the process guard (*.sh), FerretDB's patches (setup only).
+ *  3. The workflow code is bundled once, as the SDK would bundle it at every worker start:
+ *     dist/workflow-bundle.js, so a compiled worker polls without bundling.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dist = path.join(root, 'dist');
+const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers'];
+const ASSET = /\.(mjs|py|sh|patch)$/;
+
+function copyAssets(dir: string): number {
+  let n = 0;
+  for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+    const rel = path.join(dir, entry.name);
+    if (entry.isDirectory()) n += copyAssets(rel);
+    else if (ASSET.test(entry.name)) {
+      fs.mkdirSync(path.join(dist, dir), { recursive: true });
+      fs.copyFileSync(path.join(root, rel), path.join(dist, rel));
+      fs.chmodSync(path.join(dist, rel), fs.statSync(path.join(root, rel)).mode);
+      n += 1;
+    }
+  }
+  return n;
+}
+
+async function main() {
+  const began = Date.now();
+  fs.rmSync(dist, { recursive: true, force: true });
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  if (compiled.status !== 0) throw new Error(`tsc failed (exit ${compiled.status})`);
+  const assets = COMPILED_DIRS.reduce((n, dir) => n + copyAssets(dir), 0);
+  const here = path.join(root, 'workers');
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.resolve(here, WORKFLOW_SOURCES.workflowsPath),
+    workflowInterceptorModules: WORKFLOW_SOURCES.interceptorModules.map((m) => path.resolve(here, m)),
+    logger: new DefaultLogger('WARN'),
+  });
+  fs.writeFileSync(path.join(dist, WORKFLOW_BUNDLE), code);
+  const files = fs.readdirSync(dist, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
+  process.stderr.write(`build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`build: ${(err as Error).message}\n`);
+  process.exit(1);
+});

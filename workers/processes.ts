@@ -1,0 +1,32 @@
+/**
+ * How a process of the platform (the edge, a worker) is started: compiled JavaScript under plain
+ * `node` when this module itself runs compiled (dist/) or PLATFORM_RUN=compiled asks for the build,
+ * otherwise the TypeScript sources through tsx's loader (`npm start`, development).
+ * One place, so `npm start`, the test suite and its drills run the same thing (docs/build.md).
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export type PlatformProcess = 'edge' | 'worker';
+
+const compiledHere = import.meta.url.endsWith('.js');
+
+/** Whether the edge and worker processes run the build in dist/ (else the sources, through tsx). */
+export function runsCompiled(): boolean {
+  return compiledHere || process.env.PLATFORM_RUN === 'compiled';
+}
+
+/** The arguments to give `node` (process.execPath) to start that process. */
+export function processArgs(name: PlatformProcess): string[] {
+  if (compiledHere) return [fileURLToPath(new URL(`./${name}.js`, import.meta.url))];
+  if (process.env.PLATFORM_RUN === 'compiled') {
+    const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
+    if (!fs.existsSync(script)) throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
+    return [script];
+  }
+  // Node with tsx's loader, not the tsx command: one process, whose pid is the one a supervisor
+  // watches and the one Temporal shows as the poller's identity (pid@host).
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
+  return ['--import', tsx, fileURLToPath(new URL(`./${name}.ts`, import.meta.url))];
+}
