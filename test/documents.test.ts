@@ -174,13 +174,20 @@ describe('PDF decompression bombs (small files that inflate to gigabytes; a 20,0
     const { user, send } = await setup();
     const pdf = imageBombPdf(20_000, 20_000, { as: 'smask' });
     expect(pdf.length).toBeLessThan(1_000_000);
+    // The child's data limit (ulimit -d) stops the 400 MB mask's allocation. What follows depends on
+    // where it fails: a child that dies is a 422; pdfjs catching the failure skips the mask and the
+    // page is read and drawn without it (as an oversized image is). Both are bounded and quick; which
+    // one differs between the sources under tsx (the child dies) and the build (pdfjs catches it).
     const doc = await timed(() => send(pdf, 'mask.pdf'));
-    expect(doc.out.status, JSON.stringify(doc.out.body)).toBe(422);
-    expect(doc.out.body.detail).toMatch(/^file: the PDF could not be read within the limits \(.+\): something in it, e.g. an image or mask far over 50 megapixels/);
-    // pdfjs still inflates the 400 MB mask (pure JS, seconds) before the child hits its limit
+    if (doc.out.status === 422) expect(doc.out.body.detail).toMatch(/^file: the PDF could not be read within the limits \(.+\): something in it, e.g. an image or mask far over 50 megapixels/);
+    else {
+      expect(doc.out.status, JSON.stringify(doc.out.body)).toBe(200);
+      expect(doc.out.body.data.metadata.pages).toBe(1);
+      expect(doc.out.body.thumbnail_path).toBeTruthy();
+    }
     expect(doc.ms).toBeLessThan(2 * LIMIT_MS);
     const thumb = await timed(() => call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({ user_id: user.user_id }, { data: pdf, name: 'mask.pdf' }) }));
-    expect(thumb.out.status, String(thumb.out.body?.detail)).toBe(422);
+    expect([200, 422], String(thumb.out.body?.detail)).toContain(thumb.out.status);
     expect(thumb.ms).toBeLessThan(2 * LIMIT_MS);
     // that happened in the PDF child: the worker itself never grew anywhere near the ~5 GB
     const peak = workerPeakBytes();

@@ -134,20 +134,25 @@ const PDF_CHILD_IDLE_MS = 60_000;
 const MEMORY_POLL_MS = 25;
 
 /**
- * The child's memory cap (resident set): room for Node, pdfjs and the canvas (~300 MB at rest),
- * plus ~16 bytes per pixel of the largest image allowed (pdfjs holds the decoded bytes, an RGBA
- * copy, and the canvas its own). An image within MAX_IMAGE_MEGAPIXELS fits; whatever needs more
- * (a soft mask or content stream that inflates to gigabytes) gets the child killed.
+ * The child's working room (resident set above its own size once ready, which is ~80 MB compiled
+ * and ~215 MB under tsx's loader): 256 MB for pdfjs's state and the canvas, plus ~16 bytes per
+ * pixel of the largest image allowed (pdfjs holds the decoded bytes, an RGBA copy, and the canvas
+ * its own). An image within MAX_IMAGE_MEGAPIXELS fits; whatever needs more (a soft mask or content
+ * stream that inflates to gigabytes) gets the child killed. Measured from the child's size at ready,
+ * the limit is the same whether the platform runs compiled or from the sources.
  */
 export function pdfChildMemoryBytes(): number {
-  return 512 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000;
+  return 256 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000;
 }
+
+/** The child's size at ready when /proc cannot say (not Linux): the watchdog is off there anyway. */
+const CHILD_AT_READY_BYTES = 256 * 2 ** 20;
 
 /**
  * The hard stop behind the watchdog (ulimit -d, address space that may be written), for when
  * this process is too busy to poll: @napi-rs/canvas reserves ~1 GB of it at load, untouched.
  */
-const childDataLimitBytes = () => 2 ** 30 + 2 * pdfChildMemoryBytes();
+const childDataLimitBytes = () => 2 ** 30 + 2 * (512 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000);
 
 function residentBytes(pid: number): number | null {
   try {
@@ -197,6 +202,8 @@ interface Reader {
   child: ChildProcess;
   /** the child has loaded pdfjs and listens for jobs */
   ready: boolean;
+  /** its resident size when it said ready: the memory cap is counted from there */
+  sizeAtReady?: number;
   /** its job: sent once the child is ready */
   current?: Pending;
   timer?: NodeJS.Timeout;
@@ -299,6 +306,7 @@ class PdfReader {
       if (!this.readers.has(reader)) return;
       if ('ready' in reply) {
         reader.ready = true;
+        reader.sizeAtReady = (child.pid ? residentBytes(child.pid) : null) ?? CHILD_AT_READY_BYTES;
         if (reader.current) this.send(reader, reader.current);
         else this.pump();
         return;
@@ -339,7 +347,7 @@ class PdfReader {
   private send(reader: Reader, job: Pending): void {
     const { child } = reader;
     reader.timer = setTimeout(() => this.kill(reader, `over ${PDF_JOB_TIMEOUT_MS / 1000} s`), PDF_JOB_TIMEOUT_MS);
-    const cap = pdfChildMemoryBytes();
+    const cap = (reader.sizeAtReady ?? CHILD_AT_READY_BYTES) + pdfChildMemoryBytes();
     reader.watchdog = setInterval(() => {
       const rss = child.pid ? residentBytes(child.pid) : null;
       if (rss !== null && rss > cap) this.kill(reader, `over ${Math.round(cap / 2 ** 20)} MB of memory`);
