@@ -52,6 +52,14 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
   /** the JSON body carries a base64 file: its limit is MAX_UPLOAD_MB (encoded) instead of 1 MB */
   jsonUpload?: boolean;
   status?: number;
+  /**
+   * Other statuses the route answers, with what they mean: `{ 409: 'The name is taken' }`. A 2xx,
+   * or one given as `{ description, answer: true }` (a health check's 503), carries the route's
+   * answer schema; one given with its own `schema` (named by its zod `id`) that one; the others
+   * the route's error schema. The statuses every route of its kind answers (400, 401, 404, 429,
+   * ...: see operationOf in edge/openapi.ts) are documented without this.
+   */
+  statuses?: Record<number, string | { description: string; answer: true } | { description: string; schema: z.ZodType }>;
   /** unauthenticated routes are rate limited per client address */
   rateLimit?: 'key' | 'ip' | 'none';
   /**

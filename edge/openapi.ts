@@ -105,6 +105,10 @@ function responseComponents(documented: { def: RouteDef; operationId: string }[]
     const s = def.response!;
     answerName.set(def, name(s, [metaId(s) ?? `${capital(operationId)}Response`]));
   }
+  // Answers of other statuses with their own schema (a refused payment's 402).
+  for (const { def, operationId } of documented) {
+    for (const [status, said] of Object.entries(def.statuses ?? {})) if (typeof said === 'object' && 'schema' in said) name(said.schema, [metaId(said.schema) ?? `${capital(operationId)}${status}`]);
+  }
   // Parts: explicit ids always; other objects when more than one route answers with them.
   const users = new Map<Schema, { routes: Set<RouteDef>; key?: string; tag: string }>();
   for (const { def } of answering) {
@@ -130,7 +134,7 @@ function responseComponents(documented: { def: RouteDef; operationId: string }[]
     const { $schema: _s, $id: _i, ...body } = schemas[id];
     components[id] = body;
   }
-  return { components, answerName };
+  return { components, answerName, nameOf };
 }
 
 function parametersOf(def: RouteDef): Json[] {
@@ -163,10 +167,11 @@ function successOf(def: RouteDef, answer: string | undefined): Json {
   return { description: 'OK', content: { 'application/json': { schema: answer ? ref(answer) : {} } } };
 }
 
-function operationOf(def: RouteDef, operationId: string, answer: string | undefined): Json {
+function operationOf(def: RouteDef, operationId: string, answer: string | undefined, named: Map<Schema, string>): Json {
   const errorBody = ref(def.errors === 'success' ? 'ErrorSuccess' : 'ErrorDetail');
   const err = (description: string, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: errorBody } } });
   const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } };
+  const mutates = def.method !== 'GET';
   const op: Json = {
     tags: [def.tag],
     summary: def.summary.replace(/`/g, ''), // a plain line in the reference (descriptions are Markdown)
@@ -176,11 +181,24 @@ function operationOf(def: RouteDef, operationId: string, answer: string | undefi
       [String(def.status ?? 200)]: successOf(def, answer),
       ...(def.body || def.form || def.query || def.params ? { '400': err('Malformed request'), '422': err('Invalid input; the message names the field') } : {}),
       ...(def.auth !== 'none' ? { '401': err('Missing, unknown or revoked API key'), '403': err('The key lacks the permission or organization'), '429': err('Rate limited', retryAfter) } : {}),
-      ...(def.params ? { '404': err('Not found, or not visible to this key') } : {}),
-      ...(def.form ? { '413': err('Upload over MAX_UPLOAD_MB') } : {}),
+      ...(def.params ? { '404': err('Not found, or not visible to this key') } : def.auth !== 'none' && (def.body || def.query || def.form) ? { '404': err('Something the request names was not found, or is not visible to this key') } : {}),
+      ...(def.idempotent ? { '409': err('The Idempotency-Key is in use by a concurrent request, or was used for another request') } : {}),
+      ...(def.auth === 'none' && def.rateLimit === 'ip' ? { '429': err('Rate limited (per client address)', retryAfter) } : {}),
+      ...(def.form ? { '413': err('Upload over MAX_UPLOAD_MB') } : def.body ? { '413': err(def.jsonUpload ? 'Body over its limit (the base64 file over MAX_UPLOAD_MB)' : 'Body over 1 MB') } : {}),
+      ...(def.form ? { '415': err('Not multipart/form-data') } : {}),
+      ...(mutates && def.audit !== false && def.auth !== 'none' ? { '503': err('Audited (an admin key): the audit trail is unavailable; nothing was changed') } : {}),
+      ...Object.fromEntries(
+        Object.entries(def.statuses ?? {}).map(([status, said]) => {
+          const description = typeof said === 'string' ? said : said.description;
+          if (typeof said === 'object' && 'schema' in said) return [status, { description, content: { 'application/json': { schema: ref(named.get(said.schema)!) } } }];
+          return [status, Number(status) < 300 || typeof said !== 'string' ? { ...successOf(def, answer), description } : err(description, Number(status) === 429 ? retryAfter : undefined)];
+        }),
+      ),
       '500': err('Server error (never carries a stack trace)'),
     },
   };
+  // In status order: the extra statuses of `statuses` among the generic ones.
+  op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => Number(a) - Number(b)));
   if (def.auth !== 'none') op.security = [{ bearer: [] }, { apiKey: [] }];
   if (def.auth === 'admin' || def.auth === 'sysadmin') op.description = `Requires the \`${def.auth === 'admin' ? 'admin' : 'system_admin'}\` permission.`;
   if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(def.body) } } };
@@ -222,12 +240,12 @@ export function openApiDocument(): Json {
       return { def, path, alias, operationId };
     }),
   );
-  const { components, answerName } = responseComponents(documented.filter((d) => d.alias === 0));
+  const { components, answerName, nameOf } = responseComponents(documented.filter((d) => d.alias === 0));
   const paths: Record<string, Json> = {};
   // Aliases after every documented path, so the page lists each route's own path together.
   for (const { def, path, alias, operationId } of [...documented.filter((d) => !d.alias), ...documented.filter((d) => d.alias)]) {
     const openPath = path.replace(/:([A-Za-z_]+)/g, '{$1}');
-    const op = operationOf(def, operationId, answerName.get(def));
+    const op = operationOf(def, operationId, answerName.get(def), nameOf);
     if (alias) op.description = [op.description, `Alias of \`${def.paths[0]}\`.`].filter(Boolean).join(' ');
     paths[openPath] ??= {};
     paths[openPath][def.method.toLowerCase()] = op;

@@ -32,6 +32,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/billing/packages'],
+  statuses: { 409: 'A package with this id exists' },
   tag,
   summary: 'Creates a token package (system admin)',
   auth: 'sysadmin',
@@ -49,9 +50,22 @@ defineRoute({
   handler: async ({ body }) => new Reply(201, { success: true, package: await createPackage(body) }),
 });
 
+/** A refused payment's answer (402): the error and the purchase it recorded. */
+const paymentRequired = z
+  .object({
+    detail: z.string(),
+    transaction_id: z.string(),
+    status: z.string().describe('`failed` (declined) or `requires_action` (not completed)'),
+    provider: z.string(),
+    sandbox: z.boolean(),
+    payment_intent_id: z.string().nullable(),
+  })
+  .meta({ id: 'PaymentRequired' });
+
 defineRoute({
   method: 'POST',
   paths: ['/api/billing/purchase-tokens'],
+  statuses: { 402: { description: 'The payment was declined or not completed: nothing was credited; the body names the purchase', schema: paymentRequired }, 409: 'The idempotency key was used for another package', 503: 'Payments are not configured' },
   tag,
   summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing; without STRIPE_SECRET_KEY and PAYMENTS_TEST_MODE: 503 `payment provider not configured`',
   auth: 'key',

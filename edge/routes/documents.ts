@@ -41,6 +41,7 @@ function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, f
 defineRoute({
   method: 'POST',
   paths: ['/process_document'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'The PDF reader is busy, or model calls are busy; retry after Retry-After' },
   tag,
   summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
@@ -71,6 +72,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/generate_thumbnail'],
+  statuses: { 503: 'The PDF reader is busy; retry after Retry-After' },
   tag,
   summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
   auth: 'key',

@@ -14,6 +14,7 @@ const tag = 'feedback';
 defineRoute({
   method: 'POST',
   paths: ['/api/feedback/submit'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
   tag,
   summary: 'Stores feedback; its sentiment and categories are analysed asynchronously (workflow feedback-analysis:<id>)',
   auth: 'key',

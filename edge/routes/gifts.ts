@@ -92,6 +92,7 @@ defineRoute({
   audit: { action: 'gift.create', target: ({ result }) => ({ type: 'gift', id: result.gift.id }) },
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
+  status: 201,
   response: z.object({ success: z.literal(true), gift }),
   handler: async ({ principal, query, body }) => new Reply(201, { success: true, gift: await createGift(organizationFor(principal, query.organization_id), body) }),
 });
@@ -162,6 +163,7 @@ const redemption = z.object({
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/gifts/:gift_id/redeem'],
+  statuses: { 202: 'Not final yet: with the provider (`processing`) or waiting for an admin (`needs_review`); `Location` names the redemption', 409: 'Not enough points, a gift without points_value, or the idempotency key was used for another gift', 502: 'The gift provider failed', 503: 'The points ledger is busy for this user; retry after Retry-After' },
   tag,
   errors,
   summary: "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
@@ -231,6 +233,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/redemptions/:redemption_id/settle'],
+  statuses: { 409: 'The redemption is not in needs_review, or was settled otherwise' },
   tag,
   errors,
   summary:

@@ -28,11 +28,13 @@ const orgIdPattern = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/
 defineRoute({
   method: 'POST',
   paths: ['/api/organizations'],
+  statuses: { 409: 'An organization with this organization_id exists' },
   tag,
   summary: 'Creates an organization (system admin)',
   auth: 'sysadmin',
   audit: { action: 'organization.create', target: ({ result }) => ({ type: 'organization', id: result.organization.organization_id }) },
   body: z.object({ organization_id: orgIdPattern.optional(), name: z.string().trim().min(1).max(200), tier: z.enum(TIERS) }),
+  status: 201,
   response: z.object({ success: z.literal(true), organization }),
   handler: async ({ body }) => new Reply(201, { success: true, organization: await createOrganization(body) }),
 });
@@ -85,6 +87,7 @@ defineRoute({
     display_name: z.string().trim().min(1).max(200).optional(),
   }),
   response: z.object({ success: z.literal(true), created: z.boolean(), user }),
+  statuses: { 201: 'The user was created (`created: true`); 200 when it existed' },
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     if (principal.level === 0 && body.idp_id !== principal.idp_id) throw forbidden('A basic API key may only act for its own user');

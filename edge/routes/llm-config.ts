@@ -50,6 +50,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: [`${P}/update-llm-config`],
+  statuses: { 503: 'The configuration is being changed concurrently; retry' },
   tag,
   summary: "Sets the organization's settings of an agent (admin of a business or enterprise organization; free: 403), limits, budget and fallbacks included",
   auth: 'admin',
@@ -81,6 +82,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: [`${P}/update-provider-config`],
+  statuses: { 503: 'The configuration is being changed concurrently; retry' },
   tag,
   summary: "Sets the agent's provider (system admin): an OpenAI-compatible base URL, API key (stored encrypted), models",
   auth: 'sysadmin',
@@ -154,6 +156,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: [`${P}/rollback`],
+  statuses: { 409: 'That version is no longer valid settings; set them instead', 503: 'The configuration is being changed concurrently; retry' },
   tag,
   summary: "Writes a new version equal to `version`: of the organization's settings of `agent_name` (admin of a business or enterprise organization; free: 403), or without `agent_name` of the default configuration (system admin). Unknown version: 404",
   auth: 'admin',

@@ -103,6 +103,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/award-points/:idp_id'],
+  statuses: { 409: 'A limit of the action is reached; nothing was credited', 503: 'The points ledger is busy for this user; retry after Retry-After' },
   tag,
   summary: "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
   auth: 'key',
@@ -188,6 +189,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/reverse'],
+  statuses: { 409: 'The reversal would leave the user with negative spendable points (send allow_negative)', 503: 'The points ledger is busy for this user; retry after Retry-After' },
   tag,
   summary:
     "Takes back a credit given in error (admin), named by its ledger operation_id, or with user_id by the operation_id (or Idempotency-Key) the client sent with the award: one reversal entry per credit (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",

@@ -77,6 +77,7 @@ defineRoute({
 defineRoute({
   method: 'GET',
   paths: ['/api/users/:user_ref/exports/:export_id/download'],
+  statuses: { 409: 'The export is still being prepared, or failed', 410: 'The export has expired' },
   tag,
   summary: 'Downloads a ready export (application/zip); 409 while it is prepared, 410 once expired',
   auth: 'key',

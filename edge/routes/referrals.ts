@@ -78,6 +78,7 @@ async function adminParties(org: string, body: ReferralBody): Promise<{ referred
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/process-referral'],
+  statuses: { 409: 'Outside the referral window, a mutual referral, or the user was already referred', 503: 'Busy for these users; retry after Retry-After' },
   tag,
   summary:
     "Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code. 409 when the user was referred by someone else, when the referrer is a user they referred, or when their account is older than the rules' referral_window_days",

@@ -281,7 +281,15 @@ defineRoute({
   auth: 'key',
   params: z.object({ venue_id: intId }),
   query: orgQuery,
-  response: z.object({ success: ok, venue, products: z.array(mapping.extend({ name: z.string(), brand_id: z.number(), barcode: z.string() })), places: z.unknown(), places_source: z.string() }),
+  response: z.object({
+    success: ok,
+    venue,
+    products: z.array(mapping.extend({ name: z.string(), brand_id: z.number(), barcode: z.string() })),
+    places: z.unknown(),
+    places_source: z.string(),
+    places_cached_at: z.string().optional().describe('when the places data was fetched from the provider (absent with places_source "none")'),
+    places_error: z.string().optional().describe('the provider failed (`unavailable` for a basic key): places is the cached copy, or null'),
+  }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const v = await venues.getVenue(org, params.venue_id);

@@ -126,6 +126,7 @@ defineRoute({
 });
 defineRoute({
   method: 'POST', paths: ['/scheduler/events/:event_id/execute', '/api/scheduler-service/events/:event_id/execute'], tag, auth: 'key',
+  statuses: { 409: 'The event has ended; update it to run again' },
   audit: { action: 'scheduled_event.execute', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Runs the event now (also while paused); returns execution_time. The same Idempotency-Key starts one run. A basic key: 429 with Retry-After within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC of the last run; 409 for an ended event (update it to run again); the event\'s overlap policy',
   params: idParam, query: orgQuery, idempotent: true,
@@ -174,6 +175,7 @@ const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Dat
 
 defineRoute({
   method: 'POST', paths: ['/scheduler/events'], tag, auth: 'key',
+  statuses: { 409: 'A cap on active or stored scheduled events is reached' },
   audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event_id }) },
   summary: 'Creates an event and its Temporal Schedule (variant A)',
   body: bodyA,
@@ -199,6 +201,7 @@ defineRoute({
 });
 defineRoute({
   method: 'PUT', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
+  statuses: { 409: 'A cap on active events is reached, or the event was changed at the same time' },
   audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Updates an event; its Schedule is updated in place (variant A)',
   params: idParam,
@@ -212,6 +215,7 @@ const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.typ
 
 defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
+  statuses: { 409: 'A cap on active or stored scheduled events is reached' },
   audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event.id }) },
   summary: 'Creates an event and its Temporal Schedule (variant B)',
   body: bodyB,
@@ -237,6 +241,7 @@ defineRoute({
 });
 defineRoute({
   method: 'PUT', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
+  statuses: { 409: 'A cap on active events is reached, or the event was changed at the same time' },
   audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
   summary: 'Updates an event (same body as create); its Schedule is updated in place (variant B)',
   params: idParam,

@@ -48,6 +48,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: both('/new_conversation'),
+  statuses: { 409: 'The session has ended' },
   tag,
   summary: "Opens a conversation in the named session, or in the user's latest open session",
   auth: 'key',
@@ -98,6 +99,7 @@ const keyMetadata = z.object({
 defineRoute({
   method: 'POST',
   paths: both('/generate_api_key'),
+  statuses: { 409: 'The user already holds MAX_KEYS_PER_USER active keys' },
   tag,
   summary: 'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit and expires no later than itself; at most MAX_KEYS_PER_USER active keys per user (409)',
   auth: 'key',
@@ -176,6 +178,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: both('/rotate_api_key'),
+  statuses: { 409: 'The key is revoked, expired or already rotated, or a rotation with a grace would pass MAX_KEYS_PER_USER' },
   tag,
   summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused. While it works it keeps its place under MAX_KEYS_PER_USER, so a rotation with a grace needs a free place (409 at the cap; grace_seconds 0 hands the place over at once)",
   auth: 'key',
@@ -231,6 +234,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: both('/update_session_status'),
+  statuses: { 409: 'An ended session cannot be reopened' },
   tag,
   summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
   auth: 'key',

@@ -33,6 +33,7 @@ export const supportAnswer = answer;
 defineRoute({
   method: 'POST',
   paths: ['/support'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
   tag,
   summary: "Answers a question from the organization's knowledge base, citing the articles used; offers escalation when it does not know",
   auth: 'key',
@@ -103,6 +104,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/support/transcribe'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The transcription or model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
   tag,
   summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',

@@ -45,6 +45,7 @@ const serverChecks = async () => {
 defineRoute({
   method: 'GET',
   paths: ['/health'],
+  statuses: { 503: { description: 'Degraded: a check failed (same body)', answer: true } },
   tag: 'system',
   summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to a system_admin key',
   auth: 'none',
@@ -67,6 +68,7 @@ const readyResponse = z.object({
 defineRoute({
   method: 'GET',
   paths: ['/health/ready'],
+  statuses: { 503: { description: 'Not ready (same body)', answer: true } },
   tag: 'system',
   summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to a system_admin key',
   auth: 'none',

@@ -30,6 +30,7 @@ async function processInWorker(input: StoredTextInput) {
 defineRoute({
   method: 'POST',
   paths: ['/process_text'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model or embeddings provider failed', 503: 'The analysis took too long and was stopped, or model calls are busy; try again later' },
   tag,
   errors,
   summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it, in the worker (workflow text:<text id>)',
@@ -66,6 +67,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/text/similar'],
+  statuses: { 502: 'The embeddings provider failed' },
   tag,
   errors,
   summary: "Stored texts closest to a query text or an embedding_id, within the caller's organization (a basic key: its own texts)",

@@ -155,6 +155,7 @@ async function readScan(p: Principal, organization_id: string | undefined, scan_
 defineRoute({
   method: 'POST',
   paths: [BASE],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
   tag,
   summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
   auth: 'key',
@@ -176,6 +177,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/retail/receipts'],
+  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
   tag: 'retail',
   summary: 'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
   auth: 'key',

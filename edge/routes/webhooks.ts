@@ -38,6 +38,7 @@ const paging = { page: z.coerce.number().int().min(1).max(10_000).default(1), li
 defineRoute({
   method: 'POST',
   paths: ['/api/webhooks/endpoints'],
+  statuses: { 409: 'The organization has its maximum of webhook endpoints' },
   tag,
   summary: "Adds a webhook endpoint to the organization (admin). The answer carries its signing secret, shown only once",
   auth: 'admin',
@@ -108,6 +109,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/webhooks/endpoints/:id/rotate-secret'],
+  statuses: { 409: 'The secret was rotated meanwhile by another request' },
   tag,
   summary: 'A new signing secret (admin), shown once; the previous one keeps signing for grace_seconds (default 86400, at most 7 days, 0 stops it now): each request then carries both signatures',
   auth: 'admin',
@@ -162,6 +164,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/webhooks/deliveries/:id/retry'],
+  statuses: { 409: 'An attempt of this delivery is already due' },
   tag,
   summary: 'An attempt of this delivery now (admin), whatever its state: a waiting one stops waiting; an ended one (delivered or failed) gets a new run, with the retry schedule from its start',
   auth: 'admin',
