@@ -1,22 +1,51 @@
-# One image for the edge and the worker (the command picks the process).
-FROM node:20-bookworm-slim
+# One image for the edge and the worker: the command picks the process (docs/build.md).
+#   docker build -t loyalty-platform .
+#   docker run ... loyalty-platform                              # the edge (default command)
+#   docker run ... loyalty-platform node dist/workers/worker.js  # a worker
+# Three stages build it; the runtime stage holds compiled JavaScript, production dependencies and
+# the offline speech engine, and runs as the unprivileged `node` user.
+
+# 1. build: every dependency, then `npm run build` (tsc to dist/, the prebuilt workflow bundle).
+FROM node:20-bookworm-slim AS build
 WORKDIR /app
-ENV NODE_ENV=production
-# The offline speech engine (PyPI pocketsphinx with its en-us model), where the worker looks for
-# it: $(dirname PLATFORM_BIN_DIR)/python. ffmpeg and the OCR model come with the npm packages.
-ENV PLATFORM_BIN_DIR=/opt/platform/bin
-RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip \
-  && python3 -m pip install --no-cache-dir --break-system-packages --target /opt/platform/python pocketsphinx==5.1.1 \
-  && apt-get purge -y python3-pip && apt-get autoremove -y && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund && npm cache clean --force
-COPY tsconfig.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
 COPY activities ./activities
 COPY edge ./edge
 COPY workflows ./workflows
 COPY workers ./workers
+RUN npm run build
+
+# 2. dependencies: production ones only, without other platforms' native builds (prune-runtime.mjs).
+FROM node:20-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY workers/prune-runtime.mjs ./
+RUN npm ci --omit=dev --no-audit --no-fund && node prune-runtime.mjs node_modules && npm cache clean --force
+
+# 3. the offline speech engine (PyPI pocketsphinx with its en-us model), built with pip here so the
+#    runtime has python3 but no pip. ffmpeg and the OCR model come with the npm packages.
+FROM node:20-bookworm-slim AS speech
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip \
+  && python3 -m pip install --no-cache-dir --break-system-packages --target /opt/platform/python pocketsphinx==5.1.1
+
+# runtime
+FROM node:20-bookworm-slim
+RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+ENV NODE_ENV=production
+# the worker looks for the speech engine in $(dirname PLATFORM_BIN_DIR)/python
+ENV PLATFORM_BIN_DIR=/opt/platform/bin
+# the worker touches this file while it runs; the health check reads it (no file: the edge)
+ENV WORKER_HEARTBEAT_FILE=/tmp/platform-worker.alive
+COPY --from=speech /opt/platform/python /opt/platform/python
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
 # Named volumes take this directory's owner on first mount: the edge writes admin-key.txt here.
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 8000
-CMD ["node_modules/.bin/tsx", "workers/edge.ts"]
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 CMD ["node", "dist/workers/healthcheck.js"]
+CMD ["node", "dist/workers/edge.js"]

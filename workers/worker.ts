@@ -2,6 +2,7 @@
  * The Temporal worker process: registers every workflow and activity of the platform on the task
  * queue. Several can run side by side (WORKER_COUNT in `npm start`, replicas in docker compose).
  */
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
 import { config, type Config } from '../activities/core/config.ts';
@@ -109,6 +110,37 @@ function installRuntime(cfg: Config, log: Logger): string | undefined {
   throw new Error(`WORKER_METRICS_PORT: ports ${base} to ${base + 15} are all taken`);
 }
 
+/**
+ * A worker has no port to ask: while it runs, it touches a file every HEARTBEAT_MS, and the image's
+ * health check (workers/healthcheck.ts) calls a worker healthy while the file is fresh. A worker
+ * stuck (event loop held) or no longer running stops touching it. Removed at the end.
+ */
+export const HEARTBEAT_MS = 10_000;
+
+function startHeartbeat(file: string, worker: Worker, log: Logger): { stop(): void } {
+  let warned = false;
+  const beat = () => {
+    if (worker.getState() !== 'RUNNING') return;
+    try {
+      fs.writeFileSync(file, `${new Date().toISOString()}\n`);
+    } catch (err) {
+      if (!warned) log.warn({ err, file }, `WORKER_HEARTBEAT_FILE: cannot write ${file}`);
+      warned = true;
+    }
+  };
+  const first = setTimeout(beat, 1000); // once it polls (run() has just been called)
+  const timer = setInterval(beat, HEARTBEAT_MS);
+  timer.unref();
+  first.unref();
+  return {
+    stop() {
+      clearTimeout(first);
+      clearInterval(timer);
+      fs.rmSync(file, { force: true });
+    },
+  };
+}
+
 async function main() {
   const cfg = config();
   const log = createLogger('worker', cfg.LOG_LEVEL);
@@ -116,9 +148,11 @@ async function main() {
   if (metrics) log.info({ metrics: `http://${metrics}/metrics` }, `Temporal worker metrics on http://${metrics}/metrics`);
   const { worker, connection } = await createWorker();
   log.info({ task_queue: cfg.TEMPORAL_TASK_QUEUE, temporal: cfg.TEMPORAL_ADDRESS }, `polling task queue ${cfg.TEMPORAL_TASK_QUEUE} on ${cfg.TEMPORAL_ADDRESS}`);
+  const heartbeat = cfg.WORKER_HEARTBEAT_FILE ? startHeartbeat(cfg.WORKER_HEARTBEAT_FILE, worker, log) : undefined;
   try {
     await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done
   } finally {
+    heartbeat?.stop();
     await connection.close();
     await stopOcr();
     stopSpeech();

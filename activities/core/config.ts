@@ -116,6 +116,8 @@ export const envSchema = z.object({
   METRICS_ENABLED: bool.default(true),
   // 0 = off; several workers on one host take the first free port from here up.
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
+  // The worker touches this file every 10 s while it runs (the image's health check reads it).
+  WORKER_HEARTBEAT_FILE: optional,
 });
 
 export type Env = z.infer<typeof envSchema>;

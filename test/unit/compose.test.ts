@@ -73,7 +73,7 @@ describe('docker-compose.yml', () => {
   it('lets the worker service scale (--scale worker=N): no container name, no published port', () => {
     expect(publishedPorts().get('worker')).toEqual([]);
     const worker = text.slice(text.indexOf('\n  worker:\n'), text.indexOf('\n  edge:\n'));
-    expect(worker).toContain('workers/worker.ts');
+    expect(worker).toContain('dist/workers/worker.js');
     expect(worker).not.toMatch(/container_name|hostname:/);
   });
 
