@@ -19,10 +19,10 @@ const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
 /**
  * `npm run bench -- scale retail` or BENCH_SECTIONS=scale,retail: the sections to run, of
- * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store (default: all).
+ * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store,startup (default: all).
  */
 const chosen = process.argv.slice(2).filter((a) => !a.startsWith('-')).join(',') || process.env.BENCH_SECTIONS;
-const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store').split(',').map((x) => x.trim()));
+const SECTIONS = new Set((chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store,startup').split(',').map((x) => x.trim()));
 /** the sections reported against the h3 hello-world baseline */
 const NEEDS_BASELINE = ['edge', 'loyalty', 'retail'].some((s) => SECTIONS.has(s));
 
@@ -216,6 +216,11 @@ async function main() {
       for (const l of scale) line(l);
     }
     let storeLine: string | undefined;
+    if (SECTIONS.has('startup')) {
+      const { benchStartup } = await import('./startup.ts');
+      line('');
+      for (const l of await benchStartup(platform.env)) line(l);
+    }
     if (SECTIONS.has('store')) {
       const { benchStore, decodedPerMatched } = await import('./store.ts');
       const store = await benchStore(platform.env.MONGODB_URI);
