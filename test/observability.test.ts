@@ -56,10 +56,10 @@ function parseMetrics(text: string) {
 }
 
 const scrape = async (base?: string) => {
-  const res = base ? await fetch(`${base}/metrics`) : await fetch(`${inject('edgeUrl')}/metrics`);
+  const res = await call('GET', '/metrics', { baseUrl: base });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
-  return parseMetrics(await res.text());
+  return parseMetrics(res.raw.toString('utf8'));
 };
 
 describe('request ids', () => {

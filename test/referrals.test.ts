@@ -31,8 +31,8 @@ describe('referral QR codes', () => {
     const again = await call('POST', '/loyalty/generate-referral-qr', { key: u.key, json: { idp_id: u.idp_id } });
     expect(again.body.referral_url).toBe(res.body.referral_url);
     // The URL leads somewhere: the code resolves to its organization without a key.
-    const landing = await fetch(`${edgeUrl()}/referral/${res.body.referral_code}`);
-    expect(await landing.json()).toEqual({ valid: true, referral_code: res.body.referral_code, organization_id: t.organization_id });
+    const landing = await call('GET', `/referral/${res.body.referral_code}`);
+    expect(landing.body).toEqual({ valid: true, referral_code: res.body.referral_code, organization_id: t.organization_id });
     expect((await fetch(`${edgeUrl()}/referral/NOSUCHCODE`)).status).toBe(404);
   });
 

@@ -113,6 +113,7 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/billing/webhooks/payment'],
+  statuses: { 400: 'The signature is missing or invalid (or older than 300 s)', 413: 'Body over 1 MB' },
   tag,
   summary: "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id> (acknowledged once the run is started)",
   auth: 'none',

@@ -84,6 +84,7 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     query: orgQuery,
     body: input,
     status: 201,
+    ...(kind === 'product' ? { statuses: { 409: 'A product with this barcode exists' } } : {}),
     response: z.object({ success: ok, [kind]: view }),
     handler: async ({ principal, query, body }) => new Reply(201, { success: true, [kind]: await ops.create(organizationFor(principal, query.organization_id), body) }),
   });
@@ -97,6 +98,7 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     params,
     query: orgQuery,
     body: input,
+    ...(kind === 'product' ? { statuses: { 409: 'A product with this barcode exists' } } : {}),
     response: z.object({ success: ok, [kind]: view }),
     handler: async ({ principal, params, query, body }) => ({ success: true, [kind]: await ops.update(organizationFor(principal, query.organization_id), params[`${kind}_id`], body) }),
   });
@@ -109,6 +111,7 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     audit: { action: `${kind}.delete`, target: ({ params }) => ({ type: kind, id: params[`${kind}_id`] }) },
     params,
     query: orgQuery,
+    ...(kind === 'brand' ? { statuses: { 409: 'The brand still has products' } } : {}),
     response: z.object({ success: ok, message: z.string() }),
     handler: async ({ principal, params, query }) => {
       const id = params[`${kind}_id`];
