@@ -76,6 +76,31 @@ export function closeObjects(schema: unknown, isPart = false): void {
   if (objectLike && !('additionalProperties' in s) && !('unevaluatedProperties' in s)) s.unevaluatedProperties = false;
 }
 
+const PART = '__AsPart';
+
+/**
+ * A named schema used as a part (`allOf: [{ $ref }]`) must stay open at its top there: refs from a
+ * part point to an open copy (`<Name>__AsPart`, its nested objects still closed), added to
+ * `components`. Rewrites `node` in place and returns the names it used as parts.
+ */
+function refsToParts(node: unknown, used = new Set<string>()): Set<string> {
+  if (Array.isArray(node)) node.forEach((n) => refsToParts(n, used));
+  if (!node || typeof node !== 'object' || Array.isArray(node)) return used;
+  const s = node as Json;
+  const composes = Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
+  for (const key of ['allOf', ...(composes ? ['anyOf', 'oneOf'] : [])]) {
+    for (const part of Array.isArray(s[key]) ? s[key] : []) {
+      const m = typeof part?.$ref === 'string' ? /^#\/components\/schemas\/([^/]+)$/.exec(part.$ref) : null;
+      if (m && !m[1].endsWith(PART)) {
+        part.$ref = `#/components/schemas/${m[1]}${PART}`;
+        used.add(m[1]);
+      }
+    }
+  }
+  for (const v of Object.values(s)) if (v && typeof v === 'object') refsToParts(v, used);
+  return used;
+}
+
 /** `#/components/…` refs made absolute, so a schema compiled alone resolves them in the document. */
 function absoluteRefs(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(absoluteRefs);
@@ -88,8 +113,17 @@ function absoluteRefs(node: unknown): unknown {
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 export function buildContract(doc: Json): Contract {
-  const components = structuredClone(doc.components?.schemas ?? {});
+  const components: Record<string, Json> = structuredClone(doc.components?.schemas ?? {});
+  const parts = new Set<string>();
+  for (const s of Object.values(components)) refsToParts(s, parts);
+  for (const path of Object.values<Json>(doc.paths ?? {})) refsToParts(structuredClone(path), parts);
   for (const s of Object.values(components)) closeObjects(s);
+  for (const name of parts) {
+    const open = structuredClone((doc.components?.schemas ?? {})[name] ?? {});
+    refsToParts(open);
+    closeObjects(open, true);
+    components[`${name}${PART}`] = open;
+  }
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   formats.default(ajv);
   ajv.addFormat('binary', true);
@@ -115,6 +149,7 @@ export function buildContract(doc: Json): Contract {
       const schema = op.responses[status]?.content?.[media]?.schema;
       if (schema === undefined) return undefined;
       const copy = structuredClone(schema);
+      refsToParts(copy);
       closeObjects(copy);
       const fn = ajv.compile(absoluteRefs(copy) as Json);
       compiled.set(key, fn);

@@ -54,6 +54,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The test files there are as the run starts (a file added meanwhile does not make it partial).
+  const { testFiles } = await project.globTestFiles();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-test-'));
   const run = randomBytes(4).toString('hex');
   const adminKey = generateSecret();
@@ -115,7 +117,7 @@ export default async function setup(project: TestProject) {
   return async () => {
     // Which operations of the document never had their success answer validated (see
     // docs/testing.md). Read before the platform stops: the document comes from the edge.
-    const coverage = await contractCoverage(project, platform.edgeUrl, contractDir).catch((err: Error) => err);
+    const coverage = await contractCoverage(project, testFiles, platform.edgeUrl, contractDir).catch((err: Error) => err);
     // How much reading the suite's queries cost the embedded server: rows it decoded per document
     // its filters matched (1.0 when every query is answered from an index; see docs/storage.md).
     if (platform.storeMetricsUrl) {
@@ -137,13 +139,12 @@ export default async function setup(project: TestProject) {
  * a full run: no test name filter and every test file vitest finds was run (a file filter leaves files out), so a
  * subset (`npx vitest run test/x.test.ts`, `-t`, `--shard`) reports without failing.
  */
-async function contractCoverage(project: TestProject, edgeUrl: string, dir: string): Promise<Error | undefined> {
+async function contractCoverage(project: TestProject, testFiles: string[], edgeUrl: string, dir: string): Promise<Error | undefined> {
   const res = await fetch(`${edgeUrl}/openapi.json`);
   const doc = (await res.json()) as Record<string, any>;
   const seen = readSeen(dir);
   const missing = uncovered(doc, seen);
   const total = Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
-  const { testFiles } = await project.globTestFiles();
   const ran = new Set(project.vitest.state.getFiles().map((f) => f.filepath));
   const full = !project.config.testNamePattern && testFiles.every((f) => ran.has(f));
   process.stderr.write(`contract: ${total - missing.length}/${total} operations of /openapi.json had their success answer validated${full ? '' : ' (a partial run: not enforced)'}\n`);
