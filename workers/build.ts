@@ -9,10 +9,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import ts from 'typescript';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -35,6 +36,30 @@ function copyAssets(dir: string): number {
   return n;
 }
 
+/**
+ * The image installs `dependencies` only (npm ci --omit=dev): a compiled module that imports
+ * anything else would start here and fail there. Static imports and literal dynamic ones count;
+ * the plain-JS threads' tsx fallback (*.mjs, used only when the compiled .js is missing) does not.
+ */
+function devImports(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; optionalDependencies?: Record<string, string> };
+  const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})]);
+  const builtin = new Set(builtinModules);
+  const found: string[] = [];
+  for (const file of fs.readdirSync(dist, { recursive: true }).map(String)) {
+    if (!file.endsWith('.js') || file === WORKFLOW_BUNDLE) continue;
+    const text = fs.readFileSync(path.join(dist, file), 'utf8');
+    // TypeScript's own scanner finds the import and export specifiers (static and literal dynamic).
+    for (const { fileName: spec } of ts.preProcessFile(text, true, true).importedFiles) {
+      if (spec.startsWith('.') || spec.startsWith('/')) continue;
+      if (spec.startsWith('node:') || builtin.has(spec.split('/')[0])) continue;
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+      if (!allowed.has(name)) found.push(`dist/${file}: ${spec}`);
+    }
+  }
+  return found;
+}
+
 async function main() {
   const began = Date.now();
   fs.rmSync(dist, { recursive: true, force: true });
@@ -49,6 +74,8 @@ async function main() {
     logger: new DefaultLogger('WARN'),
   });
   fs.writeFileSync(path.join(dist, WORKFLOW_BUNDLE), code);
+  const strays = devImports();
+  if (strays.length) throw new Error(`compiled code imports packages the image does not install (devDependencies or undeclared):\n  ${strays.join('\n  ')}`);
   const files = fs.readdirSync(dist, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
   process.stderr.write(`build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`);
 }
