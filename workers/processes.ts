@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-export type PlatformProcess = 'edge' | 'worker';
+/** The processes, and the image's health check (a script run the same way). */
+export type PlatformProcess = 'edge' | 'worker' | 'healthcheck';
 
 const compiledHere = import.meta.url.endsWith('.js');
 
