@@ -81,6 +81,7 @@ async function main() {
 }
 
 main().catch((err) => {
+  fs.rmSync(dist, { recursive: true, force: true }); // no half-built dist/ for PLATFORM_RUN to run
   process.stderr.write(`build: ${(err as Error).message}\n`);
   process.exit(1);
 });
