@@ -25,16 +25,21 @@ COPY workers/prune-runtime.mjs ./
 RUN npm ci --omit=dev --no-audit --no-fund && node prune-runtime.mjs node_modules && npm cache clean --force
 
 # 3. the offline speech engine (PyPI pocketsphinx with its en-us model), built with pip here so the
-#    runtime has python3 but no pip. ffmpeg and the OCR model come with the npm packages.
+#    runtime has python3 but no pip. The OCR model comes with an npm package.
 FROM node:20-bookworm-slim AS speech
 RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-pip \
   && python3 -m pip install --no-cache-dir --break-system-packages --target /opt/platform/python pocketsphinx==5.1.1
 
 # runtime
 FROM node:20-bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends python3 && rm -rf /var/lib/apt/lists/*
+# ffmpeg comes with an npm package on x64 only: elsewhere (arm64) Debian's is on PATH.
+RUN apt-get update && apt-get install -y --no-install-recommends python3 \
+  && if [ "$(dpkg --print-architecture)" != amd64 ]; then apt-get install -y --no-install-recommends ffmpeg; fi \
+  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 ENV NODE_ENV=production
+# reachable from outside the container; the admin and configuration keys are generated into /data
+ENV HOST=0.0.0.0 PORT=8000 DATA_DIR=/data
 # the worker looks for the speech engine in $(dirname PLATFORM_BIN_DIR)/python
 ENV PLATFORM_BIN_DIR=/opt/platform/bin
 # the worker touches this file while it runs; the health check reads it (no file: the edge)

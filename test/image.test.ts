@@ -52,6 +52,9 @@ describe('the Dockerfile', () => {
     expect(runtime).toMatch(/^HEALTHCHECK .*CMD \["node", "dist\/workers\/healthcheck\.js"\]$/m);
     expect(runtime).toMatch(/^CMD \["node", "dist\/workers\/edge\.js"\]$/m);
     expect(runtime).toMatch(/^ENV WORKER_HEARTBEAT_FILE=/m);
+    // reachable from outside the container, its generated keys in the volume the node user owns
+    expect(runtime).toMatch(/^ENV HOST=0\.0\.0\.0 PORT=8000 DATA_DIR=\/data$/m);
+    expect(runtime).toMatch(/chown node:node \/data/);
   });
 
   it('is what compose runs: the compiled edge and worker, whose sources the build compiles', () => {

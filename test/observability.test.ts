@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../workers/infra.ts';
+import { processArgs } from '../workers/processes.ts';
 import { basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,7 +26,7 @@ afterAll(async () => {
 
 /** An edge or worker process as `npm start` runs one, with its stderr (the JSON log) kept. */
 async function launch(script: 'edge' | 'worker', env: Record<string, string>, ready: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', `workers/${script}.ts`], { cwd: root, env: { ...process.env, ...inject('platformEnv'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, processArgs(script), { cwd: root, env: { ...process.env, ...inject('platformEnv'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const out = { text: '' };
   child.stdout!.on('data', (d: Buffer) => (out.text += d.toString()));

@@ -6,6 +6,8 @@
  *     the speech server (*.py), the process guard (*.sh), FerretDB's patches (setup only).
  *  3. The workflow code is bundled once, as the SDK would bundle it at every worker start:
  *     dist/workflow-bundle.js, so a compiled worker polls without bundling.
+ *  4. Checks: no compiled module imports a package the image lacks; the hash of the sources it was
+ *     built from goes into dist/ (source-stamp.ts). Built aside, then renamed into place.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -14,11 +16,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import ts from 'typescript';
+import { COMPILED_DIRS, sourceStamp, STAMP_FILE } from './source-stamp.ts';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');
-const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers'];
+// Built aside, then renamed: an interrupted build leaves dist/ as it was, never half-written.
+const building = path.join(root, `dist.building-${process.pid}`);
 const ASSET = /\.(mjs|py|sh|patch)$/;
 
 function copyAssets(dir: string): number {
@@ -27,9 +31,9 @@ function copyAssets(dir: string): number {
     const rel = path.join(dir, entry.name);
     if (entry.isDirectory()) n += copyAssets(rel);
     else if (ASSET.test(entry.name)) {
-      fs.mkdirSync(path.join(dist, dir), { recursive: true });
-      fs.copyFileSync(path.join(root, rel), path.join(dist, rel));
-      fs.chmodSync(path.join(dist, rel), fs.statSync(path.join(root, rel)).mode);
+      fs.mkdirSync(path.join(building, dir), { recursive: true });
+      fs.copyFileSync(path.join(root, rel), path.join(building, rel));
+      fs.chmodSync(path.join(building, rel), fs.statSync(path.join(root, rel)).mode);
       n += 1;
     }
   }
@@ -46,9 +50,9 @@ function devImports(): string[] {
   const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})]);
   const builtin = new Set(builtinModules);
   const found: string[] = [];
-  for (const file of fs.readdirSync(dist, { recursive: true }).map(String)) {
+  for (const file of fs.readdirSync(building, { recursive: true }).map(String)) {
     if (!file.endsWith('.js') || file === WORKFLOW_BUNDLE) continue;
-    const text = fs.readFileSync(path.join(dist, file), 'utf8');
+    const text = fs.readFileSync(path.join(building, file), 'utf8');
     // TypeScript's own scanner finds the import and export specifiers (static and literal dynamic).
     for (const { fileName: spec } of ts.preProcessFile(text, true, true).importedFiles) {
       if (spec.startsWith('.') || spec.startsWith('/')) continue;
@@ -62,9 +66,9 @@ function devImports(): string[] {
 
 async function main() {
   const began = Date.now();
-  fs.rmSync(dist, { recursive: true, force: true });
+  const stamp = sourceStamp(root);
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', building], { stdio: 'inherit' });
   if (compiled.status !== 0) throw new Error(`tsc failed (exit ${compiled.status})`);
   const assets = COMPILED_DIRS.reduce((n, dir) => n + copyAssets(dir), 0);
   const here = path.join(root, 'workers');
@@ -73,15 +77,22 @@ async function main() {
     workflowInterceptorModules: WORKFLOW_SOURCES.interceptorModules.map((m) => path.resolve(here, m)),
     logger: new DefaultLogger('WARN'),
   });
-  fs.writeFileSync(path.join(dist, WORKFLOW_BUNDLE), code);
+  fs.writeFileSync(path.join(building, WORKFLOW_BUNDLE), code);
   const strays = devImports();
   if (strays.length) throw new Error(`compiled code imports packages the image does not install (devDependencies or undeclared):\n  ${strays.join('\n  ')}`);
-  const files = fs.readdirSync(dist, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
+  if (sourceStamp(root) !== stamp) throw new Error('the sources changed while building: build again');
+  fs.writeFileSync(path.join(building, STAMP_FILE), `${stamp}\n`);
+  const files = fs.readdirSync(building, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
+  fs.rmSync(dist, { recursive: true, force: true });
+  fs.renameSync(building, dist);
   process.stderr.write(`build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`);
 }
 
+const cleanUp = () => fs.rmSync(building, { recursive: true, force: true });
+process.once('SIGINT', () => (cleanUp(), process.exit(130)));
+process.once('SIGTERM', () => (cleanUp(), process.exit(143)));
 main().catch((err) => {
-  fs.rmSync(dist, { recursive: true, force: true }); // no half-built dist/ for PLATFORM_RUN to run
+  cleanUp();
   process.stderr.write(`build: ${(err as Error).message}\n`);
   process.exit(1);
 });

@@ -12,10 +12,19 @@ if [ ! -x "$bin" ] || [ -n "$(find "$src" -newer "$bin" -type f | head -1)" ]; t
   mkdir -p "$(dirname "$bin")"
   (cd "$src" && go build -o "$bin" .)
 fi
-if "$bin" docker-compose.yml .env.example Dockerfile >/dev/null 2>&1; then
-  echo "compose-check: docker-compose.yml loads with .env.example's empty secrets: it must refuse" >&2
-  exit 1
-fi
+refused="$("$bin" docker-compose.yml .env.example Dockerfile 2>&1 || true)"
+# every variable compose requires (${NAME:?…}) that .env.example leaves empty
+empty="$(sed -nE 's/^([A-Z0-9_]+)=$/\1/p' .env.example)"
+required="$(grep -oE '\$\{[A-Z0-9_]+:\?' docker-compose.yml | sed -E 's/^\$\{([A-Z0-9_]+):\?$/\1/' | sort -u)"
+secrets="$(comm -12 <(sort -u <<<"$empty") <(sort -u <<<"$required"))"
+[ -n "$secrets" ] || { echo "compose-check: .env.example leaves no required secret empty" >&2; exit 1; }
+for secret in $secrets; do
+  if ! grep -q "required variable $secret is missing" <<<"$refused"; then
+    echo "compose-check: with .env.example's empty secrets compose must refuse, naming $secret:" >&2
+    echo "$refused" >&2
+    exit 1
+  fi
+done
 filled="$(mktemp)"
 trap 'rm -f "$filled"' EXIT
 sed -E 's/^([A-Z0-9_]+)=$/\1=check-value-0123/' .env.example > "$filled"

@@ -6,17 +6,15 @@
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { sourceStamp, STAMP_FILE } from './source-stamp.ts';
 
 /** The processes, and the image's health check (a script run the same way). */
 export type PlatformProcess = 'edge' | 'worker' | 'healthcheck';
 
 const compiledHere = import.meta.url.endsWith('.js');
-
-/** Whether the edge and worker processes run the build in dist/ (else the sources, through tsx). */
-export function runsCompiled(): boolean {
-  return compiledHere || process.env.PLATFORM_RUN === 'compiled';
-}
+let checkedStamp = false;
 
 /** The arguments to give `node` (process.execPath) to start that process. */
 export function processArgs(name: PlatformProcess): string[] {
@@ -24,6 +22,12 @@ export function processArgs(name: PlatformProcess): string[] {
   if (process.env.PLATFORM_RUN === 'compiled') {
     const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
     if (!fs.existsSync(script)) throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
+    if (!checkedStamp) {
+      const root = fileURLToPath(new URL('..', import.meta.url));
+      const built = fs.readFileSync(path.join(root, 'dist', STAMP_FILE), 'utf8').trim();
+      if (built !== sourceStamp(root)) throw new Error('PLATFORM_RUN=compiled: dist/ was built from other sources than these (run npm run build again)');
+      checkedStamp = true;
+    }
     return [script];
   }
   // Node with tsx's loader, not the tsx command: one process, whose pid is the one a supervisor

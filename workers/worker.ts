@@ -119,6 +119,7 @@ export const HEARTBEAT_MS = 10_000;
 
 function startHeartbeat(file: string, worker: Worker, log: Logger): { stop(): void } {
   let warned = false;
+  fs.rmSync(file, { force: true }); // a killed predecessor's: this worker is not polling yet
   const beat = () => {
     if (worker.getState() !== 'RUNNING') return;
     try {
