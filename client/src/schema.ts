@@ -2925,6 +2925,10 @@ export interface components {
             })[];
             places: unknown;
             places_source: string;
+            /** @description when the places data was fetched from the provider (absent with places_source "none") */
+            places_cached_at?: string;
+            /** @description the provider failed (`unavailable` for a basic key): places is the cached copy, or null */
+            places_error?: string;
         };
         GetRetailVenuesNearbyResponse: {
             /** @constant */
@@ -3129,6 +3133,15 @@ export interface components {
             /** @constant */
             success: true;
             endpoint: components["schemas"]["Endpoint"];
+        };
+        PaymentRequired: {
+            detail: string;
+            transaction_id: string;
+            /** @description `failed` (declined) or `requires_action` (not completed) */
+            status: string;
+            provider: string;
+            sandbox: boolean;
+            payment_intent_id: string | null;
         };
         PostBillingPackagesResponse: {
             /** @constant */
@@ -3866,6 +3879,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Degraded: a check failed (same body) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetHealthResponse"];
+                };
+            };
         };
     };
     getHealthReady: {
@@ -3893,6 +3915,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not ready (same body) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetHealthReadyResponse"];
                 };
             };
         };
@@ -4074,6 +4105,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4096,6 +4145,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4176,6 +4234,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4198,6 +4265,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4266,6 +4342,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The brand still has products */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4288,6 +4373,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4357,6 +4451,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A product with this barcode exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4379,6 +4500,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4459,6 +4589,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description A product with this barcode exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4481,6 +4629,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4578,6 +4735,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postRetailAdminVenues: {
@@ -4637,6 +4803,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4659,6 +4843,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4736,6 +4929,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4758,6 +4960,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4855,6 +5066,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postRetailAdminVenuesByVenueIdProducts: {
@@ -4928,6 +5148,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -4950,6 +5179,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5001,6 +5239,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5081,6 +5328,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5261,6 +5517,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -5338,6 +5603,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5430,6 +5704,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -5506,6 +5789,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5962,6 +6254,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -6044,8 +6345,44 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over its limit (the base64 file over MAX_UPLOAD_MB) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6075,6 +6412,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Model calls are busy for this organization; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6138,6 +6493,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
                 headers: {
@@ -6147,8 +6511,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6178,6 +6569,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Model calls are busy for this organization; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6346,6 +6755,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -6368,6 +6786,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6604,8 +7031,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6635,6 +7089,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Model calls are busy for this organization; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6687,6 +7159,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6781,6 +7262,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -6803,6 +7302,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6900,6 +7408,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postSupportTranscribe: {
@@ -6953,6 +7470,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
                 headers: {
@@ -6962,8 +7488,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6993,6 +7546,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The transcription or model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Model calls are busy for this organization; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7051,8 +7622,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7082,6 +7680,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Model calls are busy for this organization; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7137,6 +7753,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7229,6 +7854,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -7303,6 +7946,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7389,6 +8041,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -7411,6 +8072,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7508,6 +8178,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postProcessDocument: {
@@ -7561,6 +8240,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
                 headers: {
@@ -7570,8 +8258,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7601,6 +8316,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The model provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The PDF reader is busy, or model calls are busy; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7669,8 +8402,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7700,6 +8460,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The PDF reader is busy; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7823,6 +8592,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A package with this id exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -7845,6 +8641,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7908,8 +8713,44 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The payment was declined or not completed: nothing was credited; the body names the purchase */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentRequired"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The idempotency key was used for another package */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7939,6 +8780,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Payments are not configured */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8057,6 +8907,35 @@ export interface operations {
                     "application/json": components["schemas"]["PostBillingWebhooksPaymentResponse"];
                 };
             };
+            /** @description The signature is missing or invalid (or older than 300 s) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Server error (never carries a stack trace) */
             500: {
                 headers: {
@@ -8110,6 +8989,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8231,6 +9119,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8253,6 +9159,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The configuration is being changed concurrently; retry */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8409,6 +9324,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8431,6 +9364,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The configuration is being changed concurrently; retry */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8549,6 +9491,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8571,6 +9531,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8690,6 +9659,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8776,6 +9754,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description That version is no longer valid settings; set them instead */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8798,6 +9803,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The configuration is being changed concurrently; retry */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8851,6 +9865,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8949,6 +9972,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -8971,6 +10012,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9034,6 +10084,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The session has ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9056,6 +10133,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9112,6 +10198,24 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9216,6 +10320,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The user already holds MAX_KEYS_PER_USER active keys */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9238,6 +10369,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9392,6 +10532,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9414,6 +10572,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9491,6 +10658,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key is revoked, expired or already rotated, or a rotation with a grace would pass MAX_KEYS_PER_USER */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9513,6 +10707,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9560,9 +10763,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9636,6 +10859,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description An ended session cannot be reopened */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9665,6 +10915,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postOrganizations: {
@@ -9686,7 +10945,7 @@ export interface operations {
         };
         responses: {
             /** @description OK */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9721,6 +10980,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description An organization with this organization_id exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9743,6 +11029,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9903,6 +11198,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -9925,6 +11229,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9963,6 +11276,15 @@ export interface operations {
                     "application/json": components["schemas"]["PostUsersResponse"];
                 };
             };
+            /** @description The user was created (`created: true`); 200 when it existed */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostUsersResponse"];
+                };
+            };
             /** @description Malformed request */
             400: {
                 headers: {
@@ -9983,6 +11305,24 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10012,6 +11352,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10177,6 +11526,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -10199,6 +11557,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10276,6 +11643,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -10298,6 +11674,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10367,8 +11752,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10463,8 +11875,26 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Upload over MAX_UPLOAD_MB */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not multipart/form-data */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10754,6 +12184,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description A limit of the action is reached; nothing was credited */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -10776,6 +12224,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The points ledger is busy for this user; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10826,6 +12283,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10963,6 +12429,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -10985,6 +12469,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11056,6 +12549,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The reversal would leave the user with negative spendable points (send allow_negative) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -11078,6 +12598,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The points ledger is busy for this user; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11133,6 +12662,24 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11218,6 +12765,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Server error (never carries a stack trace) */
             500: {
                 headers: {
@@ -11285,6 +12843,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Outside the referral window, a mutual referral, or the user was already referred */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -11307,6 +12892,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Busy for these users; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11361,6 +12955,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11429,7 +13032,7 @@ export interface operations {
         };
         responses: {
             /** @description OK */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11464,6 +13067,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -11486,6 +13107,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11661,6 +13291,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -11683,6 +13322,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11780,6 +13428,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
         };
     };
     postGiftsByGiftIdRedeem: {
@@ -11812,6 +13469,15 @@ export interface operations {
         responses: {
             /** @description OK */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostGiftsByGiftIdRedeemResponse"];
+                };
+            };
+            /** @description Not final yet: with the provider (`processing`) or waiting for an admin (`needs_review`); `Location` names the redemption */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11855,6 +13521,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Not enough points, a gift without points_value, or the idempotency key was used for another gift */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -11877,6 +13561,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The gift provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The points ledger is busy for this user; retry after Retry-After */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12029,6 +13731,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -12131,6 +13842,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description The redemption is not in needs_review, or was settled otherwise */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -12153,6 +13882,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12433,6 +14171,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postProcessText: {
@@ -12486,8 +14233,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description The organization's token budget cannot cover the model call */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12517,6 +14291,24 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The model or embeddings provider failed */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The analysis took too long and was stopped, or model calls are busy; try again later */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12584,6 +14376,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -12606,6 +14416,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The embeddings provider failed */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12678,6 +14497,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -12700,6 +14546,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12882,6 +14737,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description A cap on active events is reached, or the event was changed at the same time */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -12904,6 +14777,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13001,6 +14883,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     postSchedulerEventsByEventIdExecute: {
@@ -13065,6 +14956,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The event has ended; update it to run again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13087,6 +14987,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13160,6 +15069,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13182,6 +15100,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13255,6 +15182,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13277,6 +15213,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13433,6 +15378,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13537,6 +15491,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A cap on active or stored scheduled events is reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13559,6 +15540,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13610,6 +15600,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13720,6 +15719,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description A cap on active or stored scheduled events is reached */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13742,6 +15768,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13924,6 +15959,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description A cap on active events is reached, or the event was changed at the same time */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -13946,6 +15999,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14043,6 +16105,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     getWebhooksEndpoints: {
@@ -14086,6 +16157,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14181,6 +16261,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The organization has its maximum of webhook endpoints */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -14203,6 +16310,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14390,6 +16506,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     patchWebhooksEndpointsById: {
@@ -14462,6 +16587,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -14484,6 +16618,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14558,6 +16701,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The secret was rotated meanwhile by another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -14580,6 +16741,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14677,6 +16847,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     getWebhooksDeliveries: {
@@ -14725,6 +16904,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14822,6 +17010,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description An attempt of this delivery is already due */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -14844,6 +17041,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14899,6 +17105,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15018,6 +17233,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15171,6 +17395,24 @@ export interface operations {
             };
             /** @description Not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The export is still being prepared, or failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The export has expired */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15354,6 +17596,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -15426,6 +17677,15 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15524,6 +17784,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -15546,6 +17824,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15609,6 +17896,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The session has ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -15631,6 +17945,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15687,6 +18010,24 @@ export interface operations {
             };
             /** @description The key lacks the permission or organization */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15791,6 +18132,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The user already holds MAX_KEYS_PER_USER active keys */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -15813,6 +18181,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15967,6 +18344,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -15989,6 +18384,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16066,6 +18470,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key is revoked, expired or already rotated, or a rotation with a grace would pass MAX_KEYS_PER_USER */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -16088,6 +18519,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16135,9 +18575,29 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -16211,6 +18671,33 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description An ended session cannot be reopened */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -16233,6 +18720,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16304,6 +18800,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description The event has ended; update it to run again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -16326,6 +18831,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16399,6 +18913,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -16421,6 +18944,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16494,6 +19026,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
             /** @description Invalid input; the message names the field */
             422: {
                 headers: {
@@ -16516,6 +19057,15 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
