@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import ts from 'typescript';
-import { COMPILED_DIRS, sourceStamp, STAMP_FILE } from './source-stamp.ts';
+import { sourceFiles, sourceStamp, STAMP_FILE } from './source-stamp.ts';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,19 +25,15 @@ const dist = path.join(root, 'dist');
 const building = path.join(root, `dist.building-${process.pid}`);
 const ASSET = /\.(mjs|py|sh|patch)$/;
 
-function copyAssets(dir: string): number {
-  let n = 0;
-  for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
-    const rel = path.join(dir, entry.name);
-    if (entry.isDirectory()) n += copyAssets(rel);
-    else if (ASSET.test(entry.name)) {
-      fs.mkdirSync(path.join(building, dir), { recursive: true });
-      fs.copyFileSync(path.join(root, rel), path.join(building, rel));
-      fs.chmodSync(path.join(building, rel), fs.statSync(path.join(root, rel)).mode);
-      n += 1;
-    }
+/** Copies the files the compiled code opens beside itself; returns how many. */
+function copyAssets(): number {
+  const assets = sourceFiles(root).filter((rel) => ASSET.test(rel));
+  for (const rel of assets) {
+    fs.mkdirSync(path.dirname(path.join(building, rel)), { recursive: true });
+    fs.copyFileSync(path.join(root, rel), path.join(building, rel));
+    fs.chmodSync(path.join(building, rel), fs.statSync(path.join(root, rel)).mode);
   }
-  return n;
+  return assets.length;
 }
 
 /**
@@ -70,7 +66,7 @@ async function main() {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', building], { stdio: 'inherit' });
   if (compiled.status !== 0) throw new Error(`tsc failed (exit ${compiled.status})`);
-  const assets = COMPILED_DIRS.reduce((n, dir) => n + copyAssets(dir), 0);
+  const assets = copyAssets();
   const here = path.join(root, 'workers');
   const { code } = await bundleWorkflowCode({
     workflowsPath: path.resolve(here, WORKFLOW_SOURCES.workflowsPath),

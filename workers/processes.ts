@@ -13,13 +13,17 @@ import { sourceStamp, STAMP_FILE } from './source-stamp.ts';
 /** The processes, and the image's health check (a script run the same way). */
 export type PlatformProcess = 'edge' | 'worker' | 'healthcheck';
 
-const compiledHere = import.meta.url.endsWith('.js');
+/** This code runs from dist/ (the processes beside it are compiled too). */
+export const builtHere = import.meta.url.endsWith('.js');
 let checkedStamp = false;
 
-/** The arguments to give `node` (process.execPath) to start that process. */
-export function processArgs(name: PlatformProcess): string[] {
-  if (compiledHere) return [fileURLToPath(new URL(`./${name}.js`, import.meta.url))];
-  if (process.env.PLATFORM_RUN === 'compiled') {
+/**
+ * The arguments to give `node` (process.execPath) to start that process: as said above, or from
+ * `mode` when given (the start-up benchmark runs both).
+ */
+export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' = builtHere || process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources'): string[] {
+  if (builtHere) return [fileURLToPath(new URL(`./${name}.js`, import.meta.url))];
+  if (mode === 'compiled') {
     const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
     if (!fs.existsSync(script)) throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
     if (!checkedStamp) {

@@ -8,21 +8,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const STAMP_FILE = 'source-stamp.txt';
-export const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers'];
+const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers'];
 const ALSO = ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 
+/** Every file of the compiled folders, relative to `root`. */
+export function sourceFiles(root: string): string[] {
+  return COMPILED_DIRS.flatMap((dir) =>
+    fs
+      .readdirSync(path.join(root, dir), { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile())
+      .map((e) => path.relative(root, path.join(e.parentPath, e.name))),
+  );
+}
+
 export function sourceStamp(root: string): string {
-  const files: string[] = [...ALSO];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
-      const rel = path.join(dir, e.name);
-      if (e.isDirectory()) walk(rel);
-      else if (e.isFile()) files.push(rel);
-    }
-  };
-  for (const dir of COMPILED_DIRS) walk(dir);
   const hash = createHash('sha256');
-  for (const rel of files.sort()) {
+  for (const rel of [...ALSO, ...sourceFiles(root)].sort()) {
     hash.update(`${rel}\0`);
     hash.update(fs.readFileSync(path.join(root, rel)));
   }

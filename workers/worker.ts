@@ -18,6 +18,7 @@ import { prepareServers } from './infra.ts';
 import { ensureSchedules } from './schedules.ts';
 import { Connection } from '@temporalio/client';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { builtHere } from './processes.ts';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 export async function createWorker() {
@@ -51,7 +52,7 @@ export async function createWorker() {
  * bundles workflows/index.ts at start (a few seconds), so an edited workflow runs at once.
  */
 export function workflowCode(): { workflowBundle: { codePath: string } } | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
-  if (import.meta.url.endsWith('.js')) return { workflowBundle: { codePath: fileURLToPath(new URL(`../${WORKFLOW_BUNDLE}`, import.meta.url)) } };
+  if (builtHere) return { workflowBundle: { codePath: fileURLToPath(new URL(`../${WORKFLOW_BUNDLE}`, import.meta.url)) } };
   return {
     workflowsPath: fileURLToPath(new URL(WORKFLOW_SOURCES.workflowsPath, import.meta.url)),
     // heartbeat timeouts for long activities: a killed worker's activity moves on within 20 s

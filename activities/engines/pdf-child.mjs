@@ -2,14 +2,10 @@
 // stream it meets in full and in the thread that calls it; here a hostile file (an image, soft
 // mask or content stream that inflates to gigabytes) hits this process's memory cap (ulimit -d,
 // set by the parent) or the parent's time limit, and only this process dies. One job at a time.
-// Plain JS: a child does not inherit the parent's TypeScript loader. Built (dist/), pdf.js sits
-// beside this file; from the sources pdf.ts is loaded through tsx's API.
-import { existsSync } from 'node:fs';
+// Plain JS: a child does not inherit the parent's TypeScript loader.
+import { importBeside } from '../core/import-beside.mjs';
 
-const compiled = new URL('./pdf.js', import.meta.url);
-const { runPdfJob } = existsSync(compiled)
-  ? await import(compiled.href)
-  : await (await import('tsx/esm/api')).tsImport('./pdf.ts', import.meta.url);
+const { runPdfJob } = await importBeside('./pdf.ts', import.meta.url);
 
 process.on('disconnect', () => process.exit(0)); // the worker is gone
 process.on('message', async ({ id, pdf, job }) => {

@@ -7,16 +7,14 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { freePort } from '../../workers/infra.ts';
+import { processArgs } from '../../workers/processes.ts';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 5);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 
 type Mode = 'compiled' | 'sources';
-const argsOf = (mode: Mode, name: 'edge' | 'worker') => (mode === 'compiled' ? [`dist/workers/${name}.js`] : ['--import', tsx, `workers/${name}.ts`]);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
@@ -25,7 +23,7 @@ const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/pr
 function timeStart(mode: Mode, name: 'edge' | 'worker', env: Record<string, string>, ready: (out: string) => Promise<boolean> | boolean): Promise<{ ms: number; mb: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, argsOf(mode, name), { cwd: root, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, processArgs(name, mode), { cwd: root, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let done = false;
     const finish = (r: { ms: number; mb: number } | Error) => {

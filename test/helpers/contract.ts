@@ -52,6 +52,9 @@ const ONE = ['items', 'additionalProperties', 'unevaluatedProperties', 'not', 'c
 const LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const MAP = ['properties', 'patternProperties', '$defs', 'dependentSchemas'];
 
+/** An object built from parts: `allOf`, or its own `properties` beside `anyOf`/`oneOf` branches. */
+const composed = (s: Json) => Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
+
 const isObjectSchema = (s: Json) => s.type === 'object' || (Array.isArray(s.type) && s.type.includes('object')) || 'properties' in s;
 
 /**
@@ -63,7 +66,7 @@ const isObjectSchema = (s: Json) => s.type === 'object' || (Array.isArray(s.type
 export function closeObjects(schema: unknown, isPart = false): void {
   if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return;
   const s = schema as Json;
-  const composes = Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
+  const composes = composed(s);
   for (const key of ONE) closeObjects(s[key]);
   for (const key of MAP) if (s[key] && typeof s[key] === 'object') for (const child of Object.values(s[key])) closeObjects(child);
   for (const key of LIST) {
@@ -87,7 +90,7 @@ function refsToParts(node: unknown, used = new Set<string>()): Set<string> {
   if (Array.isArray(node)) node.forEach((n) => refsToParts(n, used));
   if (!node || typeof node !== 'object' || Array.isArray(node)) return used;
   const s = node as Json;
-  const composes = Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
+  const composes = composed(s);
   for (const key of ['allOf', ...(composes ? ['anyOf', 'oneOf'] : [])]) {
     for (const part of Array.isArray(s[key]) ? s[key] : []) {
       const m = typeof part?.$ref === 'string' ? /^#\/components\/schemas\/([^/]+)$/.exec(part.$ref) : null;
