@@ -4,7 +4,8 @@
  * private addresses are allowed too: development and tests).
  */
 import { createHmac } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
+import { Resolver as DnsResolver } from 'node:dns/promises';
+import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
@@ -61,7 +62,152 @@ export function isPrivateAddress(ip: string): boolean {
 }
 
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
-const systemResolver: Resolver = (host) => lookup(host, { all: true });
+
+/** How the platform's own resolver looks a webhook's name up (tests point it at their own name server). */
+export interface LookupOptions {
+  /** name servers (`ip` or `ip:port`); default: the system's (/etc/resolv.conf) */
+  servers?: string[];
+  /** the whole lookup's deadline, its wait for a slot included (ms) */
+  timeout_ms?: number;
+  /** lookups in flight at once in this process */
+  max_concurrent?: number;
+  /** lookups that may wait for a slot; one more is refused at once (503) */
+  max_waiting?: number;
+  /** the hosts file, read for the names it lists (c-ares does not read it) */
+  hosts_file?: string;
+}
+
+export const LOOKUP_TIMEOUT_MS = 5000;
+const LOOKUP_DEFAULTS = { timeout_ms: LOOKUP_TIMEOUT_MS, max_concurrent: 16, max_waiting: 64, hosts_file: '/etc/hosts' };
+/** Once one family answered, how long the other may still take. */
+const OTHER_FAMILY_GRACE_MS = 1000;
+
+/** The lookup ran out of time (its wait for a slot included): the name server did not answer. */
+export class LookupTimeout extends Error {
+  constructor(host: string, ms: number) {
+    super(`${host}: no answer from the name server within ${ms / 1000} s`);
+    this.name = 'LookupTimeout';
+  }
+}
+
+/** A bound on lookups at once: a slot, a short queue, and a refusal beyond it. */
+class Slots {
+  private used = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly max: number, private readonly maxWaiting: number) {}
+
+  /** A slot before `deadline` (its release), or null when the deadline passed first; throws 503 when the queue is full. */
+  async take(deadline: number): Promise<(() => void) | null> {
+    if (this.used < this.max) return this.hold();
+    if (this.waiting.length >= this.maxWaiting) {
+      throw new PlatformError(503, 'Too many webhook address lookups at once; try again shortly', undefined, { 'Retry-After': '5' });
+    }
+    return new Promise((resolve) => {
+      const turn = () => {
+        clearTimeout(timer);
+        resolve(this.hold());
+      };
+      const timer = setTimeout(() => {
+        const i = this.waiting.indexOf(turn);
+        if (i >= 0) this.waiting.splice(i, 1);
+        resolve(null);
+      }, Math.max(0, deadline - Date.now()));
+      this.waiting.push(turn);
+    });
+  }
+
+  private hold(): () => void {
+    this.used += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.used -= 1;
+      this.waiting.shift()?.();
+    };
+  }
+}
+
+let hostsCache: { file: string; read_at: number; names: Map<string, { address: string; family: number }[]> } | undefined;
+
+/** The hosts file's names and their addresses, read at most every 5 s. */
+async function hostsEntries(file: string): Promise<Map<string, { address: string; family: number }[]>> {
+  if (hostsCache?.file === file && Date.now() - hostsCache.read_at < 5000) return hostsCache.names;
+  const names = new Map<string, { address: string; family: number }[]>();
+  const text = await readFile(file, 'utf8').catch(() => '');
+  for (const line of text.split('\n')) {
+    const [address, ...aliases] = line.replace(/#.*/, '').trim().split(/\s+/);
+    const family = net.isIP(address ?? '');
+    if (!family) continue;
+    for (const name of aliases) {
+      const key = name.toLowerCase();
+      const list = names.get(key) ?? [];
+      if (!list.some((a) => a.address === address)) list.push({ address, family });
+      names.set(key, list);
+    }
+  }
+  hostsCache = { file, read_at: Date.now(), names };
+  return names;
+}
+
+/**
+ * The platform's resolver of webhook names. c-ares (`dns.promises.Resolver`: resolve4 and
+ * resolve6) asks the name servers itself, off libuv's thread pool, so a slow name server holds
+ * no thread that file I/O, zip packing, hashing or an upload needs (`dns.lookup`, getaddrinfo,
+ * runs on that pool and a timeout does not free its thread). Each lookup has its own channel,
+ * cancelled at its deadline; at most `max_concurrent` run at once in the process, `max_waiting`
+ * more wait within their deadline, and another is refused at once (503). `localhost` and the
+ * names the hosts file lists answer from there (c-ares reads neither); the address check applies
+ * to them like to any answer.
+ */
+export function webhookResolver(options: LookupOptions = {}): Resolver {
+  const o = { ...LOOKUP_DEFAULTS, ...options };
+  const slots = new Slots(o.max_concurrent, o.max_waiting);
+  return async (rawHost) => {
+    const host = rawHost.toLowerCase().replace(/\.$/, '');
+    if (host === 'localhost' || host.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    const listed = (await hostsEntries(o.hosts_file)).get(host);
+    if (listed?.length) return listed;
+    const deadline = Date.now() + o.timeout_ms;
+    const release = await slots.take(deadline);
+    if (!release) throw new LookupTimeout(host, o.timeout_ms);
+    // Its own channel: cancel() ends this lookup's queries and no other's. c-ares' own timeout
+    // covers a lost datagram (a second try); the deadline below ends the lookup whatever it does.
+    const budget = Math.max(1, deadline - Date.now());
+    const channel = new DnsResolver({ timeout: Math.max(250, Math.floor(budget / 2)), tries: 2 });
+    if (o.servers) channel.setServers(o.servers);
+    let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
+    const cancelAt = (ms: number) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        channel.cancel();
+      }, Math.max(0, ms));
+    };
+    cancelAt(budget);
+    try {
+      const asked = [channel.resolve4(host), channel.resolve6(host)].map((p, i) =>
+        p.then((found) => {
+          // One family answered: the other gets a short grace, not the whole deadline.
+          if (found.length) cancelAt(Math.min(deadline - Date.now(), OTHER_FAMILY_GRACE_MS));
+          return found.map((address) => ({ address, family: i === 0 ? 4 : 6 }));
+        }),
+      );
+      const settled = await Promise.allSettled(asked);
+      const addresses = settled.flatMap((s) => (s.status === 'fulfilled' ? s.value : []));
+      if (!addresses.length && timedOut) throw new LookupTimeout(host, o.timeout_ms);
+      return addresses;
+    } finally {
+      clearTimeout(timer);
+      release();
+    }
+  };
+}
+
+let platformResolver: Resolver | undefined;
+/** The process's resolver (one bound for the whole process), made on first use. */
+const systemResolver: Resolver = (host) => (platformResolver ??= webhookResolver())(host);
 
 export interface WebhookTarget {
   url: URL;
@@ -87,9 +233,22 @@ export async function resolveWebhookTarget(raw: unknown, allowPrivate = config()
   if (url.username || url.password) throw refuse('must not carry credentials');
   const host = url.hostname.replace(/^\[|\]$/g, '');
   const family = net.isIP(host);
-  // A name server that never answers must not hold the caller (an endpoint's save, an attempt) for long.
-  const lookupTimeout = new Promise<[]>((r) => setTimeout(() => r([]), 5000).unref());
-  const addresses = family ? [{ address: host, family }] : await Promise.race([resolve(host).catch(() => [] as []), lookupTimeout]);
+  let addresses: WebhookTarget['addresses'] = family ? [{ address: host, family }] : [];
+  if (!family) {
+    // A name server that never answers must not hold the caller (an endpoint's save, an attempt)
+    // for long: the platform's resolver ends at its deadline; this bounds any other one too.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new LookupTimeout(host, LOOKUP_TIMEOUT_MS)), LOOKUP_TIMEOUT_MS + 500)));
+    try {
+      addresses = await Promise.race([resolve(host), late]);
+    } catch (err) {
+      if (err instanceof PlatformError) throw err; // too many lookups at once (503): not the URL's fault
+      if (err instanceof LookupTimeout) throw refuse(`${host} does not resolve (${err.message.slice(host.length + 2)})`);
+      addresses = [];
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   if (!addresses.length) throw refuse(`${host} does not resolve`);
   if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw refuse(`${host} is a private or local address`);
   return { url, addresses };
