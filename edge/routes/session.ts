@@ -8,7 +8,7 @@ import { getSession, initializeSession, newConversation, setSessionStatus, verif
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
 import { config } from '../../activities/core/config.ts';
 import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
-import { actingUser, budgetSpent, organizationFor } from '../auth.ts';
+import { actingUser, budgetSpent, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { requiredId, organizationId } from '../schemas.ts';
 
@@ -153,7 +153,8 @@ defineRoute({
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
-    const user = await actingUser(principal, org, params.user_id);
+    // A read: an unknown user is 404, never created (docs/api-conventions.md, "Users").
+    const user = await existingUser(principal, org, params.user_id, `User not found: ${params.user_id}`);
     return { success: true, user_id: user.user_id, idp_id: user.idp_id, api_keys: await listApiKeys(principal, org, user.user_id) };
   },
 });
