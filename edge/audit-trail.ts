@@ -8,7 +8,7 @@ import type { H3Event } from 'h3';
 import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
 import { PlatformError } from '../activities/core/errors.ts';
 import type { Logger } from '../activities/core/logger.ts';
-import { beginIntent, bodyChanges, dropIntent, mergeChanges, recordChange, type AuditEntry } from '../activities/audit/index.ts';
+import { beginIntent, bodyChanges, dropIntent, mergeChanges, newIntentId, recordChange, type AuditEntry } from '../activities/audit/index.ts';
 import type { Principal } from '../activities/identity/index.ts';
 import { Reply, type RouteDef } from './http.ts';
 
@@ -70,6 +70,8 @@ const APPEND_ATTEMPTS = 3;
 /** One audited request: its notes, its intent, and the record appended when it succeeds. */
 export class AuditTrail {
   private readonly notes = newAuditNotes();
+  /** the intent's id, chosen here and carried into the record (the maintenance run matches on it) */
+  private readonly intent_id = newIntentId();
   private intent?: string;
 
   private constructor(
@@ -89,7 +91,7 @@ export class AuditTrail {
     if (!principal || principal.level < 1 || !auditedRoute(def)) return undefined;
     const trail = new AuditTrail(def, principal, parts, request_id, logger);
     try {
-      trail.intent = await beginIntent(trail.entry(undefined));
+      trail.intent = await beginIntent(trail.entry(undefined), trail.intent_id);
     } catch (err) {
       logger.error({ err, request_id }, 'audit intent not written: the request is refused');
       throw new PlatformError(503, 'The audit trail is unavailable; nothing was changed. Try again shortly');
@@ -127,6 +129,7 @@ export class AuditTrail {
       action: spec?.action ?? derived.action,
       target: { type: target.type, id: String(target.id) },
       request_id: this.request_id,
+      intent_id: this.intent_id,
       changes: mergeChanges(bodyChanges(this.parts.body ?? this.parts.form), this.notes.changes),
     };
   }
@@ -146,10 +149,13 @@ export class AuditTrail {
     return this.principal.organization_id;
   }
 
-  /** An idempotent replay (answered from an earlier request) changed nothing. */
-  private replayed(event: H3Event, result: unknown): boolean {
+  /**
+   * An idempotent replay (answered from an earlier request) changed nothing. The upload routes'
+   * Idempotency-Key says so through the notes (edge/idempotency.ts), not by its answer header: a
+   * retry of a run that failed with a 5xx runs it, and is recorded.
+   */
+  private replayed(result: unknown): boolean {
     if (this.notes.replayed) return true;
-    if (String(event.node.res.getHeader('idempotent-replayed') ?? '') === 'true') return true;
     const body = answerBody(result);
     return !!body && typeof body === 'object' && (body.duplicate === true || body.replayed === true);
   }
@@ -159,9 +165,9 @@ export class AuditTrail {
    * (retried briefly). When it cannot be, the change stands: the record is logged whole and the
    * intent stays for the maintenance run, which appends it with outcome `unknown`.
    */
-  async answered(event: H3Event, result: unknown): Promise<void> {
+  async answered(_event: H3Event, result: unknown): Promise<void> {
     const status = result instanceof Reply ? result.status : (this.def.status ?? 200);
-    if (status < 200 || status >= 300 || this.replayed(event, result)) return this.failed();
+    if (status < 200 || status >= 300 || this.replayed(result)) return this.failed();
     const entry = this.entry(result);
     for (let attempt = 1; ; attempt++) {
       try {

@@ -10,6 +10,7 @@ import { createHash, webcrypto } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { noteReplay } from '../activities/core/audit-note.ts';
 import { invalid, PlatformError } from '../activities/core/errors.ts';
 import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/index.ts';
 import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/index.ts';
@@ -29,7 +30,7 @@ export function idempotencyKeyOf(event: H3Event): string | undefined {
 }
 
 /** SHA-256 over the fields the run depends on and the file; the file's digest runs off the event loop. */
-async function requestHash(fields: Record<string, unknown>, file: Buffer): Promise<string> {
+export async function requestHash(fields: Record<string, unknown>, file: Buffer): Promise<string> {
   const fileDigest = Buffer.from(await webcrypto.subtle.digest('SHA-256', file)).toString('hex');
   const ordered = Object.keys(fields)
     .sort()
@@ -55,10 +56,19 @@ export interface Once<R> {
   run: (id: string, retry: boolean) => Promise<R>;
 }
 
+/** This request's answer is another request's (the first answer of its key): a replay, which the audit trail does not record. */
+function replayed(event: H3Event): void {
+  setResponseHeader(event, 'idempotent-replayed', 'true');
+  noteReplay();
+}
+
 /**
  * Runs the upload once per key. The same key and request: the first answer (`Idempotent-Replayed:
  * true`), or the first refusal; the same key with another request: 422. A run that failed on
- * the server's side (5xx) leaves the key open: a retry runs it again on the same id.
+ * the server's side (5xx) leaves the key open: a retry runs it again on the same id (or attaches
+ * to the run the failed request left), and that retry is the request that made the change: it is
+ * no replay, and the audit trail records it. Of several requests that wait for one run, the one
+ * whose answer settles the key is the one that made the change; the others are replays.
  */
 export async function once<R>(o: Once<R>): Promise<R> {
   const key = idempotencyKeyOf(o.event);
@@ -66,9 +76,14 @@ export async function once<R>(o: Once<R>): Promise<R> {
   const request_sha256 = await requestHash(o.fields, o.file);
   const record = await claimIdempotencyKey({ organization_id: o.organization_id, user_id: o.user_id, route: o.route, key, request_sha256, resource_id: o.newId() });
   if (record.request_sha256 !== request_sha256) throw invalid(IDEMPOTENCY_HEADER, 'was already used with another request (another file or other fields); use a new key for a new upload');
-  if (!record.created) setResponseHeader(o.event, 'idempotent-replayed', 'true');
-  if (record.state === 'succeeded') return record.result as R;
-  if (record.state === 'refused') throw new PlatformError(record.refusal!.status, record.refusal!.detail);
+  if (record.state === 'succeeded') {
+    replayed(o.event);
+    return record.result as R;
+  }
+  if (record.state === 'refused') {
+    replayed(o.event);
+    throw new PlatformError(record.refusal!.status, record.refusal!.detail);
+  }
   let result: R;
   try {
     result = await o.run(record.resource_id, !record.created);
@@ -78,8 +93,15 @@ export async function once<R>(o: Once<R>): Promise<R> {
     if (isRefusal(status)) await settleIdempotencyKey({ id: record.id, refusal: { status, detail: String(body.detail) } }).catch(() => undefined);
     throw err;
   }
-  // Unrecorded, a retry attaches to the finished run instead: still the same answer.
-  await settleIdempotencyKey({ id: record.id, result }).catch(() => undefined);
+  // Unrecorded, a retry attaches to the finished run instead: still the same answer (and recorded
+  // by the audit trail again: a second record of one change rather than none).
+  const settled = await settleIdempotencyKey({ id: record.id, result }).catch(() => true);
+  if (!settled) {
+    // Another request with this key, waiting for the same run, answered first: its answer (and
+    // its audit record) stand for the change.
+    if (!record.created) setResponseHeader(o.event, 'idempotent-replayed', 'true');
+    noteReplay();
+  }
   return result;
 }
 

@@ -2,6 +2,6 @@
 export { ACTOR_LEVELS, AUDIT_OUTCOMES, BREAK_REASONS, MASK, type ActorLevel, type AuditOutcome, type BreakReason } from './constants.ts';
 export { bodyChanges, isSecretName, masked, mergeChanges, type Changes } from './mask.ts';
 export { listAuditRecords, recordChange, type AuditEntry, type AuditRecordView } from './records.ts';
-export { beginIntent, dropIntent, settleStaleIntents } from './intents.ts';
+export { beginIntent, dropIntent, newIntentId, settleStaleIntents } from './intents.ts';
 export { verifyChain, type VerifyResult } from './chain.ts';
 export { purgeAuditRecords, type AuditRetentionResult } from './retention.ts';

@@ -12,7 +12,10 @@ const targetSchema = new Schema({ type: { $type: String, required: true }, id: {
  * and component field names: dots and `$` stay data). `hash` is SHA-256 over the canonical JSON
  * of every other field (chain.ts); `prev_hash` the hash of record seq-1 (64 zeros for seq 1).
  * `actor_key_id` and `target_id` repeat the nested values as plain fields for the list's indexes
- * (dotted paths are not answered from an index on the embedded server).
+ * (dotted paths are not answered from an index on the embedded server). `intent_id` is the id of
+ * the intent the request wrote before its handler ran (server-chosen, unlike the request id a
+ * client may pick): the maintenance run settles an intent by it. Records appended before it
+ * existed have none; being stored, it is covered by the hash like every other field.
  */
 const recordSchema = new Schema(
   {
@@ -26,6 +29,7 @@ const recordSchema = new Schema(
     target: { type: targetSchema, required: true },
     target_id: { type: String, required: true },
     request_id: { type: String, required: true },
+    intent_id: { type: String },
     changes_json: { type: String, required: true },
     outcome: { type: String, required: true },
     prev_hash: { type: String, required: true },
@@ -38,8 +42,8 @@ recordSchema.index({ organization_id: 1, at: -1 });
 recordSchema.index({ organization_id: 1, action: 1, at: -1 });
 recordSchema.index({ organization_id: 1, actor_key_id: 1, at: -1 });
 recordSchema.index({ organization_id: 1, target_id: 1, at: -1 });
-// The maintenance run: has a request's record been written already (intents), before an intent becomes `unknown`.
-recordSchema.index({ organization_id: 1, request_id: 1 });
+// The maintenance run: has an intent's record been written already, before the intent becomes `unknown`.
+recordSchema.index({ organization_id: 1, intent_id: 1 });
 
 export interface AuditRecordDoc {
   _id: string;
@@ -52,6 +56,7 @@ export interface AuditRecordDoc {
   target: { type: string; id: string };
   target_id: string;
   request_id: string;
+  intent_id?: string;
   changes_json: string;
   outcome: AuditOutcome;
   prev_hash: string;

@@ -14,6 +14,8 @@ export interface AuditEntry {
   action: string;
   target: { type: string; id: string };
   request_id: string;
+  /** the intent written before the change (intents.ts): how the maintenance run finds this record */
+  intent_id?: string;
   /** masked already (mask.ts) */
   changes: Changes;
   outcome?: AuditOutcome;
@@ -61,6 +63,8 @@ export async function recordChange(e: AuditEntry): Promise<AuditRecordView> {
     target: { type: e.target.type, id: String(e.target.id) },
     target_id: String(e.target.id),
     request_id: e.request_id,
+    // left out when unknown: a stored null would be hashed differently from a missing field
+    ...(e.intent_id && { intent_id: e.intent_id }),
     changes_json: changesText.encode(e.changes),
     outcome: e.outcome ?? 'succeeded',
   });

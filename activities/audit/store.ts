@@ -106,9 +106,13 @@ export function recordsPage(f: RecordFilter, skip: number, limit: number): Promi
   return AuditRecord.find(filter).sort({ at: -1, _id: -1 }).skip(skip).limit(limit + 1).lean<AuditRecordDoc[]>();
 }
 
-/** Whether the organization holds a record of this request (the `{organization_id, request_id}` index). */
-export async function recordOfRequest(organization_id: string, request_id: string, action: string, since: Date): Promise<boolean> {
-  return (await AuditRecord.exists({ organization_id, request_id, action, at: { $gte: since } })) !== null;
+/**
+ * Whether the organization holds the record of this intent (the `{organization_id, intent_id}`
+ * index). By the intent's id, never the request id: a client chooses its X-Request-Id, and two
+ * requests may carry the same one.
+ */
+export async function recordOfIntent(organization_id: string, intent_id: string): Promise<boolean> {
+  return (await AuditRecord.exists({ organization_id, intent_id })) !== null;
 }
 
 // ---- intents ----

@@ -52,10 +52,13 @@ export async function claimIdempotencyKey(input: IdempotencyClaim): Promise<Idem
   throw new PlatformError(409, 'Idempotency-Key: this key is being reused concurrently; retry the request', 'Idempotency-Key');
 }
 
-/** Records how the key's run ended: its answer, or the refusal (4xx) every retry gets too. */
-export async function settleIdempotencyKey(input: { id: string; result?: unknown; refusal?: { status: number; detail: string } }): Promise<void> {
-  // Only the first outcome counts: concurrent duplicates settle with the same run's answer.
-  await settleClaim(input.id, input.refusal ? { refusal: input.refusal } : { result: input.result });
+/**
+ * Records how the key's run ended: its answer, or the refusal (4xx) every retry gets too. Answers
+ * whether this call recorded it: only the first outcome counts, so a concurrent duplicate that
+ * waited for the same run learns that another request with the key answered first.
+ */
+export async function settleIdempotencyKey(input: { id: string; result?: unknown; refusal?: { status: number; detail: string } }): Promise<boolean> {
+  return settleClaim(input.id, input.refusal ? { refusal: input.refusal } : { result: input.result });
 }
 
 /** Retention: deletes the records older than IDEMPOTENCY_KEY_HOURS. */

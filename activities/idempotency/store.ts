@@ -33,13 +33,13 @@ export async function dropClaim(_id: string, created_at: Date): Promise<void> {
   await IdempotencyKey.deleteOne({ _id, created_at });
 }
 
-/** The run's outcome, recorded only while the record is running (the first outcome counts). */
-export async function settleClaim(_id: string, outcome: { result: unknown } | { refusal: { status: number; detail: string } }): Promise<void> {
+/** The run's outcome, recorded only while the record is running (the first outcome counts): true when this call recorded it. */
+export async function settleClaim(_id: string, outcome: { result: unknown } | { refusal: { status: number; detail: string } }): Promise<boolean> {
   const $set =
     'refusal' in outcome
       ? { state: 'refused', refusal_status: outcome.refusal.status, refusal_detail: outcome.refusal.detail }
       : { state: 'succeeded', result_json: resultText.encode(outcome.result ?? null) };
-  await IdempotencyKey.updateOne({ _id, state: 'running' }, { $set });
+  return (await IdempotencyKey.updateOne({ _id, state: 'running' }, { $set })).modifiedCount === 1;
 }
 
 /** Deletes records created before `before` (the created_at index; neither server has TTL indexes both honour). */
