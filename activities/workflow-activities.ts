@@ -20,4 +20,4 @@ export { applyPaymentEvent } from './billing/index.ts';
 export { processStoredText } from './text/index.ts';
 export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts/index.ts';
 export { attemptDelivery, sweepEvents } from './events/index.ts';
-export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy/index.ts';
+export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, takeErasurePlace, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy/index.ts';

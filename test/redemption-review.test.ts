@@ -14,6 +14,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
@@ -47,6 +48,7 @@ let adminUser: string;
 let ana: { key: string; user_id: string };
 let giftId: string;
 let pinGiftId: string;
+let platformDb: string;
 
 function providerServer(): http.Server {
   return jsonServer(({ req, url, body, send }) => {
@@ -117,6 +119,7 @@ beforeAll(async () => {
     GIFT_PROVIDER_ATTEMPTS: '2',
     LOG_LEVEL: 'warn',
   });
+  platformDb = env.MONGODB_URI;
   platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore', log: () => undefined });
   const org = (await api('POST', '/api/organizations', adminKey, { name: unique('Review'), tier: 'free' })).body.organization.organization_id;
   const a = await api('POST', '/generate_api_key', adminKey, { user_id: unique('admin'), organization_id: org, permissions: ['admin'] });
@@ -335,4 +338,45 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
     expect(ok.body.redemption).toMatchObject({ status: 'completed', provider_transaction_id: '9001', pin_code: expect.stringMatching(/6666$/) });
     expect((await api('GET', `/api/gifts/redemptions/${id}`, ana.key)).body.redemption).toMatchObject({ pin_code: '9999-8888-7777-6666', settlement: { outcome: 'completed', settled_by: null } });
   }, 120_000);
+
+  it("an open redemption of an erased user is settled refunded: the points go back to the tombstone's books, the record closes, no person is written back", async () => {
+    const k = await api('POST', '/generate_api_key', admin, { user_id: unique('bob') });
+    const bob = { key: k.body.api_key as string, user_id: k.body.metadata.user_id as string };
+    expect((await api('POST', `/loyalty/award-points/${bob.user_id}`, admin, { action_type: 'grant' })).status).toBe(200);
+    const phone = '+2348031246666';
+    const res = await api('POST', `/api/gifts/gifts/${giftId}/redeem`, bob.key, { user_id: bob.user_id, phone_number: phone, idempotency_key: unique('k') });
+    expect(res.status, JSON.stringify(res.body)).toBe(202);
+    const id = res.body.redemption.id as string;
+    expect((await until('in review', async () => (await api('GET', `/api/gifts/redemptions/${id}`, admin)).body.redemption, (r) => r.status !== 'processing', 120_000)).status).toBe('needs_review');
+
+    expect((await api('DELETE', `/api/users/${bob.user_id}`, admin, {})).status).toBe(202);
+    await until('the erasure completed', async () => (await api('GET', `/api/users/${bob.user_id}/erasure`, admin)).body.erasure, (e) => e?.status === 'completed', 180_000, 500);
+
+    const note = `Bob at ${phone} says it never came`;
+    const refunded = await settle(id, admin, { outcome: 'refunded', reason: note });
+    expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
+    expect(refunded.body.redemption).toMatchObject({ status: 'refunded', points_refunded: 100 });
+    const record = (await api('GET', `/api/gifts/redemptions/${id}`, admin)).body.redemption;
+    expect(record.status).toBe('refunded');
+    expect(record.user_id).toMatch(/^del_/);
+    expect(JSON.stringify(record)).not.toContain(bob.user_id);
+    expect(JSON.stringify(record)).not.toContain(phone);
+    expect(JSON.stringify(record)).not.toContain('Bob at');
+
+    // The books: the hold and its refund, both the tombstone's, and nothing left under the user's id.
+    const db = await mongoose.createConnection(platformDb).asPromise();
+    try {
+      const entries = await db.collection('ledger_entries').find({ operation_id: { $regex: `^redemption:${id}:` } }).toArray();
+      expect(entries.map((e) => [e.reason, e.amount, e.user_id]).sort()).toEqual([['redemption', -100, record.user_id], ['refund', 100, record.user_id]]);
+      const tombstone = await db.collection('ledger_entries').find({ user_id: record.user_id }).sort({ seq: 1 }).toArray();
+      expect(tombstone.reduce((n, e) => n + e.amount, 0)).toBe(1000);
+      expect(tombstone.at(-1)!.balance_after).toBe(1000);
+      expect(await db.collection('ledger_entries').countDocuments({ user_id: bob.user_id })).toBe(0);
+      const stored = await db.collection('gift_redemptions').findOne({ _id: id as never });
+      expect(JSON.stringify(stored)).not.toContain(phone);
+      expect(JSON.stringify(stored)).not.toContain(bob.user_id);
+    } finally {
+      await db.close();
+    }
+  }, 300_000);
 });

@@ -1,11 +1,13 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities.ts';
 import { PERSISTENT } from './retry.ts';
 
-const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns } = proxyActivities<typeof activities>({
+const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns, takeErasurePlace } = proxyActivities<typeof activities>({
   startToCloseTimeout: '10 minutes',
   retry: PERSISTENT,
 });
+
+const PATCH_PLACES = 'erasure-places';
 
 export interface UserErasureInput {
   /** the erasure's record, `<organization_id>:<user_id>`: no personal data in the run's input */
@@ -15,7 +17,8 @@ export interface UserErasureInput {
 /**
  * `user-erasure:<organization_id>:<user_id>` (docs/privacy.md). Every step is idempotent, so a
  * worker killed anywhere resumes here and finishes once: identity's first end (user gone for every
- * reader, keys revoked), the user's other runs stopped, every component's part twice (the second
+ * reader, keys revoked), the user's other runs stopped, a place among the organization's erasures
+ * that delete at once, every component's part twice (the second
  * pass takes what a run in flight wrote during the first), the user's ended runs deleted from
  * Temporal (their inputs held the user's data), then identity's last end and `user.erased`.
  */
@@ -23,6 +26,11 @@ export async function userErasureWorkflow(input: UserErasureInput): Promise<void
   const { parts } = await beginUserErasure(input.key);
   if (!parts.length) return;
   await stopUserRuns(input.key);
+  // The heavy part waits for one of the organization's places (runs started before places existed
+  // replay without asking). The user is already gone for every reader, keys revoked.
+  if (patched(PATCH_PLACES)) {
+    for (let wait = 5; !(await takeErasurePlace(input.key)); wait = Math.min(60, wait * 2)) await sleep(`${wait} seconds`);
+  }
   for (const pass of [1, 2]) {
     for (const part of parts) await eraseUserPart({ key: input.key, part, pass });
   }

@@ -5,7 +5,7 @@
  * (written aside, then hard-linked into place, which fails when another process got there
  * first), so whichever process comes first, all of them read the same key.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { config } from './config.ts';
@@ -75,3 +75,22 @@ export function decryptSecret(stored: string): string {
 
 /** What may be shown of a secret: its first 3 and last 4 characters. */
 export const maskSecret = (s: string) => (s.length <= 8 ? '••••' : `${s.slice(0, 3)}…${s.slice(-4)}`);
+
+// Keys derived per purpose, so a keyed hash never shares its key with the cipher above.
+const purposeKeys = new Map<string, { base: Buffer; key: Buffer }>();
+
+/**
+ * A keyed hash (HMAC-SHA256, hex) of `value` under a key derived for `purpose` from the
+ * configuration key, which lives outside the database: whoever reads the database alone cannot
+ * test a guess (an email, a phone number) against it. Rotating the configuration key makes
+ * earlier hashes unmatchable.
+ */
+export function keyedHash(purpose: string, value: string): string {
+  const base = key();
+  let k = purposeKeys.get(purpose);
+  if (!k || k.base !== base) {
+    k = { base, key: Buffer.from(hkdfSync('sha256', base, Buffer.alloc(0), `platform/${purpose}`, 32)) };
+    purposeKeys.set(purpose, k);
+  }
+  return createHmac('sha256', k.key).update(value).digest('hex');
+}

@@ -28,6 +28,8 @@ const feedbackSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 feedbackSchema.index({ organization_id: 1, created_at: -1 });
+// A user's feedback (their export and erasure), without reading the organization's.
+feedbackSchema.index({ organization_id: 1, user_id: 1, created_at: 1 });
 
 export interface FeedbackDoc {
   _id: string;

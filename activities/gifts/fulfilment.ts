@@ -10,12 +10,13 @@
 import { Context } from '@temporalio/activity';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
+import { scrubber } from '../core/scrub.ts';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider.ts';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import { recordRedemptionEvent } from './events.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
-import { findRedemption, sandboxTransactions, saveRedemption } from './store.ts';
+import { findRedemption, sandboxTransactions, saveRedemption, type RedemptionOwner } from './store.ts';
 
 export interface RedemptionInput {
   redemption_id: string;
@@ -74,7 +75,17 @@ export const REFUNDED_AFTER_REVIEW = 'Refunded by an administrator after review'
 export const holdOperation = (redemption_id: string) => `redemption:${redemption_id}:hold`;
 export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
 export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
-const settlementOf = (s: Settlement) => ({ outcome: s.outcome, settled_by: s.settled_by, reason: s.reason, settled_at: new Date(s.settled_at) });
+/** The admin's note is about the person: after their erasure, the tombstone stands in for it (as the erasure wrote). */
+const settlementOf = (s: Settlement, erased?: string | null) => ({ outcome: s.outcome, settled_by: s.settled_by, reason: erased && s.reason ? erased : s.reason, settled_at: new Date(s.settled_at) });
+
+/** The number or account the gift went to, out of a provider's text (the ledger and the record keep the reason). */
+const withoutNumbers = (input: RedemptionInput) => scrubber([input.order.phone_number ?? '', input.order.account_reference ?? ''], '[number]');
+
+/** The tombstone now standing for the redemption's owner when an erasure came first, else null. */
+async function erasedOwner(input: RedemptionInput): Promise<string | null> {
+  const doc = await findRedemption(input.redemption_id);
+  return doc && doc.user_id !== input.user_id ? doc.user_id : null;
+}
 
 let provider: { key: string; engine: GiftProvider } | undefined;
 
@@ -106,7 +117,7 @@ async function told(doc: RedemptionDoc): Promise<RedemptionState> {
   return state(doc);
 }
 
-const recordOf = (input: RedemptionInput) => ({
+const ownerOf = (input: RedemptionInput): RedemptionOwner => ({
   operation_id: holdOperation(input.redemption_id),
   organization_id: input.organization_id,
   user_id: input.user_id,
@@ -133,15 +144,18 @@ export async function reserveRedemption(input: RedemptionInput): Promise<Redempt
     operation_id: holdOperation(input.redemption_id),
     description: `gift ${input.gift_id}: ${input.gift_name}`,
   });
-  const doc = await saveRedemption(input.redemption_id, {
-    ...recordOf(input),
-    points_spent: -hold.entry.amount,
-    points_refunded: 0,
-    balance_after: hold.spendable_after ?? hold.entry.balance_after, // what can still be spent
-    ledger_entry_id: hold.entry.entry_id,
-    status: 'processing',
-    provider: giftProvider().name,
-  });
+  const doc = await saveRedemption(
+    input.redemption_id,
+    {
+      points_spent: -hold.entry.amount,
+      points_refunded: 0,
+      balance_after: hold.spendable_after ?? hold.entry.balance_after, // what can still be spent
+      ledger_entry_id: hold.entry.entry_id,
+      status: 'processing',
+      provider: giftProvider().name,
+    },
+    ownerOf(input),
+  );
   return state(doc);
 }
 
@@ -186,26 +200,26 @@ export async function settleRedemption(input: RedemptionInput, delivered: { tran
  * `points_refunded`: points_spent = points_refunded + points_lapsed).
  */
 export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }, settlement?: Settlement): Promise<RedemptionState> {
+  // The hold's owner gets the points back: the user, or their tombstone after an erasure.
   const refund = await refundDebit({
     organization_id: input.organization_id,
-    user_id: input.user_id,
     debit_operation_id: holdOperation(input.redemption_id),
     operation_id: refundOperation(input.redemption_id),
     reason: 'refund',
-    description: `gift ${input.gift_id} not delivered: ${refusal.reason}`.slice(0, 500),
+    description: `gift ${input.gift_id} not delivered: ${withoutNumbers(input)(refusal.reason)}`.slice(0, 500),
   });
+  const erased = await erasedOwner(input);
   const doc = await saveRedemption(input.redemption_id, {
-    ...recordOf(input),
     points_spent: input.points,
     // What came back spendable, and what came back lapsed: together the points spent.
     points_refunded: refund.entry.amount - refund.points_lapsed,
     points_lapsed: refund.points_lapsed,
     refund_entry_id: refund.entry.entry_id,
     status: 'refunded',
-    status_reason: refusal.reason,
+    status_reason: erased ? scrubber([input.user_id], erased, true)(withoutNumbers(input)(refusal.reason)) : refusal.reason,
     ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
-    ...(settlement ? { settlement: settlementOf(settlement) } : {}),
-  });
+    ...(settlement ? { settlement: settlementOf(settlement, erased) } : {}),
+  }, ownerOf(input));
   return told(doc);
 }
 
@@ -243,10 +257,11 @@ export async function settleReviewed(input: RedemptionInput, settlement: Settlem
   else if (check) status_reason += ` on the administrator's word: the provider did not confirm it (${check.reason})${pin ? '; no PIN was obtained' : ''}`;
   else if (pin) status_reason += '; no PIN was obtained';
   const transaction_id = check?.transaction_id ?? null;
+  const erased = await erasedOwner(input);
   const doc = await saveRedemption(input.redemption_id, {
     status: 'completed',
-    status_reason: status_reason.slice(0, 1000),
-    settlement: settlementOf(settlement),
+    status_reason: (erased ? withoutNumbers(input)(status_reason) : status_reason).slice(0, 1000),
+    settlement: settlementOf(settlement, erased),
     ...(transaction_id ? { provider_transaction_id: transaction_id } : {}),
     ...(check?.state === 'delivered' && check.pin_encrypted ? { pin_encrypted: check.pin_encrypted } : {}),
   });
@@ -263,7 +278,7 @@ export async function closeUnreserved(input: RedemptionInput, reason: string): P
   const hold = await appliedRequest(input.organization_id, op, op);
   if (hold) {
     if (!(await findRedemption(input.redemption_id))) {
-      await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: -hold.entry.amount, balance_after: hold.spendable_after ?? hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name });
+      await saveRedemption(input.redemption_id, { points_spent: -hold.entry.amount, balance_after: hold.spendable_after ?? hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name }, ownerOf(input));
     }
     return releaseRedemption(input, { transaction_id: null, reason });
   }
@@ -271,6 +286,6 @@ export async function closeUnreserved(input: RedemptionInput, reason: string): P
     (b) => b.points,
     () => 0,
   );
-  const doc = await saveRedemption(input.redemption_id, { ...recordOf(input), points_spent: 0, points_refunded: 0, balance_after: balance, status: 'failed', status_reason: reason });
+  const doc = await saveRedemption(input.redemption_id, { points_spent: 0, points_refunded: 0, balance_after: balance, status: 'failed', status_reason: reason }, ownerOf(input));
   return state(doc);
 }

@@ -56,13 +56,19 @@ export const findRedemption = (redemption_id: string) => Redemption.findById(red
 
 export type RedemptionFields = Omit<RedemptionDoc, '_id' | 'redemption_id' | 'created_at' | 'updated_at'>;
 
+/** Who and what a redemption is for: written when the record is created, never again. */
+export type RedemptionOwner = Pick<RedemptionFields, 'operation_id' | 'organization_id' | 'user_id' | 'gift_id' | 'gift_name' | 'gift_type' | 'phone_number' | 'account_reference'>;
+
 /**
  * Writes the redemption's current state. Only its workflow writes it, one step after another, so
  * a plain upsert by primary key is enough (no concurrent writer to lose); a step run again writes
- * the same values again.
+ * the same values again. The owner's fields are set only when the record is created: an erasure
+ * may have put the tombstone there since, and a step that runs after it must not write the person
+ * back (docs/privacy.md).
  */
-export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>): Promise<RedemptionDoc> {
-  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: fields, $setOnInsert: { redemption_id } }, { upsert: true, new: true }).lean<RedemptionDoc>();
+export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>, owner?: RedemptionOwner): Promise<RedemptionDoc> {
+  const onInsert = Object.fromEntries(Object.entries({ redemption_id, ...owner }).filter(([, v]) => v !== undefined));
+  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: fields, $setOnInsert: onInsert }, { upsert: true, new: true }).lean<RedemptionDoc>();
   return doc!;
 }
 

@@ -1,14 +1,15 @@
 /**
  * Identity's part of a user's export and erasure (docs/privacy.md). The erasure has two ends: it
- * begins here (the user disappears for every reader, its idp_id is freed for a new user, every key
- * is revoked) before any other component erases, and ends here (the user's document is deleted and
+ * begins here (the person's marker is left for the once-only rules, the user disappears for every
+ * reader, its idp_id is freed for a new user, every key is revoked) before any other component erases, and ends here (the user's document is deleted and
  * its keys keep only their ids, for the audit trail) after all of them.
  */
 import type { ExportPart, UserScope } from '../core/user-data.ts';
 import { forgetKey } from './api-keys.ts';
 import { lastUses } from './api-keys.ts';
 import { slotOwner } from './key-management.ts';
-import { forgetUserRef } from './users.ts';
+import { rememberErasedAccount } from './returning.ts';
+import { forgetUserRef, isTombstone } from './users.ts';
 import {
   deleteSlotsOf,
   deleteUserDoc,
@@ -50,7 +51,10 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
 }
 
 /** The first end: gone for readers, idp_id freed, keys revoked. Safe to repeat. */
-export async function beginIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
+export async function beginIdentityErasure({ organization_id, user_id, idp_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
+  // The marker first: once the idp_id is free, a new account with it must find the marker.
+  const user = await userDocForErasure(organization_id, user_id);
+  if (user && !isTombstone(idp_id)) await rememberErasedAccount(user, idp_id, tombstone);
   await markUserErasing(organization_id, user_id, tombstone);
   forgetUserRef(organization_id, user_id);
   await recordErasedUser(organization_id, user_id);

@@ -33,6 +33,9 @@ const userSchema = new Schema(
     user_rate_limit_per_minute: { type: Number },
     /** set when the user's erasure begins (the tombstone): the user is gone for every reader from then on */
     erasing: { type: String },
+    /** a returning person: the tombstones of their erased accounts here, and when they first joined */
+    earlier: { type: [String], default: undefined },
+    first_joined_at: { type: Date },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -44,6 +47,22 @@ userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
  * never cached them.
  */
 const erasedUserSchema = new Schema({ _id: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+
+/**
+ * An erased person, kept so that once-only rewards stay once (docs/privacy.md): `_id`
+ * `<organization>|<keyed hash of the idp_id>` (core/encryption.ts keyedHash: the key is outside
+ * the database, so no one can be read or guessed from it), the tombstones of the person's erased
+ * accounts (under which the ledger keeps what they received), and when they first joined.
+ */
+const erasedPersonSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    tombstones: { type: [String], required: true },
+    first_joined_at: { type: Date, required: true },
+  },
+  { versionKey: false, timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
+);
 
 const apiKeySchema = new Schema(
   {
@@ -140,8 +159,17 @@ export interface UserDoc {
   display_name?: string;
   user_rate_limit_per_minute?: number;
   erasing?: string;
+  earlier?: string[];
+  first_joined_at?: Date;
   created_at: Date;
   updated_at: Date;
+}
+
+export interface ErasedPersonDoc {
+  _id: string;
+  organization_id: string;
+  tombstones: string[];
+  first_joined_at: Date;
 }
 
 export interface ApiKeyDoc {
@@ -180,6 +208,7 @@ export interface ApiKeySlotDoc {
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
 export const ErasedUser = mongoose.model<{ _id: string; at: Date }>('ErasedUser', erasedUserSchema, 'identity_erased_users');
+export const ErasedPerson = mongoose.model<ErasedPersonDoc>('ErasedPerson', erasedPersonSchema, 'identity_erased_people');
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
 export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
 export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');

@@ -8,6 +8,7 @@
 import { insertOnce } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import {
+  ErasedPerson,
   ErasedUser,
   ApiKey,
   ApiKeyRotation,
@@ -16,6 +17,7 @@ import {
   Organization,
   User,
   type ApiKeyDoc,
+  type ErasedPersonDoc,
   type ApiKeyRotationDoc,
   type ApiKeySlotDoc,
   type OrganizationDoc,
@@ -253,4 +255,22 @@ export async function erasedUsersSince(since: Date): Promise<{ organization_id: 
 
 export async function pruneErasedUsers(before: Date): Promise<void> {
   await ErasedUser.deleteMany({ at: { $lt: before } });
+}
+
+// ---- erased people (once-only rules across an erasure: docs/privacy.md)
+
+export const erasedPerson = (marker: string) => ErasedPerson.findById(marker).lean<ErasedPersonDoc>();
+
+/** Adds an erased account's tombstones to the person's marker, created on first use; safe to repeat. */
+export async function rememberErasedPerson(marker: string, organization_id: string, tombstones: string[], joined_at: Date): Promise<void> {
+  await ErasedPerson.updateOne(
+    { _id: marker },
+    { $addToSet: { tombstones: { $each: tombstones } }, $min: { first_joined_at: joined_at }, $setOnInsert: { organization_id } },
+    { upsert: true },
+  );
+}
+
+/** A returning person's earlier accounts, found after their new account was inserted. */
+export async function patchEarlier(user_id: string, earlier: string[], first_joined_at: Date): Promise<UserDoc | null> {
+  return User.findOneAndUpdate({ user_id }, { $set: { earlier, first_joined_at } }, { new: true }).lean<UserDoc>();
 }

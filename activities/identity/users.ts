@@ -4,6 +4,7 @@ import { invalid, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { UserRef } from './constants.ts';
 import { findOrganization } from './organizations.ts';
+import { earlierAccountsOf, settleEarlier } from './returning.ts';
 import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store.ts';
 
 export interface UserView {
@@ -42,7 +43,7 @@ export function viewUser(u: UserDoc): UserView {
 const refs = new Cache<string, UserRef>({ max: 200_000 });
 const refKey = (organization_id: string, ref: string) => `${organization_id}\u0000${ref}`;
 function remember(u: UserRef): void {
-  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id };
+  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id, ...(u.earlier?.length ? { earlier: [...u.earlier] } : {}) };
   refs.set(refKey(u.organization_id, u.user_id), ref);
   refs.set(refKey(u.organization_id, u.idp_id), ref);
 }
@@ -55,25 +56,28 @@ export function forgetUserRef(organization_id: string, user_id: string): void {
 /**
  * Users are deleted only by an erasure (docs/privacy.md): every process reads the erasures of the
  * last moments once a second, in the background of the lookups below, and drops those users, so a
- * reference cached here names an erased user for at most about a second (as a revoked key).
+ * reference cached here names an erased user for at most about a second (as a revoked key). After
+ * a quiet spell (no read for over two seconds) the next lookup waits for that read first: a
+ * process idle during an erasure must not answer the first request after it from its cache.
  */
 const ERASED_POLL_MS = 1000;
 let erasedPolledAt = Date.now();
-let erasedPolling = false;
-function heedErasures(): void {
+let erasedPolling: Promise<void> | undefined;
+function heedErasures(): Promise<void> | undefined {
   const now = Date.now();
-  if (erasedPolling || now - erasedPolledAt < ERASED_POLL_MS) return;
-  erasedPolling = true;
-  const since = new Date(erasedPolledAt - 10 * ERASED_POLL_MS);
-  erasedUsersSince(since)
-    .then((gone) => {
-      erasedPolledAt = now;
-      for (const u of gone) forgetUserRef(u.organization_id, u.user_id);
-    })
-    .catch(() => undefined)
-    .finally(() => {
-      erasedPolling = false;
-    });
+  if (!erasedPolling && now - erasedPolledAt >= ERASED_POLL_MS) {
+    const since = new Date(erasedPolledAt - 10 * ERASED_POLL_MS);
+    erasedPolling = erasedUsersSince(since)
+      .then((gone) => {
+        erasedPolledAt = now;
+        for (const u of gone) forgetUserRef(u.organization_id, u.user_id);
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        erasedPolling = undefined;
+      });
+  }
+  return now - erasedPolledAt > 2 * ERASED_POLL_MS ? erasedPolling : undefined;
 }
 
 /** Looks a reference up in the organization: first as a platform user_id, then as an idp_id. A user being erased is gone. */
@@ -86,7 +90,7 @@ export async function findUser(organization_id: string, ref: string): Promise<Us
 
 /** findUser for callers that need only the ids: answered from memory when seen before. */
 export async function findUserRef(organization_id: string, ref: string): Promise<UserRef | null> {
-  heedErasures();
+  await heedErasures();
   return refs.get(refKey(organization_id, ref)) ?? findUser(organization_id, ref);
 }
 
@@ -116,14 +120,17 @@ export async function resolveOrCreateUser(
   if (found) return found;
   if (isPlatformUserId(ref) || isTombstone(ref)) throw notFound(`User not found: ${ref}`);
   await requireOrganization(organization_id);
-  const { user } = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra });
+  // A person erased here before comes back as a new account that carries their earlier ones.
+  const before = await earlierAccountsOf(organization_id, ref);
+  const inserted = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra, ...(before ? { earlier: before.earlier, first_joined_at: before.first_joined_at } : {}) });
+  const user = inserted.created ? await settleEarlier(inserted.user, before) : inserted.user;
   remember(user);
   return user;
 }
 
 /** resolveOrCreateUser for callers that need only the ids. */
 export async function resolveOrCreateUserRef(organization_id: string, ref: string): Promise<UserRef> {
-  heedErasures();
+  await heedErasures();
   return refs.get(refKey(organization_id, ref)) ?? resolveOrCreateUser(organization_id, ref);
 }
 
@@ -165,4 +172,12 @@ export async function updateUser(
   const updated = await patchUser(user.user_id, set, unset);
   for (const k of ['email', 'display_name', 'user_rate_limit_per_minute'] as const) if (patch[k] !== undefined) noteChange(k, user[k] ?? null, updated?.[k] ?? null);
   return viewUser(updated!);
+}
+
+/**
+ * The tombstones of the same person's erased accounts in the organization (returning.ts): the
+ * once-only rules count what those received as this user's. From memory when seen before.
+ */
+export async function earlierAccountsOfUser(organization_id: string, user_id: string): Promise<string[]> {
+  return (await findUserRef(organization_id, user_id))?.earlier ?? [];
 }

@@ -113,6 +113,8 @@ const attemptSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 attemptSchema.index({ organization_id: 1, created_at: -1 });
+// A user's attempts (their export and erasure), without reading the organization's.
+attemptSchema.index({ organization_id: 1, user_id: 1, created_at: 1 });
 
 export interface MeterHold { id: string; tokens: number; requests: number; exp: Date }
 export interface MeterEntryDoc { _id: string; key: string; seq: number; op: string; used: number; requests: number; open: MeterHold[]; ends_at?: Date; created_at: Date }

@@ -4,6 +4,7 @@
  */
 import { PlatformError, invalid } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { earlierAccountsOfUser } from '../identity/index.ts';
 import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger.ts';
 import { describeLimit, windowOf, type ActionLimit } from './policies.ts';
 import { getRules } from './rules.ts';
@@ -63,11 +64,13 @@ export async function awardAction(input: AwardInput) {
  */
 async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'operation_id'>, limit: ActionLimit, keyed: string | undefined): Promise<AppendResult> {
   const request_id = input.operation_id;
-  const earning = `award:${input.user_id}:${input.action_type}:${windowOf(limit.per, new Date())}:`;
+  const slot = `${input.action_type}:${windowOf(limit.per, new Date())}:`;
+  const earning = `award:${input.user_id}:${slot}`;
   // A retry after the window turned (or after the policy changed) must not earn again.
-  const [done, earned] = await Promise.all([
+  const [done, earned, before] = await Promise.all([
     keyed && request_id ? appliedRequest(input.organization_id, keyed, request_id) : null,
     operationsStartingWith(input.organization_id, earning),
+    earnedByEarlierAccounts(input, slot),
   ]);
   if (done) return done;
   // A copy of this request may have earned between the two reads: then it is the answer.
@@ -77,7 +80,7 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
     if (again) return again;
   }
   const taken = new Set(earned.map((e) => e.operation_id));
-  for (let n = 0; n < limit.max; n += 1) {
+  for (let n = 0; n < limit.max - before; n += 1) {
     if (taken.has(earning + n)) continue;
     const out = await applyChange({ ...change, operation_id: earning + n, request_id });
     if (!out.duplicate) return out;
@@ -85,4 +88,16 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
   throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
+}
+
+/**
+ * What the same person earned in this window under accounts erased since (their ledger is kept
+ * under each tombstone, the operation ids with it: `award:<tombstone>:<action>:<window>:<n>`): a
+ * person who erases and joins again does not earn the once-only rewards again (docs/privacy.md).
+ */
+async function earnedByEarlierAccounts(input: AwardInput, slot: string): Promise<number> {
+  const earlier = await earlierAccountsOfUser(input.organization_id, input.user_id);
+  if (!earlier.length) return 0;
+  const found = await Promise.all(earlier.map((t) => operationsStartingWith(input.organization_id, `award:${t}:${slot}`)));
+  return found.reduce((n, ops) => n + ops.length, 0);
 }

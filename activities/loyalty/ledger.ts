@@ -244,10 +244,12 @@ export interface Refund extends AppendResult {
  * lapsed pieces given back, judged at the refund's instant (a retry days later counts the same),
  * so a redemption's figures add up: debit = points that came back spendable + points_lapsed.
  */
-export async function refundDebit(c: { organization_id: string; user_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
-  const { organization_id, user_id } = c;
+export async function refundDebit(c: { organization_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
+  const { organization_id } = c;
   const debited = await entryByOperation(organization_id, c.debit_operation_id);
-  if (!debited || debited.user_id !== user_id || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
+  if (!debited || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} to give back`);
+  // The refund goes to whoever holds the debit now: its user, or their tombstone after an erasure.
+  const user_id = debited.user_id;
   const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
   const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);
   // One instant for the refund: the lots are restored as of `now`, the entry is dated `now` (not

@@ -30,6 +30,8 @@ const referralSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 referralSchema.index({ organization_id: 1, referred_user_id: 1 }, { unique: true });
+// The referrer's side (their export and erasure), without reading the organization's referrals.
+referralSchema.index({ organization_id: 1, referrer_user_id: 1 });
 
 export interface ReferralCodeDoc {
   code: string;

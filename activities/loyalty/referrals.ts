@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { config } from '../core/config.ts';
 import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
-import { findUser } from '../identity/index.ts';
+import { earlierAccountsOfUser, findUser } from '../identity/index.ts';
 import { newId } from '../core/ids.ts';
 import { qrPngBase64 } from '../engines/qr.ts';
 import { creditPoints } from './ledger.ts';
@@ -76,6 +76,7 @@ type Parties = { organization_id: string; referrer_user_id: string; referred_use
 
 const DAY_MS = 86_400_000;
 const MUTUAL = 'The referrer was referred by this user: a user is never referred by someone they referred';
+const REFERRED_BEFORE = 'This person was referred before, under an account since erased: a person is referred once; nothing was credited';
 
 /**
  * A new referral's conditions, read before anything is written: the referred user's account is
@@ -88,11 +89,21 @@ const MUTUAL = 'The referrer was referred by this user: a user is never referred
 async function checkNewReferral(input: Parties, window_days: number, now: Date): Promise<void> {
   const referred = await findUser(input.organization_id, input.referred_user_id);
   if (!referred) throw notFound(`User not found: ${input.referred_user_id}`);
-  if (now.getTime() - referred.created_at.getTime() > window_days * DAY_MS) {
-    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${referred.created_at.toISOString()}); nothing was credited`);
+  // A person who joins again after an erasure (docs/privacy.md) is as old as their first account,
+  // and was referred if any of their accounts was.
+  const joined = referred.first_joined_at ?? referred.created_at;
+  if (now.getTime() - joined.getTime() > window_days * DAY_MS) {
+    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${joined.toISOString()}); nothing was credited`);
   }
-  const referrersOwn = await referralOf(input.organization_id, input.referrer_user_id);
-  if (referrersOwn?.referrer_user_id === input.referred_user_id) throw conflict(MUTUAL);
+  const referredAs = [input.referred_user_id, ...(referred.earlier ?? [])];
+  for (const earlier of referred.earlier ?? []) {
+    if (await referralOf(input.organization_id, earlier)) throw conflict(REFERRED_BEFORE);
+  }
+  const referrerAs = [input.referrer_user_id, ...(await earlierAccountsOfUser(input.organization_id, input.referrer_user_id))];
+  for (const referrer of referrerAs) {
+    const referrersOwn = await referralOf(input.organization_id, referrer);
+    if (referrersOwn && referredAs.includes(referrersOwn.referrer_user_id)) throw conflict(MUTUAL);
+  }
 }
 
 /**

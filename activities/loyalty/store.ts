@@ -204,9 +204,8 @@ export async function deleteReferralCodesOf(organization_id: string, user_id: st
 export const referralCodesOf = (organization_id: string, user_id: string) => ReferralCode.find({ organization_id, user_id }).lean<ReferralCodeDoc[]>();
 
 /**
- * Every referral the user is in, on either side. The referred side is the unique index
- * {organization_id, referred_user_id}; the referrer side has no index of its own, so it is the
- * organization's referrals (that index's prefix) filtered by the server: an erasure is rare.
+ * Every referral the user is in, on either side: the unique index {organization_id,
+ * referred_user_id} and the index {organization_id, referrer_user_id}.
  */
 export async function referralsNaming(organization_id: string, user_id: string): Promise<ReferralDoc[]> {
   const [referred, referrer] = await Promise.all([

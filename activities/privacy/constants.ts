@@ -9,6 +9,13 @@ export type ExportStatus = (typeof EXPORT_STATUSES)[number];
  */
 export const EXPORTS_GATHERED_PER_ORGANIZATION = 5;
 
+/**
+ * Erasures of one organization that do their heavy part (every component's data, twice) at the
+ * same time. The others wait their turn in their run: their user is already gone for every reader
+ * and their keys revoked (identity's first end does not wait), only the deletion is queued.
+ */
+export const ERASURES_RUNNING_PER_ORGANIZATION = 2;
+
 export const ERASURE_STATUSES = ['processing', 'completed'] as const;
 export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
 

@@ -9,7 +9,7 @@ import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
 import { beginIdentityErasure, findUser, isPlatformUserId } from '../identity/index.ts';
-import type { Requester } from './constants.ts';
+import { ERASURES_RUNNING_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { removeExportObjects } from './exports.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
 import {
@@ -20,9 +20,11 @@ import {
   erasureKey,
   insertErasureOnce,
   markErasureCompleted,
+  releaseErasureSlot,
   setErasurePending,
   setErasureReport,
   setErasureStep,
+  takeErasureSlot,
   type ErasureDoc,
 } from './store.ts';
 
@@ -123,6 +125,17 @@ export async function finishUserErasure(key: string): Promise<void> {
   const completed_at = new Date();
   await recordEvent({ organization_id: doc.organization_id, type: 'user.erased', key: doc.erasure_id, data: { user_id: doc.user_id, erasure_id: doc.erasure_id, erased_at: completed_at.toISOString() }, at: completed_at });
   await markErasureCompleted(key);
+  await releaseErasureSlot(doc.organization_id, key, ERASURES_RUNNING_PER_ORGANIZATION);
+}
+
+/**
+ * A place among the organization's erasures that delete at once (ERASURES_RUNNING_PER_ORGANIZATION):
+ * true when this one holds one; the run waits and asks again otherwise. A completed erasure needs none.
+ */
+export async function takeErasurePlace(key: string): Promise<boolean> {
+  const doc = await erasureById(key);
+  if (!doc || doc.status === 'completed') return true;
+  return takeErasureSlot(doc.organization_id, key, ERASURES_RUNNING_PER_ORGANIZATION);
 }
 
 /** The user's other runs stopped before the parts are erased, so none writes after its part. */

@@ -11,7 +11,7 @@ import { removeObject } from '../engines/storage.ts';
 import { findUser } from '../identity/index.ts';
 import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
-import { deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, recentExports, setExportPart, takeExportQuota, type ExportDoc } from './store.ts';
+import { claimExportSlot, deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, releaseExportSlot, setExportPart, takeExportQuota, type ExportDoc } from './store.ts';
 import { packZip, type PackedPart } from './zip.ts';
 
 export interface ExportView {
@@ -55,20 +55,28 @@ export const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.z
 export async function requestExport(organization_id: string, user_id: string, by: Requester): Promise<ExportView> {
   const cfg = config();
   const since = new Date(Date.now() - 86_400_000);
-  const running = (await recentExports(organization_id, user_id, since)).find((e) => e.status === 'processing');
-  if (running) return viewExport(running);
+  // One at a time per user, claimed atomically: concurrent requests of one user take one place.
+  const export_id = newId('exp');
+  const running = await claimExportSlot(organization_id, user_id, export_id);
+  if (running) {
+    const doc = await exportById(running);
+    if (doc) return viewExport(doc);
+  }
+  const refuse = async (err: PlatformError) => {
+    await deleteExport(export_id);
+    await releaseExportSlot(organization_id, user_id, export_id);
+    return err;
+  };
   // The organization's exports gathered now: written first, then counted, so concurrent requests
   // all see each other and never admit more than the cap between them (the later ones go).
-  const doc = await insertExport({ _id: newId('exp'), organization_id, user_id, requested_by: by });
+  const doc = await insertExport({ _id: export_id, organization_id, user_id, requested_by: by });
   const gathered = await exportsGathered(organization_id, since);
   const place = gathered.findIndex((e) => e._id === doc._id);
   if (place < 0 || place >= EXPORTS_GATHERED_PER_ORGANIZATION) {
-    await deleteExport(doc._id);
-    throw new PlatformError(429, `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`);
+    throw await refuse(new PlatformError(429, `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`));
   }
   if (!(await takeExportQuota(organization_id, user_id, cfg.USER_EXPORTS_PER_DAY))) {
-    await deleteExport(doc._id);
-    throw new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`);
+    throw await refuse(new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`));
   }
   try {
     await privacyRuns().startExport(doc._id, { organization_id, user_id });

@@ -2,4 +2,4 @@
 export { EXPORT_STATUSES, ERASURE_STATUSES, type Requester } from './constants.ts';
 export { configurePrivacy, registerUserData, type PrivacyOwner, type PrivacyRuns } from './registry.ts';
 export { beginUserExport, exportUserPart, expireUserExport, failUserExport, getExport, openExportDownload, packUserExport, requestExport, type ExportView } from './exports.ts';
-export { beginUserErasure, eraseUserPart, finishUserErasure, getErasure, LAST_PART, purgeUserRuns, requestErasure, stopUserRuns, type ErasureView } from './erasures.ts';
+export { beginUserErasure, eraseUserPart, finishUserErasure, getErasure, LAST_PART, purgeUserRuns, requestErasure, stopUserRuns, takeErasurePlace, type ErasureView } from './erasures.ts';

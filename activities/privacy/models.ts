@@ -98,3 +98,28 @@ export interface QuotaDoc {
   count: number;
 }
 export const UserExportQuota = mongoose.model('UserExportQuota', quotaSchema, 'user_export_quotas');
+
+/**
+ * The user's export being gathered (`_id` `<organization_id>:<user_id>`): claimed by one insert
+ * (or one conditional update of a finished one), so concurrent requests of a user hold at most
+ * one of the organization's places between them.
+ */
+const exportSlotSchema = new Schema({ _id: { type: String, required: true }, export_id: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+export interface ExportSlotDoc {
+  _id: string;
+  export_id: string;
+  at: Date;
+}
+export const UserExportSlot = mongoose.model('UserExportSlot', exportSlotSchema, 'user_export_slots');
+
+/**
+ * A place among the organization's erasures doing their heavy part at once (`_id`
+ * `<organization_id>#<n>`, n below ERASURES_RUNNING_PER_ORGANIZATION), held by one erasure (its key).
+ */
+const erasureSlotSchema = new Schema({ _id: { type: String, required: true }, erasure: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+export interface ErasureSlotDoc {
+  _id: string;
+  erasure: string;
+  at: Date;
+}
+export const UserErasureSlot = mongoose.model('UserErasureSlot', erasureSlotSchema, 'user_erasure_slots');

@@ -1,11 +1,13 @@
 /**
- * The privacy component's data: exports, erasures and the export quota. The only file that touches
- * its models. Exports and erasures are read by `_id`; a user's recent exports by the
- * (organization_id, user_id, created_at) index on a collection that holds a week of requests.
+ * The privacy component's data: exports, erasures, the export quota and the places that bound
+ * how many exports and erasures run at once. The only file that touches its models. Exports,
+ * erasures and places are read by `_id`; a user's exports by the (organization_id, user_id,
+ * created_at) index.
  */
 import { byId, insertOnce } from '../core/db/index.ts';
+import { PlatformError } from '../core/errors.ts';
 import type { Requester } from './constants.ts';
-import { UserErasure, UserExport, UserExportQuota, type ErasureDoc, type ExportDoc, type QuotaDoc } from './models.ts';
+import { UserErasure, UserErasureSlot, UserExport, UserExportQuota, UserExportSlot, type ErasureDoc, type ErasureSlotDoc, type ExportDoc, type ExportSlotDoc, type QuotaDoc } from './models.ts';
 
 export type { ErasureDoc, ExportDoc };
 
@@ -16,11 +18,6 @@ export async function insertExport(doc: { _id: string; organization_id: string; 
 }
 
 export const exportById = (export_id: string) => byId<ExportDoc>(UserExport, export_id);
-
-/** The user's exports asked for since `since`, newest first. */
-export async function recentExports(organization_id: string, user_id: string, since: Date): Promise<ExportDoc[]> {
-  return UserExport.find({ organization_id, user_id, created_at: { $gte: since } }).sort({ created_at: -1 }).lean<ExportDoc[]>();
-}
 
 /** The organization's exports asked for since `since` still gathered, oldest first (the (organization_id, …) index). */
 export async function exportsGathered(organization_id: string, since: Date): Promise<Array<Pick<ExportDoc, '_id' | 'created_at'>>> {
@@ -86,6 +83,41 @@ export async function takeExportQuota(organization_id: string, user_id: string, 
 
 export async function dropExportQuota(organization_id: string, user_id: string): Promise<void> {
   await UserExportQuota.deleteOne({ _id: `${organization_id}:${user_id}` });
+  await UserExportSlot.deleteOne({ _id: `${organization_id}:${user_id}` });
+}
+
+/** A request that claimed a slot writes its export within this; a slot older with no export was abandoned. */
+const SLOT_WRITE_MS = 60_000;
+const SLOT_WAIT_MS = 50;
+
+/**
+ * Claims the user's one export slot for `export_id` (before the export is written): null when it
+ * is ours, else the id of the export being gathered that holds it. A slot whose export finished,
+ * or whose request died before writing it, is taken over by one conditional update, so of
+ * concurrent requests exactly one claims it.
+ */
+export async function claimExportSlot(organization_id: string, user_id: string, export_id: string, now = new Date()): Promise<string | null> {
+  const _id = `${organization_id}:${user_id}`;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    if (await insertOnce(UserExportSlot, { _id, export_id, at: now })) return null;
+    const slot = await byId<ExportSlotDoc>(UserExportSlot, _id);
+    if (!slot) continue;
+    const held = await exportById(slot.export_id);
+    if (held?.status === 'processing') return slot.export_id;
+    // The request that claimed it is still writing its export: wait for it.
+    if (!held && now.getTime() - new Date(slot.at).getTime() < SLOT_WRITE_MS) {
+      await new Promise((r) => setTimeout(r, SLOT_WAIT_MS));
+      continue;
+    }
+    const taken = await UserExportSlot.updateOne({ _id, export_id: slot.export_id }, { $set: { export_id, at: now } });
+    if (taken.modifiedCount) return null;
+  }
+  throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, { 'Retry-After': '1' });
+}
+
+/** Gives the slot back when the export it was claimed for was refused. */
+export async function releaseExportSlot(organization_id: string, user_id: string, export_id: string): Promise<void> {
+  await UserExportSlot.deleteOne({ _id: `${organization_id}:${user_id}`, export_id });
 }
 
 // ---- erasures
@@ -117,4 +149,33 @@ export async function setErasurePending(key: string, components: string[]): Prom
 /** Completes the erasure and forgets the person's idp_id (held only while the run needed it). */
 export async function markErasureCompleted(key: string): Promise<void> {
   await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: { status: 'completed', completed_at: new Date() }, $unset: { idp_id: 1 } });
+}
+
+const erasureSlotIds = (organization_id: string, places: number) => Array.from({ length: places }, (_, n) => `${organization_id}#${n}`);
+
+/**
+ * Takes one of the organization's `places` for the erasure `key`: true when it holds one (already,
+ * or now). A place held by an erasure that completed (its run stopped before giving it back) is
+ * taken over by one conditional update; concurrent takers each win a different place or none.
+ */
+export async function takeErasureSlot(organization_id: string, key: string, places: number): Promise<boolean> {
+  const ids = erasureSlotIds(organization_id, places);
+  const held = await UserErasureSlot.find({ _id: { $in: ids } }).lean<ErasureSlotDoc[]>();
+  if (held.some((s) => s.erasure === key)) return true;
+  for (const _id of ids) {
+    const slot = held.find((s) => s._id === _id);
+    if (!slot) {
+      if (await insertOnce(UserErasureSlot, { _id, erasure: key, at: new Date() })) return true;
+      continue;
+    }
+    const holder = await erasureById(slot.erasure);
+    if (holder && holder.status !== 'completed') continue;
+    if ((await UserErasureSlot.updateOne({ _id, erasure: slot.erasure }, { $set: { erasure: key, at: new Date() } })).modifiedCount) return true;
+  }
+  return false;
+}
+
+/** Gives the erasure's place back (a second call finds none). */
+export async function releaseErasureSlot(organization_id: string, key: string, places: number): Promise<void> {
+  await UserErasureSlot.deleteMany({ _id: { $in: erasureSlotIds(organization_id, places) }, erasure: key });
 }

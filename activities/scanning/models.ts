@@ -31,9 +31,19 @@ const scanFingerprintSchema = new Schema(
     /** `<organization_id>|image:<sha256>` or `<organization_id>|receipt:<venue>|<date>|<total>` */
     _id: { type: String, required: true },
     scan_id: { type: String, required: true },
+    /**
+     * Set when the scan's owner was erased: the tombstone (no person in it), and the scan that
+     * earned the receipt. The receipt was used: the fingerprint counts for good, whatever became
+     * of the scan's record.
+     */
+    erased: { type: String },
+    earned_by: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
+// An erasure finds the fingerprints of the user's scans by scan id (the image's hash needs the
+// stored original, which may be gone by then).
+scanFingerprintSchema.index({ scan_id: 1 });
 
 export interface TicketScanDoc {
   _id: string;
@@ -47,6 +57,8 @@ export interface TicketScanDoc {
 export interface ScanFingerprintDoc {
   _id: string;
   scan_id: string;
+  erased?: string;
+  earned_by?: string;
   created_at: Date;
 }
 

@@ -82,6 +82,8 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
     if (await insertFingerprint(key, scan_id)) return null;
     const held = await fingerprint(key);
     if (!held || held.scan_id === scan_id) return null;
+    // Its scan's owner was erased: the receipt was used all the same, for good.
+    if (held.erased) return held.earned_by ?? held.scan_id;
     const earlier = await scanStatus(held.scan_id);
     // A scan still processing has only its first record (list.ts): its age decides.
     const abandoned = earlier && earlier.status !== 'processing' ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;

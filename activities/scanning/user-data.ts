@@ -1,15 +1,13 @@
 /**
  * scanning's part of a user's export and erasure (docs/privacy-components/scanning.md): the
  * user's scans (their mirrors, with the reversal marks of their credits) and what hangs off them
- * (the receipt fingerprints they hold, the receipt image and its thumbnail). The images are
+ * (the receipt image and its thumbnail; the receipt fingerprints they hold are kept, tombstoned). The images are
  * exported once, by the images part, which owns the upload store: each scan names its files there.
  */
-import { createHash } from 'node:crypto';
 import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
-import { getObject } from '../engines/storage.ts';
 import { removeUploads, uploadExportName } from '../images/index.ts';
 import type { TicketScanDoc } from './models.ts';
-import { deleteScanReversals, deleteScans, dropFingerprints, scanReversals, userScans } from './store.ts';
+import { deleteScanReversals, deleteScans, scanReversals, settleFingerprintsOf, userScans } from './store.ts';
 
 interface Storage {
   original_path?: string | null;
@@ -38,22 +36,10 @@ function exported(scope: UserScope, d: TicketScanDoc, reversal: Record<string, u
   };
 }
 
-/**
- * The fingerprints a scan may hold (scans.ts `analyseScan`): its image's SHA-256 (read from the
- * stored original while it is there) and its venue + date + total. Each is dropped only if this
- * scan still holds it.
- */
-async function fingerprintsOf(scope: UserScope, d: TicketScanDoc): Promise<Array<{ key: string; scan_id: string }>> {
-  const out: Array<{ key: string; scan_id: string }> = [];
-  const original = storageOf(d).original_path;
-  const body = original ? await getObject(original) : null;
-  if (body) out.push({ key: `${scope.organization_id}|image:${createHash('sha256').update(body).digest('hex')}`, scan_id: d._id });
-  const venue = (d.view.venue_match as { venue_id?: string | null } | null | undefined)?.venue_id;
-  const receipt = d.view.receipt as { date?: string | null; total?: number | null } | null | undefined;
-  if (venue && receipt?.date && typeof receipt.total === 'number') {
-    out.push({ key: `${scope.organization_id}|receipt:${Number(venue)}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id: d._id });
-  }
-  return out;
+/** A scan as a holder of fingerprints: a failed one never counted; a copy names the scan that earned. */
+function fingerprintHolder(d: TicketScanDoc) {
+  const copied = d.view.duplicate_of;
+  return { scan_id: d._id, failed: d.status === 'failed', earned_by: typeof copied === 'string' && copied ? copied : d._id };
 }
 
 export const scanningUserData: UserData = {
@@ -70,12 +56,13 @@ export const scanningUserData: UserData = {
    */
   async erase(scope: ErasureScope) {
     const docs = await userScans(scope.organization_id, scope.user_id);
-    let fingerprints_released = 0;
-    for (const d of docs) fingerprints_released += await dropFingerprints(await fingerprintsOf(scope, d));
+    // A receipt the user scanned stays used: its fingerprints are kept under the tombstone, so
+    // nobody can scan it again for points (docs/privacy.md, "What an erasure never reopens").
+    const fingerprints = await settleFingerprintsOf(docs.map(fingerprintHolder), scope.tombstone);
     const objects_deleted = await removeUploads(docs.flatMap(keysOf));
     const ids = docs.map((d) => d._id);
     const reversals_deleted = await deleteScanReversals(ids);
     const scans_deleted = await deleteScans(scope.organization_id, ids);
-    return { scans_deleted, reversals_deleted, fingerprints_released, objects_deleted };
+    return { scans_deleted, reversals_deleted, fingerprints_kept: fingerprints.kept, fingerprints_released: fingerprints.released, objects_deleted };
   },
 };

@@ -33,6 +33,8 @@ const supportTurnSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 supportTurnSchema.index({ organization_id: 1, conversation_id: 1 });
+// A user's turns (their export and erasure), without reading the organization's.
+supportTurnSchema.index({ organization_id: 1, user_id: 1, created_at: 1 });
 
 export interface ArticleDoc {
   _id: string;

@@ -1,0 +1,123 @@
+/**
+ * What an erasure never reopens (docs/privacy.md): a person's erasure keeps the books and keeps
+ * every once-only rule holding. A receipt the erased user scanned stays used for the whole
+ * organization; the same person joining again with the same idp_id starts at zero and earns no
+ * once-only reward a second time (once-ever and per-day awards, being referred, the referral
+ * window counted from their first account); the marker that makes this work holds no readable
+ * person. Also: concurrent exports of one user take one of the organization's places.
+ */
+import { describe, expect, it } from 'vitest';
+import mongoose from 'mongoose';
+import { basicUser, call, fileForm, newTenant, until, type Tenant } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { balance, groceries, shop } from './helpers/shop.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+
+useSuiteRuntime();
+
+type User = Awaited<ReturnType<typeof basicUser>>;
+
+async function erase(t: Tenant, u: User): Promise<string> {
+  const started = await call('DELETE', `/api/users/${u.user_id}`, { key: t.adminKey, json: {} });
+  expect(started.status, JSON.stringify(started.body)).toBe(202);
+  const done = await until('the erasure completed', () => call('GET', `/api/users/${u.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 180_000, 500);
+  return done.body.erasure.erasure_id;
+}
+
+const award = (t: Tenant, u: User, action: string) => call('POST', `/loyalty/award-points/${u.idp_id}`, { key: u.key, json: { action_type: action } });
+const refer = (t: Tenant, referred: User, referrer: User) => call('POST', '/loyalty/process-referral', { key: t.adminKey, json: { referred_internal_id: referred.user_id, referrer_internal_id: referrer.user_id } });
+const points = async (t: Tenant, u: User) => {
+  const res = await call('GET', `/loyalty/points/${u.user_id}`, { key: t.adminKey });
+  return res.status === 404 ? 0 : (res.body.points as number);
+};
+
+describe('an erasure never reopens a once-only rule', () => {
+  it('a receipt scanned by an erased user stays used: another user scanning it is a duplicate and earns nothing', async () => {
+    const s = await shop();
+    const a = await basicUser(s.t);
+    const b = await basicUser(s.t);
+    const image = await renderReceipt(groceries('2026-11-21'));
+    const scan = (u: User, data: Buffer, name: string, type: string) => call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: u.key, form: fileForm({}, { data, name, type }) });
+    const first = await scan(a, image, 'receipt.png', 'image/png');
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body).toMatchObject({ status: 'completed', total_points: 50 });
+    expect((await scan(b, image, 'receipt.png', 'image/png')).body).toMatchObject({ status: 'rejected', duplicate_of: first.body.id });
+
+    await erase(s.t, a);
+
+    // The same image, and the same purchase photographed again (another file: venue, date and total match).
+    const jpeg = await renderReceipt(groceries('2026-11-21'), 'jpeg');
+    for (const [data, name, type] of [[image, 'receipt.png', 'image/png'], [jpeg, 'again.jpg', 'image/jpeg']] as const) {
+      const again = await scan(b, data, name, type);
+      expect(again.status, name).toBe(200);
+      expect(again.body, name).toMatchObject({ status: 'rejected', duplicate_of: first.body.id, total_points: 0, points_processed: false });
+    }
+    expect(await balance(s.t, b.user_id)).toBe(0);
+    const report = (await call('GET', `/api/users/${a.user_id}/erasure`, { key: s.t.adminKey })).body.erasure.steps.scanning.report;
+    expect(report).toMatchObject({ scans_deleted: 1, fingerprints_kept: 2, fingerprints_released: 0 });
+  }, 300_000);
+
+  it('the same person joining again starts at zero and earns no once-only reward again; the marker names no one', async () => {
+    const t = await newTenant();
+    const c = await basicUser(t);
+    const d = await basicUser(t);
+    const a = await basicUser(t);
+    // Once ever, once a day, and the referral bonuses (referrer 100, newcomer 50 by default).
+    for (const action of ['profile_completed', 'daily_login']) expect((await award(t, a, action)).status, action).toBe(200);
+    const referred = await refer(t, a, c);
+    expect(referred.status, JSON.stringify(referred.body)).toBe(200);
+    expect(referred.body).toMatchObject({ points_awarded: 100, referred_points_awarded: 50 });
+    const cBefore = await points(t, c);
+    expect(await points(t, a)).toBeGreaterThan(50);
+
+    await erase(t, a);
+    const back = await basicUser(t, a.idp_id);
+    expect(back.user_id).not.toBe(a.user_id);
+    expect(await points(t, back)).toBe(0);
+    for (const action of ['profile_completed', 'daily_login']) {
+      const res = await award(t, back, action);
+      expect(res.status, `${action}: ${JSON.stringify(res.body)}`).toBe(409);
+    }
+    // Referred once per person: by someone else, or by the same referrer, nothing is credited.
+    for (const referrer of [d, c]) {
+      const res = await refer(t, back, referrer);
+      expect(res.status, JSON.stringify(res.body)).toBe(409);
+      expect(JSON.stringify(res.body)).toMatch(/referred before/);
+    }
+    expect(await points(t, back)).toBe(0);
+    expect(await points(t, c)).toBe(cBefore);
+    expect(await points(t, d)).toBe(0);
+    // A reward with no once-only rule is earned as by anyone.
+    const purchase = (await call('GET', '/loyalty/rules', { key: t.adminKey })).body.rules.actions.purchase as number;
+    expect((await call('POST', `/loyalty/award-points/${back.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } })).status).toBe(200);
+    expect(await points(t, back)).toBe(purchase);
+
+    // Erased a second time and back a third: still the same person.
+    await erase(t, back);
+    const third = await basicUser(t, a.idp_id);
+    expect((await award(t, third, 'profile_completed')).status).toBe(409);
+    expect((await refer(t, third, d)).status).toBe(409);
+
+    // The markers hold a keyed hash, never the idp_id; someone never erased has none.
+    const people = await mongoose.connection.collection('identity_erased_people').find({ organization_id: t.organization_id }).toArray();
+    expect(people).toHaveLength(1);
+    expect(JSON.stringify(people)).not.toContain(a.idp_id);
+    expect(people[0].tombstones).toHaveLength(2);
+    const fresh = await basicUser(t);
+    expect((await award(t, fresh, 'profile_completed')).status).toBe(200);
+  }, 300_000);
+});
+
+describe('exports: one place per user', () => {
+  it("concurrent export requests of one basic key take one of the organization's places and answer the same export", async () => {
+    const t = await newTenant();
+    const a = await basicUser(t);
+    const others = await Promise.all([1, 2, 3, 4].map(() => basicUser(t)));
+    const asked = await Promise.all([1, 2, 3, 4, 5].map(() => call('POST', `/api/users/${a.user_id}/export`, { key: a.key })));
+    for (const r of asked) expect(r.status, JSON.stringify(r.body)).toBe(202);
+    expect(new Set(asked.map((r) => r.body.export_id)).size).toBe(1);
+    // Four other users of the organization still get theirs (5 places in all).
+    const theirs = await Promise.all(others.map((u) => call('POST', `/api/users/${u.user_id}/export`, { key: u.key })));
+    for (const r of theirs) expect(r.status, JSON.stringify(r.body)).toBe(202);
+  }, 120_000);
+});
