@@ -251,6 +251,7 @@ const TABLE: Record<string, Entry> = {
     const id = await newEvent(w);
     return { params: { event_id: id }, json: { ...eventB(w), start_event: '2031-01-07T09:30:00Z' }, action: 'scheduled_event.update', target: { type: 'scheduled_event', id } };
   },
+  'POST /api/scheduler-service/webhook-secret/rotate': async (w) => ({ json: { grace_seconds: 0 }, action: 'scheduled_webhook_secret.rotate', target: { type: 'organization', id: w.t.organization_id }, secrets: (b) => [b.secret] }),
 
   // webhooks
   'POST /api/webhooks/endpoints': async () => ({ json: { url: 'http://127.0.0.1:9/audit', events: ['*'] }, action: 'webhook_endpoint.create', target: (b) => ({ type: 'webhook_endpoint', id: b.endpoint.id }), secrets: (b) => [b.secret] }),

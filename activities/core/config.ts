@@ -86,7 +86,6 @@ export const envSchema = z.object({
   // exports a user may ask for in 24 hours.
   USER_EXPORT_TTL_HOURS: z.coerce.number().positive().max(24 * 90).default(168),
   USER_EXPORTS_PER_DAY: z.coerce.number().int().min(1).max(1000).default(5),
-  WEBHOOK_SIGNING_SECRET: optional,
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   // Outgoing events (docs/components/events.md): the first retry's delay (each next one is 4 times
   // longer, at most 12 hours, with jitter), how long retries go on, and how long an endpoint may

@@ -32,6 +32,6 @@ export interface TaskDefinition {
   mails_report?: boolean;
   /** what a basic actor may not schedule (403), beyond the rules above */
   checkRights?(ev: EventForRights, level: number): Promise<void> | void;
-  /** metadata the task needs to run at all (422 naming the field), checked when the event is saved */
-  checkMetadata?(metadata: Record<string, unknown>): Promise<void> | void;
+  /** metadata the task needs to run at all (422 naming the field), checked when the event is saved in `ev.organization_id` */
+  checkMetadata?(metadata: Record<string, unknown>, ev: { organization_id: string }): Promise<void> | void;
 }

@@ -1,7 +1,8 @@
 /**
- * Outgoing webhooks: a JSON POST signed like Stripe's (`t=<unix>,v1=<HMAC-SHA256 of "t.body">`),
- * only to https URLs on public addresses unless WEBHOOK_ALLOW_PRIVATE is set (then http and
- * private addresses are allowed too: development and tests).
+ * Outgoing webhooks: the URL check (https and public addresses unless WEBHOOK_ALLOW_PRIVATE is
+ * set: then http and private addresses are allowed too, for development and tests), the name's
+ * lookup, the POST to the checked addresses, and scheduled webhooks' signature, like Stripe's
+ * (`t=<unix>,v1=<HMAC-SHA256 of "t.body">`) with the organization's secrets the caller gives.
  */
 import { createHmac } from 'node:crypto';
 import { Resolver as DnsResolver } from 'node:dns/promises';
@@ -269,8 +270,13 @@ function pinnedLookup(addresses: WebhookTarget['addresses']): LookupFunction {
   };
 }
 
-export function signature(secret: string, body: string, at = Math.floor(Date.now() / 1000)): string {
-  return `t=${at},v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}`;
+/**
+ * `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, the key being the secret's text; several secrets
+ * (a rotation's grace) give one `v1=` each, the current one first (Stripe's libraries accept any).
+ */
+export function signature(secrets: string | readonly string[], body: string, at = Math.floor(Date.now() / 1000)): string {
+  const list = typeof secrets === 'string' ? [secrets] : secrets;
+  return [`t=${at}`, ...list.map((secret) => `v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}`)].join(',');
 }
 
 /**
@@ -302,16 +308,16 @@ export async function postJson(target: WebhookTarget, body: string, headers: Rec
 }
 
 /**
- * One delivery attempt of a scheduled event's webhook. A 2xx is success; 4xx (but 408/429) is the
+ * One delivery attempt of a scheduled event's webhook, signed with `secrets` (its organization's:
+ * the current one and a rotated one in its grace). A 2xx is success; 4xx (but 408/429) is the
  * receiver refusing: final; anything else (5xx, timeouts, network) throws a plain Error so the
  * activity is retried.
  */
-export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, resolve?: Resolver): Promise<{ status: number }> {
-  const secret = config().WEBHOOK_SIGNING_SECRET;
-  if (!secret) throw new PlatformError(501, 'webhook signing secret not configured (WEBHOOK_SIGNING_SECRET)');
+export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, secrets: readonly string[], resolve?: Resolver): Promise<{ status: number }> {
+  if (!secrets.length) throw new Error('a webhook delivery needs its signing secret');
   const checked = await resolveWebhookTarget(target, undefined, resolve);
   const body = JSON.stringify(payload);
-  const { status } = await postJson(checked, body, { 'x-platform-signature': signature(secret, body), 'x-platform-delivery': delivery_id });
+  const { status } = await postJson(checked, body, { 'x-platform-signature': signature(secrets, body), 'x-platform-delivery': delivery_id });
   if (status >= 200 && status < 300) return { status };
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
     throw new PlatformError(422, `webhook receiver answered ${status}`);

@@ -15,3 +15,6 @@ export type Failure = (typeof FAILURES)[number];
 export const INTERNAL_FAILURE_TEXT = "The task failed on the platform's side (a mail server, database or network could not be reached); an administrator can read the detail";
 /** A failed run recorded before failures were classed: its text may be an internal one. */
 export const UNCLASSED_FAILURE_TEXT = 'The task failed; an administrator can read the detail';
+/** A rotation of the organization's scheduled-webhook signing secret: the previous one's default and longest grace. */
+export const WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS = 86_400;
+export const WEBHOOK_SECRET_MAX_GRACE_SECONDS = 7 * 86_400;

@@ -119,9 +119,9 @@ async function takePlaces(organization_id: string, user_id: string, event_id: st
 /** The places a prepared update took (`prepareUpdate` → `commitUpdate` / `abandonUpdate`, the same `next` object). */
 const takenFor = new WeakMap<EventDoc, Taken[]>();
 
-/** Metadata a type needs to run at all, checked when the event is saved. */
-async function checkMetadata(input: EventInput): Promise<void> {
-  await taskFor(input.type_of_event).checkMetadata?.(input.metadata);
+/** Metadata a type needs to run at all, checked when the event is saved in the organization. */
+async function checkMetadata(input: EventInput, organization_id: string): Promise<void> {
+  await taskFor(input.type_of_event).checkMetadata?.(input.metadata, { organization_id });
 }
 
 /** What a save (create or update) writes: the event's definition and who saved it, whose rights its runs use. */
@@ -147,7 +147,7 @@ export async function createEvent(owner: { organization_id: string; user_id: str
   const fields = savedFields(input, timezone, actor);
   checkLoad(fields, actor.level);
   await checkEventRights({ ...owner, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
-  await checkMetadata(input);
+  await checkMetadata(input, owner.organization_id);
   await placesReady();
   const _id = newId('evt');
   const taken = await takePlaces(owner.organization_id, owner.user_id, _id);
@@ -194,7 +194,7 @@ export async function prepareUpdate(organization_id: string, event_id: string, r
   const fields = savedFields({ ...input, overlap: input.overlap ?? prev.overlap, catchup_window_minutes: input.catchup_window_minutes ?? prev.catchup_window_minutes }, timezone, actor);
   checkLoad(fields, actor.level);
   await checkEventRights({ organization_id, user_id: prev.user_id, type_of_event: input.type_of_event, metadata: input.metadata }, actor.level);
-  await checkMetadata(input);
+  await checkMetadata(input, organization_id);
   // An ended event gave up its places (or will): running again, it takes back those it lost, last
   // of all the checks (409 naming the cap when full). Events saved before the caps take none.
   const held = placesOf(prev);

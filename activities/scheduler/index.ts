@@ -12,3 +12,5 @@ export type { EventDoc } from './store.ts';
 export type { EventForRights, ScheduledTask, TaskDefinition } from '../core/scheduled-task.ts';
 export { eventViewA, eventViewB, savedViewA } from './views.ts';
 export { schedulerUserData } from './user-data.ts';
+export { rotateWebhookSecret, webhookSecretStatus } from './webhook-secret.ts';
+export type { WebhookSecretView } from './webhook-secret.ts';

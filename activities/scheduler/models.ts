@@ -190,8 +190,29 @@ export interface ManualRunDoc {
   at: Date;
 }
 
+/**
+ * An organization's signing secret for its scheduled webhook events (webhook-secret.ts): `_id`
+ * the organization; `secrets[0]` the current one, a rotated one with `expires_at` after it while
+ * its grace lasts. Each value is encrypted with the configuration key.
+ */
+const webhookSecretSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    secrets: { type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }], required: true },
+  },
+  { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
+);
+
+export interface WebhookSecretDoc {
+  _id: string;
+  secrets: { value: string; expires_at?: Date | null }[];
+  created_at: Date;
+  updated_at: Date;
+}
+
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
 export const EventCounter = mongoose.model<CounterDoc>('EventCounter', counterSchema, 'scheduled_event_counters');
 export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');
 export const EventManualRun = mongoose.model<ManualRunDoc>('EventManualRun', manualRunSchema, 'scheduled_event_manual_runs');
+export const WebhookSecret = mongoose.model<WebhookSecretDoc>('ScheduledWebhookSecret', webhookSecretSchema, 'scheduled_webhook_secrets');

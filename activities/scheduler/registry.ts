@@ -6,16 +6,27 @@
 import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks.ts';
 import type { EventType } from './constants.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { requireWebhookSecret, webhookSigningSecrets } from './webhook-secret.ts';
 
 export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task.ts';
 
+/**
+ * A signed POST to `metadata.url`, signed with the event's organization's own secret
+ * (webhook-secret.ts): an organization without one cannot save such an event, and a run of one
+ * saved before fails at once saying how to create it. The body names the user by `user_id`
+ * only (no `idp_id`, often an email address, leaves the platform this way).
+ */
 const webhookTask: TaskDefinition = {
   admin_only: "sending the owner's data to an address of its choice",
-  checkMetadata: async (metadata) => void (await checkWebhookTarget(metadata.url)),
+  async checkMetadata(metadata, ev) {
+    await checkWebhookTarget(metadata.url);
+    await requireWebhookSecret(ev.organization_id);
+  },
   async run(task) {
     const { url, ...rest } = task.metadata;
-    const payload = { action: task.action, event_id: task.event_id, run_id: task.run_id, user_id: task.user_id, idp_id: task.idp_id, organization_id: task.organization_id, metadata: rest };
-    const out = await deliverWebhook(url, payload, task.run_id);
+    const secrets = await webhookSigningSecrets(task.organization_id);
+    const payload = { action: task.action, event_id: task.event_id, run_id: task.run_id, user_id: task.user_id, organization_id: task.organization_id, metadata: rest };
+    const out = await deliverWebhook(url, payload, task.run_id, secrets);
     return { status: out.status };
   },
 };

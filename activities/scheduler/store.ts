@@ -8,9 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { insertOnce, jsonText, markedOnce } from '../core/db/index.ts';
 import { nextRuns } from './calendar.ts';
 import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
-import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc } from './models.ts';
+import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, WebhookSecret, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc, type WebhookSecretDoc } from './models.ts';
 
-export type { EventDoc, RunDoc };
+export type { EventDoc, RunDoc, WebhookSecretDoc };
 
 const metadataText = jsonText<Record<string, unknown>>(() => ({}));
 const resultText = jsonText<Record<string, unknown> | null>(null);
@@ -359,4 +359,19 @@ export async function deleteRunsOf(event_id: string): Promise<number> {
 export async function deleteUserCounters(organization_id: string, user_id: string): Promise<number> {
   const owner = { organization_id, user_id };
   return (await EventCounter.deleteMany({ _id: { $in: [counterId('user', owner), counterId('stored', owner)] } })).deletedCount ?? 0;
+}
+
+// ---- the organization's signing secret of scheduled webhooks (models.ts, WebhookSecret)
+
+/** By primary key: the organization. */
+export const webhookSecretOf = (organization_id: string) => WebhookSecret.findById(organization_id).lean<WebhookSecretDoc>();
+
+/** The organization's first secret; null when another request wrote one first. */
+export async function insertWebhookSecret(organization_id: string, secrets: WebhookSecretDoc['secrets']): Promise<WebhookSecretDoc | null> {
+  return (await insertOnce(WebhookSecret, { _id: organization_id, secrets })) ? webhookSecretOf(organization_id) : null;
+}
+
+/** Replaces the secrets only over the current one read (`current`); null when another rotation came between. */
+export function replaceWebhookSecrets(organization_id: string, current: string, secrets: WebhookSecretDoc['secrets']): Promise<WebhookSecretDoc | null> {
+  return WebhookSecret.findOneAndUpdate({ _id: organization_id, 'secrets.0.value': current }, { $set: { secrets } }, { new: true }).lean<WebhookSecretDoc>();
 }

@@ -1777,6 +1777,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/scheduler-service/webhook-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the organization has its signing secret for scheduled webhook events, and its dates (never the secret); null: none yet, and webhook events cannot be saved or run
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getSchedulerServiceWebhookSecret"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/scheduler-service/webhook-secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Creates the organization's signing secret for scheduled webhook events, or replaces it (admin); shown only in this answer. After a rotation the previous one keeps signing for grace_seconds (default 86400, at most 604800, 0 stops it now): each delivery then carries both signatures
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postSchedulerServiceWebhookSecretRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/endpoints": {
         parameters: {
             query?: never;
@@ -2976,6 +3016,11 @@ export interface components {
             success: true;
             events: components["schemas"]["SchedulerServiceEvent"][];
         };
+        GetSchedulerServiceWebhookSecretResponse: {
+            /** @constant */
+            success: true;
+            signing_secret: components["schemas"]["ScheduledWebhookSecret"] | null;
+        };
         GetSupportKnowledgeResponse: {
             /** @constant */
             success: true;
@@ -3474,6 +3519,13 @@ export interface components {
             success: true;
             event: components["schemas"]["SchedulerServiceEvent"];
         };
+        PostSchedulerServiceWebhookSecretRotateResponse: {
+            /** @constant */
+            success: true;
+            signing_secret: components["schemas"]["ScheduledWebhookSecret"];
+            /** @description whsec_…: shown only in this answer */
+            secret: string;
+        };
         PostSupportKnowledgeResponse: {
             /** @constant */
             success: true;
@@ -3660,6 +3712,15 @@ export interface components {
             settlement: components["schemas"]["Settlement"] | null;
             created_at: string;
             updated_at: string;
+        };
+        ScheduledWebhookSecret: {
+            organization_id: string;
+            /** @description ISO 8601 time */
+            created_at: string;
+            /** @description when the current secret was made */
+            rotated_at: string;
+            /** @description after a rotation: until when the previous secret also signs */
+            previous_secret_expires_at: string | null;
         };
         SchedulerEvent: {
             event_id: string;
@@ -16069,6 +16130,215 @@ export interface operations {
             };
             /** @description Not found, or not visible to this key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getSchedulerServiceWebhookSecret: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSchedulerServiceWebhookSecretResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postSchedulerServiceWebhookSecretRotate: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    grace_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostSchedulerServiceWebhookSecretRotateResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The secret was created or rotated meanwhile by another request */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -5,8 +5,8 @@
  * recurrency, start_event, end_date, idp_id). Each handler parses, authorizes, and makes one call.
  */
 import { z } from 'zod';
-import { createScheduledEvent, deleteScheduledEvent, eventRuns, eventViewA, eventViewB, listVisibleEvents, pauseScheduledEvent, RECURRENCES, runEventNow, savedViewA, updateScheduledEvent, visibleEvent, type EventInput } from '../../activities/scheduler/index.ts';
-import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS } from '../../activities/scheduler/constants.ts';
+import { createScheduledEvent, deleteScheduledEvent, eventRuns, eventViewA, eventViewB, listVisibleEvents, pauseScheduledEvent, RECURRENCES, rotateWebhookSecret, runEventNow, savedViewA, updateScheduledEvent, visibleEvent, webhookSecretStatus, type EventInput } from '../../activities/scheduler/index.ts';
+import { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, FAILURES, OVERLAPS, WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS, WEBHOOK_SECRET_MAX_GRACE_SECONDS } from '../../activities/scheduler/constants.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { idempotencyKeyOf } from '../idempotency.ts';
@@ -162,6 +162,12 @@ defineRoute({
 
 // ---- Variant A
 const bodyA = z.object({ event_type: eventType, schedule_time: when, user_id: requiredId, organization_id: organizationId, recurrency, end_date: when.optional(), metadata, ...controls });
+/**
+ * What an event's audit record keeps as it is: its schedule and the metadata that picks what runs
+ * (an action, a template). Other metadata (a subject, a body, a note) is recorded as its length.
+ */
+const SCHEDULE_FIELDS = ['recurrency', 'cron', 'timezone', 'status', 'metadata.action_type', 'metadata.template', 'metadata.email_type', 'metadata.recurrency'];
+
 const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Date; recurrency?: EventInput['recurrency']; end_date?: Date; metadata: Record<string, unknown>; cron?: string; overlap?: EventInput['overlap']; catchup_window_minutes?: number }): EventInput => ({
   cron: b.cron,
   overlap: b.overlap,
@@ -176,7 +182,7 @@ const inputA = (b: { event_type: EventInput['type_of_event']; schedule_time: Dat
 defineRoute({
   method: 'POST', paths: ['/scheduler/events'], tag, auth: 'key',
   statuses: { 409: 'A cap on active or stored scheduled events is reached' },
-  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event_id }) },
+  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event_id }), keep: SCHEDULE_FIELDS },
   summary: 'Creates an event and its Temporal Schedule (variant A)',
   body: bodyA,
   response: savedA,
@@ -202,7 +208,7 @@ defineRoute({
 defineRoute({
   method: 'PUT', paths: ['/scheduler/events/:event_id'], tag, auth: 'key',
   statuses: { 409: 'A cap on active events is reached, or the event was changed at the same time' },
-  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
+  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }), keep: SCHEDULE_FIELDS },
   summary: 'Updates an event; its Schedule is updated in place (variant A)',
   params: idParam,
   body: bodyA.omit({ user_id: true }),
@@ -216,7 +222,7 @@ const inputB = (b: z.infer<typeof bodyB>): EventInput => ({ type_of_event: b.typ
 defineRoute({
   method: 'POST', paths: ['/api/scheduler-service/events'], tag, auth: 'key',
   statuses: { 409: 'A cap on active or stored scheduled events is reached' },
-  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event.id }) },
+  audit: { action: 'scheduled_event.create', target: ({ result }) => ({ type: 'scheduled_event', id: result.event.id }), keep: SCHEDULE_FIELDS },
   summary: 'Creates an event and its Temporal Schedule (variant B)',
   body: bodyB,
   response: oneB,
@@ -242,10 +248,39 @@ defineRoute({
 defineRoute({
   method: 'PUT', paths: ['/api/scheduler-service/events/:event_id'], tag, auth: 'key',
   statuses: { 409: 'A cap on active events is reached, or the event was changed at the same time' },
-  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }) },
+  audit: { action: 'scheduled_event.update', target: ({ params }) => ({ type: 'scheduled_event', id: params.event_id }), keep: SCHEDULE_FIELDS },
   summary: 'Updates an event (same body as create); its Schedule is updated in place (variant B)',
   params: idParam,
   body: bodyB,
   response: oneB,
   handler: async ({ principal, params, body }) => ({ success: true, event: viewB(await updateScheduledEvent(principal, organizationFor(principal, body.organization_id), params.event_id, inputB(body))) }),
+});
+
+// ---- The organization's signing secret of its scheduled webhook events (admins).
+const webhookSecret = z
+  .object({
+    organization_id: z.string(),
+    created_at: isoTime,
+    rotated_at: isoTime.describe('when the current secret was made'),
+    previous_secret_expires_at: isoTime.nullable().describe('after a rotation: until when the previous secret also signs'),
+  })
+  .meta({ id: 'ScheduledWebhookSecret' });
+const webhookSecretView: (...a: Parameters<typeof webhookSecretStatus>) => Promise<z.output<typeof webhookSecret> | null> = webhookSecretStatus;
+
+defineRoute({
+  method: 'GET', paths: ['/api/scheduler-service/webhook-secret'], tag, auth: 'admin',
+  summary: "Whether the organization has its signing secret for scheduled webhook events, and its dates (never the secret); null: none yet, and webhook events cannot be saved or run",
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), signing_secret: webhookSecret.nullable() }),
+  handler: async ({ principal, query }) => ({ success: true, signing_secret: await webhookSecretView(organizationFor(principal, query.organization_id)) }),
+});
+defineRoute({
+  method: 'POST', paths: ['/api/scheduler-service/webhook-secret/rotate'], tag, auth: 'admin',
+  statuses: { 409: 'The secret was created or rotated meanwhile by another request' },
+  audit: { action: 'scheduled_webhook_secret.rotate', target: ({ principal, query }) => ({ type: 'organization', id: organizationFor(principal, query.organization_id) }) },
+  summary: `Creates the organization's signing secret for scheduled webhook events, or replaces it (admin); shown only in this answer. After a rotation the previous one keeps signing for grace_seconds (default ${WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS}, at most ${WEBHOOK_SECRET_MAX_GRACE_SECONDS}, 0 stops it now): each delivery then carries both signatures`,
+  query: orgQuery,
+  body: z.object({ grace_seconds: z.number().int().min(0).max(WEBHOOK_SECRET_MAX_GRACE_SECONDS).optional() }),
+  response: z.object({ success: z.literal(true), signing_secret: webhookSecret, secret: z.string().describe('whsec_…: shown only in this answer') }),
+  handler: async ({ principal, query, body }) => ({ success: true, ...(await rotateWebhookSecret(organizationFor(principal, query.organization_id), body.grace_seconds)) }),
 });

@@ -52,9 +52,10 @@ describe('webhook targets', () => {
     await expect(checkWebhookTarget('https://hooks.example.com/x', false, none)).rejects.toThrow(/does not resolve/);
   });
 
-  it('signs like Stripe: t=<unix>,v1=<hmac of "t.body">', () => {
-    const sig = signature('whsec_x', '{"a":1}', 1_700_000_000);
-    expect(sig).toBe(`t=1700000000,v1=${createHmac('sha256', 'whsec_x').update('1700000000.{"a":1}').digest('hex')}`);
+  it('signs like Stripe: t=<unix>,v1=<hmac of "t.body">, one v1 per secret during a rotation', () => {
+    const hmac = (secret: string) => createHmac('sha256', secret).update('1700000000.{"a":1}').digest('hex');
+    expect(signature('whsec_x', '{"a":1}', 1_700_000_000)).toBe(`t=1700000000,v1=${hmac('whsec_x')}`);
+    expect(signature(['whsec_new', 'whsec_old'], '{"a":1}', 1_700_000_000)).toBe(`t=1700000000,v1=${hmac('whsec_new')},v1=${hmac('whsec_old')}`);
   });
 });
 
@@ -75,11 +76,11 @@ describe('webhook delivery', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     try {
-      setConfig(parseEnv({ WEBHOOK_SIGNING_SECRET: 'whsec_unit', WEBHOOK_ALLOW_PRIVATE: 'true' }));
+      setConfig(parseEnv({ WEBHOOK_ALLOW_PRIVATE: 'true' }));
       const asked: string[] = [];
       // `.invalid` never resolves in real DNS: only the checked answer can have been used.
       const resolve: Resolver = async (host) => (asked.push(host), [{ address: '127.0.0.1', family: 4 }]);
-      const out = await deliverWebhook(`http://hooks.invalid:${port}/in`, { a: 1 }, 'run-1', resolve);
+      const out = await deliverWebhook(`http://hooks.invalid:${port}/in`, { a: 1 }, 'run-1', ['whsec_unit'], resolve);
       expect(out).toEqual({ status: 200 });
       expect(asked).toEqual(['hooks.invalid']);
       expect(seen).toHaveLength(1);
@@ -96,10 +97,10 @@ describe('webhook delivery', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     try {
-      setConfig(parseEnv({ WEBHOOK_SIGNING_SECRET: 'whsec_unit', WEBHOOK_ALLOW_PRIVATE: 'false' }));
+      setConfig(parseEnv({ WEBHOOK_ALLOW_PRIVATE: 'false' }));
       const resolve: Resolver = async () => [{ address: '::ffff:127.0.0.1', family: 6 }];
-      await expect(deliverWebhook(`https://hooks.invalid:${port}/in`, {}, 'run-2', resolve)).rejects.toMatchObject({ status: 422 });
-      await expect(deliverWebhook(`https://[::ffff:127.0.0.1]:${port}/in`, {}, 'run-3')).rejects.toMatchObject({ status: 422 });
+      await expect(deliverWebhook(`https://hooks.invalid:${port}/in`, {}, 'run-2', ['whsec_unit'], resolve)).rejects.toMatchObject({ status: 422 });
+      await expect(deliverWebhook(`https://[::ffff:127.0.0.1]:${port}/in`, {}, 'run-3', ['whsec_unit'])).rejects.toMatchObject({ status: 422 });
       expect(connections).toBe(0);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
