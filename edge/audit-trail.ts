@@ -3,13 +3,17 @@
  * POST, PUT, PATCH or DELETE made with an admin or system_admin key writes an intent before its
  * handler runs and, when the handler succeeded (2xx) and was not an idempotent replay, appends
  * exactly one record before the answer is sent. Routes that change nothing say `audit: false`.
+ * What a record may hold is decided here, for every route: user references as the platform user
+ * ids they resolve to, free text as its length unless the route declares the field kept
+ * (activities/audit/mask.ts), targets never a raw path value that may name a person.
  */
 import type { H3Event } from 'h3';
+import { z } from 'zod';
 import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
 import { PlatformError } from '../activities/core/errors.ts';
 import type { Logger } from '../activities/core/logger.ts';
-import { beginIntent, bodyChanges, dropIntent, mergeChanges, newIntentId, recordChange, type AuditEntry } from '../activities/audit/index.ts';
-import type { Principal } from '../activities/identity/index.ts';
+import { beginIntent, bodyChanges, dropIntent, isPlatformId, isUserReferenceName, mergeChanges, newIntentId, recordChange, recordedUser, textLength, type AuditEntry, type ChangePolicy, type JsonSchema } from '../activities/audit/index.ts';
+import { findUserRef, isPlatformUserId, type Principal } from '../activities/identity/index.ts';
 import { Reply, type RouteDef } from './http.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -58,6 +62,37 @@ function idInAnswer(body: Record<string, any> | undefined, resource: string): st
   return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
 }
 
+/** The request body's JSON Schema of a route (its enums tell which values are vocabulary), once per route. */
+const schemas = new WeakMap<RouteDef<any, any, any, any>, JsonSchema | undefined>();
+function bodySchema(def: RouteDef<any, any, any, any>): JsonSchema | undefined {
+  if (schemas.has(def)) return schemas.get(def);
+  const zod = def.body ?? def.form?.fields;
+  let schema: JsonSchema | undefined;
+  try {
+    schema = zod ? (z.toJSONSchema(zod, { io: 'input', unrepresentable: 'any' }) as JsonSchema) : undefined;
+  } catch {
+    schema = undefined; // then no value is taken for an enum's: texts are lengths
+  }
+  schemas.set(def, schema);
+  return schema;
+}
+
+/** Every string under a field that names a user, at any depth (params, query, body, notes). */
+function userReferences(value: unknown, out: Set<string>, key = '', depth = 0): Set<string> {
+  if (depth > 8 || value === null || value === undefined) return out;
+  if (typeof value === 'string') {
+    if (isUserReferenceName(key)) out.add(value);
+  } else if (Array.isArray(value)) {
+    for (const v of value.slice(0, 50)) userReferences(v, out, key, depth + 1);
+  } else if (typeof value === 'object' && !Buffer.isBuffer(value)) {
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) userReferences(v, out, k, depth + 1);
+  }
+  return out;
+}
+
+/** An id a record may name as it is: a platform id or a catalogue number; anything else may be a person's words. */
+const recordableId = (id: string) => isPlatformId(id) || /^\d{1,16}$/.test(id);
+
 export interface RequestParts {
   params: any;
   query: any;
@@ -91,7 +126,7 @@ export class AuditTrail {
     if (!principal || principal.level < 1 || !auditedRoute(def)) return undefined;
     const trail = new AuditTrail(def, principal, parts, request_id, logger);
     try {
-      trail.intent = await beginIntent(trail.entry(undefined), trail.intent_id);
+      trail.intent = await beginIntent(await trail.entry(undefined), trail.intent_id);
     } catch (err) {
       logger.error({ err, request_id }, 'audit intent not written: the request is refused');
       throw new PlatformError(503, 'The audit trail is unavailable; nothing was changed. Try again shortly');
@@ -104,7 +139,7 @@ export class AuditTrail {
     return withAuditNotes(this.notes, fn);
   }
 
-  private entry(result: unknown): AuditEntry {
+  private async entry(result: unknown): Promise<AuditEntry> {
     const body = answerBody(result);
     const derived = derivedAudit(this.def);
     const spec = this.def.audit || undefined;
@@ -117,21 +152,57 @@ export class AuditTrail {
       }
     }
     target ??= this.notes.target;
-    if (!target && derived.param && this.parts.params?.[derived.param] !== undefined) target = { type: derived.resource, id: this.parts.params[derived.param] };
+    // A path value names the target only through the trail's own rules below: it may be a person.
+    let fromPath: string | undefined;
+    if (!target && derived.param && this.parts.params?.[derived.param] !== undefined) {
+      target = { type: derived.resource, id: this.parts.params[derived.param] };
+      fromPath = derived.param;
+    }
     const organization_id = this.organization(target);
     if (!target) {
       const id = idInAnswer(body, derived.resource);
       target = { type: derived.resource, id: id ?? organization_id };
     }
+    const namesUser = target.type === 'user' || (fromPath !== undefined && isUserReferenceName(fromPath));
+    const refs = userReferences(this.parts.body ?? this.parts.form, new Set());
+    for (const [field, c] of Object.entries(this.notes.changes)) for (const v of [c.from, c.to]) userReferences(v, refs, field);
+    if (namesUser) refs.add(String(target.id));
+    const policy: ChangePolicy = { keep: spec?.keep, schema: bodySchema(this.def), users: await this.resolve(organization_id, refs) };
+    let target_id = String(target.id);
+    if (namesUser) target_id = String(recordedUser(target_id, policy));
+    else if (fromPath !== undefined && !recordableId(target_id)) target_id = textLength(target_id);
     return {
       organization_id,
       actor: { key_id: this.principal.key_id, user_id: this.principal.user_id, level: this.principal.level >= 2 ? 'system_admin' : 'admin' },
       action: spec?.action ?? derived.action,
-      target: { type: target.type, id: String(target.id) },
+      target: { type: target.type, id: target_id },
       request_id: this.request_id,
       intent_id: this.intent_id,
-      changes: mergeChanges(bodyChanges(this.parts.body ?? this.parts.form), this.notes.changes),
+      changes: mergeChanges(bodyChanges(this.parts.body ?? this.parts.form, policy), this.notes.changes, policy),
     };
+  }
+
+  /**
+   * The platform user id of each reference (a user_id as it is; an idp_id looked up, from the
+   * process's cache of references when seen before). One the organization does not know (yet: the
+   * request creates it; or any more) is left out, and the record says `[unknown user]`. Never the
+   * reference itself: an idp_id is often an email.
+   */
+  private async resolve(organization_id: string, refs: Set<string>): Promise<Map<string, string>> {
+    const users = new Map<string, string>();
+    await Promise.all(
+      [...refs].slice(0, 20).map(async (ref) => {
+        if (ref === this.principal.idp_id && organization_id === this.principal.organization_id) return void users.set(ref, this.principal.user_id);
+        try {
+          const user = await findUserRef(organization_id, ref);
+          if (user) users.set(ref, user.user_id);
+          else if (isPlatformUserId(ref)) users.set(ref, ref);
+        } catch {
+          /* unresolved: [unknown user] */
+        }
+      }),
+    );
+    return users;
   }
 
   /**
@@ -168,7 +239,7 @@ export class AuditTrail {
   async answered(_event: H3Event, result: unknown): Promise<void> {
     const status = result instanceof Reply ? result.status : (this.def.status ?? 200);
     if (status < 200 || status >= 300 || this.replayed(result)) return this.failed();
-    const entry = this.entry(result);
+    const entry = await this.entry(result);
     for (let attempt = 1; ; attempt++) {
       try {
         await recordChange(entry);

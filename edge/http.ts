@@ -76,8 +76,20 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
 export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
   /** a stable dotted name: `webhook_endpoint.create`, `api_key.revoke` */
   action?: string;
-  /** what was changed: from the path, the body or the answer (a created id) */
+  /**
+   * what was changed: from the path, the body or the answer (a created id). A target of type
+   * `user` is recorded as the platform user id its id resolves to, whatever the request named.
+   */
   target?: (c: { params: P; body: B; query: Q; result: any; principal: Principal }) => { type: string; id: string | number } | undefined;
+  /**
+   * The body's fields (and the fields components note) recorded as they are: configuration and
+   * catalogue fields that are never a person's words (`url`, `gift_name`, `metadata.template`;
+   * dotted paths walk into objects and arrays; `*`: every field). Every other string is recorded
+   * as its length unless the route's schema lists it (an enum), it is a platform id or a date; user
+   * references are recorded as the platform user id (activities/audit/mask.ts). An allow-list: a
+   * field added later is recorded safely until a route declares it here.
+   */
+  keep?: readonly string[];
 }
 
 export const routes: RouteDef<any, any, any, any>[] = [];

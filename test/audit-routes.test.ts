@@ -222,7 +222,7 @@ const TABLE: Record<string, Entry> = {
   },
   'DELETE /carina/search-results': async (w) => {
     must(await call('POST', '/carina/search', { key: w.u.key, json: { idp_id: w.u.idp_id, query: 'milk' } }), 'search');
-    return { query: { idp_id: w.u.idp_id, organization_id: w.t.organization_id }, action: 'search_history.clear', target: { type: 'user', id: w.u.idp_id } };
+    return { query: { idp_id: w.u.idp_id, organization_id: w.t.organization_id }, action: 'search_history.clear', target: { type: 'user', id: w.u.user_id } };
   },
   'DELETE /conversations/{conversation_id}': async (w) => {
     const s = await newSession(w);

@@ -23,6 +23,10 @@ export const ZERO_HASH = '0'.repeat(64);
 export const MASK = '***';
 /** What stands for a person's contact details or name in a record: the trail outlives an erasure (docs/privacy.md). */
 export const PERSONAL = '[personal]';
+/** What stands for a user reference the platform could not resolve to a user id: never the raw reference (it may be an email). */
+export const UNKNOWN_USER = '[unknown user]';
+/** What a free text reads as in a record: its length, never its words. */
+export const textLength = (text: string) => `<text: ${text.length} characters>`;
 
 /** An intent older than this with no record is a request that died: the maintenance run records it as outcome unknown. */
 export const INTENT_SETTLE_MINUTES = 15;

@@ -36,7 +36,7 @@ defineRoute({
   tag,
   summary: 'Creates a token package (system admin)',
   auth: 'sysadmin',
-  audit: { action: 'token_package.create', target: ({ result }) => ({ type: 'token_package', id: result.package.id }) },
+  audit: { action: 'token_package.create', target: ({ result }) => ({ type: 'token_package', id: result.package.id }), keep: ['id', 'name', 'currency'] },
   body: z.object({
     id: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (at most 64)').optional(),
     name: z.string().trim().min(1).max(200),
@@ -69,7 +69,7 @@ defineRoute({
   tag,
   summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing; without STRIPE_SECRET_KEY and PAYMENTS_TEST_MODE: 503 `payment provider not configured`',
   auth: 'key',
-  audit: { action: 'tokens.purchase', target: ({ result }) => ({ type: 'purchase', id: result.transaction_id }) },
+  audit: { action: 'tokens.purchase', target: ({ result }) => ({ type: 'purchase', id: result.transaction_id }), keep: ['package_id', 'payment_method.type'] },
   idempotent: true,
   body: z.object({
     user_id: requiredId,

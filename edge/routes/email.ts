@@ -22,7 +22,7 @@ defineRoute({
   tag: 'email',
   summary: 'Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once',
   auth: 'key',
-  audit: { action: 'email.send', target: ({ result }) => ({ type: 'email', id: result.message_id }) },
+  audit: { action: 'email.send', target: ({ result }) => ({ type: 'email', id: result.message_id }), keep: ['conversation_id', 'metadata.template', 'metadata.email_type'] },
   idempotent: true,
   body: z.object({
     user_id: requiredId,

@@ -82,6 +82,9 @@ defineRoute({
   handler: async ({ principal, params, query }) => ({ success: true, gift: await getGift(organizationFor(principal, query.organization_id), params.gift_id) }),
 });
 
+/** A gift's catalogue fields: the organization's own words, recorded as they are in the audit trail. */
+const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'];
+
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/gifts'],
@@ -89,7 +92,7 @@ defineRoute({
   errors,
   summary: 'Creates a gift (admin); required fields depend on gift_type',
   auth: 'admin',
-  audit: { action: 'gift.create', target: ({ result }) => ({ type: 'gift', id: result.gift.id }) },
+  audit: { action: 'gift.create', target: ({ result }) => ({ type: 'gift', id: result.gift.id }), keep: GIFT_FIELDS },
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
   status: 201,
@@ -104,7 +107,7 @@ defineRoute({
   errors,
   summary: 'Replaces a gift (admin); same body as create',
   auth: 'admin',
-  audit: { action: 'gift.update', target: ({ params }) => ({ type: 'gift', id: params.gift_id }) },
+  audit: { action: 'gift.update', target: ({ params }) => ({ type: 'gift', id: params.gift_id }), keep: GIFT_FIELDS },
   params: giftId,
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
@@ -239,7 +242,7 @@ defineRoute({
   summary:
     "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). Refunded asks it once too: delivered is 409 naming it (complete it instead), a final refusal or no answer refunds. The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
   auth: 'admin',
-  audit: { action: 'redemption.settle', target: ({ params }) => ({ type: 'redemption', id: params.redemption_id }) },
+  audit: { action: 'redemption.settle', target: ({ params }) => ({ type: 'redemption', id: params.redemption_id }), keep: ['status'] },
   params: z.object({ redemption_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({

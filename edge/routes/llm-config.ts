@@ -54,7 +54,7 @@ defineRoute({
   tag,
   summary: "Sets the organization's settings of an agent (admin of a business or enterprise organization; free: 403), limits, budget and fallbacks included",
   auth: 'admin',
-  audit: { action: 'llm_config.update', target: ({ body }) => ({ type: 'llm_agent_config', id: body.agent_name }) },
+  audit: { action: 'llm_config.update', target: ({ body }) => ({ type: 'llm_agent_config', id: body.agent_name }), keep: ['*'] },
   body: z.object({ agent_name: agent, config_json: settings, organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string(), version: z.number() }).passthrough(),
   handler: async ({ principal, body }) => {
@@ -86,7 +86,7 @@ defineRoute({
   tag,
   summary: "Sets the agent's provider (system admin): an OpenAI-compatible base URL, API key (stored encrypted), models",
   auth: 'sysadmin',
-  audit: { action: 'llm_provider.update', target: ({ body }) => ({ type: 'llm_provider', id: body.agent_name }) },
+  audit: { action: 'llm_provider.update', target: ({ body }) => ({ type: 'llm_provider', id: body.agent_name }), keep: ['*'] },
   body: z.object({
     agent_name: agent,
     config_json: z.object({
@@ -116,7 +116,7 @@ defineRoute({
   tag,
   summary: 'Replaces the default configuration (system admin); `config` is JSON text of an object',
   auth: 'sysadmin',
-  audit: { action: 'llm_default_config.update', target: () => ({ type: 'llm_default_config', id: 'default' }) },
+  audit: { action: 'llm_default_config.update', target: () => ({ type: 'llm_default_config', id: 'default' }), keep: ['*'] },
   body: z.object({ config: z.string().min(2).max(200_000) }),
   response: z.object({ success: z.literal(true), version: z.number() }),
   handler: async ({ principal, body }) => ({ success: true, ...(await setDefaultConfig(body.config, principal.user_id)) }),
@@ -160,7 +160,7 @@ defineRoute({
   tag,
   summary: "Writes a new version equal to `version`: of the organization's settings of `agent_name` (admin of a business or enterprise organization; free: 403), or without `agent_name` of the default configuration (system admin). Unknown version: 404",
   auth: 'admin',
-  audit: { action: 'llm_config.rollback', target: ({ body }) => (body.agent_name ? { type: 'llm_agent_config', id: body.agent_name } : { type: 'llm_default_config', id: 'default' }) },
+  audit: { action: 'llm_config.rollback', target: ({ body }) => (body.agent_name ? { type: 'llm_agent_config', id: body.agent_name } : { type: 'llm_default_config', id: 'default' }), keep: ['*'] },
   body: z.object({ version: z.number().int().min(1), agent_name: agent.optional(), organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string(), version: z.number(), rollback_of: z.number() }).passthrough(),
   handler: async ({ principal, body }) => {

@@ -107,7 +107,7 @@ defineRoute({
   tag,
   summary: "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
   auth: 'key',
-  audit: { action: 'points.award', target: ({ result }) => ({ type: 'user', id: result.user_id }) },
+  audit: { action: 'points.award', target: ({ result }) => ({ type: 'user', id: result.user_id }), keep: ['action_type', 'operation_id'] },
   idempotent: true,
   params: z.object({ idp_id: requiredId }),
   body: z.object({ action_type: actionName, organization_id: organizationId, operation_id: idempotencyKey }),
@@ -144,7 +144,7 @@ defineRoute({
   tag,
   summary: "Sets the organization's points per action (with their policies), per referral, the cap per scan, expiry and pending days (admin)",
   auth: 'admin',
-  audit: { action: 'loyalty_rules.update', target: ({ result }) => ({ type: 'loyalty_rules', id: result.organization_id }) },
+  audit: { action: 'loyalty_rules.update', target: ({ result }) => ({ type: 'loyalty_rules', id: result.organization_id }), keep: ['actions', 'policies'] },
   body: z.object({
     organization_id: organizationId,
     actions: z
@@ -194,7 +194,7 @@ defineRoute({
   summary:
     "Takes back a credit given in error (admin), named by its ledger operation_id, or with user_id by the operation_id (or Idempotency-Key) the client sent with the award: one reversal entry per credit (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",
   auth: 'admin',
-  audit: { action: 'points.reverse', target: ({ result }) => ({ type: 'ledger_operation', id: result.credit_operation_id }) },
+  audit: { action: 'points.reverse', target: ({ result }) => ({ type: 'ledger_operation', id: result.credit_operation_id }), keep: ['operation_id'] },
   body: z.object({
     organization_id: organizationId,
     operation_id: z

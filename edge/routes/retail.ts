@@ -66,6 +66,9 @@ const venue = z.object({ id: z.number(), name: z.string(), address: z.string(), 
 const mapping = z.object({ venue_id: z.number(), product_id: z.number(), price: z.number(), status: z.string() }).passthrough();
 const listMeta = { page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() };
 
+/** The catalogue's words (names, descriptions, addresses of venues): the organization's own, recorded as they are in the audit trail. */
+const CATALOGUE_FIELDS = ['name', 'description', 'logo_url', 'barcode', 'address'];
+
 /** Create, replace and delete routes of one kind of item. */
 function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>, view: z.ZodType, ops: {
   create: (org: string, input: I) => Promise<unknown>;
@@ -80,7 +83,7 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     tag,
     summary: `Creates a ${kind} (admin)`,
     auth: 'admin',
-    audit: { action: `${kind}.create`, target: ({ result }) => ({ type: kind, id: result[kind].id }) },
+    audit: { action: `${kind}.create`, target: ({ result }) => ({ type: kind, id: result[kind].id }), keep: CATALOGUE_FIELDS },
     query: orgQuery,
     body: input,
     status: 201,
@@ -94,7 +97,7 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     tag,
     summary: `Replaces a ${kind} (admin); same body as create`,
     auth: 'admin',
-    audit: { action: `${kind}.update`, target: ({ params }) => ({ type: kind, id: params[`${kind}_id`] }) },
+    audit: { action: `${kind}.update`, target: ({ params }) => ({ type: kind, id: params[`${kind}_id`] }), keep: CATALOGUE_FIELDS },
     params,
     query: orgQuery,
     body: input,
@@ -131,7 +134,7 @@ defineRoute({
   tag,
   summary: 'Maps a product to a venue with its price and status (admin); posting the pair again updates it',
   auth: 'admin',
-  audit: { action: 'venue_product.map', target: ({ params, body }) => ({ type: 'venue_product', id: `${params.venue_id}:${body.product_id}` }) },
+  audit: { action: 'venue_product.map', target: ({ params, body }) => ({ type: 'venue_product', id: `${params.venue_id}:${body.product_id}` }), keep: ['status'] },
   params: z.object({ venue_id: intId }),
   query: orgQuery,
   body: mappingInput,

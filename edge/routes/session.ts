@@ -52,7 +52,7 @@ defineRoute({
   tag,
   summary: "Opens a conversation in the named session, or in the user's latest open session",
   auth: 'key',
-  audit: { action: 'conversation.create', target: ({ result }) => ({ type: 'conversation', id: result.conversation_id }) },
+  audit: { action: 'conversation.create', target: ({ result }) => ({ type: 'conversation', id: result.conversation_id }), keep: ['session_id'] },
   body: z.object({ user_id: requiredId, organization_id: organizationId, session_id: z.string().trim().min(1).optional() }),
   response: z.object({ success: z.literal(true), conversation_id: z.string(), session_id: z.string() }),
   handler: async ({ principal, body }) => {
@@ -165,7 +165,7 @@ defineRoute({
   tag,
   summary: 'Revokes a key (full key or key_id); effective on the very next request',
   auth: 'key',
-  audit: { action: 'api_key.revoke', target: ({ result }) => ({ type: 'api_key', id: result.key_id }) },
+  audit: { action: 'api_key.revoke', target: ({ result }) => ({ type: 'api_key', id: result.key_id }), keep: ['status'] },
   body: z.object({ user_id: requiredId, api_key: requiredId.describe('the full key, or its key_id from list_api_keys'), organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string(), key_id: z.string() }),
   handler: async ({ principal, body }) => {
@@ -183,7 +183,7 @@ defineRoute({
   tag,
   summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused. While it works it keeps its place under MAX_KEYS_PER_USER, so a rotation with a grace needs a free place (409 at the cap; grace_seconds 0 hands the place over at once)",
   auth: 'key',
-  audit: { action: 'api_key.rotate', target: ({ result }) => ({ type: 'api_key', id: result.previous.key_id }) },
+  audit: { action: 'api_key.rotate', target: ({ result }) => ({ type: 'api_key', id: result.previous.key_id }), keep: ['key_id', 'status', 'rotated_to'] },
   body: z.object({
     user_id: requiredId.optional().describe("the key's owner; defaults to the calling key's own user"),
     api_key: requiredId.optional().describe('the full key, or its key_id from list_api_keys'),
@@ -239,7 +239,7 @@ defineRoute({
   tag,
   summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
   auth: 'key',
-  audit: { action: 'session.update_status', target: ({ body }) => ({ type: 'session', id: body.session_id }) },
+  audit: { action: 'session.update_status', target: ({ body }) => ({ type: 'session', id: body.session_id }), keep: ['session_id'] },
   body: z.object({ user_id: requiredId, session_id: requiredId, status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
   response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
   handler: async ({ principal, body }) => {

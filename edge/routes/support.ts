@@ -73,7 +73,7 @@ defineRoute({
   tag,
   summary: 'Adds a knowledge article (admin); answers use it at once',
   auth: 'admin',
-  audit: { action: 'knowledge_article.create', target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }) },
+  audit: { action: 'knowledge_article.create', target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }), keep: ['title', 'tags'] },
   query: z.object({ organization_id: organizationId }),
   body: z.object({
     title: z.string().trim().min(1).max(300),

@@ -159,7 +159,7 @@ defineRoute({
   tag,
   summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
   auth: 'key',
-  audit: { action: 'ticket_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }) },
+  audit: { action: 'ticket_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }), keep: ['brand_id', 'venue_id'] },
   idempotent: true,
   jsonUpload: true,
   body: z.object({
@@ -253,7 +253,7 @@ defineRoute({
   tag,
   summary: 'Approves or rejects products pending validation (admin; a Temporal Update on the scan workflow). When none is pending, the points are credited once',
   auth: 'admin',
-  audit: { action: 'ticket_scan.validate', target: ({ params }) => ({ type: 'ticket_scan', id: params.ticket_id }) },
+  audit: { action: 'ticket_scan.validate', target: ({ params }) => ({ type: 'ticket_scan', id: params.ticket_id }), keep: ['validations.product_id'] },
   params: scanParams,
   query: orgQuery,
   body: z.object({

@@ -42,7 +42,7 @@ defineRoute({
   tag,
   summary: "Adds a webhook endpoint to the organization (admin). The answer carries its signing secret, shown only once",
   auth: 'admin',
-  audit: { action: 'webhook_endpoint.create', target: ({ result }) => ({ type: 'webhook_endpoint', id: result.endpoint.id }) },
+  audit: { action: 'webhook_endpoint.create', target: ({ result }) => ({ type: 'webhook_endpoint', id: result.endpoint.id }), keep: ['url'] },
   status: 201,
   body: z.object({ organization_id: organizationId, url, events: eventsList, description: description.optional() }),
   response: withSecret,
@@ -81,7 +81,7 @@ defineRoute({
   tag,
   summary: 'Changes a webhook endpoint (admin): the fields named among url, events, enabled (enabling clears the reason the platform disabled it), description (null removes it)',
   auth: 'admin',
-  audit: { action: 'webhook_endpoint.update', target: ({ params }) => ({ type: 'webhook_endpoint', id: params.id }) },
+  audit: { action: 'webhook_endpoint.update', target: ({ params }) => ({ type: 'webhook_endpoint', id: params.id }), keep: ['url'] },
   params: idParams,
   query: orgQuery,
   // Fields left out stay as they are (an empty body changes nothing and answers the endpoint).
