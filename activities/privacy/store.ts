@@ -146,9 +146,12 @@ export async function setErasurePending(key: string, components: string[]): Prom
   await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: set });
 }
 
-/** Completes the erasure and forgets the person's idp_id (held only while the run needed it). */
+/**
+ * Completes the erasure and forgets the person's idp_id (held only while the run needed it) and
+ * the admin's reason (free text, which may name the person: the record outlives them).
+ */
 export async function markErasureCompleted(key: string): Promise<void> {
-  await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: { status: 'completed', completed_at: new Date() }, $unset: { idp_id: 1 } });
+  await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: { status: 'completed', completed_at: new Date() }, $unset: { idp_id: 1, reason: 1 } });
 }
 
 const erasureSlotIds = (organization_id: string, places: number) => Array.from({ length: places }, (_, n) => `${organization_id}#${n}`);
