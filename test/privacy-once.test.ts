@@ -4,10 +4,13 @@
  * organization; the same person joining again with the same idp_id starts at zero and earns no
  * once-only reward a second time (once-ever and per-day awards, being referred, the referral
  * window counted from their first account); the marker that makes this work holds no readable
- * person. Also: concurrent exports of one user take one of the organization's places.
+ * person. Also: concurrent exports of one user take one of the organization's places, and an
+ * organization's erasures delete a bounded number at a time.
  */
 import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
+import { ERASURES_RUNNING_PER_ORGANIZATION } from '../activities/privacy/constants.ts';
+import { erasureKey, insertErasureOnce, markErasureCompleted, releaseErasureSlot, takeErasureSlot } from '../activities/privacy/store.ts';
 import { basicUser, call, fileForm, newTenant, until, type Tenant } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { balance, groceries, shop } from './helpers/shop.ts';
@@ -120,4 +123,50 @@ describe('exports: one place per user', () => {
     const theirs = await Promise.all(others.map((u) => call('POST', `/api/users/${u.user_id}/export`, { key: u.key })));
     for (const r of theirs) expect(r.status, JSON.stringify(r.body)).toBe(202);
   }, 120_000);
+});
+
+describe('erasures: a bounded number per organization delete at once', () => {
+  it('of concurrent takers exactly ERASURES_RUNNING_PER_ORGANIZATION hold a place; a completed holder gives way', async () => {
+    const org = `org-places-${Date.now()}`;
+    const keys = [1, 2, 3, 4, 5, 6].map((n) => erasureKey(org, `usr_places${n}`));
+    for (const [n, key] of keys.entries()) {
+      await insertErasureOnce({ _id: key, erasure_id: `era_places${n}`, organization_id: org, user_id: `usr_places${n}`, tombstone: `del_places${n}`, requested_by: { key_id: 'k', user_id: 'u', level: 1 } });
+    }
+    const won = await Promise.all(keys.map((k) => takeErasureSlot(org, k, ERASURES_RUNNING_PER_ORGANIZATION)));
+    expect(won.filter(Boolean)).toHaveLength(ERASURES_RUNNING_PER_ORGANIZATION);
+    const holders = keys.filter((_, i) => won[i]);
+    const waiting = keys.filter((_, i) => !won[i]);
+    // A holder asking again still holds it; a waiting one still waits.
+    expect(await takeErasureSlot(org, holders[0], ERASURES_RUNNING_PER_ORGANIZATION)).toBe(true);
+    expect(await takeErasureSlot(org, waiting[0], ERASURES_RUNNING_PER_ORGANIZATION)).toBe(false);
+    // A holder that completed without giving its place back (a crash) gives way; one that released it too.
+    await markErasureCompleted(holders[0]);
+    expect(await takeErasureSlot(org, waiting[0], ERASURES_RUNNING_PER_ORGANIZATION)).toBe(true);
+    expect(await takeErasureSlot(org, waiting[1], ERASURES_RUNNING_PER_ORGANIZATION)).toBe(false);
+    await releaseErasureSlot(org, holders[1], ERASURES_RUNNING_PER_ORGANIZATION);
+    expect(await takeErasureSlot(org, waiting[1], ERASURES_RUNNING_PER_ORGANIZATION)).toBe(true);
+  });
+
+  it('four erasures asked at once all complete, never more than the bound deleting at once', async () => {
+    const t = await newTenant();
+    const users = await Promise.all([1, 2, 3, 4].map(() => basicUser(t)));
+    const slots = mongoose.connection.collection('user_erasure_slots');
+    let most = 0;
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        most = Math.max(most, await slots.countDocuments({ _id: { $regex: `^${t.organization_id}#` } as never }));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    for (const u of users) expect((await call('DELETE', `/api/users/${u.user_id}`, { key: t.adminKey, json: {} })).status).toBe(202);
+    for (const u of users) {
+      await until('the erasure completed', () => call('GET', `/api/users/${u.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 240_000, 500);
+    }
+    watching = false;
+    await watcher;
+    expect(most).toBeGreaterThanOrEqual(1);
+    expect(most).toBeLessThanOrEqual(ERASURES_RUNNING_PER_ORGANIZATION);
+    expect(await slots.countDocuments({ _id: { $regex: `^${t.organization_id}#` } as never })).toBe(0);
+  }, 300_000);
 });
