@@ -2,10 +2,13 @@
  * The edge's Prometheus metrics (`GET /metrics`, text exposition format): requests by route
  * pattern, method and status, their latency, the workflows the edge starts and awaits, the
  * time of each database command the edge sends, by collection and command, and the cluster's
- * webhook delivery attempts by outcome.
+ * webhook delivery attempts by outcome. Served only to `Authorization: Bearer <METRICS_TOKEN>`
+ * (unset: 404), since they name every route's traffic and every organization's webhook outcomes.
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import { getRequestHeader } from 'h3';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import { config } from '../activities/core/config.ts';
@@ -88,16 +91,33 @@ export function countFailure(workflow_type: string, err: WorkflowFailedError): v
   failures.inc({ workflow_type, reason: rejected ? 'rejected' : 'failed' });
 }
 
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+/** `Authorization: Bearer <token>` names the metrics token: compared in constant time (of equal-length digests). */
+export function metricsTokenMatches(authorization: string | undefined, token: string): boolean {
+  const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  return given !== undefined && timingSafeEqual(digest(given), digest(token));
+}
+
 defineRoute({
   method: 'GET',
   paths: ['/metrics'],
   tag: 'system',
-  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome; no key (keep it on the internal network); 404 when METRICS_ENABLED=false",
+  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome. Not an API key: Authorization: Bearer <METRICS_TOKEN>; served only when METRICS_TOKEN is set (else 404)",
   auth: 'none',
+  statuses: {
+    401: 'Without Authorization: Bearer <METRICS_TOKEN>, or with another token',
+    404: 'Metrics are not served: METRICS_TOKEN is not set, or METRICS_ENABLED=false',
+  },
   produces: 'text/plain; version=0.0.4; charset=utf-8',
   response: z.string(),
-  handler: async () => {
-    if (!config().METRICS_ENABLED) throw new PlatformError(404, 'Not found');
+  handler: async ({ event }) => {
+    const { METRICS_ENABLED, METRICS_TOKEN } = config();
+    // Per-route traffic and every organization's webhook outcomes: never to anyone who asks.
+    if (!METRICS_ENABLED || !METRICS_TOKEN) throw new PlatformError(404, 'Not found');
+    if (!metricsTokenMatches(getRequestHeader(event, 'authorization'), METRICS_TOKEN)) {
+      throw new PlatformError(401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+    }
     return registry.metrics();
   },
 });

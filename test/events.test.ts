@@ -182,7 +182,7 @@ describe('delivery', () => {
     const d = await until('the delivery recorded as succeeded', async () => (await deliveriesOf(tenant, ep.id))[0], (x) => x?.status === 'succeeded', 10_000);
     expect(d.attempts).toMatchObject([{ status: null, error: 'no answer within 10 s' }, { status: 200 }]);
     expect(d.attempts[0].duration_ms).toBeGreaterThanOrEqual(9_900);
-    const metrics = await (await fetch(`${inject('edgeUrl')}/metrics`)).text();
+    const metrics = await (await fetch(`${inject('edgeUrl')}/metrics`, { headers: { authorization: `Bearer ${inject('platformEnv').METRICS_TOKEN}` } })).text();
     expect(metrics).toMatch(/webhook_delivery_attempts_total\{outcome="failed_attempt"\} [1-9]/);
     expect(metrics).toMatch(/webhook_delivery_attempts_total\{outcome="succeeded"\} [1-9]/);
   }, 60_000);

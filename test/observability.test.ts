@@ -56,8 +56,11 @@ function parseMetrics(text: string) {
   return { types, samples, find: (name: string, want: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v)) };
 }
 
+/** The suite's metrics token (METRICS_TOKEN): /metrics answers nothing without it. */
+const metricsToken = () => inject('platformEnv').METRICS_TOKEN;
+
 const scrape = async (base?: string) => {
-  const res = await call('GET', '/metrics', { baseUrl: base });
+  const res = await call('GET', '/metrics', { baseUrl: base, key: metricsToken() });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
   return parseMetrics(res.raw.toString('utf8'));
@@ -139,10 +142,34 @@ describe('edge metrics', () => {
   });
 });
 
+describe('who may read /metrics', () => {
+  it('only the bearer of METRICS_TOKEN: 401 without it, with another token or with an API key', async () => {
+    const t = await newTenant();
+    for (const [what, headers] of [
+      ['no Authorization', {}],
+      ['another token', { authorization: `Bearer ${metricsToken()}x` }],
+      ['a prefix of the token', { authorization: `Bearer ${metricsToken().slice(0, -1)}` }],
+      ['an admin API key', { authorization: `Bearer ${t.adminKey}` }],
+      ['the token as X-API-Key', { 'x-api-key': metricsToken() }],
+      ['the token without the Bearer scheme', { authorization: metricsToken() }],
+    ] as const) {
+      const res = await call('GET', '/metrics', { headers: { ...headers } });
+      expect(res.status, what).toBe(401);
+      expect(res.headers.get('www-authenticate'), what).toBe('Bearer realm="metrics"');
+      expect(res.body, what).toEqual({ detail: 'Metrics need Authorization: Bearer <METRICS_TOKEN>' });
+      expect(res.raw.toString(), what).not.toMatch(/http_requests_total|webhook_delivery_attempts_total/);
+    }
+    const ok = await call('GET', '/metrics', { key: metricsToken() });
+    expect(ok.status).toBe(200);
+    expect(ok.raw.toString()).toMatch(/^# HELP /m);
+  });
+});
+
 describe('an extra edge and worker (their logs and metrics)', () => {
   it('writes one JSON access line per request: method, route pattern, status, ms, organization, request id; never the key', async () => {
     const port = await freePort();
-    const edge = await launch('edge', { PORT: String(port), METRICS_ENABLED: 'false', LOG_LEVEL: 'info' }, 'edge: listening on');
+    // No METRICS_TOKEN on this edge: it serves no metrics at all, whoever asks.
+    const edge = await launch('edge', { PORT: String(port), METRICS_TOKEN: '', LOG_LEVEL: 'info' }, 'edge: listening on');
     const base = `http://127.0.0.1:${port}`;
     const t = await newTenant();
     const user = await basicUser(t);
@@ -151,7 +178,8 @@ describe('an extra edge and worker (their logs and metrics)', () => {
     expect(res.status).toBe(200);
     const missing = await fetch(`${base}/nothing/here?api_key=${user.key}`, { headers: { 'x-request-id': `${request_id}-404` } });
     expect(missing.status).toBe(404);
-    expect((await fetch(`${base}/metrics`)).status).toBe(404); // METRICS_ENABLED=false
+    expect((await fetch(`${base}/metrics`)).status).toBe(404); // no METRICS_TOKEN: not served
+    expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken()}` } })).status).toBe(404);
     await new Promise((r) => setTimeout(r, 300));
 
     const lines = edge.lines();

@@ -113,6 +113,8 @@ export const envSchema = z.object({
   WORKER_COUNT: z.coerce.number().int().min(1).max(16).default(1),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   METRICS_ENABLED: bool.default(true),
+  // GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset: /metrics is 404.
+  METRICS_TOKEN: optional.refine((v) => v === undefined || v.length >= 16, { message: 'at least 16 characters (e.g. openssl rand -hex 32)' }),
   // 0 = off; several workers on one host take the first free port from here up.
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   // The worker touches this file every 10 s while it runs (the image's health check reads it).

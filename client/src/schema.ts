@@ -12,7 +12,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome; no key (keep it on the internal network); 404 when METRICS_ENABLED=false */
+        /** Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome. Not an API key: Authorization: Bearer <METRICS_TOKEN>; served only when METRICS_TOKEN is set (else 404) */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -3900,6 +3900,24 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description Without Authorization: Bearer <METRICS_TOKEN>, or with another token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Metrics are not served: METRICS_TOKEN is not set, or METRICS_ENABLED=false */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
             /** @description Server error (never carries a stack trace) */

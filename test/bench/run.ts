@@ -49,7 +49,8 @@ const pct = (xs: number[], p: number) => {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-bench-'));
   const adminKey = generateSecret();
-  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', PAYMENT_WEBHOOK_SECRET: 'whsec_bench', PAYMENTS_TEST_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true' }; // the events section's receiver is local
+  const metricsToken = `bench-metrics-${adminKey.slice(-16)}`; // the scale section reads the edge's /metrics
+  const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: adminKey, RATE_LIMIT_PER_MINUTE: '0', PAYMENT_WEBHOOK_SECRET: 'whsec_bench', PAYMENTS_TEST_MODE: 'true', WEBHOOK_ALLOW_PRIVATE: 'true', METRICS_TOKEN: metricsToken }; // the events section's receiver is local
   const cfg = parseEnv({ ...process.env, ...env });
   process.stderr.write('bench: starting the platform…\n');
   const platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore' });
@@ -210,7 +211,7 @@ async function main() {
     let scaleLine: string | undefined;
     if (SECTIONS.has('scale')) {
       const { benchScale } = await import('./scale.ts');
-      const scale = await benchScale(base, adminKey);
+      const scale = await benchScale(base, adminKey, metricsToken);
       scaleLine = scale.pop();
       line('');
       for (const l of scale) line(l);

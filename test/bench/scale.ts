@@ -142,9 +142,9 @@ interface PathResult {
 }
 
 /** The edge's `db_command_duration_seconds` sums and counts, by `collection.command`. */
-async function edgeDbTimes(base: string): Promise<Map<string, [number, number]>> {
+async function edgeDbTimes(base: string, metricsToken: string): Promise<Map<string, [number, number]>> {
   const out = new Map<string, [number, number]>();
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
   for (const m of text.matchAll(/^db_command_duration_seconds_(sum|count)\{collection="([^"]*)",command="([^"]*)",ok="[^"]*"\} (\S+)$/gm)) {
     const key = `${m[2]}.${m[3]}`;
     const v = out.get(key) ?? [0, 0];
@@ -188,7 +188,7 @@ const dbPerRequest = (r: PathResult) => {
   return { commands: n / r.requests, ms: ms / r.requests, top: top.join(', ') };
 };
 
-export async function benchScale(base: string, adminKey: string): Promise<string[]> {
+export async function benchScale(base: string, adminKey: string, metricsToken: string): Promise<string[]> {
   const sizes = (process.env.SCALE_USERS ?? '1000,100000').split(',').map(Number);
   const SAMPLES = Number(process.env.SCALE_SAMPLES ?? 100);
   const WARM = 3;
@@ -254,7 +254,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
       const r: PathResult = { name: p.name, via: p.via, ms: [], errors: 0, db: new Map(), requests: 0 };
       // Database commands of the measured requests: the edge's metric before and after, plus this
       // process's own commands (the scheduler run is an activity called here); warm-ups included.
-      const edgeBefore = await edgeDbTimes(base);
+      const edgeBefore = await edgeDbTimes(base, metricsToken);
       const local = new Map<string, [number, number]>();
       const stopLocal = onCommandTimed((collection, command, ms) => {
         const v = local.get(`${collection}.${command}`) ?? [0, 0];
@@ -282,7 +282,7 @@ export async function benchScale(base: string, adminKey: string): Promise<string
       }
       });
       stopLocal();
-      const edgeAfter = await edgeDbTimes(base);
+      const edgeAfter = await edgeDbTimes(base, metricsToken);
       for (const [k, [c, t]] of edgeAfter) {
         const [c0, t0] = edgeBefore.get(k) ?? [0, 0];
         if (c > c0) r.db.set(k, [c - c0, t - t0]);

@@ -72,7 +72,10 @@ export default async function setup(project: TestProject) {
     MAX_AUDIO_SECONDS: '60',
     SMTP_URL: smtp.url,
     // Webhook tests post to a receiver on 127.0.0.1: private targets (and http) allowed here only.
+    // The platform-wide secret of earlier versions is still set, so a test shows it signs nothing.
     WEBHOOK_SIGNING_SECRET: `whsec_test_${run}`,
+    // GET /metrics answers only this bearer token (unset: 404).
+    METRICS_TOKEN: `metrics-${run}-${randomBytes(12).toString('hex')}`,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     // Outgoing events retry after 0.2 s, 0.8 s, 3.2 s, ... here (5 s, 20 s, 80 s, ... by default).
     WEBHOOK_RETRY_BASE_SECONDS: '0.2',
