@@ -10,6 +10,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"regexp"
+	"sort"
 	"strings"
 
 	"github.com/compose-spec/compose-go/v2/cli"
@@ -37,10 +39,16 @@ func main() {
 		fail("%s is invalid: %v", composeFile, err)
 	}
 	var names []string
-	for name := range project.Services {
+	for name, service := range project.Services {
 		names = append(names, name)
+		if service.Image != "" {
+			if why := unpinned(service.Image); why != "" {
+				fail("%s: service %s: image %s %s", composeFile, name, service.Image, why)
+			}
+		}
 	}
-	fmt.Printf("compose-check: %s is valid: %d services (%s)\n", composeFile, len(names), strings.Join(names, ", "))
+	sort.Strings(names)
+	fmt.Printf("compose-check: %s is valid: %d services (%s), every image pinned\n", composeFile, len(names), strings.Join(names, ", "))
 
 	f, err := os.Open(dockerfile)
 	if err != nil {
@@ -54,17 +62,63 @@ func main() {
 	for _, w := range ast.Warnings {
 		fail("%s: %s", dockerfile, w.Short)
 	}
-	stages, _, err := instructions.Parse(ast.AST, nil)
+	stages, metaArgs, err := instructions.Parse(ast.AST, nil)
 	if err != nil {
 		fail("%s is invalid: %v", dockerfile, err)
 	}
+	// The ARGs before the first FROM, with their defaults: what `FROM ${NAME}` reads.
+	defaults := map[string]string{}
+	for _, a := range metaArgs {
+		for _, kv := range a.Args {
+			if kv.Value != nil {
+				defaults[kv.Key] = *kv.Value
+			}
+		}
+	}
+	stageNames := map[string]bool{}
 	var described []string
 	for _, s := range stages {
 		name := s.Name
 		if name == "" {
 			name = "(final)"
 		}
-		described = append(described, fmt.Sprintf("%s from %s", name, s.BaseName))
+		base := os.Expand(s.BaseName, func(k string) string { return defaults[k] })
+		// A base that is an earlier stage is not an image.
+		if !stageNames[strings.ToLower(base)] {
+			if why := unpinned(base); why != "" {
+				fail("%s: stage %s: base image %s %s", dockerfile, name, base, why)
+			}
+		}
+		stageNames[strings.ToLower(s.Name)] = true
+		described = append(described, fmt.Sprintf("%s from %s", name, base))
 	}
-	fmt.Printf("compose-check: %s is valid: %d stages (%s)\n", dockerfile, len(stages), strings.Join(described, "; "))
+	fmt.Printf("compose-check: %s is valid: %d stages (%s), every base image pinned\n", dockerfile, len(stages), strings.Join(described, "; "))
 }
+
+// pinned: a digest, or a tag that names a version down to its minor one (not `latest`, not a
+// major version alone, which moves with every release). Answers why not, or "" when it is.
+func unpinned(image string) string {
+	ref, digest, _ := strings.Cut(image, "@")
+	if digest != "" && !strings.HasPrefix(digest, "sha256:") {
+		return "has a malformed digest"
+	}
+	slash := strings.LastIndex(ref, "/")
+	colon := strings.LastIndex(ref, ":")
+	if colon <= slash {
+		if digest != "" {
+			return ""
+		}
+		return "has no tag: pin a version"
+	}
+	tag := ref[colon+1:]
+	if strings.Contains(strings.ToLower(tag), "latest") {
+		return "is tagged latest: pin a version"
+	}
+	if digest == "" && !exactVersion.MatchString(tag) {
+		return "floats (no minor version, no digest): pin a version such as 16.4 or a digest"
+	}
+	return ""
+}
+
+// A tag naming at least a minor version (16.4, 7.0.28, 1.29.1) or a dated release (RELEASE.2025-…).
+var exactVersion = regexp.MustCompile(`\d+\.\d+|^RELEASE\.\d{4}-`)
