@@ -1,9 +1,11 @@
 /**
- * Secrets at rest (LLM provider keys, gift PINs): AES-256-GCM with a key derived from CONFIG_ENCRYPTION_KEY, else from
- * DATA_DIR/config-key.txt, generated on first use (mode 0600) so storing a provider key works out
- * of the box. The edge and the workers share DATA_DIR; the file appears whole or not at all
- * (written aside, then hard-linked into place, which fails when another process got there
- * first), so whichever process comes first, all of them read the same key.
+ * Secrets at rest (LLM provider keys, gift PINs, endpoint secrets): AES-256-GCM with a key derived
+ * from CONFIG_ENCRYPTION_KEY, else from DATA_DIR/config-key.txt, generated on first use (mode
+ * 0600) so storing a provider key works out of the box locally, where the edge and the workers
+ * share DATA_DIR (docker compose passes CONFIG_ENCRYPTION_KEY to each process instead: docs/build.md).
+ * The file appears whole or not at all (written aside, then hard-linked into place, which fails
+ * when another process got there first), so whichever process comes first, all read the same key.
+ * The same key, derived per purpose, keys the hashes of keyedHash below.
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
