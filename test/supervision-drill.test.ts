@@ -156,8 +156,11 @@ describe('supervision drill', () => {
     const thumbnails = answers.map((a) => a.body.thumbnail_path as string);
     const originals = answers.map((a) => a.body.data.original_path as string);
     const ofThisRound = (names: string[]) => names.filter((name) => name.includes(`${conversation}-`));
-    expect(ofThisRound(await objects(`${prefix}/thumbnails/`))).toEqual([...thumbnails].sort());
-    expect(ofThisRound(await objects(`${prefix}/originals/`))).toEqual([...originals].sort());
+    const storedOriginals = ofThisRound(await objects(`${prefix}/originals/`));
+    expect(storedOriginals).toEqual([...originals].sort());
+    // Thumbnails are named by the media id alone (`<media_id>.jpg`): those of this round's originals.
+    const mediaIds = storedOriginals.map((name) => name.split('/').pop()!.split('-')[0]);
+    expect((await objects(`${prefix}/thumbnails/`)).filter((name) => mediaIds.some((id) => name.endsWith(`/${id}.jpg`)))).toEqual([...thumbnails].sort());
     const stored = await call('GET', `/get_response/${conversation}?user_id=${user.user_id}`, user.key);
     expect(stored.status).toBe(200);
     expect(stored.body.responses.map((r: { response_id: string }) => r.response_id).sort()).toEqual([...workflowIds].sort());

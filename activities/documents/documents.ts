@@ -228,7 +228,8 @@ function workflowRun(): { workflow_id: string; run_id: string } | null {
  * document and its workflow run: a retried attempt of the same run records nothing new (its
  * classification may differ from the first attempt's; the first recorded event stands), a new run
  * over the same document (the client's retry after a failed run) is a new processing. Metadata
- * only: never the document's text, title or author (they are its content).
+ * only: never the document's text, title or author (they are its content), nor the name it was
+ * uploaded under (a person's words: the thumbnail's path is made of ids).
  */
 async function publishProcessed(upload: StoredUpload, d: ProcessedDocument): Promise<void> {
   const run = workflowRun();
@@ -240,7 +241,6 @@ async function publishProcessed(upload: StoredUpload, d: ProcessedDocument): Pro
     data: {
       media_id: upload.media_id,
       user_id: upload.user_id,
-      filename: upload.filename,
       workflow_id: run?.workflow_id ?? null,
       folder_structure: d.folder_structure,
       classification: { confidence: d.classification.confidence, engine: d.classification.engine },

@@ -6,11 +6,12 @@
  * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
  */
 import { createHash } from 'node:crypto';
-import { Background } from '../core/background.ts';
+import { Background, warnLine } from '../core/background.ts';
 import { handedIn } from '../core/wiring.ts';
 import type { EventType } from './constants.ts';
 import { wants } from './endpoints.ts';
 import type { EventDoc } from './models.ts';
+import { conformEventData } from './schemas.ts';
 import { endpointById, endpointsForFanOut, eventById, insertEvent, markFannedOut, recordedEvents } from './store.ts';
 
 /** One event's delivery to one endpoint: what its run needs to make and record each attempt. */
@@ -38,7 +39,10 @@ export interface ChangeEvent {
   type: EventType;
   /** the operation id of the change (unique per organization and type): the event's identity */
   key: string;
-  /** the event's `data`: never secrets, key hashes or PINs */
+  /**
+   * the event's `data`: ids, numbers, codes and dates, held to the type's schema (schemas.ts) when
+   * it is written; never secrets, key hashes, PINs or a person's words
+   */
   data: Record<string, unknown>;
   /** when the change happened (default now) */
   at?: Date;
@@ -60,7 +64,10 @@ export const deliveryId = (event_id: string, endpoint_id: string) =>
 export async function recordEvent(e: ChangeEvent, only_endpoint?: string): Promise<string> {
   const id = eventId(e.organization_id, e.type, e.key);
   const created_at = e.at ?? new Date();
-  const body = JSON.stringify({ id, type: e.type, created_at: created_at.toISOString(), organization_id: e.organization_id, data: e.data });
+  // Only what the type's schema declares, of the kind it declares, is written (schemas.ts).
+  const { data, refused } = conformEventData(e.type, e.data);
+  if (refused.length) warnLine("events: fields left out of an event: not in its type's schema, or not of the declared kind", 'refused', { type: e.type, event_id: id, fields: refused.slice(0, 20) });
+  const body = JSON.stringify({ id, type: e.type, created_at: created_at.toISOString(), organization_id: e.organization_id, data });
   // An organization none of whose endpoints wants it: nothing to fan out (the usual case, one write).
   const wanted = only_endpoint !== undefined || (await endpointsForFanOut(e.organization_id)).some((x) => x.enabled && wants(x, e.type));
   const doc: Omit<EventDoc, 'recorded_at'> = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: !wanted, created_at, ...(only_endpoint && { only_endpoint }) };

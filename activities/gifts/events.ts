@@ -4,7 +4,8 @@
  * its organization, type and key, and a redemption enters each of these states once). The step
  * that wrote the state records the event right after, before it answers: a step retried after a
  * crash writes the same state again and records it again, which records nothing new. The data
- * never carries the PIN, the phone number or account reference, nor an admin's own note.
+ * never carries the PIN, the phone number or account reference, nor an admin's own note, nor the
+ * status's reason (a provider's answer, an admin's word): the status and the settlement tell it.
  */
 import { recordEvent, type EventType } from '../events/index.ts';
 import type { RedemptionDoc } from './models.ts';
@@ -25,7 +26,6 @@ export function redemptionEventData(r: RedemptionDoc): Record<string, unknown> {
     gift_name: r.gift_name,
     gift_type: r.gift_type ?? null,
     status: r.status,
-    status_reason: r.status_reason ?? null,
     points_spent: r.points_spent,
     points_refunded: r.points_refunded ?? 0,
     points_lapsed: r.points_lapsed ?? 0,

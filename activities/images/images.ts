@@ -6,7 +6,7 @@
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../engines/images.ts';
-import { getObject, putObject, removeObject, safeName, stem } from '../engines/storage.ts';
+import { getObject, putObject, removeObject, safeName } from '../engines/storage.ts';
 
 export interface StoredUpload {
   media_id: string;
@@ -17,13 +17,19 @@ export interface StoredUpload {
   original_path: string;
 }
 
+/**
+ * Where an upload and what is made from it are stored. Only the original keeps the name it was
+ * uploaded under (the user's own file, erased with them); thumbnails and conversions are named by
+ * the media id alone, because their paths travel further (answers, stored responses, the
+ * `document.processed` event, which outlives the user's data in receivers' systems).
+ */
 export function uploadPaths(organization_id: string, user_id: string, media_id: string, filename: string) {
   const name = safeName(filename);
   return {
     filename: name,
     original_path: `${organization_id}/${user_id}/originals/${media_id}-${name}`,
-    thumbnail_path: `${organization_id}/${user_id}/thumbnails/${stem(name)}-${media_id}.jpg`,
-    converted_path: `${organization_id}/${user_id}/converted/${stem(name)}-${media_id}.jpg`,
+    thumbnail_path: `${organization_id}/${user_id}/thumbnails/${media_id}.jpg`,
+    converted_path: `${organization_id}/${user_id}/converted/${media_id}.jpg`,
   };
 }
 

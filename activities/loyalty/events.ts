@@ -36,7 +36,9 @@ function entryEvent(e: LedgerEntryDoc) {
       amount: e.amount,
       balance_after: e.balance_after,
       reason: e.reason,
-      description: e.description ?? null,
+      // An action credit's action (`purchase`); other entries' descriptions can hold words
+      // (a reversal's is the admin's reason): ids and amounts tell those.
+      description: e.reason === 'action' ? (e.description ?? null) : null,
       ...(e.reverses && { reverses_entry_id: e.reverses }),
       expires_at: e.expires_at ? new Date(e.expires_at).toISOString() : null,
       available_at: e.available_at ? new Date(e.available_at).toISOString() : null,

@@ -4,7 +4,8 @@
  * organization, type and key, and a scan enters each of these states once). The scan workflow
  * mirrors every state it enters (mirrorScan); the mirror records the state's event right after it
  * is written, before the step answers, so a step run again (a retried local activity) records
- * nothing new. The data leaves out what an admin typed (validation notes) and the receipt's text.
+ * nothing new. The data leaves out what an admin typed (validation notes) and the receipt's text:
+ * products are the catalogue's (id and name), and a rejection is told by its code.
  */
 import { recordEvent, type EventType } from '../events/index.ts';
 import type { VenueMatch } from './matching.ts';
@@ -40,6 +41,16 @@ const TYPES: Record<string, EventType> = {
   rejected: 'scan.rejected',
 };
 
+/** Why a scan was rejected, as a code: the workflow's reasons (workflows/ticket-scan.ts) are sentences. */
+export function rejectionCode(reason: string | null | undefined): string | null {
+  if (!reason) return null;
+  if (reason.startsWith('Duplicate of scan')) return 'duplicate';
+  if (reason.startsWith('No catalogue products')) return 'no_products_recognized';
+  if (reason.startsWith('Validation deadline passed')) return 'validation_expired';
+  if (reason.startsWith('Every product was rejected')) return 'all_products_rejected';
+  return 'other';
+}
+
 /** The event's data: what a receiver needs to act on the scan. */
 export function scanEventData(v: MirroredScan): Record<string, unknown> {
   return {
@@ -61,7 +72,7 @@ export function scanEventData(v: MirroredScan): Record<string, unknown> {
     products: (v.products ?? []).map((p) => ({ id: p.id, name: p.name, quantity: p.quantity, points: p.points, validation_status: p.validation_status })),
     flags: v.flags ?? [],
     duplicate_of: v.duplicate_of ?? null,
-    rejection_reason: v.rejection_reason ?? null,
+    rejection_reason: rejectionCode(v.rejection_reason),
     receipt: v.receipt ? { date: v.receipt.date ?? null, total: v.receipt.total ?? null } : null,
   };
 }

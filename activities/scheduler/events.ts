@@ -436,8 +436,9 @@ export async function runScheduledEvent(input: { event_id: string; organization_
 /**
  * The event `scheduled_event.run_failed` of a run recorded as failed: keyed by the run id, so it is
  * told once per run, however many attempts the run took (only the last one, or a refusal that is
- * not retried, records the failure) and however often a retry finds the record. `error` is the
- * text an admin reads in the run list (the endpoints' owners are admins).
+ * not retried, records the failure) and however often a retry finds the record. The kind of
+ * failure is told, not its message: the message (in the run list, for admins) can quote a
+ * recipient's address or a provider's answer, and events outlive it in receivers' systems.
  */
 async function publishRunFailed(run: RunRecord, event: EventDoc | null): Promise<void> {
   await recordEvent({
@@ -455,7 +456,6 @@ async function publishRunFailed(run: RunRecord, event: EventDoc | null): Promise
       started_at: new Date(run.started_at).toISOString(),
       finished_at: new Date(run.finished_at).toISOString(),
       failure: run.failure ?? null,
-      error: run.error ?? null,
     },
   });
 }
