@@ -7,6 +7,7 @@ export { processStoredImage, convertStoredHeic, discardUpload } from './images/i
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/index.ts';
 export { purgeIdempotencyKeys } from './idempotency/index.ts';
 export { purgeAuditRecords } from './audit/index.ts';
+export { purgeOutbox } from './email/index.ts';
 export { recordReferral, creditReferral, completeReferral } from './loyalty/index.ts';
 export { expireLapsedPoints } from './loyalty/index.ts';
 export { composeEmail, sendEmail } from './email/index.ts';

@@ -75,6 +75,9 @@ export const envSchema = z.object({
   SMTP_URL: optional,
   EMAIL_FROM: z.string().default('Platform <no-reply@localhost>'),
   EMAIL_USER_LIMIT_PER_HOUR: z.coerce.number().int().min(0).default(20),
+  // Mail written to DATA_DIR/outbox (no SMTP_URL) holds recipients and bodies: removed after this
+  // many days by the hourly retention run (docs/components/email.md).
+  OUTBOX_RETENTION_DAYS: z.coerce.number().positive().max(3650).default(7),
   OPENAI_BASE_URL: optional,
   OPENAI_API_KEY: optional,
   PLATFORM_BIN_DIR: optional,

@@ -51,6 +51,7 @@ export async function sendEmail(input: { req: EmailRequest; content: Content }):
   const message_id = `<${digest}@${req.organization_id.replace(/[^A-Za-z0-9.-]/g, '-')}.platform>`;
   const out = await deliver({ to: req.recipient, subject: content.subject, text: content.text, html: content.html, messageId: message_id });
   const sent_at = new Date();
-  await recordSent(req.idempotency_key, { organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, sent_at });
+  // The outbox file's name is recorded with the message: the user's erasure removes it by that name.
+  await recordSent(req.idempotency_key, { organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, ...(out.outbox_file && { outbox_file: out.outbox_file }), sent_at });
   return { message_id, sent_at: sent_at.toISOString(), recipient: req.recipient, email_type: req.email_type, transport: out.transport, duplicate: false };
 }

@@ -7,3 +7,4 @@ export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
 export type { Mail } from './reports.ts';
 export { emailTask } from './scheduled.ts';
 export { emailUserData } from './user-data.ts';
+export { purgeOutbox, type OutboxRetentionResult } from './outbox.ts';

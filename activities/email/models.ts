@@ -13,6 +13,8 @@ const emailLogSchema = new Schema(
     email_type: { type: String, required: true },
     subject: { type: String, required: true },
     transport: { type: String, required: true },
+    /** the outbox file (file transport): how a user's erasure finds it, without reading any file */
+    outbox_file: { type: String },
     sent_at: { type: Date, required: true },
   },
   { versionKey: false },
@@ -26,6 +28,7 @@ export interface EmailLogDoc {
   email_type: EmailType;
   subject: string;
   transport: string;
+  outbox_file?: string;
   sent_at: Date;
 }
 export const EmailLog = mongoose.model<EmailLogDoc>('EmailLog', emailLogSchema, 'email_log');

@@ -1,11 +1,13 @@
 /**
  * email's part of a user's export and erasure (docs/privacy.md): the record of each message sent
- * for the user (recipient address, subject, type, transport, time) and the user's hourly send
- * counters. Addresses and subjects are personal and no total of the organization's is built from
- * them, so everything is deleted; nothing is kept tombstoned. The message bodies are not stored
- * (the SMTP server has them).
+ * for the user (recipient address, subject, type, transport, time), the user's hourly send
+ * counters, and the outbox files of the user's messages (the file transport, without SMTP_URL:
+ * each a whole message, body included). Addresses and subjects are personal and no total of the
+ * organization's is built from them, so everything is deleted; nothing is kept tombstoned. The
+ * records do not hold bodies (an SMTP server has them; the outbox file, until erased or expired).
  */
 import type { UserData } from '../core/user-data.ts';
+import { removeOutboxFilesOf } from './outbox.ts';
 import { deleteSendCounts, deleteSentRecords, sendCountsOf, sentRecordsOf } from './store.ts';
 
 export const emailUserData: UserData = {
@@ -19,6 +21,7 @@ export const emailUserData: UserData = {
           email_type: m.email_type,
           subject: m.subject,
           transport: m.transport,
+          outbox_file: m.outbox_file ?? null,
           sent_at: new Date(m.sent_at).toISOString(),
         })),
         // the hourly limit's counters: sends counted per hour (the counted keys are hashes: left out)
@@ -29,7 +32,9 @@ export const emailUserData: UserData = {
   },
   async erase({ organization_id, user_id }) {
     const sent = await sentRecordsOf(organization_id, user_id);
+    // The files first, found by the names on the records: once the records are gone nothing names them.
+    const outbox_files_deleted = await removeOutboxFilesOf(sent);
     const emails_deleted = await deleteSentRecords(sent.map((m) => m._id));
-    return { emails_deleted, send_counters_deleted: await deleteSendCounts(organization_id, user_id) };
+    return { emails_deleted, outbox_files_deleted, send_counters_deleted: await deleteSendCounts(organization_id, user_id) };
   },
 };
