@@ -12,7 +12,7 @@ import { purgeAuditRecords } from '../activities/audit/index.ts';
 import { newId } from '../activities/core/ids.ts';
 import { claimIdempotencyKey } from '../activities/idempotency/index.ts';
 import { requestHash } from '../edge/idempotency.ts';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { basicUser, call, edgeUrl, newTenant, unique, type Tenant } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { groceries, shop } from './helpers/shop.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
@@ -71,6 +71,31 @@ describe('(b) GET /list_api_keys', () => {
     const u = await basicUser(t);
     for (const ref of [u.idp_id, u.user_id]) expect((await call('GET', `/list_api_keys/${encodeURIComponent(ref)}`, { key: t.adminKey })).body.api_keys).toHaveLength(1);
   });
+
+  it('no GET of the document creates the user it names (path or query), whatever the other parameters', async () => {
+    const t = await newTenant();
+    const names = /(?:^|_)(?:user_id|user_ref|idp_id|internal_id)$/;
+    const doc = (await call('GET', '/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+    const creating: string[] = [];
+    let probed = 0;
+    for (const [p, ops] of Object.entries(doc.paths)) {
+      const op = ops.get;
+      if (!op || !Array.isArray(op.security)) continue;
+      const params = (op.parameters ?? []) as Array<{ name: string; in: string }>;
+      const users = params.filter((x) => names.test(x.name) && (x.in === 'path' || x.in === 'query'));
+      if (!users.length) continue;
+      const stranger = `${unique('ghost')}@example.com`;
+      let url = p.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(names.test(name) ? stranger : name === 'organization_id' ? t.organization_id : 'x1'));
+      const q = new URLSearchParams(users.filter((x) => x.in === 'query').map((x): [string, string] => [x.name, stranger]));
+      if ([...q.keys()].length) url += `?${q}`;
+      // Probes with made-up values: answered 404/422 or so, outside what a test of the route checks.
+      await fetch(`${edgeUrl()}${url}`, { headers: { authorization: `Bearer ${t.adminKey}` } });
+      probed += 1;
+      if ((await call('GET', `/api/users/${encodeURIComponent(stranger)}`, { key: t.adminKey })).status !== 404) creating.push(`GET ${p}`);
+    }
+    expect(probed).toBeGreaterThan(10);
+    expect(creating).toEqual([]);
+  }, 120_000);
 });
 
 describe('(c) a crashed request whose X-Request-Id another request also used', () => {
