@@ -42,7 +42,8 @@ describe('object names', () => {
     expect(safeName(undefined)).toBe('upload');
     expect(stem('a.b.jpg')).toBe('a.b');
     const p = uploadPaths('org', 'usr_1', 'm1', '../x.png');
-    expect(p).toMatchObject({ original_path: 'org/usr_1/originals/m1-x.png', thumbnail_path: 'org/usr_1/thumbnails/x-m1.jpg' });
+    // the original keeps the (safe) name; what is made from it is named by the media id alone
+    expect(p).toMatchObject({ original_path: 'org/usr_1/originals/m1-x.png', thumbnail_path: 'org/usr_1/thumbnails/m1.jpg', converted_path: 'org/usr_1/converted/m1.jpg' });
   });
 
   it('formats sizes for people', () => {
