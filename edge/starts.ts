@@ -149,8 +149,9 @@ export const privacyRuns: PrivacyRuns = {
       await client.workflow.start(userErasureWorkflow, {
         taskQueue: taskQueue(),
         workflowId: `user-erasure:${key}`,
-        // Once per user, ever: asking again while (or after) it runs starts nothing.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        // Once per user: asking again while it runs, or after it completed, starts nothing; a run
+        // that ended otherwise (terminated by an operator, failed) is started again (its steps are idempotent).
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
         args: [{ key }],
         typedSearchAttributes: platformSearchAttributes(owner.organization_id, owner.user_id, 'privacy'),
       });

@@ -394,7 +394,7 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
     for (const i of [done, back, review]) expect(await reserveRedemption(i)).toMatchObject({ status: 'processing' });
     // The earlier attempts: each wrote its change and stopped before its event.
     await saveRedemption(done.redemption_id, { status: 'completed', provider_transaction_id: 'tx-done' });
-    await refundDebit({ organization_id: t.organization_id, debit_operation_id: holdOperation(back.redemption_id), operation_id: refundOperation(back.redemption_id), reason: 'refund' });
+    await refundDebit({ organization_id: t.organization_id, user_id: u.user_id, debit_operation_id: holdOperation(back.redemption_id), operation_id: refundOperation(back.redemption_id), reason: 'refund' });
     await saveRedemption(review.redemption_id, { status: 'needs_review', status_reason: 'no answer' });
     await eventsSettled();
     expect(rx.received(at)).toHaveLength(0);

@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
 import { ERASURES_RUNNING_PER_ORGANIZATION } from '../activities/privacy/constants.ts';
 import { erasureKey, insertErasureOnce, markErasureCompleted, releaseErasureSlot, takeErasureSlot } from '../activities/privacy/store.ts';
+import { creditPoints, debitPoints, refundDebit } from '../activities/loyalty/index.ts';
+import { entriesOfUser, tombstoneEntries } from '../activities/loyalty/store.ts';
 import { basicUser, call, fileForm, newTenant, until, type Tenant } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { balance, groceries, shop } from './helpers/shop.ts';
@@ -85,7 +87,7 @@ describe('an erasure never reopens a once-only rule', () => {
     for (const referrer of [d, c]) {
       const res = await refer(t, back, referrer);
       expect(res.status, JSON.stringify(res.body)).toBe(409);
-      expect(JSON.stringify(res.body)).toMatch(/referred before/);
+      expect(JSON.stringify(res.body)).toMatch(/cannot be referred/);
     }
     expect(await points(t, back)).toBe(0);
     expect(await points(t, c)).toBe(cBefore);
@@ -105,10 +107,68 @@ describe('an erasure never reopens a once-only rule', () => {
     const people = await mongoose.connection.collection('identity_erased_people').find({ organization_id: t.organization_id }).toArray();
     expect(people).toHaveLength(1);
     expect(JSON.stringify(people)).not.toContain(a.idp_id);
-    expect(people[0].tombstones).toHaveLength(2);
+    expect(people[0].erasures).toHaveLength(2);
+    // Facts only: no tombstone of the erased accounts, nothing that links the new account to them.
+    expect(JSON.stringify(people)).not.toMatch(new RegExp(`del_|${a.user_id}|${back.user_id}`));
+    const third_doc = await mongoose.connection.collection('users').findOne({ user_id: third.user_id });
+    expect(third_doc).toMatchObject({ returning: true });
+    expect(JSON.stringify(third_doc)).not.toMatch(/del_/);
     const fresh = await basicUser(t);
     expect((await award(t, fresh, 'profile_completed')).status).toBe(200);
   }, 300_000);
+});
+
+describe('a person who joins again while their erasure is still under way', () => {
+  it('gets no once-only reward again: the facts are kept before the idp_id is freed', async () => {
+    const t = await newTenant();
+    const c = await basicUser(t);
+    const d = await basicUser(t);
+    const a = await basicUser(t);
+    expect((await award(t, a, 'profile_completed')).status).toBe(200);
+    expect((await refer(t, a, c)).status).toBe(200);
+    // The organization's places are all taken by erasures that hold them: A's erasure begins, then waits.
+    const holders = Array.from({ length: ERASURES_RUNNING_PER_ORGANIZATION }, (_, n) => erasureKey(t.organization_id, `usr_holder${n}`));
+    for (const [n, key] of holders.entries()) {
+      await insertErasureOnce({ _id: key, erasure_id: `era_holder${n}${Date.now()}`, organization_id: t.organization_id, user_id: `usr_holder${n}`, tombstone: `del_holder${n}`, requested_by: { key_id: 'k', user_id: 'u', level: 1 } });
+      expect(await takeErasureSlot(t.organization_id, key, ERASURES_RUNNING_PER_ORGANIZATION)).toBe(true);
+    }
+    expect((await call('DELETE', `/api/users/${a.user_id}`, { key: t.adminKey, json: {} })).status).toBe(202);
+    const back = await until('the idp_id freed', () => basicUser(t, a.idp_id), (u) => u.user_id !== a.user_id, 60_000, 500);
+    expect((await call('GET', `/api/users/${a.user_id}/erasure`, { key: t.adminKey })).body.erasure.status).toBe('processing');
+    // The old account's records are not renamed yet: the kept facts answer all the same.
+    expect((await award(t, back, 'profile_completed')).status).toBe(409);
+    for (const referrer of [c, d]) expect((await refer(t, back, referrer)).status).toBe(409);
+    expect(await points(t, back)).toBe(0);
+    // The places come free: the erasure completes.
+    for (const key of holders) await releaseErasureSlot(t.organization_id, key, ERASURES_RUNNING_PER_ORGANIZATION);
+    await until('the erasure completed', () => call('GET', `/api/users/${a.user_id}/erasure`, { key: t.adminKey }), (r) => r.body.erasure?.status === 'completed', 180_000, 500);
+    expect((await award(t, back, 'profile_completed')).status).toBe(409);
+  }, 300_000);
+});
+
+describe('a refund to a ledger an erasure is renaming', () => {
+  it('never forks the chain: it waits until the renaming is done, then goes on top of it', async () => {
+    const org = `org-fork-${Date.now()}`;
+    const user_id = `usr_fork${Date.now()}`;
+    const tombstone = `del_fork${Date.now()}`;
+    await creditPoints({ organization_id: org, user_id, points: 100, reason: 'action', operation_id: `award:${user_id}:a` });
+    await debitPoints({ organization_id: org, user_id, points: 30, reason: 'redemption', operation_id: `hold:${user_id}` });
+    await creditPoints({ organization_id: org, user_id, points: 10, reason: 'action', operation_id: `award:${user_id}:b` });
+    const entries = (await entriesOfUser(org, user_id)).sort((x, y) => x.seq - y.seq);
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    // Halfway: the first two renamed (the hold among them), the newest not yet.
+    await tombstoneEntries(user_id, entries.slice(0, 2).map((e) => ({ _id: e._id, set: { user_id: tombstone, operation_id: e.operation_id } })));
+    await expect(refundDebit({ organization_id: org, user_id, debit_operation_id: `hold:${user_id}`, operation_id: `refund:${user_id}`, reason: 'refund' })).rejects.toMatchObject({ status: 503 });
+    expect(await entriesOfUser(org, tombstone)).toHaveLength(2);
+    await tombstoneEntries(user_id, entries.slice(2).map((e) => ({ _id: e._id, set: { user_id: tombstone, operation_id: e.operation_id } })));
+    const refund = await refundDebit({ organization_id: org, user_id, debit_operation_id: `hold:${user_id}`, operation_id: `refund:${user_id}`, reason: 'refund' });
+    expect(refund.entry).toMatchObject({ seq: 4, amount: 30, balance_after: 110 });
+    const chain = (await entriesOfUser(org, tombstone)).sort((x, y) => x.seq - y.seq);
+    expect(chain.map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    expect(chain.map((e) => e._id)).toEqual([1, 2, 3, 4].map((n) => `${org}|${user_id}|${n}`));
+    // The erased user id itself can start nothing new.
+    await expect(creditPoints({ organization_id: org, user_id, points: 1, reason: 'action', operation_id: `award:${user_id}:c` })).rejects.toMatchObject({ status: 503 });
+  });
 });
 
 describe('exports: one place per user', () => {

@@ -1,4 +1,4 @@
-import { patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities.ts';
 import { PERSISTENT } from './retry.ts';
 
@@ -8,6 +8,8 @@ const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeU
 });
 
 const PATCH_PLACES = 'erasure-places';
+/** About 50 minutes of waiting per run, some 2,000 history events. */
+const ASKS_PER_RUN = 200;
 
 export interface UserErasureInput {
   /** the erasure's record, `<organization_id>:<user_id>`: no personal data in the run's input */
@@ -28,8 +30,13 @@ export async function userErasureWorkflow(input: UserErasureInput): Promise<void
   await stopUserRuns(input.key);
   // The heavy part waits for one of the organization's places (runs started before places existed
   // replay without asking). The user is already gone for every reader, keys revoked.
+  // Every waiter asks as often (no backoff that would let a newcomer overtake), and a long wait goes
+  // on in a fresh run (continue-as-new) so its history stays small: every step before is idempotent.
   if (patched(PATCH_PLACES)) {
-    for (let wait = 5; !(await takeErasurePlace(input.key)); wait = Math.min(60, wait * 2)) await sleep(`${wait} seconds`);
+    for (let asked = 1; !(await takeErasurePlace(input.key)); asked += 1) {
+      if (asked >= ASKS_PER_RUN) await continueAsNew<typeof userErasureWorkflow>(input);
+      await sleep('15 seconds');
+    }
   }
   for (const pass of [1, 2]) {
     for (const part of parts) await eraseUserPart({ key: input.key, part, pass });

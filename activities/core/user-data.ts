@@ -32,6 +32,14 @@ export interface ErasureScope extends UserScope {
 /** What one erasure step did, by name: `{conversations_deleted: 3, objects_deleted: 4, entries_tombstoned: 12}`. */
 export type ErasureReport = Record<string, number>;
 
+/**
+ * What a person already used that a once-only rule must still know after their erasure
+ * (docs/privacy.md, "What an erasure never reopens"): counts, flags and other users' ids, never
+ * the person. Gathered as the erasure begins, kept under the person's marker, read back by the
+ * component that wrote it when the same person joins again.
+ */
+export type OnceFacts = Record<string, unknown>;
+
 export interface UserData {
   /** Everything of the user this component holds (never another user's, never a secret or hash). */
   export(scope: UserScope): Promise<ExportPart>;
@@ -40,4 +48,6 @@ export interface UserData {
    * crash anywhere in the first finishes the work and changes nothing already done.
    */
   erase(scope: ErasureScope): Promise<ErasureReport>;
+  /** The once-only facts this component keeps of the person (gathered before anything is erased); none when omitted. */
+  onceOnly?(scope: UserScope): Promise<OnceFacts | null>;
 }

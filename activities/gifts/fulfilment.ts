@@ -16,7 +16,7 @@ import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts'
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import { recordRedemptionEvent } from './events.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
-import { findRedemption, sandboxTransactions, saveRedemption, type RedemptionOwner } from './store.ts';
+import { findRedemption, sandboxTransactions, saveRedemption, type PersonalFields, type RedemptionOwner } from './store.ts';
 
 export interface RedemptionInput {
   redemption_id: string;
@@ -81,11 +81,26 @@ const settlementOf = (s: Settlement, erased?: string | null) => ({ outcome: s.ou
 /** The number or account the gift went to, out of a provider's text (the ledger and the record keep the reason). */
 const withoutNumbers = (input: RedemptionInput) => scrubber([input.order.phone_number ?? '', input.order.account_reference ?? ''], '[number]');
 
-/** The tombstone now standing for the redemption's owner when an erasure came first, else null. */
-async function erasedOwner(input: RedemptionInput): Promise<string | null> {
-  const doc = await findRedemption(input.redemption_id);
-  return doc && doc.user_id !== input.user_id ? doc.user_id : null;
-}
+/**
+ * A reason that may quote the person (a provider's words), and its stand-in after their erasure:
+ * without the number, the account or the user's id.
+ */
+const reasonOf = (input: RedemptionInput, reason: string): PersonalFields => ({
+  own: { status_reason: reason },
+  erased: (tombstone) => ({ status_reason: scrubber([input.user_id], tombstone, true)(withoutNumbers(input)(reason)) }),
+});
+
+/** Personal fields together: each one's own value, or each one's stand-in. */
+const together = (...parts: PersonalFields[]): PersonalFields => ({
+  own: Object.assign({}, ...parts.map((p) => p.own)),
+  erased: (t) => Object.assign({}, ...parts.map((p) => p.erased(t))),
+});
+
+/** A settlement: the admin's note is about the person, so the tombstone stands in for it after their erasure (as the erasure writes). */
+const settlementField = (s: Settlement): PersonalFields => ({ own: { settlement: settlementOf(s) }, erased: (t) => ({ settlement: settlementOf(s, t) }) });
+
+/** An electronic PIN is the person's gift: after their erasure it is not kept. */
+const pinField = (pin_encrypted: string | null | undefined): PersonalFields => ({ own: pin_encrypted ? { pin_encrypted } : {}, erased: () => ({}) });
 
 let provider: { key: string; engine: GiftProvider } | undefined;
 
@@ -184,11 +199,7 @@ export async function checkRedemption(input: RedemptionInput, transaction_id: st
 
 /** Delivered: the hold stays as the debit; an electronic PIN is kept encrypted for its owner. */
 export async function settleRedemption(input: RedemptionInput, delivered: { transaction_id: string; pin_encrypted: string | null }): Promise<RedemptionState> {
-  const doc = await saveRedemption(input.redemption_id, {
-    status: 'completed',
-    provider_transaction_id: delivered.transaction_id,
-    ...(delivered.pin_encrypted ? { pin_encrypted: delivered.pin_encrypted } : {}),
-  });
+  const doc = await saveRedemption(input.redemption_id, { status: 'completed', provider_transaction_id: delivered.transaction_id }, ownerOf(input), pinField(delivered.pin_encrypted));
   return told(doc);
 }
 
@@ -203,23 +214,26 @@ export async function releaseRedemption(input: RedemptionInput, refusal: { trans
   // The hold's owner gets the points back: the user, or their tombstone after an erasure.
   const refund = await refundDebit({
     organization_id: input.organization_id,
+    user_id: input.user_id,
     debit_operation_id: holdOperation(input.redemption_id),
     operation_id: refundOperation(input.redemption_id),
     reason: 'refund',
     description: `gift ${input.gift_id} not delivered: ${withoutNumbers(input)(refusal.reason)}`.slice(0, 500),
   });
-  const erased = await erasedOwner(input);
-  const doc = await saveRedemption(input.redemption_id, {
-    points_spent: input.points,
-    // What came back spendable, and what came back lapsed: together the points spent.
-    points_refunded: refund.entry.amount - refund.points_lapsed,
-    points_lapsed: refund.points_lapsed,
-    refund_entry_id: refund.entry.entry_id,
-    status: 'refunded',
-    status_reason: erased ? scrubber([input.user_id], erased, true)(withoutNumbers(input)(refusal.reason)) : refusal.reason,
-    ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
-    ...(settlement ? { settlement: settlementOf(settlement, erased) } : {}),
-  }, ownerOf(input));
+  const doc = await saveRedemption(
+    input.redemption_id,
+    {
+      points_spent: input.points,
+      // What came back spendable, and what came back lapsed: together the points spent.
+      points_refunded: refund.entry.amount - refund.points_lapsed,
+      points_lapsed: refund.points_lapsed,
+      refund_entry_id: refund.entry.entry_id,
+      status: 'refunded',
+      ...(refusal.transaction_id ? { provider_transaction_id: refusal.transaction_id } : {}),
+    },
+    ownerOf(input),
+    together(reasonOf(input, refusal.reason), ...(settlement ? [settlementField(settlement)] : [])),
+  );
   return told(doc);
 }
 
@@ -229,11 +243,7 @@ export async function releaseRedemption(input: RedemptionInput, refusal: { trans
  * the redemption waits for an admin (`needs_review`).
  */
 export async function reviewRedemption(input: RedemptionInput, unknown: { transaction_id: string | null; reason: string }): Promise<RedemptionState> {
-  const doc = await saveRedemption(input.redemption_id, {
-    status: 'needs_review',
-    status_reason: unknown.reason,
-    ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}),
-  });
+  const doc = await saveRedemption(input.redemption_id, { status: 'needs_review', ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}) }, ownerOf(input), reasonOf(input, unknown.reason));
   return told(doc);
 }
 
@@ -257,14 +267,12 @@ export async function settleReviewed(input: RedemptionInput, settlement: Settlem
   else if (check) status_reason += ` on the administrator's word: the provider did not confirm it (${check.reason})${pin ? '; no PIN was obtained' : ''}`;
   else if (pin) status_reason += '; no PIN was obtained';
   const transaction_id = check?.transaction_id ?? null;
-  const erased = await erasedOwner(input);
-  const doc = await saveRedemption(input.redemption_id, {
-    status: 'completed',
-    status_reason: (erased ? withoutNumbers(input)(status_reason) : status_reason).slice(0, 1000),
-    settlement: settlementOf(settlement, erased),
-    ...(transaction_id ? { provider_transaction_id: transaction_id } : {}),
-    ...(check?.state === 'delivered' && check.pin_encrypted ? { pin_encrypted: check.pin_encrypted } : {}),
-  });
+  const doc = await saveRedemption(
+    input.redemption_id,
+    { status: 'completed', ...(transaction_id ? { provider_transaction_id: transaction_id } : {}) },
+    ownerOf(input),
+    together(reasonOf(input, status_reason.slice(0, 1000)), settlementField(settlement), pinField(check?.state === 'delivered' ? check.pin_encrypted : null)),
+  );
   return told(doc);
 }
 

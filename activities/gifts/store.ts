@@ -59,16 +59,30 @@ export type RedemptionFields = Omit<RedemptionDoc, '_id' | 'redemption_id' | 'cr
 /** Who and what a redemption is for: written when the record is created, never again. */
 export type RedemptionOwner = Pick<RedemptionFields, 'operation_id' | 'organization_id' | 'user_id' | 'gift_id' | 'gift_name' | 'gift_type' | 'phone_number' | 'account_reference'>;
 
+/** Fields that may hold the person, as written for them, and what stands in for them after their erasure. */
+export interface PersonalFields {
+  own: Partial<RedemptionFields>;
+  erased: (tombstone: string) => Partial<RedemptionFields>;
+}
+
 /**
  * Writes the redemption's current state. Only its workflow writes it, one step after another, so
  * a plain upsert by primary key is enough (no concurrent writer to lose); a step run again writes
- * the same values again. The owner's fields are set only when the record is created: an erasure
- * may have put the tombstone there since, and a step that runs after it must not write the person
- * back (docs/privacy.md).
+ * the same values again. An erasure may have put its tombstone on the record since (its run is
+ * left to settle), so nothing of the person is written back: the owner's fields are set only
+ * when the record is created, and `personal` fields (a provider's reason, an admin's note, a PIN)
+ * are written as they are only while the record still names the owner (one conditional update,
+ * atomic against the erasure's own), else as their stand-ins (docs/privacy-components/gifts.md).
  */
-export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>, owner?: RedemptionOwner): Promise<RedemptionDoc> {
+export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>, owner?: RedemptionOwner, personal?: PersonalFields): Promise<RedemptionDoc> {
+  if (owner && personal) {
+    const mine = await Redemption.findOneAndUpdate({ _id: redemption_id, user_id: owner.user_id }, { $set: { ...fields, ...personal.own } }, { new: true }).lean<RedemptionDoc>();
+    if (mine) return mine;
+    const now = await findRedemption(redemption_id);
+    if (now) return (await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: { ...fields, ...personal.erased(now.user_id) } }, { new: true }).lean<RedemptionDoc>())!;
+  }
   const onInsert = Object.fromEntries(Object.entries({ redemption_id, ...owner }).filter(([, v]) => v !== undefined));
-  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: fields, $setOnInsert: onInsert }, { upsert: true, new: true }).lean<RedemptionDoc>();
+  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: { ...fields, ...personal?.own }, $setOnInsert: onInsert }, { upsert: true, new: true }).lean<RedemptionDoc>();
   return doc!;
 }
 

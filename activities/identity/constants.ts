@@ -14,9 +14,6 @@ export interface UserRef {
   user_id: string;
   idp_id: string;
   organization_id: string;
-  /**
-   * The tombstones of the same person's earlier accounts in the organization, erased since
-   * (docs/privacy.md): once-only rules count what those received as the user's own. Mostly empty.
-   */
-  earlier?: string[];
+  /** a person erased here before (docs/privacy.md): the once-only rules read what they already received */
+  returning?: boolean;
 }

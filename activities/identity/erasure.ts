@@ -1,10 +1,10 @@
 /**
  * Identity's part of a user's export and erasure (docs/privacy.md). The erasure has two ends: it
- * begins here (the person's marker is left for the once-only rules, the user disappears for every
- * reader, its idp_id is freed for a new user, every key is revoked) before any other component erases, and ends here (the user's document is deleted and
+ * begins here (the user disappears for every reader, every key is revoked; then, once the once-only
+ * facts are gathered, the person's marker is written and the idp_id freed for a new user) before any other component erases, and ends here (the user's document is deleted and
  * its keys keep only their ids, for the audit trail) after all of them.
  */
-import type { ExportPart, UserScope } from '../core/user-data.ts';
+import type { ExportPart, OnceFacts, UserScope } from '../core/user-data.ts';
 import { forgetKey } from './api-keys.ts';
 import { lastUses } from './api-keys.ts';
 import { slotOwner } from './key-management.ts';
@@ -13,6 +13,7 @@ import { forgetUserRef, isTombstone } from './users.ts';
 import {
   deleteSlotsOf,
   deleteUserDoc,
+  freeIdp,
   freeSlot,
   keysOfUser,
   markKeyRevoked,
@@ -51,10 +52,8 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
 }
 
 /** The first end: gone for readers, idp_id freed, keys revoked. Safe to repeat. */
-export async function beginIdentityErasure({ organization_id, user_id, idp_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
-  // The marker first: once the idp_id is free, a new account with it must find the marker.
-  const user = await userDocForErasure(organization_id, user_id);
-  if (user && !isTombstone(idp_id)) await rememberErasedAccount(user, idp_id, tombstone);
+export async function beginIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
+  // Gone for every reader; the idp_id stays held until the marker is written (releaseIdp).
   await markUserErasing(organization_id, user_id, tombstone);
   forgetUserRef(organization_id, user_id);
   await recordErasedUser(organization_id, user_id);
@@ -65,6 +64,25 @@ export async function beginIdentityErasure({ organization_id, user_id, idp_id }:
     if (key.slot) await freeSlot(key.slot, key.key_id);
   }
   return { keys_revoked };
+}
+
+/**
+ * After the first end and the once-only facts gathered (privacy/erasures.ts): the person's marker
+ * written with them, then the idp_id freed, in that order, so a new account made with the idp_id
+ * always finds the marker. Safe to repeat: the marker keys the facts by the erasure.
+ */
+export async function releaseIdp({ organization_id, user_id, idp_id }: UserScope, tombstone: string, erasure: string, facts: Record<string, OnceFacts>): Promise<void> {
+  const user = await userDocForErasure(organization_id, user_id);
+  if (!user) return;
+  if (!isTombstone(idp_id)) await rememberErasedAccount(user, idp_id, erasure, facts);
+  await freeIdp(organization_id, user_id, tombstone);
+  forgetUserRef(organization_id, user_id);
+}
+
+/** Whether the user's idp_id is still held (the first end's marker not written yet). */
+export async function idpHeld(organization_id: string, user_id: string): Promise<boolean> {
+  const user = await userDocForErasure(organization_id, user_id);
+  return !!user && !isTombstone(user.idp_id);
 }
 
 /** The last end: the user's document deleted, its keys tombstoned, every process told. Safe to repeat. */

@@ -4,5 +4,6 @@ export type { Principal } from './api-keys.ts';
 export { currentKeyLevel, issueApiKey, listApiKeys, requireRankOver, revokeApiKey, whyUnusable } from './key-management.ts';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations.ts';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation.ts';
-export { earlierAccountsOfUser, findUser, findUserRef, getUser, isPlatformUserId, isTombstone, resolveOrCreateUserRef, updateUser, upsertUser } from './users.ts';
-export { beginIdentityErasure, exportIdentity, finishIdentityErasure } from './erasure.ts';
+export { findUser, findUserRef, getUser, returningFacts, isPlatformUserId, isTombstone, resolveOrCreateUserRef, updateUser, upsertUser } from './users.ts';
+export { beginIdentityErasure, exportIdentity, finishIdentityErasure, idpHeld, releaseIdp } from './erasure.ts';
+export type { Returning } from './returning.ts';

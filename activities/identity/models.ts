@@ -33,9 +33,8 @@ const userSchema = new Schema(
     user_rate_limit_per_minute: { type: Number },
     /** set when the user's erasure begins (the tombstone): the user is gone for every reader from then on */
     erasing: { type: String },
-    /** a returning person: the tombstones of their erased accounts here, and when they first joined */
-    earlier: { type: [String], default: undefined },
-    first_joined_at: { type: Date },
+    /** a person erased here before (returning.ts): the once-only rules read their marker */
+    returning: { type: Boolean },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -51,17 +50,17 @@ const erasedUserSchema = new Schema({ _id: { type: String, required: true }, at:
 /**
  * An erased person, kept so that once-only rewards stay once (docs/privacy.md): `_id`
  * `<organization>|<keyed hash of the idp_id>` (core/encryption.ts keyedHash: the key is outside
- * the database, so no one can be read or guessed from it), the tombstones of the person's erased
- * accounts (under which the ledger keeps what they received), and when they first joined.
+ * the database, so no one can be read or guessed from it), when the person first joined, and per
+ * erasure of theirs (by the erasure's key) the once-only facts each component gathered.
  */
 const erasedPersonSchema = new Schema(
   {
     _id: { type: String, required: true },
     organization_id: { type: String, required: true },
-    tombstones: { type: [String], required: true },
     first_joined_at: { type: Date, required: true },
+    erasures: { type: [{ _id: false, erasure: { type: String, required: true }, facts: { type: Schema.Types.Mixed } }], default: [] },
   },
-  { versionKey: false, timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
+  { versionKey: false, timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, minimize: false },
 );
 
 const apiKeySchema = new Schema(
@@ -159,8 +158,7 @@ export interface UserDoc {
   display_name?: string;
   user_rate_limit_per_minute?: number;
   erasing?: string;
-  earlier?: string[];
-  first_joined_at?: Date;
+  returning?: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -168,8 +166,8 @@ export interface UserDoc {
 export interface ErasedPersonDoc {
   _id: string;
   organization_id: string;
-  tombstones: string[];
   first_joined_at: Date;
+  erasures: { erasure: string; facts?: Record<string, unknown> }[];
 }
 
 export interface ApiKeyDoc {

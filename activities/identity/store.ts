@@ -218,12 +218,14 @@ export async function userDocForErasure(organization_id: string, user_id: string
   return User.findOne({ user_id, organization_id }).lean<UserDoc>();
 }
 
-/**
- * Marks the user as being erased and frees its idp_id for a new user (the idp_id becomes the
- * tombstone); a second call with the same tombstone changes nothing.
- */
+/** Marks the user as being erased: gone for every reader. Its idp_id is still held; a second call changes nothing. */
 export async function markUserErasing(organization_id: string, user_id: string, tombstone: string): Promise<void> {
-  await User.updateOne({ user_id, organization_id, erasing: { $in: [null, tombstone] } }, { $set: { erasing: tombstone, idp_id: tombstone }, $unset: { email: 1, display_name: 1 } });
+  await User.updateOne({ user_id, organization_id, erasing: { $in: [null, tombstone] } }, { $set: { erasing: tombstone }, $unset: { email: 1, display_name: 1 } });
+}
+
+/** Frees the idp_id of a user being erased for a new user (it becomes the tombstone); a second call changes nothing. */
+export async function freeIdp(organization_id: string, user_id: string, tombstone: string): Promise<void> {
+  await User.updateOne({ user_id, organization_id, erasing: tombstone }, { $set: { idp_id: tombstone } });
 }
 
 export async function deleteUserDoc(organization_id: string, user_id: string): Promise<number> {
@@ -261,16 +263,24 @@ export async function pruneErasedUsers(before: Date): Promise<void> {
 
 export const erasedPerson = (marker: string) => ErasedPerson.findById(marker).lean<ErasedPersonDoc>();
 
-/** Adds an erased account's tombstones to the person's marker, created on first use; safe to repeat. */
-export async function rememberErasedPerson(marker: string, organization_id: string, tombstones: string[], joined_at: Date): Promise<void> {
-  await ErasedPerson.updateOne(
-    { _id: marker },
-    { $addToSet: { tombstones: { $each: tombstones } }, $min: { first_joined_at: joined_at }, $setOnInsert: { organization_id } },
-    { upsert: true },
-  );
+/**
+ * Adds one erasure's facts to the person's marker, created on first use. Keyed by the erasure: the
+ * filter skips a marker that has it already, and the upsert's insert then collides on `_id` (a
+ * repeat, nothing to add).
+ */
+export async function rememberErasedPerson(marker: string, organization_id: string, erasure: string, joined_at: Date, facts: Record<string, unknown>): Promise<void> {
+  try {
+    await ErasedPerson.updateOne(
+      { _id: marker, 'erasures.erasure': { $ne: erasure } },
+      { $push: { erasures: { erasure, facts } }, $min: { first_joined_at: joined_at }, $setOnInsert: { organization_id } },
+      { upsert: true },
+    );
+  } catch (err) {
+    if (!isDuplicateKey(err)) throw err;
+  }
 }
 
-/** A returning person's earlier accounts, found after their new account was inserted. */
-export async function patchEarlier(user_id: string, earlier: string[], first_joined_at: Date): Promise<UserDoc | null> {
-  return User.findOneAndUpdate({ user_id }, { $set: { earlier, first_joined_at } }, { new: true }).lean<UserDoc>();
+/** Flags a new account as a returning person's, found after it was inserted. */
+export async function markReturning(user_id: string): Promise<UserDoc | null> {
+  return User.findOneAndUpdate({ user_id }, { $set: { returning: true } }, { new: true }).lean<UserDoc>();
 }

@@ -4,7 +4,7 @@ import { invalid, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { UserRef } from './constants.ts';
 import { findOrganization } from './organizations.ts';
-import { earlierAccountsOf, settleEarlier } from './returning.ts';
+import { returningByIdp, settleReturning, wasErased, type Returning } from './returning.ts';
 import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store.ts';
 
 export interface UserView {
@@ -43,7 +43,7 @@ export function viewUser(u: UserDoc): UserView {
 const refs = new Cache<string, UserRef>({ max: 200_000 });
 const refKey = (organization_id: string, ref: string) => `${organization_id}\u0000${ref}`;
 function remember(u: UserRef): void {
-  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id, ...(u.earlier?.length ? { earlier: [...u.earlier] } : {}) };
+  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id, ...(u.returning ? { returning: true } : {}) };
   refs.set(refKey(u.organization_id, u.user_id), ref);
   refs.set(refKey(u.organization_id, u.idp_id), ref);
 }
@@ -120,10 +120,10 @@ export async function resolveOrCreateUser(
   if (found) return found;
   if (isPlatformUserId(ref) || isTombstone(ref)) throw notFound(`User not found: ${ref}`);
   await requireOrganization(organization_id);
-  // A person erased here before comes back as a new account that carries their earlier ones.
-  const before = await earlierAccountsOf(organization_id, ref);
-  const inserted = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra, ...(before ? { earlier: before.earlier, first_joined_at: before.first_joined_at } : {}) });
-  const user = inserted.created ? await settleEarlier(inserted.user, before) : inserted.user;
+  // A person erased here before comes back as a new account flagged returning (returning.ts).
+  const returning = await wasErased(organization_id, ref);
+  const inserted = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra, ...(returning ? { returning } : {}) });
+  const user = inserted.created ? await settleReturning(inserted.user) : inserted.user;
   remember(user);
   return user;
 }
@@ -175,9 +175,11 @@ export async function updateUser(
 }
 
 /**
- * The tombstones of the same person's erased accounts in the organization (returning.ts): the
- * once-only rules count what those received as this user's. From memory when seen before.
+ * What the person behind this user received under accounts erased since (returning.ts), or null
+ * for someone new: one marker read, only for a returning person (the flag comes from the cached
+ * reference).
  */
-export async function earlierAccountsOfUser(organization_id: string, user_id: string): Promise<string[]> {
-  return (await findUserRef(organization_id, user_id))?.earlier ?? [];
+export async function returningFacts(organization_id: string, user_id: string): Promise<Returning | null> {
+  const ref = await findUserRef(organization_id, user_id);
+  return ref?.returning ? returningByIdp(organization_id, ref.idp_id) : null;
 }

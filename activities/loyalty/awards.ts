@@ -4,7 +4,7 @@
  */
 import { PlatformError, invalid } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { earlierAccountsOfUser } from '../identity/index.ts';
+import { earnedIn, loyaltyFactsOf } from './once-only.ts';
 import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger.ts';
 import { describeLimit, windowOf, type ActionLimit } from './policies.ts';
 import { getRules } from './rules.ts';
@@ -91,13 +91,11 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
 }
 
 /**
- * What the same person earned in this window under accounts erased since (their ledger is kept
- * under each tombstone, the operation ids with it: `award:<tombstone>:<action>:<window>:<n>`): a
- * person who erases and joins again does not earn the once-only rewards again (docs/privacy.md).
+ * What the same person earned in this window under accounts erased since (the facts their erasure
+ * kept under their marker: once-only.ts): a person who erases and joins again does not earn the
+ * once-only rewards again (docs/privacy.md). Nothing to read for anyone else.
  */
 async function earnedByEarlierAccounts(input: AwardInput, slot: string): Promise<number> {
-  const earlier = await earlierAccountsOfUser(input.organization_id, input.user_id);
-  if (!earlier.length) return 0;
-  const found = await Promise.all(earlier.map((t) => operationsStartingWith(input.organization_id, `award:${t}:${slot}`)));
-  return found.reduce((n, ops) => n + ops.length, 0);
+  const facts = await loyaltyFactsOf(input.organization_id, input.user_id);
+  return facts ? earnedIn(facts, slot) : 0;
 }

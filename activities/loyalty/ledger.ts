@@ -9,11 +9,12 @@
 import { PlatformError, isDuplicateKey, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { withKeyLock } from '../core/locks.ts';
+import { isTombstone } from '../identity/index.ts';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { publishLater } from './events.ts';
 import { getRules } from './rules.ts';
-import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, newestEntry, type NewEntry } from './store.ts';
+import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, keySpaceOf, newestEntry, type NewEntry } from './store.ts';
 
 export interface LedgerChange {
   organization_id: string;
@@ -85,12 +86,15 @@ const userKey = (organization_id: string, user_id: string) => `${organization_id
 export interface Head extends LotState {
   seq: number;
   at: Date | null;
+  /** the `_id` prefix the next entry is written under (store.ts keySpaceOf) */
+  key: string;
 }
 
 /** The user's newest entry as a head (seq 0 and no balance for a user without entries). */
 export async function ledgerHead(organization_id: string, user_id: string): Promise<Head> {
   const e = await newestEntry(organization_id, user_id);
-  return e ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [] } : { seq: 0, balance: 0, at: null, lots: [] };
+  const key = keySpaceOf(e, organization_id, user_id);
+  return e ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key } : { seq: 0, balance: 0, at: null, lots: [], key };
 }
 
 const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
@@ -166,7 +170,7 @@ export async function append(spec: AppendSpec & { created_at?: Date }, plan: (he
           lots: draft.lots.length ? draft.lots : undefined,
           event_pending: true,
           ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
-        } as NewEntry);
+        } as NewEntry, head.key);
         publishLater(doc);
         return { entry: viewEntry(doc), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
       } catch (err) {
@@ -244,11 +248,12 @@ export interface Refund extends AppendResult {
  * lapsed pieces given back, judged at the refund's instant (a retry days later counts the same),
  * so a redemption's figures add up: debit = points that came back spendable + points_lapsed.
  */
-export async function refundDebit(c: { organization_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
+export async function refundDebit(c: { organization_id: string; user_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
   const { organization_id } = c;
   const debited = await entryByOperation(organization_id, c.debit_operation_id);
-  if (!debited || debited.amount >= 0) throw notFound(`No debit ${c.debit_operation_id} to give back`);
-  // The refund goes to whoever holds the debit now: its user, or their tombstone after an erasure.
+  // The refund goes to whoever holds the debit now: the user, or their tombstone once an erasure
+  // renamed their ledger (docs/privacy-components/gifts.md). Nobody else's debit.
+  if (!debited || debited.amount >= 0 || (debited.user_id !== c.user_id && !isTombstone(debited.user_id))) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
   const user_id = debited.user_id;
   const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
   const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);

@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { config } from '../core/config.ts';
 import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
-import { earlierAccountsOfUser, findUser } from '../identity/index.ts';
+import { findUser } from '../identity/index.ts';
+import { loyaltyFactsOf } from './once-only.ts';
 import { newId } from '../core/ids.ts';
 import { qrPngBase64 } from '../engines/qr.ts';
 import { creditPoints } from './ledger.ts';
@@ -76,7 +77,8 @@ type Parties = { organization_id: string; referrer_user_id: string; referred_use
 
 const DAY_MS = 86_400_000;
 const MUTUAL = 'The referrer was referred by this user: a user is never referred by someone they referred';
-const REFERRED_BEFORE = 'This person was referred before, under an account since erased: a person is referred once; nothing was credited';
+// Says nothing of why (an erased account): whoever reads it learns no one's past.
+const REFERRED_BEFORE = 'This user cannot be referred (a person is referred once, and never by someone they were paired with); nothing was credited';
 
 /**
  * A new referral's conditions, read before anything is written: the referred user's account is
@@ -90,20 +92,15 @@ async function checkNewReferral(input: Parties, window_days: number, now: Date):
   const referred = await findUser(input.organization_id, input.referred_user_id);
   if (!referred) throw notFound(`User not found: ${input.referred_user_id}`);
   // A person who joins again after an erasure (docs/privacy.md) is as old as their first account,
-  // and was referred if any of their accounts was.
-  const joined = referred.first_joined_at ?? referred.created_at;
-  if (now.getTime() - joined.getTime() > window_days * DAY_MS) {
-    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${joined.toISOString()}); nothing was credited`);
+  // was referred if any of their accounts was, and stays paired with whom they were paired.
+  const [referredBefore, referrerBefore] = await Promise.all([loyaltyFactsOf(input.organization_id, input.referred_user_id), loyaltyFactsOf(input.organization_id, input.referrer_user_id)]);
+  const late = (joined: Date) => now.getTime() - joined.getTime() > window_days * DAY_MS;
+  if (late(referred.created_at)) {
+    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${referred.created_at.toISOString()}); nothing was credited`);
   }
-  const referredAs = [input.referred_user_id, ...(referred.earlier ?? [])];
-  for (const earlier of referred.earlier ?? []) {
-    if (await referralOf(input.organization_id, earlier)) throw conflict(REFERRED_BEFORE);
-  }
-  const referrerAs = [input.referrer_user_id, ...(await earlierAccountsOfUser(input.organization_id, input.referrer_user_id))];
-  for (const referrer of referrerAs) {
-    const referrersOwn = await referralOf(input.organization_id, referrer);
-    if (referrersOwn && referredAs.includes(referrersOwn.referrer_user_id)) throw conflict(MUTUAL);
-  }
+  if ((referredBefore && late(referredBefore.first_joined_at)) || referredBefore?.referred || referredBefore?.partners.includes(input.referrer_user_id) || referrerBefore?.partners.includes(input.referred_user_id)) throw conflict(REFERRED_BEFORE);
+  const referrersOwn = await referralOf(input.organization_id, input.referrer_user_id);
+  if (referrersOwn?.referrer_user_id === input.referred_user_id) throw conflict(MUTUAL);
 }
 
 /**

@@ -12,7 +12,6 @@ import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCo
 
 // ---- ledger entries ----
 
-const entryKey = (organization_id: string, user_id: string, seq: number) => `${organization_id}|${user_id}|${seq}`;
 
 /** The user's newest entry, or null (one row of the index {organization_id, user_id, seq: -1}). */
 export const newestEntry = (organization_id: string, user_id: string) =>
@@ -27,11 +26,22 @@ export const entriesBetween = (organization_id: string, user_id: string, from: n
 export type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
 
 /**
- * Writes entry `seq` of the user. Throws the duplicate-key error when the user has an entry
- * `seq` already (primary key) or the operation was applied (unique operation index).
+ * The `_id` prefix of the ledger's next entry: the newest entry's own (`<org>|<user>`), so a ledger
+ * an erasure tombstoned in place (its entries keep `<org>|<the erased user>|<seq>`) goes on in the
+ * same key space and an append under either name collides with the other on the primary key,
+ * even halfway through the renaming; `<org>|<user_id>` for a new ledger.
  */
-export async function insertEntry(doc: NewEntry): Promise<LedgerEntryDoc> {
-  return (await LedgerEntry.create({ _id: entryKey(doc.organization_id, doc.user_id, doc.seq), ...doc })).toObject() as LedgerEntryDoc;
+export function keySpaceOf(newest: Pick<LedgerEntryDoc, '_id'> | null, organization_id: string, user_id: string): string {
+  return newest ? newest._id.slice(0, newest._id.lastIndexOf('|')) : `${organization_id}|${user_id}`;
+}
+
+/**
+ * Writes entry `seq` of the user in its key space (keySpaceOf). Throws the duplicate-key error when
+ * the ledger has an entry `seq` already (primary key) or the operation was applied (unique
+ * operation index).
+ */
+export async function insertEntry(doc: NewEntry, keySpace = `${doc.organization_id}|${doc.user_id}`): Promise<LedgerEntryDoc> {
+  return (await LedgerEntry.create({ _id: `${keySpace}|${doc.seq}`, ...doc })).toObject() as LedgerEntryDoc;
 }
 
 /** Entries written before `before` whose event is not recorded yet, oldest first. */

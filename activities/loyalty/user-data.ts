@@ -12,6 +12,7 @@ import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
 import { getBalance, viewEntry } from './ledger.ts';
 import { publishEntry } from './events.ts';
+import { gatherLoyaltyFacts } from './once-only.ts';
 import { referralUrl } from './referrals.ts';
 import type { LedgerEntryDoc } from './models.ts';
 import {
@@ -113,4 +114,5 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
 export const loyaltyUserData: UserData = {
   export: exportLoyalty,
   erase: eraseLoyalty,
+  onceOnly: gatherLoyaltyFacts,
 };

@@ -1,14 +1,17 @@
 /**
  * A user's data erased (docs/privacy.md): asked for over HTTP by an admin, carried out by the
  * durable run `user-erasure:<organization>:<user_id>`: identity's first end (the user gone for every
- * reader, keys revoked), every other component's part twice (the second pass takes what a run of
- * the user still in flight wrote during the first), identity's last end, then `user.erased`.
+ * reader, keys revoked; the person's once-only facts kept under their marker, then the idp_id
+ * freed), a place among the organization's erasures, every other component's part twice (the
+ * second pass takes what a run of the user still in flight wrote during the first), identity's
+ * last end, then `user.erased`.
  */
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
-import { beginIdentityErasure, findUser, isPlatformUserId } from '../identity/index.ts';
+import type { OnceFacts, UserScope } from '../core/user-data.ts';
+import { beginIdentityErasure, findUser, idpHeld, isPlatformUserId, releaseIdp } from '../identity/index.ts';
 import { ERASURES_RUNNING_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { removeExportObjects } from './exports.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
@@ -25,6 +28,7 @@ import {
   setErasureReport,
   setErasureStep,
   takeErasureSlot,
+  touchErasureSlot,
   type ErasureDoc,
 } from './store.ts';
 
@@ -91,11 +95,25 @@ const scopeOf = (d: ErasureDoc) => ({ organization_id: d.organization_id, user_i
 export async function beginUserErasure(key: string): Promise<{ parts: string[] }> {
   const doc = await erasureById(key);
   if (!doc || doc.status === 'completed') return { parts: [] };
-  const begun = await beginIdentityErasure(scopeOf(doc), doc.tombstone);
+  const scope = scopeOf(doc);
+  const begun = await beginIdentityErasure(scope, doc.tombstone);
+  // Before the idp_id is freed and before anything is erased: what the once-only rules must still
+  // know of the person, kept under their marker (docs/privacy.md, "What an erasure never reopens").
+  if (await idpHeld(doc.organization_id, doc.user_id)) await releaseIdp(scope, doc.tombstone, key, await onceOnlyFacts(scope));
   const parts = userDataParts().filter((p) => p !== LAST_PART);
   await setErasurePending(key, ['runs', ...parts, LAST_PART, 'privacy'].filter((p) => !doc.steps?.[p]));
   if (!doc.steps?.[LAST_PART]?.report?.keys_revoked) await setErasureReport(key, LAST_PART, { ...begun });
   return { parts };
+}
+
+/** Each part's once-only facts about the person, by part name (parts with none are left out). */
+async function onceOnlyFacts(scope: UserScope): Promise<Record<string, OnceFacts>> {
+  const facts: Record<string, OnceFacts> = {};
+  for (const name of userDataParts()) {
+    const found = await userDataPart(name).onceOnly?.(scope);
+    if (found) facts[name] = found;
+  }
+  return facts;
 }
 
 /** One component's part; the second pass adds what it found to the first pass's report. */
@@ -107,6 +125,7 @@ export async function eraseUserPart(input: { key: string; part: string; pass: nu
   const merged: Record<string, number> = { ...before };
   for (const [k, v] of Object.entries(report)) merged[k] = (merged[k] ?? 0) + v;
   await setErasureStep(input.key, input.part, merged);
+  await touchErasureSlot(doc.organization_id, input.key, ERASURES_RUNNING_PER_ORGANIZATION);
 }
 
 /** The last end: identity's, the user's own exports, then `user.erased` and the erasure completed. */

@@ -57,10 +57,13 @@ export async function requestExport(organization_id: string, user_id: string, by
   const since = new Date(Date.now() - 86_400_000);
   // One at a time per user, claimed atomically: concurrent requests of one user take one place.
   const export_id = newId('exp');
-  const running = await claimExportSlot(organization_id, user_id, export_id);
-  if (running) {
+  for (let attempt = 0; ; attempt += 1) {
+    const running = await claimExportSlot(organization_id, user_id, export_id);
+    if (!running) break;
     const doc = await exportById(running);
     if (doc) return viewExport(doc);
+    // Refused and deleted meanwhile (its slot given back): claim again.
+    if (attempt >= 3) throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, { 'Retry-After': '1' });
   }
   const refuse = async (err: PlatformError) => {
     await deleteExport(export_id);

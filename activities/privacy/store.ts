@@ -86,6 +86,8 @@ export async function dropExportQuota(organization_id: string, user_id: string):
   await UserExportSlot.deleteOne({ _id: `${organization_id}:${user_id}` });
 }
 
+/** An export gathered for longer than this is abandoned (its run never started, or was stopped): its slot is free. */
+const EXPORT_ABANDONED_MS = 86_400_000;
 /** A request that claimed a slot writes its export within this; a slot older with no export was abandoned. */
 const SLOT_WRITE_MS = 60_000;
 const SLOT_WAIT_MS = 50;
@@ -103,7 +105,8 @@ export async function claimExportSlot(organization_id: string, user_id: string, 
     const slot = await byId<ExportSlotDoc>(UserExportSlot, _id);
     if (!slot) continue;
     const held = await exportById(slot.export_id);
-    if (held?.status === 'processing') return slot.export_id;
+    // An export still gathered a day later lost its run (a crash before it started): it holds nothing.
+    if (held?.status === 'processing' && now.getTime() - new Date(held.created_at).getTime() < EXPORT_ABANDONED_MS) return slot.export_id;
     // The request that claimed it is still writing its export: wait for it.
     if (!held && now.getTime() - new Date(slot.at).getTime() < SLOT_WRITE_MS) {
       await new Promise((r) => setTimeout(r, SLOT_WAIT_MS));
@@ -154,12 +157,16 @@ export async function markErasureCompleted(key: string): Promise<void> {
   await UserErasure.updateOne({ _id: key, status: 'processing' }, { $set: { status: 'completed', completed_at: new Date() }, $unset: { idp_id: 1, reason: 1 } });
 }
 
+/** A place whose erasure finished no step for this long is taken over. */
+const ERASURE_PLACE_LEASE_MS = 30 * 60_000;
+
 const erasureSlotIds = (organization_id: string, places: number) => Array.from({ length: places }, (_, n) => `${organization_id}#${n}`);
 
 /**
  * Takes one of the organization's `places` for the erasure `key`: true when it holds one (already,
- * or now). A place held by an erasure that completed (its run stopped before giving it back) is
- * taken over by one conditional update; concurrent takers each win a different place or none.
+ * or now). A place held by an erasure that completed (its run stopped before giving it back), or
+ * whose lease lapsed, is taken over by one conditional update; concurrent takers each win a
+ * different place or none.
  */
 export async function takeErasureSlot(organization_id: string, key: string, places: number): Promise<boolean> {
   const ids = erasureSlotIds(organization_id, places);
@@ -172,10 +179,17 @@ export async function takeErasureSlot(organization_id: string, key: string, plac
       continue;
     }
     const holder = await erasureById(slot.erasure);
-    if (holder && holder.status !== 'completed') continue;
+    // A holder that completed without giving it back, or that finished no step for a long while
+    // (a part failing again and again), gives way.
+    if (holder && holder.status !== 'completed' && Date.now() - new Date(slot.at).getTime() < ERASURE_PLACE_LEASE_MS) continue;
     if ((await UserErasureSlot.updateOne({ _id, erasure: slot.erasure }, { $set: { erasure: key, at: new Date() } })).modifiedCount) return true;
   }
   return false;
+}
+
+/** The erasure finished a step: its place's lease starts again. */
+export async function touchErasureSlot(organization_id: string, key: string, places: number): Promise<void> {
+  await UserErasureSlot.updateMany({ _id: { $in: erasureSlotIds(organization_id, places) }, erasure: key }, { $set: { at: new Date() } });
 }
 
 /** Gives the erasure's place back (a second call finds none). */

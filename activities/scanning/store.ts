@@ -93,17 +93,17 @@ export async function deleteScans(organization_id: string, scan_ids: readonly st
 }
 
 /**
- * At an erasure, the fingerprints the scans hold: those of a failed scan are freed (it never
- * counted); the others stay for good, marked with the tombstone and the scan that earned the
- * receipt (a scan that was a copy names the one it copied). How many of each.
+ * At an erasure, the fingerprints the scans hold: those of a scan that never counted are freed;
+ * the others stay for good, marked with the tombstone and the scan that earned the receipt (a scan
+ * that was a copy names the one it copied). How many of each.
  */
-export async function settleFingerprintsOf(scans: ReadonlyArray<{ scan_id: string; failed: boolean; earned_by: string }>, tombstone: string): Promise<{ kept: number; released: number }> {
+export async function settleFingerprintsOf(scans: ReadonlyArray<{ scan_id: string; counted: boolean; earned_by: string }>, tombstone: string): Promise<{ kept: number; released: number }> {
   if (!scans.length) return { kept: 0, released: 0 };
-  const failed = scans.filter((s) => s.failed).map((s) => s.scan_id);
-  const released = failed.length ? ((await ScanFingerprint.deleteMany({ scan_id: { $in: failed }, erased: { $exists: false } })).deletedCount ?? 0) : 0;
+  const uncounted = scans.filter((s) => !s.counted).map((s) => s.scan_id);
+  const released = uncounted.length ? ((await ScanFingerprint.deleteMany({ scan_id: { $in: uncounted }, erased: { $exists: false } })).deletedCount ?? 0) : 0;
   let kept = 0;
   for (const s of scans) {
-    if (s.failed) continue;
+    if (!s.counted) continue;
     kept += (await ScanFingerprint.updateMany({ scan_id: s.scan_id, erased: { $exists: false } }, { $set: { erased: tombstone, earned_by: s.earned_by } })).modifiedCount ?? 0;
   }
   return { kept, released };

@@ -36,10 +36,14 @@ function exported(scope: UserScope, d: TicketScanDoc, reversal: Record<string, u
   };
 }
 
-/** A scan as a holder of fingerprints: a failed one never counted; a copy names the scan that earned. */
+/**
+ * A scan as a holder of fingerprints. One decided (completed, or rejected: a copy, or refused on
+ * review) keeps them; one that failed, or that the erasure stopped before it was decided
+ * (processing, waiting for validation: it never credited), frees them. A copy names the scan that earned.
+ */
 function fingerprintHolder(d: TicketScanDoc) {
   const copied = d.view.duplicate_of;
-  return { scan_id: d._id, failed: d.status === 'failed', earned_by: typeof copied === 'string' && copied ? copied : d._id };
+  return { scan_id: d._id, counted: d.status === 'completed' || d.status === 'rejected', earned_by: typeof copied === 'string' && copied ? copied : d._id };
 }
 
 export const scanningUserData: UserData = {

@@ -114,12 +114,12 @@ describe('a refund of a debit whose credit lapsed meanwhile', () => {
     // The hold takes 40 of the soonest-lapsing credit; 60 of it were never held.
     await spend(o, 'g', 40, 'g-hold', at(20));
     // Refunded on day 31, before the daily run reached the lapsed credit.
-    const refund = await refundDebit({ organization_id: o, debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
+    const refund = await refundDebit({ organization_id: o, user_id: 'g', debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
     // Of the 40 given back all had lapsed: 40, not the 100 of the whole lapsed credit.
     expect(refund.entry.amount).toBe(40);
     expect(refund.points_lapsed).toBe(40);
     // A retry answers the same figures and writes nothing.
-    const again = await refundDebit({ organization_id: o, debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
+    const again = await refundDebit({ organization_id: o, user_id: 'g', debit_operation_id: 'g-hold', operation_id: 'g-hold:refund', reason: 'refund', now: at(31) });
     expect(again).toMatchObject({ duplicate: true, points_lapsed: 40 });
     expect(await getBalance(o, 'g', at(31))).toMatchObject({ points: 100, expiring: [{ points: 100, expires_at: at(40).toISOString() }] });
     // The daily run then writes the rest of the credits down, and nothing twice.
@@ -148,12 +148,12 @@ describe('a refund on the real clock', () => {
         vi.setSystemTime(new Date(at(30).getTime() + 1000));
         return create(doc);
       }) as any);
-      const refund = await refundDebit({ organization_id: o, debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
+      const refund = await refundDebit({ organization_id: o, user_id: 'h', debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
       spy.mockRestore();
       // The pieces came back before they lapsed: spendable then, counted lapsed neither now nor on a retry.
       expect(refund).toMatchObject({ duplicate: false, points_lapsed: 0, lapsed_entry: null });
       expect(refund.entry.created_at).toBe(new Date(at(30).getTime() - 1000).toISOString());
-      const again = await refundDebit({ organization_id: o, debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
+      const again = await refundDebit({ organization_id: o, user_id: 'h', debit_operation_id: 'h-hold', operation_id: 'h-hold:refund', reason: 'refund' });
       expect(again).toMatchObject({ duplicate: true, points_lapsed: 0 });
     } finally {
       vi.useRealTimers();
