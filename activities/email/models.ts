@@ -19,6 +19,8 @@ const emailLogSchema = new Schema(
   },
   { versionKey: false },
 );
+// A user's records (their export and erasure), without reading the organization's.
+emailLogSchema.index({ organization_id: 1, user_id: 1, sent_at: 1 });
 export interface EmailLogDoc {
   _id: string;
   organization_id: string;
