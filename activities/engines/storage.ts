@@ -31,7 +31,3 @@ export function safeName(name: string | undefined, fallback = 'upload'): string 
   return cleaned || fallback;
 }
 
-export function stem(name: string): string {
-  const i = name.lastIndexOf('.');
-  return i > 0 ? name.slice(0, i) : name;
-}
