@@ -1,10 +1,10 @@
 /**
  * The import rules of docs/architecture.md, checked on every CI run (`npm run check:deps`).
- * Rooms: core (activities/core) and engines (activities/engines) import no component; a component
+ * Rooms: core (activities/core) and the vendor adapters (activities/adapters) import no component; a component
  * (activities/<name>/) is used by others only through its surface, `index.ts` (and `constants.ts`);
  * activities never import the edge or the processes; workflows import only types; no cycles.
  */
-const COMPONENT_PRIVATE = '^activities/(?!core/|engines/)[^/]+/(?!index\\.ts$|constants\\.ts$)';
+const COMPONENT_PRIVATE = '^activities/(?!core/|adapters/)[^/]+/(?!index\\.ts$|constants\\.ts$)';
 
 module.exports = {
   forbidden: [
@@ -32,16 +32,16 @@ module.exports = {
     {
       name: 'core-imports-no-component',
       severity: 'error',
-      comment: 'activities/core (errors, config, ids, logger, locks, db, encryption, runtime) is below every component and engine.',
+      comment: 'activities/core (errors, config, ids, logger, locks, db, encryption, runtime) is below every component and adapter.',
       from: { path: '^activities/core/' },
       to: { path: '^(activities/(?!core/)|edge/|workers/|workflows/)' },
     },
     {
-      name: 'engines-import-no-component',
+      name: 'adapters-import-no-component',
       severity: 'error',
-      comment: 'Engines (storage, OCR, images, PDF, speech, mail, payments, ...) know no component.',
-      from: { path: '^activities/engines/' },
-      to: { path: '^(activities/(?!core/|engines/)|edge/|workers/|workflows/)' },
+      comment: 'Vendor adapters (storage, OCR, images, PDF, speech, mail, payments, gift providers, ...) know no component.',
+      from: { path: '^activities/adapters/' },
+      to: { path: '^(activities/(?!core/|adapters/)|edge/|workers/|workflows/)' },
     },
     {
       name: 'activities-not-up',

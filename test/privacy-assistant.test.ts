@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../workers/infra.ts';
 import { runtime } from '../activities/core/runtime.ts';
-import { getObject, removeObject } from '../activities/engines/storage.ts';
+import { getObject, removeObject } from '../activities/adapters/storage.ts';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data.ts';
 import { llmUserData } from '../activities/llm/index.ts';
 import { deleteMeterKey } from '../activities/llm/store.ts';

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import { runtime } from '../activities/core/runtime.ts';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data.ts';
-import { getObject } from '../activities/engines/storage.ts';
+import { getObject } from '../activities/adapters/storage.ts';
 import { documentsUserData } from '../activities/documents/index.ts';
 import { feedbackUserData } from '../activities/feedback/index.ts';
 import { Feedback } from '../activities/feedback/models.ts';

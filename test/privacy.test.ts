@@ -9,7 +9,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { runtime } from '../activities/core/runtime.ts';
-import { getObject } from '../activities/engines/storage.ts';
+import { getObject } from '../activities/adapters/storage.ts';
 import { takeExportQuota } from '../activities/privacy/store.ts';
 import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
 import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';

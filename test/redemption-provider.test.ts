@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
-import { httpProvider } from '../activities/engines/gift-provider.ts';
+import { httpProvider } from '../activities/adapters/gift-provider.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
 import { launchPlatform, type Platform } from '../workers/platform.ts';
 import { unique, until } from './helpers/api.ts';

@@ -8,8 +8,8 @@ import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterSt
 import { config, type Config } from '../activities/core/config.ts';
 import { createLogger, type Logger } from '../activities/core/logger.ts';
 import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
-import { stopOcr } from '../activities/engines/ocr.ts';
-import { stopSpeech } from '../activities/engines/speech.ts';
+import { stopOcr } from '../activities/adapters/ocr.ts';
+import { stopSpeech } from '../activities/adapters/speech.ts';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/index.ts';
 import * as activities from '../activities/workflow-activities.ts';
 import { wrapActivities } from './activity-wrapper.ts';

@@ -7,7 +7,7 @@ import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/error
 import { warnLine } from '../core/background.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
-import { charge, paymentProvider } from '../engines/payments.ts';
+import { charge, paymentProvider } from '../adapters/payments.ts';
 import { computeBalance } from './balance.ts';
 import {
   creditDoc,

@@ -68,7 +68,7 @@ export const envSchema = z.object({
   SCHEDULER_MAX_CATCHUP_MINUTES_BASIC: z.coerce.number().int().min(60).max(10_080).default(60),
   MAX_UPLOAD_MB: z.coerce.number().positive().default(25),
   MAX_IMAGE_MEGAPIXELS: z.coerce.number().positive().default(100),
-  // The worker's PDF reader (activities/engines/pdf.ts): child processes reading PDFs at once (one
+  // The worker's PDF reader (activities/adapters/pdf.ts): child processes reading PDFs at once (one
   // per user at a time), and PDFs that may wait for one; past that a PDF is 503 with Retry-After.
   PDF_READERS: z.coerce.number().int().min(1).max(8).default(2),
   PDF_QUEUE_MAX: z.coerce.number().int().min(0).max(100).default(4),

@@ -10,12 +10,12 @@ import { PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { gatewayChat, type Caller } from '../llm/index.ts';
 import { visionModel } from '../llm/index.ts';
-import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../engines/images.ts';
-import { recognize } from '../engines/ocr.ts';
-import { isDocx, readDocx } from '../engines/office.ts';
-import { pdfInChild, type PdfCaller } from '../engines/pdf.ts';
-import { RASTER_IMAGE_FORMATS, sniff } from '../engines/sniff.ts';
-import { getObject, putObject } from '../engines/storage.ts';
+import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../adapters/images.ts';
+import { recognize } from '../adapters/ocr.ts';
+import { isDocx, readDocx } from '../adapters/office.ts';
+import { pdfInChild, type PdfCaller } from '../adapters/pdf.ts';
+import { RASTER_IMAGE_FORMATS, sniff } from '../adapters/sniff.ts';
+import { getObject, putObject } from '../adapters/storage.ts';
 import { uploadPaths, type StoredUpload } from '../images/index.ts';
 import { CATEGORIES, classify, folderOf, type Classification } from './classify.ts';
 

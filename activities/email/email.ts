@@ -1,7 +1,7 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
 import { notFound } from '../core/errors.ts';
-import { deliver } from '../engines/mail.ts';
+import { deliver } from '../adapters/mail.ts';
 import { findOrganization } from '../identity/index.ts';
 import { listNormalizedResponses } from '../responses/index.ts';
 import { notificationContent, summaryContent, type Content, type EmailType } from './compose.ts';

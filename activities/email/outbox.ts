@@ -5,7 +5,7 @@
  * files of the user's messages by the names recorded on them (user-data.ts).
  */
 import { config } from '../core/config.ts';
-import { removeOutboxFiles, removeOutboxFilesBefore } from '../engines/mail.ts';
+import { removeOutboxFiles, removeOutboxFilesBefore } from '../adapters/mail.ts';
 import type { EmailLogDoc } from './models.ts';
 
 export interface OutboxRetentionResult {

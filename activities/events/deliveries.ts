@@ -8,7 +8,7 @@
  */
 import { config } from '../core/config.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { postJson, resolveWebhookTarget } from '../engines/webhooks.ts';
+import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
 import type { DeliveryStatus } from './constants.ts';
 import { deliveryRuns, type DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';

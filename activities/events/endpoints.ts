@@ -7,7 +7,7 @@ import { noteChange } from '../core/audit-note.ts';
 import { conflict, invalid, notFound } from '../core/errors.ts';
 import { decryptSecret, encryptSecret } from '../core/encryption.ts';
 import { newId } from '../core/ids.ts';
-import { checkWebhookTarget } from '../engines/webhooks.ts';
+import { checkWebhookTarget } from '../adapters/webhooks.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants.ts';
 import type { EndpointDoc } from './models.ts';
 import { deleteEndpoint, endpointOf, endpointsOf, giveEndpointPlace, insertEndpoint, takeEndpointPlace, updateEndpoint } from './store.ts';

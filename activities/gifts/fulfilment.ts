@@ -11,7 +11,7 @@ import { Context } from '@temporalio/activity';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { scrubber } from '../core/scrub.ts';
-import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../engines/gift-provider.ts';
+import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../adapters/gift-provider.ts';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import { recordRedemptionEvent } from './events.ts';

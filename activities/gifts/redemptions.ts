@@ -7,7 +7,7 @@ import { config } from '../core/config.ts';
 import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { decryptSecret } from '../core/encryption.ts';
-import type { GiftOrder } from '../engines/gift-provider.ts';
+import type { GiftOrder } from '../adapters/gift-provider.ts';
 import { giftNotFound } from './gifts.ts';
 import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
 import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';

@@ -5,7 +5,7 @@
  * indexes in models.ts.
  */
 import { isDuplicateKey } from '../core/errors.ts';
-import type { SandboxTransaction } from '../engines/gift-provider.ts';
+import type { SandboxTransaction } from '../adapters/gift-provider.ts';
 import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models.ts';
 
 export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number]>>;

@@ -5,8 +5,8 @@
  */
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
-import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../engines/images.ts';
-import { getObject, putObject, removeObject, safeName } from '../engines/storage.ts';
+import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../adapters/images.ts';
+import { getObject, putObject, removeObject, safeName } from '../adapters/storage.ts';
 
 export interface StoredUpload {
   media_id: string;

@@ -2,8 +2,8 @@
  * The gateway as the local engines see it: an OCR or speech engine takes a model object and never
  * imports the gateway, so the caller's organization settings and metering stay here.
  */
-import type { VisionModel } from '../engines/ocr.ts';
-import type { SpeechModel } from '../engines/speech.ts';
+import type { VisionModel } from '../adapters/ocr.ts';
+import type { SpeechModel } from '../adapters/speech.ts';
 import { gatewayTranscribe, gatewayVision, usesModel, type Caller } from './gateway.ts';
 
 /** The caller's ticket_scan model (null answers when the organization configures none). */

@@ -6,7 +6,7 @@ import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
 import { loyaltyFactsOf } from './once-only.ts';
 import { newId } from '../core/ids.ts';
-import { qrPngBase64 } from '../engines/qr.ts';
+import { qrPngBase64 } from '../adapters/qr.ts';
 import { creditPoints } from './ledger.ts';
 import { getRules } from './rules.ts';
 import type { ReferralCodeDoc, ReferralDoc } from './referral-models.ts';

@@ -7,7 +7,7 @@ import { config } from '../core/config.ts';
 import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { runtime } from '../core/runtime.ts';
-import { removeObject } from '../engines/storage.ts';
+import { removeObject } from '../adapters/storage.ts';
 import { findUser } from '../identity/index.ts';
 import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';

@@ -7,7 +7,7 @@
  */
 import type { Model } from 'mongoose';
 import { Cache, jsonText } from '../core/db/index.ts';
-import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../engines/places.ts';
+import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../adapters/places.ts';
 import type { MappingStatus, RetailKind } from './constants.ts';
 import { latBand } from './geo.ts';
 import {

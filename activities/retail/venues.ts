@@ -5,7 +5,7 @@
  * with the exact great-circle distance deciding in JS. Nothing is kept per process.
  */
 import { invalid } from '../core/errors.ts';
-import { placesFor, type PlacesAnswer } from '../engines/places.ts';
+import { placesFor, type PlacesAnswer } from '../adapters/places.ts';
 import { allocateIds } from './ids.ts';
 import { placesCache, venues, type VenueDoc } from './store.ts';
 import { bandsOf, boundingBox, distanceM } from './geo.ts';

@@ -6,10 +6,10 @@
 import { createHash } from 'node:crypto';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
-import { receiptImages } from '../engines/images.ts';
-import { recognize } from '../engines/ocr.ts';
+import { receiptImages } from '../adapters/images.ts';
+import { recognize } from '../adapters/ocr.ts';
 import { visionModel } from '../llm/index.ts';
-import { getObject, putObject } from '../engines/storage.ts';
+import { getObject, putObject } from '../adapters/storage.ts';
 import { uploadPaths, type StoredUpload } from '../images/index.ts';
 import { creditPoints } from '../loyalty/index.ts';
 import { getRules } from '../loyalty/index.ts';

@@ -3,7 +3,7 @@
  * its own `scheduled.ts` and the composition root registers it (workers/root.ts). Calling out to
  * a URL is the scheduler's own.
  */
-import { checkWebhookTarget, deliverWebhook } from '../engines/webhooks.ts';
+import { checkWebhookTarget, deliverWebhook } from '../adapters/webhooks.ts';
 import type { EventType } from './constants.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
 import { requireWebhookSecret, webhookSigningSecrets } from './webhook-secret.ts';

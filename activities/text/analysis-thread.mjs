@@ -5,7 +5,7 @@ import { parentPort } from 'node:worker_threads';
 import { importBeside } from '../core/import-beside.mjs';
 
 const { analyse } = await importBeside('./analysis.ts', import.meta.url);
-const { hashedEmbedding } = await importBeside('../engines/embeddings.ts', import.meta.url);
+const { hashedEmbedding } = await importBeside('../adapters/embeddings.ts', import.meta.url);
 
 parentPort.on('message', ({ text, embed }) => {
   try {

@@ -4,7 +4,7 @@
  * Deterministic, so tests can state exact expectations.
  */
 import { NEGATIONS, NEGATIVE, POSITIVE, STOPWORDS } from './lexicon.ts';
-import { tokenize } from '../engines/tokens.ts';
+import { tokenize } from '../adapters/tokens.ts';
 
 const ALL_STOPWORDS = new Set(Object.values(STOPWORDS).flat());
 

@@ -4,8 +4,8 @@
  */
 import { notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { getObject, putObject, removeObject } from '../engines/storage.ts';
-import { cosine, hashedEmbedding, HASHED_ENGINE } from '../engines/embeddings.ts';
+import { getObject, putObject, removeObject } from '../adapters/storage.ts';
+import { cosine, hashedEmbedding, HASHED_ENGINE } from '../adapters/embeddings.ts';
 import { gatewayEmbed, usesModel, type Caller } from '../llm/index.ts';
 import { storeNormalizedResponse } from '../responses/index.ts';
 import { analyseOffThread } from './analysis-runner.ts';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { config } from '../../activities/core/config.ts';
 import { PlatformError } from '../../activities/core/errors.ts';
 import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/index.ts';
-import { PaymentsNotConfigured, stripe } from '../../activities/engines/payments.ts';
+import { PaymentsNotConfigured, stripe } from '../../activities/adapters/payments.ts';
 import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';

@@ -15,8 +15,8 @@ import { createPackage, purchaseTokens, tokenUsage } from '../../activities/bill
 import { createOrganization } from '../../activities/identity/organizations.ts';
 import { updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs.ts';
 import { AGENTS } from '../../activities/llm/models.ts';
-import { recognize } from '../../activities/engines/ocr.ts';
-import { transcribe } from '../../activities/engines/speech.ts';
+import { recognize } from '../../activities/adapters/ocr.ts';
+import { transcribe } from '../../activities/adapters/speech.ts';
 import { speechRoute, visionModel } from '../../activities/llm/engine-models.ts';
 import { speak } from '../helpers/speech.ts';
 import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import PostalMime from 'postal-mime';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
-import { deliver } from '../../activities/engines/mail.ts';
+import { deliver } from '../../activities/adapters/mail.ts';
 
 describe('file mail transport', () => {
   it('writes a parseable .eml with both parts under DATA_DIR/outbox', async () => {

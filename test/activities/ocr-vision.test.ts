@@ -6,7 +6,7 @@
 import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
-import { recognize } from '../../activities/engines/ocr.ts';
+import { recognize } from '../../activities/adapters/ocr.ts';
 import { freePort } from '../../workers/infra.ts';
 
 const received: any[] = [];

@@ -1,5 +1,5 @@
 /**
- * The worker's PDF reader (activities/engines/pdf.ts, pdfInChild) in this process, with its real
+ * The worker's PDF reader (activities/adapters/pdf.ts, pdfInChild) in this process, with its real
  * child processes: a read whose caller gave up (activity cancelled, deadline passed) is dropped
  * from the queue or killed while running, one owner holds at most one reader, and the queue is
  * bounded (503 with Retry-After past it).
@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { config } from '../../activities/core/config.ts';
-import { pdfInChild, type PdfJob } from '../../activities/engines/pdf.ts';
+import { pdfInChild, type PdfJob } from '../../activities/adapters/pdf.ts';
 import { pdfWithText } from '../helpers/documents.ts';
 import { slowPdf } from '../helpers/pdf-bombs.ts';
 

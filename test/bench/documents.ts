@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { readPdf, renderPage, withPdf } from '../../activities/engines/pdf.ts';
+import { readPdf, renderPage, withPdf } from '../../activities/adapters/pdf.ts';
 import { pdfWithText } from '../helpers/documents.ts';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sniff } from '../../activities/engines/sniff.ts';
-import { humanSize } from '../../activities/engines/images.ts';
-import { safeName } from '../../activities/engines/storage.ts';
+import { sniff } from '../../activities/adapters/sniff.ts';
+import { humanSize } from '../../activities/adapters/images.ts';
+import { safeName } from '../../activities/adapters/storage.ts';
 import { parseEnv, minioSettings, ConfigError } from '../../activities/core/config.ts';
 import { generateSecret, hashKey, levelOf, maskKey } from '../../activities/identity/api-keys.ts';
 import { uploadPaths } from '../../activities/images/images.ts';

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
 import { analyse, detectLanguage, entities, keywords, MAX_ENTITIES, sentiment, summary, tokenize } from '../../activities/text/analysis.ts';
 import { analyseOffThread, stopAnalysisThread } from '../../activities/text/analysis-runner.ts';
-import { cosine, hashedEmbedding, HASHED_DIMENSIONS } from '../../activities/engines/embeddings.ts';
+import { cosine, hashedEmbedding, HASHED_DIMENSIONS } from '../../activities/adapters/embeddings.ts';
 
 describe('local text analysis', () => {
   it('guesses the language from stop-words, or says unknown', () => {

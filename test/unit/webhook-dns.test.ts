@@ -24,7 +24,7 @@ vi.mock('node:dns', async (importOriginal) => {
   return { ...real, lookup, default: { ...real, lookup } };
 });
 
-const { resolveWebhookTarget, webhookResolver } = await import('../../activities/engines/webhooks.ts');
+const { resolveWebhookTarget, webhookResolver } = await import('../../activities/adapters/webhooks.ts');
 
 let silent: dgram.Socket;
 let server: string;

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { config, parseEnv, setConfig } from '../../activities/core/config.ts';
-import { checkWebhookTarget, deliverWebhook, isPrivateAddress, signature, type Resolver } from '../../activities/engines/webhooks.ts';
+import { checkWebhookTarget, deliverWebhook, isPrivateAddress, signature, type Resolver } from '../../activities/adapters/webhooks.ts';
 
 describe('webhook targets', () => {
   it.each(['127.0.0.1', '10.2.3.4', '172.20.0.1', '192.168.1.10', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1'])('%s is private', (ip) => {

@@ -1,6 +1,6 @@
 """Offline English speech recognition with PocketSphinx (its bundled en-us model).
 
-A long-lived helper of activities/engines/speech.ts: the model loads once. Protocol on
+A long-lived helper of activities/adapters/speech.ts: the model loads once. Protocol on
 stdin/stdout: a 4-byte big-endian length, then that many bytes of 16 kHz mono signed 16-bit
 little-endian PCM; the answer is one JSON line {"text": ..., "ms": ...} or {"error": ...}.
 """
