@@ -60,9 +60,16 @@ module.exports = {
     {
       name: 'edge-not-to-processes',
       severity: 'error',
-      comment: 'The processes (workers/) start the edge, not the other way round.',
+      comment: 'The processes (workers/) start the edge, not the other way round; the edge reaches Temporal through the runs room (workers/runs/) alone.',
       from: { path: '^edge/' },
-      to: { path: '^workers/' },
+      to: { path: '^workers/(?!runs/)' },
+    },
+    {
+      name: 'runs-not-to-edge',
+      severity: 'error',
+      comment: 'The runs room serves the edge and the root alike: what the edge wants to know of runs (metrics, request ids) it hands in (observeRuns).',
+      from: { path: '^workers/runs/' },
+      to: { path: '^(edge|workers/(?!runs/))' },
     },
   ],
   options: {

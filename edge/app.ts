@@ -9,9 +9,10 @@ import { authenticate, requireLevel } from './auth.ts';
 import { mapError, type ErrorShape } from './errors.ts';
 import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http.ts';
 import { AuditTrail } from './audit-trail.ts';
-import { observeRequest } from './metrics.ts';
+import { countFailure, countStart, observeRequest } from './metrics.ts';
 import { RateLimiter } from './rate-limit.ts';
-import { newRequestContext, runInRequest, type RequestContext } from './request-context.ts';
+import { currentRequest, newRequestContext, runInRequest, type RequestContext } from './request-context.ts';
+import { observeRuns } from '../workers/runs/client.ts';
 import type { Principal } from '../activities/identity/index.ts';
 import { invalid } from '../activities/core/errors.ts';
 
@@ -40,6 +41,9 @@ import './routes/webhooks.ts';
 import './routes/privacy.ts';
 import './routes/audit.ts';
 import './metrics.ts';
+
+// The runs the edge starts are counted, and filed under the request that started them.
+observeRuns({ request: currentRequest, started: countStart, failed: countFailure });
 
 export interface EdgeOptions {
   logger?: Logger;

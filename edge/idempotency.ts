@@ -15,7 +15,7 @@ import { invalid, PlatformError } from '../activities/core/errors.ts';
 import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/index.ts';
 import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/index.ts';
 import { mapError } from './errors.ts';
-import { temporal } from './temporal.ts';
+import { temporal } from '../workers/runs/client.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEY_FORMAT = /^[\x20-\x7e]{1,200}$/;

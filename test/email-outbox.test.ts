@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { config, parseEnv, setConfig } from '../activities/core/config.ts';
 import { emailUserData, sendEmail, type EmailRequest } from '../activities/email/index.ts';
 import { recordSent } from '../activities/email/store.ts';
-import { retentionScheduleId } from '../workers/schedules.ts';
+import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 import { basicUser, newTenant, unique, until } from './helpers/api.ts';
 import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';
 

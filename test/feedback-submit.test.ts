@@ -10,7 +10,7 @@ import { useSuiteRuntime } from './helpers/runtime.ts';
 useSuiteRuntime();
 
 describe('submitFeedback (activities in this process, the workflow start handed in)', () => {
-  const restore = () => import('../edge/starts.ts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
+  const restore = () => import('../workers/runs/starts.ts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
   afterAll(restore);
 
   it('keeps nothing when the analysis cannot be started, and keeps the feedback once it is', async () => {

@@ -7,7 +7,7 @@ import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api
 import { useSuiteClients } from './helpers/runtime.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { groceries, shop } from './helpers/shop.ts';
-import { loyaltyScheduleId } from '../workers/schedules.ts';
+import { loyaltyScheduleId } from '../workers/runs/platform-schedules.ts';
 
 const suite = useSuiteClients();
 

@@ -2,7 +2,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { basicUser, call, newTenant } from './helpers/api.ts';
 import { useSuiteClients } from './helpers/runtime.ts';
-import { retentionScheduleId } from '../workers/schedules.ts';
+import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 
 const suite = useSuiteClients();
 

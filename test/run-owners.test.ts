@@ -6,7 +6,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes.ts';
-import { retentionScheduleId } from '../workers/schedules.ts';
+import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 let client: Client;

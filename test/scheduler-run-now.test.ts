@@ -11,8 +11,8 @@ import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
 import { queriesOf, scans, show, type Query } from './helpers/queries.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler.ts';
-import { scheduleId, triggerSchedule } from '../edge/schedules.ts';
-import { temporal } from '../edge/temporal.ts';
+import { scheduleId, triggerSchedule } from '../workers/runs/event-schedules.ts';
+import { temporal } from '../workers/runs/client.ts';
 
 useSuiteRuntime();
 

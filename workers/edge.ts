@@ -10,7 +10,7 @@ import { ledgerEventsSettled } from '../activities/loyalty/index.ts';
 import { ensureConfigEncryptionKey } from '../activities/core/encryption.ts';
 import { createEdgeApp } from '../edge/app.ts';
 import { wirePlatform } from './root.ts';
-import { closeTemporal } from '../edge/temporal.ts';
+import { closeTemporal } from './runs/client.ts';
 
 export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const cfg = config();

@@ -33,7 +33,7 @@ import { exportIdentity, finishIdentityErasure } from '../activities/identity/in
 import { imagesUserData } from '../activities/images/index.ts';
 import { llmUserData } from '../activities/llm/index.ts';
 import { loyaltyUserData } from '../activities/loyalty/index.ts';
-import { configurePrivacy, LAST_PART, registerUserData, type PrivacyRuns } from '../activities/privacy/index.ts';
+import { configurePrivacy, LAST_PART, registerUserData } from '../activities/privacy/index.ts';
 import { responsesUserData } from '../activities/responses/index.ts';
 import { retailUserData } from '../activities/retail/index.ts';
 import { scanningUserData } from '../activities/scanning/index.ts';
@@ -42,16 +42,10 @@ import { searchUserData } from '../activities/search/index.ts';
 import { sessionsUserData } from '../activities/sessions/index.ts';
 import { supportUserData } from '../activities/support/index.ts';
 import { textUserData } from '../activities/text/index.ts';
+import { eventSchedules } from './runs/event-schedules.ts';
+import { eventDeliveries, privacyRuns, redemptionRuns, scanRunOpen, startFeedbackAnalysis } from './runs/starts.ts';
 
 let wired = false;
-
-const privacyRunsOf = () => import('../edge/starts.ts').then((m) => m.privacyRuns);
-const lazyPrivacyRuns = {
-  startExport: (...a: Parameters<PrivacyRuns['startExport']>) => privacyRunsOf().then((r) => r.startExport(...a)),
-  startErasure: (...a: Parameters<PrivacyRuns['startErasure']>) => privacyRunsOf().then((r) => r.startErasure(...a)),
-  stopUserRuns: (...a: Parameters<PrivacyRuns['stopUserRuns']>) => privacyRunsOf().then((r) => r.stopUserRuns(...a)),
-  purgeUserRuns: (...a: Parameters<PrivacyRuns['purgeUserRuns']>) => privacyRunsOf().then((r) => r.purgeUserRuns(...a)),
-};
 
 export function wirePlatform(): void {
   if (wired) return;
@@ -63,8 +57,8 @@ export function wirePlatform(): void {
   registerTask('support', supportTask);
   registerTask('feedback', feedbackTask);
   registerTask('documents', documentsTask);
-  // --- scheduler: each event's Temporal Schedule (the edge's client), loaded on first use ---
-  configureScheduler({ schedules: () => import('../edge/schedules.ts').then((m) => m.eventSchedules) });
+  // --- scheduler: each event's Temporal Schedule (the runs room) ---
+  configureScheduler({ schedules: eventSchedules });
   // --- search: the sources a user's search reads ---
   configureSearch({
     catalogue: searchableCatalogue,
@@ -72,25 +66,12 @@ export function wirePlatform(): void {
     texts: userTextExcerpts,
     documents: (organization_id, user_id) => userResponses(organization_id, user_id, 'document'),
   });
-  // --- feedback: its analysis workflow, started by the edge's client, loaded on first use ---
-  configureFeedback({ startAnalysis: (feedback) => import('../edge/starts.ts').then((m) => m.startFeedbackAnalysis(feedback)) });
-  // --- gifts: the redemption workflow's start, wait and settle update, by the edge's client ---
-  configureGifts({
-    runs: {
-      start: (input, owner) => import('../edge/starts.ts').then((m) => m.redemptionRuns.start(input, owner)),
-      untilSettledOrHeld: (id, wait_ms, held) => import('../edge/starts.ts').then((m) => m.redemptionRuns.untilSettledOrHeld(id, wait_ms, held)),
-      settle: (id, s) => import('../edge/starts.ts').then((m) => m.redemptionRuns.settle(id, s)),
-    },
-  });
-  // --- scanning: whether a scan's run is still open (the list drops records of runs that are gone) ---
-  configureScanning({ runOpen: (scan_id) => import('../edge/starts.ts').then((m) => m.scanRunOpen(scan_id)) });
-  // --- events: the delivery workflow's start and manual retry, by the edge's client ---
-  configureEvents({
-    runs: {
-      start: (run) => import('../edge/starts.ts').then((m) => m.eventDeliveries.start(run)),
-      retry: (run) => import('../edge/starts.ts').then((m) => m.eventDeliveries.retry(run)),
-    },
-  });
+  // --- the runs components need but cannot start themselves (they hold no Temporal client) ---
+  configureFeedback({ startAnalysis: startFeedbackAnalysis });
+  configureGifts({ runs: redemptionRuns });
+  // whether a scan's run is still open (the list drops records of runs that are gone)
+  configureScanning({ runOpen: scanRunOpen });
+  configureEvents({ runs: eventDeliveries });
   // --- events: the changes that keep their event with them (the sweep records what a crash left) ---
   registerEventSource('loyalty', publishPendingEntries);
   // --- privacy: each component's part of a user's data, in the order an erasure runs them:
@@ -115,8 +96,8 @@ export function wirePlatform(): void {
   registerUserData('billing', billingUserData);
   registerUserData('events', eventsUserData);
   registerUserData(LAST_PART, { export: exportIdentity, erase: (scope) => finishIdentityErasure(scope, scope.tombstone) });
-  // --- privacy: the export and erasure runs, by the edge's client, loaded on first use ---
-  configurePrivacy({ runs: lazyPrivacyRuns });
+  // --- privacy: the export and erasure runs ---
+  configurePrivacy({ runs: privacyRuns });
   // --- loyalty: what a reversal tells the component that earned the points ---
   onScanCreditReversed(markScanReversed);
 }

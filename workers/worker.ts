@@ -15,7 +15,7 @@ import * as activities from '../activities/workflow-activities.ts';
 import { wrapActivities } from './activity-wrapper.ts';
 import { wirePlatform } from './root.ts';
 import { prepareServers } from './infra.ts';
-import { ensureSchedules } from './schedules.ts';
+import { ensureSchedules } from './runs/platform-schedules.ts';
 import { Connection } from '@temporalio/client';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 import { builtHere } from './processes.ts';

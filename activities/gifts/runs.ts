@@ -2,7 +2,7 @@
  * A redemption as the API asks for it: start its workflow `redemption:<id>` (or join the one a
  * retry already started), wait briefly for its outcome, and settle one in review. The component
  * holds no Temporal client: the composition root hands the workflow operations in
- * (`configureGifts`, workers/root.ts; edge/starts.ts implements them).
+ * (`configureGifts`, workers/root.ts; workers/runs/starts.ts implements them).
  */
 import { noteChange } from '../core/audit-note.ts';
 import { notFound, PlatformError } from '../core/errors.ts';

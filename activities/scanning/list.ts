@@ -29,7 +29,7 @@ export interface ScanListQuery extends ScanFilter {
 
 /**
  * Whether a scan's run is still open (running, or completed): the composition root hands it in
- * (workers/root.ts; edge/starts.ts asks Temporal).
+ * (workers/root.ts; workers/runs/starts.ts asks Temporal).
  */
 export type ScanRunOpen = (scan_id: string) => Promise<boolean>;
 const runOpen = handedIn<ScanRunOpen>("scanning's run check");

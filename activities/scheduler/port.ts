@@ -1,7 +1,7 @@
 /**
  * What the scheduler needs of each event's Temporal Schedule (`event:<event id>`). The component
  * does not hold a Temporal client: the composition root hands the implementation in
- * (`configureScheduler`, workers/root.ts; edge/schedules.ts implements it).
+ * (`configureScheduler`, workers/root.ts; workers/runs/event-schedules.ts implements it).
  */
 import { handedIn } from '../core/wiring.ts';
 import type { Overlap } from './constants.ts';

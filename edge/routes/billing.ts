@@ -14,7 +14,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute, readBodyLimited, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { startIdempotent } from '../temporal.ts';
+import { startIdempotent } from '../../workers/runs/client.ts';
 
 const tag = 'billing';
 const pkg = z.object({ id: z.string(), name: z.string(), tokens: z.number(), price: z.number(), currency: z.string(), validity_days: z.number() }).passthrough();

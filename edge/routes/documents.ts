@@ -15,7 +15,7 @@ import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, type UploadedFile } from '../http.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { runIdempotent } from '../temporal.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
 
 const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);

@@ -10,7 +10,7 @@ import { checkFreeText, checkRecipient, reserveSend } from '../../activities/ema
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { runIdempotent } from '../temporal.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
 import { emailWorkflow } from '../../workflows/email.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 

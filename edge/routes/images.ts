@@ -9,7 +9,7 @@ import { storeUpload, readStoredObject } from '../../activities/images/index.ts'
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, type UploadedFile } from '../http.ts';
 import { requiredId, organizationId } from '../schemas.ts';
-import { runIdempotent, temporal, taskQueue } from '../temporal.ts';
+import { runIdempotent, temporal, taskQueue } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import type { Principal } from '../../activities/identity/index.ts';

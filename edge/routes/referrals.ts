@@ -7,7 +7,7 @@ import type { Principal } from '../../activities/identity/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { runIdempotent } from '../temporal.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { referralWorkflow } from '../../workflows/referrals.ts';
 

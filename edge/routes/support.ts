@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa.ts';
-import { runIdempotent } from '../temporal.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';

@@ -5,7 +5,7 @@ import { config } from '../../activities/core/config.ts';
 import { createLogger, type Logger } from '../../activities/core/logger.ts';
 import { LEVEL, optionalPrincipal } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
-import { taskQueue, temporal, temporalHealthy } from '../temporal.ts';
+import { taskQueue, temporal, temporalHealthy } from '../../workers/runs/client.ts';
 
 const healthResponse = z.object({
   status: z.enum(['ok', 'degraded']),

@@ -11,7 +11,7 @@ import { processTextWorkflow } from '../../workflows/text.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { taskQueue, temporal } from '../temporal.ts';
+import { taskQueue, temporal } from '../../workers/runs/client.ts';
 
 const tag = 'text';
 const errors = 'success' as const;

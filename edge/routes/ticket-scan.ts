@@ -21,7 +21,7 @@ import { processedUpdate, scanQuery, ticketScanWorkflow, validateUpdate, type Sc
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { startIdempotent, temporal } from '../temporal.ts';
+import { startIdempotent, temporal } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
 
 const tag = 'ticket scan';

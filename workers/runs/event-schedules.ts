@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { scheduleSpec } from '../activities/scheduler/index.ts';
-import { notFound } from '../activities/core/errors.ts';
-import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../activities/scheduler/constants.ts';
-import type { EventDoc, SchedulePort } from '../activities/scheduler/index.ts';
-import { scheduledEventWorkflow } from '../workflows/scheduler.ts';
-import { platformSearchAttributes } from '../workflows/search-attributes.ts';
-import { taskQueue, temporal } from './temporal.ts';
+import { scheduleSpec } from '../../activities/scheduler/index.ts';
+import { notFound } from '../../activities/core/errors.ts';
+import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../../activities/scheduler/constants.ts';
+import type { EventDoc, SchedulePort } from '../../activities/scheduler/index.ts';
+import { scheduledEventWorkflow } from '../../workflows/scheduler.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { taskQueue, temporal } from './client.ts';
 
 export const scheduleId = (event_id: string) => `event:${event_id}`;
 

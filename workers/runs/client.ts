@@ -1,10 +1,28 @@
-/** The edge's Temporal client, connected once per process. */
+/**
+ * The runs room's Temporal client, connected once per process: how the edge and the composition
+ * root start, query, update and signal runs (docs/architecture.md). Components never import it.
+ */
 import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor, type WorkflowStartOptions } from '@temporalio/client';
 import { TypedSearchAttributes, type SearchAttributePair, type Workflow, type WorkflowResultType } from '@temporalio/common';
-import { config } from '../activities/core/config.ts';
-import { REQUEST_ID } from '../workflows/search-attributes.ts';
-import { countFailure, countStart } from './metrics.ts';
-import { currentRequest } from './request-context.ts';
+import { config } from '../../activities/core/config.ts';
+import { REQUEST_ID } from '../../workflows/search-attributes.ts';
+
+/**
+ * What a process that serves requests wants to know of the runs it starts (the edge: its metrics
+ * and its access log), handed in at its start (edge/app.ts). Without one, runs are started plainly.
+ */
+export interface RunObserver {
+  /** the request being served now, if any: its id tags the run, and the run's id joins its list */
+  request(): { request_id: string; workflow_ids: string[] } | undefined;
+  started(workflowType: string, outcome: 'started' | 'already_started' | 'error'): void;
+  failed(workflowType: string, err: WorkflowFailedError): void;
+}
+
+let observer: RunObserver | undefined;
+
+export function observeRuns(o: RunObserver): void {
+  observer = o;
+}
 
 // The type of the runs this process started, so a failure seen when awaiting one is counted by
 // type. Runs nobody awaits (started and left) are forgotten oldest first.
@@ -19,7 +37,7 @@ type StartOptions = Parameters<NonNullable<WorkflowClientInterceptor['startWithD
 
 /** A run started while serving a request carries its id: memo `request_id` and search attribute `RequestId`. */
 function tagged<T extends StartOptions>(options: T): T {
-  const ctx = currentRequest();
+  const ctx = observer?.request();
   if (!ctx) return options;
   const pair: SearchAttributePair = { key: REQUEST_ID, value: ctx.request_id };
   const attrs = options.typedSearchAttributes;
@@ -34,18 +52,18 @@ async function counted<R>(workflowType: string, workflowId: string, start: () =>
   remember(workflowId, workflowType);
   try {
     const out = await start();
-    countStart(workflowType, 'started');
-    currentRequest()?.workflow_ids.push(workflowId);
+    observer?.started(workflowType, 'started');
+    observer?.request()?.workflow_ids.push(workflowId);
     return out;
   } catch (err) {
     const already = err instanceof WorkflowExecutionAlreadyStartedError;
-    countStart(workflowType, already ? 'already_started' : 'error');
-    if (already) currentRequest()?.workflow_ids.push(workflowId);
+    observer?.started(workflowType, already ? 'already_started' : 'error');
+    if (already) observer?.request()?.workflow_ids.push(workflowId);
     throw err;
   }
 }
 
-/** Every start through the edge's client, whichever route makes it, goes through here. */
+/** Every start through this client, whichever caller makes it, goes through here. */
 const requestInterceptor: WorkflowClientInterceptor = {
   startWithDetails: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
   signalWithStart: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
@@ -64,7 +82,7 @@ export function temporal(): Promise<Client> {
       try {
         return await (result as (...a: unknown[]) => Promise<unknown>)(workflowId, ...rest);
       } catch (err) {
-        if (err instanceof WorkflowFailedError) countFailure(startedTypes.get(workflowId) ?? 'unknown', err);
+        if (err instanceof WorkflowFailedError) observer?.failed(startedTypes.get(workflowId) ?? 'unknown', err);
         throw err;
       }
     }) as typeof c.workflow.result;

@@ -3,11 +3,11 @@
  * Retention runs from a Schedule, not a TTL index: FerretDB 1.x has no TTL indexes.
  */
 import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
-import type { Config } from '../activities/core/config.ts';
-import { eventsMaintenanceWorkflow } from '../workflows/events-maintenance.ts';
-import { loyaltyMaintenanceWorkflow } from '../workflows/loyalty-maintenance.ts';
-import { retentionWorkflow } from '../workflows/retention.ts';
-import { platformSearchAttributes } from '../workflows/search-attributes.ts';
+import type { Config } from '../../activities/core/config.ts';
+import { eventsMaintenanceWorkflow } from '../../workflows/events-maintenance.ts';
+import { loyaltyMaintenanceWorkflow } from '../../workflows/loyalty-maintenance.ts';
+import { retentionWorkflow } from '../../workflows/retention.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 
 /**
  * One per task queue: deployments (and test runs) sharing a Temporal namespace each keep their
