@@ -12,7 +12,7 @@ import { insertPurchase, movePurchase } from '../activities/billing/store.ts';
 import { eventId, eventsSettled } from '../activities/events/index.ts';
 import { completeReferral, recordReferral } from '../activities/loyalty/referrals.ts';
 import { completeReferralDoc } from '../activities/loyalty/store.ts';
-import { runScheduledEvent } from '../activities/scheduler/events.ts';
+import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { insertRun } from '../activities/scheduler/store.ts';
 import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
 import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';

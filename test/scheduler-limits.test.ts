@@ -6,7 +6,8 @@
 import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
-import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, runScheduledEvent, setPaused, type EventInput } from '../activities/scheduler/events.ts';
+import { commitUpdate, createEvent, deleteEvent, getEvent, prepareUpdate, setPaused, type EventInput } from '../activities/scheduler/scheduled-events.ts';
+import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { EventCounter, ScheduledEvent } from '../activities/scheduler/models.ts';
 import { convertPlaces, takePlace } from '../activities/scheduler/store.ts';
 import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';

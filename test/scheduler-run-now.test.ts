@@ -5,7 +5,8 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
-import { commitUpdate, createEvent, deleteEvent, prepareUpdate, runScheduledEvent, type EventInput } from '../activities/scheduler/events.ts';
+import { commitUpdate, createEvent, deleteEvent, prepareUpdate, type EventInput } from '../activities/scheduler/scheduled-events.ts';
+import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
 import { queriesOf, scans, show, type Query } from './helpers/queries.ts';

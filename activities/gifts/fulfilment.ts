@@ -5,7 +5,7 @@
  * ledger operation id (`redemption:<id>:hold`, `redemption:<id>:refund`) and by the order's
  * customIdentifier (the redemption id), so a step run again after a worker died changes nothing
  * twice. A step that writes completed, refunded or needs_review records that state's event
- * (events.ts) before it answers; run again, it records nothing new.
+ * (publish.ts) before it answers; run again, it records nothing new.
  */
 import { Context } from '@temporalio/activity';
 import { config } from '../core/config.ts';
@@ -14,7 +14,7 @@ import { scrubber } from '../core/scrub.ts';
 import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../adapters/gift-provider.ts';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
-import { recordRedemptionEvent } from './events.ts';
+import { recordRedemptionEvent } from './publish.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
 import { findRedemption, sandboxTransactions, saveRedemption, type PersonalFields, type RedemptionOwner } from './store.ts';
 
@@ -124,7 +124,7 @@ export function giftProvider(): GiftProvider {
 const state = (doc: RedemptionDoc): RedemptionState => ({ redemption_id: doc.redemption_id, status: doc.status });
 
 /**
- * The state a step wrote, told as its event (events.ts) before the step answers: a step retried
+ * The state a step wrote, told as its event (publish.ts) before the step answers: a step retried
  * after a crash writes the same state again and reaches this again (recording nothing new).
  */
 async function told(doc: RedemptionDoc): Promise<RedemptionState> {

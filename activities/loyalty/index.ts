@@ -10,5 +10,5 @@ export { onScanCreditReversed, reverseOperation } from './reversal.ts';
 export type { ReversalMark, ScanReversedListener } from './reversal.ts';
 export { getRules, putRules } from './rules.ts';
 export { loyaltyTask } from './scheduled.ts';
-export { ledgerEventsSettled, publishPendingEntries } from './events.ts';
+export { ledgerEventsSettled, publishPendingEntries } from './publish.ts';
 export { loyaltyUserData } from './user-data.ts';

@@ -12,7 +12,7 @@ import { withKeyLock } from '../core/locks.ts';
 import { isTombstone } from '../identity/index.ts';
 import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
-import { publishLater } from './events.ts';
+import { publishLater } from './publish.ts';
 import { getRules } from './rules.ts';
 import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, keySpaceOf, newestEntry, type NewEntry } from './store.ts';
 

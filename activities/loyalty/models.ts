@@ -60,7 +60,7 @@ const ledgerEntrySchema = new Schema(
      */
     lots: { type: [lotSchema], default: undefined },
     /**
-     * The entry's event (events.ts) is not recorded yet: written with the entry, so the change
+     * The entry's event (publish.ts) is not recorded yet: written with the entry, so the change
      * and the fact that it must be told happen in one write; removed once the event is recorded.
      */
     event_pending: { type: Boolean },

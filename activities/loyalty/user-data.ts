@@ -11,7 +11,7 @@
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
 import { getBalance, viewEntry } from './ledger.ts';
-import { publishEntry } from './events.ts';
+import { publishEntry } from './publish.ts';
 import { gatherLoyaltyFacts } from './once-only.ts';
 import { referralUrl } from './referrals.ts';
 import type { LedgerEntryDoc } from './models.ts';

@@ -15,7 +15,7 @@ import { creditPoints } from '../loyalty/index.ts';
 import { getRules } from '../loyalty/index.ts';
 import { organizationProducts, venueProducts } from '../retail/index.ts';
 import { getVenue, nearbyVenues, organizationVenues } from '../retail/index.ts';
-import { recordScanEvent, type MirroredScan } from './events.ts';
+import { recordScanEvent, type MirroredScan } from './publish.ts';
 import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
 import { parseReceipt, type ParsedReceipt } from './receipt.ts';
@@ -180,7 +180,7 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
 
 /**
  * Mirrors the scan as the workflow answers it, then records the event of the state it entered
- * (pending_validation, completed, rejected; events.ts) before answering: a step run again writes
+ * (pending_validation, completed, rejected; publish.ts) before answering: a step run again writes
  * the same mirror and records nothing new.
  */
 export async function mirrorScan(view: MirroredScan): Promise<void> {

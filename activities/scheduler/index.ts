@@ -1,7 +1,7 @@
 /** The scheduler component's surface: what the edge, the workflows, the composition root and other components may use. */
 export { RECURRENCES, scheduleSpec } from './calendar.ts';
-export { runScheduledEvent } from './events.ts';
-export type { EventInput } from './events.ts';
+export { runScheduledEvent } from './event-runs.ts';
+export type { EventInput } from './scheduled-events.ts';
 export { createScheduledEvent, deleteScheduledEvent, eventRuns, listVisibleEvents, pauseScheduledEvent, runEventNow, updateScheduledEvent, visibleEvent } from './manage.ts';
 export type { Viewer } from './manage.ts';
 export { configureScheduler } from './port.ts';

@@ -6,7 +6,8 @@
 import { noteChange } from '../core/audit-note.ts';
 import { invalid } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { abandonUpdate, claimManualRun, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, listRuns, prepareUpdate, setPaused, storedEvent, type EventInput, type RunFilter } from './events.ts';
+import { abandonUpdate, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, prepareUpdate, setPaused, storedEvent, type EventInput } from './scheduled-events.ts';
+import { claimManualRun, listRuns, type RunFilter } from './event-runs.ts';
 import { schedules, type SchedulePort } from './port.ts';
 import { checkEventRights, type Actor } from './rights.ts';
 import { eventMetadata, type EventDoc } from './store.ts';

@@ -20,7 +20,7 @@ import { onCommandTimed } from '../../activities/core/db/index.ts';
 import { ScheduledEvent } from '../../activities/scheduler/models.ts';
 import { KnowledgeArticle } from '../../activities/support/models.ts';
 import { importVenues } from '../../activities/retail/venues.ts';
-import { runScheduledEvent } from '../../activities/scheduler/events.ts';
+import { runScheduledEvent } from '../../activities/scheduler/event-runs.ts';
 import { knowledgeBase } from '../../activities/support/store.ts';
 import { newId } from '../../activities/core/ids.ts';
 

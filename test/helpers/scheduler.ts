@@ -4,7 +4,7 @@
  */
 import { inject } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
-import type { EventInput } from '../../activities/scheduler/events.ts';
+import type { EventInput } from '../../activities/scheduler/scheduled-events.ts';
 import { basicUser, newTenant, type Tenant } from './api.ts';
 
 export const loyalty = { action_type: 'daily_login' };

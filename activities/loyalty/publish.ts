@@ -1,4 +1,5 @@
 /**
+ * What loyalty publishes to the outgoing event log (activities/events).
  * The ledger's events: each entry is told as one event, keyed by the entry's operation id. The
  * entry is written with `event_pending`, so the change and the duty to tell it are one write; the
  * event is recorded right after, in the background (the caller does not wait). The events sweep

@@ -1,4 +1,5 @@
 /**
+ * What gifts publishes to the outgoing event log (activities/events).
  * The redemptions' events: each state a redemption enters that a receiver acts on (completed,
  * refunded, needs_review) is told as one event, keyed by the redemption id (an event's identity is
  * its organization, type and key, and a redemption enters each of these states once). The step

@@ -1,4 +1,5 @@
 /**
+ * What scanning publishes to the outgoing event log (activities/events).
  * The scans' events: each state a scan enters that a receiver acts on (pending_validation,
  * completed, rejected) is told as one event, keyed by the scan id (an event's identity is its
  * organization, type and key, and a scan enters each of these states once). The scan workflow
