@@ -65,6 +65,13 @@ module.exports = {
       to: { path: '^workers/(?!runs/)' },
     },
     {
+      name: 'tools-stand-apart',
+      severity: 'error',
+      comment: 'Development and build tooling (tools/: the local supervisor, setup, the build, the compose checker) runs the platform; nothing of the platform imports it.',
+      from: { path: '^(activities|edge|workflows|workers)/' },
+      to: { path: '^tools/' },
+    },
+    {
       name: 'runs-not-to-edge',
       severity: 'error',
       comment: 'The runs room serves the edge and the root alike: what the edge wants to know of runs (metrics, request ids) it hands in (observeRuns).',

@@ -19,13 +19,14 @@ COPY activities ./activities
 COPY edge ./edge
 COPY workflows ./workflows
 COPY workers ./workers
+COPY tools/build.ts tools/source-stamp.ts ./tools/
 RUN npm run build
 
 # 2. dependencies: production ones only, without other platforms' native builds (prune-runtime.mjs).
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY workers/prune-runtime.mjs ./
+COPY tools/prune-runtime.mjs ./
 RUN npm ci --omit=dev --no-audit --no-fund && node prune-runtime.mjs node_modules && npm cache clean --force
 
 # 3. the offline speech engine (PyPI pocketsphinx with its en-us model), built with pip here so the

@@ -505,7 +505,7 @@ async function main() {
   if (!base) {
     const { parseEnv } = await import('../activities/core/config.ts');
     const { generateSecret } = await import('../activities/identity/api-keys.ts');
-    const { launchPlatform } = await import('../workers/platform.ts');
+    const { launchPlatform } = await import('../tools/platform.ts');
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'platform-docs-check-'));
     key = generateSecret();
     const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: key };

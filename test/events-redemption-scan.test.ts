@@ -21,7 +21,7 @@ import { refundDebit } from '../activities/loyalty/ledger.ts';
 import { mirrorScan } from '../activities/scanning/scans.ts';
 import { writeScanMirror } from '../activities/scanning/store.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
-import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
 import { addEndpoint, receivedAt, startReceiver, verified, type Receiver, type Received } from './helpers/receiver.ts';
 import { renderReceipt } from './helpers/receipts.ts';

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort } from '../workers/infra.ts';
-import { processArgs } from '../workers/processes.ts';
+import { freePort } from '../tools/infra.ts';
+import { processArgs } from '../tools/processes.ts';
 import { edgeUrl, unique } from './helpers/api.ts';
 import { startPlatformProcess, stopEdges } from './helpers/edge-process.ts';
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv, setConfig } from '../activities/core/config.ts';
 import { decryptSecret } from '../activities/core/encryption.ts';
-import { freePort } from '../workers/infra.ts';
+import { freePort } from '../tools/infra.ts';
 import { adminKey, basicUser, call, newTenant } from './helpers/api.ts';
 
 const P = '/api/llm-config';

@@ -9,7 +9,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../workers/infra.ts';
+import { freePort } from '../tools/infra.ts';
 import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
 
 const P = '/api/llm-config';

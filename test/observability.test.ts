@@ -7,8 +7,8 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
-import { freePort } from '../workers/infra.ts';
-import { processArgs } from '../workers/processes.ts';
+import { freePort } from '../tools/infra.ts';
+import { processArgs } from '../tools/processes.ts';
 import { basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));

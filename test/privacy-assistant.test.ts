@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../workers/infra.ts';
+import { freePort } from '../tools/infra.ts';
 import { runtime } from '../activities/core/runtime.ts';
 import { getObject, removeObject } from '../activities/adapters/storage.ts';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data.ts';

@@ -18,7 +18,7 @@ import { Connection, Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
-import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { call, fileForm, unique, until } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { isolatedPlatformEnv } from './helpers/runtime.ts';

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
 import { httpProvider } from '../activities/adapters/gift-provider.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
-import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { unique, until } from './helpers/api.ts';
 import { jsonServer } from './helpers/json-server.ts';
 import { isolatedPlatformEnv } from './helpers/runtime.ts';

@@ -18,7 +18,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
-import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { call, unique, until } from './helpers/api.ts';
 import { jsonServer } from './helpers/json-server.ts';
 import { isolatedPlatformEnv } from './helpers/runtime.ts';

@@ -17,7 +17,7 @@ import { Client as MinioClient } from 'minio';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { minioSettings, parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
-import { launchPlatform, type Platform } from '../workers/platform.ts';
+import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { unique, until } from './helpers/api.ts';
 import { isolatedPlatformEnv } from './helpers/runtime.ts';
 import { speak } from './helpers/speech.ts';

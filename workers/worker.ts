@@ -14,12 +14,14 @@ import { analyseOffThread, stopAnalysisThread } from '../activities/text/index.t
 import * as activities from '../activities/workflow-activities.ts';
 import { wrapActivities } from './activity-wrapper.ts';
 import { wirePlatform } from './root.ts';
-import { prepareServers } from './infra.ts';
+import { prepareServers } from './servers.ts';
 import { ensureSchedules } from './runs/platform-schedules.ts';
 import { Connection } from '@temporalio/client';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
-import { builtHere } from './processes.ts';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
+
+/** This code runs from dist/ (`npm run build`): the workflows come from the prebuilt bundle beside it. */
+const builtHere = import.meta.url.endsWith('.js');
 
 export async function createWorker() {
   const cfg = config();

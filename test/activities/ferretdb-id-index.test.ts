@@ -1,5 +1,5 @@
 /**
- * The embedded default (FerretDB 1.24 on SQLite, built by setup with workers/patches) answers
+ * The embedded default (FerretDB 1.24 on SQLite, built by setup with tools/patches) answers
  * `_id` filters, updates and deletes from its `_id` index: the SQLite plan is an index search and
  * the cost of a lookup does not grow with the collection. Against mongod or another server the
  * tests are skipped: they check FerretDB's own query plans.

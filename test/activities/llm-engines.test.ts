@@ -20,7 +20,7 @@ import { transcribe } from '../../activities/adapters/speech.ts';
 import { speechRoute, visionModel } from '../../activities/llm/engine-models.ts';
 import { speak } from '../helpers/speech.ts';
 import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text.ts';
-import { freePort } from '../../workers/infra.ts';
+import { freePort } from '../../tools/infra.ts';
 import { unique } from '../helpers/api.ts';
 
 const requests: any[] = [];

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { recognize } from '../../activities/adapters/ocr.ts';
-import { freePort } from '../../workers/infra.ts';
+import { freePort } from '../../tools/infra.ts';
 
 const received: any[] = [];
 const server = http.createServer((req, res) => {

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { transcribe } from '../../activities/adapters/speech.ts';
-import { freePort } from '../../workers/infra.ts';
+import { freePort } from '../../tools/infra.ts';
 import { speak } from '../helpers/speech.ts';
 
 const seen: Array<{ url?: string; type?: string; body: string }> = [];

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { generateSecret } from '../../activities/identity/api-keys.ts';
-import { freePort } from '../../workers/infra.ts';
-import { launchPlatform } from '../../workers/platform.ts';
+import { freePort } from '../../tools/infra.ts';
+import { launchPlatform } from '../../tools/platform.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;

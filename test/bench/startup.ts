@@ -8,8 +8,8 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../../workers/infra.ts';
-import { processArgs } from '../../workers/processes.ts';
+import { freePort } from '../../tools/infra.ts';
+import { processArgs } from '../../tools/processes.ts';
 
 const RUNS = Number(process.env.BENCH_STARTUP_RUNS ?? 5);
 const root = fileURLToPath(new URL('../..', import.meta.url));

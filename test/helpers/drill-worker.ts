@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { processArgs } from '../../workers/processes.ts';
+import { processArgs } from '../../tools/processes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const workers: ChildProcess[] = [];

@@ -6,8 +6,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
-import { freePort } from '../../workers/infra.ts';
-import { processArgs, type PlatformProcess } from '../../workers/processes.ts';
+import { freePort } from '../../tools/infra.ts';
+import { processArgs, type PlatformProcess } from '../../tools/processes.ts';
 import { adminKey } from './api.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

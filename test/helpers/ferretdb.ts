@@ -1,6 +1,6 @@
 /**
  * A private embedded server for the store tests: the FerretDB that setup built (with
- * workers/patches), on its own temporary SQLite directory, with its metrics endpoint. The tests
+ * tools/patches), on its own temporary SQLite directory, with its metrics endpoint. The tests
  * that use it check FerretDB's own behaviour (plans, atomicity, decode counts), so they run
  * against the embedded server even when the suite itself is pointed at another one.
  */
@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mongoose from 'mongoose';
-import { findBinaries } from '../../workers/setup.ts';
-import { freePort } from '../../workers/infra.ts';
+import { findBinaries } from '../../tools/setup.ts';
+import { freePort } from '../../tools/infra.ts';
 
 export interface PrivateFerret {
   client: mongoose.mongo.MongoClient;

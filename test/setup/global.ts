@@ -11,8 +11,8 @@ import type { TestProject } from 'vitest/node';
 import { SMTPServer } from 'smtp-server';
 import { parseEnv } from '../../activities/core/config.ts';
 import { generateSecret } from '../../activities/identity/api-keys.ts';
-import { freePort } from '../../workers/infra.ts';
-import { launchPlatform } from '../../workers/platform.ts';
+import { freePort } from '../../tools/infra.ts';
+import { launchPlatform } from '../../tools/platform.ts';
 import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin.ts';
 import { readSeen, uncovered } from '../helpers/contract.ts';
 

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FIRST_DELAY_MS, supervise, type Supervised } from '../../workers/supervise.ts';
+import { FIRST_DELAY_MS, supervise, type Supervised } from '../../tools/supervise.ts';
 
 const running: Supervised[] = [];
 afterEach(async () => {

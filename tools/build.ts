@@ -3,7 +3,7 @@
  *  1. tsc compiles edge/, workflows/, activities/ and workers/ (tsconfig.build.json): one .js per
  *     .ts in the same layout, relative imports rewritten from .ts to .js.
  *  2. The files the code opens beside itself are copied: threads and children in plain JS (*.mjs),
- *     the speech server (*.py), the process guard (*.sh), FerretDB's patches (setup only).
+ *     the speech server (*.py).
  *  3. The workflow code is bundled once, as the SDK would bundle it at every worker start:
  *     dist/workflow-bundle.js, so a compiled worker polls without bundling.
  *  4. Checks: no compiled module imports a package the image lacks; the hash of the sources it was
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import ts from 'typescript';
 import { sourceFiles, sourceStamp, STAMP_FILE } from './source-stamp.ts';
-import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
+import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from '../workers/workflow-sources.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');

@@ -1,7 +1,7 @@
 /**
  * Finds the local infrastructure binaries (Temporal CLI, FerretDB or mongod, MinIO) and builds the
  * missing ones with the Go toolchain through the Go module proxy. FerretDB is built with the
- * patches in workers/patches, and a FerretDB built without them is rebuilt. `npm start` and
+ * patches in tools/patches, and a FerretDB built without them is rebuilt. `npm start` and
  * `npm test` call ensureBinaries on demand; `npm run setup` runs it alone.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -36,7 +36,7 @@ const PATCH_DIR = fileURLToPath(new URL('./patches/', import.meta.url));
 // Temporal CLI: later tags carry a replace directive that `go install` refuses.
 // FerretDB: `go install …@v1.24.2` asks the proxy for the module's deprecation list, which the
 // proxy here refuses, so the module is downloaded and its command built from the module cache,
-// with the patches workers/patches/ferretdb-1.24.2-*.patch (each says why) applied in name order.
+// with the patches tools/patches/ferretdb-1.24.2-*.patch (each says why) applied in name order.
 const RECIPES: Record<'temporal' | 'ferretdb' | 'minio', Recipe> = {
   temporal: { binary: 'temporal', version: 'v1.5.1', install: { goInstall: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' } },
   ferretdb: { binary: 'ferretdb', version: 'v1.24.2', install: { module: 'github.com/FerretDB/FerretDB@v1.24.2', pkg: './cmd/ferretdb', patches: 'ferretdb-1.24.2-' } },

@@ -1,7 +1,7 @@
 // compose-check validates docker-compose.yml and the Dockerfile without a Docker engine, with
 // the libraries Docker itself uses: compose-go (the loader and schema of `docker compose
 // config`) and BuildKit's Dockerfile parser (the one `docker build` runs). Run by
-// `npm run check:compose` (workers/compose-check.sh).
+// `npm run check:compose` (tools/compose-check.sh).
 //
 //	compose-check <docker-compose.yml> <env file> <Dockerfile>
 package main

@@ -2,7 +2,7 @@
  * Finds or starts the local infrastructure: a Temporal dev server, a MongoDB-wire server (mongod or
  * FerretDB with SQLite) and MinIO. Addresses given in the environment are used as they are.
  * Each started server runs under guard.sh, so it dies with this process even on SIGKILL, and is
- * supervised: one that exits is started again on the same port and data (workers/supervise.ts);
+ * supervised: one that exits is started again on the same port and data (tools/supervise.ts);
  * one that keeps failing is given up and onFatal says why.
  */
 import { msToTs } from '@temporalio/common/lib/time.js';
@@ -10,12 +10,11 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { Client as MinioClient } from 'minio';
 import mongoose from 'mongoose';
 import type { Config } from '../activities/core/config.ts';
-import { minioSettings } from '../activities/core/config.ts';
 import { ensureBinaries, type BinaryName } from './setup.ts';
 import { startServer, type ServerSpec, type Supervised } from './supervise.ts';
+import { prepareServers } from '../workers/servers.ts';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
 
 export interface InfraOptions {
@@ -63,51 +62,12 @@ async function portInUse(port: number): Promise<boolean> {
   });
 }
 
-export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
-  const { temporal } = await import('@temporalio/proto');
-  const existing = await connection.operatorService.listSearchAttributes({ namespace });
-  const missing: Record<string, number> = {};
-  for (const key of SEARCH_ATTRIBUTES) {
-    if (!existing.customAttributes?.[key.name]) missing[key.name] = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
-  }
-  if (!Object.keys(missing).length) return;
-  try {
-    await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: missing });
-  } catch (err) {
-    // Another worker registered them first.
-    if (!/already exists/i.test((err as Error).message)) throw err;
-  }
-}
-
 const parseEnvPart = (env: Record<string, string>) => ({
   TEMPORAL_ADDRESS: env.TEMPORAL_ADDRESS,
   MINIO_ENDPOINT: env.MINIO_ENDPOINT,
   MINIO_ACCESS_KEY: env.MINIO_ACCESS_KEY,
   MINIO_SECRET_KEY: env.MINIO_SECRET_KEY,
 });
-
-/**
- * Creates what the platform needs on its servers, started here or given: the bucket and the
- * custom search attributes. Idempotent; the worker runs it at start too (docker compose).
- */
-export async function prepareServers(cfg: Config): Promise<void> {
-  const minio = minioSettings(cfg);
-  const mc = new MinioClient(minio);
-  if (!(await mc.bucketExists(minio.bucket))) {
-    try {
-      await mc.makeBucket(minio.bucket);
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code !== 'BucketAlreadyOwnedByYou' && code !== 'BucketAlreadyExists') throw err;
-    }
-  }
-  const conn = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
-  try {
-    await registerSearchAttributes(conn, cfg.TEMPORAL_NAMESPACE);
-  } finally {
-    await conn.close();
-  }
-}
 
 export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const { cfg } = opts;

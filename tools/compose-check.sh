@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # `npm run check:compose`: validates docker-compose.yml and the Dockerfile without Docker, with the
-# libraries Docker uses (workers/compose-check/main.go). The tool is built once with Go into the
+# libraries Docker uses (tools/compose-check/main.go). The tool is built once with Go into the
 # binaries' cache. Compose is loaded twice: with .env.example's empty secrets (it must refuse, naming
 # them) and with every empty value filled in (it must load).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:$HOME/go/bin"
 bin="${PLATFORM_BIN_DIR:-$HOME/.cache/loyalty-platform/bin}/compose-check"
-src=workers/compose-check
+src=tools/compose-check
 if [ ! -x "$bin" ] || [ -n "$(find "$src" -newer "$bin" -type f | head -1)" ]; then
   mkdir -p "$(dirname "$bin")"
   (cd "$src" && go build -o "$bin" .)

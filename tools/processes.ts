@@ -1,8 +1,9 @@
 /**
- * How a process of the platform (the edge, a worker) is started: compiled JavaScript under plain
- * `node` when this module itself runs compiled (dist/) or PLATFORM_RUN=compiled asks for the build,
- * otherwise the TypeScript sources through tsx's loader (`npm start`, development).
- * One place, so `npm start`, the test suite and its drills run the same thing (docs/build.md).
+ * How a process of the platform (the edge, a worker) is started by the local tooling (`npm start`,
+ * the test suite and its drills): compiled JavaScript from dist/ under plain `node` when
+ * PLATFORM_RUN=compiled asks for the build, otherwise the TypeScript sources through tsx's loader.
+ * One place, so all of them run the same thing (docs/build.md). The image and docker compose run
+ * `node dist/workers/<process>.js` themselves.
  */
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,16 +14,13 @@ import { sourceStamp, STAMP_FILE } from './source-stamp.ts';
 /** The processes, and the image's health check (a script run the same way). */
 export type PlatformProcess = 'edge' | 'worker' | 'healthcheck';
 
-/** This code runs from dist/ (the processes beside it are compiled too). */
-export const builtHere = import.meta.url.endsWith('.js');
 let checkedStamp = false;
 
 /**
  * The arguments to give `node` (process.execPath) to start that process: as said above, or from
  * `mode` when given (the start-up benchmark runs both).
  */
-export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' = builtHere || process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources'): string[] {
-  if (builtHere) return [fileURLToPath(new URL(`./${name}.js`, import.meta.url))];
+export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' = process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources'): string[] {
   if (mode === 'compiled') {
     const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
     if (!fs.existsSync(script)) throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
@@ -37,5 +35,5 @@ export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' 
   // Node with tsx's loader, not the tsx command: one process, whose pid is the one a supervisor
   // watches and the one Temporal shows as the poller's identity (pid@host).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return ['--import', tsx, fileURLToPath(new URL(`./${name}.ts`, import.meta.url))];
+  return ['--import', tsx, fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url))];
 }

@@ -1,7 +1,7 @@
 /**
  * Launches the whole platform: infrastructure (found or started), the Temporal worker process(es)
  * and the edge process, and keeps them running: a worker or the edge that exits is started
- * again with a backoff, a server too (workers/supervise.ts). Used by `npm start` and by the test
+ * again with a backoff, a server too (tools/supervise.ts). Used by `npm start` and by the test
  * suite, so tests run what users run. It returns once the edge reports ready (GET /health/ready:
  * every server answers and a worker polls the task queue).
  */

@@ -3,7 +3,7 @@
 //  - @temporalio/core-bridge ships its native library for five platforms (~28 MB each) and the
 //    Rust sources: only this machine's library stays.
 //  - source maps and TypeScript declarations of dependencies.
-// usage: node workers/prune-runtime.mjs <node_modules>
+// usage: node tools/prune-runtime.mjs <node_modules>
 import fs from 'node:fs';
 import path from 'node:path';
 
