@@ -1,7 +1,12 @@
 /**
- * Every activity function the Temporal worker registers. Workflows import only the types of this
- * module; the worker wraps each function so a PlatformError (a client's fault) travels as a
- * non-retryable failure that the edge maps back to its status.
+ * activities/ holds the components, one folder each (the name is the card's: the code that uses
+ * MongoDB and MinIO). They are called by workflows, as Temporal activities, and by the edge
+ * alike; each folder's index.ts is its surface. activities/core/ is the room they share,
+ * activities/adapters/ the vendor adapters (docs/architecture.md).
+ *
+ * This file is the one list of what the worker registers as Temporal activities. Workflows import
+ * only the types of this module; the worker wraps each function so a PlatformError (a client's
+ * fault) travels as a non-retryable failure that the edge maps back to its status.
  */
 export { processStoredImage, convertStoredHeic, discardUpload } from './images/index.ts';
 export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/index.ts';
