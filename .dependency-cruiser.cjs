@@ -11,9 +11,9 @@ module.exports = {
     {
       name: 'no-cycles',
       severity: 'error',
-      comment: 'A cycle ties modules together: start-up order breaks and nothing can be read or replaced alone. Type-only imports do not run and are not counted.',
+      comment: 'A cycle ties modules together: start-up order breaks and nothing can be read or replaced alone. Type-only imports count too: a type cycle is a design cycle.',
       from: {},
-      to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'component-private',

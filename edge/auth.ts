@@ -11,9 +11,8 @@ import { authenticateKey, type Principal } from '../activities/identity/index.ts
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/index.ts';
 import type { UserRef } from '../activities/identity/constants.ts';
 import { limited, RateLimiter } from './rate-limit.ts';
-import { clientAddress } from './http.ts';
+import { clientAddress, type AuthLevel } from './http.ts';
 
-export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
 
 export function presentedKey(event: H3Event): string | undefined {

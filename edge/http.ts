@@ -10,7 +10,6 @@ import { z } from 'zod';
 import { config } from '../activities/core/config.ts';
 import { PlatformError, tooLarge } from '../activities/core/errors.ts';
 import type { Principal } from '../activities/identity/index.ts';
-import type { AuthLevel } from './auth.ts';
 import { MalformedJson, zodToPlatform, type ErrorShape } from './errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -31,6 +30,9 @@ export interface Ctx<B, Q, P, F> {
   file?: UploadedFile;
 }
 
+
+/** Who may call a route: no key, any valid key, an admin key, a system_admin key. */
+export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
   method: Method;
   /** h3 paths (`/x/:id`); the first is documented, the rest are aliases */

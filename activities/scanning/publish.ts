@@ -10,7 +10,7 @@
  */
 import { recordEvent, type EventType } from '../events/index.ts';
 import type { VenueMatch } from './matching.ts';
-import type { ScanProduct } from './scans.ts';
+import type { ScanProduct } from './products.ts';
 
 /** The scan as the workflow mirrors it (its view, workflows/ticket-scan.ts): what the events read of it. */
 export interface MirroredScan {

@@ -20,27 +20,9 @@ import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
 import { parseReceipt, type ParsedReceipt } from './receipt.ts';
 import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
+import type { ScanProduct } from './products.ts';
 
-export type ScanStatus = 'processing' | 'pending_validation' | 'completed' | 'rejected' | 'failed';
-export type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';
-
-export interface ScanProduct {
-  id: string;
-  name: string;
-  brand_id: number;
-  confidence: number;
-  points: number;
-  quantity: number;
-  unit_price: number;
-  line_price: number;
-  expected_price: number | null;
-  lines: string[];
-  needs_validation: boolean;
-  validation_status: ProductValidation;
-  validated_by: string | null;
-  validated_at: string | null;
-  notes: string | null;
-}
+export type { ProductValidation, ScanProduct, ScanStatus } from './products.ts';
 
 export interface ReadReceipt {
   media_public_id: string;
