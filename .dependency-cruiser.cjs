@@ -11,35 +11,40 @@ module.exports = {
     {
       name: 'no-cycles',
       severity: 'error',
-      comment: 'A cycle ties modules together: start-up order breaks and nothing can be read or replaced alone. Type-only imports count too: a type cycle is a design cycle.',
+      comment:
+        'A cycle ties modules together: start-up order breaks and nothing can be read or replaced alone. Type-only imports count too: a type cycle is a design cycle.',
       from: {},
       to: { circular: true },
     },
     {
       name: 'component-private',
       severity: 'error',
-      comment: "Another component's private file (store, models, helpers): use its surface, index.ts, or have the composition root (workers/root.ts) hand the capability in.",
+      comment:
+        "Another component's private file (store, models, helpers): use its surface, index.ts, or have the composition root (workers/root.ts) hand the capability in.",
       from: { path: '^activities/([^/]+)/' },
       to: { path: COMPONENT_PRIVATE, pathNot: '^activities/$1/' },
     },
     {
       name: 'outside-private',
       severity: 'error',
-      comment: "The edge, the workflows and the processes use a component through its surface (index.ts, constants.ts) only.",
+      comment:
+        'The edge, the workflows and the processes use a component through its surface (index.ts, constants.ts) only.',
       from: { path: '^(edge|workflows|workers)/' },
       to: { path: COMPONENT_PRIVATE },
     },
     {
       name: 'core-imports-no-component',
       severity: 'error',
-      comment: 'activities/core (errors, config, ids, logger, locks, db, encryption, runtime) is below every component and adapter.',
+      comment:
+        'activities/core (errors, config, ids, logger, locks, db, encryption, runtime) is below every component and adapter.',
       from: { path: '^activities/core/' },
       to: { path: '^(activities/(?!core/)|edge/|workers/|workflows/)' },
     },
     {
       name: 'adapters-import-no-component',
       severity: 'error',
-      comment: 'Vendor adapters (storage, OCR, images, PDF, speech, mail, payments, gift providers, ...) know no component.',
+      comment:
+        'Vendor adapters (storage, OCR, images, PDF, speech, mail, payments, gift providers, ...) know no component.',
       from: { path: '^activities/adapters/' },
       to: { path: '^(activities/(?!core/|adapters/)|edge/|workers/|workflows/)' },
     },
@@ -60,21 +65,24 @@ module.exports = {
     {
       name: 'edge-not-to-processes',
       severity: 'error',
-      comment: 'The processes (workers/) start the edge, not the other way round; the edge reaches Temporal through the runs room (workers/runs/) alone.',
+      comment:
+        'The processes (workers/) start the edge, not the other way round; the edge reaches Temporal through the runs room (workers/runs/) alone.',
       from: { path: '^edge/' },
       to: { path: '^workers/(?!runs/)' },
     },
     {
       name: 'tools-stand-apart',
       severity: 'error',
-      comment: 'Development and build tooling (tools/: the local supervisor, setup, the build, the compose checker) runs the platform; nothing of the platform imports it.',
+      comment:
+        'Development and build tooling (tools/: the local supervisor, setup, the build, the compose checker) runs the platform; nothing of the platform imports it.',
       from: { path: '^(activities|edge|workflows|workers)/' },
       to: { path: '^tools/' },
     },
     {
       name: 'runs-not-to-edge',
       severity: 'error',
-      comment: 'The runs room serves the edge and the root alike: what the edge wants to know of runs (metrics, request ids) it hands in (observeRuns).',
+      comment:
+        'The runs room serves the edge and the root alike: what the edge wants to know of runs (metrics, request ids) it hands in (observeRuns).',
       from: { path: '^workers/runs/' },
       to: { path: '^(edge|workers/(?!runs/))' },
     },

@@ -17,13 +17,41 @@ export { recordReferral, creditReferral, completeReferral } from './loyalty/inde
 export { expireLapsedPoints } from './loyalty/index.ts';
 export { composeEmail, sendEmail } from './email/index.ts';
 export { runScheduledEvent } from './scheduler/index.ts';
-export { readReceipt, analyseScan, mirrorScan, creditScan, recordScanStarted, dropScanPlaceholder } from './scanning/index.ts';
+export {
+  readReceipt,
+  analyseScan,
+  mirrorScan,
+  creditScan,
+  recordScanStarted,
+  dropScanPlaceholder,
+} from './scanning/index.ts';
 export { analyseFeedback } from './feedback/index.ts';
 export { transcribeStoredAudio } from './support/index.ts';
 export { answerQuestion, requireConversation } from './support/index.ts';
 export { processStoredDocument, thumbnailStoredFile } from './documents/index.ts';
 export { applyPaymentEvent } from './billing/index.ts';
 export { processStoredText } from './text/index.ts';
-export { reserveRedemption, fulfilRedemption, checkRedemption, settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } from './gifts/index.ts';
+export {
+  reserveRedemption,
+  fulfilRedemption,
+  checkRedemption,
+  settleRedemption,
+  releaseRedemption,
+  closeUnreserved,
+  reviewRedemption,
+  settleReviewed,
+} from './gifts/index.ts';
 export { attemptDelivery, sweepEvents } from './events/index.ts';
-export { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport, beginUserErasure, stopUserRuns, takeErasurePlace, eraseUserPart, purgeUserRuns, finishUserErasure } from './privacy/index.ts';
+export {
+  beginUserExport,
+  exportUserPart,
+  packUserExport,
+  failUserExport,
+  expireUserExport,
+  beginUserErasure,
+  stopUserRuns,
+  takeErasurePlace,
+  eraseUserPart,
+  purgeUserRuns,
+  finishUserErasure,
+} from './privacy/index.ts';

@@ -2,12 +2,34 @@
  * Builds the h3 application from the route definitions: authentication, rate limiting, parsing,
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
-import { createApp, createRouter, eventHandler, getRequestHeader, send, sendStream, setResponseHeader, setResponseStatus, type H3Event } from 'h3';
+import {
+  createApp,
+  createRouter,
+  eventHandler,
+  getRequestHeader,
+  send,
+  sendStream,
+  setResponseHeader,
+  setResponseStatus,
+  type H3Event,
+} from 'h3';
 import { config } from '../activities/core/config.ts';
 import { createLogger, type Logger } from '../activities/core/logger.ts';
 import { authenticate, requireLevel } from './auth.ts';
 import { mapError, type ErrorShape } from './errors.ts';
-import { base64Room, clientAddress, parseWith, paramsOf, queryOf, readForm, readJson, Reply, routes, StreamedFile, type RouteDef } from './http.ts';
+import {
+  base64Room,
+  clientAddress,
+  parseWith,
+  paramsOf,
+  queryOf,
+  readForm,
+  readJson,
+  Reply,
+  routes,
+  StreamedFile,
+  type RouteDef,
+} from './http.ts';
 import { AuditTrail } from './audit-trail.ts';
 import { countFailure, countStart, observeRequest } from './metrics.ts';
 import { RateLimiter } from './rate-limit.ts';
@@ -59,7 +81,8 @@ function sendJson(event: H3Event, status: number, body: unknown, headers?: Recor
 const requestOf = (event: H3Event) => event.context.request as RequestContext;
 const routeOf = (event: H3Event) => (event.context.matchedRoute as { path?: string } | undefined)?.path ?? 'unmatched';
 // Probes and scrapes come every few seconds: their successful answers are logged at debug only.
-const isProbe = (route: string, status: number) => status < 400 && (route.startsWith('/health') || route === '/metrics');
+const isProbe = (route: string, status: number) =>
+  status < 400 && (route.startsWith('/health') || route === '/metrics');
 
 /**
  * Every request, answered by a route or not: its id (the caller's X-Request-Id when valid) in the
@@ -80,7 +103,15 @@ function beginRequest(event: H3Event, logger: Logger) {
     const status = res.writableFinished ? res.statusCode : 499;
     observeRequest(event.method, route, status, seconds);
     logger[isProbe(route, status) ? 'debug' : 'info'](
-      { request_id: ctx.request_id, method: event.method, route, status, ms: Math.round(seconds * 10_000) / 10, organization_id: ctx.organization_id ?? null, ...(ctx.workflow_ids.length ? { workflow_ids: ctx.workflow_ids } : {}) },
+      {
+        request_id: ctx.request_id,
+        method: event.method,
+        route,
+        status,
+        ms: Math.round(seconds * 10_000) / 10,
+        organization_id: ctx.organization_id ?? null,
+        ...(ctx.workflow_ids.length ? { workflow_ids: ctx.workflow_ids } : {}),
+      },
       'request',
     );
   };
@@ -91,7 +122,8 @@ function beginRequest(event: H3Event, logger: Logger) {
 export function createEdgeApp(opts: EdgeOptions = {}) {
   const cfg = config();
   const logger = opts.logger ?? createLogger('edge', cfg.LOG_LEVEL);
-  const logFor = (event: H3Event) => (err: unknown) => logger.error({ err, request_id: requestOf(event)?.request_id, route: routeOf(event) }, 'request failed');
+  const logFor = (event: H3Event) => (err: unknown) =>
+    logger.error({ err, request_id: requestOf(event)?.request_id, route: routeOf(event) }, 'request failed');
   const limiter = RateLimiter.forEdge(cfg.RATE_LIMIT_PER_MINUTE);
 
   const app = createApp({
@@ -124,7 +156,12 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         let body: unknown;
         let form: unknown;
         let file: Awaited<ReturnType<typeof readForm>>['file'];
-        if (def.body) body = parseWith(def.body, await readJson(event, def.jsonUpload ? base64Room(cfg.maxUploadBytes) : undefined), 'body');
+        if (def.body)
+          body = parseWith(
+            def.body,
+            await readJson(event, def.jsonUpload ? base64Room(cfg.maxUploadBytes) : undefined),
+            'body',
+          );
         if (def.form) {
           const parsed = await readForm(event, cfg.maxUploadBytes);
           form = parseWith(def.form.fields, parsed.fields, 'form');
@@ -132,7 +169,13 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
           file = parsed.file;
         }
         // An admin's change: its intent now, its record once the handler succeeded, before the answer.
-        trail = await AuditTrail.begin(def, principal, { params, query, body, form }, requestOf(event).request_id, logger);
+        trail = await AuditTrail.begin(
+          def,
+          principal,
+          { params, query, body, form },
+          requestOf(event).request_id,
+          logger,
+        );
         const call = () => def.handler({ event, principal, body, query, params, form, file });
         const result = await (trail ? trail.run(call) : call());
         await trail?.answered(event, result);
@@ -141,7 +184,8 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
           setResponseStatus(event, def.status ?? 200);
           setResponseHeader(event, 'content-type', def.produces);
           setResponseHeader(event, 'content-length', result.size);
-          if (result.filename) setResponseHeader(event, 'content-disposition', `attachment; filename="${result.filename}"`);
+          if (result.filename)
+            setResponseHeader(event, 'content-disposition', `attachment; filename="${result.filename}"`);
           return sendStream(event, result.stream);
         }
         if (def.produces && Buffer.isBuffer(result)) {
@@ -172,4 +216,3 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
   app.use(router);
   return app;
 }
-

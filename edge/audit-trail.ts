@@ -12,17 +12,43 @@ import { z } from 'zod';
 import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
 import { PlatformError } from '../activities/core/errors.ts';
 import type { Logger } from '../activities/core/logger.ts';
-import { beginIntent, bodyChanges, dropIntent, isPlatformId, isUserReferenceName, mergeChanges, newIntentId, recordChange, recordedUser, textLength, type AuditEntry, type ChangePolicy, type JsonSchema } from '../activities/audit/index.ts';
+import {
+  beginIntent,
+  bodyChanges,
+  dropIntent,
+  isPlatformId,
+  isUserReferenceName,
+  mergeChanges,
+  newIntentId,
+  recordChange,
+  recordedUser,
+  textLength,
+  type AuditEntry,
+  type ChangePolicy,
+  type JsonSchema,
+} from '../activities/audit/index.ts';
 import { findUserRef, isPlatformUserId, type Principal } from '../activities/identity/index.ts';
 import { Reply, type RouteDef } from './http.ts';
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Whether a route's successful admin requests are recorded. */
-export const auditedRoute = (def: RouteDef<any, any, any, any>) => def.audit !== false && MUTATING.has(def.method) && def.auth !== 'none';
+export const auditedRoute = (def: RouteDef<any, any, any, any>) =>
+  def.audit !== false && MUTATING.has(def.method) && def.auth !== 'none';
 
-const snake = (s: string) => s.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
-const singular = (s: string) => (s.endsWith('ies') ? `${s.slice(0, -3)}y` : s.endsWith('ses') ? s.slice(0, -2) : s.endsWith('s') && !s.endsWith('ss') ? s.slice(0, -1) : s);
+const snake = (s: string) =>
+  s
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+const singular = (s: string) =>
+  s.endsWith('ies')
+    ? `${s.slice(0, -3)}y`
+    : s.endsWith('ses')
+      ? s.slice(0, -2)
+      : s.endsWith('s') && !s.endsWith('ss')
+        ? s.slice(0, -1)
+        : s;
 const VERB: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' };
 
 /**
@@ -30,7 +56,11 @@ const VERB: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'up
  * the documented path. `/x/things` POST → `thing.create`; `/x/things/:id` PUT, PATCH, DELETE →
  * `thing.update` / `thing.delete` (target the `:id`); `/x/things/:id/settle` → `thing.settle`.
  */
-export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): { action: string; resource: string; param?: string } {
+export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): {
+  action: string;
+  resource: string;
+  param?: string;
+} {
   const segs = def.paths[0].split('/').filter(Boolean);
   const isParam = (s: string | undefined) => !!s && s.startsWith(':');
   const last = segs[segs.length - 1] ?? def.tag;
@@ -52,13 +82,17 @@ export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): {
   return { action: `${resource}.${verb}`, resource, param };
 }
 
-const answerBody = (result: unknown) => (result instanceof Reply ? result.body : result) as Record<string, any> | undefined;
+const answerBody = (result: unknown) =>
+  (result instanceof Reply ? result.body : result) as Record<string, any> | undefined;
 
 /** An id the answer gives for the resource: `{gift: {id}}`, `{id}`, `{gift_id}`. */
 function idInAnswer(body: Record<string, any> | undefined, resource: string): string | undefined {
   if (!body || typeof body !== 'object') return undefined;
   const nested = body[resource];
-  const v = (nested && typeof nested === 'object' ? (nested.id ?? nested[`${resource}_id`]) : undefined) ?? body.id ?? body[`${resource}_id`];
+  const v =
+    (nested && typeof nested === 'object' ? (nested.id ?? nested[`${resource}_id`]) : undefined) ??
+    body.id ??
+    body[`${resource}_id`];
   return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
 }
 
@@ -122,7 +156,13 @@ export class AuditTrail {
    * false`). Its intent is written now: a trail that cannot be written refuses the request before
    * anything changes.
    */
-  static async begin(def: RouteDef<any, any, any, any>, principal: Principal | undefined, parts: RequestParts, request_id: string, logger: Logger): Promise<AuditTrail | undefined> {
+  static async begin(
+    def: RouteDef<any, any, any, any>,
+    principal: Principal | undefined,
+    parts: RequestParts,
+    request_id: string,
+    logger: Logger,
+  ): Promise<AuditTrail | undefined> {
     if (!principal || principal.level < 1 || !auditedRoute(def)) return undefined;
     const trail = new AuditTrail(def, principal, parts, request_id, logger);
     try {
@@ -146,7 +186,13 @@ export class AuditTrail {
     let target: { type: string; id: string | number } | undefined;
     if (result !== undefined) {
       try {
-        target = spec?.target?.({ params: this.parts.params, body: this.parts.body, query: this.parts.query, result: body, principal: this.principal });
+        target = spec?.target?.({
+          params: this.parts.params,
+          body: this.parts.body,
+          query: this.parts.query,
+          result: body,
+          principal: this.principal,
+        });
       } catch {
         target = undefined;
       }
@@ -165,15 +211,24 @@ export class AuditTrail {
     }
     const namesUser = target.type === 'user' || (fromPath !== undefined && isUserReferenceName(fromPath));
     const refs = userReferences(this.parts.body ?? this.parts.form, new Set());
-    for (const [field, c] of Object.entries(this.notes.changes)) for (const v of [c.from, c.to]) userReferences(v, refs, field);
+    for (const [field, c] of Object.entries(this.notes.changes))
+      for (const v of [c.from, c.to]) userReferences(v, refs, field);
     if (namesUser) refs.add(String(target.id));
-    const policy: ChangePolicy = { keep: spec?.keep, schema: bodySchema(this.def), users: await this.resolve(organization_id, refs) };
+    const policy: ChangePolicy = {
+      keep: spec?.keep,
+      schema: bodySchema(this.def),
+      users: await this.resolve(organization_id, refs),
+    };
     let target_id = String(target.id);
     if (namesUser) target_id = String(recordedUser(target_id, policy));
     else if (fromPath !== undefined && !recordableId(target_id)) target_id = textLength(target_id);
     return {
       organization_id,
-      actor: { key_id: this.principal.key_id, user_id: this.principal.user_id, level: this.principal.level >= 2 ? 'system_admin' : 'admin' },
+      actor: {
+        key_id: this.principal.key_id,
+        user_id: this.principal.user_id,
+        level: this.principal.level >= 2 ? 'system_admin' : 'admin',
+      },
       action: spec?.action ?? derived.action,
       target: { type: target.type, id: target_id },
       request_id: this.request_id,
@@ -192,7 +247,8 @@ export class AuditTrail {
     const users = new Map<string, string>();
     await Promise.all(
       [...refs].slice(0, 20).map(async (ref) => {
-        if (ref === this.principal.idp_id && organization_id === this.principal.organization_id) return void users.set(ref, this.principal.user_id);
+        if (ref === this.principal.idp_id && organization_id === this.principal.organization_id)
+          return void users.set(ref, this.principal.user_id);
         try {
           const user = await findUserRef(organization_id, ref);
           if (user) users.set(ref, user.user_id);
@@ -246,7 +302,10 @@ export class AuditTrail {
         break;
       } catch (err) {
         if (attempt >= APPEND_ATTEMPTS) {
-          this.logger.error({ err, request_id: this.request_id, audit_record: entry, intent_id: this.intent }, 'audit record not appended: the maintenance run appends the intent as outcome unknown');
+          this.logger.error(
+            { err, request_id: this.request_id, audit_record: entry, intent_id: this.intent },
+            'audit record not appended: the maintenance run appends the intent as outcome unknown',
+          );
           return;
         }
         await new Promise((r) => setTimeout(r, 50 * 4 ** (attempt - 1)));

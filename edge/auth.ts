@@ -69,12 +69,19 @@ export async function optionalPrincipal(event: H3Event): Promise<Principal | und
 export function budgetSpent(p: Principal): boolean {
   const limiter = RateLimiter.edge;
   if (!limiter) return false;
-  return limiter.spent(`key:${p.key_id}`, p.rate_limit_per_minute) || limiter.spent(`user:${p.user_id}`, p.user_rate_limit_per_minute ?? 0);
+  return (
+    limiter.spent(`key:${p.key_id}`, p.rate_limit_per_minute) ||
+    limiter.spent(`user:${p.user_id}`, p.user_rate_limit_per_minute ?? 0)
+  );
 }
 
 export function requireLevel(p: Principal, level: Exclude<AuthLevel, 'none'>): void {
   if (p.level >= LEVEL[level]) return;
-  throw forbidden(level === 'sysadmin' ? 'This operation requires the system_admin permission' : 'This operation requires the admin permission');
+  throw forbidden(
+    level === 'sysadmin'
+      ? 'This operation requires the system_admin permission'
+      : 'This operation requires the admin permission',
+  );
 }
 
 /** The organization a request acts in: the key's own unless a system admin names another. */
@@ -108,12 +115,18 @@ export async function actingUser(p: Principal, organization_id: string, ref: str
  * Like actingUser, for reads: an unknown user is not created but answered with 404 `missing`
  * (a basic key still only reads its own user).
  */
-export async function existingUser(p: Principal, organization_id: string, ref: string, missing: string): Promise<UserRef> {
+export async function existingUser(
+  p: Principal,
+  organization_id: string,
+  ref: string,
+  missing: string,
+): Promise<UserRef> {
   if (organization_id === p.organization_id && (ref === p.user_id || ref === p.idp_id)) {
     return { user_id: p.user_id, idp_id: p.idp_id, organization_id };
   }
   const user = await findUserRef(organization_id, ref);
-  if (p.level === 0 && (!user || user.user_id !== p.user_id)) throw forbidden('A basic API key may only act for its own user');
+  if (p.level === 0 && (!user || user.user_id !== p.user_id))
+    throw forbidden('A basic API key may only act for its own user');
   if (!user) throw notFound(missing);
   return user;
 }

@@ -31,7 +31,11 @@ function platformFailure(err: unknown): PlatformError | undefined {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 8; depth += 1) {
     if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
-      const info = (cur.details?.[0] ?? {}) as { status?: number; field?: string | null; headers?: Record<string, string> | null };
+      const info = (cur.details?.[0] ?? {}) as {
+        status?: number;
+        field?: string | null;
+        headers?: Record<string, string> | null;
+      };
       return new PlatformError(info.status ?? 500, cur.message, info.field ?? undefined, info.headers ?? undefined);
     }
     cur = (cur as { cause?: unknown }).cause;
@@ -64,7 +68,12 @@ export const serverErrorText = (status: number) => SERVER_TEXT[status] ?? SERVER
  */
 export type Audience = 'end_user' | 'operator';
 
-export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => void, audience: Audience = 'end_user'): MappedError {
+export function mapError(
+  err: unknown,
+  shape: ErrorShape,
+  log: (e: unknown) => void,
+  audience: Audience = 'end_user',
+): MappedError {
   let status = 500;
   let message = 'Internal server error';
   let headers: Record<string, string> | undefined;
@@ -82,7 +91,11 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
   } else if (err instanceof MalformedJson) {
     status = 400;
     message = `Malformed JSON body: ${err.message}`;
-  } else if (err instanceof WorkflowFailedError || err instanceof WorkflowUpdateFailedError || err instanceof TemporalFailure) {
+  } else if (
+    err instanceof WorkflowFailedError ||
+    err instanceof WorkflowUpdateFailedError ||
+    err instanceof TemporalFailure
+  ) {
     const p = platformFailure(err);
     if (p) {
       status = p.status;
@@ -90,7 +103,12 @@ export function mapError(err: unknown, shape: ErrorShape, log: (e: unknown) => v
       headers = p.headers;
       written = true;
     }
-  } else if (typeof err === 'object' && err !== null && 'statusCode' in err && typeof (err as { statusCode: unknown }).statusCode === 'number') {
+  } else if (
+    typeof err === 'object' &&
+    err !== null &&
+    'statusCode' in err &&
+    typeof (err as { statusCode: unknown }).statusCode === 'number'
+  ) {
     // h3's own errors: unmatched route (404), wrong method (405), unreadable body (400)
     status = (err as { statusCode: number }).statusCode;
     message = STATUS_TEXT[status] ?? ((err as { statusMessage?: string }).statusMessage || 'Bad request');

@@ -30,7 +30,6 @@ export interface Ctx<B, Q, P, F> {
   file?: UploadedFile;
 }
 
-
 /** Who may call a route: no key, any valid key, an admin key, a system_admin key. */
 export type AuthLevel = 'none' | 'key' | 'admin' | 'sysadmin';
 export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
@@ -61,7 +60,10 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
    * the route's error schema. The statuses every route of its kind answers (400, 401, 404, 429,
    * ...: see operationOf in edge/openapi.ts) are documented without this.
    */
-  statuses?: Record<number, string | { description: string; answer: true } | { description: string; schema: z.ZodType }>;
+  statuses?: Record<
+    number,
+    string | { description: string; answer: true } | { description: string; schema: z.ZodType }
+  >;
   /** unauthenticated routes are rate limited per client address */
   rateLimit?: 'key' | 'ip' | 'none';
   /**
@@ -82,7 +84,13 @@ export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
    * what was changed: from the path, the body or the answer (a created id). A target of type
    * `user` is recorded as the platform user id its id resolves to, whatever the request named.
    */
-  target?: (c: { params: P; body: B; query: Q; result: any; principal: Principal }) => { type: string; id: string | number } | undefined;
+  target?: (c: {
+    params: P;
+    body: B;
+    query: Q;
+    result: any;
+    principal: Principal;
+  }) => { type: string; id: string | number } | undefined;
   /**
    * The body's fields (and the fields components note) recorded as they are: configuration and
    * catalogue fields that are never a person's words (`url`, `gift_name`, `metadata.template`;
@@ -96,7 +104,9 @@ export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
 
 export const routes: RouteDef<any, any, any, any>[] = [];
 
-export function defineRoute<B = undefined, Q = undefined, P = undefined, F = undefined>(def: RouteDef<B, Q, P, F>): void {
+export function defineRoute<B = undefined, Q = undefined, P = undefined, F = undefined>(
+  def: RouteDef<B, Q, P, F>,
+): void {
   routes.push(def);
 }
 
@@ -105,7 +115,8 @@ const JSON_LIMIT = 1024 * 1024;
 /** Reads the body with a hard byte limit: oversized uploads get 413 without being buffered whole. */
 export async function readBodyLimited(event: H3Event, limit: number): Promise<Buffer> {
   const declared = Number(getRequestHeader(event, 'content-length') ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
+  if (Number.isFinite(declared) && declared > limit)
+    throw tooLarge(`Request body is larger than the ${formatLimit(limit)} limit`);
   const req = event.node.req;
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -126,7 +137,8 @@ export async function readBodyLimited(event: H3Event, limit: number): Promise<Bu
   });
 }
 
-const formatLimit = (bytes: number) => (bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`);
+const formatLimit = (bytes: number) =>
+  bytes >= 1024 * 1024 ? `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB` : `${Math.round(bytes / 1024)} KB`;
 
 /** A JSON body carrying a base64 upload of at most `bytes`, plus room for the other fields. */
 export const base64Room = (bytes: number) => Math.ceil(bytes / 3) * 4 + 64 * 1024;
@@ -141,9 +153,13 @@ export async function readJson(event: H3Event, limit = JSON_LIMIT): Promise<unkn
   }
 }
 
-export async function readForm(event: H3Event, limit: number): Promise<{ fields: Record<string, string>; file?: UploadedFile }> {
+export async function readForm(
+  event: H3Event,
+  limit: number,
+): Promise<{ fields: Record<string, string>; file?: UploadedFile }> {
   const type = getRequestHeader(event, 'content-type') ?? '';
-  if (!/^multipart\/form-data/i.test(type)) throw new PlatformError(415, 'Expected multipart/form-data with a `file` field');
+  if (!/^multipart\/form-data/i.test(type))
+    throw new PlatformError(415, 'Expected multipart/form-data with a `file` field');
   // The limit covers the whole request: the file plus a little room for the other fields.
   const raw = await readBodyLimited(event, limit + 64 * 1024);
   let form: FormData;
@@ -165,7 +181,11 @@ export async function readForm(event: H3Event, limit: number): Promise<{ fields:
   return { fields, file };
 }
 
-export function parseWith<T>(schema: z.ZodType<T> | undefined, value: unknown, where: 'body' | 'query' | 'path' | 'form'): T {
+export function parseWith<T>(
+  schema: z.ZodType<T> | undefined,
+  value: unknown,
+  where: 'body' | 'query' | 'path' | 'form',
+): T {
   if (!schema) return undefined as T;
   const result = schema.safeParse(value);
   if (!result.success) throw zodToPlatform(result.error, where);
@@ -227,7 +247,10 @@ export function clientAddress(event: H3Event): string {
   const hops = config().TRUST_PROXY;
   if (!hops) return socket;
   const header = event.node.req.headers['x-forwarded-for'];
-  const entries = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   if (!entries.length) return socket;
   return plainAddress(entries[Math.max(0, entries.length - hops)]) ?? socket;
 }

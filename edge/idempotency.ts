@@ -74,8 +74,19 @@ export async function once<R>(o: Once<R>): Promise<R> {
   const key = idempotencyKeyOf(o.event);
   if (key === undefined) return o.run(o.newId(), false);
   const request_sha256 = await requestHash(o.fields, o.file);
-  const record = await claimIdempotencyKey({ organization_id: o.organization_id, user_id: o.user_id, route: o.route, key, request_sha256, resource_id: o.newId() });
-  if (record.request_sha256 !== request_sha256) throw invalid(IDEMPOTENCY_HEADER, 'was already used with another request (another file or other fields); use a new key for a new upload');
+  const record = await claimIdempotencyKey({
+    organization_id: o.organization_id,
+    user_id: o.user_id,
+    route: o.route,
+    key,
+    request_sha256,
+    resource_id: o.newId(),
+  });
+  if (record.request_sha256 !== request_sha256)
+    throw invalid(
+      IDEMPOTENCY_HEADER,
+      'was already used with another request (another file or other fields); use a new key for a new upload',
+    );
   if (record.state === 'succeeded') {
     replayed(o.event);
     return record.result as R;
@@ -90,7 +101,10 @@ export async function once<R>(o: Once<R>): Promise<R> {
   } catch (err) {
     const { status, body } = mapError(err, 'detail', () => undefined, 'operator');
     // Not recording a refusal only costs a retry the same run again: the answer is not held up.
-    if (isRefusal(status)) await settleIdempotencyKey({ id: record.id, refusal: { status, detail: String(body.detail) } }).catch(() => undefined);
+    if (isRefusal(status))
+      await settleIdempotencyKey({ id: record.id, refusal: { status, detail: String(body.detail) } }).catch(
+        () => undefined,
+      );
     throw err;
   }
   // Unrecorded, a retry attaches to the finished run instead: still the same answer (and recorded
@@ -121,10 +135,20 @@ async function liveOrDone(workflowId: string): Promise<boolean> {
  * Stores the upload of the run `workflowId` works on. The object's name comes from the media id,
  * so a retry writes the same object at most, and none while the run it attaches to exists.
  */
-export async function uploadFor(workflowId: string, retry: boolean, input: Parameters<typeof storeUpload>[0]): Promise<StoredUpload> {
+export async function uploadFor(
+  workflowId: string,
+  retry: boolean,
+  input: Parameters<typeof storeUpload>[0],
+): Promise<StoredUpload> {
   if (retry && (await liveOrDone(workflowId))) {
     const paths = uploadPaths(input.organization_id, input.user_id, input.media_id, input.filename);
-    return { media_id: input.media_id, organization_id: input.organization_id, user_id: input.user_id, filename: paths.filename, original_path: paths.original_path };
+    return {
+      media_id: input.media_id,
+      organization_id: input.organization_id,
+      user_id: input.user_id,
+      filename: paths.filename,
+      original_path: paths.original_path,
+    };
   }
   return storeUpload(input);
 }

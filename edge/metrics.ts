@@ -22,7 +22,12 @@ export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 const labels = ['method', 'route', 'status'] as const;
-const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered by the edge (route: the path pattern; unmatched: no route)', labelNames: labels, registers: [registry] });
+const requests = new Counter({
+  name: 'http_requests_total',
+  help: 'Requests answered by the edge (route: the path pattern; unmatched: no route)',
+  labelNames: labels,
+  registers: [registry],
+});
 const latency = new Histogram({
   name: 'http_request_duration_seconds',
   help: 'Time from the request to the last byte of the answer',
@@ -103,7 +108,8 @@ defineRoute({
   method: 'GET',
   paths: ['/metrics'],
   tag: 'system',
-  summary: "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome. Not an API key: Authorization: Bearer <METRICS_TOKEN>; served only when METRICS_TOKEN is set (else 404)",
+  summary:
+    "Prometheus metrics of this edge process (text exposition format): requests, latency, workflow starts and failures, database command times, and the cluster's webhook delivery attempts by outcome. Not an API key: Authorization: Bearer <METRICS_TOKEN>; served only when METRICS_TOKEN is set (else 404)",
   auth: 'none',
   statuses: {
     401: 'Without Authorization: Bearer <METRICS_TOKEN>, or with another token',
@@ -116,7 +122,9 @@ defineRoute({
     // Per-route traffic and every organization's webhook outcomes: never to anyone who asks.
     if (!METRICS_ENABLED || !METRICS_TOKEN) throw new PlatformError(404, 'Not found');
     if (!metricsTokenMatches(getRequestHeader(event, 'authorization'), METRICS_TOKEN)) {
-      throw new PlatformError(401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>', undefined, { 'WWW-Authenticate': 'Bearer realm="metrics"' });
+      throw new PlatformError(401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>', undefined, {
+        'WWW-Authenticate': 'Bearer realm="metrics"',
+      });
     }
     return registry.metrics();
   },

@@ -54,7 +54,7 @@ The project's repository explains the rest:
 export const TAG_DESCRIPTIONS: Record<string, string> = {
   system: 'Health of the platform, this document and the reference page; no key needed.',
   session: 'Sessions, conversations and API keys (also served under `/api/session-service`).',
-  identity: 'Organizations and their users (`idp_id` is the identity provider\'s id, `usr_…` the platform\'s).',
+  identity: "Organizations and their users (`idp_id` is the identity provider's id, `usr_…` the platform's).",
   images: 'Image analysis and HEIC conversion: uploads that start a workflow.',
   text: 'Text processing and similarity. Errors are `{success:false, error}`.',
   responses: "The assistant's stored answers of a conversation.",
@@ -62,16 +62,17 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   email: 'Mail to a user of the organization (the address on record only, for a basic key).',
   scheduler:
     'Scheduled events, each run by a Temporal Schedule. Two interface variants share one event store: `/scheduler/events` and `/api/scheduler-service/events`.',
-  retail: 'The organization\'s catalogue of brands, products and venues (admins write), and receipt scans.',
+  retail: "The organization's catalogue of brands, products and venues (admins write), and receipt scans.",
   'ticket scan': 'Ticket scans: upload, status, admin validation of uncertain products, image and thumbnail.',
   support: 'Support answers from the knowledge base, the knowledge base itself, and audio transcription.',
   feedback: 'User feedback and its statistics.',
   'search history': "Search across the organization's catalogue and the user's texts, and the user's search history.",
-  billing: 'Token packages, purchases, usage and the payment provider\'s webhook.',
+  billing: "Token packages, purchases, usage and the payment provider's webhook.",
   'llm configuration': 'Model settings per organization and agent, and provider settings.',
   loyalty: 'Points balances and history, awards, rules and referrals.',
   gifts: 'Gift catalogue and redemption with points. Errors are `{success:false, error}`.',
   webhooks: 'Outgoing events: webhook endpoints (Standard Webhooks signatures), their deliveries and the event log.',
-  audit: 'The audit trail: every change made with an admin or system_admin key, hash-chained per organization, and its verification.',
+  audit:
+    'The audit trail: every change made with an admin or system_admin key, hash-chained per organization, and its verification.',
   privacy: "A user's data handed back (an export zip) or erased on request (docs/privacy.md).",
 };

@@ -19,7 +19,9 @@ const ERROR_SCHEMAS: Record<string, Json> = {
   ErrorDetail: {
     type: 'object',
     description: 'The error answer of most routes',
-    properties: { detail: { type: 'string', description: 'what went wrong; a 422 starts with the field: `user_id: …`' } },
+    properties: {
+      detail: { type: 'string', description: 'what went wrong; a 422 starts with the field: `user_id: …`' },
+    },
     required: ['detail'],
   },
   ErrorSuccess: {
@@ -36,7 +38,12 @@ const inputSchema = (schema: Schema): Json => {
 };
 
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
-const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map(capital).join('');
+const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map(capital)
+    .join('');
 
 /** `GET /api/gifts/gifts/:gift_id` → `getGiftsByGiftId` (a leading `api` and repeated words dropped). */
 function operationIdOf(method: string, path: string): string {
@@ -60,8 +67,29 @@ const isSchema = (v: unknown): v is Schema => typeof v === 'object' && v !== nul
 const CHILDREN = ['element', 'innerType', 'in', 'out', 'left', 'right', 'keyType', 'valueType', 'rest'];
 
 /** Field names that say nothing without their component: `Metadata` becomes `SupportMetadata`. */
-const GENERIC = new Set(['Config', 'Data', 'Details', 'Entry', 'Info', 'Item', 'Limit', 'Metadata', 'Policy', 'Result', 'Results', 'Rules', 'Settings', 'Stats', 'Status', 'Summary']);
-const singular = (word: string) => word.replace(/ies$/, 'y').replace(/(ss|sh|ch|x)es$/, '$1').replace(/([^s])s$/, '$1');
+const GENERIC = new Set([
+  'Config',
+  'Data',
+  'Details',
+  'Entry',
+  'Info',
+  'Item',
+  'Limit',
+  'Metadata',
+  'Policy',
+  'Result',
+  'Results',
+  'Rules',
+  'Settings',
+  'Stats',
+  'Status',
+  'Summary',
+]);
+const singular = (word: string) =>
+  word
+    .replace(/ies$/, 'y')
+    .replace(/(ss|sh|ch|x)es$/, '$1')
+    .replace(/([^s])s$/, '$1');
 
 /** Calls `visit` with every sub-schema of `root` once, and the property name it sits under. */
 function walk(root: Schema, visit: (s: Schema, key: string | undefined) => void) {
@@ -73,13 +101,14 @@ function walk(root: Schema, visit: (s: Schema, key: string | undefined) => void)
     const def = defOf(s);
     if (def.type === 'object' && def.shape) for (const [k, child] of Object.entries(def.shape)) go(child, k);
     // Items of an array or map are named after its field, in the singular (`gifts` → `gift`).
-    for (const name of CHILDREN) if (isSchema(def[name])) go(def[name], (name === 'element' || name === 'valueType') && key ? singular(key) : key);
-    for (const list of [def.options, def.items]) if (Array.isArray(list)) for (const child of list) if (isSchema(child)) go(child, key);
+    for (const name of CHILDREN)
+      if (isSchema(def[name])) go(def[name], (name === 'element' || name === 'valueType') && key ? singular(key) : key);
+    for (const list of [def.options, def.items])
+      if (Array.isArray(list)) for (const child of list) if (isSchema(child)) go(child, key);
     if (def.type === 'lazy' && typeof def.getter === 'function') go((def.getter as () => Schema)(), key);
   };
   go(root, undefined);
 }
-
 
 /**
  * Names every documented answer and its shared parts in one registry, converted together so that
@@ -107,7 +136,9 @@ function responseComponents(documented: { def: RouteDef; operationId: string }[]
   }
   // Answers of other statuses with their own schema (a refused payment's 402).
   for (const { def, operationId } of documented) {
-    for (const [status, said] of Object.entries(def.statuses ?? {})) if (typeof said === 'object' && 'schema' in said) name(said.schema, [metaId(said.schema) ?? `${capital(operationId)}${status}`]);
+    for (const [status, said] of Object.entries(def.statuses ?? {}))
+      if (typeof said === 'object' && 'schema' in said)
+        name(said.schema, [metaId(said.schema) ?? `${capital(operationId)}${status}`]);
   }
   // Parts: explicit ids always; other objects when more than one route answers with them.
   const users = new Map<Schema, { routes: Set<RouteDef>; key?: string; tag: string }>();
@@ -128,7 +159,9 @@ function responseComponents(documented: { def: RouteDef; operationId: string }[]
     name(s, GENERIC.has(base) ? [pascal(use.tag) + base] : [base, pascal(use.tag) + base]);
   }
 
-  const { schemas } = z.toJSONSchema(registry, { io: 'output', unrepresentable: 'any', uri: componentRef }) as { schemas: Record<string, Json> };
+  const { schemas } = z.toJSONSchema(registry, { io: 'output', unrepresentable: 'any', uri: componentRef }) as {
+    schemas: Record<string, Json>;
+  };
   const components: Record<string, Json> = {};
   for (const id of [...byName.keys()].sort()) {
     const { $schema: _s, $id: _i, ...body } = schemas[id];
@@ -139,11 +172,20 @@ function responseComponents(documented: { def: RouteDef; operationId: string }[]
 
 function parametersOf(def: RouteDef): Json[] {
   const out: Json[] = [];
-  for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
+  for (const [where, schema] of [
+    ['path', def.params],
+    ['query', def.query],
+  ] as const) {
     if (!schema) continue;
     const json = inputSchema(schema as Schema) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, prop] of Object.entries(json.properties ?? {})) {
-      out.push({ name, in: where, required: where === 'path' || (json.required ?? []).includes(name), schema: prop, ...(prop.description ? { description: prop.description } : {}) });
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (json.required ?? []).includes(name),
+        schema: prop,
+        ...(prop.description ? { description: prop.description } : {}),
+      });
     }
   }
   if (def.idempotent) {
@@ -161,7 +203,8 @@ function parametersOf(def: RouteDef): Json[] {
 function successOf(def: RouteDef, answer: string | undefined): Json {
   if (def.produces) {
     const content: Json = {};
-    for (const type of def.produces.split(',')) content[type.split(';')[0].trim()] = { schema: { type: 'string', format: 'binary' } };
+    for (const type of def.produces.split(','))
+      content[type.split(';')[0].trim()] = { schema: { type: 'string', format: 'binary' } };
     return { description: 'OK', content };
   }
   return { description: 'OK', content: { 'application/json': { schema: answer ? ref(answer) : {} } } };
@@ -169,7 +212,11 @@ function successOf(def: RouteDef, answer: string | undefined): Json {
 
 function operationOf(def: RouteDef, operationId: string, answer: string | undefined, named: Map<Schema, string>): Json {
   const errorBody = ref(def.errors === 'success' ? 'ErrorSuccess' : 'ErrorDetail');
-  const err = (description: string, headers?: Json) => ({ description, ...(headers ? { headers } : {}), content: { 'application/json': { schema: errorBody } } });
+  const err = (description: string, headers?: Json) => ({
+    description,
+    ...(headers ? { headers } : {}),
+    content: { 'application/json': { schema: errorBody } },
+  });
   const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } };
   const mutates = def.method !== 'GET';
   const op: Json = {
@@ -179,19 +226,51 @@ function operationOf(def: RouteDef, operationId: string, answer: string | undefi
     parameters: parametersOf(def),
     responses: {
       [String(def.status ?? 200)]: successOf(def, answer),
-      ...(def.body || def.form || def.query || def.params ? { '400': err('Malformed request'), '422': err('Invalid input; the message names the field') } : {}),
-      ...(def.auth !== 'none' ? { '401': err('Missing, unknown or revoked API key'), '403': err('The key lacks the permission or organization'), '429': err('Rate limited', retryAfter) } : {}),
-      ...(def.params ? { '404': err('Not found, or not visible to this key') } : def.auth !== 'none' && (def.body || def.query || def.form) ? { '404': err('Something the request names was not found, or is not visible to this key') } : {}),
-      ...(def.idempotent ? { '409': err('The Idempotency-Key is in use by a concurrent request, or was used for another request') } : {}),
-      ...(def.auth === 'none' && def.rateLimit === 'ip' ? { '429': err('Rate limited (per client address)', retryAfter) } : {}),
-      ...(def.form ? { '413': err('Upload over MAX_UPLOAD_MB') } : def.body ? { '413': err(def.jsonUpload ? 'Body over its limit (the base64 file over MAX_UPLOAD_MB)' : 'Body over 1 MB') } : {}),
+      ...(def.body || def.form || def.query || def.params
+        ? { '400': err('Malformed request'), '422': err('Invalid input; the message names the field') }
+        : {}),
+      ...(def.auth !== 'none'
+        ? {
+            '401': err('Missing, unknown or revoked API key'),
+            '403': err('The key lacks the permission or organization'),
+            '429': err('Rate limited', retryAfter),
+          }
+        : {}),
+      ...(def.params
+        ? { '404': err('Not found, or not visible to this key') }
+        : def.auth !== 'none' && (def.body || def.query || def.form)
+          ? { '404': err('Something the request names was not found, or is not visible to this key') }
+          : {}),
+      ...(def.idempotent
+        ? { '409': err('The Idempotency-Key is in use by a concurrent request, or was used for another request') }
+        : {}),
+      ...(def.auth === 'none' && def.rateLimit === 'ip'
+        ? { '429': err('Rate limited (per client address)', retryAfter) }
+        : {}),
+      ...(def.form
+        ? { '413': err('Upload over MAX_UPLOAD_MB') }
+        : def.body
+          ? {
+              '413': err(
+                def.jsonUpload ? 'Body over its limit (the base64 file over MAX_UPLOAD_MB)' : 'Body over 1 MB',
+              ),
+            }
+          : {}),
       ...(def.form ? { '415': err('Not multipart/form-data') } : {}),
-      ...(mutates && def.audit !== false && def.auth !== 'none' ? { '503': err('Audited (an admin key): the audit trail is unavailable; nothing was changed') } : {}),
+      ...(mutates && def.audit !== false && def.auth !== 'none'
+        ? { '503': err('Audited (an admin key): the audit trail is unavailable; nothing was changed') }
+        : {}),
       ...Object.fromEntries(
         Object.entries(def.statuses ?? {}).map(([status, said]) => {
           const description = typeof said === 'string' ? said : said.description;
-          if (typeof said === 'object' && 'schema' in said) return [status, { description, content: { 'application/json': { schema: ref(named.get(said.schema)!) } } }];
-          return [status, Number(status) < 300 || typeof said !== 'string' ? { ...successOf(def, answer), description } : err(description, Number(status) === 429 ? retryAfter : undefined)];
+          if (typeof said === 'object' && 'schema' in said)
+            return [status, { description, content: { 'application/json': { schema: ref(named.get(said.schema)!) } } }];
+          return [
+            status,
+            Number(status) < 300 || typeof said !== 'string'
+              ? { ...successOf(def, answer), description }
+              : err(description, Number(status) === 429 ? retryAfter : undefined),
+          ];
         }),
       ),
       '500': err('Server error (never carries a stack trace)'),
@@ -200,7 +279,8 @@ function operationOf(def: RouteDef, operationId: string, answer: string | undefi
   // In status order: the extra statuses of `statuses` among the generic ones.
   op.responses = Object.fromEntries(Object.entries(op.responses as Json).sort(([a], [b]) => Number(a) - Number(b)));
   if (def.auth !== 'none') op.security = [{ bearer: [] }, { apiKey: [] }];
-  if (def.auth === 'admin' || def.auth === 'sysadmin') op.description = `Requires the \`${def.auth === 'admin' ? 'admin' : 'system_admin'}\` permission.`;
+  if (def.auth === 'admin' || def.auth === 'sysadmin')
+    op.description = `Requires the \`${def.auth === 'admin' ? 'admin' : 'system_admin'}\` permission.`;
   if (def.body) op.requestBody = { required: true, content: { 'application/json': { schema: inputSchema(def.body) } } };
   if (def.form) {
     const fields = inputSchema(def.form.fields) as { properties?: Json; required?: string[] };
@@ -243,21 +323,32 @@ export function openApiDocument(): Json {
   const { components, answerName, nameOf } = responseComponents(documented.filter((d) => d.alias === 0));
   const paths: Record<string, Json> = {};
   // Aliases after every documented path, so the page lists each route's own path together.
-  for (const { def, path, alias, operationId } of [...documented.filter((d) => !d.alias), ...documented.filter((d) => d.alias)]) {
+  for (const { def, path, alias, operationId } of [
+    ...documented.filter((d) => !d.alias),
+    ...documented.filter((d) => d.alias),
+  ]) {
     const openPath = path.replace(/:([A-Za-z_]+)/g, '{$1}');
     const op = operationOf(def, operationId, answerName.get(def), nameOf);
     if (alias) op.description = [op.description, `Alias of \`${def.paths[0]}\`.`].filter(Boolean).join(' ');
     paths[openPath] ??= {};
     paths[openPath][def.method.toLowerCase()] = op;
   }
-  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}) }));
+  const tags = [...new Set(routes.map((r) => r.tag))].map((name) => ({
+    name,
+    ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
+  }));
   cached = {
     openapi: '3.1.0',
     info: { title: 'Loyalty & assistant platform', version: '0.1.0', description: API_DESCRIPTION },
     tags,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'pk_…', description: 'The API key as `Authorization: Bearer <key>`' },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'pk_…',
+          description: 'The API key as `Authorization: Bearer <key>`',
+        },
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'The API key as `X-API-Key: <key>`' },
       },
       schemas: { ...ERROR_SCHEMAS, ...components },

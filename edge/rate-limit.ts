@@ -34,7 +34,8 @@ export class RateLimiter {
     if (!perMinute) return;
     const w = this.window(id, Date.now());
     w.count += 1;
-    if (w.count > perMinute) throw limited(`Rate limit exceeded: ${perMinute} requests per minute`, this.retryAfterOf(w));
+    if (w.count > perMinute)
+      throw limited(`Rate limit exceeded: ${perMinute} requests per minute`, this.retryAfterOf(w));
   }
 
   /**
@@ -71,4 +72,5 @@ export class RateLimiter {
   }
 }
 
-export const limited = (message: string, retryAfter: number) => new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
+export const limited = (message: string, retryAfter: number) =>
+  new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });

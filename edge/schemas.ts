@@ -2,5 +2,11 @@
 import { z } from 'zod';
 
 export const requiredId = z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters');
-export const organizationId = z.string().trim().min(1).max(100).optional().describe('defaults to the API key\'s organization');
+export const organizationId = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .optional()
+  .describe("defaults to the API key's organization");
 export const iso = (d: Date | string) => (typeof d === 'string' ? d : d.toISOString());

@@ -12,7 +12,14 @@ import { recordId } from '../activities/audit/store.ts';
 
 useSuiteRuntime();
 
-const gift = (name: string) => ({ gift_name: name, gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 5, points_value: 10 });
+const gift = (name: string) => ({
+  gift_name: name,
+  gift_type: 'electronic_pins',
+  country: 'US',
+  supplier: 'Steam',
+  electronic_pin_amount: 5,
+  points_value: 10,
+});
 
 async function keyIdOf(t: Tenant): Promise<string> {
   const res = await call('GET', `/list_api_keys/${t.admin.user_id}`, { key: t.adminKey });
@@ -20,8 +27,10 @@ async function keyIdOf(t: Tenant): Promise<string> {
   return res.body.api_keys[0].key_id;
 }
 
-const list = (t: Tenant, q = '', key = t.adminKey) => call('GET', `/api/audit?organization_id=${t.organization_id}${q}`, { key });
-const verify = (t: Tenant, key = t.adminKey) => call('GET', `/api/audit/verify?organization_id=${t.organization_id}`, { key });
+const list = (t: Tenant, q = '', key = t.adminKey) =>
+  call('GET', `/api/audit?organization_id=${t.organization_id}${q}`, { key });
+const verify = (t: Tenant, key = t.adminKey) =>
+  call('GET', `/api/audit/verify?organization_id=${t.organization_id}`, { key });
 
 describe('GET /api/audit', () => {
   it('lists newest first, filters by action, actor key, target and time, and pages', async () => {
@@ -29,12 +38,20 @@ describe('GET /api/audit', () => {
     const keyId = await keyIdOf(t);
     const created: string[] = [];
     for (const name of ['One', 'Two', 'Three']) {
-      const res = await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(name), headers: { 'x-request-id': unique('req-gift') } });
+      const res = await call('POST', '/api/gifts/gifts', {
+        key: t.adminKey,
+        json: gift(name),
+        headers: { 'x-request-id': unique('req-gift') },
+      });
       expect(res.status).toBe(201);
       created.push(res.body.gift.id);
     }
     const between = new Date().toISOString();
-    const put = await call('PUT', `/api/gifts/gifts/${created[0]}`, { key: t.adminKey, json: gift('One, renamed'), headers: { 'x-request-id': 'req-audit-put-1' } });
+    const put = await call('PUT', `/api/gifts/gifts/${created[0]}`, {
+      key: t.adminKey,
+      json: gift('One, renamed'),
+      headers: { 'x-request-id': 'req-audit-put-1' },
+    });
     expect(put.status).toBe(200);
 
     const all = await list(t);
@@ -57,8 +74,13 @@ describe('GET /api/audit', () => {
     const byAction = await list(t, '&action=gift.create');
     expect(byAction.body.records.map((r: any) => r.target.id)).toEqual([...created].reverse());
     expect((await list(t, `&actor_key_id=${keyId}`)).body.records).toHaveLength(4);
-    expect((await list(t, `&target_id=${created[0]}`)).body.records.map((r: any) => r.action)).toEqual(['gift.update', 'gift.create']);
-    expect((await list(t, `&from=${encodeURIComponent(between)}`)).body.records.map((r: any) => r.action)).toEqual(['gift.update']);
+    expect((await list(t, `&target_id=${created[0]}`)).body.records.map((r: any) => r.action)).toEqual([
+      'gift.update',
+      'gift.create',
+    ]);
+    expect((await list(t, `&from=${encodeURIComponent(between)}`)).body.records.map((r: any) => r.action)).toEqual([
+      'gift.update',
+    ]);
     expect((await list(t, `&action=gift.create&to=${encodeURIComponent(between)}`)).body.records).toHaveLength(3);
 
     const p1 = await list(t, '&action=gift.create&limit=2');
@@ -85,14 +107,23 @@ describe('GET /api/audit', () => {
     expect(sys.body.records.every((r: any) => r.organization_id === b.organization_id)).toBe(true);
     expect((await verify(b, adminKey())).body.ok).toBe(true);
     // No route changes or deletes a record.
-    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE']) expect((await call(method, '/api/audit', { key: adminKey(), json: {} })).status).toBe(405);
+    for (const method of ['POST', 'PUT', 'PATCH', 'DELETE'])
+      expect((await call(method, '/api/audit', { key: adminKey(), json: {} })).status).toBe(405);
   });
 
   it('a basic key leaves no record; neither does a refused admin request', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const before = (await list(t)).body.records.length;
-    expect((await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id }, headers: { 'x-request-id': 'req-basic-1' } })).status).toBe(200);
+    expect(
+      (
+        await call('POST', '/initialize_session', {
+          key: u.key,
+          json: { user_id: u.user_id },
+          headers: { 'x-request-id': 'req-basic-1' },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call('PUT', '/api/gifts/gifts/nope', { key: t.adminKey, json: gift('x') })).status).toBe(404);
     expect((await list(t)).body.records.length).toBe(before);
   });
@@ -103,7 +134,13 @@ describe('the chain', () => {
     const t = await newTenant();
     const n = 24;
     const results = await Promise.all(
-      Array.from({ length: n }, (_, i) => call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(`Concurrent ${i}`), headers: { 'x-request-id': `req-conc-${t.organization_id}-${i}` } })),
+      Array.from({ length: n }, (_, i) =>
+        call('POST', '/api/gifts/gifts', {
+          key: t.adminKey,
+          json: gift(`Concurrent ${i}`),
+          headers: { 'x-request-id': `req-conc-${t.organization_id}-${i}` },
+        }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(n).fill(201));
     const records: any[] = [];
@@ -133,7 +170,11 @@ describe('the chain', () => {
       changes: {},
     });
     const [http, direct] = await Promise.all([
-      Promise.all(Array.from({ length: 15 }, (_, i) => call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(`Two writers ${i}`) }))),
+      Promise.all(
+        Array.from({ length: 15 }, (_, i) =>
+          call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(`Two writers ${i}`) }),
+        ),
+      ),
       Promise.all(Array.from({ length: 40 }, (_, i) => recordChange(entry(i)))),
     ]);
     expect(http.map((r) => r.status)).toEqual(Array(15).fill(201));
@@ -145,14 +186,19 @@ describe('the chain', () => {
 
   it('names a record altered in the database, one re-hashed by its link, one removed as missing', async () => {
     const t = await newTenant();
-    for (const name of ['A', 'B', 'C', 'D']) expect((await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(name) })).status).toBe(201);
+    for (const name of ['A', 'B', 'C', 'D'])
+      expect((await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: gift(name) })).status).toBe(201);
     expect((await verify(t)).body.ok).toBe(true);
     const rec = await AuditRecord.findById(recordId(t.organization_id, 3)).lean();
     expect(rec).toBeTruthy();
 
     // Altered in place: its own hash no longer matches.
     await AuditRecord.updateOne({ _id: rec!._id }, { $set: { action: 'gift.delete' } });
-    expect((await verify(t)).body).toMatchObject({ ok: false, records_checked: 2, first_break: { seq: 3, id: rec!._id, reason: 'hash_mismatch' } });
+    expect((await verify(t)).body).toMatchObject({
+      ok: false,
+      records_checked: 2,
+      first_break: { seq: 3, id: rec!._id, reason: 'hash_mismatch' },
+    });
 
     // Altered with its hash recomputed: the next record's link breaks.
     const { hashOf } = await import('../activities/audit/chain.ts');
@@ -166,7 +212,9 @@ describe('the chain', () => {
     await AuditRecord.deleteOne({ _id: rec!._id });
     expect((await verify(t)).body).toMatchObject({ ok: false, first_break: { seq: 3, reason: 'missing' } });
     // The tail removed too: the head still says how far the chain reached.
-    await AuditRecord.deleteMany({ _id: { $in: [recordId(t.organization_id, 4), recordId(t.organization_id, 5), recordId(t.organization_id, 6)] } });
+    await AuditRecord.deleteMany({
+      _id: { $in: [recordId(t.organization_id, 4), recordId(t.organization_id, 5), recordId(t.organization_id, 6)] },
+    });
     const last = (await verify(t)).body;
     expect(last.ok).toBe(false);
     expect(last.first_break.reason).toBe('missing');
@@ -180,31 +228,75 @@ describe('retention and intents', () => {
     const old = new Date(Date.now() - 401 * 86_400_000);
     // Seeded in process: the tenant's own records (its admin key) are recent.
     const org = unique('retained');
-    for (let i = 0; i < 3; i++) await recordChange({ organization_id: org, actor, action: 'gift.create', target: { type: 'gift', id: `old-${i}` }, request_id: `req-old-${i}`, changes: {}, at: old });
-    for (let i = 0; i < 2; i++) await recordChange({ organization_id: org, actor, action: 'gift.create', target: { type: 'gift', id: `new-${i}` }, request_id: `req-new-${i}`, changes: {} });
+    for (let i = 0; i < 3; i++)
+      await recordChange({
+        organization_id: org,
+        actor,
+        action: 'gift.create',
+        target: { type: 'gift', id: `old-${i}` },
+        request_id: `req-old-${i}`,
+        changes: {},
+        at: old,
+      });
+    for (let i = 0; i < 2; i++)
+      await recordChange({
+        organization_id: org,
+        actor,
+        action: 'gift.create',
+        target: { type: 'gift', id: `new-${i}` },
+        request_id: `req-new-${i}`,
+        changes: {},
+      });
     const out = await purgeAuditRecords({});
     expect(out.removed).toBeGreaterThanOrEqual(3);
     expect(await AuditRecord.countDocuments({ organization_id: org })).toBe(2);
     const v = await call('GET', `/api/audit/verify?organization_id=${org}`, { key: adminKey() });
     expect(v.body).toMatchObject({ ok: true, checked_from: 4, records_checked: 2, first_break: null });
     // The chain goes on from its tail; a second run removes nothing more.
-    await recordChange({ organization_id: org, actor, action: 'gift.delete', target: { type: 'gift', id: 'new-0' }, request_id: 'req-after', changes: {} });
+    await recordChange({
+      organization_id: org,
+      actor,
+      action: 'gift.delete',
+      target: { type: 'gift', id: 'new-0' },
+      request_id: 'req-after',
+      changes: {},
+    });
     await purgeAuditRecords({});
-    expect((await call('GET', `/api/audit/verify?organization_id=${org}`, { key: adminKey() })).body).toMatchObject({ ok: true, checked_from: 4, records_checked: 3 });
+    expect((await call('GET', `/api/audit/verify?organization_id=${org}`, { key: adminKey() })).body).toMatchObject({
+      ok: true,
+      checked_from: 4,
+      records_checked: 3,
+    });
     // A record older than the anchor re-inserted by hand is ignored; one before the kept ones altered is named.
     await AuditRecord.updateOne({ _id: recordId(org, 4) }, { $set: { request_id: 'forged' } });
-    expect((await call('GET', `/api/audit/verify?organization_id=${org}`, { key: adminKey() })).body.first_break).toMatchObject({ seq: 4, reason: 'hash_mismatch' });
+    expect(
+      (await call('GET', `/api/audit/verify?organization_id=${org}`, { key: adminKey() })).body.first_break,
+    ).toMatchObject({ seq: 4, reason: 'hash_mismatch' });
   });
 
   it('appends an intent a crash left as outcome unknown, once', async () => {
     const t = await newTenant();
     const created_at = new Date(Date.now() - 20 * 60_000);
-    await AuditIntent.create({ _id: unique('aui'), organization_id: t.organization_id, actor: { key_id: 'key_crashed', user_id: t.admin.user_id, level: 'admin' }, action: 'gift.delete', target: { type: 'gift', id: 'g1' }, request_id: 'req-crashed', changes_json: '{}', created_at });
+    await AuditIntent.create({
+      _id: unique('aui'),
+      organization_id: t.organization_id,
+      actor: { key_id: 'key_crashed', user_id: t.admin.user_id, level: 'admin' },
+      action: 'gift.delete',
+      target: { type: 'gift', id: 'g1' },
+      request_id: 'req-crashed',
+      changes_json: '{}',
+      created_at,
+    });
     await purgeAuditRecords({});
     await purgeAuditRecords({});
     const res = await list(t, '&actor_key_id=key_crashed');
     expect(res.body.records).toHaveLength(1);
-    expect(res.body.records[0]).toMatchObject({ action: 'gift.delete', outcome: 'unknown', request_id: 'req-crashed', target: { type: 'gift', id: 'g1' } });
+    expect(res.body.records[0]).toMatchObject({
+      action: 'gift.delete',
+      outcome: 'unknown',
+      request_id: 'req-crashed',
+      target: { type: 'gift', id: 'g1' },
+    });
     expect((await verify(t)).body.ok).toBe(true);
   });
 });

@@ -13,7 +13,9 @@ import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
 const garbage = () => `pk_${randomBytes(32).toString('base64url')}`;
 
 async function get(url: string, key: string, headers: Record<string, string> = {}) {
-  const res = await fetch(`${url}/api/users/me-${randomBytes(3).toString('hex')}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  const res = await fetch(`${url}/api/users/me-${randomBytes(3).toString('hex')}`, {
+    headers: { authorization: `Bearer ${key}`, ...headers },
+  });
   await res.arrayBuffer();
   return { status: res.status, retryAfter: res.headers.get('retry-after') };
 }
@@ -22,7 +24,10 @@ async function get(url: string, key: string, headers: Record<string, string> = {
 async function spendBudget(url: string, headers: Record<string, string> = {}) {
   const answers = [];
   for (let i = 0; i < 40; i += 1) answers.push(await get(url, garbage(), headers));
-  expect(answers.slice(0, 30).every((a) => a.status === 401), JSON.stringify(answers.slice(0, 30))).toBe(true);
+  expect(
+    answers.slice(0, 30).every((a) => a.status === 401),
+    JSON.stringify(answers.slice(0, 30)),
+  ).toBe(true);
   const last = answers.at(-1)!;
   expect(last.status).toBe(429);
   expect(Number(last.retryAfter)).toBeGreaterThan(0);
@@ -74,7 +79,9 @@ describe('failed authentications behind one trusted proxy (TRUST_PROXY=1)', () =
     expect((await get(url, garbage(), { 'x-forwarded-for': '192.0.2.1, 198.51.100.7' })).status).toBe(429);
     // and the limited client's valid key still works
     const user = await basicUser(tenant);
-    const self = await fetch(`${url}/api/users/${user.user_id}`, { headers: { authorization: `Bearer ${user.key}`, 'x-forwarded-for': '198.51.100.7' } });
+    const self = await fetch(`${url}/api/users/${user.user_id}`, {
+      headers: { authorization: `Bearer ${user.key}`, 'x-forwarded-for': '198.51.100.7' },
+    });
     expect(self.status).toBe(200);
   }, 60_000);
 });

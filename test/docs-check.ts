@@ -26,7 +26,13 @@ import type { Readable, Writable } from 'node:stream';
 type Json = Record<string, any>;
 
 function findChromium(): string {
-  const candidates = [process.env.CHROMIUM, 'chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'].filter(Boolean) as string[];
+  const candidates = [
+    process.env.CHROMIUM,
+    'chromium',
+    'chromium-browser',
+    'google-chrome',
+    'google-chrome-stable',
+  ].filter(Boolean) as string[];
   for (const c of candidates) {
     if (spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0) return c;
   }
@@ -60,7 +66,9 @@ class Browser {
 
   send(method: string, params: Json = {}, sessionId?: string): Promise<Json> {
     const id = this.next++;
-    (this.proc.stdio[3] as Writable).write(`${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`);
+    (this.proc.stdio[3] as Writable).write(
+      `${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`,
+    );
     return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject, method }));
   }
 
@@ -77,9 +85,14 @@ class Page {
   ) {
     browser.on((msg) => {
       if (msg.sessionId !== session) return;
-      if (msg.method === 'Runtime.exceptionThrown') this.problems.push(`page error: ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`);
-      if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error') this.problems.push(`console (${msg.params.entry.source}): ${msg.params.entry.text}`);
-      if (msg.method === 'Runtime.consoleAPICalled' && msg.params.type === 'error') this.problems.push(`console.error: ${msg.params.args.map((a: Json) => a.value ?? a.description).join(' ')}`);
+      if (msg.method === 'Runtime.exceptionThrown')
+        this.problems.push(
+          `page error: ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`,
+        );
+      if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error')
+        this.problems.push(`console (${msg.params.entry.source}): ${msg.params.entry.text}`);
+      if (msg.method === 'Runtime.consoleAPICalled' && msg.params.type === 'error')
+        this.problems.push(`console.error: ${msg.params.args.map((a: Json) => a.value ?? a.description).join(' ')}`);
     });
   }
 
@@ -89,7 +102,10 @@ class Page {
 
   async eval<T = unknown>(expression: string): Promise<T> {
     const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
-    if (r.exceptionDetails) throw new Error(`evaluating ${expression.slice(0, 80)}: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
+    if (r.exceptionDetails)
+      throw new Error(
+        `evaluating ${expression.slice(0, 80)}: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`,
+      );
     return r.result.value as T;
   }
 
@@ -105,7 +121,9 @@ class Page {
   }
 
   async click(selector: string) {
-    const ok = await this.eval<boolean>(`(() => { const el = document.querySelector(${JSON.stringify(selector)}); if (!el) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`);
+    const ok = await this.eval<boolean>(
+      `(() => { const el = document.querySelector(${JSON.stringify(selector)}); if (!el) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`,
+    );
     if (!ok) throw new Error(`nothing to click at ${selector}`);
   }
 
@@ -120,7 +138,13 @@ class Page {
     if (fullPage) {
       const { cssContentSize } = await this.send('Page.getLayoutMetrics');
       params.captureBeyondViewport = true;
-      params.clip = { x: 0, y: 0, width: cssContentSize.width, height: Math.min(cssContentSize.height, 16_000), scale: 1 };
+      params.clip = {
+        x: 0,
+        y: 0,
+        width: cssContentSize.width,
+        height: Math.min(cssContentSize.height, 16_000),
+        scale: 1,
+      };
     }
     const { data } = await this.send('Page.captureScreenshot', params);
     fs.writeFileSync(file, Buffer.from(data, 'base64'));
@@ -129,15 +153,32 @@ class Page {
 }
 
 async function openBrowser(profile: string): Promise<{ browser: Browser; page: Page }> {
-  const args = ['--headless=new', '--remote-debugging-pipe', `--user-data-dir=${profile}`, '--window-size=1366,900', '--disable-gpu', '--no-first-run', '--no-default-browser-check', '--disable-extensions', '--hide-scrollbars'];
+  const args = [
+    '--headless=new',
+    '--remote-debugging-pipe',
+    `--user-data-dir=${profile}`,
+    '--window-size=1366,900',
+    '--disable-gpu',
+    '--no-first-run',
+    '--no-default-browser-check',
+    '--disable-extensions',
+    '--hide-scrollbars',
+  ];
   if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses root without it
-  const proc = spawn(findChromium(), [...args, 'about:blank'], { stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'] });
+  const proc = spawn(findChromium(), [...args, 'about:blank'], {
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
+  });
   const browser = new Browser(proc);
   const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
   const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
   const page = new Page(browser, sessionId);
   for (const domain of ['Page', 'Runtime', 'Log']) await page.send(`${domain}.enable`);
-  await page.send('Emulation.setDeviceMetricsOverride', { width: 1366, height: 900, deviceScaleFactor: 1, mobile: false });
+  await page.send('Emulation.setDeviceMetricsOverride', {
+    width: 1366,
+    height: 900,
+    deviceScaleFactor: 1,
+    mobile: false,
+  });
   return { browser, page };
 }
 
@@ -176,7 +217,8 @@ interface Expected {
 }
 
 function expectations(doc: Json): Expected[] {
-  const named = (schema: Json | undefined) => (typeof schema?.$ref === 'string' ? (schema.$ref as string).split('/').pop() : undefined);
+  const named = (schema: Json | undefined) =>
+    typeof schema?.$ref === 'string' ? (schema.$ref as string).split('/').pop() : undefined;
   return Object.entries<Json>(doc.paths).flatMap(([p, ops]) =>
     Object.entries<Json>(ops).map(([m, op]) => {
       const code = Object.keys(op.responses ?? {}).find((c) => c.startsWith('2')) ?? '';
@@ -185,7 +227,8 @@ function expectations(doc: Json): Expected[] {
       const model = schemas.map(named).find(Boolean);
       const reqContent = (op.requestBody?.content ?? {}) as Json;
       const body = reqContent['application/json'] ? 'json' : reqContent['multipart/form-data'] ? 'form' : undefined;
-      const reqSchema = (reqContent['application/json'] ?? reqContent['multipart/form-data'])?.schema as Json | undefined;
+      const reqSchema = (reqContent['application/json'] ?? reqContent['multipart/form-data'])?.schema as
+        Json | undefined;
       return {
         label: `${m.toUpperCase()} ${p}`,
         id: `operations-${op.tags[0].replace(/\s/g, '_')}-${op.operationId}`,
@@ -241,7 +284,21 @@ const OPEN_AND_LOOK = `window.__openAndLook = async (id, code, body) => {
   return seen;
 };`;
 
-type Seen = { opened: false } | { opened: true; row: boolean; media: string[]; model: boolean; title: string | null; modelFields: string[]; binary: boolean; bodyModel: boolean; bodyFields: string[]; params: string[]; resolverError: boolean };
+type Seen =
+  | { opened: false }
+  | {
+      opened: true;
+      row: boolean;
+      media: string[];
+      model: boolean;
+      title: string | null;
+      modelFields: string[];
+      binary: boolean;
+      bodyModel: boolean;
+      bodyFields: string[];
+      params: string[];
+      resolverError: boolean;
+    };
 
 /**
  * Opens every operation of the document on the page, one after the other in page order while
@@ -257,14 +314,20 @@ async function openEveryOperation(page: Page, expected: Expected[]) {
   const inDom = `[...document.querySelectorAll('.opblock')].map(b => b.id)`;
   for (let i = 0, still = 0; i < 5000 && pending.size && still < 3; i += 1) {
     const e = (await page.eval<string[]>(inDom)).map((id) => pending.get(id)).find(Boolean);
-    const r = e && (await page.eval<Seen | null>(`window.__openAndLook(${JSON.stringify(e.id)}, ${JSON.stringify(e.code)}, ${JSON.stringify(e.body ?? null)})`));
+    const r =
+      e &&
+      (await page.eval<Seen | null>(
+        `window.__openAndLook(${JSON.stringify(e.id)}, ${JSON.stringify(e.code)}, ${JSON.stringify(e.body ?? null)})`,
+      ));
     if (e && r) {
       seen.set(e.id, r);
       pending.delete(e.id);
       still = 0;
       continue;
     }
-    const atEnd = await page.eval<boolean>('window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2');
+    const atEnd = await page.eval<boolean>(
+      'window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2',
+    );
     still = atEnd ? still + 1 : 0;
     await page.eval('window.scrollBy(0, 600)');
     await new Promise((r) => setTimeout(r, 60));
@@ -276,7 +339,9 @@ async function openEveryOperation(page: Page, expected: Expected[]) {
 /** The reference as a user meets it; throws on the first thing that does not work. */
 async function checkDocs(base: string, key: string, out: string) {
   const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Json;
-  const operations = Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+  const operations = Object.entries<Json>(doc.paths).flatMap(([p, ops]) =>
+    Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
+  );
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-check-chromium-'));
   const { browser, page } = await openBrowser(profile);
   try {
@@ -288,40 +353,86 @@ async function checkDocs(base: string, key: string, out: string) {
     await page.eval('window.scrollTo(0, 0)');
     for (let i = 0, still = 0; i < 1000 && still < 3; i += 1) {
       const before = shown.size;
-      for (const o of await page.eval<string[]>(`[...document.querySelectorAll('.opblock')].map(b => b.querySelector('.opblock-summary-method').textContent + ' ' + b.querySelector('.opblock-summary-path').getAttribute('data-path'))`)) shown.add(o);
-      const atEnd = await page.eval<boolean>('window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2');
+      for (const o of await page.eval<string[]>(
+        `[...document.querySelectorAll('.opblock')].map(b => b.querySelector('.opblock-summary-method').textContent + ' ' + b.querySelector('.opblock-summary-path').getAttribute('data-path'))`,
+      ))
+        shown.add(o);
+      const atEnd = await page.eval<boolean>(
+        'window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 2',
+      );
       still = atEnd && shown.size === before ? still + 1 : 0;
       await page.eval('window.scrollBy(0, 500)');
       await new Promise((r) => setTimeout(r, 60));
     }
     await page.eval('window.scrollTo(0, 0)');
     const missing = operations.filter((o) => !shown.has(o));
-    check(!missing.length, `all ${operations.length} operations of /openapi.json are on the page${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`);
-    check(await page.eval(`document.querySelector('.info .title')?.textContent.includes(${JSON.stringify(doc.info.title)})`), 'the title is shown');
-    check(await page.eval(`!document.querySelector('.info .description').textContent.includes('\`')`), 'the description is rendered Markdown (no literal backticks)');
-    check(await page.eval(`document.querySelectorAll('.info .description table tr').length > 5`), 'the error table of the description is a table');
+    check(
+      !missing.length,
+      `all ${operations.length} operations of /openapi.json are on the page${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`,
+    );
+    check(
+      await page.eval(
+        `document.querySelector('.info .title')?.textContent.includes(${JSON.stringify(doc.info.title)})`,
+      ),
+      'the title is shown',
+    );
+    check(
+      await page.eval(`!document.querySelector('.info .description').textContent.includes('\`')`),
+      'the description is rendered Markdown (no literal backticks)',
+    );
+    check(
+      await page.eval(`document.querySelectorAll('.info .description table tr').length > 5`),
+      'the error table of the description is a table',
+    );
     await page.screenshot(path.join(out, 'docs-1-overview.png'));
 
     // The filter narrows the list to a tag.
     await page.type('.operation-filter-input', 'gifts');
     await page.waitFor(`document.querySelectorAll('.opblock-tag-section').length === 1`, 'the filter to keep one tag');
-    check(await page.eval(`document.querySelector('.opblock-tag-section h3').textContent.startsWith('gifts')`), 'the filter finds the gifts operations');
+    check(
+      await page.eval(`document.querySelector('.opblock-tag-section h3').textContent.startsWith('gifts')`),
+      'the filter finds the gifts operations',
+    );
     await page.eval(`(() => { const i = document.querySelector('.operation-filter-input'); i.select(); })()`);
-    await page.send('Input.dispatchKeyEvent', { type: 'keyDown', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
-    await page.send('Input.dispatchKeyEvent', { type: 'keyUp', key: 'Backspace', code: 'Backspace', windowsVirtualKeyCode: 8 });
-    await page.waitFor(`document.querySelectorAll('.opblock-tag-section, .opblock-tag').length > 1`, 'the filter to be cleared');
+    await page.send('Input.dispatchKeyEvent', {
+      type: 'keyDown',
+      key: 'Backspace',
+      code: 'Backspace',
+      windowsVirtualKeyCode: 8,
+    });
+    await page.send('Input.dispatchKeyEvent', {
+      type: 'keyUp',
+      key: 'Backspace',
+      code: 'Backspace',
+      windowsVirtualKeyCode: 8,
+    });
+    await page.waitFor(
+      `document.querySelectorAll('.opblock-tag-section, .opblock-tag').length > 1`,
+      'the filter to be cleared',
+    );
 
     // Authorize with the key (the X-API-Key scheme).
     await page.click('.auth-wrapper .authorize');
-    await page.waitFor(`document.querySelectorAll('.modal-ux .auth-container input').length >= 2`, 'the Authorize dialog');
-    const schemes = await page.eval<string[]>(`[...document.querySelectorAll('.modal-ux .auth-container h4')].map(h => h.textContent)`);
-    check(schemes.some((s) => s.includes('bearer')) && schemes.some((s) => s.includes('apiKey')), `the dialog offers both schemes (${schemes.join(', ')})`);
+    await page.waitFor(
+      `document.querySelectorAll('.modal-ux .auth-container input').length >= 2`,
+      'the Authorize dialog',
+    );
+    const schemes = await page.eval<string[]>(
+      `[...document.querySelectorAll('.modal-ux .auth-container h4')].map(h => h.textContent)`,
+    );
+    check(
+      schemes.some((s) => s.includes('bearer')) && schemes.some((s) => s.includes('apiKey')),
+      `the dialog offers both schemes (${schemes.join(', ')})`,
+    );
     const apiKeyBox = `[...document.querySelectorAll('.modal-ux .auth-container')].find(c => c.querySelector('h4').textContent.includes('apiKey'))`;
     await page.eval(`${apiKeyBox}.querySelector('input').setAttribute('data-check', 'api-key')`);
     await page.type('input[data-check="api-key"]', key);
     await page.screenshot(path.join(out, 'docs-2-authorize.png'));
     await page.eval(`${apiKeyBox}.querySelector('button.authorize').click()`);
-    await page.waitFor(`${apiKeyBox}.querySelector('button[aria-label="Remove authorization"]')`, 'the key to be accepted');
+    await page.waitFor(
+      `${apiKeyBox}.querySelector('button[aria-label="Remove authorization"]')`,
+      'the key to be accepted',
+    );
     await page.click('.modal-ux .close-modal');
 
     // Try an operation: its answer comes back 200 with the key, and the page shows it.
@@ -331,12 +442,25 @@ async function checkDocs(base: string, key: string, out: string) {
     await page.click(`${block} .opblock-summary-control`);
     await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button (try-it-out is on)');
     await page.click(`${block} .execute`);
-    const status = await page.waitFor<string>(`document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`, 'the live answer');
+    const status = await page.waitFor<string>(
+      `document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
+      'the live answer',
+    );
     check(status.startsWith('200'), `GET /loyalty/rules executed from the page answers ${status}`);
     const curl = await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`);
     check(curl.includes('X-API-Key'), 'the request carried the key as X-API-Key');
-    check(await page.eval(`document.querySelector('${block} .live-responses-table').textContent.includes('referral_points')`), 'the answer body is shown');
-    check(await page.eval(`!!document.querySelector('${block} .request-duration, ${block} .live-responses-table') && document.body.textContent.includes('Request duration')`), 'the request duration is shown');
+    check(
+      await page.eval(
+        `document.querySelector('${block} .live-responses-table').textContent.includes('referral_points')`,
+      ),
+      'the answer body is shown',
+    );
+    check(
+      await page.eval(
+        `!!document.querySelector('${block} .request-duration, ${block} .live-responses-table') && document.body.textContent.includes('Request duration')`,
+      ),
+      'the request duration is shown',
+    );
     await page.eval(`document.querySelector('${block}').scrollIntoView()`);
     await page.screenshot(path.join(out, 'docs-3-try-it.png'));
 
@@ -350,8 +474,13 @@ async function checkDocs(base: string, key: string, out: string) {
     await page.click(schemaTab);
     const answer = `${oneBlock} tr.response[data-code="200"] .model-box`;
     await page.waitFor(`document.querySelector('${answer}')`, 'the answer schema');
-    await page.eval(`[...document.querySelectorAll('${answer} button')].filter(b => b.textContent === 'Expand all').forEach(b => b.click())`);
-    const titles = await page.waitFor<string[]>(`(t => t.length > 1 && t)([...document.querySelectorAll('${answer} .json-schema-2020-12__title')].map(e => e.textContent.trim()))`, 'the expanded answer schema');
+    await page.eval(
+      `[...document.querySelectorAll('${answer} button')].filter(b => b.textContent === 'Expand all').forEach(b => b.click())`,
+    );
+    const titles = await page.waitFor<string[]>(
+      `(t => t.length > 1 && t)([...document.querySelectorAll('${answer} .json-schema-2020-12__title')].map(e => e.textContent.trim()))`,
+      'the expanded answer schema',
+    );
     const answerName = `${one.operationId.charAt(0).toUpperCase()}${one.operationId.slice(1)}Response`;
     check(titles[0] === answerName, `the answer schema is the named ${answerName}`);
     await page.eval(`document.querySelector('${oneBlock} tr.response[data-code="200"]').scrollIntoView()`);
@@ -364,12 +493,26 @@ async function checkDocs(base: string, key: string, out: string) {
     const expected = expectations(doc);
     const resolveStart = Date.now();
     await page.eval(`ui.specActions.requestResolvedSubtree(['paths'])`);
-    const pairs = JSON.stringify(Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => [p, m])));
-    await page.waitFor(`((r) => r && ${pairs}.every(([p, m]) => r.getIn([p, m])))(ui.specSelectors.specResolvedSubtree(['paths']))`, 'Swagger UI to resolve every operation', 240_000);
+    const pairs = JSON.stringify(
+      Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => [p, m])),
+    );
+    await page.waitFor(
+      `((r) => r && ${pairs}.every(([p, m]) => r.getIn([p, m])))(ui.specSelectors.specResolvedSubtree(['paths']))`,
+      'Swagger UI to resolve every operation',
+      240_000,
+    );
     const passStart = Date.now();
     const { seen, never } = await openEveryOperation(page, expected);
-    console.log(`  (resolved in ${((passStart - resolveStart) / 1000).toFixed(1)} s, opened each in ${((Date.now() - passStart) / 1000).toFixed(1)} s)`);
-    const wrong = { open: [...never] as string[], answer: [] as string[], body: [] as string[], params: [] as string[], resolver: [] as string[] };
+    console.log(
+      `  (resolved in ${((passStart - resolveStart) / 1000).toFixed(1)} s, opened each in ${((Date.now() - passStart) / 1000).toFixed(1)} s)`,
+    );
+    const wrong = {
+      open: [...never] as string[],
+      answer: [] as string[],
+      body: [] as string[],
+      params: [] as string[],
+      resolver: [] as string[],
+    };
     const counts = { named: 0, binary: 0, json: 0, form: 0, params: 0, paramOps: 0 };
     const lacking = (want: string[], have: string[]) => want.filter((x) => !have.includes(x));
     for (const e of expected) {
@@ -381,33 +524,56 @@ async function checkDocs(base: string, key: string, out: string) {
       }
       if (r.resolverError) wrong.resolver.push(e.label);
       if (!r.row) wrong.answer.push(`${e.label}: no ${e.code} answer`);
-      else if (lacking(e.media, r.media).length || r.media.length !== e.media.length) wrong.answer.push(`${e.label}: media types ${r.media.join(', ')} instead of ${e.media.join(', ')}`);
-      else if (e.model && r.title !== e.model) wrong.answer.push(`${e.label}: answer schema ${r.title ?? '(no title)'} instead of ${e.model}`);
-      else if (e.model && lacking(e.modelFields, r.modelFields).length) wrong.answer.push(`${e.label}: ${e.model} lacks ${lacking(e.modelFields, r.modelFields).join(', ')}`);
+      else if (lacking(e.media, r.media).length || r.media.length !== e.media.length)
+        wrong.answer.push(`${e.label}: media types ${r.media.join(', ')} instead of ${e.media.join(', ')}`);
+      else if (e.model && r.title !== e.model)
+        wrong.answer.push(`${e.label}: answer schema ${r.title ?? '(no title)'} instead of ${e.model}`);
+      else if (e.model && lacking(e.modelFields, r.modelFields).length)
+        wrong.answer.push(`${e.label}: ${e.model} lacks ${lacking(e.modelFields, r.modelFields).join(', ')}`);
       else if (e.binary && !r.binary) wrong.answer.push(`${e.label}: the binary answer is not shown as one`);
       else if (e.media.length && !r.model) wrong.answer.push(`${e.label}: no answer schema`);
       else if (e.model) counts.named += 1;
       else if (e.binary) counts.binary += 1;
       if (e.body === 'json' && !r.bodyModel) wrong.body.push(`${e.label}: no request body schema`);
-      else if (e.body && lacking(e.bodyFields, r.bodyFields).length) wrong.body.push(`${e.label}: the request body lacks ${lacking(e.bodyFields, r.bodyFields).join(', ')}`);
+      else if (e.body && lacking(e.bodyFields, r.bodyFields).length)
+        wrong.body.push(`${e.label}: the request body lacks ${lacking(e.bodyFields, r.bodyFields).join(', ')}`);
       else if (e.body) counts[e.body] += 1;
-      if (lacking(e.params, r.params).length) wrong.params.push(`${e.label}: ${lacking(e.params, r.params).join(', ')}`);
+      if (lacking(e.params, r.params).length)
+        wrong.params.push(`${e.label}: ${lacking(e.params, r.params).join(', ')}`);
       else if (e.params.length) {
         counts.params += e.params.length;
         counts.paramOps += 1;
       }
     }
-    const list = (xs: string[]) => (xs.length ? `; wrong: ${xs.slice(0, 10).join('; ')}${xs.length > 10 ? `; … (${xs.length} in all)` : ''}` : '');
-    check(!wrong.open.length && seen.size === expected.length, `every operation opens on the page: ${seen.size - wrong.open.length} of ${expected.length}${list(wrong.open)}`);
+    const list = (xs: string[]) =>
+      xs.length ? `; wrong: ${xs.slice(0, 10).join('; ')}${xs.length > 10 ? `; … (${xs.length} in all)` : ''}` : '';
+    check(
+      !wrong.open.length && seen.size === expected.length,
+      `every operation opens on the page: ${seen.size - wrong.open.length} of ${expected.length}${list(wrong.open)}`,
+    );
     const withModel = expected.filter((e) => e.model).length;
     const binaries = expected.filter((e) => e.binary).length;
-    check(!wrong.answer.length && counts.named === withModel && counts.binary === binaries, `each success answer renders: ${counts.named} named answer schemas with their properties, ${counts.binary} binary answers with their media types${list(wrong.answer)}`);
+    check(
+      !wrong.answer.length && counts.named === withModel && counts.binary === binaries,
+      `each success answer renders: ${counts.named} named answer schemas with their properties, ${counts.binary} binary answers with their media types${list(wrong.answer)}`,
+    );
     const jsonBodies = expected.filter((e) => e.body === 'json').length;
     const forms = expected.filter((e) => e.body === 'form').length;
-    check(!wrong.body.length && counts.json === jsonBodies && counts.form === forms, `each request body renders: ${counts.json} JSON body schemas with their properties, ${counts.form} multipart forms with their fields${list(wrong.body)}`);
-    check(!wrong.params.length, `the documented parameters render: ${counts.params} parameters of ${counts.paramOps} operations${list(wrong.params)}`);
-    const resolverErrors = await page.eval<string[]>(`[...ui.errSelectors.allErrors().toJS().map(e => e.message ?? String(e)), ...(/Resolver error|Could not resolve reference/i.test(document.body.textContent) ? ['on the page'] : [])]`);
-    check(!wrong.resolver.length && !resolverErrors.length, `no 'Resolver error' or 'Could not resolve reference' in any operation or on the page${list([...wrong.resolver, ...resolverErrors])}`);
+    check(
+      !wrong.body.length && counts.json === jsonBodies && counts.form === forms,
+      `each request body renders: ${counts.json} JSON body schemas with their properties, ${counts.form} multipart forms with their fields${list(wrong.body)}`,
+    );
+    check(
+      !wrong.params.length,
+      `the documented parameters render: ${counts.params} parameters of ${counts.paramOps} operations${list(wrong.params)}`,
+    );
+    const resolverErrors = await page.eval<string[]>(
+      `[...ui.errSelectors.allErrors().toJS().map(e => e.message ?? String(e)), ...(/Resolver error|Could not resolve reference/i.test(document.body.textContent) ? ['on the page'] : [])]`,
+    );
+    check(
+      !wrong.resolver.length && !resolverErrors.length,
+      `no 'Resolver error' or 'Could not resolve reference' in any operation or on the page${list([...wrong.resolver, ...resolverErrors])}`,
+    );
 
     // An opened operation with its schemas, then "Try it" with a JSON body. POST /text/similar
     // (`audit: false`) only reads: it embeds the query and ranks the caller's stored texts.
@@ -416,8 +582,13 @@ async function checkDocs(base: string, key: string, out: string) {
     await reveal(page, postBlock);
     await page.click(`${postBlock} .opblock-summary-control`);
     await page.waitFor(`document.querySelector('${postBlock} .responses-wrapper')`, 'POST /text/similar to open');
-    await page.eval(`document.querySelectorAll('${postBlock} .opblock-section-request-body button[data-name="model"], ${postBlock} tr.response[data-code="200"] button[data-name="model"]').forEach(b => b.click())`);
-    await page.waitFor(`document.querySelector('${postBlock} .opblock-section-request-body .model-box') && document.querySelector('${postBlock} tr.response[data-code="200"] .model-box')`, 'the request and answer schemas of POST /text/similar');
+    await page.eval(
+      `document.querySelectorAll('${postBlock} .opblock-section-request-body button[data-name="model"], ${postBlock} tr.response[data-code="200"] button[data-name="model"]').forEach(b => b.click())`,
+    );
+    await page.waitFor(
+      `document.querySelector('${postBlock} .opblock-section-request-body .model-box') && document.querySelector('${postBlock} tr.response[data-code="200"] .model-box')`,
+      'the request and answer schemas of POST /text/similar',
+    );
     await page.eval(`document.querySelector('${postBlock}').scrollIntoView()`);
     await page.screenshot(path.join(out, 'docs-7-operation.png'));
     const editor = `${postBlock} textarea.body-param__text`;
@@ -425,13 +596,30 @@ async function checkDocs(base: string, key: string, out: string) {
     await page.waitFor(`document.querySelector('${editor}')`, 'the request body editor');
     await page.eval(`(t => { t.focus(); t.select(); })(document.querySelector('${editor}'))`);
     await page.type(editor, JSON.stringify({ query: 'gift card points', limit: 3 }, null, 2));
-    await page.waitFor(`document.querySelector('${editor}').value.includes('gift card points') && !document.querySelector('${editor}').value.includes('embedding_id')`, 'the edited body');
+    await page.waitFor(
+      `document.querySelector('${editor}').value.includes('gift card points') && !document.querySelector('${editor}').value.includes('embedding_id')`,
+      'the edited body',
+    );
     await page.click(`${postBlock} .execute`);
-    const postStatus = await page.waitFor<string>(`document.querySelector('${postBlock} .live-responses-table tr.response .response-col_status')?.textContent.trim()`, 'the live answer of POST /text/similar');
-    check(/^2\d\d/.test(postStatus), `POST /text/similar executed from the page with an edited JSON body answers ${postStatus}`);
+    const postStatus = await page.waitFor<string>(
+      `document.querySelector('${postBlock} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
+      'the live answer of POST /text/similar',
+    );
+    check(
+      /^2\d\d/.test(postStatus),
+      `POST /text/similar executed from the page with an edited JSON body answers ${postStatus}`,
+    );
     const postCurl = await page.eval<string>(`document.querySelector('${postBlock} .curl-command')?.textContent ?? ''`);
-    check(postCurl.includes('gift card points') && postCurl.includes('X-API-Key') && postCurl.includes('application/json'), 'the request carried the edited body as JSON and the key');
-    check(await page.eval(`/"success": true/.test(document.querySelector('${postBlock} .live-responses-table').textContent) && document.querySelector('${postBlock} .live-responses-table').textContent.includes('"results"')`), 'the answer body is shown');
+    check(
+      postCurl.includes('gift card points') && postCurl.includes('X-API-Key') && postCurl.includes('application/json'),
+      'the request carried the edited body as JSON and the key',
+    );
+    check(
+      await page.eval(
+        `/"success": true/.test(document.querySelector('${postBlock} .live-responses-table').textContent) && document.querySelector('${postBlock} .live-responses-table').textContent.includes('"results"')`,
+      ),
+      'the answer body is shown',
+    );
     await page.eval(`document.querySelector('${postBlock} .opblock-section-request-body').scrollIntoView()`);
     await page.screenshot(path.join(out, 'docs-8-try-it-body.png'));
 
@@ -442,12 +630,18 @@ async function checkDocs(base: string, key: string, out: string) {
     const listed = new Set<string>();
     await page.eval(`document.querySelector('.models').scrollIntoView()`);
     for (let i = 0; i < 200 && listed.size < names.length; i += 1) {
-      for (const n of await page.eval<string[]>(`[...document.querySelectorAll('.models .models-virtual-item > article > .json-schema-2020-12-head .json-schema-2020-12__title')].map(t => t.textContent.trim())`)) listed.add(n);
+      for (const n of await page.eval<string[]>(
+        `[...document.querySelectorAll('.models .models-virtual-item > article > .json-schema-2020-12-head .json-schema-2020-12__title')].map(t => t.textContent.trim())`,
+      ))
+        listed.add(n);
       await page.eval(`document.querySelector('.models-scroll').scrollBy(0, 300)`);
       await new Promise((r) => setTimeout(r, 50));
     }
     const unlisted = names.filter((n) => !listed.has(n));
-    check(!unlisted.length && listed.has('Gift') && listed.has('ErrorDetail'), `the Schemas section lists all ${names.length} shared schemas (Gift, ErrorDetail, ErrorSuccess, ${answerName}, …)${unlisted.length ? `; missing ${unlisted.join(', ')}` : ''}`);
+    check(
+      !unlisted.length && listed.has('Gift') && listed.has('ErrorDetail'),
+      `the Schemas section lists all ${names.length} shared schemas (Gift, ErrorDetail, ErrorSuccess, ${answerName}, …)${unlisted.length ? `; missing ${unlisted.join(', ')}` : ''}`,
+    );
     const gift = `[...document.querySelectorAll('.models .models-virtual-item > article')].find(a => a.querySelector('.json-schema-2020-12__title').textContent.trim() === 'Gift')`;
     await page.eval(`document.querySelector('.models-scroll').scrollTop = 0`);
     for (let i = 0; i < 200 && !(await page.eval(`!!${gift}`)); i += 1) {
@@ -462,31 +656,57 @@ async function checkDocs(base: string, key: string, out: string) {
     // The key survives a reload (persistAuthorization), so the next visit needs no paste.
     await page.send('Page.reload');
     await page.waitFor(`document.querySelector('.opblock')`, 'the page after reload');
-    check(await page.waitFor(`document.querySelector('.auth-wrapper .authorize.locked')`, 'the authorized lock'), 'the key is remembered after a reload');
+    check(
+      await page.waitFor(`document.querySelector('.auth-wrapper .authorize.locked')`, 'the authorized lock'),
+      'the key is remembered after a reload',
+    );
     await page.screenshot(path.join(out, 'docs-6-full.png'), true);
 
     // Without the key: log out in the Authorize dialog, and the same GET answers 401 on the page.
     await page.click('.auth-wrapper .authorize');
-    await page.waitFor(`${apiKeyBox}?.querySelector('button[aria-label="Remove authorization"]')`, 'the Authorize dialog with the key');
+    await page.waitFor(
+      `${apiKeyBox}?.querySelector('button[aria-label="Remove authorization"]')`,
+      'the Authorize dialog with the key',
+    );
     await page.eval(`${apiKeyBox}.querySelector('button[aria-label="Remove authorization"]').click()`);
     await page.waitFor(`${apiKeyBox}.querySelector('button.authorize')`, 'the key to be removed');
     await page.click('.modal-ux .close-modal');
-    check(await page.waitFor(`document.querySelector('.auth-wrapper .authorize.unlocked')`, 'the open lock'), 'logging out in the dialog removes the key');
+    check(
+      await page.waitFor(`document.querySelector('.auth-wrapper .authorize.unlocked')`, 'the open lock'),
+      'logging out in the dialog removes the key',
+    );
     await reveal(page, block);
-    if (!(await page.eval(`document.querySelector('${block}').classList.contains('is-open')`))) await page.click(`${block} .opblock-summary-control`);
+    if (!(await page.eval(`document.querySelector('${block}').classList.contains('is-open')`)))
+      await page.click(`${block} .opblock-summary-control`);
     await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button of GET /loyalty/rules');
     const problemsBefore = page.problems.length;
     await page.click(`${block} .execute`);
-    const noKey = await page.waitFor<string>(`document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`, 'the live answer without the key');
+    const noKey = await page.waitFor<string>(
+      `document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
+      'the live answer without the key',
+    );
     check(noKey.startsWith('401'), `GET /loyalty/rules executed from the page without the key answers ${noKey}`);
-    check(!(await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`)).includes('X-API-Key'), 'the request carried no key');
-    check(await page.eval(`document.querySelector('${block} .live-responses-table').textContent.includes('"detail"')`), 'the error answer is shown');
+    check(
+      !(await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`)).includes(
+        'X-API-Key',
+      ),
+      'the request carried no key',
+    );
+    check(
+      await page.eval(`document.querySelector('${block} .live-responses-table').textContent.includes('"detail"')`),
+      'the error answer is shown',
+    );
     // Chromium logs every 4xx as a network error: this one is expected, any other still counts.
-    page.problems.push(...page.problems.splice(problemsBefore).filter((m) => !/^console \(network\): .*status of 401/.test(m)));
+    page.problems.push(
+      ...page.problems.splice(problemsBefore).filter((m) => !/^console \(network\): .*status of 401/.test(m)),
+    );
     await page.eval(`document.querySelector('${block}').scrollIntoView()`);
     await page.screenshot(path.join(out, 'docs-9-no-key.png'));
 
-    check(!page.problems.length, `no page errors or CSP violations${page.problems.length ? `:\n    ${page.problems.join('\n    ')}` : ''}`);
+    check(
+      !page.problems.length,
+      `no page errors or CSP violations${page.problems.length ? `:\n    ${page.problems.join('\n    ')}` : ''}`,
+    );
   } finally {
     const exited = new Promise((r) => browser.proc.once('exit', r));
     void browser.send('Browser.close').catch(() => undefined);
@@ -510,7 +730,12 @@ async function main() {
     key = generateSecret();
     const env = { DATA_DIR: dataDir, PLATFORM_ADMIN_KEY: key };
     console.log('docs check: starting a platform on free ports…');
-    const platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore' });
+    const platform = await launchPlatform({
+      cfg: parseEnv({ ...process.env, ...env }),
+      freePorts: true,
+      env,
+      stdio: 'ignore',
+    });
     base = platform.edgeUrl;
     stop = async () => {
       await platform.stop();

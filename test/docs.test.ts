@@ -22,7 +22,11 @@ beforeAll(async () => {
 });
 
 function operations(): { label: string; op: Json }[] {
-  return Object.entries<Json>(doc.paths).flatMap(([p, ops]) => Object.entries<Json>(ops).filter(([m]) => METHODS.includes(m)).map(([m, op]) => ({ label: `${m.toUpperCase()} ${p}`, op })));
+  return Object.entries<Json>(doc.paths).flatMap(([p, ops]) =>
+    Object.entries<Json>(ops)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([m, op]) => ({ label: `${m.toUpperCase()} ${p}`, op })),
+  );
 }
 
 /** Every `$ref` in the document, with where it is. */
@@ -72,15 +76,23 @@ describe('the reference page /docs', () => {
   it('serves its files with their content types, from swagger-ui-dist, cached by version', async () => {
     const html = (await call('GET', '/docs')).raw.toString();
     const assets = [...html.matchAll(/\s(?:src|href)="(\/docs\/assets\/[^"]+)"/g)].map((m) => m[1]);
-    expect(assets.map((a) => a.split('?')[0]).sort()).toEqual(['/docs/assets/index.css', '/docs/assets/init.js', '/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css']);
+    expect(assets.map((a) => a.split('?')[0]).sort()).toEqual([
+      '/docs/assets/index.css',
+      '/docs/assets/init.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui.css',
+    ]);
     for (const url of assets) {
       const res = await call('GET', url);
       expect(res.status, url).toBe(200);
       const name = url.split('?')[0].split('/').pop()!;
-      expect(res.headers.get('content-type'), url).toMatch(name.endsWith('.js') ? /^text\/javascript; charset=utf-8$/ : /^text\/css; charset=utf-8$/);
+      expect(res.headers.get('content-type'), url).toMatch(
+        name.endsWith('.js') ? /^text\/javascript; charset=utf-8$/ : /^text\/css; charset=utf-8$/,
+      );
       expect(res.headers.get('cache-control'), url).toBe('public, max-age=31536000, immutable');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
-      if (name !== 'init.js') expect(res.raw.equals(fs.readFileSync(path.join(dist, name))), `${name} is the package's file`).toBe(true);
+      if (name !== 'init.js')
+        expect(res.raw.equals(fs.readFileSync(path.join(dist, name))), `${name} is the package's file`).toBe(true);
     }
     // Without the page's version the file may change under the same URL: a short cache only.
     const unversioned = await call('GET', '/docs/assets/swagger-ui.css');
@@ -90,12 +102,24 @@ describe('the reference page /docs', () => {
   it('configures Swagger UI for this edge: its document, a remembered key, filter and try-it', async () => {
     const init = (await call('GET', '/docs/assets/init.js')).raw.toString();
     expect(init).toMatch(/url: '\/openapi\.json'/);
-    for (const setting of ['persistAuthorization', 'filter', 'tryItOutEnabled', 'deepLinking', 'displayRequestDuration']) expect(init).toMatch(new RegExp(`${setting}: true`));
+    for (const setting of [
+      'persistAuthorization',
+      'filter',
+      'tryItOutEnabled',
+      'deepLinking',
+      'displayRequestDuration',
+    ])
+      expect(init).toMatch(new RegExp(`${setting}: true`));
     expect(init).toMatch(/validatorUrl: null/); // no call to an outside validator
   });
 
   it('answers 404 for any other file, including paths out of the package', async () => {
-    for (const p of ['/docs/assets/nope.js', '/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json', '/docs/assets/swagger-ui-bundle.js.map']) {
+    for (const p of [
+      '/docs/assets/nope.js',
+      '/docs/assets/package.json',
+      '/docs/assets/..%2F..%2Fpackage.json',
+      '/docs/assets/swagger-ui-bundle.js.map',
+    ]) {
       const res = await call('GET', p);
       expect(res.status, p).toBe(404);
       expect(res.body, p).toEqual({ detail: 'Not found' });
@@ -123,7 +147,10 @@ describe('the OpenAPI document', () => {
       const content = ok[0][1].content as Json;
       expect(Object.keys(content).length, label).toBeGreaterThan(0);
       for (const [type, media] of Object.entries<Json>(content)) {
-        if (type === 'application/json') expect(media.schema.$ref, `${label}: JSON answer as a named schema`).toMatch(/^#\/components\/schemas\/\w+Response$|^#\/components\/schemas\/\w+$/);
+        if (type === 'application/json')
+          expect(media.schema.$ref, `${label}: JSON answer as a named schema`).toMatch(
+            /^#\/components\/schemas\/\w+Response$|^#\/components\/schemas\/\w+$/,
+          );
         else expect(media.schema, label).toEqual({ type: 'string', format: 'binary' });
       }
     }
@@ -135,7 +162,9 @@ describe('the OpenAPI document', () => {
   it('answers errors with the shared ErrorDetail, or ErrorSuccess for gifts and text processing', () => {
     expect(doc.components.schemas.ErrorDetail.required).toEqual(['detail']);
     expect(doc.components.schemas.ErrorSuccess.required).toEqual(['success', 'error']);
-    const byPath = new Map<string, (typeof routes)[number]>(routes.flatMap((r) => r.paths.map((p) => [`${r.method} ${p.replace(/:([A-Za-z_]+)/g, '{$1}')}`, r] as const)));
+    const byPath = new Map<string, (typeof routes)[number]>(
+      routes.flatMap((r) => r.paths.map((p) => [`${r.method} ${p.replace(/:([A-Za-z_]+)/g, '{$1}')}`, r] as const)),
+    );
     for (const { label, op } of operations()) {
       const errors = Object.entries<Json>(op.responses).filter(([s]) => /^[45]\d\d$/.test(s));
       expect(errors.length, label).toBeGreaterThan(0);
@@ -145,23 +174,37 @@ describe('the OpenAPI document', () => {
         // A status the route documents with an answer of its own: a health check's 503 (its
         // report), a refused payment's 402 (the purchase too); still a named schema.
         const said = route?.statuses?.[Number(status)];
-        if (typeof said === 'object') expect(r.content['application/json'].schema.$ref, `${label} ${status}`).toMatch(/^#\/components\/schemas\/\w+$/);
-        else expect(r.content['application/json'].schema, `${label} ${status}`).toEqual({ $ref: `#/components/schemas/${shape}` });
+        if (typeof said === 'object')
+          expect(r.content['application/json'].schema.$ref, `${label} ${status}`).toMatch(
+            /^#\/components\/schemas\/\w+$/,
+          );
+        else
+          expect(r.content['application/json'].schema, `${label} ${status}`).toEqual({
+            $ref: `#/components/schemas/${shape}`,
+          });
       }
     }
-    expect(doc.paths['/api/gifts/gifts'].get.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorSuccess');
+    expect(doc.paths['/api/gifts/gifts'].get.responses['401'].content['application/json'].schema.$ref).toBe(
+      '#/components/schemas/ErrorSuccess',
+    );
   });
 
   it('names shared parts once: a gift is the same Gift schema in the list and in one gift', () => {
     const list = resolve(doc.paths['/api/gifts/gifts'].get.responses['200'].content['application/json'].schema.$ref);
-    const one = resolve(doc.paths['/api/gifts/gifts/{gift_id}'].get.responses['200'].content['application/json'].schema.$ref);
+    const one = resolve(
+      doc.paths['/api/gifts/gifts/{gift_id}'].get.responses['200'].content['application/json'].schema.$ref,
+    );
     expect(list.properties.gifts.items).toEqual({ $ref: '#/components/schemas/Gift' });
     expect(one.properties.gift).toEqual({ $ref: '#/components/schemas/Gift' });
     expect(doc.components.schemas.Gift.required).toEqual(expect.arrayContaining(['id', 'gift_name', 'gift_type']));
     // The scheduler's answers: its events and runs
-    const runs = resolve(doc.paths['/scheduler/events/{event_id}/runs'].get.responses['200'].content['application/json'].schema.$ref);
+    const runs = resolve(
+      doc.paths['/scheduler/events/{event_id}/runs'].get.responses['200'].content['application/json'].schema.$ref,
+    );
     expect(runs.properties.runs.items).toEqual({ $ref: '#/components/schemas/SchedulerRun' });
-    const b = resolve(doc.paths['/api/scheduler-service/events'].get.responses['200'].content['application/json'].schema.$ref);
+    const b = resolve(
+      doc.paths['/api/scheduler-service/events'].get.responses['200'].content['application/json'].schema.$ref,
+    );
     expect(b.properties.events.items).toEqual({ $ref: '#/components/schemas/SchedulerServiceEvent' });
   });
 
@@ -184,10 +227,22 @@ describe('the OpenAPI document', () => {
     const withHeader: string[] = [];
     for (const [path, ops] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(ops)) {
-        if ((op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key')) withHeader.push(`${method.toUpperCase()} ${path}`);
+        if ((op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key'))
+          withHeader.push(`${method.toUpperCase()} ${path}`);
       }
     }
-    for (const op of ['POST /process_image', 'POST /process_document', 'POST /generate_thumbnail', 'POST /support/transcribe', 'POST /retail/receipts', 'POST /api/ticket-scan/loyalty/ticket-scan', 'POST /api/gifts/gifts/{gift_id}/redeem', 'POST /email/send', 'POST /loyalty/award-points/{idp_id}', 'POST /api/billing/purchase-tokens']) {
+    for (const op of [
+      'POST /process_image',
+      'POST /process_document',
+      'POST /generate_thumbnail',
+      'POST /support/transcribe',
+      'POST /retail/receipts',
+      'POST /api/ticket-scan/loyalty/ticket-scan',
+      'POST /api/gifts/gifts/{gift_id}/redeem',
+      'POST /email/send',
+      'POST /loyalty/award-points/{idp_id}',
+      'POST /api/billing/purchase-tokens',
+    ]) {
       expect(withHeader, op).toContain(op);
     }
     expect(withHeader.every((o) => o.startsWith('POST '))).toBe(true);

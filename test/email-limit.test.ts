@@ -14,7 +14,11 @@ import { configure } from './helpers/scheduler.ts';
 useSuiteRuntime();
 
 const HOUR = 3_600_000;
-const statusOf = (p: Promise<unknown>) => p.then(() => 200, (err: { status?: number }) => (err.status === 429 ? 429 : Promise.reject(err)));
+const statusOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 200,
+    (err: { status?: number }) => (err.status === 429 ? 429 : Promise.reject(err)),
+  );
 const slots = () => mongoose.connection.db!.collection<{ _id: string; n?: number }>('email_send_slots');
 
 describe('the hourly email count', () => {
@@ -22,17 +26,22 @@ describe('the hourly email count', () => {
     configure({ EMAIL_USER_LIMIT_PER_HOUR: '10' });
     const who = { organization_id: unique('org'), user_id: unique('usr') };
     const now = new Date();
-    const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => statusOf(reserveSend({ ...who, idempotency_key: `k-${i}` }, now))));
+    const statuses = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => statusOf(reserveSend({ ...who, idempotency_key: `k-${i}` }, now))),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(20);
     const hour = new Date(Math.floor(now.getTime() / HOUR) * HOUR).toISOString();
-    const counter = async () => (await slots().findOne({ _id: `${who.organization_id}|${who.user_id}|${hour}|count` }))?.n;
+    const counter = async () =>
+      (await slots().findOne({ _id: `${who.organization_id}|${who.user_id}|${hour}|count` }))?.n;
     expect(await counter()).toBe(10);
     // A counted key again (its send not recorded yet: a concurrent repeat) passes without counting.
     expect(await statusOf(reserveSend({ ...who, idempotency_key: `k-${statuses.indexOf(200)}` }, now))).toBe(200);
     expect(await counter()).toBe(10);
     let status = 0;
-    const qs = await queriesOf(async () => (status = await statusOf(reserveSend({ ...who, idempotency_key: 'one-more' }, now))));
+    const qs = await queriesOf(
+      async () => (status = await statusOf(reserveSend({ ...who, idempotency_key: 'one-more' }, now))),
+    );
     expect(status).toBe(429);
     expect(await scans(qs)).toEqual([]);
   });

@@ -42,11 +42,19 @@ const files = () => (fs.existsSync(outbox()) ? fs.readdirSync(outbox()).sort() :
 const holding = (text: string) => files().filter((f) => fs.readFileSync(path.join(outbox(), f), 'utf8').includes(text));
 
 function mail(organization_id: string, user_id: string, recipient = ADDRESS): EmailRequest {
-  return { organization_id, user_id, conversation_id: '-', email_type: 'notification', metadata: { template: 'generic' }, recipient, idempotency_key: unique('outbox') };
+  return {
+    organization_id,
+    user_id,
+    conversation_id: '-',
+    email_type: 'notification',
+    metadata: { template: 'generic' },
+    recipient,
+    idempotency_key: unique('outbox'),
+  };
 }
 const content = { subject: `Results ${hex}`, text: BODY, html: `<p>${BODY}</p>` };
 
-describe('the outbox and a user\'s erasure', () => {
+describe("the outbox and a user's erasure", () => {
   it("removes the user's outbox files, found by the names on the mail records, and no one else's", async () => {
     const t = await newTenant();
     const [u, v] = [await basicUser(t), await basicUser(t)];
@@ -56,27 +64,51 @@ describe('the outbox and a user\'s erasure', () => {
     await sendEmail({ req: mail(t.organization_id, u.user_id), content });
     // A retry of the same message writes no second file.
     expect((await sendEmail({ req: first, content })).duplicate).toBe(true);
-    await sendEmail({ req: mail(t.organization_id, v.user_id, `other.${hex}@example.com`), content: { ...content, text: 'for someone else' } });
+    await sendEmail({
+      req: mail(t.organization_id, v.user_id, `other.${hex}@example.com`),
+      content: { ...content, text: 'for someone else' },
+    });
     // A message recorded before file names were recorded: its file is found by its Message-ID in the name.
     const legacyId = `<${randomBytes(12).toString('hex')}@${t.organization_id}.platform>`;
     const legacyFile = `${new Date().toISOString().replace(/[:.]/g, '-')}-${legacyId.replace(/[^A-Za-z0-9]+/g, '_').slice(1, 60)}.eml`;
     fs.writeFileSync(path.join(outbox(), legacyFile), `To: ${ADDRESS}\n\n${BODY}\n`);
-    await recordSent(unique('legacy'), { organization_id: t.organization_id, user_id: u.user_id, message_id: legacyId, recipient: ADDRESS, email_type: 'notification', subject: 'old', transport: 'file', sent_at: new Date() });
+    await recordSent(unique('legacy'), {
+      organization_id: t.organization_id,
+      user_id: u.user_id,
+      message_id: legacyId,
+      recipient: ADDRESS,
+      email_type: 'notification',
+      subject: 'old',
+      transport: 'file',
+      sent_at: new Date(),
+    });
 
     expect(holding(ADDRESS)).toHaveLength(3);
     expect(files()).toHaveLength(4);
 
-    const report = await emailUserData.erase({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id, tombstone: 'del_outboxTest01' });
+    const report = await emailUserData.erase({
+      organization_id: t.organization_id,
+      user_id: u.user_id,
+      idp_id: u.idp_id,
+      tombstone: 'del_outboxTest01',
+    });
     expect(report).toMatchObject({ emails_deleted: 3, outbox_files_deleted: 3 });
     expect(holding(ADDRESS)).toEqual([]);
     expect(holding(hex)).toHaveLength(1); // the other user's message stays
     // A repeat (the erasure's second pass) finds nothing more.
-    expect(await emailUserData.erase({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id, tombstone: 'del_outboxTest01' })).toMatchObject({ emails_deleted: 0, outbox_files_deleted: 0 });
+    expect(
+      await emailUserData.erase({
+        organization_id: t.organization_id,
+        user_id: u.user_id,
+        idp_id: u.idp_id,
+        tombstone: 'del_outboxTest01',
+      }),
+    ).toMatchObject({ emails_deleted: 0, outbox_files_deleted: 0 });
   });
 });
 
 describe('the outbox and the hourly retention run', () => {
-  it('removes outbox files older than OUTBOX_RETENTION_DAYS (7) from the worker\'s DATA_DIR, and keeps newer ones', async () => {
+  it("removes outbox files older than OUTBOX_RETENTION_DAYS (7) from the worker's DATA_DIR, and keeps newer ones", async () => {
     const workerOutbox = path.join(inject('platformEnv').DATA_DIR, 'outbox');
     fs.mkdirSync(workerOutbox, { recursive: true });
     const old = path.join(workerOutbox, `old-${hex}.eml`);
@@ -87,7 +119,13 @@ describe('the outbox and the hourly retention run', () => {
     const sixDaysAgo = new Date(Date.now() - 6 * 86_400_000);
     fs.utimesSync(recent, sixDaysAgo, sixDaysAgo);
     await suite.temporal.schedule.getHandle(retentionScheduleId(inject('platformEnv').TEMPORAL_TASK_QUEUE)).trigger();
-    await until('the old outbox file removed', async () => fs.existsSync(old), (exists) => !exists, 60_000, 250);
+    await until(
+      'the old outbox file removed',
+      async () => fs.existsSync(old),
+      (exists) => !exists,
+      60_000,
+      250,
+    );
     expect(fs.existsSync(recent)).toBe(true);
     fs.rmSync(recent);
   }, 90_000);

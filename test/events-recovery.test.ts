@@ -34,7 +34,8 @@ afterAll(async () => {
   await closeRuntime();
 });
 
-const deliveries = async (key: string, endpoint_id: string) => (await call('GET', `/api/webhooks/deliveries?endpoint_id=${endpoint_id}`, { key })).body.deliveries;
+const deliveries = async (key: string, endpoint_id: string) =>
+  (await call('GET', `/api/webhooks/deliveries?endpoint_id=${endpoint_id}`, { key })).body.deliveries;
 
 describe('events when processes die', () => {
   it('delivers an event whose worker was killed (SIGKILL) during the attempt, once recorded', async () => {
@@ -44,14 +45,28 @@ describe('events when processes die', () => {
     rx.plan(path, ['hang']); // the first attempt never gets an answer: the worker dies meanwhile
     const ep = await addEndpoint(t, rx, path, ['points.credited']);
     const first = await startWorker();
-    const credit = await creditPoints({ organization_id: t.organization_id, user_id: u.user_id, points: 7, reason: 'action', operation_id: unique('drill') });
+    const credit = await creditPoints({
+      organization_id: t.organization_id,
+      user_id: u.user_id,
+      points: 7,
+      reason: 'action',
+      operation_id: unique('drill'),
+    });
     await receivedAt(rx, path, 1, 30_000);
     first.kill('SIGKILL');
     await startWorker();
     const got = await receivedAt(rx, path, 2, 60_000);
     expect(got[1].headers['webhook-id']).toBe(got[0].headers['webhook-id']);
-    expect(verified(ep.secret, got[1])).toMatchObject({ type: 'points.credited', data: { entry_id: credit.entry.entry_id, amount: 7 } });
-    const [d] = await until('the delivery recorded', () => deliveries(t.adminKey, ep.id), (x) => x[0]?.status === 'succeeded', 10_000);
+    expect(verified(ep.secret, got[1])).toMatchObject({
+      type: 'points.credited',
+      data: { entry_id: credit.entry.entry_id, amount: 7 },
+    });
+    const [d] = await until(
+      'the delivery recorded',
+      () => deliveries(t.adminKey, ep.id),
+      (x) => x[0]?.status === 'succeeded',
+      10_000,
+    );
     expect(d.attempts.at(-1).status).toBe(200);
     await new Promise((r) => setTimeout(r, 1000));
     expect(rx.received(path)).toHaveLength(2);
@@ -65,14 +80,31 @@ describe('events when processes die', () => {
     if (!drillWorkerRunning()) await startWorker();
     // The entry as the ledger writes it, marked, with no event recorded: what a crash leaves.
     const operation_id = unique('crashed');
-    await LedgerEntry.create({ _id: `${t.organization_id}|${u.user_id}|1`, entry_id: unique('pte'), organization_id: t.organization_id, user_id: u.user_id, seq: 1, amount: 12, balance_after: 12, reason: 'action', operation_id, event_pending: true });
+    await LedgerEntry.create({
+      _id: `${t.organization_id}|${u.user_id}|1`,
+      entry_id: unique('pte'),
+      organization_id: t.organization_id,
+      user_id: u.user_id,
+      seq: 1,
+      amount: 12,
+      balance_after: 12,
+      reason: 'action',
+      operation_id,
+      event_pending: true,
+    });
     const id = eventId(t.organization_id, 'points.credited', operation_id);
     expect(await PlatformEvent.findById(id)).toBeNull();
     const swept = await sweepEvents(new Date(Date.now() + 15_000));
     expect(swept.recorded.loyalty).toBeGreaterThanOrEqual(1);
     const [got] = await receivedAt(rx, path, 1, 30_000);
-    expect(verified(ep.secret, got)).toMatchObject({ id, type: 'points.credited', data: { operation_id, amount: 12, balance_after: 12, seq: 1 } });
-    expect((await LedgerEntry.findOne({ organization_id: t.organization_id, operation_id }).lean())?.event_pending).toBeUndefined();
+    expect(verified(ep.secret, got)).toMatchObject({
+      id,
+      type: 'points.credited',
+      data: { operation_id, amount: 12, balance_after: 12, seq: 1 },
+    });
+    expect(
+      (await LedgerEntry.findOne({ organization_id: t.organization_id, operation_id }).lean())?.event_pending,
+    ).toBeUndefined();
     // Swept again: nothing twice.
     await sweepEvents(new Date(Date.now() + 15_000));
     await new Promise((r) => setTimeout(r, 1500));
@@ -85,8 +117,21 @@ describe('events when processes die', () => {
     const ep = await addEndpoint(t, rx, path);
     if (!drillWorkerRunning()) await startWorker();
     const id = eventId(t.organization_id, 'points.expired', 'crash-test');
-    const body = JSON.stringify({ id, type: 'points.expired', created_at: new Date().toISOString(), organization_id: t.organization_id, data: { note: 'recorded before a crash' } });
-    await PlatformEvent.create({ _id: id, organization_id: t.organization_id, type: 'points.expired', body, fanned_out: false, created_at: new Date() });
+    const body = JSON.stringify({
+      id,
+      type: 'points.expired',
+      created_at: new Date().toISOString(),
+      organization_id: t.organization_id,
+      data: { note: 'recorded before a crash' },
+    });
+    await PlatformEvent.create({
+      _id: id,
+      organization_id: t.organization_id,
+      type: 'points.expired',
+      body,
+      fanned_out: false,
+      created_at: new Date(),
+    });
     await sweepEvents(new Date(Date.now() + 15_000));
     const [got] = await receivedAt(rx, path, 1, 30_000);
     expect(verified(ep.secret, got).id).toBe(id);
@@ -100,8 +145,23 @@ describe('events when processes die', () => {
     const ep = await addEndpoint(t, rx, path);
     await WebhookEndpoint.updateOne({ _id: ep.id }, { $set: { failing_since: new Date(Date.now() - 6 * 86_400_000) } });
     const event_id = eventId(t.organization_id, 'points.credited', 'failing-test');
-    await PlatformEvent.create({ _id: event_id, organization_id: t.organization_id, type: 'points.credited', body: JSON.stringify({ id: event_id }), fanned_out: true, created_at: new Date() });
-    const out = await attemptDelivery({ delivery_id: deliveryId(event_id, ep.id), organization_id: t.organization_id, endpoint_id: ep.id, event_id, event_type: 'points.credited', attempt: 3, next_delay_ms: 60_000 });
+    await PlatformEvent.create({
+      _id: event_id,
+      organization_id: t.organization_id,
+      type: 'points.credited',
+      body: JSON.stringify({ id: event_id }),
+      fanned_out: true,
+      created_at: new Date(),
+    });
+    const out = await attemptDelivery({
+      delivery_id: deliveryId(event_id, ep.id),
+      organization_id: t.organization_id,
+      endpoint_id: ep.id,
+      event_id,
+      event_type: 'points.credited',
+      attempt: 3,
+      next_delay_ms: 60_000,
+    });
     expect(out).toEqual({ outcome: 'failed', status: 500 });
     const e = (await call('GET', `/api/webhooks/endpoints/${ep.id}`, { key: t.adminKey })).body.endpoint;
     expect(e.enabled).toBe(false);

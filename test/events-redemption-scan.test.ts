@@ -15,7 +15,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
 import { eventsSettled } from '../activities/events/index.ts';
-import { holdOperation, refundOperation, releaseRedemption, reserveRedemption, reviewRedemption, settleRedemption, type RedemptionInput } from '../activities/gifts/fulfilment.ts';
+import {
+  holdOperation,
+  refundOperation,
+  releaseRedemption,
+  reserveRedemption,
+  reviewRedemption,
+  settleRedemption,
+  type RedemptionInput,
+} from '../activities/gifts/fulfilment.ts';
 import { saveRedemption } from '../activities/gifts/store.ts';
 import { refundDebit } from '../activities/loyalty/ledger.ts';
 import { mirrorScan } from '../activities/scanning/scans.ts';
@@ -31,8 +39,22 @@ import { groceries, shop } from './helpers/shop.ts';
 const REDEMPTION_TYPES = ['redemption.completed', 'redemption.refunded', 'redemption.needs_review'];
 const SCAN_TYPES = ['scan.completed', 'scan.pending_validation', 'scan.rejected'];
 
-const topUp = { gift_name: 'Telcel 100 MXN', gift_type: 'mobile_top-ups', country: 'MX', telco_supplier: 'Telcel', recharge_amount: 100, points_value: 500 };
-const pin = { gift_name: 'Steam 20 USD', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 20, points_value: 300 };
+const topUp = {
+  gift_name: 'Telcel 100 MXN',
+  gift_type: 'mobile_top-ups',
+  country: 'MX',
+  telco_supplier: 'Telcel',
+  recharge_amount: 100,
+  points_value: 500,
+};
+const pin = {
+  gift_name: 'Steam 20 USD',
+  gift_type: 'electronic_pins',
+  country: 'US',
+  supplier: 'Steam',
+  electronic_pin_amount: 20,
+  points_value: 300,
+};
 
 useSuiteRuntime();
 
@@ -67,16 +89,27 @@ describe('redemption events (sandbox provider)', () => {
     const u = await basicUser(t);
     const other = await basicUser(t);
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: 1000 } } });
-    expect((await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } })).status).toBe(200);
+    expect(
+      (await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } }))
+        .status,
+    ).toBe(200);
     const g = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp })).body.gift.id;
     const p = (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: pin })).body.gift.id;
-    const redeem = (key: string, gift: string, json: object) => call('POST', `/api/gifts/gifts/${gift}/redeem`, { key, json });
+    const redeem = (key: string, gift: string, json: object) =>
+      call('POST', `/api/gifts/gifts/${gift}/redeem`, { key, json });
 
-    const done = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678', idempotency_key: 'first' });
+    const done = await redeem(u.key, g, {
+      user_id: u.user_id,
+      phone_number: '+525512345678',
+      idempotency_key: 'first',
+    });
     expect(done.status, JSON.stringify(done.body)).toBe(200);
     expect(done.body.redemption.status).toBe('completed');
     // The same request again joins it: no second event.
-    expect((await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678', idempotency_key: 'first' })).body.duplicate).toBe(true);
+    expect(
+      (await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678', idempotency_key: 'first' })).body
+        .duplicate,
+    ).toBe(true);
     const refused = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000' });
     expect(refused.body.redemption.status).toBe('refunded');
     const pinned = await redeem(u.key, p, { user_id: u.user_id });
@@ -89,12 +122,19 @@ describe('redemption events (sandbox provider)', () => {
     await exactly(at, 3);
     const events = eventsAt(ep.secret, at);
     const byId = new Map(events.map((e) => [e.data.redemption_id, e]));
-    expect([...byId.keys()].sort()).toEqual([done.body.redemption.id, refused.body.redemption.id, pinned.body.redemption.id].sort());
-    const history = (await call('GET', `/loyalty/points/${u.user_id}/history?limit=100`, { key: t.adminKey })).body.entries;
+    expect([...byId.keys()].sort()).toEqual(
+      [done.body.redemption.id, refused.body.redemption.id, pinned.body.redemption.id].sort(),
+    );
+    const history = (await call('GET', `/loyalty/points/${u.user_id}/history?limit=100`, { key: t.adminKey })).body
+      .entries;
     const entry = (op: string) => history.find((e: any) => e.operation_id === op)?.entry_id;
 
     const completed = byId.get(done.body.redemption.id)!;
-    expect(completed).toMatchObject({ type: 'redemption.completed', organization_id: t.organization_id, id: expect.stringMatching(/^evt_/) });
+    expect(completed).toMatchObject({
+      type: 'redemption.completed',
+      organization_id: t.organization_id,
+      id: expect.stringMatching(/^evt_/),
+    });
     expect(completed.data).toEqual({
       redemption_id: done.body.redemption.id,
       user_id: u.user_id,
@@ -132,7 +172,10 @@ describe('redemption events (sandbox provider)', () => {
     expect(refund.data.refund_entry_id).toEqual(expect.any(String));
 
     const pinEvent = byId.get(pinned.body.redemption.id)!;
-    expect(pinEvent).toMatchObject({ type: 'redemption.completed', data: { gift_id: p, gift_type: 'electronic_pins', points_spent: 300, status: 'completed' } });
+    expect(pinEvent).toMatchObject({
+      type: 'redemption.completed',
+      data: { gift_id: p, gift_type: 'electronic_pins', points_spent: 300, status: 'completed' },
+    });
     for (const r of rx.received(at)) {
       expect(r.body).not.toContain(pinned.body.redemption.pin_code);
       expect(Object.keys(JSON.parse(r.body).data).filter((k) => /pin|phone|account/.test(k))).toEqual([]);
@@ -140,7 +183,9 @@ describe('redemption events (sandbox provider)', () => {
       expect(r.body).not.toContain('5512340000');
     }
     // The event log holds the same three, and nothing for the refused requests.
-    const log = (await call('GET', '/api/events?limit=100', { key: t.adminKey })).body.events.filter((e: any) => e.type.startsWith('redemption.'));
+    const log = (await call('GET', '/api/events?limit=100', { key: t.adminKey })).body.events.filter((e: any) =>
+      e.type.startsWith('redemption.'),
+    );
     expect(log.map((e: any) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
   }, 120_000);
 });
@@ -153,7 +198,10 @@ describe('scan events', () => {
     const user = await basicUser(s.t);
     const image = await renderReceipt(groceries('2026-10-02'));
     const send = async (data: Buffer) => {
-      const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data, name: `${unique('r')}.png`, type: 'image/png' }) });
+      const res = await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, {
+        key: user.key,
+        form: fileForm({}, { data, name: `${unique('r')}.png`, type: 'image/png' }),
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       return res.body;
     };
@@ -161,7 +209,14 @@ describe('scan events', () => {
     expect(scan).toMatchObject({ status: 'completed', total_points: 50 });
     const dup = await send(image);
     expect(dup).toMatchObject({ status: 'rejected', duplicate_of: scan.id });
-    const alien = await send(await renderReceipt({ merchant: 'Hardware Depot', address: '9 Elm Road', date: '2026-10-02', items: [{ name: 'Claw Hammer 16oz', price: 12.5 }] }));
+    const alien = await send(
+      await renderReceipt({
+        merchant: 'Hardware Depot',
+        address: '9 Elm Road',
+        date: '2026-10-02',
+        items: [{ name: 'Claw Hammer 16oz', price: 12.5 }],
+      }),
+    );
     expect(alien.status).toBe('rejected');
 
     await exactly(at, 3);
@@ -185,20 +240,50 @@ describe('scan events', () => {
       operation_id: `scan:${scan.id}`,
       validation_status: 'not_required',
       validation_expires_at: null,
-      products: scan.products.map((p: any) => ({ id: p.id, name: p.name, quantity: p.quantity, points: p.points, validation_status: 'auto_approved' })),
+      products: scan.products.map((p: any) => ({
+        id: p.id,
+        name: p.name,
+        quantity: p.quantity,
+        points: p.points,
+        validation_status: 'auto_approved',
+      })),
       flags: [],
       duplicate_of: null,
       rejection_reason: null,
       receipt: { date: '2026-10-02', total: 9.73 },
     });
     // The credit's own event carries the same operation id.
-    const credit = (await call('GET', '/api/events?type=points.credited&limit=100', { key: s.t.adminKey })).body.events.find((e: any) => e.data.operation_id === `scan:${scan.id}`);
+    const credit = (
+      await call('GET', '/api/events?type=points.credited&limit=100', { key: s.t.adminKey })
+    ).body.events.find((e: any) => e.data.operation_id === `scan:${scan.id}`);
     expect(credit?.data.amount).toBe(50);
 
     expect(of(dup.id)).toHaveLength(1);
-    expect(of(dup.id)[0]).toMatchObject({ type: 'scan.rejected', data: { scan_id: dup.id, status: 'rejected', total_points: 0, points_processed: false, operation_id: null, duplicate_of: scan.id, rejection_reason: 'duplicate', flags: expect.arrayContaining(['duplicate']) } });
+    expect(of(dup.id)[0]).toMatchObject({
+      type: 'scan.rejected',
+      data: {
+        scan_id: dup.id,
+        status: 'rejected',
+        total_points: 0,
+        points_processed: false,
+        operation_id: null,
+        duplicate_of: scan.id,
+        rejection_reason: 'duplicate',
+        flags: expect.arrayContaining(['duplicate']),
+      },
+    });
     expect(of(alien.id)).toHaveLength(1);
-    expect(of(alien.id)[0]).toMatchObject({ type: 'scan.rejected', data: { scan_id: alien.id, status: 'rejected', total_points: 0, products: [], rejection_reason: 'no_products_recognized', flags: expect.arrayContaining(['no_products_recognized']) } });
+    expect(of(alien.id)[0]).toMatchObject({
+      type: 'scan.rejected',
+      data: {
+        scan_id: alien.id,
+        status: 'rejected',
+        total_points: 0,
+        products: [],
+        rejection_reason: 'no_products_recognized',
+        flags: expect.arrayContaining(['no_products_recognized']),
+      },
+    });
   }, 120_000);
 
   it('scan.pending_validation while products wait for an admin, then scan.completed (approved) or scan.rejected (every product rejected); a refused validation emits nothing', async () => {
@@ -209,7 +294,10 @@ describe('scan events', () => {
     const L = '/api/ticket-scan/loyalty/ticket-scan';
     const pending = async (date: string) => {
       const image = await renderReceipt({ ...groceries(date), total: 5.0 });
-      const res = await call('POST', L, { key: user.key, json: { user_id: user.user_id, venue_id: String(s.venue.id), image: image.toString('base64') } });
+      const res = await call('POST', L, {
+        key: user.key,
+        json: { user_id: user.user_id, venue_id: String(s.venue.id), image: image.toString('base64') },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.status).toBe('pending_validation');
       return res.body;
@@ -239,28 +327,82 @@ describe('scan events', () => {
     expect(first.data.products.map((p: any) => p.validation_status)).toEqual(approve.products.map(() => 'pending'));
 
     // A refused validation (a basic key: 403; an unknown product: 400) changes nothing and emits nothing.
-    expect((await call('POST', `${L}/${approve.id}/validate`, { key: user.key, json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] } })).status).toBe(403);
-    expect((await call('POST', `${L}/${approve.id}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: '999999', is_valid: true }] } })).status).toBe(400);
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: user.key,
+          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: s.t.adminKey,
+          json: { validations: [{ product_id: '999999', is_valid: true }] },
+        })
+      ).status,
+    ).toBe(400);
 
     const note = 'typed by the admin: checked the shelf price';
-    const ok = await call('POST', `${L}/${approve.id}/validate`, { key: s.t.adminKey, json: { validations: approve.products.map((p: any) => ({ product_id: p.id, is_valid: p.name === 'Whole Milk 1L', notes: note })) } });
+    const ok = await call('POST', `${L}/${approve.id}/validate`, {
+      key: s.t.adminKey,
+      json: {
+        validations: approve.products.map((p: any) => ({
+          product_id: p.id,
+          is_valid: p.name === 'Whole Milk 1L',
+          notes: note,
+        })),
+      },
+    });
     expect(ok.body).toMatchObject({ status: 'completed', total_points: 10 });
-    const no = await call('POST', `${L}/${reject.id}/validate`, { key: s.t.adminKey, json: { validations: reject.products.map((p: any) => ({ product_id: p.id, is_valid: false })) } });
+    const no = await call('POST', `${L}/${reject.id}/validate`, {
+      key: s.t.adminKey,
+      json: { validations: reject.products.map((p: any) => ({ product_id: p.id, is_valid: false })) },
+    });
     expect(no.body).toMatchObject({ status: 'rejected', rejection_reason: 'Every product was rejected in validation' });
     // Validating again is refused (400): nothing new.
-    expect((await call('POST', `${L}/${approve.id}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] } })).status).toBe(400);
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: s.t.adminKey,
+          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
+        })
+      ).status,
+    ).toBe(400);
 
     await exactly(at, 4);
     const events = eventsAt(ep.secret, at);
     const key = (e: { type: string; data: Record<string, any> }) => `${e.type} ${e.data.scan_id}`;
     expect(events.map(key).sort()).toEqual(
-      [`scan.pending_validation ${approve.id}`, `scan.pending_validation ${reject.id}`, `scan.completed ${approve.id}`, `scan.rejected ${reject.id}`].sort(),
+      [
+        `scan.pending_validation ${approve.id}`,
+        `scan.pending_validation ${reject.id}`,
+        `scan.completed ${approve.id}`,
+        `scan.rejected ${reject.id}`,
+      ].sort(),
     );
     const completed = events.find((e) => e.type === 'scan.completed')!;
-    expect(completed.data).toMatchObject({ status: 'completed', total_points: 10, points_processed: true, points_processed_at: ok.body.points_processed_at, operation_id: `scan:${approve.id}`, validation_status: 'completed', validation_expires_at: null });
-    expect(completed.data.products.map((p: any) => [p.name, p.validation_status]).sort()).toEqual(ok.body.products.map((p: any) => [p.name, p.validation_status]).sort());
+    expect(completed.data).toMatchObject({
+      status: 'completed',
+      total_points: 10,
+      points_processed: true,
+      points_processed_at: ok.body.points_processed_at,
+      operation_id: `scan:${approve.id}`,
+      validation_status: 'completed',
+      validation_expires_at: null,
+    });
+    expect(completed.data.products.map((p: any) => [p.name, p.validation_status]).sort()).toEqual(
+      ok.body.products.map((p: any) => [p.name, p.validation_status]).sort(),
+    );
     const rejected = events.find((e) => e.type === 'scan.rejected')!;
-    expect(rejected.data).toMatchObject({ scan_id: reject.id, status: 'rejected', total_points: 0, points_processed: false, rejection_reason: 'all_products_rejected' });
+    expect(rejected.data).toMatchObject({
+      scan_id: reject.id,
+      status: 'rejected',
+      total_points: 0,
+      points_processed: false,
+      rejection_reason: 'all_products_rejected',
+    });
     expect(rejected.data.products.every((p: any) => p.validation_status === 'rejected')).toBe(true);
     for (const r of rx.received(at)) expect(r.body).not.toContain(note);
   }, 120_000);
@@ -277,24 +419,52 @@ describe('redemption.needs_review and its settlements (own platform, sandbox, 2 
   let ep: { id: string; secret: string };
   const at = unique('/review');
 
-  async function api(method: string, route: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-    const res = await fetch(`${platform.edgeUrl}${route}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  async function api(
+    method: string,
+    route: string,
+    key: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any }> {
+    const res = await fetch(`${platform.edgeUrl}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
     return { status: res.status, body: await res.json() };
   }
 
   beforeAll(async () => {
-    const env = isolatedPlatformEnv({ queue, dataDir, adminKey: platformKey }, { WORKER_COUNT: '1', GIFT_PROCESSING_LIMIT_SECONDS: '2', LOG_LEVEL: 'warn' });
-    platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore', log: () => undefined });
-    const org = (await api('POST', '/api/organizations', platformKey, { name: unique('Review'), tier: 'free' })).body.organization.organization_id;
-    const a = await api('POST', '/generate_api_key', platformKey, { user_id: unique('admin'), organization_id: org, permissions: ['admin'] });
+    const env = isolatedPlatformEnv(
+      { queue, dataDir, adminKey: platformKey },
+      { WORKER_COUNT: '1', GIFT_PROCESSING_LIMIT_SECONDS: '2', LOG_LEVEL: 'warn' },
+    );
+    platform = await launchPlatform({
+      cfg: parseEnv({ ...process.env, ...env }),
+      freePorts: true,
+      env,
+      stdio: 'ignore',
+      log: () => undefined,
+    });
+    const org = (await api('POST', '/api/organizations', platformKey, { name: unique('Review'), tier: 'free' })).body
+      .organization.organization_id;
+    const a = await api('POST', '/generate_api_key', platformKey, {
+      user_id: unique('admin'),
+      organization_id: org,
+      permissions: ['admin'],
+    });
     t = { organization_id: org, adminKey: a.body.api_key, admin: { user_id: a.body.metadata.user_id, idp_id: '' } };
-    const created = await api('POST', '/api/webhooks/endpoints', t.adminKey, { url: rx.url(at), events: REDEMPTION_TYPES });
+    const created = await api('POST', '/api/webhooks/endpoints', t.adminKey, {
+      url: rx.url(at),
+      events: REDEMPTION_TYPES,
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     ep = { id: created.body.endpoint.id, secret: created.body.secret };
     const k = await api('POST', '/generate_api_key', t.adminKey, { user_id: unique('ana') });
     ana = { key: k.body.api_key, user_id: k.body.metadata.user_id };
     await api('PUT', '/loyalty/rules', t.adminKey, { actions: { grant: 1000 } });
-    expect((await api('POST', `/loyalty/award-points/${ana.user_id}`, t.adminKey, { action_type: 'grant' })).status).toBe(200);
+    expect(
+      (await api('POST', `/loyalty/award-points/${ana.user_id}`, t.adminKey, { action_type: 'grant' })).status,
+    ).toBe(200);
     giftId = (await api('POST', '/api/gifts/gifts', t.adminKey, { ...topUp, points_value: 100 })).body.gift.id;
   }, 300_000);
 
@@ -307,15 +477,27 @@ describe('redemption.needs_review and its settlements (own platform, sandbox, 2 
     // Numbers ending 0001: the sandbox answers PROCESSING for 30 s, past the 2 s limit.
     const ids: string[] = [];
     for (const phone of ['+525512300001', '+525512310001']) {
-      const res = await api('POST', `/api/gifts/gifts/${giftId}/redeem`, ana.key, { user_id: ana.user_id, phone_number: phone, idempotency_key: unique('k') });
+      const res = await api('POST', `/api/gifts/gifts/${giftId}/redeem`, ana.key, {
+        user_id: ana.user_id,
+        phone_number: phone,
+        idempotency_key: unique('k'),
+      });
       expect([200, 202], JSON.stringify(res.body)).toContain(res.status);
       ids.push(res.body.redemption.id);
     }
     const [refundIt, completeIt] = ids;
-    for (const id of ids) await until(`${id} in review`, async () => (await api('GET', `/api/gifts/redemptions/${id}`, t.adminKey)).body.redemption, (r) => r.status === 'needs_review', 60_000);
+    for (const id of ids)
+      await until(
+        `${id} in review`,
+        async () => (await api('GET', `/api/gifts/redemptions/${id}`, t.adminKey)).body.redemption,
+        (r) => r.status === 'needs_review',
+        60_000,
+      );
     await receivedAt(rx, at, 2, 30_000);
     const review = eventsAt(ep.secret, at);
-    expect(review.map((e) => [e.type, e.data.redemption_id]).sort()).toEqual(ids.map((id) => ['redemption.needs_review', id]).sort());
+    expect(review.map((e) => [e.type, e.data.redemption_id]).sort()).toEqual(
+      ids.map((id) => ['redemption.needs_review', id]).sort(),
+    );
     const r0 = (await api('GET', `/api/gifts/redemptions/${refundIt}`, t.adminKey)).body.redemption;
     expect(review.find((e) => e.data.redemption_id === refundIt)!.data).toEqual({
       redemption_id: refundIt,
@@ -337,13 +519,24 @@ describe('redemption.needs_review and its settlements (own platform, sandbox, 2 
 
     // Refunded first: the sandbox still answers PROCESSING (not a delivery), so it is not refused.
     const note = 'Operator portal says failed, ticket 4411';
-    const refunded = await api('POST', `/api/gifts/redemptions/${refundIt}/settle`, t.adminKey, { outcome: 'refunded', reason: note });
+    const refunded = await api('POST', `/api/gifts/redemptions/${refundIt}/settle`, t.adminKey, {
+      outcome: 'refunded',
+      reason: note,
+    });
     expect(refunded.status, JSON.stringify(refunded.body)).toBe(200);
-    const completed = await api('POST', `/api/gifts/redemptions/${completeIt}/settle`, t.adminKey, { outcome: 'completed', reason: note });
+    const completed = await api('POST', `/api/gifts/redemptions/${completeIt}/settle`, t.adminKey, {
+      outcome: 'completed',
+      reason: note,
+    });
     expect(completed.status, JSON.stringify(completed.body)).toBe(200);
     // Repeats join the settlement; the other outcome is refused 409: nothing new either way.
-    expect((await api('POST', `/api/gifts/redemptions/${refundIt}/settle`, t.adminKey, { outcome: 'refunded' })).body.duplicate).toBe(true);
-    expect((await api('POST', `/api/gifts/redemptions/${completeIt}/settle`, t.adminKey, { outcome: 'refunded' })).status).toBe(409);
+    expect(
+      (await api('POST', `/api/gifts/redemptions/${refundIt}/settle`, t.adminKey, { outcome: 'refunded' })).body
+        .duplicate,
+    ).toBe(true);
+    expect(
+      (await api('POST', `/api/gifts/redemptions/${completeIt}/settle`, t.adminKey, { outcome: 'refunded' })).status,
+    ).toBe(409);
 
     await exactly(at, 4);
     const events = eventsAt(ep.secret, at);
@@ -354,7 +547,11 @@ describe('redemption.needs_review and its settlements (own platform, sandbox, 2 
       points_spent: 100,
       points_refunded: 100,
       refund_entry_id: expect.any(String),
-      settlement: { outcome: 'refunded', settled_by: t.admin.user_id, settled_at: refunded.body.redemption.settlement.settled_at },
+      settlement: {
+        outcome: 'refunded',
+        settled_by: t.admin.user_id,
+        settled_at: refunded.body.redemption.settlement.settled_at,
+      },
     });
     const kept = events.find((e) => e.type === 'redemption.completed')!;
     expect(kept.data).toMatchObject({
@@ -363,7 +560,11 @@ describe('redemption.needs_review and its settlements (own platform, sandbox, 2 
       points_spent: 100,
       points_refunded: 0,
       refund_entry_id: null,
-      settlement: { outcome: 'completed', settled_by: t.admin.user_id, settled_at: completed.body.redemption.settlement.settled_at },
+      settlement: {
+        outcome: 'completed',
+        settled_by: t.admin.user_id,
+        settled_at: completed.body.redemption.settlement.settled_at,
+      },
     });
     for (const r of rx.received(at)) {
       expect(r.body).not.toContain(note);
@@ -379,7 +580,10 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
     const ep = await addEndpoint(t, rx, at, REDEMPTION_TYPES);
     const u = await basicUser(t);
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: 1000 } } });
-    expect((await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } })).status).toBe(200);
+    expect(
+      (await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } }))
+        .status,
+    ).toBe(200);
     const input = (redemption_id: string): RedemptionInput => ({
       redemption_id,
       organization_id: t.organization_id,
@@ -388,21 +592,42 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
       gift_name: 'Telcel 100 MXN',
       gift_type: 'mobile_top-ups',
       points: 100,
-      order: { custom_identifier: redemption_id, kind: 'mobile_top-ups', product: 'Telcel', amount: 100, country: 'MX', phone_number: '+525512345678' },
+      order: {
+        custom_identifier: redemption_id,
+        kind: 'mobile_top-ups',
+        product: 'Telcel',
+        amount: 100,
+        country: 'MX',
+        phone_number: '+525512345678',
+      },
     });
     const [done, back, review] = [input(unique('rdm')), input(unique('rdm')), input(unique('rdm'))];
     for (const i of [done, back, review]) expect(await reserveRedemption(i)).toMatchObject({ status: 'processing' });
     // The earlier attempts: each wrote its change and stopped before its event.
     await saveRedemption(done.redemption_id, { status: 'completed', provider_transaction_id: 'tx-done' });
-    await refundDebit({ organization_id: t.organization_id, user_id: u.user_id, debit_operation_id: holdOperation(back.redemption_id), operation_id: refundOperation(back.redemption_id), reason: 'refund' });
+    await refundDebit({
+      organization_id: t.organization_id,
+      user_id: u.user_id,
+      debit_operation_id: holdOperation(back.redemption_id),
+      operation_id: refundOperation(back.redemption_id),
+      reason: 'refund',
+    });
     await saveRedemption(review.redemption_id, { status: 'needs_review', status_reason: 'no answer' });
     await eventsSettled();
     expect(rx.received(at)).toHaveLength(0);
     // The retries (twice each: a retry of the retry records nothing new either).
     for (let n = 0; n < 2; n += 1) {
-      expect(await settleRedemption(done, { transaction_id: 'tx-done', pin_encrypted: null })).toEqual({ redemption_id: done.redemption_id, status: 'completed' });
-      expect(await releaseRedemption(back, { transaction_id: null, reason: 'The operator refused the top-up' })).toEqual({ redemption_id: back.redemption_id, status: 'refunded' });
-      expect(await reviewRedemption(review, { transaction_id: null, reason: 'no answer' })).toEqual({ redemption_id: review.redemption_id, status: 'needs_review' });
+      expect(await settleRedemption(done, { transaction_id: 'tx-done', pin_encrypted: null })).toEqual({
+        redemption_id: done.redemption_id,
+        status: 'completed',
+      });
+      expect(
+        await releaseRedemption(back, { transaction_id: null, reason: 'The operator refused the top-up' }),
+      ).toEqual({ redemption_id: back.redemption_id, status: 'refunded' });
+      expect(await reviewRedemption(review, { transaction_id: null, reason: 'no answer' })).toEqual({
+        redemption_id: review.redemption_id,
+        status: 'needs_review',
+      });
     }
     await eventsSettled();
     await exactly(at, 3);
@@ -414,8 +639,16 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
         ['redemption.needs_review', review.redemption_id],
       ].sort(),
     );
-    expect(events.find((e) => e.type === 'redemption.refunded')!.data).toMatchObject({ points_spent: 100, points_refunded: 100, points_lapsed: 0, refund_entry_id: expect.any(String) });
-    expect(events.find((e) => e.type === 'redemption.completed')!.data).toMatchObject({ points_spent: 100, provider_transaction_id: 'tx-done' });
+    expect(events.find((e) => e.type === 'redemption.refunded')!.data).toMatchObject({
+      points_spent: 100,
+      points_refunded: 100,
+      points_lapsed: 0,
+      refund_entry_id: expect.any(String),
+    });
+    expect(events.find((e) => e.type === 'redemption.completed')!.data).toMatchObject({
+      points_spent: 100,
+      provider_transaction_id: 'tx-done',
+    });
     expect((await call('GET', `/loyalty/points/${u.user_id}`, { key: t.adminKey })).body.points).toBe(800);
   }, 60_000);
 
@@ -424,7 +657,18 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
     const at = unique('/retried-scans');
     const ep = await addEndpoint(t, rx, at, SCAN_TYPES);
     const scan_id = unique('scan');
-    const view = { id: scan_id, organization_id: t.organization_id, user_id: 'usr_retry', status: 'rejected', source: 'ticket_scan', products: [], total_points: 0, flags: ['no_products_recognized'], rejection_reason: 'No catalogue products were recognized on the receipt', updated_at: new Date().toISOString() };
+    const view = {
+      id: scan_id,
+      organization_id: t.organization_id,
+      user_id: 'usr_retry',
+      status: 'rejected',
+      source: 'ticket_scan',
+      products: [],
+      total_points: 0,
+      flags: ['no_products_recognized'],
+      rejection_reason: 'No catalogue products were recognized on the receipt',
+      updated_at: new Date().toISOString(),
+    };
     await writeScanMirror(view);
     await eventsSettled();
     expect(rx.received(at)).toHaveLength(0);
@@ -432,6 +676,10 @@ describe('a retried step whose change an earlier attempt wrote (it stopped befor
     await mirrorScan(view);
     await eventsSettled();
     await exactly(at, 1);
-    expect(eventsAt(ep.secret, at)[0]).toMatchObject({ type: 'scan.rejected', created_at: view.updated_at, data: { scan_id, status: 'rejected', rejection_reason: 'no_products_recognized' } });
+    expect(eventsAt(ep.secret, at)[0]).toMatchObject({
+      type: 'scan.rejected',
+      created_at: view.updated_at,
+      data: { scan_id, status: 'rejected', rejection_reason: 'no_products_recognized' },
+    });
   }, 60_000);
 });

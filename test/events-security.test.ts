@@ -19,15 +19,32 @@ describe('events security', () => {
     const victim = await newTenant();
     const tarpit = unique('/tarpit');
     const victimPath = unique('/victim');
-    rx.plan(tarpit, Array.from({ length: 5000 }, () => 'hang' as const));
+    rx.plan(
+      tarpit,
+      Array.from({ length: 5000 }, () => 'hang' as const),
+    );
     await addEndpoint(attacker, rx, tarpit);
     const good = await addEndpoint(victim, rx, victimPath);
 
     // The attacker: 150 awards (one admin key, within its rate limit), each an event whose
     // attempt would hold a worker slot for the whole 10 s timeout, then be retried.
-    const awards = await Promise.all(Array.from({ length: 150 }, (_, i) => call('POST', `/loyalty/award-points/${unique('u')}`, { key: attacker.adminKey, json: { action_type: 'purchase' }, headers: { 'idempotency-key': `a-${i}` } })));
+    const awards = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        call('POST', `/loyalty/award-points/${unique('u')}`, {
+          key: attacker.adminKey,
+          json: { action_type: 'purchase' },
+          headers: { 'idempotency-key': `a-${i}` },
+        }),
+      ),
+    );
     expect(awards.every((a) => a.status === 200)).toBe(true);
-    await until('the tarpit holding attempts', async () => rx.received(tarpit).length, (n) => n >= 8, 20_000, 100);
+    await until(
+      'the tarpit holding attempts',
+      async () => rx.received(tarpit).length,
+      (n) => n >= 8,
+      20_000,
+      100,
+    );
 
     const t0 = Date.now();
     expect((await call('POST', `/api/webhooks/endpoints/${good.id}/test`, { key: victim.adminKey })).status).toBe(202);
@@ -42,7 +59,9 @@ describe('events security', () => {
   it('sends one test ping per endpoint every 10 s (429 with Retry-After otherwise)', async () => {
     const t = await newTenant();
     const ep = await addEndpoint(t, rx, unique('/pings'));
-    const pings = await Promise.all(Array.from({ length: 20 }, () => call('POST', `/api/webhooks/endpoints/${ep.id}/test`, { key: t.adminKey })));
+    const pings = await Promise.all(
+      Array.from({ length: 20 }, () => call('POST', `/api/webhooks/endpoints/${ep.id}/test`, { key: t.adminKey })),
+    );
     expect(pings.filter((p) => p.status === 202)).toHaveLength(1);
     const refused = pings.filter((p) => p.status === 429);
     expect(refused).toHaveLength(19);
@@ -56,9 +75,17 @@ describe('events security', () => {
     const ep = await addEndpoint(t, rx, path);
     await call('POST', `/api/webhooks/endpoints/${ep.id}/test`, { key: t.adminKey });
     await receivedAt(rx, path, 1);
-    const [d] = await until('the ping delivered', async () => (await call('GET', `/api/webhooks/deliveries?endpoint_id=${ep.id}`, { key: t.adminKey })).body.deliveries, (x) => x[0]?.status === 'succeeded', 10_000);
+    const [d] = await until(
+      'the ping delivered',
+      async () =>
+        (await call('GET', `/api/webhooks/deliveries?endpoint_id=${ep.id}`, { key: t.adminKey })).body.deliveries,
+      (x) => x[0]?.status === 'succeeded',
+      10_000,
+    );
     rx.plan(path, ['hang']);
-    const retries = await Promise.all(Array.from({ length: 10 }, () => call('POST', `/api/webhooks/deliveries/${d.id}/retry`, { key: t.adminKey })));
+    const retries = await Promise.all(
+      Array.from({ length: 10 }, () => call('POST', `/api/webhooks/deliveries/${d.id}/retry`, { key: t.adminKey })),
+    );
     expect(retries.filter((r) => r.status === 202)).toHaveLength(1);
     expect(retries.filter((r) => r.status === 409)).toHaveLength(9);
   });

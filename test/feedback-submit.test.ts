@@ -10,7 +10,8 @@ import { useSuiteRuntime } from './helpers/runtime.ts';
 useSuiteRuntime();
 
 describe('submitFeedback (activities in this process, the workflow start handed in)', () => {
-  const restore = () => import('../workers/runs/starts.ts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
+  const restore = () =>
+    import('../workers/runs/starts.ts').then((m) => configureFeedback({ startAnalysis: m.startFeedbackAnalysis }));
   afterAll(restore);
 
   it('keeps nothing when the analysis cannot be started, and keeps the feedback once it is', async () => {
@@ -18,11 +19,19 @@ describe('submitFeedback (activities in this process, the workflow start handed 
     const since = new Date(Date.now() - 60_000);
     const started: Parameters<StartAnalysis>[0][] = [];
     configureFeedback({ startAnalysis: async () => Promise.reject(new Error('Temporal unreachable')) });
-    await expect(submitFeedback({ organization_id, user_id: 'usr_a', feedback_type: 'praise', rating: 5, comment: 'Great' })).rejects.toThrow('Temporal unreachable');
+    await expect(
+      submitFeedback({ organization_id, user_id: 'usr_a', feedback_type: 'praise', rating: 5, comment: 'Great' }),
+    ).rejects.toThrow('Temporal unreachable');
     expect((await feedbackStats({ organization_id, from: since })).total_feedback).toBe(0);
 
     configureFeedback({ startAnalysis: async (f) => void started.push(f) });
-    const feedback_id = await submitFeedback({ organization_id, user_id: 'usr_a', feedback_type: 'praise', rating: 5, comment: 'Great' });
+    const feedback_id = await submitFeedback({
+      organization_id,
+      user_id: 'usr_a',
+      feedback_type: 'praise',
+      rating: 5,
+      comment: 'Great',
+    });
     expect(started).toEqual([{ feedback_id, organization_id, user_id: 'usr_a' }]);
     expect((await feedbackStats({ organization_id, from: since })).total_feedback).toBe(1);
   });

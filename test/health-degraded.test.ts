@@ -11,7 +11,15 @@ import { startExtraEdge, startPlatformProcess, stopEdges } from './helpers/edge-
 
 const get = async (url: string, key?: string) => {
   const res = await fetch(url, key ? { headers: { authorization: `Bearer ${key}` } } : {});
-  return { status: res.status, body: (await res.json()) as { status: string; checks: Record<string, string>; missing?: string[]; pollers?: Record<string, number> } };
+  return {
+    status: res.status,
+    body: (await res.json()) as {
+      status: string;
+      checks: Record<string, string>;
+      missing?: string[];
+      pollers?: Record<string, number>;
+    },
+  };
 };
 
 afterAll(stopEdges);
@@ -20,7 +28,10 @@ describe('GET /health and /health/ready with servers down', () => {
   let url: string;
   beforeAll(async () => {
     const [deadTemporal, deadMinio] = [await freePort(), await freePort()];
-    url = await startExtraEdge({ TEMPORAL_ADDRESS: `127.0.0.1:${deadTemporal}`, MINIO_ENDPOINT: `127.0.0.1:${deadMinio}` });
+    url = await startExtraEdge({
+      TEMPORAL_ADDRESS: `127.0.0.1:${deadTemporal}`,
+      MINIO_ENDPOINT: `127.0.0.1:${deadMinio}`,
+    });
   });
 
   it('/health answers 503 and names what fails; why (hosts and ports) only to a system_admin key', async () => {
@@ -40,7 +51,11 @@ describe('GET /health and /health/ready with servers down', () => {
     // an organization's admin is a tenant, not an operator of the platform: no hosts or ports
     const tenant = await get(`${url}/health`, (await newTenant()).adminKey);
     expect(tenant.status).toBe(503);
-    expect(tenant.body.checks).toEqual({ temporal: 'error: unavailable', mongodb: 'ok', storage: 'error: unavailable' });
+    expect(tenant.body.checks).toEqual({
+      temporal: 'error: unavailable',
+      mongodb: 'ok',
+      storage: 'error: unavailable',
+    });
   });
 
   it('/health/ready answers 503 naming the servers and the pollers it cannot see', async () => {
@@ -67,11 +82,19 @@ describe('GET /health/ready on a task queue no worker polls', () => {
     expect((await get(`${url}/health`)).status).toBe(200);
     const before = await get(`${url}/health/ready`);
     expect(before.status).toBe(503);
-    expect(before.body).toMatchObject({ status: 'not_ready', missing: ['workflow_pollers', 'activity_pollers'], pollers: { workflow: 0, activity: 0 } });
+    expect(before.body).toMatchObject({
+      status: 'not_ready',
+      missing: ['workflow_pollers', 'activity_pollers'],
+      pollers: { workflow: 0, activity: 0 },
+    });
     expect(before.body.checks.workflow_pollers).toBe('error: unavailable');
     const detail = await get(`${url}/health/ready`, adminKey());
-    expect(detail.body.checks.workflow_pollers).toBe(`error: no worker polled the workflow task queue ${queue} in the last 70 s`);
-    expect(detail.body.checks.activity_pollers).toBe(`error: no worker polled the activity task queue ${queue} in the last 70 s`);
+    expect(detail.body.checks.workflow_pollers).toBe(
+      `error: no worker polled the workflow task queue ${queue} in the last 70 s`,
+    );
+    expect(detail.body.checks.activity_pollers).toBe(
+      `error: no worker polled the activity task queue ${queue} in the last 70 s`,
+    );
 
     startPlatformProcess('worker', { TEMPORAL_TASK_QUEUE: queue });
     let after = before;

@@ -24,9 +24,18 @@ let s: Shop;
 
 beforeAll(async () => {
   const e = env();
-  temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
+  temporal = new Client({
+    connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }),
+    namespace: e.TEMPORAL_NAMESPACE,
+  });
   const [host, port] = e.MINIO_ENDPOINT.split(':');
-  minio = new MinioClient({ endPoint: host, port: Number(port), useSSL: false, accessKey: e.MINIO_ACCESS_KEY, secretKey: e.MINIO_SECRET_KEY });
+  minio = new MinioClient({
+    endPoint: host,
+    port: Number(port),
+    useSSL: false,
+    accessKey: e.MINIO_ACCESS_KEY,
+    secretKey: e.MINIO_SECRET_KEY,
+  });
   t = await newTenant();
   s = await shop();
 });
@@ -38,7 +47,8 @@ type User = { key: string; user_id: string; idp_id: string };
 async function runs(type: string, user_id: string, atLeast: number): Promise<number> {
   const count = async () => {
     let n = 0;
-    for await (const _ of temporal.workflow.list({ query: `WorkflowType = '${type}' AND UserId = '${user_id}'` })) n += 1;
+    for await (const _ of temporal.workflow.list({ query: `WorkflowType = '${type}' AND UserId = '${user_id}'` }))
+      n += 1;
     return n;
   };
   for (let i = 0; i < 40 && (await count()) < atLeast; i += 1) await sleep(250);
@@ -52,7 +62,8 @@ async function originals(org: string, user_id: string): Promise<number> {
   return n;
 }
 
-const withKey = (key: string | undefined): Record<string, string> => (key === undefined ? {} : { 'Idempotency-Key': key });
+const withKey = (key: string | undefined): Record<string, string> =>
+  key === undefined ? {} : { 'Idempotency-Key': key };
 
 interface Route {
   name: string;
@@ -65,8 +76,11 @@ interface Route {
   id: (r: Res) => string;
 }
 
-const receiptImage = (variant: number, day: number) => renderReceipt(groceries(`2026-10-${String(day + variant).padStart(2, '0')}`));
-const conversation = async (u: User) => (await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } })).body.conversation_id as string;
+const receiptImage = (variant: number, day: number) =>
+  renderReceipt(groceries(`2026-10-${String(day + variant).padStart(2, '0')}`));
+const conversation = async (u: User) =>
+  (await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } })).body
+    .conversation_id as string;
 const conversations = new Map<string, string>();
 /** Made once per variant: a PDF carries its creation time, so a retry must send the same bytes. */
 const cached = <T>(make: (v: 0 | 1) => T | Promise<T>) => {
@@ -85,7 +99,15 @@ const ROUTES: Route[] = [
     workflow: 'processImageWorkflow',
     org: () => t.organization_id,
     user: () => basicUser(t),
-    send: (u, key, v) => call('POST', '/process_image', { key: u.key, headers: withKey(key), form: fileForm({ user_id: u.user_id, session_id: 's1', conversation_id: 'c1' }, { data: fixture(v ? 'photo.png' : 'photo.jpg'), name: 'photo' }) }),
+    send: (u, key, v) =>
+      call('POST', '/process_image', {
+        key: u.key,
+        headers: withKey(key),
+        form: fileForm(
+          { user_id: u.user_id, session_id: 's1', conversation_id: 'c1' },
+          { data: fixture(v ? 'photo.png' : 'photo.jpg'), name: 'photo' },
+        ),
+      }),
     id: (r) => r.body.metadata.media_id,
   },
   {
@@ -93,7 +115,15 @@ const ROUTES: Route[] = [
     workflow: 'processDocumentWorkflow',
     org: () => t.organization_id,
     user: () => basicUser(t),
-    send: async (u, key, v) => call('POST', '/process_document', { key: u.key, headers: withKey(key), form: fileForm({ user_id: u.user_id, session_id: 's1', conversation_id: 'c1' }, { data: await invoice(v), name: 'invoice.pdf' }) }),
+    send: async (u, key, v) =>
+      call('POST', '/process_document', {
+        key: u.key,
+        headers: withKey(key),
+        form: fileForm(
+          { user_id: u.user_id, session_id: 's1', conversation_id: 'c1' },
+          { data: await invoice(v), name: 'invoice.pdf' },
+        ),
+      }),
     id: (r) => r.body.metadata.media_id,
   },
   {
@@ -101,7 +131,12 @@ const ROUTES: Route[] = [
     workflow: 'generateThumbnailWorkflow',
     org: () => t.organization_id,
     user: () => basicUser(t),
-    send: (u, key, v) => call('POST', '/generate_thumbnail', { key: u.key, headers: withKey(key), form: fileForm({}, { data: fixture(v ? 'photo.png' : 'photo.jpg'), name: 'photo' }) }),
+    send: (u, key, v) =>
+      call('POST', '/generate_thumbnail', {
+        key: u.key,
+        headers: withKey(key),
+        form: fileForm({}, { data: fixture(v ? 'photo.png' : 'photo.jpg'), name: 'photo' }),
+      }),
     id: (r) => r.headers.get('x-thumbnail-path')!,
   },
   {
@@ -114,7 +149,14 @@ const ROUTES: Route[] = [
       return u;
     },
     send: async (u, key, v) =>
-      call('POST', '/support/transcribe', { key: u.key, headers: withKey(key), form: fileForm({ user_id: u.user_id, conversation_id: conversations.get(u.user_id)! }, { data: await question(v), name: 'q.wav' }) }),
+      call('POST', '/support/transcribe', {
+        key: u.key,
+        headers: withKey(key),
+        form: fileForm(
+          { user_id: u.user_id, conversation_id: conversations.get(u.user_id)! },
+          { data: await question(v), name: 'q.wav' },
+        ),
+      }),
     id: (r) => r.body.file_path,
   },
   {
@@ -122,7 +164,12 @@ const ROUTES: Route[] = [
     workflow: 'ticketScanWorkflow',
     org: () => s.t.organization_id,
     user: () => basicUser(s.t),
-    send: async (u, key, v) => call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: u.key, headers: withKey(key), form: fileForm({}, { data: await receiptImage(v, 1), name: 'receipt.png', type: 'image/png' }) }),
+    send: async (u, key, v) =>
+      call('POST', `/retail/receipts?venue_id=${s.venue.id}`, {
+        key: u.key,
+        headers: withKey(key),
+        form: fileForm({}, { data: await receiptImage(v, 1), name: 'receipt.png', type: 'image/png' }),
+      }),
     id: (r) => r.body.id,
   },
   {
@@ -130,46 +177,63 @@ const ROUTES: Route[] = [
     workflow: 'ticketScanWorkflow',
     org: () => s.t.organization_id,
     user: () => basicUser(s.t),
-    send: async (u, key, v) => call('POST', '/api/ticket-scan/loyalty/ticket-scan', { key: u.key, headers: withKey(key), json: { user_id: u.user_id, venue_id: String(s.venue.id), image: (await receiptImage(v, 11)).toString('base64') } }),
+    send: async (u, key, v) =>
+      call('POST', '/api/ticket-scan/loyalty/ticket-scan', {
+        key: u.key,
+        headers: withKey(key),
+        json: {
+          user_id: u.user_id,
+          venue_id: String(s.venue.id),
+          image: (await receiptImage(v, 11)).toString('base64'),
+        },
+      }),
     id: (r) => r.body.id,
   },
 ];
 
 describe('Idempotency-Key on uploads', () => {
-  it.each(ROUTES.map((r) => [r.name, r] as const))('%s: the same key and request answer the first result and start one run; another request under the key is 422', async (_, route) => {
-    const user = await route.user();
-    const key = unique('upload');
-    const first = await route.send(user, key, 0);
-    expect(first.status, JSON.stringify(first.body)).toBe(200);
-    expect(first.headers.get('idempotent-replayed')).toBeNull();
-    const again = await route.send(user, key, 0);
-    expect(again.status, JSON.stringify(again.body)).toBe(200);
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(route.id(again)).toBe(route.id(first));
-    if (first.headers.get('content-type')?.includes('json')) expect(again.body).toEqual(first.body);
-    else expect(again.raw.equals(first.raw)).toBe(true);
+  it.each(ROUTES.map((r) => [r.name, r] as const))(
+    '%s: the same key and request answer the first result and start one run; another request under the key is 422',
+    async (_, route) => {
+      const user = await route.user();
+      const key = unique('upload');
+      const first = await route.send(user, key, 0);
+      expect(first.status, JSON.stringify(first.body)).toBe(200);
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      const again = await route.send(user, key, 0);
+      expect(again.status, JSON.stringify(again.body)).toBe(200);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(route.id(again)).toBe(route.id(first));
+      if (first.headers.get('content-type')?.includes('json')) expect(again.body).toEqual(first.body);
+      else expect(again.raw.equals(first.raw)).toBe(true);
 
-    const other = await route.send(user, key, 1);
-    expect(other.status, JSON.stringify(other.body)).toBe(422);
-    expect(other.body.detail).toMatch(/^Idempotency-Key: was already used with another request/);
-    expect(await runs(route.workflow, user.user_id, 1)).toBe(1);
-    expect(await originals(route.org(), user.user_id)).toBe(1);
+      const other = await route.send(user, key, 1);
+      expect(other.status, JSON.stringify(other.body)).toBe(422);
+      expect(other.body.detail).toMatch(/^Idempotency-Key: was already used with another request/);
+      expect(await runs(route.workflow, user.user_id, 1)).toBe(1);
+      expect(await originals(route.org(), user.user_id)).toBe(1);
 
-    // Five at once under a new key: one run, one stored object, one answer.
-    const key2 = unique('upload');
-    const burst = await Promise.all(Array.from({ length: 5 }, () => route.send(user, key2, 1)));
-    for (const r of burst) expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(new Set(burst.map(route.id)).size).toBe(1);
-    expect(route.id(burst[0])).not.toBe(route.id(first));
-    expect(await runs(route.workflow, user.user_id, 2)).toBe(2);
-    expect(await originals(route.org(), user.user_id)).toBe(2);
-  });
+      // Five at once under a new key: one run, one stored object, one answer.
+      const key2 = unique('upload');
+      const burst = await Promise.all(Array.from({ length: 5 }, () => route.send(user, key2, 1)));
+      for (const r of burst) expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(new Set(burst.map(route.id)).size).toBe(1);
+      expect(route.id(burst[0])).not.toBe(route.id(first));
+      expect(await runs(route.workflow, user.user_id, 2)).toBe(2);
+      expect(await originals(route.org(), user.user_id)).toBe(2);
+    },
+  );
 
   it('retrying a receipt with its key returns the scan that earned, not a rejected duplicate; points are credited once', async () => {
     const user = await basicUser(s.t);
     const key = unique('receipt');
     const image = await receiptImage(0, 21);
-    const send = () => call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, headers: withKey(key), form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }) });
+    const send = () =>
+      call('POST', `/retail/receipts?venue_id=${s.venue.id}`, {
+        key: user.key,
+        headers: withKey(key),
+        form: fileForm({}, { data: image, name: 'receipt.png', type: 'image/png' }),
+      });
     const first = await send();
     expect(first.body).toMatchObject({ status: 'completed', total_points: 50, points_processed: true });
     const again = await send();
@@ -180,7 +244,12 @@ describe('Idempotency-Key on uploads', () => {
   it('answers a refused upload again with the same refusal and starts no second run', async () => {
     const user = await basicUser(t);
     const key = unique('refused');
-    const send = (data: Buffer) => call('POST', '/process_image', { key: user.key, headers: withKey(key), form: fileForm({ user_id: user.user_id, session_id: 's1', conversation_id: 'c1' }, { data, name: 'notes.txt' }) });
+    const send = (data: Buffer) =>
+      call('POST', '/process_image', {
+        key: user.key,
+        headers: withKey(key),
+        form: fileForm({ user_id: user.user_id, session_id: 's1', conversation_id: 'c1' }, { data, name: 'notes.txt' }),
+      });
     const first = await send(Buffer.from('plain text, not an image'));
     expect(first.status).toBe(400);
     expect(first.body.detail).toMatch(/Unsupported file type/);

@@ -3,14 +3,35 @@ import { describe, expect, inject, it } from 'vitest';
 import { adminKey, basicUser, call, edgeUrl, newTenant, unique } from './helpers/api.ts';
 
 /** A request from another loopback address (127.0.0.2): a second client as far as the edge can tell. */
-function callFrom(localAddress: string, method: string, path: string, key: string): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
+function callFrom(
+  localAddress: string,
+  method: string,
+  path: string,
+  key: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }> {
   const url = new URL(path, edgeUrl());
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress, headers: { authorization: `Bearer ${key}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') }));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        localAddress,
+        headers: { authorization: `Bearer ${key}` },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'),
+          }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -21,7 +42,12 @@ const keyCap = () => Number(env().MAX_KEYS_PER_USER ?? 10);
 
 describe('authentication', () => {
   it('answers 401 without a key, with an unknown key and with a malformed header', async () => {
-    for (const headers of [{}, { authorization: 'Bearer pk_unknownunknownunknownunknown' }, { 'x-api-key': 'nope' }, { authorization: 'Basic abc' }] as Record<string, string>[]) {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer pk_unknownunknownunknownunknown' },
+      { 'x-api-key': 'nope' },
+      { authorization: 'Basic abc' },
+    ] as Record<string, string>[]) {
       const res = await call('POST', '/initialize_session', { json: { user_id: 'x' }, headers });
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ detail: 'Not authenticated' });
@@ -53,13 +79,17 @@ describe('failed authentications', () => {
     expect(Number(limited.headers['retry-after'])).toBeLessThanOrEqual(60);
     // Another client is not affected, with a valid key or an unknown one.
     expect((await call('GET', `/api/organizations/${t.organization_id}`, { key: t.adminKey })).status).toBe(200);
-    expect((await call('GET', `/api/organizations/${t.organization_id}`, { key: `pk_unknown_${unique('other')}` })).status).toBe(401);
+    expect(
+      (await call('GET', `/api/organizations/${t.organization_id}`, { key: `pk_unknown_${unique('other')}` })).status,
+    ).toBe(401);
     // A valid key always works from the limited address, also one the edge has never read
     // (test/auth-limiter.test.ts checks that on an edge of its own); a wrong one stays 429.
     expect((await callFrom(flood, 'GET', `/api/organizations/${t.organization_id}`, t.adminKey)).status).toBe(200);
     const fresh = await basicUser(t);
     expect((await callFrom(flood, 'GET', `/api/users/${fresh.user_id}`, fresh.key)).status).toBe(200);
-    expect((await callFrom(flood, 'GET', `/api/users/${fresh.user_id}`, `pk_unknown_${unique('late')}`)).status).toBe(429);
+    expect((await callFrom(flood, 'GET', `/api/users/${fresh.user_id}`, `pk_unknown_${unique('late')}`)).status).toBe(
+      429,
+    );
   });
 });
 
@@ -67,10 +97,15 @@ describe('key management', () => {
   it('never lets a key act on the keys of a user holding more rights: the bootstrap key survives', async () => {
     const boot = await call('POST', '/verify_api_key', { json: { api_key: adminKey() } });
     const root = boot.body.user_id as string;
-    const admin = await call('POST', '/generate_api_key', { key: adminKey(), json: { user_id: unique('default-admin'), organization_id: 'default', permissions: ['admin'] } });
+    const admin = await call('POST', '/generate_api_key', {
+      key: adminKey(),
+      json: { user_id: unique('default-admin'), organization_id: 'default', permissions: ['admin'] },
+    });
     expect(admin.status).toBe(200);
     const key = admin.body.api_key as string;
-    const bootId = (await call('GET', `/list_api_keys/${root}`, { key: adminKey() })).body.api_keys.find((k: any) => k.active && k.permissions.includes('system_admin')).key_id;
+    const bootId = (await call('GET', `/list_api_keys/${root}`, { key: adminKey() })).body.api_keys.find(
+      (k: any) => k.active && k.permissions.includes('system_admin'),
+    ).key_id;
     expect((await call('GET', `/list_api_keys/${root}`, { key })).status).toBe(403);
     expect((await call('POST', '/generate_api_key', { key, json: { user_id: root } })).status).toBe(403);
     for (const api_key of [bootId, adminKey()]) {
@@ -83,14 +118,26 @@ describe('key management', () => {
 
     // The same inside a tenant: a system_admin user there is out of its admins' reach.
     const t = await newTenant();
-    const sys = await call('POST', '/generate_api_key', { key: adminKey(), json: { user_id: unique('tenant-root'), organization_id: t.organization_id, permissions: ['system_admin'] } });
+    const sys = await call('POST', '/generate_api_key', {
+      key: adminKey(),
+      json: { user_id: unique('tenant-root'), organization_id: t.organization_id, permissions: ['system_admin'] },
+    });
     expect(sys.status).toBe(200);
-    const refused = await call('POST', '/revoke_api_key', { key: t.adminKey, json: { user_id: sys.body.metadata.user_id, api_key: sys.body.metadata.key_id } });
+    const refused = await call('POST', '/revoke_api_key', {
+      key: t.adminKey,
+      json: { user_id: sys.body.metadata.user_id, api_key: sys.body.metadata.key_id },
+    });
     expect(refused.status).toBe(403);
     expect((await call('POST', '/verify_api_key', { json: { api_key: sys.body.api_key } })).body.valid).toBe(true);
     // Equal rights are fine: an admin manages another admin of its organization.
-    const peer = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: unique('peer-admin'), permissions: ['admin'] } });
-    const revoked = await call('POST', '/revoke_api_key', { key: t.adminKey, json: { user_id: peer.body.metadata.user_id, api_key: peer.body.api_key } });
+    const peer = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: unique('peer-admin'), permissions: ['admin'] },
+    });
+    const revoked = await call('POST', '/revoke_api_key', {
+      key: t.adminKey,
+      json: { user_id: peer.body.metadata.user_id, api_key: peer.body.api_key },
+    });
     expect(revoked.body).toMatchObject({ success: true, message: 'API key revoked' });
   });
 
@@ -98,11 +145,16 @@ describe('key management', () => {
     const cap = keyCap();
     const t = await newTenant();
     const u = await basicUser(t); // its first key
-    for (let i = 1; i < cap; i += 1) expect((await call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } })).status).toBe(200);
+    for (let i = 1; i < cap; i += 1)
+      expect((await call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } })).status).toBe(200);
     const over = await call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } });
     expect(over.status).toBe(409);
-    expect(over.body.detail).toBe(`A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); revoke one before creating another`);
-    expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: u.user_id } })).status).toBe(409); // whoever asks
+    expect(over.body.detail).toBe(
+      `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); revoke one before creating another`,
+    );
+    expect((await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: u.user_id } })).status).toBe(
+      409,
+    ); // whoever asks
     const keys = (await call('GET', `/list_api_keys/${u.user_id}`, { key: u.key })).body.api_keys;
     expect(keys.filter((k: any) => k.active)).toHaveLength(cap);
     await call('POST', '/revoke_api_key', { key: u.key, json: { user_id: u.user_id, api_key: keys[0].key_id } });
@@ -114,7 +166,9 @@ describe('key management', () => {
     const cap = keyCap();
     const t = await newTenant();
     const u = await basicUser(t);
-    const results = await Promise.all(Array.from({ length: 20 }, () => call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } })),
+    );
     const statuses = results.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 200)).toHaveLength(cap - 1);
     expect(statuses.filter((s) => s === 409)).toHaveLength(20 - (cap - 1));
@@ -124,15 +178,22 @@ describe('key management', () => {
 
   it("gives a new key at most its creator's rate limit", async () => {
     const t = await newTenant();
-    const limited = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: unique('limited'), rate_limit_per_minute: 2 } });
+    const limited = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: unique('limited'), rate_limit_per_minute: 2 },
+    });
     const user_id = limited.body.metadata.user_id;
     // The limited key mints two keys (its two requests this minute): one without a limit, one asking for more.
     const unlimited = await call('POST', '/generate_api_key', { key: limited.body.api_key, json: { user_id } });
-    const more = await call('POST', '/generate_api_key', { key: limited.body.api_key, json: { user_id, rate_limit_per_minute: 100 } });
+    const more = await call('POST', '/generate_api_key', {
+      key: limited.body.api_key,
+      json: { user_id, rate_limit_per_minute: 100 },
+    });
     for (const minted of [unlimited, more]) {
       expect(minted.status).toBe(200);
       const statuses: number[] = [];
-      for (let i = 0; i < 3; i += 1) statuses.push((await call('GET', `/list_api_keys/${user_id}`, { key: minted.body.api_key })).status);
+      for (let i = 0; i < 3; i += 1)
+        statuses.push((await call('GET', `/list_api_keys/${user_id}`, { key: minted.body.api_key })).status);
       expect(statuses).toEqual([200, 200, 429]);
     }
   });
@@ -142,13 +203,22 @@ describe('authorization', () => {
   it('never lets a key grant more than it holds', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const up = await call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id, permissions: ['admin'] } });
+    const up = await call('POST', '/generate_api_key', {
+      key: u.key,
+      json: { user_id: u.user_id, permissions: ['admin'] },
+    });
     expect(up.status).toBe(403);
     expect(up.body.detail).toMatch(/admin/);
-    const sys = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: u.user_id, permissions: ['basic', 'system_admin'] } });
+    const sys = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: u.user_id, permissions: ['basic', 'system_admin'] },
+    });
     expect(sys.status).toBe(403);
     expect(sys.body.detail).toMatch(/system_admin/);
-    const ok = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: u.user_id, permissions: ['admin'] } });
+    const ok = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: u.user_id, permissions: ['admin'] },
+    });
     expect(ok.status).toBe(200);
   });
 
@@ -176,7 +246,9 @@ describe('authorization', () => {
     const t = await newTenant();
     const a = await basicUser(t);
     const mine = `${unique('ana')}@example.com`;
-    expect((await call('PATCH', `/api/users/${a.user_id}`, { key: t.adminKey, json: { email: mine } })).status).toBe(200);
+    expect((await call('PATCH', `/api/users/${a.user_id}`, { key: t.adminKey, json: { email: mine } })).status).toBe(
+      200,
+    );
     for (const [method, path, json] of [
       ['PATCH', `/api/users/${a.user_id}`, { email: `${unique('victim')}@example.net` }],
       ['PATCH', `/api/users/${a.user_id}`, { email: null }],
@@ -199,7 +271,11 @@ describe('authorization', () => {
     expect(init.status).toBe(200);
     expect(init.body.idp_id).toBe(idp);
     const user = await call('GET', `/api/users/${init.body.user_id}`, { key: t.adminKey });
-    expect(user.body.user).toMatchObject({ user_id: init.body.user_id, idp_id: idp, organization_id: t.organization_id });
+    expect(user.body.user).toMatchObject({
+      user_id: init.body.user_id,
+      idp_id: idp,
+      organization_id: t.organization_id,
+    });
     // The same reference resolves to the same user, by idp_id and by user_id.
     const again = await call('POST', '/initialize_session', { key: t.adminKey, json: { user_id: init.body.user_id } });
     expect(again.body.user_id).toBe(init.body.user_id);
@@ -224,21 +300,32 @@ describe('authorization', () => {
     expect(made.body.detail).toMatch(/^idp_id: usr_… is reserved/);
     // A basic key is not told whether the user exists.
     const basic = await basicUser(b);
-    const res = await call('POST', '/initialize_session', { key: basic.key, json: { user_id: `usr_${unique('nobody')}` } });
+    const res = await call('POST', '/initialize_session', {
+      key: basic.key,
+      json: { user_id: `usr_${unique('nobody')}` },
+    });
     expect(res.status).toBe(403);
     // In a's organization the user is still the only one with that id, untouched.
-    expect((await call('GET', `/api/users/${stranger.user_id}`, { key: a.adminKey })).body.user).toMatchObject({ idp_id: stranger.idp_id });
+    expect((await call('GET', `/api/users/${stranger.user_id}`, { key: a.adminKey })).body.user).toMatchObject({
+      idp_id: stranger.idp_id,
+    });
   });
 
   it('refuses requests naming another organization, except for a system admin', async () => {
     const a = await newTenant();
     const b = await newTenant();
-    const cross = await call('POST', '/initialize_session', { key: a.adminKey, json: { user_id: 'x', organization_id: b.organization_id } });
+    const cross = await call('POST', '/initialize_session', {
+      key: a.adminKey,
+      json: { user_id: 'x', organization_id: b.organization_id },
+    });
     expect(cross.status).toBe(403);
     expect(cross.body.detail).toContain(b.organization_id);
     const read = await call('GET', `/api/organizations/${b.organization_id}`, { key: a.adminKey });
     expect(read.status).toBe(403);
-    const sys = await call('POST', '/initialize_session', { key: adminKey(), json: { user_id: 'x', organization_id: b.organization_id } });
+    const sys = await call('POST', '/initialize_session', {
+      key: adminKey(),
+      json: { user_id: 'x', organization_id: b.organization_id },
+    });
     expect(sys.status).toBe(200);
     expect(sys.body.organization_id).toBe(b.organization_id);
   });
@@ -258,7 +345,10 @@ describe('authorization', () => {
     const create = await call('POST', '/api/organizations', { key: t.adminKey, json: { name: 'x', tier: 'free' } });
     expect(create.status).toBe(403);
     expect(create.body.detail).toMatch(/system_admin/);
-    const patch = await call('PATCH', `/api/organizations/${t.organization_id}`, { key: t.adminKey, json: { tier: 'enterprise' } });
+    const patch = await call('PATCH', `/api/organizations/${t.organization_id}`, {
+      key: t.adminKey,
+      json: { tier: 'enterprise' },
+    });
     expect(patch.status).toBe(403);
     const u = await basicUser(t);
     const read = await call('GET', `/api/organizations/${t.organization_id}`, { key: u.key });
@@ -271,10 +361,19 @@ describe('authorization', () => {
 describe('organizations and users', () => {
   it('creates, reads and updates organizations; duplicates are 409', async () => {
     const id = unique('acme');
-    const created = await call('POST', '/api/organizations', { key: adminKey(), json: { organization_id: id, name: 'Acme', tier: 'business' } });
+    const created = await call('POST', '/api/organizations', {
+      key: adminKey(),
+      json: { organization_id: id, name: 'Acme', tier: 'business' },
+    });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ success: true, organization: { organization_id: id, name: 'Acme', tier: 'business' } });
-    const dup = await call('POST', '/api/organizations', { key: adminKey(), json: { organization_id: id, name: 'Acme 2', tier: 'free' } });
+    expect(created.body).toMatchObject({
+      success: true,
+      organization: { organization_id: id, name: 'Acme', tier: 'business' },
+    });
+    const dup = await call('POST', '/api/organizations', {
+      key: adminKey(),
+      json: { organization_id: id, name: 'Acme 2', tier: 'free' },
+    });
     expect(dup.status).toBe(409);
     const patched = await call('PATCH', `/api/organizations/${id}`, { key: adminKey(), json: { tier: 'enterprise' } });
     expect(patched.body.organization).toMatchObject({ name: 'Acme', tier: 'enterprise' });
@@ -288,22 +387,39 @@ describe('organizations and users', () => {
   it('creates users idempotently on idp_id and updates their profile', async () => {
     const t = await newTenant();
     const idp = unique('ana');
-    const first = await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: idp, email: 'ana@example.com' } });
+    const first = await call('POST', '/api/users', {
+      key: t.adminKey,
+      json: { idp_id: idp, email: 'ana@example.com' },
+    });
     expect(first.status).toBe(201);
-    expect(first.body.user).toMatchObject({ idp_id: idp, email: 'ana@example.com', organization_id: t.organization_id });
+    expect(first.body.user).toMatchObject({
+      idp_id: idp,
+      email: 'ana@example.com',
+      organization_id: t.organization_id,
+    });
     expect(first.body.user.user_id).toMatch(/^usr_/);
     const second = await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: idp, display_name: 'Ana' } });
     expect(second.status).toBe(200);
-    expect(second.body.user).toMatchObject({ user_id: first.body.user.user_id, email: 'ana@example.com', display_name: 'Ana' });
+    expect(second.body.user).toMatchObject({
+      user_id: first.body.user.user_id,
+      email: 'ana@example.com',
+      display_name: 'Ana',
+    });
     const patched = await call('PATCH', `/api/users/${idp}`, { key: t.adminKey, json: { email: null } });
     expect(patched.body.user.email).toBeNull();
-    const badEmail = await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: idp, email: 'not-an-email' } });
+    const badEmail = await call('POST', '/api/users', {
+      key: t.adminKey,
+      json: { idp_id: idp, email: 'not-an-email' },
+    });
     expect(badEmail.status).toBe(422);
     expect(badEmail.body.detail).toMatch(/^email/);
   });
 
   it('lets a sysadmin create users in an organization that exists only', async () => {
-    const res = await call('POST', '/api/users', { key: adminKey(), json: { idp_id: 'x', organization_id: unique('ghost') } });
+    const res = await call('POST', '/api/users', {
+      key: adminKey(),
+      json: { idp_id: 'x', organization_id: unique('ghost') },
+    });
     expect(res.status).toBe(404);
     expect(res.body.detail).toMatch(/Organization not found/);
   });
@@ -312,13 +428,20 @@ describe('organizations and users', () => {
 describe('request errors', () => {
   it('answers malformed JSON with 400 and invalid fields with 422 naming the field, changing nothing', async () => {
     const t = await newTenant();
-    const bad = await call('POST', '/generate_api_key', { key: t.adminKey, body: '{"user_id": ', contentType: 'application/json' });
+    const bad = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      body: '{"user_id": ',
+      contentType: 'application/json',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toMatch(/Malformed JSON/);
     const wrongType = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: 42 } });
     expect(wrongType.status).toBe(422);
     expect(wrongType.body.detail).toMatch(/^user_id: /);
-    const badPerm = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: 'u', permissions: ['root'] } });
+    const badPerm = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: 'u', permissions: ['root'] },
+    });
     expect(badPerm.status).toBe(422);
     expect(badPerm.body.detail).toMatch(/^permissions\.0/);
     const keys = await call('GET', `/list_api_keys/${t.admin.user_id}`, { key: t.adminKey });
@@ -336,10 +459,14 @@ describe('request errors', () => {
 
   it('rate limits per key with 429 and Retry-After', async () => {
     const t = await newTenant();
-    const res = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: unique('limited'), rate_limit_per_minute: 3 } });
+    const res = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: unique('limited'), rate_limit_per_minute: 3 },
+    });
     const key = res.body.api_key;
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i += 1) statuses.push((await call('GET', `/list_api_keys/${res.body.metadata.user_id}`, { key })).status);
+    for (let i = 0; i < 4; i += 1)
+      statuses.push((await call('GET', `/list_api_keys/${res.body.metadata.user_id}`, { key })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
     const limited = await call('GET', `/list_api_keys/${res.body.metadata.user_id}`, { key });
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
@@ -351,7 +478,10 @@ describe('request errors', () => {
 
   it('refuses a per-key rate limit above the platform limit', async () => {
     const t = await newTenant();
-    const res = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: 'x', rate_limit_per_minute: 10_000 } });
+    const res = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: 'x', rate_limit_per_minute: 10_000 },
+    });
     expect(res.status).toBe(403);
   });
 });

@@ -20,15 +20,23 @@ const fileRoot = () => path.dirname(new URL('../package.json', import.meta.url).
 const dockerfile = fs.readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
 /** The Dockerfile's stages, without comments, by name (the last one is `runtime`). */
 const stages = (() => {
-  const lines = dockerfile.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const lines = dockerfile
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#'))
+    .join('\n');
   const parts = lines.split(/^FROM /m).slice(1);
-  return new Map(parts.map((p, i) => [/^\S+ AS (\S+)/i.exec(p)?.[1] ?? (i === parts.length - 1 ? 'runtime' : `stage${i}`), p]));
+  return new Map(
+    parts.map((p, i) => [/^\S+ AS (\S+)/i.exec(p)?.[1] ?? (i === parts.length - 1 ? 'runtime' : `stage${i}`), p]),
+  );
 })();
 
 /** Runs the image's health check with this environment: its exit code and line. */
 function healthcheck(env: Record<string, string>): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, processArgs('healthcheck'), { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, processArgs('healthcheck'), {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d));
     child.stderr!.on('data', (d: Buffer) => (out += d));
@@ -77,10 +85,13 @@ describe("the image's health check", () => {
     expect(down.out).toMatch(/^unhealthy: /);
   });
 
-  it("calls a worker healthy while its heartbeat file is fresh, and the worker removes it when stopped", async () => {
+  it('calls a worker healthy while its heartbeat file is fresh, and the worker removes it when stopped', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'heartbeat-'));
     const file = path.join(dir, 'worker.alive');
-    const worker = startPlatformProcess('worker', { TEMPORAL_TASK_QUEUE: unique('heartbeat'), WORKER_HEARTBEAT_FILE: file });
+    const worker = startPlatformProcess('worker', {
+      TEMPORAL_TASK_QUEUE: unique('heartbeat'),
+      WORKER_HEARTBEAT_FILE: file,
+    });
     for (let i = 0; i < 600 && !fs.existsSync(file); i += 1) await new Promise((r) => setTimeout(r, 100));
     expect(fs.existsSync(file), 'the worker wrote its heartbeat once polling').toBe(true);
     const fresh = await healthcheck({ WORKER_HEARTBEAT_FILE: file });
@@ -93,7 +104,8 @@ describe("the image's health check", () => {
     expect(stale.code, stale.out).toBe(1);
     expect(stale.out).toMatch(/^unhealthy: worker: heartbeat 6\d s old$/);
     // the next beat freshens it again (every 10 s)
-    for (let i = 0; i < 150 && Date.now() - fs.statSync(file).mtimeMs > 30_000; i += 1) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 150 && Date.now() - fs.statSync(file).mtimeMs > 30_000; i += 1)
+      await new Promise((r) => setTimeout(r, 100));
     expect((await healthcheck({ WORKER_HEARTBEAT_FILE: file })).code).toBe(0);
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));

@@ -10,8 +10,10 @@ const keyCap = () => Number((inject('platformEnv') as Record<string, string | un
 const sleepUntil = (t: number) => new Promise((r) => setTimeout(r, Math.max(0, t - Date.now())));
 const verify = (api_key: string) => call('POST', '/verify_api_key', { json: { api_key } });
 const generate = (key: string, user_id: string) => call('POST', '/generate_api_key', { key, json: { user_id } });
-const rotate = (key: string, key_id: string, grace_seconds: number) => call('POST', '/rotate_api_key', { key, json: { key_id, grace_seconds } });
-const revoke = (key: string, user_id: string, api_key: string) => call('POST', '/revoke_api_key', { key, json: { user_id, api_key } });
+const rotate = (key: string, key_id: string, grace_seconds: number) =>
+  call('POST', '/rotate_api_key', { key, json: { key_id, grace_seconds } });
+const revoke = (key: string, user_id: string, api_key: string) =>
+  call('POST', '/revoke_api_key', { key, json: { user_id, api_key } });
 
 /** The user's keys that authenticate now, by the list's own `active` (active or in a grace). */
 async function working(user_id: string, key: string): Promise<string[]> {
@@ -96,7 +98,10 @@ describe('the key cap under rotation', () => {
     const calls = [...own, ...own].map((id) => () => rotate(u.key, id, 600));
     for (let i = 0; i < 14; i += 1) calls.push(() => generate(u.key, u.user_id));
     const out = await Promise.all(calls.map((f) => f()));
-    expect(out.map((r) => r.status).every((s) => s === 200 || s === 409), JSON.stringify(out.map((r) => r.body))).toBe(true);
+    expect(
+      out.map((r) => r.status).every((s) => s === 200 || s === 409),
+      JSON.stringify(out.map((r) => r.body)),
+    ).toBe(true);
     expect((await working(u.user_id, u.key)).length).toBeLessThanOrEqual(cap);
     // No place was lost either: filling up one by one ends exactly at the cap.
     for (let i = 0; i < cap && (await generate(u.key, u.user_id)).status === 200; i += 1);

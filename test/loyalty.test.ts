@@ -29,13 +29,32 @@ describe('loyalty points', () => {
     const rules = await call('GET', '/loyalty/rules', { key: u.key });
     expect(rules.body.rules).toMatchObject({ is_default: true, organization_id: t.organization_id });
     const perPurchase = rules.body.rules.actions.purchase;
-    const award = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } });
+    const award = await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+      key: t.adminKey,
+      json: { action_type: 'purchase' },
+    });
     expect(award.status).toBe(200);
-    expect(award.body).toMatchObject({ success: true, points_awarded: perPurchase, balance: perPurchase, duplicate: false, user_id: u.user_id, idp_id: u.idp_id });
-    await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: u.key, json: { action_type: 'daily_login', organization_id: t.organization_id } });
-    const balance = await call('GET', `/loyalty/points/${u.user_id}?organization_id=${t.organization_id}`, { key: u.key });
+    expect(award.body).toMatchObject({
+      success: true,
+      points_awarded: perPurchase,
+      balance: perPurchase,
+      duplicate: false,
+      user_id: u.user_id,
+      idp_id: u.idp_id,
+    });
+    await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+      key: u.key,
+      json: { action_type: 'daily_login', organization_id: t.organization_id },
+    });
+    const balance = await call('GET', `/loyalty/points/${u.user_id}?organization_id=${t.organization_id}`, {
+      key: u.key,
+    });
     expect(balance.status).toBe(200);
-    expect(balance.body).toMatchObject({ points: perPurchase + rules.body.rules.actions.daily_login, user_id: u.user_id, organization_id: t.organization_id });
+    expect(balance.body).toMatchObject({
+      points: perPurchase + rules.body.rules.actions.daily_login,
+      user_id: u.user_id,
+      organization_id: t.organization_id,
+    });
     expect(new Date(balance.body.last_updated).toISOString()).toBe(balance.body.last_updated);
     const history = await call('GET', `/loyalty/points/${u.idp_id}/history`, { key: u.key });
     expect(history.body.entries.map((e: any) => e.description)).toEqual(['daily_login', 'purchase']);
@@ -45,7 +64,10 @@ describe('loyalty points', () => {
   it('refuses an unknown action with 422 naming the known ones, changing nothing', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const res = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: u.key, json: { action_type: 'free_money' } });
+    const res = await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+      key: u.key,
+      json: { action_type: 'free_money' },
+    });
     expect(res.status).toBe(422);
     expect(res.body.detail).toMatch(/^action_type: unknown action "free_money"; known actions: .*purchase/);
     expect((await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).status).toBe(404);
@@ -60,8 +82,18 @@ describe('loyalty points', () => {
     const body = { action_type: 'review', operation_id: 'review-123' };
     const first = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: body });
     const again = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: body });
-    expect(again.body).toMatchObject({ duplicate: true, points_awarded: first.body.points_awarded, entry_id: first.body.entry_id, balance: first.body.balance });
-    const viaHeader = () => call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'review' }, headers: { 'idempotency-key': 'hdr-1' } });
+    expect(again.body).toMatchObject({
+      duplicate: true,
+      points_awarded: first.body.points_awarded,
+      entry_id: first.body.entry_id,
+      balance: first.body.balance,
+    });
+    const viaHeader = () =>
+      call('POST', `/loyalty/award-points/${u.idp_id}`, {
+        key: t.adminKey,
+        json: { action_type: 'review' },
+        headers: { 'idempotency-key': 'hdr-1' },
+      });
     const h1 = await viaHeader();
     const h2 = await viaHeader();
     expect(h1.body.duplicate).toBe(false);
@@ -74,7 +106,9 @@ describe('loyalty points', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } })),
+      Array.from({ length: 50 }, () =>
+        call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(200));
     const per = results[0].body.points_awarded;
@@ -91,7 +125,11 @@ describe('loyalty points', () => {
   it('pages the history newest first', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    for (let i = 0; i < 5; i += 1) await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'social_share' } });
+    for (let i = 0; i < 5; i += 1)
+      await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+        key: t.adminKey,
+        json: { action_type: 'social_share' },
+      });
     const p1 = await call('GET', `/loyalty/points/${u.user_id}/history?limit=2`, { key: u.key });
     const p3 = await call('GET', `/loyalty/points/${u.user_id}/history?limit=2&page=3`, { key: u.key });
     expect(p1.body).toMatchObject({ page: 1, limit: 2, total: 5, has_more: true });
@@ -110,18 +148,40 @@ describe('loyalty rules', () => {
     const u = await basicUser(t);
     const denied = await call('PUT', '/loyalty/rules', { key: u.key, json: { actions: { purchase: 1 } } });
     expect(denied.status).toBe(403);
-    const set = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { purchase: 7, 'tree_planted': 30 }, referral_points: 200 } });
+    const set = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { actions: { purchase: 7, tree_planted: 30 }, referral_points: 200 },
+    });
     expect(set.status).toBe(200);
-    expect(set.body.rules).toMatchObject({ is_default: false, actions: { purchase: 7, tree_planted: 30 }, referral_points: 200, referred_points: 50 });
-    const award = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'tree_planted' } });
+    expect(set.body.rules).toMatchObject({
+      is_default: false,
+      actions: { purchase: 7, tree_planted: 30 },
+      referral_points: 200,
+      referred_points: 50,
+    });
+    const award = await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+      key: t.adminKey,
+      json: { action_type: 'tree_planted' },
+    });
     expect(award.body.points_awarded).toBe(30);
-    const gone = await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'daily_login' } });
+    const gone = await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+      key: t.adminKey,
+      json: { action_type: 'daily_login' },
+    });
     expect(gone.status).toBe(422);
-    for (const bad of [{ actions: { purchase: -5 } }, { actions: { 'Bad.Name': 5 } }, { actions: {} }, { referral_points: 0 }]) {
+    for (const bad of [
+      { actions: { purchase: -5 } },
+      { actions: { 'Bad.Name': 5 } },
+      { actions: {} },
+      { referral_points: 0 },
+    ]) {
       const res = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: bad });
       expect(res.status, JSON.stringify(bad)).toBe(422);
     }
-    expect((await call('GET', '/loyalty/rules', { key: u.key })).body.rules.actions).toEqual({ purchase: 7, tree_planted: 30 });
+    expect((await call('GET', '/loyalty/rules', { key: u.key })).body.rules.actions).toEqual({
+      purchase: 7,
+      tree_planted: 30,
+    });
   });
 
   it("refuses another organization's key everywhere", async () => {
@@ -166,7 +226,9 @@ describe('earning policies', () => {
     for (const extra of [{}, { operation_id: 'another' }]) {
       const again = await award(u.key, u.idp_id, 'profile_completed', extra);
       expect(again.status).toBe(409);
-      expect(again.body.detail).toBe('Limit reached for action "profile_completed": 1 time ever per user; nothing was credited');
+      expect(again.body.detail).toBe(
+        'Limit reached for action "profile_completed": 1 time ever per user; nothing was credited',
+      );
     }
     // the limit belongs to the action: an admin key cannot exceed it either
     expect((await award(t.adminKey, u.user_id, 'profile_completed')).status).toBe(409);
@@ -215,7 +277,9 @@ describe('earning policies', () => {
     expect(await pointsOf(u.key, u.user_id)).toBe(50);
 
     const v = await basicUser(t);
-    const copies = await Promise.all(Array.from({ length: 10 }, () => award(v.key, v.idp_id, 'app_download', { operation_id: 'install-1' })));
+    const copies = await Promise.all(
+      Array.from({ length: 10 }, () => award(v.key, v.idp_id, 'app_download', { operation_id: 'install-1' })),
+    );
     expect(copies.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(copies.filter((r) => !r.body.duplicate)).toHaveLength(1);
     expect(new Set(copies.map((r) => r.body.entry_id)).size).toBe(1);
@@ -225,7 +289,10 @@ describe('earning policies', () => {
   it('shares earnings between concurrent requests up to a limit above one', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const set = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { quiz: { points: 3, self_service: true, limit: { max: 7, per: 'month' } } } } });
+    const set = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { actions: { quiz: { points: 3, self_service: true, limit: { max: 7, per: 'month' } } } },
+    });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     const results = await Promise.all(Array.from({ length: 12 }, () => award(u.key, u.idp_id, 'quiz')));
     expect(results.filter((r) => r.status === 200)).toHaveLength(7);
@@ -241,14 +308,32 @@ describe('loyalty rules with policies', () => {
     const u = await basicUser(t);
     const res = await call('GET', '/loyalty/rules', { key: u.key });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ organization_id: t.organization_id, referral_points: 100, referred_points: 50, max_points_per_scan: 500, is_default: true });
+    expect(res.body).toMatchObject({
+      organization_id: t.organization_id,
+      referral_points: 100,
+      referred_points: 50,
+      max_points_per_scan: 500,
+      is_default: true,
+    });
     expect(res.body.actions).toMatchObject({ daily_login: 5, profile_completed: 50, purchase: 10 });
     expect(res.body.policies).toMatchObject({
       daily_login: { self_service: true, limit: { max: 1, per: 'day' } },
       profile_completed: { self_service: true, limit: { max: 1, per: 'ever' } },
       purchase: { self_service: false, limit: null },
     });
-    expect(res.body.rules).toEqual({ organization_id: res.body.organization_id, actions: res.body.actions, policies: res.body.policies, referral_points: 100, referred_points: 50, max_points_per_scan: 500, points_expire_after_days: null, pending_days: 0, referral_window_days: 30, is_default: true, updated_at: null });
+    expect(res.body.rules).toEqual({
+      organization_id: res.body.organization_id,
+      actions: res.body.actions,
+      policies: res.body.policies,
+      referral_points: 100,
+      referred_points: 50,
+      max_points_per_scan: 500,
+      points_expire_after_days: null,
+      pending_days: 0,
+      referral_window_days: 30,
+      is_default: true,
+      updated_at: null,
+    });
   });
 
   it('sets policies in the actions or as a separate map, reads them back, and a GET answer can be PUT back', async () => {
@@ -257,7 +342,12 @@ describe('loyalty rules with policies', () => {
     const set = await call('PUT', '/loyalty/rules', {
       key: t.adminKey,
       json: {
-        actions: { purchase: 7, tree_planted: { points: 30, self_service: true, limit: { max: 2, per: 'week' } }, daily_login: { points: 3, limit: null }, app_download: 20 },
+        actions: {
+          purchase: 7,
+          tree_planted: { points: 30, self_service: true, limit: { max: 2, per: 'week' } },
+          daily_login: { points: 3, limit: null },
+          app_download: 20,
+        },
         policies: { purchase: { self_service: true } },
         max_points_per_scan: 40,
       },
@@ -287,16 +377,25 @@ describe('loyalty rules with policies', () => {
     expect(await pointsOf(u.key, u.user_id)).toBe(7 + 3 + 3 + 30 + 30);
 
     const { actions, policies, referral_points, referred_points, max_points_per_scan } = got.body;
-    const back = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions, policies, referral_points, referred_points, max_points_per_scan } });
+    const back = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { actions, policies, referral_points, referred_points, max_points_per_scan },
+    });
     expect(back.status, JSON.stringify(back.body)).toBe(200);
     expect(back.body).toMatchObject(expected);
 
     // policies alone change only what they name
-    const only = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { policies: { tree_planted: { limit: { max: 1, per: 'day' } } } } });
+    const only = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { policies: { tree_planted: { limit: { max: 1, per: 'day' } } } },
+    });
     expect(only.body.policies.tree_planted).toEqual({ self_service: true, limit: { max: 1, per: 'day' } });
     expect(only.body.policies.purchase).toEqual({ self_service: true, limit: null });
     // points alone (the earlier form): the name's default policy, admin-only and unlimited for a new name
-    const plain = await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { purchase: 7, tree_planted: 30, profile_completed: 50 } } });
+    const plain = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { actions: { purchase: 7, tree_planted: 30, profile_completed: 50 } },
+    });
     expect(plain.body.policies).toEqual({
       purchase: { self_service: false, limit: null },
       tree_planted: { self_service: false, limit: null },

@@ -17,7 +17,10 @@ const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   const e = inject('platformEnv');
-  client = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }),
+    namespace: e.TEMPORAL_NAMESPACE,
+  });
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -26,7 +29,11 @@ afterAll(async () => {
 
 /** An edge or worker process as `npm start` runs one, with its stderr (the JSON log) kept. */
 async function launch(script: 'edge' | 'worker', env: Record<string, string>, ready: string) {
-  const child = spawn(process.execPath, processArgs(script), { cwd: root, env: { ...process.env, ...inject('platformEnv'), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, processArgs(script), {
+    cwd: root,
+    env: { ...process.env, ...inject('platformEnv'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   const out = { text: '' };
   child.stdout!.on('data', (d: Buffer) => (out.text += d.toString()));
@@ -35,7 +42,15 @@ async function launch(script: 'edge' | 'worker', env: Record<string, string>, re
     const timer = setInterval(() => out.text.includes(ready) && (clearInterval(timer), resolve()), 50);
     child.once('exit', (code) => (clearInterval(timer), reject(new Error(`${script} exited (${code}): ${out.text}`))));
   });
-  return { child, out, lines: () => out.text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, any>) };
+  return {
+    child,
+    out,
+    lines: () =>
+      out.text
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, any>),
+  };
 }
 
 /** Samples of the Prometheus text exposition format: name, labels, value (TYPE/HELP lines checked). */
@@ -53,7 +68,12 @@ function parseMetrics(text: string) {
     for (const [, k, v] of m![2]?.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g) ?? []) labels[k] = v;
     samples.push({ name: m![1], labels, value: Number(m![3]) });
   }
-  return { types, samples, find: (name: string, want: Record<string, string>) => samples.find((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v)) };
+  return {
+    types,
+    samples,
+    find: (name: string, want: Record<string, string>) =>
+      samples.find((s) => s.name === name && Object.entries(want).every(([k, v]) => s.labels[k] === v)),
+  };
 }
 
 /** The suite's metrics token (METRICS_TOKEN): /metrics answers nothing without it. */
@@ -67,12 +87,17 @@ const scrape = async (base?: string) => {
 };
 
 describe('request ids', () => {
-  it('are generated, or the caller\'s valid one is echoed, on every answer including errors', async () => {
+  it("are generated, or the caller's valid one is echoed, on every answer including errors", async () => {
     const generated = await call('GET', '/health');
     expect(generated.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{24}$/);
     expect((await call('GET', '/health')).headers.get('x-request-id')).not.toBe(generated.headers.get('x-request-id'));
     const mine = `trace-${unique('x')}.1:2_Z`;
-    for (const [method, path, status] of [['GET', '/health', 200], ['GET', '/no/such/route', 404], ['DELETE', '/health', 405], ['GET', '/api/feedback/stats', 401]] as const) {
+    for (const [method, path, status] of [
+      ['GET', '/health', 200],
+      ['GET', '/no/such/route', 404],
+      ['DELETE', '/health', 405],
+      ['GET', '/api/feedback/stats', 401],
+    ] as const) {
       const res = await call(method, path, { headers: { 'x-request-id': mine } });
       expect(res.status).toBe(status);
       expect(res.headers.get('x-request-id'), `${method} ${path}`).toBe(mine);
@@ -87,12 +112,20 @@ describe('request ids', () => {
     const t = await newTenant();
     const user = await basicUser(t);
     const request_id = unique('req-feedback');
-    const res = await call('POST', '/api/feedback/submit', { key: user.key, headers: { 'x-request-id': request_id }, json: { user_id: user.user_id, feedback_type: 'praise', rating: 5, comment: 'Great app' } });
+    const res = await call('POST', '/api/feedback/submit', {
+      key: user.key,
+      headers: { 'x-request-id': request_id },
+      json: { user_id: user.user_id, feedback_type: 'praise', rating: 5, comment: 'Great app' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-request-id')).toBe(request_id);
     const description = await client.workflow.getHandle(`feedback-analysis:${res.body.feedback_id}`).describe();
     expect(await description.memo).toMatchObject({ request_id });
-    expect(description.searchAttributes).toMatchObject({ RequestId: [request_id], OrganizationId: [t.organization_id], UserId: [user.user_id] });
+    expect(description.searchAttributes).toMatchObject({
+      RequestId: [request_id],
+      OrganizationId: [t.organization_id],
+      UserId: [user.user_id],
+    });
     // What an operator types in the Temporal UI's search box.
     const found: string[] = [];
     for (let i = 0; i < 50 && !found.length; i += 1) {
@@ -114,14 +147,19 @@ describe('edge metrics', () => {
     const insertsBefore = first.find('db_command_duration_seconds_count', inserts)?.value ?? 0;
     expect((await call('GET', `/api/billing/usage/${user.user_id}`, { key: user.key })).status).toBe(200);
     expect((await call('GET', '/no/such/route')).status).toBe(404);
-    const fb = await call('POST', '/api/feedback/submit', { key: user.key, json: { user_id: user.user_id, feedback_type: 'bug', rating: 2, comment: 'It crashed' } });
+    const fb = await call('POST', '/api/feedback/submit', {
+      key: user.key,
+      json: { user_id: user.user_id, feedback_type: 'bug', rating: 2, comment: 'It crashed' },
+    });
     expect(fb.status).toBe(200);
 
     const m = await scrape();
     expect(m.types.get('http_requests_total')).toBe('counter');
     expect(m.types.get('http_request_duration_seconds')).toBe('histogram');
     expect(m.find('http_requests_total', { method: 'GET', route, status: '200' })!.value).toBe(before + 1);
-    expect(m.find('http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })!.value).toBeGreaterThanOrEqual(1);
+    expect(
+      m.find('http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })!.value,
+    ).toBeGreaterThanOrEqual(1);
     // Patterns, never raw paths: no label holds a user's id.
     expect(m.samples.some((s) => Object.values(s.labels).some((v) => v.includes(user.user_id)))).toBe(false);
     const labels = { method: 'GET', route, status: '200' };
@@ -129,11 +167,19 @@ describe('edge metrics', () => {
     expect(count).toBe(before + 1);
     expect(m.find('http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })!.value).toBe(count);
     expect(m.find('http_request_duration_seconds_sum', labels)!.value).toBeGreaterThan(0);
-    const buckets = m.samples.filter((s) => s.name === 'http_request_duration_seconds_bucket' && s.labels.route === route && s.labels.method === 'GET' && s.labels.status === '200');
+    const buckets = m.samples.filter(
+      (s) =>
+        s.name === 'http_request_duration_seconds_bucket' &&
+        s.labels.route === route &&
+        s.labels.method === 'GET' &&
+        s.labels.status === '200',
+    );
     expect(buckets.length).toBeGreaterThan(5);
     expect(buckets.map((b) => b.value)).toEqual([...buckets.map((b) => b.value)].sort((a, b) => a - b)); // cumulative
     expect(m.types.get('workflow_starts_total')).toBe('counter');
-    expect(m.find('workflow_starts_total', { workflow_type: 'feedbackAnalysisWorkflow', outcome: 'started' })!.value).toBeGreaterThanOrEqual(1);
+    expect(
+      m.find('workflow_starts_total', { workflow_type: 'feedbackAnalysisWorkflow', outcome: 'started' })!.value,
+    ).toBeGreaterThanOrEqual(1);
     expect(m.types.get('workflow_failures_total')).toBe('counter');
     // The database commands the edge sent: the feedback it stored is one insert more.
     expect(m.types.get('db_command_duration_seconds')).toBe('histogram');
@@ -169,35 +215,61 @@ describe('an extra edge and worker (their logs and metrics)', () => {
   it('writes one JSON access line per request: method, route pattern, status, ms, organization, request id; never the key', async () => {
     const port = await freePort();
     // No METRICS_TOKEN on this edge: it serves no metrics at all, whoever asks.
-    const edge = await launch('edge', { PORT: String(port), METRICS_TOKEN: '', LOG_LEVEL: 'info' }, 'edge: listening on');
+    const edge = await launch(
+      'edge',
+      { PORT: String(port), METRICS_TOKEN: '', LOG_LEVEL: 'info' },
+      'edge: listening on',
+    );
     const base = `http://127.0.0.1:${port}`;
     const t = await newTenant();
     const user = await basicUser(t);
     const request_id = unique('req-log');
-    const res = await fetch(`${base}/api/billing/usage/${encodeURIComponent(user.user_id)}?period=2026-01`, { headers: { authorization: `Bearer ${user.key}`, 'x-request-id': request_id } });
+    const res = await fetch(`${base}/api/billing/usage/${encodeURIComponent(user.user_id)}?period=2026-01`, {
+      headers: { authorization: `Bearer ${user.key}`, 'x-request-id': request_id },
+    });
     expect(res.status).toBe(200);
-    const missing = await fetch(`${base}/nothing/here?api_key=${user.key}`, { headers: { 'x-request-id': `${request_id}-404` } });
+    const missing = await fetch(`${base}/nothing/here?api_key=${user.key}`, {
+      headers: { 'x-request-id': `${request_id}-404` },
+    });
     expect(missing.status).toBe(404);
     expect((await fetch(`${base}/metrics`)).status).toBe(404); // no METRICS_TOKEN: not served
-    expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken()}` } })).status).toBe(404);
+    expect((await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken()}` } })).status).toBe(
+      404,
+    );
     await new Promise((r) => setTimeout(r, 300));
 
     const lines = edge.lines();
     expect(lines.length).toBeGreaterThan(0);
     const access = lines.filter((l) => l.request_id === request_id);
     expect(access).toHaveLength(1);
-    expect(access[0]).toMatchObject({ level: 'info', process: 'edge', msg: 'edge: request', method: 'GET', route: '/api/billing/usage/:user_id', status: 200, organization_id: t.organization_id });
+    expect(access[0]).toMatchObject({
+      level: 'info',
+      process: 'edge',
+      msg: 'edge: request',
+      method: 'GET',
+      route: '/api/billing/usage/:user_id',
+      status: 200,
+      organization_id: t.organization_id,
+    });
     expect(typeof access[0].ms).toBe('number');
     expect(Date.parse(access[0].time)).toBeGreaterThan(Date.now() - 60_000);
-    expect(lines.find((l) => l.request_id === `${request_id}-404`)).toMatchObject({ route: 'unmatched', status: 404, organization_id: null });
+    expect(lines.find((l) => l.request_id === `${request_id}-404`)).toMatchObject({
+      route: 'unmatched',
+      status: 404,
+      organization_id: null,
+    });
     expect(edge.out.text).not.toContain(user.key);
     expect(edge.out.text).not.toContain(user.user_id); // the pattern, not the URL
   }, 90_000); // a process start (tsx) on a busy 2-core machine
 
   it("serves the Temporal worker's own metrics on WORKER_METRICS_PORT, the next free port when it is taken", async () => {
-    const listen = (port: number) => new Promise<net.Server | undefined>((resolve) => {
-      const server = net.createServer().once('error', () => resolve(undefined)).listen(port, '127.0.0.1', () => resolve(server));
-    });
+    const listen = (port: number) =>
+      new Promise<net.Server | undefined>((resolve) => {
+        const server = net
+          .createServer()
+          .once('error', () => resolve(undefined))
+          .listen(port, '127.0.0.1', () => resolve(server));
+      });
     // A port that is free, taken here, with the next one free for the worker.
     let basePort = 0;
     let taken: net.Server | undefined;
@@ -210,7 +282,11 @@ describe('an extra edge and worker (their logs and metrics)', () => {
     }
     try {
       const queue = unique('metrics-worker');
-      const worker = await launch('worker', { TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_PORT: String(basePort), LOG_LEVEL: 'info' }, 'worker: polling task queue');
+      const worker = await launch(
+        'worker',
+        { TEMPORAL_TASK_QUEUE: queue, WORKER_METRICS_PORT: String(basePort), LOG_LEVEL: 'info' },
+        'worker: polling task queue',
+      );
       const started = worker.lines().find((l) => typeof l.metrics === 'string');
       expect(started?.metrics).toBe(`http://127.0.0.1:${basePort + 1}/metrics`);
       let m = await scrape(`http://127.0.0.1:${basePort + 1}`);

@@ -32,13 +32,21 @@ import { useSuiteRuntime } from './helpers/runtime.ts';
 useSuiteRuntime();
 
 const P = '/api/llm-config';
-const PARTS: Record<string, UserData> = { llm: llmUserData, text: textUserData, responses: responsesUserData, search: searchUserData, email: emailUserData, idempotency: idempotencyUserData };
+const PARTS: Record<string, UserData> = {
+  llm: llmUserData,
+  text: textUserData,
+  responses: responsesUserData,
+  search: searchUserData,
+  email: emailUserData,
+  idempotency: idempotencyUserData,
+};
 
 let standin: http.Server;
 let base: string;
 
 /** A deterministic 8-dimension vector of the text (the stand-in's embedding). */
-const vectorOf = (text: string) => [...createHash('sha256').update(text).digest()].slice(0, 8).map((b) => (b - 128) / 128);
+const vectorOf = (text: string) =>
+  [...createHash('sha256').update(text).digest()].slice(0, 8).map((b) => (b - 128) / 128);
 
 beforeAll(async () => {
   standin = http.createServer((req, res) => {
@@ -46,16 +54,29 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-      const input = String(Array.isArray(body.input) ? body.input[0] : body.input ?? '');
+      const input = String(Array.isArray(body.input) ? body.input[0] : (body.input ?? ''));
       const tokens = Math.ceil(input.length / 4);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', model: body.model, data: [{ object: 'embedding', index: 0, embedding: vectorOf(input) }], usage: { prompt_tokens: tokens, total_tokens: tokens } }));
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          model: body.model,
+          data: [{ object: 'embedding', index: 0, embedding: vectorOf(input) }],
+          usage: { prompt_tokens: tokens, total_tokens: tokens },
+        }),
+      );
     });
   });
   const port = await freePort();
   await new Promise<void>((r) => standin.listen(port, '127.0.0.1', r));
   base = `http://127.0.0.1:${port}`;
-  const res = await call('POST', `${P}/update-provider-config`, { key: adminKey(), json: { agent_name: 'text', config_json: { provider: 'standin-privacy', base_url: `${base}/v1`, api_key: 'sk-standin-privacy-000' } } });
+  const res = await call('POST', `${P}/update-provider-config`, {
+    key: adminKey(),
+    json: {
+      agent_name: 'text',
+      config_json: { provider: 'standin-privacy', base_url: `${base}/v1`, api_key: 'sk-standin-privacy-000' },
+    },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
 });
 afterAll(async () => {
@@ -109,10 +130,22 @@ describe('the assistant components: export and erasure of one user', () => {
   async function person(label: string): Promise<Person> {
     const u = await basicUser(t, unique(label));
     const email = `${unique(label)}@example.com`;
-    expect((await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: u.idp_id, email } })).status).toBeLessThan(300);
+    expect(
+      (await call('POST', '/api/users', { key: t.adminKey, json: { idp_id: u.idp_id, email } })).status,
+    ).toBeLessThan(300);
     // tokens for the text agent's embeddings (the gateway holds them against the user's balance)
-    const pkg = await call('POST', '/api/billing/packages', { key: adminKey(), json: { name: unique('pkg'), tokens: 100_000, price: 1, currency: 'USD', validity_days: 30 } });
-    const bought = await call('POST', '/api/billing/purchase-tokens', { key: u.key, json: { user_id: u.user_id, package_id: pkg.body.package.id, payment_method: { type: 'card', token: 'pm_card_visa' } } });
+    const pkg = await call('POST', '/api/billing/packages', {
+      key: adminKey(),
+      json: { name: unique('pkg'), tokens: 100_000, price: 1, currency: 'USD', validity_days: 30 },
+    });
+    const bought = await call('POST', '/api/billing/purchase-tokens', {
+      key: u.key,
+      json: {
+        user_id: u.user_id,
+        package_id: pkg.body.package.id,
+        payment_method: { type: 'card', token: 'pm_card_visa' },
+      },
+    });
     expect(bought.status, JSON.stringify(bought.body)).toBe(200);
     const session = await call('POST', '/initialize_session', { key: u.key, json: { user_id: u.user_id } });
     expect(session.status, JSON.stringify(session.body)).toBe(200);
@@ -122,16 +155,34 @@ describe('the assistant components: export and erasure of one user', () => {
   async function seed(p: Person, words: string[]) {
     for (const w of words) {
       const body = `${w}: my ${p.idp_id} pizza order was late, write to ${p.email}.`;
-      const res = await call('POST', '/process_text', { key: p.key, json: { text: body, user_id: p.user_id, conversation_id: p.conversation_id } });
+      const res = await call('POST', '/process_text', {
+        key: p.key,
+        json: { text: body, user_id: p.user_id, conversation_id: p.conversation_id },
+      });
       expect(res.status, JSON.stringify(res.body)).toBe(200);
       expect(res.body.metadata.embedding.engine).toBe('llm:emb-privacy');
       p.texts.push({ text: body, file_path: res.body.file_path, embedding_id: res.body.embedding_id });
     }
-    const search = await call('POST', '/carina/search', { key: p.key, json: { idp_id: p.idp_id, query: 'pizza order' } });
+    const search = await call('POST', '/carina/search', {
+      key: p.key,
+      json: { idp_id: p.idp_id, query: 'pizza order' },
+    });
     expect(search.status, JSON.stringify(search.body)).toBe(200);
-    const mail = await call('POST', '/email/send', { key: p.key, json: { user_id: p.user_id, conversation_id: p.conversation_id, email_type: 'notification', metadata: { template: 'points_awarded', points: 5, balance: 10 } } });
+    const mail = await call('POST', '/email/send', {
+      key: p.key,
+      json: {
+        user_id: p.user_id,
+        conversation_id: p.conversation_id,
+        email_type: 'notification',
+        metadata: { template: 'points_awarded', points: 5, balance: 10 },
+      },
+    });
     expect(mail.status, JSON.stringify(mail.body)).toBe(200);
-    const thumb = await call('POST', '/generate_thumbnail', { key: p.key, headers: { 'Idempotency-Key': p.thumbnailKey }, form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }) });
+    const thumb = await call('POST', '/generate_thumbnail', {
+      key: p.key,
+      headers: { 'Idempotency-Key': p.thumbnailKey },
+      form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }),
+    });
     expect(thumb.status, thumb.raw.toString('utf8').slice(0, 200)).toBe(200);
   }
 
@@ -140,14 +191,30 @@ describe('the assistant components: export and erasure of one user', () => {
     a = await person('priv-a');
     b = await person('priv-b');
     // A is also an administrator: A's change of the text agent's settings names A in the history.
-    const aAdmin = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: a.idp_id, permissions: ['admin'] } });
+    const aAdmin = await call('POST', '/generate_api_key', {
+      key: t.adminKey,
+      json: { user_id: a.idp_id, permissions: ['admin'] },
+    });
     expect(aAdmin.status, JSON.stringify(aAdmin.body)).toBe(200);
-    const set = await call('POST', `${P}/update-llm-config`, { key: aAdmin.body.api_key, json: { agent_name: 'text', config_json: { provider: 'standin-privacy', model: 'emb-privacy' } } });
+    const set = await call('POST', `${P}/update-llm-config`, {
+      key: aAdmin.body.api_key,
+      json: { agent_name: 'text', config_json: { provider: 'standin-privacy', model: 'emb-privacy' } },
+    });
     expect(set.status, JSON.stringify(set.body)).toBe(200);
     await seed(a, ['first', 'second']);
     await seed(b, ['third']);
-    scopeA = { organization_id: t.organization_id, user_id: a.user_id, idp_id: a.idp_id, tombstone: unique('del_test') };
-    scopeB = { organization_id: t.organization_id, user_id: b.user_id, idp_id: b.idp_id, tombstone: unique('del_test') };
+    scopeA = {
+      organization_id: t.organization_id,
+      user_id: a.user_id,
+      idp_id: a.idp_id,
+      tombstone: unique('del_test'),
+    };
+    scopeB = {
+      organization_id: t.organization_id,
+      user_id: b.user_id,
+      idp_id: b.idp_id,
+      tombstone: unique('del_test'),
+    };
   });
 
   it("exports A's records and stored texts, JSON-safe, and nothing of B's", async () => {
@@ -155,7 +222,15 @@ describe('the assistant components: export and erasure of one user', () => {
     exportedB = await exportAll(scopeB);
     expect(JSON.parse(JSON.stringify(exportedA))).toEqual(exportedA);
     const all = text(exportedA);
-    for (const leak of [b.user_id, b.idp_id, b.email, b.conversation_id, ...b.texts.map((x) => x.embedding_id), b.thumbnailKey]) expect(all).not.toContain(leak);
+    for (const leak of [
+      b.user_id,
+      b.idp_id,
+      b.email,
+      b.conversation_id,
+      ...b.texts.map((x) => x.embedding_id),
+      b.thumbnailKey,
+    ])
+      expect(all).not.toContain(leak);
     expect(all).not.toContain('sk-standin-privacy');
 
     // text: two texts, each stored object byte for byte
@@ -170,18 +245,26 @@ describe('the assistant components: export and erasure of one user', () => {
 
     // responses: the two texts' normalized responses
     expect(exportedA.responses.data.normalized_responses).toHaveLength(2);
-    expect(exportedA.responses.data.normalized_responses.every((r: any) => r.conversation_id === a.conversation_id && r.source === 'text')).toBe(true);
+    expect(
+      exportedA.responses.data.normalized_responses.every(
+        (r: any) => r.conversation_id === a.conversation_id && r.source === 'text',
+      ),
+    ).toBe(true);
 
     // search: the recorded query
     expect(exportedA.search.data.search_history).toMatchObject([{ query: 'pizza order' }]);
     expect(text(exportedA.search.data.search_history)).toContain(a.texts[0].embedding_id);
 
     // email: the message and the hour's count
-    expect(exportedA.email.data.emails_sent).toMatchObject([{ recipient: a.email, email_type: 'notification', subject: 'You earned 5 points' }]);
+    expect(exportedA.email.data.emails_sent).toMatchObject([
+      { recipient: a.email, email_type: 'notification', subject: 'You earned 5 points' },
+    ]);
     expect(exportedA.email.data.hourly_send_counts).toMatchObject([{ sends: 1 }]);
 
     // idempotency: the thumbnail's key
-    expect(exportedA.idempotency.data.idempotency_keys).toMatchObject([{ route: 'generate_thumbnail', key: a.thumbnailKey, state: 'succeeded' }]);
+    expect(exportedA.idempotency.data.idempotency_keys).toMatchObject([
+      { route: 'generate_thumbnail', key: a.thumbnailKey, state: 'succeeded' },
+    ]);
 
     // llm: the embeddings' attempts, the token holds, A's configuration change
     const llm = exportedA.llm.data;
@@ -202,7 +285,12 @@ describe('the assistant components: export and erasure of one user', () => {
 
     const report = await eraseAll(scopeA);
     expect(report).toEqual({
-      llm: { token_holds_deleted: exportedA.llm.data.token_holds.length, attempts_tombstoned: 2, config_versions_tombstoned: 1, configs_tombstoned: 1 },
+      llm: {
+        token_holds_deleted: exportedA.llm.data.token_holds.length,
+        attempts_tombstoned: 2,
+        config_versions_tombstoned: 1,
+        configs_tombstoned: 1,
+      },
       text: { objects_deleted: 2, embeddings_deleted: 2 },
       responses: { responses_deleted: 2 },
       search: { search_entries_deleted: 1 },
@@ -212,22 +300,39 @@ describe('the assistant components: export and erasure of one user', () => {
 
     // text: the objects are gone, the embeddings answer nothing
     for (const x of a.texts) expect(await statFails(x.file_path)).toBe(true);
-    const byEmbedding = await call('POST', '/text/similar', { key: t.adminKey, json: { embedding_id: a.texts[0].embedding_id } });
+    const byEmbedding = await call('POST', '/text/similar', {
+      key: t.adminKey,
+      json: { embedding_id: a.texts[0].embedding_id },
+    });
     expect(byEmbedding.status).toBe(404);
-    const similar = await call('POST', '/text/similar', { key: t.adminKey, json: { embedding_id: b.texts[0].embedding_id, limit: 50 } });
+    const similar = await call('POST', '/text/similar', {
+      key: t.adminKey,
+      json: { embedding_id: b.texts[0].embedding_id, limit: 50 },
+    });
     expect(similar.status, JSON.stringify(similar.body)).toBe(200);
     expect(similar.body.results.some((r: any) => r.user_id === a.user_id)).toBe(false);
     // responses
-    expect((await call('GET', `/get_response/${a.conversation_id}?user_id=${a.user_id}`, { key: t.adminKey })).status).toBe(404);
-    expect((await call('GET', `/get_response/${b.conversation_id}?user_id=${b.user_id}`, { key: t.adminKey })).status).toBe(200);
+    expect(
+      (await call('GET', `/get_response/${a.conversation_id}?user_id=${a.user_id}`, { key: t.adminKey })).status,
+    ).toBe(404);
+    expect(
+      (await call('GET', `/get_response/${b.conversation_id}?user_id=${b.user_id}`, { key: t.adminKey })).status,
+    ).toBe(200);
     // search
-    const history = await call('GET', `/carina/search-results?idp_id=${a.idp_id}&organization_id=${t.organization_id}`, { key: t.adminKey });
+    const history = await call(
+      'GET',
+      `/carina/search-results?idp_id=${a.idp_id}&organization_id=${t.organization_id}`,
+      { key: t.adminKey },
+    );
     expect(history.body).toEqual([]);
     // llm: the attempts stay, naming the tombstone; the history names the tombstone
     const after = await call('GET', `${P}/attempts?agent_name=text&limit=50`, { key: t.adminKey });
     expect(after.body.total).toBe(before.body.total);
     expect(after.body.attempts.some((x: any) => x.user_id === a.user_id)).toBe(false);
-    expect(after.body.attempts.filter((x: any) => aCalls.includes(x.call_id)).map((x: any) => x.user_id)).toEqual([scopeA.tombstone, scopeA.tombstone]);
+    expect(after.body.attempts.filter((x: any) => aCalls.includes(x.call_id)).map((x: any) => x.user_id)).toEqual([
+      scopeA.tombstone,
+      scopeA.tombstone,
+    ]);
     const versions = await call('GET', `${P}/history?agent_name=text`, { key: t.adminKey });
     expect(versions.status, JSON.stringify(versions.body)).toBe(200);
     expect(versions.body.versions.map((v: any) => v.changed_by)).toEqual([scopeA.tombstone]);
@@ -245,13 +350,22 @@ describe('the assistant components: export and erasure of one user', () => {
 
   it('a second erasure changes nothing and does not throw', async () => {
     const again = await eraseAll(scopeA);
-    for (const [name, counts] of Object.entries(again)) for (const [what, n] of Object.entries(counts)) expect(n, `${name}.${what}`).toBe(0);
+    for (const [name, counts] of Object.entries(again))
+      for (const [what, n] of Object.entries(counts)) expect(n, `${name}.${what}`).toBe(0);
     expect(await exportAll(scopeB)).toEqual(exportedB);
     // The erased key answers no more: the same Idempotency-Key starts a new run instead of replaying A's.
-    const replay = await call('POST', '/generate_thumbnail', { key: a.key, headers: { 'Idempotency-Key': a.thumbnailKey }, form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }) });
+    const replay = await call('POST', '/generate_thumbnail', {
+      key: a.key,
+      headers: { 'Idempotency-Key': a.thumbnailKey },
+      form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }),
+    });
     expect(replay.status).toBe(200);
     expect(replay.headers.get('idempotent-replayed')).toBeNull();
-    const bReplay = await call('POST', '/generate_thumbnail', { key: b.key, headers: { 'Idempotency-Key': b.thumbnailKey }, form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }) });
+    const bReplay = await call('POST', '/generate_thumbnail', {
+      key: b.key,
+      headers: { 'Idempotency-Key': b.thumbnailKey },
+      form: fileForm({}, { data: fixture('photo.jpg'), name: 'photo.jpg' }),
+    });
     expect(bReplay.headers.get('idempotent-replayed')).toBe('true');
   });
 
@@ -260,9 +374,16 @@ describe('the assistant components: export and erasure of one user', () => {
     await seed(c, ['fourth', 'fifth']);
     // a text whose workflow never ran: its object, no embedding
     const orphan = await storeText({ organization_id: t.organization_id, user_id: c.user_id, text: 'never processed' });
-    const scopeC: ErasureScope = { organization_id: t.organization_id, user_id: c.user_id, idp_id: c.idp_id, tombstone: unique('del_test') };
+    const scopeC: ErasureScope = {
+      organization_id: t.organization_id,
+      user_id: c.user_id,
+      idp_id: c.idp_id,
+      tombstone: unique('del_test'),
+    };
     const exported = await textUserData.export(scopeC);
-    expect(exported.files.map((f) => f.key).sort()).toEqual([...c.texts.map((x) => x.file_path), orphan.file_path].sort());
+    expect(exported.files.map((f) => f.key).sort()).toEqual(
+      [...c.texts.map((x) => x.file_path), orphan.file_path].sort(),
+    );
     // The first erasure died after removing one object: the second removes the rest and the embeddings.
     await removeObject(c.texts[0].file_path);
     expect(await textUserData.erase(scopeC)).toEqual({ objects_deleted: 2, embeddings_deleted: 2 });
@@ -271,9 +392,21 @@ describe('the assistant components: export and erasure of one user', () => {
     const llmBefore = await llmUserData.export(scopeC);
     expect(llmBefore.data.model_calls).toHaveLength(2);
     expect(llmBefore.data.token_holds.length).toBeGreaterThan(0);
-    expect(await deleteMeterKey('balance', `${t.organization_id}|${c.user_id}`)).toBe(llmBefore.data.token_holds.length);
-    expect(await llmUserData.erase(scopeC)).toEqual({ token_holds_deleted: 0, attempts_tombstoned: 2, config_versions_tombstoned: 0, configs_tombstoned: 0 });
-    expect(await llmUserData.erase(scopeC)).toEqual({ token_holds_deleted: 0, attempts_tombstoned: 0, config_versions_tombstoned: 0, configs_tombstoned: 0 });
+    expect(await deleteMeterKey('balance', `${t.organization_id}|${c.user_id}`)).toBe(
+      llmBefore.data.token_holds.length,
+    );
+    expect(await llmUserData.erase(scopeC)).toEqual({
+      token_holds_deleted: 0,
+      attempts_tombstoned: 2,
+      config_versions_tombstoned: 0,
+      configs_tombstoned: 0,
+    });
+    expect(await llmUserData.erase(scopeC)).toEqual({
+      token_holds_deleted: 0,
+      attempts_tombstoned: 0,
+      config_versions_tombstoned: 0,
+      configs_tombstoned: 0,
+    });
     expect(await exportAll(scopeB)).toEqual(exportedB);
   });
 });

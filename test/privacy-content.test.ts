@@ -67,25 +67,106 @@ const ok = <T extends { status: number; body: unknown }>(what: string, res: T, s
 
 /** Records of every kind for one user, through the routes. */
 async function seed(user: User, n: number): Promise<Seeded> {
-  const conversation_id = ok('session', await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } })).body.conversation_id;
+  const conversation_id = ok(
+    'session',
+    await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } }),
+  ).body.conversation_id;
   // a receipt (ticket scan), its image and thumbnail
   const receipt = await renderReceipt(groceries(`2025-03-${10 + n}`));
-  const scan = ok('receipt', await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, { key: user.key, form: fileForm({}, { data: receipt, name: `receipt-${n}.png`, type: 'image/png' }) })).body;
+  const scan = ok(
+    'receipt',
+    await call('POST', `/retail/receipts?venue_id=${s.venue.id}`, {
+      key: user.key,
+      form: fileForm({}, { data: receipt, name: `receipt-${n}.png`, type: 'image/png' }),
+    }),
+  ).body;
   // an image
-  const photo = await sharp({ create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 10 * n, b: 30 } } }).jpeg().toBuffer();
-  const image = ok('image', await call('POST', '/process_image', { key: user.key, form: fileForm({ user_id: user.user_id, session_id: 's1', conversation_id }, { data: photo, name: `photo-${n}.jpg`, type: 'image/jpeg' }) })).body.data;
+  const photo = await sharp({
+    create: { width: 64, height: 48, channels: 3, background: { r: 200, g: 10 * n, b: 30 } },
+  })
+    .jpeg()
+    .toBuffer();
+  const image = ok(
+    'image',
+    await call('POST', '/process_image', {
+      key: user.key,
+      form: fileForm(
+        { user_id: user.user_id, session_id: 's1', conversation_id },
+        { data: photo, name: `photo-${n}.jpg`, type: 'image/jpeg' },
+      ),
+    }),
+  ).body.data;
   // a document, and a thumbnail asked for on its own (no record names it)
-  const doc = ok('document', await call('POST', '/process_document', { key: user.key, form: fileForm({ user_id: user.user_id, session_id: 's1', conversation_id }, { data: Buffer.from(`# Notes of user ${n}\n\nMy private notes, number ${n}.\n`), name: `notes-${n}.md` }) })).body;
-  const thumb = ok('thumbnail', await call('POST', '/generate_thumbnail', { key: user.key, form: fileForm({}, { data: Buffer.from(`plain text ${n}\n`), name: `plain-${n}.txt` }) }));
+  const doc = ok(
+    'document',
+    await call('POST', '/process_document', {
+      key: user.key,
+      form: fileForm(
+        { user_id: user.user_id, session_id: 's1', conversation_id },
+        { data: Buffer.from(`# Notes of user ${n}\n\nMy private notes, number ${n}.\n`), name: `notes-${n}.md` },
+      ),
+    }),
+  ).body;
+  const thumb = ok(
+    'thumbnail',
+    await call('POST', '/generate_thumbnail', {
+      key: user.key,
+      form: fileForm({}, { data: Buffer.from(`plain text ${n}\n`), name: `plain-${n}.txt` }),
+    }),
+  );
   // support: a typed question and a spoken one
-  const typed = ok('support', await call('POST', '/support', { key: user.key, json: { prompt: `how long do refunds take for order ${n}`, user_id: user.user_id, conversation_id } })).body;
-  const spoken = ok('transcribe', await call('POST', '/support/transcribe', { key: user.key, form: fileForm({ user_id: user.user_id, conversation_id }, { data: speak('when do my reward points expire'), name: `question-${n}.wav` }) })).body;
+  const typed = ok(
+    'support',
+    await call('POST', '/support', {
+      key: user.key,
+      json: { prompt: `how long do refunds take for order ${n}`, user_id: user.user_id, conversation_id },
+    }),
+  ).body;
+  const spoken = ok(
+    'transcribe',
+    await call('POST', '/support/transcribe', {
+      key: user.key,
+      form: fileForm(
+        { user_id: user.user_id, conversation_id },
+        { data: speak('when do my reward points expire'), name: `question-${n}.wav` },
+      ),
+    }),
+  ).body;
   // feedback
-  const feedback_id = ok('feedback', await call('POST', '/api/feedback/submit', { key: user.key, json: { user_id: user.user_id, feedback_type: 'general', rating: 2 + n, title: `Title by ${user.idp_id}`, comment: `The scanning is slow, call me at +1 555 010${n}` } })).body.feedback_id;
+  const feedback_id = ok(
+    'feedback',
+    await call('POST', '/api/feedback/submit', {
+      key: user.key,
+      json: {
+        user_id: user.user_id,
+        feedback_type: 'general',
+        rating: 2 + n,
+        title: `Title by ${user.idp_id}`,
+        comment: `The scanning is slow, call me at +1 555 010${n}`,
+      },
+    }),
+  ).body.feedback_id;
   // a scheduled event and one run of it
-  const event = ok('event', await call('POST', EVENTS, { key: user.key, json: { idp_id: user.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'daily_login' } } })).body.event;
+  const event = ok(
+    'event',
+    await call('POST', EVENTS, {
+      key: user.key,
+      json: {
+        idp_id: user.idp_id,
+        type_of_event: 'loyalty',
+        recurrency: 'daily',
+        start_event: '2031-01-05T09:30:00Z',
+        metadata: { action_type: 'daily_login' },
+      },
+    }),
+  ).body.event;
   ok('execute', await call('POST', `${EVENTS}/${event.id}/execute`, { key: user.key }));
-  await until('the run recorded', () => call('GET', `${EVENTS}/${event.id}/runs`, { key: user.key }), (r) => r.body.runs?.length >= 1, 30_000);
+  await until(
+    'the run recorded',
+    () => call('GET', `${EVENTS}/${event.id}/runs`, { key: user.key }),
+    (r) => r.body.runs?.length >= 1,
+    30_000,
+  );
   return {
     user,
     conversation_id,
@@ -120,10 +201,27 @@ const prefixOf = (x: Seeded) => `${s.t.organization_id}/${x.user.user_id}/`;
 
 beforeAll(async () => {
   const e = inject('platformEnv');
-  temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
+  temporal = new Client({
+    connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }),
+    namespace: e.TEMPORAL_NAMESPACE,
+  });
   s = await shop();
-  ok('article', await call('POST', '/support/knowledge', { key: s.t.adminKey, json: { title: 'Refund policy', body: 'Refunds take 5 business days after we receive the item.' } }), 201);
-  ok('article', await call('POST', '/support/knowledge', { key: s.t.adminKey, json: { title: 'How loyalty points expire', body: 'Reward points expire 12 months after they are earned.' } }), 201);
+  ok(
+    'article',
+    await call('POST', '/support/knowledge', {
+      key: s.t.adminKey,
+      json: { title: 'Refund policy', body: 'Refunds take 5 business days after we receive the item.' },
+    }),
+    201,
+  );
+  ok(
+    'article',
+    await call('POST', '/support/knowledge', {
+      key: s.t.adminKey,
+      json: { title: 'How loyalty points expire', body: 'Reward points expire 12 months after they are earned.' },
+    }),
+    201,
+  );
   [a, b] = [await seed(await basicUser(s.t), 1), await seed(await basicUser(s.t), 2)];
 }, 300_000);
 
@@ -134,24 +232,58 @@ describe('the content parts of a user export and erasure', () => {
   it("export: A's records of every kind and every stored object, byte for byte; nothing of B", async () => {
     exported = await exportAll(a);
     const text = JSON.stringify(exported);
-    for (const foreign of [b.user.user_id, b.user.idp_id, b.scan_id, b.event_id, b.feedback_id, b.conversation_id]) expect(text).not.toContain(foreign);
+    for (const foreign of [b.user.user_id, b.user.idp_id, b.scan_id, b.event_id, b.feedback_id, b.conversation_id])
+      expect(text).not.toContain(foreign);
 
     expect(exported.retail).toEqual({ data: {}, files: [] });
     expect(exported.scanning.data.scans.map((x: any) => x.id)).toEqual([a.scan_id]);
     const scan = exported.scanning.data.scans[0] as any;
-    expect(scan).toMatchObject({ user_id: a.user.user_id, status: 'completed', files: { original: expect.stringMatching(/^files\/images\/originals\//), thumbnail: expect.stringMatching(/^files\/images\/thumbnails\//) } });
-    expect(exported.documents.data.documents).toEqual([expect.objectContaining({ filename: 'notes-1.md', thumbnail_path: a.document.thumbnail_path, folder_structure: expect.any(Object) })]);
+    expect(scan).toMatchObject({
+      user_id: a.user.user_id,
+      status: 'completed',
+      files: {
+        original: expect.stringMatching(/^files\/images\/originals\//),
+        thumbnail: expect.stringMatching(/^files\/images\/thumbnails\//),
+      },
+    });
+    expect(exported.documents.data.documents).toEqual([
+      expect.objectContaining({
+        filename: 'notes-1.md',
+        thumbnail_path: a.document.thumbnail_path,
+        folder_structure: expect.any(Object),
+      }),
+    ]);
     expect(exported.support.data.turns.map((x: any) => x.turn_id).sort()).toEqual([...a.turn_ids].sort());
-    expect(exported.support.data.turns.find((x: any) => x.spoken)).toMatchObject({ question: expect.any(String), audio_media_id: expect.any(String) });
-    expect(exported.feedback.data.feedback).toEqual([expect.objectContaining({ feedback_id: a.feedback_id, rating: 3, comment: expect.stringContaining('555 0101') })]);
-    expect(exported.scheduler.data.events).toEqual([expect.objectContaining({ id: a.event_id, user_id: a.user.user_id, saved_by: a.user.user_id, runs: [expect.objectContaining({ trigger: 'manual' })] })]);
+    expect(exported.support.data.turns.find((x: any) => x.spoken)).toMatchObject({
+      question: expect.any(String),
+      audio_media_id: expect.any(String),
+    });
+    expect(exported.feedback.data.feedback).toEqual([
+      expect.objectContaining({ feedback_id: a.feedback_id, rating: 3, comment: expect.stringContaining('555 0101') }),
+    ]);
+    expect(exported.scheduler.data.events).toEqual([
+      expect.objectContaining({
+        id: a.event_id,
+        user_id: a.user.user_id,
+        saved_by: a.user.user_id,
+        runs: [expect.objectContaining({ trigger: 'manual' })],
+      }),
+    ]);
 
     // Every object is exported once (by the images part, which owns the upload store), from A's folder only.
     const files = Object.values(exported).flatMap((p) => p.files);
     keysOfA = files.map((f) => f.key);
     expect(new Set(keysOfA).size).toBe(keysOfA.length);
     for (const k of keysOfA) expect(k.startsWith(prefixOf(a))).toBe(true);
-    for (const k of [scan.storage.original_path, scan.storage.thumbnail_path, a.image.original_path, a.image.thumbnail_path, a.document.thumbnail_path, a.thumbnail_path!]) expect(keysOfA).toContain(k);
+    for (const k of [
+      scan.storage.original_path,
+      scan.storage.thumbnail_path,
+      a.image.original_path,
+      a.image.thumbnail_path,
+      a.document.thumbnail_path,
+      a.thumbnail_path!,
+    ])
+      expect(keysOfA).toContain(k);
     const audio = exported.support.data.turns.find((x: any) => x.spoken) as any;
     expect(keysOfA.some((k) => k.includes(`/originals/${audio.audio_media_id}-`))).toBe(true);
     expect(files.length).toBeGreaterThanOrEqual(9); // 4 originals (receipt, photo, document, audio) + 1 thumbnail-only original + their thumbnails
@@ -166,7 +298,7 @@ describe('the content parts of a user export and erasure', () => {
     expect(Buffer.compare((await getObject(scan.storage.original_path))!, receipt.raw)).toBe(0);
   });
 
-  it("erase: nothing of A readable through the routes or left in MinIO; B untouched; feedback kept anonymized; a second erasure changes nothing", async () => {
+  it('erase: nothing of A readable through the routes or left in MinIO; B untouched; feedback kept anonymized; a second erasure changes nothing', async () => {
     const target = erasure(a);
     const statsBefore = ok('stats', await call('GET', '/api/feedback/stats', { key: s.t.adminKey })).body;
     const reports: Record<string, Record<string, number>> = {};
@@ -194,12 +326,22 @@ describe('the content parts of a user export and erasure', () => {
     expect((await call('GET', `${EVENTS}/${a.event_id}/runs`, { key: s.t.adminKey })).status).toBe(404);
     await expect(temporal.schedule.getHandle(`event:${a.event_id}`).describe()).rejects.toThrow();
     expect(await EventRun.countDocuments({ event_id: a.event_id })).toBe(0);
-    expect(await EventCounter.countDocuments({ _id: { $in: [`u|${s.t.organization_id}|${a.user.user_id}`, `s|${s.t.organization_id}|${a.user.user_id}`] } })).toBe(0);
+    expect(
+      await EventCounter.countDocuments({
+        _id: { $in: [`u|${s.t.organization_id}|${a.user.user_id}`, `s|${s.t.organization_id}|${a.user.user_id}`] },
+      }),
+    ).toBe(0);
     // support turns gone
     expect(await SupportTurn.countDocuments({ _id: { $in: a.turn_ids } })).toBe(0);
     // feedback: kept for the statistics, without the person
     const kept = await Feedback.findById(a.feedback_id).lean();
-    expect(kept).toMatchObject({ user_id: target.tombstone, title: '', comment: '', rating: 3, feedback_type: 'general' });
+    expect(kept).toMatchObject({
+      user_id: target.tombstone,
+      title: '',
+      comment: '',
+      rating: 3,
+      feedback_type: 'general',
+    });
     const statsAfter = ok('stats', await call('GET', '/api/feedback/stats', { key: s.t.adminKey })).body;
     expect(statsAfter.total_feedback).toBe(statsBefore.total_feedback);
     expect(statsAfter.average_rating).toBe(statsBefore.average_rating);
@@ -237,6 +379,9 @@ describe('the content parts of a user export and erasure', () => {
     const res = await call('GET', `${SCANS}/${a.scan_id}`, { key: s.t.adminKey });
     // The mirror is gone; the edge then queries the finished workflow, which still holds the view.
     expect([200, 404]).toContain(res.status);
-    if (res.status === 200) console.warn(`privacy gap: GET ${SCANS}/<erased scan> still answers from the closed ticket-scan run (status ${res.body.status})`);
+    if (res.status === 200)
+      console.warn(
+        `privacy gap: GET ${SCANS}/<erased scan> still answers from the closed ticket-scan run (status ${res.body.status})`,
+      );
   });
 });

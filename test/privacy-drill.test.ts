@@ -34,14 +34,31 @@ describe('privacy: an erasure when its worker dies', () => {
   it('resumes after a SIGKILL mid-erasure and completes once, nothing left behind', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    expect((await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { purchase: 10 } } })).status).toBe(200);
-    expect((await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } })).status).toBe(200);
-    const photo = await sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 1, g: 2, b: 3 } } }).jpeg().toBuffer();
-    const image = await call('POST', '/process_image', { key: u.key, form: fileForm({ user_id: u.user_id, session_id: 's1', conversation_id: 'c1' }, { data: photo, name: 'p.jpg', type: 'image/jpeg' }) });
+    expect((await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { purchase: 10 } } })).status).toBe(
+      200,
+    );
+    expect(
+      (await call('POST', `/loyalty/award-points/${u.idp_id}`, { key: t.adminKey, json: { action_type: 'purchase' } }))
+        .status,
+    ).toBe(200);
+    const photo = await sharp({ create: { width: 32, height: 32, channels: 3, background: { r: 1, g: 2, b: 3 } } })
+      .jpeg()
+      .toBuffer();
+    const image = await call('POST', '/process_image', {
+      key: u.key,
+      form: fileForm(
+        { user_id: u.user_id, session_id: 's1', conversation_id: 'c1' },
+        { data: photo, name: 'p.jpg', type: 'image/jpeg' },
+      ),
+    });
     expect(image.status).toBe(200);
 
     // Asked with no worker on the queue; the first worker is killed once some steps are done and others are not.
-    const { view } = await requestErasure(t.organization_id, { user_id: u.user_id, idp_id: u.idp_id }, { key_id: 'drill', user_id: 'drill', level: 1 });
+    const { view } = await requestErasure(
+      t.organization_id,
+      { user_id: u.user_id, idp_id: u.idp_id },
+      { key_id: 'drill', user_id: 'drill', level: 1 },
+    );
     const key = `${t.organization_id}:${u.user_id}`;
     const first = await startDrillWorker(queue);
     let seen: ErasureDoc | null = null;
@@ -55,7 +72,13 @@ describe('privacy: an erasure when its worker dies', () => {
     expect(pending(seen), 'killed before the erasure was half done').toBeGreaterThan(0);
 
     await startDrillWorker(queue);
-    const finished = await until('the erasure completed', () => UserErasure.findById(key).lean<ErasureDoc>(), (d) => d?.status === 'completed', 120_000, 250);
+    const finished = await until(
+      'the erasure completed',
+      () => UserErasure.findById(key).lean<ErasureDoc>(),
+      (d) => d?.status === 'completed',
+      120_000,
+      250,
+    );
     expect(pending(finished)).toBe(0);
     expect(finished!.idp_id).toBeUndefined();
 
@@ -69,7 +92,8 @@ describe('privacy: an erasure when its worker dies', () => {
     expect((await call('GET', `/loyalty/points/${u.user_id}`, { key: t.adminKey })).status).toBe(404);
     const { minio, minioSettings } = runtime();
     const left: string[] = [];
-    for await (const o of minio.listObjectsV2(minioSettings.bucket, `${t.organization_id}/${u.user_id}/`, true)) if (o.name) left.push(o.name);
+    for await (const o of minio.listObjectsV2(minioSettings.bucket, `${t.organization_id}/${u.user_id}/`, true))
+      if (o.name) left.push(o.name);
     expect(left).toEqual([]);
   }, 240_000);
 });

@@ -59,7 +59,12 @@ function providerServer(): http.Server {
   return jsonServer(({ req, url, body, send, res }) => {
     mock.requests.push({ method: req.method!, path: url.pathname, auth: req.headers.authorization });
     if (url.pathname === '/oauth/token') {
-      if (body.client_id !== CLIENT.id || body.client_secret !== CLIENT.secret || body.grant_type !== 'client_credentials') return send(401, { message: 'bad client' });
+      if (
+        body.client_id !== CLIENT.id ||
+        body.client_secret !== CLIENT.secret ||
+        body.grant_type !== 'client_credentials'
+      )
+        return send(401, { message: 'bad client' });
       mock.tokens += 1;
       return send(200, { access_token: `tok-${mock.tokens}`, expires_in: 3600, token_type: 'Bearer' });
     }
@@ -67,10 +72,18 @@ function providerServer(): http.Server {
     if (req.method === 'POST' && ['/topups', '/orders', '/pay'].includes(url.pathname)) {
       const id = String(body.customIdentifier);
       mock.orderCalls.set(id, (mock.orderCalls.get(id) ?? 0) + 1);
-      if (mock.transactions.has(id)) return send(409, { errorCode: 'DUPLICATED_CUSTOM_IDENTIFIER', message: 'Duplicate customIdentifier' });
+      if (mock.transactions.has(id))
+        return send(409, { errorCode: 'DUPLICATED_CUSTOM_IDENTIFIER', message: 'Duplicate customIdentifier' });
       const phone = String(body.recipientPhone?.number ?? '');
-      if (phone.endsWith('9999')) return send(400, { errorCode: 'INVALID_RECIPIENT', message: 'The operator does not serve this number' });
-      const tx: Tx = { transactionId: (next += 1), customIdentifier: id, status: phone.endsWith('0002') || phone.endsWith('0003') ? 'PROCESSING' : 'SUCCESSFUL', polls: 0, kind: url.pathname };
+      if (phone.endsWith('9999'))
+        return send(400, { errorCode: 'INVALID_RECIPIENT', message: 'The operator does not serve this number' });
+      const tx: Tx = {
+        transactionId: (next += 1),
+        customIdentifier: id,
+        status: phone.endsWith('0002') || phone.endsWith('0003') ? 'PROCESSING' : 'SUCCESSFUL',
+        polls: 0,
+        kind: url.pathname,
+      };
       if (phone.endsWith('0003')) tx.errorMessage = 'Operator timeout: the recharge was not applied';
       mock.transactions.set(id, tx);
       if (mock.holdNext) {
@@ -96,39 +109,71 @@ function providerServer(): http.Server {
       return send(200, tx);
     }
     const cards = /^\/orders\/transactions\/(\d+)\/cards$/.exec(url.pathname);
-    if (req.method === 'GET' && cards) return send(200, [{ cardNumber: '4000111122223333', pinCode: '9876-5432-1000-4321' }]);
+    if (req.method === 'GET' && cards)
+      return send(200, [{ cardNumber: '4000111122223333', pinCode: '9876-5432-1000-4321' }]);
     send(404, { message: 'no such route' });
   });
 }
 
 async function api(method: string, route: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${platform.edgeUrl}${route}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${platform.edgeUrl}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   return { status: res.status, body: await res.json() };
 }
 
-
 const gift = async (g: object) => (await api('POST', '/api/gifts/gifts', admin, g)).body.gift.id as string;
-const topUp = { gift_name: 'Airtel 500 NGN', gift_type: 'mobile_top-ups', country: 'NG', telco_supplier: 'Airtel Nigeria', recharge_amount: 500, points_value: 100 };
+const topUp = {
+  gift_name: 'Airtel 500 NGN',
+  gift_type: 'mobile_top-ups',
+  country: 'NG',
+  telco_supplier: 'Airtel Nigeria',
+  recharge_amount: 500,
+  points_value: 100,
+};
 const entries = async () => (await api('GET', `/loyalty/points/${ana.user_id}/history?limit=100`, admin)).body;
-const final = (id: string) => until(`redemption ${id} settled`, async () => (await api('GET', `/api/gifts/redemptions/${id}`, ana.key)).body.redemption, (r) => r.status !== 'processing', 150_000);
+const final = (id: string) =>
+  until(
+    `redemption ${id} settled`,
+    async () => (await api('GET', `/api/gifts/redemptions/${id}`, ana.key)).body.redemption,
+    (r) => r.status !== 'processing',
+    150_000,
+  );
 
 beforeAll(async () => {
   server = providerServer();
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   providerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const env = isolatedPlatformEnv({ queue, dataDir, adminKey }, {
-    WORKER_COUNT: '1',
-    GIFT_PROVIDER: 'reloadly',
-    GIFT_PROVIDER_URL: providerUrl,
-    GIFT_PROVIDER_AUTH_URL: `${providerUrl}/oauth/token`,
-    GIFT_PROVIDER_CLIENT_ID: CLIENT.id,
-    GIFT_PROVIDER_CLIENT_SECRET: CLIENT.secret,
-    LOG_LEVEL: 'warn',
+  const env = isolatedPlatformEnv(
+    { queue, dataDir, adminKey },
+    {
+      WORKER_COUNT: '1',
+      GIFT_PROVIDER: 'reloadly',
+      GIFT_PROVIDER_URL: providerUrl,
+      GIFT_PROVIDER_AUTH_URL: `${providerUrl}/oauth/token`,
+      GIFT_PROVIDER_CLIENT_ID: CLIENT.id,
+      GIFT_PROVIDER_CLIENT_SECRET: CLIENT.secret,
+      LOG_LEVEL: 'warn',
+    },
+  );
+  platform = await launchPlatform({
+    cfg: parseEnv({ ...process.env, ...env }),
+    freePorts: true,
+    env,
+    stdio: 'ignore',
+    log: (line) => log.push(line),
   });
-  platform = await launchPlatform({ cfg: parseEnv({ ...process.env, ...env }), freePorts: true, env, stdio: 'ignore', log: (line) => log.push(line) });
   const o = await api('POST', '/api/organizations', adminKey, { name: unique('Gifts'), tier: 'free' });
   org = o.body.organization.organization_id;
-  admin = (await api('POST', '/generate_api_key', adminKey, { user_id: unique('admin'), organization_id: org, permissions: ['admin'] })).body.api_key;
+  admin = (
+    await api('POST', '/generate_api_key', adminKey, {
+      user_id: unique('admin'),
+      organization_id: org,
+      permissions: ['admin'],
+    })
+  ).body.api_key;
   const k = await api('POST', '/generate_api_key', admin, { user_id: unique('ana') });
   ana = { key: k.body.api_key, user_id: k.body.metadata.user_id };
   await api('PUT', '/loyalty/rules', admin, { actions: { grant: 1000 } });
@@ -145,7 +190,10 @@ afterAll(async () => {
 describe('redemption through the HTTP gift provider (mocked)', () => {
   it('mocked provider: OAuth token fetched once and reused, customIdentifier = redemption id, PROCESSING polled until SUCCESSFUL, PINs read from the order', async () => {
     const g = await gift(topUp);
-    const res = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031230002' });
+    const res = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, {
+      user_id: ana.user_id,
+      phone_number: '+2348031230002',
+    });
     expect([200, 202]).toContain(res.status);
     const id = res.body.redemption.id;
     const done = await final(id);
@@ -156,11 +204,21 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
     expect(tx.polls).toBeGreaterThanOrEqual(2); // answered PROCESSING, polled until final
     expect(mock.orderCalls.get(id)).toBe(1);
 
-    const p = await gift({ gift_name: 'Amazon 10 USD', gift_type: 'electronic_pins', country: 'US', supplier: 'Amazon', electronic_pin_amount: 10, points_value: 50 });
+    const p = await gift({
+      gift_name: 'Amazon 10 USD',
+      gift_type: 'electronic_pins',
+      country: 'US',
+      supplier: 'Amazon',
+      electronic_pin_amount: 10,
+      points_value: 50,
+    });
     const pinRes = await api('POST', `/api/gifts/gifts/${p}/redeem`, ana.key, { user_id: ana.user_id });
-    const pinDone = pinRes.body.redemption.status === 'processing' ? await final(pinRes.body.redemption.id) : pinRes.body.redemption;
+    const pinDone =
+      pinRes.body.redemption.status === 'processing' ? await final(pinRes.body.redemption.id) : pinRes.body.redemption;
     expect(pinDone).toMatchObject({ status: 'completed', pin_code: '9876-5432-1000-4321', pin_masked: false });
-    expect((await api('GET', `/api/gifts/redemptions/${pinDone.id}`, admin)).body.redemption.pin_code).toBe('••••-••••-••••-4321');
+    expect((await api('GET', `/api/gifts/redemptions/${pinDone.id}`, admin)).body.redemption.pin_code).toBe(
+      '••••-••••-••••-4321',
+    );
     expect(mock.transactions.get(pinDone.id)!.kind).toBe('/orders');
 
     // One token for every call, each call with it.
@@ -173,16 +231,35 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
   it('mocked provider: a refusal (an order refused, or FAILED after PROCESSING) refunds the points with the provider reason', async () => {
     const g = await gift(topUp);
     const before = (await entries()).points;
-    const refused = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031239999' });
+    const refused = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, {
+      user_id: ana.user_id,
+      phone_number: '+2348031239999',
+    });
     expect(refused.status).toBe(200);
-    expect(refused.body.redemption).toMatchObject({ status: 'refunded', points_refunded: 100, status_reason: 'The operator does not serve this number' });
-    const failed = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031230003' });
-    const failedDone = failed.body.redemption.status === 'processing' ? await final(failed.body.redemption.id) : failed.body.redemption;
-    expect(failedDone).toMatchObject({ status: 'refunded', status_reason: 'Operator timeout: the recharge was not applied' });
+    expect(refused.body.redemption).toMatchObject({
+      status: 'refunded',
+      points_refunded: 100,
+      status_reason: 'The operator does not serve this number',
+    });
+    const failed = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, {
+      user_id: ana.user_id,
+      phone_number: '+2348031230003',
+    });
+    const failedDone =
+      failed.body.redemption.status === 'processing' ? await final(failed.body.redemption.id) : failed.body.redemption;
+    expect(failedDone).toMatchObject({
+      status: 'refunded',
+      status_reason: 'Operator timeout: the recharge was not applied',
+    });
     const h = await entries();
     expect(h.points).toBe(before);
     for (const id of [refused.body.redemption.id, failedDone.id]) {
-      expect(h.entries.filter((e: any) => e.operation_id.startsWith(`redemption:${id}:`)).map((e: any) => [e.reason, e.amount]).sort()).toEqual([
+      expect(
+        h.entries
+          .filter((e: any) => e.operation_id.startsWith(`redemption:${id}:`))
+          .map((e: any) => [e.reason, e.amount])
+          .sort(),
+      ).toEqual([
         ['redemption', -100],
         ['refund', 100],
       ]);
@@ -190,17 +267,38 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
   }, 200_000);
 
   it("mocked provider: an order sent again is read from the provider's duplicate answer as the first transaction, never a second delivery", async () => {
-    const engine = httpProvider({ url: providerUrl, auth_url: `${providerUrl}/oauth/token`, client_id: CLIENT.id, client_secret: CLIENT.secret });
-    const order = { custom_identifier: unique('rdm_engine'), kind: 'mobile_top-ups' as const, product: 'Airtel Nigeria', amount: 500, country: 'NG', phone_number: '+2348031234567' };
+    const engine = httpProvider({
+      url: providerUrl,
+      auth_url: `${providerUrl}/oauth/token`,
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
+    const order = {
+      custom_identifier: unique('rdm_engine'),
+      kind: 'mobile_top-ups' as const,
+      product: 'Airtel Nigeria',
+      amount: 500,
+      country: 'NG',
+      phone_number: '+2348031234567',
+    };
     const first = await engine.order(order);
     // Sent again as a first attempt would be (no lookup): the provider answers 409 duplicate.
     const again = await engine.order(order);
     expect(first).toMatchObject({ state: 'delivered', pin: null });
     expect(again).toEqual(first);
     expect(mock.orderCalls.get(order.custom_identifier)).toBe(2);
-    expect([...mock.transactions.values()].filter((t) => t.customIdentifier === order.custom_identifier)).toHaveLength(1);
-    const wrong = httpProvider({ url: providerUrl, auth_url: `${providerUrl}/oauth/token`, client_id: CLIENT.id, client_secret: 'not-it' });
-    await expect(wrong.order({ ...order, custom_identifier: unique('rdm_engine') })).rejects.toMatchObject({ status: 502 });
+    expect([...mock.transactions.values()].filter((t) => t.customIdentifier === order.custom_identifier)).toHaveLength(
+      1,
+    );
+    const wrong = httpProvider({
+      url: providerUrl,
+      auth_url: `${providerUrl}/oauth/token`,
+      client_id: CLIENT.id,
+      client_secret: 'not-it',
+    });
+    await expect(wrong.order({ ...order, custom_identifier: unique('rdm_engine') })).rejects.toMatchObject({
+      status: 502,
+    });
   });
 
   it('kills the worker between reserve and fulfil and shows the gift delivered once and the points debited once', async () => {
@@ -209,10 +307,19 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
     const victim = worker.current().pid!;
     const before = (await entries()).points;
     mock.holdNext = true;
-    const answer = api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031234567', idempotency_key: 'kill-1' });
+    const answer = api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, {
+      user_id: ana.user_id,
+      phone_number: '+2348031234567',
+      idempotency_key: 'kill-1',
+    });
     // The order reached the provider (and was delivered there); its answer never leaves: the
     // worker is inside fulfil, after the hold.
-    const id = await until('the order held by the provider', async () => mock.heldId, (v) => v !== '', 60_000);
+    const id = await until(
+      'the order held by the provider',
+      async () => mock.heldId,
+      (v) => v !== '',
+      60_000,
+    );
     expect((await entries()).points).toBe(before - 100);
     process.kill(victim, 'SIGKILL');
     const killedAt = Date.now();
@@ -221,8 +328,14 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
     expect(first.body.redemption).toMatchObject({ id, status: 'processing' });
     const done = await final(id);
     const took = Date.now() - killedAt;
-    expect(done).toMatchObject({ status: 'completed', points_refunded: 0, provider_transaction_id: String(mock.transactions.get(id)!.transactionId) });
-    process.stderr.write(`redemption kill drill: completed ${took} ms after the worker was killed; order calls ${mock.orderCalls.get(id)}, lookups ${mock.lookups.get(id)}\n`);
+    expect(done).toMatchObject({
+      status: 'completed',
+      points_refunded: 0,
+      provider_transaction_id: String(mock.transactions.get(id)!.transactionId),
+    });
+    process.stderr.write(
+      `redemption kill drill: completed ${took} ms after the worker was killed; order calls ${mock.orderCalls.get(id)}, lookups ${mock.lookups.get(id)}\n`,
+    );
     // The retry asked the provider by customIdentifier first: one delivery, whatever the calls.
     expect(mock.lookups.get(id)).toBeGreaterThanOrEqual(1);
     expect([...mock.transactions.values()].filter((t) => t.customIdentifier === id)).toHaveLength(1);
@@ -230,10 +343,18 @@ describe('redemption through the HTTP gift provider (mocked)', () => {
     // The ledger: one hold, no refund.
     const h = await entries();
     expect(h.points).toBe(before - 100);
-    expect(h.entries.filter((e: any) => e.operation_id.startsWith(`redemption:${id}:`)).map((e: any) => [e.reason, e.amount])).toEqual([['redemption', -100]]);
+    expect(
+      h.entries
+        .filter((e: any) => e.operation_id.startsWith(`redemption:${id}:`))
+        .map((e: any) => [e.reason, e.amount]),
+    ).toEqual([['redemption', -100]]);
     expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker 1 \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
     // The same request again: the same redemption, nothing new.
-    const again = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, { user_id: ana.user_id, phone_number: '+2348031234567', idempotency_key: 'kill-1' });
+    const again = await api('POST', `/api/gifts/gifts/${g}/redeem`, ana.key, {
+      user_id: ana.user_id,
+      phone_number: '+2348031234567',
+      idempotency_key: 'kill-1',
+    });
     expect(again.body).toMatchObject({ duplicate: true, redemption: { id, status: 'completed' } });
     expect((await entries()).total).toBe(h.total);
   }, 300_000);

@@ -33,10 +33,21 @@ async function funded(): Promise<RedemptionInput> {
 describe('a redemption whose points could not be reserved', () => {
   it('ends failed without any entry when no hold was written, and a second close changes nothing', async () => {
     const input = await funded();
-    expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toEqual({ redemption_id: input.redemption_id, status: 'failed' });
-    expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toMatchObject({ status: 'failed' });
+    expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toEqual({
+      redemption_id: input.redemption_id,
+      status: 'failed',
+    });
+    expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toMatchObject({
+      status: 'failed',
+    });
     const doc = await findRedemption(input.redemption_id);
-    expect(doc).toMatchObject({ status: 'failed', points_spent: 0, points_refunded: 0, balance_after: 300, user_id: input.user_id });
+    expect(doc).toMatchObject({
+      status: 'failed',
+      points_spent: 0,
+      points_refunded: 0,
+      balance_after: 300,
+      user_id: input.user_id,
+    });
     const h = await getHistory(input.organization_id, input.user_id, 1, 10);
     expect(h.points).toBe(300);
     expect(h.entries).toHaveLength(1);
@@ -44,9 +55,23 @@ describe('a redemption whose points could not be reserved', () => {
 
   it('releases a hold written late: refunded once, the points back', async () => {
     const input = await funded();
-    await debitPoints({ organization_id: input.organization_id, user_id: input.user_id, points: 100, reason: 'redemption', operation_id: holdOperation(input.redemption_id) });
-    for (let i = 0; i < 2; i += 1) expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toMatchObject({ status: 'refunded' });
-    expect(await findRedemption(input.redemption_id)).toMatchObject({ status: 'refunded', points_spent: 100, points_refunded: 100, balance_after: 200 });
+    await debitPoints({
+      organization_id: input.organization_id,
+      user_id: input.user_id,
+      points: 100,
+      reason: 'redemption',
+      operation_id: holdOperation(input.redemption_id),
+    });
+    for (let i = 0; i < 2; i += 1)
+      expect(await closeUnreserved(input, 'The points could not be reserved; nothing was taken')).toMatchObject({
+        status: 'refunded',
+      });
+    expect(await findRedemption(input.redemption_id)).toMatchObject({
+      status: 'refunded',
+      points_spent: 100,
+      points_refunded: 100,
+      balance_after: 200,
+    });
     const h = await getHistory(input.organization_id, input.user_id, 1, 10);
     expect(h.points).toBe(300);
     expect(h.entries.map((e) => [e.reason, e.amount])).toEqual([

@@ -6,21 +6,47 @@
 import { describe, expect, it } from 'vitest';
 import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
-const topUp = { gift_name: 'Telcel 100 MXN', gift_type: 'mobile_top-ups', country: 'MX', telco_supplier: 'Telcel', recharge_amount: 100, points_value: 500 };
-const pin = { gift_name: 'Steam 20 USD', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 20, points_value: 300 };
-const bill = { gift_name: 'Electricity bill', gift_type: 'service_payments', country: 'CO', service_provider: 'Enel', points_value: 200 };
+const topUp = {
+  gift_name: 'Telcel 100 MXN',
+  gift_type: 'mobile_top-ups',
+  country: 'MX',
+  telco_supplier: 'Telcel',
+  recharge_amount: 100,
+  points_value: 500,
+};
+const pin = {
+  gift_name: 'Steam 20 USD',
+  gift_type: 'electronic_pins',
+  country: 'US',
+  supplier: 'Steam',
+  electronic_pin_amount: 20,
+  points_value: 300,
+};
+const bill = {
+  gift_name: 'Electricity bill',
+  gift_type: 'service_payments',
+  country: 'CO',
+  service_provider: 'Enel',
+  points_value: 200,
+};
 
 async function funded(points = 1000) {
   const t = await newTenant();
   const u = await basicUser(t);
   await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: points } } });
-  expect((await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } })).status).toBe(200);
+  expect(
+    (await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } }))
+      .status,
+  ).toBe(200);
   return { t, u };
 }
 
-const gift = async (t: Tenant, g: object) => (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: g })).body.gift.id as string;
-const redeem = (key: string, giftId: string, json: object, headers?: Record<string, string>) => call('POST', `/api/gifts/gifts/${giftId}/redeem`, { key, json, headers });
-const history = async (t: Tenant, user_id: string) => (await call('GET', `/loyalty/points/${user_id}/history?limit=100`, { key: t.adminKey })).body;
+const gift = async (t: Tenant, g: object) =>
+  (await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: g })).body.gift.id as string;
+const redeem = (key: string, giftId: string, json: object, headers?: Record<string, string>) =>
+  call('POST', `/api/gifts/gifts/${giftId}/redeem`, { key, json, headers });
+const history = async (t: Tenant, user_id: string) =>
+  (await call('GET', `/loyalty/points/${user_id}/history?limit=100`, { key: t.adminKey })).body;
 
 describe('redemption with the sandbox provider', () => {
   it('completes a top-up: points held once as the debit, the redemption readable by id and in the list', async () => {
@@ -28,7 +54,17 @@ describe('redemption with the sandbox provider', () => {
     const g = await gift(t, topUp);
     const res = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+52 55 1234 5678' });
     expect(res.status).toBe(200);
-    expect(res.body.redemption).toMatchObject({ gift_id: g, status: 'completed', points_spent: 500, points_refunded: 0, balance_after: 500, provider: 'sandbox', phone_number: '+525512345678', pin_code: null, status_reason: null });
+    expect(res.body.redemption).toMatchObject({
+      gift_id: g,
+      status: 'completed',
+      points_spent: 500,
+      points_refunded: 0,
+      balance_after: 500,
+      provider: 'sandbox',
+      phone_number: '+525512345678',
+      pin_code: null,
+      status_reason: null,
+    });
     expect(res.body.redemption.id).toMatch(/^rdm_/);
     expect(res.body.redemption.provider_transaction_id).toMatch(/^sbx_/);
     const h = await history(t, u.user_id);
@@ -48,7 +84,11 @@ describe('redemption with the sandbox provider', () => {
   it('refunds a top-up the provider refuses (number ending 0000): the points back as one refund entry, with the reason', async () => {
     const { t, u } = await funded();
     const g = await gift(t, topUp);
-    const res = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000', idempotency_key: 'refused-1' });
+    const res = await redeem(u.key, g, {
+      user_id: u.user_id,
+      phone_number: '+525512340000',
+      idempotency_key: 'refused-1',
+    });
     expect(res.status).toBe(200);
     expect(res.body.redemption).toMatchObject({ status: 'refunded', points_spent: 500, points_refunded: 500 });
     expect(res.body.redemption.status_reason).toMatch(/refused/);
@@ -61,23 +101,36 @@ describe('redemption with the sandbox provider', () => {
       ['action', 1000, expect.any(String)],
     ]);
     // The same key again: the same refunded redemption, nothing held or refunded again.
-    const again = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000', idempotency_key: 'refused-1' });
+    const again = await redeem(u.key, g, {
+      user_id: u.user_id,
+      phone_number: '+525512340000',
+      idempotency_key: 'refused-1',
+    });
     expect(again.body).toMatchObject({ duplicate: true, redemption: { id, status: 'refunded' } });
     expect((await history(t, u.user_id)).total).toBe(3);
     const seen = await call('GET', `/api/gifts/redemptions?status=refunded`, { key: u.key });
-    expect(seen.body.redemptions.map((r: any) => [r.id, r.status_reason])).toEqual([[id, res.body.redemption.status_reason]]);
+    expect(seen.body.redemptions.map((r: any) => [r.id, r.status_reason])).toEqual([
+      [id, res.body.redemption.status_reason],
+    ]);
   });
 
   it('gives back refused points with the expiry they had: a refusal (number ending 0000) never renews points about to lapse', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: 600 }, points_expire_after_days: 30 } });
-    expect((await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } })).status).toBe(200);
+    await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { actions: { grant: 600 }, points_expire_after_days: 30 },
+    });
+    expect(
+      (await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } }))
+        .status,
+    ).toBe(200);
     const before = (await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).body;
     expect(before).toMatchObject({ points: 600, expiring: [{ points: 600, expires_at: expect.any(String) }] });
     const g = await gift(t, topUp);
     const refused: any[] = [];
-    for (let i = 0; i < 3; i += 1) refused.push((await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000' })).body.redemption);
+    for (let i = 0; i < 3; i += 1)
+      refused.push((await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340000' })).body.redemption);
     // The same 600 points, lapsing when they always did: not 500 of them thirty days from now.
     const after = (await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key })).body;
     expect(after).toMatchObject({ points: 600, expiring: before.expiring });
@@ -90,14 +143,28 @@ describe('redemption with the sandbox provider', () => {
     const { t, u } = await funded();
     const g = await gift(t, topUp);
     const began = Date.now();
-    const first = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340001' }, { 'idempotency-key': 'slow-1' });
+    const first = await redeem(
+      u.key,
+      g,
+      { user_id: u.user_id, phone_number: '+525512340001' },
+      { 'idempotency-key': 'slow-1' },
+    );
     expect(first.status).toBe(202);
-    expect(first.body).toMatchObject({ success: true, duplicate: false, redemption: { status: 'processing', points_spent: 500, balance_after: 500 } });
+    expect(first.body).toMatchObject({
+      success: true,
+      duplicate: false,
+      redemption: { status: 'processing', points_spent: 500, balance_after: 500 },
+    });
     const id = first.body.redemption.id;
     expect(first.headers.get('location')).toBe(`/api/gifts/redemptions/${id}`);
     // Held at once: the balance already shows it, and a second spend cannot use those points.
     expect((await history(t, u.user_id)).points).toBe(500);
-    const retry = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340001' }, { 'idempotency-key': 'slow-1' });
+    const retry = await redeem(
+      u.key,
+      g,
+      { user_id: u.user_id, phone_number: '+525512340001' },
+      { 'idempotency-key': 'slow-1' },
+    );
     expect(retry.status).toBe(202);
     expect(retry.body).toMatchObject({ duplicate: true, redemption: { id, status: 'processing' } });
     let seen: any;
@@ -113,12 +180,17 @@ describe('redemption with the sandbox provider', () => {
     const h = await history(t, u.user_id);
     expect(h.points).toBe(500);
     expect(h.entries.filter((e: any) => e.reason === 'redemption')).toHaveLength(1);
-    const done = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512340001' }, { 'idempotency-key': 'slow-1' });
+    const done = await redeem(
+      u.key,
+      g,
+      { user_id: u.user_id, phone_number: '+525512340001' },
+      { 'idempotency-key': 'slow-1' },
+    );
     expect(done.status).toBe(200);
     expect(done.body).toMatchObject({ duplicate: true, redemption: { id, status: 'completed' } });
   }, 120_000);
 
-  it("delivers an electronic PIN shown to its owner and masked to admins; service payments carry the account reference", async () => {
+  it('delivers an electronic PIN shown to its owner and masked to admins; service payments carry the account reference', async () => {
     const { t, u } = await funded();
     const p = await gift(t, pin);
     const res = await redeem(u.key, p, { user_id: u.user_id });
@@ -129,16 +201,24 @@ describe('redemption with the sandbox provider', () => {
     const asAdmin = (await call('GET', `/api/gifts/redemptions/${r.id}`, { key: t.adminKey })).body.redemption;
     expect(asAdmin.pin_masked).toBe(true);
     expect(asAdmin.pin_code).toBe(`••••-••••-••••-${r.pin_code.slice(-4)}`);
-    const adminList = (await call('GET', `/api/gifts/redemptions?user_id=${u.idp_id}`, { key: t.adminKey })).body.redemptions;
+    const adminList = (await call('GET', `/api/gifts/redemptions?user_id=${u.idp_id}`, { key: t.adminKey })).body
+      .redemptions;
     expect(adminList[0].pin_code).toBe(asAdmin.pin_code);
-    expect((await call('GET', `/api/gifts/redemptions/${r.id}`, { key: u.key })).body.redemption.pin_code).toBe(r.pin_code);
+    expect((await call('GET', `/api/gifts/redemptions/${r.id}`, { key: u.key })).body.redemption.pin_code).toBe(
+      r.pin_code,
+    );
 
     const b = await gift(t, bill);
     const missing = await redeem(u.key, b, { user_id: u.user_id });
     expect(missing.status).toBe(400);
     expect(missing.body).toEqual({ success: false, error: expect.stringMatching(/^account_reference: required/) });
     const paid = await redeem(u.key, b, { user_id: u.user_id, account_reference: 'ENEL-55-0192' });
-    expect(paid.body.redemption).toMatchObject({ status: 'completed', account_reference: 'ENEL-55-0192', points_spent: 200, balance_after: 500 });
+    expect(paid.body.redemption).toMatchObject({
+      status: 'completed',
+      account_reference: 'ENEL-55-0192',
+      points_spent: 200,
+      balance_after: 500,
+    });
   });
 
   it("refuses a top-up without a valid phone number (400, the gift routes' invalid input) and a short balance (409), changing nothing", async () => {
@@ -154,7 +234,12 @@ describe('redemption with the sandbox provider', () => {
       expect(res.body.error).toMatch(error);
     }
     const before = await history(t, u.user_id);
-    const poor = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678' }, { 'idempotency-key': 'poor-1' });
+    const poor = await redeem(
+      u.key,
+      g,
+      { user_id: u.user_id, phone_number: '+525512345678' },
+      { 'idempotency-key': 'poor-1' },
+    );
     expect(poor.status).toBe(409);
     expect(poor.body).toEqual({ success: false, error: 'Not enough points: balance 400, needed 500' });
     expect(await history(t, u.user_id)).toEqual(before);
@@ -163,7 +248,12 @@ describe('redemption with the sandbox provider', () => {
     // The same key once the points are there: redeemed then, once.
     await call('PUT', '/loyalty/rules', { key: t.adminKey, json: { actions: { grant: 100 } } });
     await call('POST', `/loyalty/award-points/${u.user_id}`, { key: t.adminKey, json: { action_type: 'grant' } });
-    const later = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678' }, { 'idempotency-key': 'poor-1' });
+    const later = await redeem(
+      u.key,
+      g,
+      { user_id: u.user_id, phone_number: '+525512345678' },
+      { 'idempotency-key': 'poor-1' },
+    );
     expect(later.status).toBe(200);
     expect(later.body.redemption).toMatchObject({ status: 'completed', balance_after: 0 });
   });
@@ -186,7 +276,10 @@ describe('redemption with the sandbox provider', () => {
     const org = await call('GET', '/api/gifts/redemptions?limit=100', { key: t.adminKey });
     expect(org.body.total).toBe(4);
     expect(org.body.redemptions[0].id).toBe(theirs.id);
-    expect((await call('GET', `/api/gifts/redemptions?status=completed&user_id=${other.user_id}`, { key: t.adminKey })).body.total).toBe(1);
+    expect(
+      (await call('GET', `/api/gifts/redemptions?status=completed&user_id=${other.user_id}`, { key: t.adminKey })).body
+        .total,
+    ).toBe(1);
 
     // Another user's: 403 naming them, 404 for their redemption (as for one that does not exist).
     const named = await call('GET', `/api/gifts/redemptions?user_id=${other.user_id}`, { key: u.key });
@@ -198,12 +291,23 @@ describe('redemption with the sandbox provider', () => {
     expect(foreign.body).toEqual({ success: false, error: `Redemption not found: ${theirs.id}` });
     expect((await call('GET', '/api/gifts/redemptions/rdm_nothing', { key: u.key })).status).toBe(404);
     // The owner sees the PIN that the admin redeemed for them.
-    expect((await call('GET', `/api/gifts/redemptions/${theirs.id}`, { key: other.key })).body.redemption.pin_masked).toBe(false);
+    expect(
+      (await call('GET', `/api/gifts/redemptions/${theirs.id}`, { key: other.key })).body.redemption.pin_masked,
+    ).toBe(false);
     // Another organization: 403 naming it, 404 by id from its own.
     const stranger = await newTenant();
-    expect((await call('GET', `/api/gifts/redemptions/${ids[0]}?organization_id=${t.organization_id}`, { key: stranger.adminKey })).status).toBe(403);
+    expect(
+      (
+        await call('GET', `/api/gifts/redemptions/${ids[0]}?organization_id=${t.organization_id}`, {
+          key: stranger.adminKey,
+        })
+      ).status,
+    ).toBe(403);
     expect((await call('GET', `/api/gifts/redemptions/${ids[0]}`, { key: stranger.adminKey })).status).toBe(404);
-    expect((await call('GET', `/api/gifts/redemptions?organization_id=${t.organization_id}`, { key: stranger.adminKey })).status).toBe(403);
+    expect(
+      (await call('GET', `/api/gifts/redemptions?organization_id=${t.organization_id}`, { key: stranger.adminKey }))
+        .status,
+    ).toBe(403);
     expect((await call('GET', '/api/gifts/redemptions', { key: stranger.adminKey })).body.total).toBe(0);
   });
 

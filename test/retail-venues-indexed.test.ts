@@ -19,7 +19,8 @@ describe('venues answered from indexes', () => {
     const org = `org_venues_idx_${run}`;
     // a ring of venues every ~150 m north, and one in another organization at the same place
     const made: Array<{ id: number; name: string }> = [];
-    for (let i = 0; i < 30; i += 1) made.push(await createVenue(org, { name: `V${i}`, latitude: sol.lat + i * 0.00135, longitude: sol.lon }));
+    for (let i = 0; i < 30; i += 1)
+      made.push(await createVenue(org, { name: `V${i}`, latitude: sol.lat + i * 0.00135, longitude: sol.lon }));
     await createVenue(`${org}_other`, { name: 'Other org', latitude: sol.lat, longitude: sol.lon });
     let out: Awaited<ReturnType<typeof nearbyVenues>> | undefined;
     const qs = await queriesOf(async () => {
@@ -39,7 +40,9 @@ describe('venues answered from indexes', () => {
     await deleteVenue(org, made[1].id);
     const after = await nearbyVenues(org, sol.lat, sol.lon, 1000, 4);
     expect(after.venues.map((v) => v.name)).toEqual(['V2', 'V3', 'V4', 'V5']);
-    expect((await nearbyVenues(org, sol.lat + 0.00136 * 5.5, sol.lon, 10, 5)).venues.map((v) => v.name)).toEqual(['V0 moved']);
+    expect((await nearbyVenues(org, sol.lat + 0.00136 * 5.5, sol.lon, 10, 5)).venues.map((v) => v.name)).toEqual([
+      'V0 moved',
+    ]);
   });
 
   it('finds venues written before their indexed fields existed, then from the index', async () => {
@@ -48,22 +51,39 @@ describe('venues answered from indexes', () => {
     const now = new Date();
     // as the previous version wrote them: a GeoJSON location, no band, no venue_id
     await Venue.collection.insertMany(
-      Array.from({ length: 5 }, (_, i) => ({ _id: base + i, organization_id: org, name: `Old ${i}`, address: '', latitude: sol.lat + i * 0.001, longitude: sol.lon, location: { type: 'Point', coordinates: [sol.lon, sol.lat + i * 0.001] }, created_at: now, updated_at: now })) as never[],
+      Array.from({ length: 5 }, (_, i) => ({
+        _id: base + i,
+        organization_id: org,
+        name: `Old ${i}`,
+        address: '',
+        latitude: sol.lat + i * 0.001,
+        longitude: sol.lon,
+        location: { type: 'Point', coordinates: [sol.lon, sol.lat + i * 0.001] },
+        created_at: now,
+        updated_at: now,
+      })) as never[],
     );
     expect((await getVenue(org, base + 2)).name).toBe('Old 2');
     const near = await nearbyVenues(org, sol.lat, sol.lon, 1000, 10);
     expect(near.venues.map((v) => v.id)).toEqual([0, 1, 2, 3, 4].map((i) => base + i));
     // the first use gave them their fields in the background: then they are read through the indexes
-    for (let i = 0; i < 100 && (await Venue.exists({ organization_id: org, lat_band: null })); i += 1) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await Venue.exists({ organization_id: org, lat_band: null })); i += 1)
+      await new Promise((r) => setTimeout(r, 100));
     const migrated = await Venue.find({ organization_id: org }).lean();
-    expect(migrated.map((d) => [d.venue_id, d.lat_band])).toEqual(migrated.map((d) => [d._id, Math.floor(d.latitude / 0.002)]));
+    expect(migrated.map((d) => [d.venue_id, d.lat_band])).toEqual(
+      migrated.map((d) => [d._id, Math.floor(d.latitude / 0.002)]),
+    );
     const qs = await queriesOf(async () => {
-      expect((await nearbyVenues(org, sol.lat, sol.lon, 1000, 10)).venues.map((v) => v.id)).toEqual([0, 1, 2, 3, 4].map((i) => base + i));
+      expect((await nearbyVenues(org, sol.lat, sol.lon, 1000, 10)).venues.map((v) => v.id)).toEqual(
+        [0, 1, 2, 3, 4].map((i) => base + i),
+      );
       expect((await getVenue(org, base + 4)).name).toBe('Old 4');
     });
     expect(await scans(qs)).toEqual([]);
     // no read the old way any more (a check for older venues, if any, asks for `lat_band: null` from the index)
-    expect(qs.filter((q) => q.collection === 'retail_venues' && !('venue_id' in q.filter) && !('lat_band' in q.filter))).toEqual([]);
+    expect(
+      qs.filter((q) => q.collection === 'retail_venues' && !('venue_id' in q.filter) && !('lat_band' in q.filter)),
+    ).toEqual([]);
     await expect(getVenue(org, base + 99)).rejects.toMatchObject({ status: 404 });
   });
 });

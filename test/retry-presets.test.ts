@@ -25,7 +25,13 @@ const activities: StepActivities = {
   async flakyStep(input) {
     const n = (attempts.get(input.key) ?? 0) + 1;
     attempts.set(input.key, n);
-    if (n <= input.failures) throw new PlatformError(input.status, `attempt ${n} refused with ${input.status}`, 'step', input.status === 429 ? { 'Retry-After': '7' } : undefined);
+    if (n <= input.failures)
+      throw new PlatformError(
+        input.status,
+        `attempt ${n} refused with ${input.status}`,
+        'step',
+        input.status === 429 ? { 'Retry-After': '7' } : undefined,
+      );
     return { attempts: n };
   },
   async compensate(key) {
@@ -50,7 +56,10 @@ beforeAll(async () => {
     activities: wrapActivities({ ...activities }),
   });
   running = worker.run();
-  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }), namespace: env.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }),
+    namespace: env.TEMPORAL_NAMESPACE,
+  });
 });
 
 afterAll(async () => {
@@ -62,7 +71,11 @@ afterAll(async () => {
 
 function run(input: Omit<StepInput, 'key'>) {
   const key = unique('step');
-  const result = client.workflow.execute(retryPresetWorkflow, { taskQueue: queue, workflowId: key, args: [{ ...input, key }] });
+  const result = client.workflow.execute(retryPresetWorkflow, {
+    taskQueue: queue,
+    workflowId: key,
+    args: [{ ...input, key }],
+  });
   return { key, result };
 }
 
@@ -96,7 +109,11 @@ describe.each([
   it('with a 422 is attempted exactly once: the run fails with the platform failure and compensates', async () => {
     const { key, result } = run({ failures: 99, status: 422, preset: 'INTERACTIVE', local });
     const failure = await platformFailure(result);
-    expect(failure).toMatchObject({ type: PLATFORM_FAILURE_TYPE, nonRetryable: true, message: 'attempt 1 refused with 422' });
+    expect(failure).toMatchObject({
+      type: PLATFORM_FAILURE_TYPE,
+      nonRetryable: true,
+      message: 'attempt 1 refused with 422',
+    });
     expect(failure.details).toEqual([{ status: 422, field: 'step', headers: null }]);
     expect(attempts.get(key)).toBe(1);
     expect(compensations.get(key)).toBe(1);
@@ -111,10 +128,17 @@ describe.each([
     expect(compensations.get(key)).toBeUndefined();
   });
 
-  it("with a 429 and Retry-After reaches the HTTP answer with its status, text and Retry-After", async () => {
+  it('with a 429 and Retry-After reaches the HTTP answer with its status, text and Retry-After', async () => {
     const { result } = run({ failures: 99, status: 429, preset: 'INTERACTIVE', local });
-    const err = await result.then(() => undefined, (e: unknown) => e);
+    const err = await result.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     const mapped = mapError(err, 'detail', () => undefined);
-    expect(mapped).toMatchObject({ status: 429, body: { detail: 'attempt 1 refused with 429' }, headers: { 'Retry-After': '7' } });
+    expect(mapped).toMatchObject({
+      status: 429,
+      body: { detail: 'attempt 1 refused with 429' },
+      headers: { 'Retry-After': '7' },
+    });
   });
 });

@@ -18,7 +18,10 @@ beforeAll(async () => {
   const env = inject('platformEnv');
   setConfig(parseEnv({ ...process.env, ...env }));
   await initRuntime();
-  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }), namespace: env.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }),
+    namespace: env.TEMPORAL_NAMESPACE,
+  });
 });
 afterAll(async () => {
   await client?.connection.close();
@@ -29,7 +32,18 @@ describe('scheduler drill', () => {
   it('runs a missed event once when a worker comes back, not once per missed time', async () => {
     const t = await newTenant();
     const idp = unique('drill');
-    const ev = (await call('POST', '/api/scheduler-service/events', { key: t.adminKey, json: { idp_id: idp, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: { action_type: 'purchase' } } })).body.event;
+    const ev = (
+      await call('POST', '/api/scheduler-service/events', {
+        key: t.adminKey,
+        json: {
+          idp_id: idp,
+          type_of_event: 'loyalty',
+          recurrency: 'daily',
+          start_event: '2031-01-01T10:00:00Z',
+          metadata: { action_type: 'purchase' },
+        },
+      })
+    ).body.event;
     const queue = unique('drill-queue');
     const handle = client.schedule.getHandle(`event:${ev.id}`);
     // Due every 2 s, on a task queue nobody polls yet: the worker is "down".

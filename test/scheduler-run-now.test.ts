@@ -5,7 +5,13 @@
  */
 import { describe, expect, inject, it } from 'vitest';
 import { parseEnv } from '../activities/core/config.ts';
-import { commitUpdate, createEvent, deleteEvent, prepareUpdate, type EventInput } from '../activities/scheduler/scheduled-events.ts';
+import {
+  commitUpdate,
+  createEvent,
+  deleteEvent,
+  prepareUpdate,
+  type EventInput,
+} from '../activities/scheduler/scheduled-events.ts';
 import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
@@ -18,13 +24,25 @@ import { temporal } from '../workers/runs/client.ts';
 useSuiteRuntime();
 
 const B = '/api/scheduler-service/events';
-const runsOf = async (key: string, id: string) => (await call('GET', `${B}/${id}/runs`, { key })).body.runs as Array<{ trigger: string }>;
+const runsOf = async (key: string, id: string) =>
+  (await call('GET', `${B}/${id}/runs`, { key })).body.runs as Array<{ trigger: string }>;
 
 describe('run now by a basic owner (HTTP)', () => {
   it('a second manual run within SCHEDULER_MIN_INTERVAL_SECONDS_BASIC is 429 with Retry-After {detail} naming it, with or without a new Idempotency-Key; the same key replays; an admin still runs it', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
+    const ev = (
+      await call('POST', B, {
+        key: u.key,
+        json: {
+          idp_id: u.idp_id,
+          type_of_event: 'loyalty',
+          recurrency: 'daily',
+          start_event: '2031-01-05T09:30:00Z',
+          metadata: loyalty,
+        },
+      })
+    ).body.event;
     const first = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'k1' } });
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     expect(first.body.replayed).toBe(false);
@@ -39,20 +57,50 @@ describe('run now by a basic owner (HTTP)', () => {
     const replay = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'k1' } });
     expect(replay.status, JSON.stringify(replay.body)).toBe(200);
     expect(replay.body).toMatchObject({ replayed: true, execution_time: first.body.execution_time });
-    await until('the run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 30_000);
+    await until(
+      'the run',
+      () => runsOf(u.key, ev.id),
+      (r) => r?.length === 1,
+      30_000,
+    );
     // Admins are not limited.
     await new Promise((r) => setTimeout(r, 1100)); // a run's workflow id carries its second
     expect((await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey })).status).toBe(200);
-    await until('the admin run', () => runsOf(u.key, ev.id), (r) => r?.length === 2, 30_000);
+    await until(
+      'the admin run',
+      () => runsOf(u.key, ev.id),
+      (r) => r?.length === 2,
+      30_000,
+    );
   });
 
   it('of 6 concurrent manual runs (new keys, and none) of a basic owner exactly one starts a run', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
-    const all = await Promise.all(Array.from({ length: 6 }, (_, i) => call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: i % 2 ? { 'Idempotency-Key': `c-${i}` } : {} })));
+    const ev = (
+      await call('POST', B, {
+        key: u.key,
+        json: {
+          idp_id: u.idp_id,
+          type_of_event: 'loyalty',
+          recurrency: 'daily',
+          start_event: '2031-01-05T09:30:00Z',
+          metadata: loyalty,
+        },
+      })
+    ).body.event;
+    const all = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: i % 2 ? { 'Idempotency-Key': `c-${i}` } : {} }),
+      ),
+    );
     expect(all.map((r) => r.status).sort()).toEqual([200, 429, 429, 429, 429, 429]);
-    await until('the run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 30_000);
+    await until(
+      'the run',
+      () => runsOf(u.key, ev.id),
+      (r) => r?.length === 1,
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 2000));
     expect(await runsOf(u.key, ev.id)).toHaveLength(1);
   });
@@ -61,8 +109,18 @@ describe('run now by a basic owner (HTTP)', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: soon, metadata: loyalty } })).body.event;
-    await until('the scheduled run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 60_000);
+    const ev = (
+      await call('POST', B, {
+        key: u.key,
+        json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: soon, metadata: loyalty },
+      })
+    ).body.event;
+    await until(
+      'the scheduled run',
+      () => runsOf(u.key, ev.id),
+      (r) => r?.length === 1,
+      60_000,
+    );
     const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
     expect(res.status, JSON.stringify(res.body)).toBe(429);
     expect(res.body.detail).toMatch(/SCHEDULER_MIN_INTERVAL_SECONDS_BASIC/);
@@ -74,8 +132,18 @@ describe('run now of an ended event (HTTP)', () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } })).body.event;
-    await until('the scheduled run', () => runsOf(u.key, ev.id), (r) => r?.length === 1, 60_000);
+    const ev = (
+      await call('POST', B, {
+        key: u.key,
+        json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty },
+      })
+    ).body.event;
+    await until(
+      'the scheduled run',
+      () => runsOf(u.key, ev.id),
+      (r) => r?.length === 1,
+      60_000,
+    );
     const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key, headers: { 'Idempotency-Key': 'ended-1' } });
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(res.body.detail).toMatch(/^The event has ended; update it to run again/);
@@ -86,9 +154,23 @@ describe('run now of an ended event (HTTP)', () => {
   it("a daily event past its end_date: a basic owner's run by hand is 409 however long since its last run; an admin's runs it", async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const ev = (await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty } })).body.event;
+    const ev = (
+      await call('POST', B, {
+        key: u.key,
+        json: {
+          idp_id: u.idp_id,
+          type_of_event: 'loyalty',
+          recurrency: 'daily',
+          start_event: '2031-01-05T09:30:00Z',
+          metadata: loyalty,
+        },
+      })
+    ).body.event;
     // Stands for time passing: its last rule time was in 2020.
-    await ScheduledEvent.updateOne({ _id: ev.id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } });
+    await ScheduledEvent.updateOne(
+      { _id: ev.id },
+      { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z') } },
+    );
     const res = await call('POST', `${B}/${ev.id}/execute`, { key: u.key });
     expect(res.status, JSON.stringify(res.body)).toBe(409);
     expect(res.body.detail).toMatch(/^The event has ended; update it to run again/);
@@ -100,13 +182,30 @@ describe("a run by hand follows the event's overlap policy below admin (the edge
   it("an admin's allow_all event: a basic owner's trigger is skipped while its run is still going; an admin's starts a second", async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const ev = (await call('POST', B, { key: t.adminKey, json: { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty, overlap: 'allow_all' } })).body.event;
+    const ev = (
+      await call('POST', B, {
+        key: t.adminKey,
+        json: {
+          idp_id: u.idp_id,
+          type_of_event: 'loyalty',
+          recurrency: 'daily',
+          start_event: '2031-01-05T09:30:00Z',
+          metadata: loyalty,
+          overlap: 'allow_all',
+        },
+      })
+    ).body.event;
     const client = await temporal();
     const handle = client.schedule.getHandle(scheduleId(ev.id));
     // Runs on a task queue no worker polls stay running: the overlap policy decides what a trigger does.
     await handle.update((prev) => ({ ...prev, action: { ...prev.action, taskQueue: `nobody-${ev.id}` } }));
     const state = async (what: string, ok: (x: { taken: number; skipped: number }) => boolean) => {
-      const d = await until(what, async () => (await handle.describe()).info, (i) => ok({ taken: i.numActionsTaken, skipped: i.numActionsSkippedOverlap }), 10_000);
+      const d = await until(
+        what,
+        async () => (await handle.describe()).info,
+        (i) => ok({ taken: i.numActionsTaken, skipped: i.numActionsSkippedOverlap }),
+        10_000,
+      );
       return { taken: d.numActionsTaken, skipped: d.numActionsSkippedOverlap };
     };
     try {
@@ -120,7 +219,11 @@ describe("a run by hand follows the event's overlap policy below admin (the edge
       await triggerSchedule(ev.id); // an admin: ALLOW_ALL
       expect(await state('the admin trigger', (x) => x.taken + x.skipped === 3)).toEqual({ taken: 2, skipped: 1 });
     } finally {
-      for (const a of (await handle.describe()).info.recentActions) await client.workflow.getHandle(a.action.workflow.workflowId).terminate('test').catch(() => undefined);
+      for (const a of (await handle.describe()).info.recentActions)
+        await client.workflow
+          .getHandle(a.action.workflow.workflowId)
+          .terminate('test')
+          .catch(() => undefined);
       await handle.delete().catch(() => undefined);
     }
   });
@@ -137,13 +240,38 @@ describe('the hot paths of the scheduler (activities in this process)', () => {
     let made: EventDoc | undefined;
     const create = await queriesOf(async () => (made = await createEvent(owner, daily(), actor)));
     // One conditional update per counter (stored, user, organization), then the event's insert.
-    expect(show(ours(create))).toEqual([/^scheduled_event_counters\.updateOne\(\{"_id":"s\|/, /^scheduled_event_counters\.updateOne\(\{"_id":"u\|/, /^scheduled_event_counters\.updateOne\(\{"_id":"o\|/].map((r) => expect.stringMatching(r)));
-    const run = await queriesOf(() => runScheduledEvent({ event_id: made!._id, organization_id: t.organization_id, run_id: unique('event-run:test'), scheduled_time: null, max_attempts: 1 }));
+    expect(show(ours(create))).toEqual(
+      [
+        /^scheduled_event_counters\.updateOne\(\{"_id":"s\|/,
+        /^scheduled_event_counters\.updateOne\(\{"_id":"u\|/,
+        /^scheduled_event_counters\.updateOne\(\{"_id":"o\|/,
+      ].map((r) => expect.stringMatching(r)),
+    );
+    const run = await queriesOf(() =>
+      runScheduledEvent({
+        event_id: made!._id,
+        organization_id: t.organization_id,
+        run_id: unique('event-run:test'),
+        scheduled_time: null,
+        max_attempts: 1,
+      }),
+    );
     // The user's cap is full; the first event ends: a create frees its place and takes it.
-    await ScheduledEvent.updateOne({ _id: made!._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), ends_at: new Date('2020-01-10T10:30:00Z') } });
+    await ScheduledEvent.updateOne(
+      { _id: made!._id },
+      {
+        $set: {
+          start_event: new Date('2020-01-01T09:30:00Z'),
+          end_date: new Date('2020-01-10T09:30:00Z'),
+          ends_at: new Date('2020-01-10T10:30:00Z'),
+        },
+      },
+    );
     let freed: EventDoc | undefined;
     const full = await queriesOf(async () => (freed = await createEvent(owner, daily(), actor)));
-    expect(show(ours(full)).filter((q) => q.startsWith('scheduled_events.find('))).toEqual([expect.stringMatching(/"user_place":true,"ends_at":\{"\$lte"/)]);
+    expect(show(ours(full)).filter((q) => q.startsWith('scheduled_events.find('))).toEqual([
+      expect.stringMatching(/"user_place":true,"ends_at":\{"\$lte"/),
+    ]);
     const refused = await queriesOf(() => createEvent(owner, daily(), actor).catch((e) => e));
     const gone = await queriesOf(() => deleteEvent(t.organization_id, freed!._id));
     const all = ours([...create, ...run, ...full, ...refused, ...gone]);
@@ -155,9 +283,13 @@ describe('the hot paths of the scheduler (activities in this process)', () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '5' });
     const { owner, actor } = await basicOwner();
     for (let i = 0; i < 5; i += 1) await createEvent(owner, daily(), actor);
-    const qs = await queriesOf(async () => expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409));
+    const qs = await queriesOf(async () =>
+      expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409),
+    );
     const [holders] = ours(qs).filter((q) => q.collection === 'scheduled_events');
-    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_events.'))).toEqual([expect.stringMatching(/"organization_place":true,"ends_at":\{"\$lte"/)]);
+    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_events.'))).toEqual([
+      expect.stringMatching(/"organization_place":true,"ends_at":\{"\$lte"/),
+    ]);
     expect(await ScheduledEvent.find(holders.filter).lean()).toEqual([]);
     expect(await scans(ours(qs))).toEqual([]);
   });
@@ -165,13 +297,21 @@ describe('the hot paths of the scheduler (activities in this process)', () => {
   it('at a full cap held by a one-off event past its start whose run never completed (no Schedule here), a refused create reads that event and its completion only, by index', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '100', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '3' });
     const { owner, actor } = await basicOwner();
-    const once = await createEvent(owner, { ...daily(new Date(Date.now() + 60_000).toISOString()), recurrency: null }, actor);
+    const once = await createEvent(
+      owner,
+      { ...daily(new Date(Date.now() + 60_000).toISOString()), recurrency: null },
+      actor,
+    );
     for (let i = 0; i < 2; i += 1) await createEvent(owner, daily(), actor);
     // Stands for time passing: its start was 5 s ago and its run did not happen (still within its catch-up window).
     const start = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
     await ScheduledEvent.updateOne({ _id: once._id }, { $set: { start_event: start, ends_at: start } });
-    const qs = await queriesOf(async () => expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409));
-    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_event_completions.'))).toEqual([`scheduled_event_completions.find({"event_id":{"$in":["${once._id}"]}})`]);
+    const qs = await queriesOf(async () =>
+      expect((await createEvent(owner, daily(), actor).catch((e) => e)).status).toBe(409),
+    );
+    expect(show(ours(qs)).filter((q) => q.startsWith('scheduled_event_completions.'))).toEqual([
+      `scheduled_event_completions.find({"event_id":{"$in":["${once._id}"]}})`,
+    ]);
     expect(await scans(ours(qs))).toEqual([]);
   });
 });
@@ -183,13 +323,32 @@ describe('a full counter frees an ended event at once (HTTP, the worker runs it)
     const u = await basicUser(t);
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
     // The other places first, so that the refusal below comes well before the one-off's time however slow the machine.
-    for (let i = 1; i < n; i += 1) await createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), { key_id: 'key_test', user_id: u.user_id, level: 0 });
+    for (let i = 1; i < n; i += 1)
+      await createEvent({ organization_id: t.organization_id, user_id: u.user_id, idp_id: u.idp_id }, daily(), {
+        key_id: 'key_test',
+        user_id: u.user_id,
+        level: 0,
+      });
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
-    const once = await call('POST', B, { key: u.key, json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty } });
+    const once = await call('POST', B, {
+      key: u.key,
+      json: { idp_id: u.idp_id, type_of_event: 'loyalty', start_event: soon, metadata: loyalty },
+    });
     expect(once.status, JSON.stringify(once.body)).toBe(200);
-    const json = { idp_id: u.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: loyalty };
+    const json = {
+      idp_id: u.idp_id,
+      type_of_event: 'loyalty',
+      recurrency: 'daily',
+      start_event: '2031-01-05T09:30:00Z',
+      metadata: loyalty,
+    };
     expect((await call('POST', B, { key: u.key, json })).status).toBe(409); // the edge found nothing to free
-    await until('the one-off run', () => call('GET', `${B}/${once.body.event.id}`, { key: u.key }), (r) => r.body.event?.status === 'completed', 60_000);
+    await until(
+      'the one-off run',
+      () => call('GET', `${B}/${once.body.event.id}`, { key: u.key }),
+      (r) => r.body.event?.status === 'completed',
+      60_000,
+    );
     const res = await call('POST', B, { key: u.key, json });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
   });
@@ -202,13 +361,33 @@ describe('editing an ended event (activities in this process, small caps)', () =
     const ended = await createEvent(owner, daily(), actor);
     await createEvent(owner, daily(), actor);
     // Stands for time passing (its earliest possible end, written by every save, passed too).
-    await ScheduledEvent.updateOne({ _id: ended._id }, { $set: { start_event: new Date('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), ends_at: new Date('2020-01-10T10:30:00Z') } });
+    await ScheduledEvent.updateOne(
+      { _id: ended._id },
+      {
+        $set: {
+          start_event: new Date('2020-01-01T09:30:00Z'),
+          end_date: new Date('2020-01-10T09:30:00Z'),
+          ends_at: new Date('2020-01-10T10:30:00Z'),
+        },
+      },
+    );
     await createEvent(owner, daily(), actor); // frees the ended event's user place
-    const counters = async () => Promise.all([`s|${t.organization_id}|${u.user_id}`, `u|${t.organization_id}|${u.user_id}`, `o|${t.organization_id}`].map(async (_id) => (await EventCounter.findById(_id).lean())?.n));
+    const counters = async () =>
+      Promise.all(
+        [`s|${t.organization_id}|${u.user_id}`, `u|${t.organization_id}|${u.user_id}`, `o|${t.organization_id}`].map(
+          async (_id) => (await EventCounter.findById(_id).lean())?.n,
+        ),
+      );
     const held = await counters();
     expect(held).toEqual([3, 2, 3]);
-    const input: EventInput = { ...daily('2020-01-01T09:30:00Z'), end_date: new Date('2020-01-10T09:30:00Z'), metadata: { ...loyalty, note: 'renamed' } };
-    const res = await prepareUpdate(t.organization_id, ended._id, input, actor).then(({ prev, next }) => commitUpdate(prev, next)).catch((e) => e);
+    const input: EventInput = {
+      ...daily('2020-01-01T09:30:00Z'),
+      end_date: new Date('2020-01-10T09:30:00Z'),
+      metadata: { ...loyalty, note: 'renamed' },
+    };
+    const res = await prepareUpdate(t.organization_id, ended._id, input, actor)
+      .then(({ prev, next }) => commitUpdate(prev, next))
+      .catch((e) => e);
     expect(res.status, res.message).toBe(422);
     expect(res.message).toMatch(/^end_date: the event would never run again/);
     expect(await counters()).toEqual(held);

@@ -31,7 +31,18 @@ interface Op {
 }
 
 /** Operations that need no key (their own tests cover them). */
-const OPEN = new Set(['GET /health', 'GET /health/ready', 'GET /metrics', 'GET /openapi.json', 'GET /docs', 'GET /docs/assets/{file}', 'POST /verify_api_key', 'POST /api/session-service/verify_api_key', 'POST /api/billing/webhooks/payment', 'GET /referral/{code}']);
+const OPEN = new Set([
+  'GET /health',
+  'GET /health/ready',
+  'GET /metrics',
+  'GET /openapi.json',
+  'GET /docs',
+  'GET /docs/assets/{file}',
+  'POST /verify_api_key',
+  'POST /api/session-service/verify_api_key',
+  'POST /api/billing/webhooks/payment',
+  'GET /referral/{code}',
+]);
 
 /** Operations that read platform-wide data any organization's key may read: no victim to reach. */
 const GLOBAL = new Set(['GET /api/billing/packages', 'GET /api/llm-config/provider-config/{agent_name}']);
@@ -64,24 +75,116 @@ async function buildWorld(): Promise<World> {
   const victim = await basicUser(a);
   const attacker = await basicUser(a);
   const admin = { key: a.adminKey };
-  const session = must(await call('POST', '/initialize_session', { key: victim.key, json: { user_id: victim.idp_id, source: 'mobile' } }), 'session');
+  const session = must(
+    await call('POST', '/initialize_session', { key: victim.key, json: { user_id: victim.idp_id, source: 'mobile' } }),
+    'session',
+  );
   const brand = must(await call('GET', '/retail/brands', admin), 'brands').brands[0];
-  const product = must(await call('POST', '/retail/admin/products', { key: a.adminKey, json: { name: 'Security Soap', brand_id: brand.id, barcode: '4006381333931' } }), 'product', 201).product;
-  must(await call('POST', '/loyalty/award-points/' + victim.user_id, { ...admin, json: { action_type: 'purchase' } }), 'award');
-  const gift = must(await call('POST', '/api/gifts/gifts', { ...admin, json: { gift_name: 'Soap voucher', gift_type: 'electronic_pins', country: 'US', supplier: 'Steam', electronic_pin_amount: 5, points_value: 1 } }), 'gift', 201).gift;
-  const redemption = must(await call('POST', `/api/gifts/gifts/${gift.id}/redeem`, { key: victim.key, json: { user_id: victim.user_id } }), 'redemption').redemption;
-  const article = must(await call('POST', '/support/knowledge', { ...admin, json: { title: 'Refunds', body: 'Refunds take five days to reach your card.' } }), 'article', 201).article;
+  const product = must(
+    await call('POST', '/retail/admin/products', {
+      key: a.adminKey,
+      json: { name: 'Security Soap', brand_id: brand.id, barcode: '4006381333931' },
+    }),
+    'product',
+    201,
+  ).product;
+  must(
+    await call('POST', '/loyalty/award-points/' + victim.user_id, { ...admin, json: { action_type: 'purchase' } }),
+    'award',
+  );
+  const gift = must(
+    await call('POST', '/api/gifts/gifts', {
+      ...admin,
+      json: {
+        gift_name: 'Soap voucher',
+        gift_type: 'electronic_pins',
+        country: 'US',
+        supplier: 'Steam',
+        electronic_pin_amount: 5,
+        points_value: 1,
+      },
+    }),
+    'gift',
+    201,
+  ).gift;
+  const redemption = must(
+    await call('POST', `/api/gifts/gifts/${gift.id}/redeem`, { key: victim.key, json: { user_id: victim.user_id } }),
+    'redemption',
+  ).redemption;
+  const article = must(
+    await call('POST', '/support/knowledge', {
+      ...admin,
+      json: { title: 'Refunds', body: 'Refunds take five days to reach your card.' },
+    }),
+    'article',
+    201,
+  ).article;
   const event = must(
-    await call('POST', '/api/scheduler-service/events', { key: victim.key, json: { idp_id: victim.idp_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'daily_login' } } }),
+    await call('POST', '/api/scheduler-service/events', {
+      key: victim.key,
+      json: {
+        idp_id: victim.idp_id,
+        type_of_event: 'loyalty',
+        recurrency: 'daily',
+        start_event: '2031-01-05T09:30:00Z',
+        metadata: { action_type: 'daily_login' },
+      },
+    }),
     'event',
   ).event;
-  const scan = must(await call('POST', '/api/ticket-scan/loyalty/ticket-scan', { key: victim.key, json: { user_id: victim.idp_id, venue_id: String(s.venue.id), image: (await renderReceipt(groceries('2026-11-20'))).toString('base64') } }), 'scan');
-  must(await call('POST', '/carina/search', { key: victim.key, json: { idp_id: victim.idp_id, query: 'soap' } }), 'search');
-  const searches = must(await call('GET', `/carina/search-results?idp_id=${victim.idp_id}&organization_id=${a.organization_id}`, { key: victim.key }), 'search history');
-  const image = must(await call('POST', '/process_image', { key: victim.key, form: fileForm({ user_id: victim.idp_id, session_id: session.session_id, conversation_id: session.conversation_id }, { data: jpeg, name: 'photo.jpg', type: 'image/jpeg' }) }), 'image');
-  const referral = must(await call('POST', '/loyalty/generate-referral-qr', { key: victim.key, json: { idp_id: victim.idp_id } }), 'referral code');
-  const text = must(await call('POST', '/process_text', { key: victim.key, json: { text: 'My order arrived late and cold.', user_id: victim.idp_id, conversation_id: session.conversation_id } }), 'text');
-  must(await call('POST', '/api/feedback/submit', { key: victim.key, json: { user_id: victim.user_id, feedback_type: 'general', rating: 4, title: 'ok', comment: 'fine' } }), 'feedback');
+  const scan = must(
+    await call('POST', '/api/ticket-scan/loyalty/ticket-scan', {
+      key: victim.key,
+      json: {
+        user_id: victim.idp_id,
+        venue_id: String(s.venue.id),
+        image: (await renderReceipt(groceries('2026-11-20'))).toString('base64'),
+      },
+    }),
+    'scan',
+  );
+  must(
+    await call('POST', '/carina/search', { key: victim.key, json: { idp_id: victim.idp_id, query: 'soap' } }),
+    'search',
+  );
+  const searches = must(
+    await call('GET', `/carina/search-results?idp_id=${victim.idp_id}&organization_id=${a.organization_id}`, {
+      key: victim.key,
+    }),
+    'search history',
+  );
+  const image = must(
+    await call('POST', '/process_image', {
+      key: victim.key,
+      form: fileForm(
+        { user_id: victim.idp_id, session_id: session.session_id, conversation_id: session.conversation_id },
+        { data: jpeg, name: 'photo.jpg', type: 'image/jpeg' },
+      ),
+    }),
+    'image',
+  );
+  const referral = must(
+    await call('POST', '/loyalty/generate-referral-qr', { key: victim.key, json: { idp_id: victim.idp_id } }),
+    'referral code',
+  );
+  const text = must(
+    await call('POST', '/process_text', {
+      key: victim.key,
+      json: {
+        text: 'My order arrived late and cold.',
+        user_id: victim.idp_id,
+        conversation_id: session.conversation_id,
+      },
+    }),
+    'text',
+  );
+  must(
+    await call('POST', '/api/feedback/submit', {
+      key: victim.key,
+      json: { user_id: victim.user_id, feedback_type: 'general', rating: 4, title: 'ok', comment: 'fine' },
+    }),
+    'feedback',
+  );
   const ids: World['ids'] = {
     organization_id: a.organization_id,
     session_id: session.session_id,
@@ -95,7 +198,7 @@ async function buildWorld(): Promise<World> {
     article_id: article.id,
     event_id: event.id,
     ticket_id: scan.id,
-    search_id: (Array.isArray(searches) ? searches : searches.results ?? searches.history)[0].id,
+    search_id: (Array.isArray(searches) ? searches : (searches.results ?? searches.history))[0].id,
     filename: String(image.thumbnail_path).split('/').pop()!,
     code: referral.referral_code,
     embedding_id: text.embedding_id,
@@ -105,7 +208,24 @@ async function buildWorld(): Promise<World> {
     latitude: 39.8,
     longitude: -89.64,
   };
-  return { a, b, victim, attacker, ids, owned: new Set(['session_id', 'conversation_id', 'event_id', 'ticket_id', 'search_id', 'filename', 'embedding_id', 'api_key', 'redemption_id']) };
+  return {
+    a,
+    b,
+    victim,
+    attacker,
+    ids,
+    owned: new Set([
+      'session_id',
+      'conversation_id',
+      'event_id',
+      'ticket_id',
+      'search_id',
+      'filename',
+      'embedding_id',
+      'api_key',
+      'redemption_id',
+    ]),
+  };
 }
 
 /** What the victim's organization looks like, read by its admin (volatile fields dropped). */
@@ -124,7 +244,10 @@ async function snapshot(): Promise<Json> {
     scan: call('GET', `/api/ticket-scan/loyalty/ticket-scan/${ids.ticket_id}`, k),
     searches: call('GET', `/carina/search-results?idp_id=${victim.idp_id}&organization_id=${org}`, k),
     responses: call('GET', `/get_response/${ids.conversation_id}?user_id=${victim.user_id}`, k),
-    session: call('POST', '/verify_session', { ...k, json: { user_id: victim.user_id, conversation_id: ids.conversation_id } }),
+    session: call('POST', '/verify_session', {
+      ...k,
+      json: { user_id: victim.user_id, conversation_id: ids.conversation_id },
+    }),
     rules: call('GET', '/loyalty/rules', k),
     gifts: call('GET', '/api/gifts/gifts', k),
     redemptions: call('GET', `/api/gifts/redemptions?user_id=${victim.user_id}`, k),
@@ -137,7 +260,9 @@ async function snapshot(): Promise<Json> {
     usage: call('GET', `/api/billing/usage/${victim.user_id}`, k),
     llm: call('GET', '/api/llm-config/llm-configs?agent_name=support', k),
     organization: call('GET', `/api/organizations/${org}`, k),
-    referral: fetch(`${inject('edgeUrl')}/referral/${ids.code}`).then(async (r) => ({ status: r.status, body: await r.json() }) as Res),
+    referral: fetch(`${inject('edgeUrl')}/referral/${ids.code}`).then(
+      async (r) => ({ status: r.status, body: await r.json() }) as Res,
+    ),
     victim_key: call('POST', '/verify_api_key', { json: { api_key: victim.key } }),
   };
   const out: Json = {};
@@ -154,7 +279,9 @@ function scrub(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(scrub);
   if (v && typeof v === 'object') {
     const out: Json = {};
-    for (const [k, x] of Object.entries(v)) if (!/^(last_used|last_activity|last_updated_activity|checked_at|timings|places_cached_at)$/.test(k)) out[k] = scrub(x);
+    for (const [k, x] of Object.entries(v))
+      if (!/^(last_used|last_activity|last_updated_activity|checked_at|timings|places_cached_at)$/.test(k))
+        out[k] = scrub(x);
     return out;
   }
   return v;
@@ -205,34 +332,125 @@ function sample(schema: Json | undefined, name: string, values: Json): unknown {
 
 /** Bodies the schema alone cannot make valid (free-form JSON text, cross-field rules). */
 const BODIES: Record<string, (v: Json) => Json> = {
-  'POST /scheduler/events': (v) => ({ event_type: 'loyalty', schedule_time: '2031-01-05T09:30:00Z', user_id: v.user_id, organization_id: v.organization_id, metadata: { action_type: 'daily_login' } }),
-  'PUT /scheduler/events/{event_id}': (v) => ({ event_type: 'loyalty', schedule_time: '2031-01-06T09:30:00Z', organization_id: v.organization_id, metadata: { action_type: 'daily_login' } }),
-  'POST /api/scheduler-service/events': (v) => ({ idp_id: v.idp_id, organization_id: v.organization_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-05T09:30:00Z', metadata: { action_type: 'daily_login' } }),
-  'PUT /api/scheduler-service/events/{event_id}': (v) => ({ idp_id: v.idp_id, organization_id: v.organization_id, type_of_event: 'loyalty', recurrency: 'daily', start_event: '2031-01-06T09:30:00Z', metadata: { action_type: 'daily_login' } }),
-  'POST /api/llm-config/update-llm-config': (v) => ({ agent_name: 'support', organization_id: v.organization_id, config_json: { model: 'gpt-4o-mini', temperature: 0.2 } }),
-  'POST /api/llm-config/update-provider-config': () => ({ agent_name: 'support', config_json: { provider: 'openai', base_url: 'https://api.openai.com/v1', api_key: 'sk-test-1234567890' } }),
+  'POST /scheduler/events': (v) => ({
+    event_type: 'loyalty',
+    schedule_time: '2031-01-05T09:30:00Z',
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    metadata: { action_type: 'daily_login' },
+  }),
+  'PUT /scheduler/events/{event_id}': (v) => ({
+    event_type: 'loyalty',
+    schedule_time: '2031-01-06T09:30:00Z',
+    organization_id: v.organization_id,
+    metadata: { action_type: 'daily_login' },
+  }),
+  'POST /api/scheduler-service/events': (v) => ({
+    idp_id: v.idp_id,
+    organization_id: v.organization_id,
+    type_of_event: 'loyalty',
+    recurrency: 'daily',
+    start_event: '2031-01-05T09:30:00Z',
+    metadata: { action_type: 'daily_login' },
+  }),
+  'PUT /api/scheduler-service/events/{event_id}': (v) => ({
+    idp_id: v.idp_id,
+    organization_id: v.organization_id,
+    type_of_event: 'loyalty',
+    recurrency: 'daily',
+    start_event: '2031-01-06T09:30:00Z',
+    metadata: { action_type: 'daily_login' },
+  }),
+  'POST /api/llm-config/update-llm-config': (v) => ({
+    agent_name: 'support',
+    organization_id: v.organization_id,
+    config_json: { model: 'gpt-4o-mini', temperature: 0.2 },
+  }),
+  'POST /api/llm-config/update-provider-config': () => ({
+    agent_name: 'support',
+    config_json: { provider: 'openai', base_url: 'https://api.openai.com/v1', api_key: 'sk-test-1234567890' },
+  }),
   'POST /api/llm-config/default-config': () => ({ config: JSON.stringify({ model: 'gpt-4o-mini' }) }),
-  'POST /email/send': (v) => ({ user_id: v.user_id, organization_id: v.organization_id, conversation_id: v.conversation_id, email_type: 'notification', metadata: { template: 'welcome' } }),
-  'POST /api/ticket-scan/loyalty/ticket-scan': (v) => ({ user_id: v.user_id, organization_id: v.organization_id, venue_id: String(v.venue_id), image: jpeg.toString('base64') }),
-  'POST /api/billing/purchase-tokens': (v) => ({ user_id: v.user_id, organization_id: v.organization_id, package_id: 'starter', payment_method: { type: 'card', token: 'pm_card_visa' } }),
-  'POST /api/gifts/gifts': (v) => ({ gift_name: 'x', gift_type: 'electronic_pins', country: 'US', supplier: 'S', electronic_pin_amount: 5, points_value: 1, organization_id: v.organization_id }),
-  'PUT /api/gifts/gifts/{gift_id}': () => ({ gift_name: 'x', gift_type: 'electronic_pins', country: 'US', supplier: 'S', electronic_pin_amount: 5, points_value: 1 }),
+  'POST /email/send': (v) => ({
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    conversation_id: v.conversation_id,
+    email_type: 'notification',
+    metadata: { template: 'welcome' },
+  }),
+  'POST /api/ticket-scan/loyalty/ticket-scan': (v) => ({
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    venue_id: String(v.venue_id),
+    image: jpeg.toString('base64'),
+  }),
+  'POST /api/billing/purchase-tokens': (v) => ({
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    package_id: 'starter',
+    payment_method: { type: 'card', token: 'pm_card_visa' },
+  }),
+  'POST /api/gifts/gifts': (v) => ({
+    gift_name: 'x',
+    gift_type: 'electronic_pins',
+    country: 'US',
+    supplier: 'S',
+    electronic_pin_amount: 5,
+    points_value: 1,
+    organization_id: v.organization_id,
+  }),
+  'PUT /api/gifts/gifts/{gift_id}': () => ({
+    gift_name: 'x',
+    gift_type: 'electronic_pins',
+    country: 'US',
+    supplier: 'S',
+    electronic_pin_amount: 5,
+    points_value: 1,
+  }),
   'POST /retail/admin/venues': () => ({ name: 'x', address: 'y', latitude: 1, longitude: 1 }),
   'PUT /retail/admin/venues/{venue_id}': () => ({ name: 'x', address: 'y', latitude: 1, longitude: 1 }),
   'POST /retail/admin/venues/{venue_id}/products': (v) => ({ product_id: v.product_id, price: 1, status: 'active' }),
-  'POST /api/ticket-scan/loyalty/ticket-scan/{ticket_id}/validate': (v) => ({ validations: [{ product_id: String(v.product_id), is_valid: true }] }),
+  'POST /api/ticket-scan/loyalty/ticket-scan/{ticket_id}/validate': (v) => ({
+    validations: [{ product_id: String(v.product_id), is_valid: true }],
+  }),
   'POST /revoke_api_key': (v) => ({ user_id: v.user_id, api_key: v.api_key, organization_id: v.organization_id }),
   'POST /generate_api_key': (v) => ({ user_id: v.user_id, organization_id: v.organization_id, permissions: ['basic'] }),
-  'POST /update_session_status': (v) => ({ user_id: v.user_id, session_id: v.session_id, status: 'ended', organization_id: v.organization_id }),
-  'POST /loyalty/process-referral': (v) => ({ referred_internal_id: v.user_id, referrer_internal_id: v.referrer, organization_id: v.organization_id }),
-  'POST /api/feedback/submit': (v) => ({ user_id: v.user_id, organization_id: v.organization_id, feedback_type: 'general', rating: 1, title: 'x', comment: 'x' }),
+  'POST /update_session_status': (v) => ({
+    user_id: v.user_id,
+    session_id: v.session_id,
+    status: 'ended',
+    organization_id: v.organization_id,
+  }),
+  'POST /loyalty/process-referral': (v) => ({
+    referred_internal_id: v.user_id,
+    referrer_internal_id: v.referrer,
+    organization_id: v.organization_id,
+  }),
+  'POST /api/feedback/submit': (v) => ({
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    feedback_type: 'general',
+    rating: 1,
+    title: 'x',
+    comment: 'x',
+  }),
   'PUT /loyalty/rules': (v) => ({ organization_id: v.organization_id, referral_points: 100000 }),
-  'POST /support': (v) => ({ prompt: 'How long do refunds take?', user_id: v.user_id, organization_id: v.organization_id, conversation_id: v.conversation_id, session_id: v.session_id }),
+  'POST /support': (v) => ({
+    prompt: 'How long do refunds take?',
+    user_id: v.user_id,
+    organization_id: v.organization_id,
+    conversation_id: v.conversation_id,
+    session_id: v.session_id,
+  }),
   'POST /api/organizations': () => ({ name: 'x', tier: 'free' }),
 };
 
 /** Builds the request of an operation from the given values (the victim's world as seen by a caller). */
-function request(o: Op, v: Json, opts: { withOrganization: boolean }): { url: string; init: { json?: unknown; form?: FormData } } {
+function request(
+  o: Op,
+  v: Json,
+  opts: { withOrganization: boolean },
+): { url: string; init: { json?: unknown; form?: FormData } } {
   const values = { ...v };
   if (!opts.withOrganization) delete values.organization_id;
   let url = o.path.replace(/\{(\w+)\}/g, (_m, name) => encodeURIComponent(String(sample(undefined, name, values))));
@@ -252,7 +470,8 @@ function request(o: Op, v: Json, opts: { withOrganization: boolean }): { url: st
     if (!opts.withOrganization) delete body.organization_id;
     return { url, init: { json: body } };
   }
-  if (content['application/json']) return { url, init: { json: sample(content['application/json'].schema, '', values) } };
+  if (content['application/json'])
+    return { url, init: { json: sample(content['application/json'].schema, '', values) } };
   if (content['multipart/form-data']) {
     const schema = content['multipart/form-data'].schema;
     const fields: Record<string, string> = {};
@@ -269,12 +488,17 @@ function request(o: Op, v: Json, opts: { withOrganization: boolean }): { url: st
 function namesUser(o: Op): boolean {
   const names = new Set<string>();
   for (const p of o.op.parameters ?? []) names.add(p.name);
-  const json = o.op.requestBody?.content?.['application/json']?.schema ?? o.op.requestBody?.content?.['multipart/form-data']?.schema;
+  const json =
+    o.op.requestBody?.content?.['application/json']?.schema ??
+    o.op.requestBody?.content?.['multipart/form-data']?.schema;
   for (const k of Object.keys(json?.properties ?? {})) names.add(k);
   return [...names].some((n) => USER_FIELDS.has(n));
 }
 function namesOwned(o: Op): boolean {
-  return (o.op.parameters ?? []).some((p: Json) => w.owned.has(p.name)) || Object.keys(o.op.requestBody?.content?.['application/json']?.schema?.properties ?? {}).some((n) => w.owned.has(n));
+  return (
+    (o.op.parameters ?? []).some((p: Json) => w.owned.has(p.name)) ||
+    Object.keys(o.op.requestBody?.content?.['application/json']?.schema?.properties ?? {}).some((n) => w.owned.has(n))
+  );
 }
 
 const requiresAdmin = (o: Op) => /Requires the (admin|system_admin)/.test(o.op.description ?? '');
@@ -300,13 +524,21 @@ describe('security: every route of the OpenAPI document', () => {
   it('covers every operation the document lists, and knows the open ones', async () => {
     const all = await operations();
     expect(all.length).toBeGreaterThan(90);
-    for (const o of all) expect(OPEN.has(label(o)) || Array.isArray(o.op.security), `${label(o)} needs a key or belongs to OPEN`).toBe(true);
+    for (const o of all)
+      expect(OPEN.has(label(o)) || Array.isArray(o.op.security), `${label(o)} needs a key or belongs to OPEN`).toBe(
+        true,
+      );
   });
 
   it('no key: 401 on every operation that needs one', async () => {
     const wrong: string[] = [];
     for (const o of ops) {
-      const res = await attack(o, undefined, { ...w.ids, user_id: w.victim.user_id, idp_id: w.victim.idp_id, referrer: w.attacker.user_id }, true);
+      const res = await attack(
+        o,
+        undefined,
+        { ...w.ids, user_id: w.victim.user_id, idp_id: w.victim.idp_id, referrer: w.attacker.user_id },
+        true,
+      );
       if (res.status !== 401) wrong.push(`${label(o)} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
     }
     expect(wrong).toEqual([]);
@@ -325,7 +557,9 @@ describe('security: every route of the OpenAPI document', () => {
         // error is fine there, as long as the victim's organization is untouched (last test).
         const ok = withOrganization ? [403, 404].includes(res.status) : res.status < 500;
         if (!ok) {
-          wrong.push(`${label(o)}${withOrganization ? '' : ' (no organization_id)'} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+          wrong.push(
+            `${label(o)}${withOrganization ? '' : ' (no organization_id)'} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`,
+          );
         }
         outcomes.push(`${label(o)} b-admin${withOrganization ? '' : '-noorg'} ${res.status}`);
       }
@@ -343,11 +577,19 @@ describe('security: every route of the OpenAPI document', () => {
       if (!admin && !user && !owned) continue;
       // The victim by platform id and by identity-provider id.
       // (POST /api/users takes only an identity-provider id: a usr_… value there is invalid input.)
-      const refs = admin || !user ? [w.victim.user_id] : label(o) === 'POST /api/users' ? [w.victim.idp_id] : [w.victim.user_id, w.victim.idp_id];
+      const refs =
+        admin || !user
+          ? [w.victim.user_id]
+          : label(o) === 'POST /api/users'
+            ? [w.victim.idp_id]
+            : [w.victim.user_id, w.victim.idp_id];
       for (const ref of refs) {
         const res = await attack(o, w.attacker.key, { ...values, user_id: ref, idp_id: ref }, true);
         const expected = admin || (user && !owned) ? [403] : [403, 404];
-        if (!expected.includes(res.status)) wrong.push(`${label(o)} as ${ref === w.victim.user_id ? 'user_id' : 'idp_id'} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`);
+        if (!expected.includes(res.status))
+          wrong.push(
+            `${label(o)} as ${ref === w.victim.user_id ? 'user_id' : 'idp_id'} → ${res.status} ${JSON.stringify(res.body).slice(0, 160)}`,
+          );
         outcomes.push(`${label(o)} basic ${res.status}`);
       }
     }
@@ -360,10 +602,19 @@ describe('security: every route of the OpenAPI document', () => {
     const idp = `dead-admin-${Date.now()}`;
     const admin = { key: w.a.adminKey };
     const mint = async (expires_at?: string) =>
-      must(await call('POST', '/generate_api_key', { ...admin, json: { user_id: idp, permissions: ['admin'], ...(expires_at ? { expires_at } : {}) } }), 'dead key').api_key as string;
+      must(
+        await call('POST', '/generate_api_key', {
+          ...admin,
+          json: { user_id: idp, permissions: ['admin'], ...(expires_at ? { expires_at } : {}) },
+        }),
+        'dead key',
+      ).api_key as string;
     const expired = await mint(new Date(Date.now() + 3000).toISOString());
     const rotated = await mint();
-    must(await call('POST', '/rotate_api_key', { key: rotated, json: { api_key: rotated, grace_seconds: 0 } }), 'rotation');
+    must(
+      await call('POST', '/rotate_api_key', { key: rotated, json: { api_key: rotated, grace_seconds: 0 } }),
+      'rotation',
+    );
     const revoked = await mint();
     must(await call('POST', '/revoke_api_key', { ...admin, json: { user_id: idp, api_key: revoked } }), 'revocation');
     const url = await startExtraEdge({ AUTH_FAILURES_PER_MINUTE: '0' });
@@ -375,7 +626,11 @@ describe('security: every route of the OpenAPI document', () => {
         const { url: path, init } = request(o, values, { withOrganization: true });
         const headers: Record<string, string> = { authorization: `Bearer ${key}` };
         if (init.json !== undefined) headers['content-type'] = 'application/json';
-        const res = await fetch(`${url}${path}`, { method: o.method, headers, body: init.json !== undefined ? JSON.stringify(init.json) : init.form });
+        const res = await fetch(`${url}${path}`, {
+          method: o.method,
+          headers,
+          body: init.json !== undefined ? JSON.stringify(init.json) : init.form,
+        });
         await res.arrayBuffer();
         if (res.status !== 401) wrong.push(`${name}: ${label(o)} → ${res.status}`);
       }

@@ -33,7 +33,12 @@ let bucket: string;
 let photo: Buffer;
 let user: { key: string; user_id: string; organization_id: string };
 
-async function call(method: string, route: string, key: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function call(
+  method: string,
+  route: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${platform.edgeUrl}${route}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
@@ -44,21 +49,30 @@ async function call(method: string, route: string, key: string, body?: unknown):
 
 async function upload(conversation_id: string, i: number) {
   const form = new FormData();
-  for (const [k, v] of Object.entries({ user_id: user.user_id, session_id: 'drill', conversation_id })) form.append(k, v);
+  for (const [k, v] of Object.entries({ user_id: user.user_id, session_id: 'drill', conversation_id }))
+    form.append(k, v);
   form.append('file', new Blob([photo], { type: 'image/jpeg' }), `${conversation_id}-${i}.jpg`);
   const began = Date.now();
   // Each upload carries its Idempotency-Key, as a client that may lose its answer would.
   const headers = { authorization: `Bearer ${user.key}`, 'idempotency-key': `${conversation_id}-${i}` };
   const res = await fetch(`${platform.edgeUrl}/process_image`, { method: 'POST', headers, body: form });
-  return { status: res.status, body: (await res.json()) as any, ms: Date.now() - began, replayed: res.headers.get('idempotent-replayed') === 'true' };
+  return {
+    status: res.status,
+    body: (await res.json()) as any,
+    ms: Date.now() - began,
+    replayed: res.headers.get('idempotent-replayed') === 'true',
+  };
 }
 
 /** pid@host of the workers Temporal saw polling the drill's queue (workflow side). */
 async function pollers(): Promise<string[]> {
-  const res = await client.connection.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: queue, kind: 1 }, taskQueueType: 1 });
+  const res = await client.connection.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: queue, kind: 1 },
+    taskQueueType: 1,
+  });
   return (res.pollers ?? []).map((p) => p.identity!);
 }
-
 
 const history = async (workflowId: string) => (await client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 const workerPids = () => platform.processes.filter((p) => p.name.startsWith('worker')).map((p) => p.current().pid!);
@@ -75,12 +89,25 @@ beforeAll(async () => {
   const env = isolatedPlatformEnv({ queue, dataDir, adminKey }, { WORKER_COUNT: '2', MAX_UPLOAD_MB: '25' });
   const cfg = parseEnv({ ...process.env, ...env });
   platform = await launchPlatform({ cfg, freePorts: true, env, stdio: 'ignore', log: (line) => log.push(line) });
-  client = new Client({ connection: await Connection.connect({ address: suite.TEMPORAL_ADDRESS }), namespace: cfg.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: suite.TEMPORAL_ADDRESS }),
+    namespace: cfg.TEMPORAL_NAMESPACE,
+  });
   const settings = minioSettings(cfg);
   minio = new MinioClient(settings);
   bucket = settings.bucket;
   // A photo large enough that its thumbnail keeps a worker busy for a moment.
-  photo = await sharp({ create: { width: 2400, height: 1800, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 85 }).toBuffer();
+  photo = await sharp({
+    create: {
+      width: 2400,
+      height: 1800,
+      channels: 3,
+      background: '#808080',
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg({ quality: 85 })
+    .toBuffer();
   const org = await call('POST', '/api/organizations', adminKey, { name: unique('Drill'), tier: 'free' });
   const organization_id = org.body.organization.organization_id as string;
   const key = await call('POST', '/generate_api_key', adminKey, { user_id: unique('ana'), organization_id });
@@ -102,9 +129,16 @@ describe('supervision drill', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
     const identities = new Set<string>();
     for (const a of answers) {
-      for (const e of (await history(a.body.metadata.workflow_id)).filter((e) => e.workflowTaskCompletedEventAttributes)) identities.add(e.workflowTaskCompletedEventAttributes!.identity!);
+      for (const e of (await history(a.body.metadata.workflow_id)).filter(
+        (e) => e.workflowTaskCompletedEventAttributes,
+      ))
+        identities.add(e.workflowTaskCompletedEventAttributes!.identity!);
     }
-    for (const pid of pids) expect([...identities].some((id) => id.startsWith(`${pid}@`)), `worker ${pid} completed none of ${[...identities]}`).toBe(true);
+    for (const pid of pids)
+      expect(
+        [...identities].some((id) => id.startsWith(`${pid}@`)),
+        `worker ${pid} completed none of ${[...identities]}`,
+      ).toBe(true);
     expect([...identities].every((id) => pids.some((pid) => id.startsWith(`${pid}@`)))).toBe(true);
   }, 240_000);
 
@@ -117,14 +151,21 @@ describe('supervision drill', () => {
 
     // Kill the worker while it holds a workflow task of one of these uploads (its local
     // activities, the thumbnail, are running inside that task).
-    const held = await until('a workflow task held by the victim', async () => {
-      for await (const wf of client.workflow.list({ query: `TaskQueue = "${queue}" AND ExecutionStatus = "Running"` })) {
-        const events = await history(wf.workflowId);
-        const last = events[events.length - 1];
-        if (last?.workflowTaskStartedEventAttributes?.identity?.startsWith(`${victim}@`)) return wf.workflowId;
-      }
-      return '';
-    }, (id) => id !== '', 60_000);
+    const held = await until(
+      'a workflow task held by the victim',
+      async () => {
+        for await (const wf of client.workflow.list({
+          query: `TaskQueue = "${queue}" AND ExecutionStatus = "Running"`,
+        })) {
+          const events = await history(wf.workflowId);
+          const last = events[events.length - 1];
+          if (last?.workflowTaskStartedEventAttributes?.identity?.startsWith(`${victim}@`)) return wf.workflowId;
+        }
+        return '';
+      },
+      (id) => id !== '',
+      60_000,
+    );
     process.kill(victim, 'SIGKILL');
     const answers = await inFlight;
 
@@ -133,12 +174,15 @@ describe('supervision drill', () => {
     expect(workflowIds).toContain(held);
     // Tasks the victim held timed out and were taken over: their answers waited, nothing else.
     const timedOut: string[] = [];
-    for (const id of workflowIds) if ((await history(id)).some((e) => e.workflowTaskTimedOutEventAttributes)) timedOut.push(id);
+    for (const id of workflowIds)
+      if ((await history(id)).some((e) => e.workflowTaskTimedOutEventAttributes)) timedOut.push(id);
     expect(timedOut.length).toBeGreaterThan(0);
     const slowest = Math.max(...answers.map((a) => a.ms));
     const ms = (ids: string[]) => ids.map((id) => answers[workflowIds.indexOf(id)].ms).sort((x, y) => x - y);
     const others = workflowIds.filter((id) => !timedOut.includes(id));
-    process.stderr.write(`supervision drill: ${n} uploads answered; taken over from the killed worker: ${timedOut.length}, answered in ${ms(timedOut).join(', ')} ms; the others in ${ms(others).join(', ')} ms\n`);
+    process.stderr.write(
+      `supervision drill: ${n} uploads answered; taken over from the killed worker: ${timedOut.length}, answered in ${ms(timedOut).join(', ')} ms; the others in ${ms(others).join(', ')} ms\n`,
+    );
     expect(slowest).toBeLessThan(30_000);
 
     // A client that lost its answer sends the same upload again with its key: the first result,
@@ -160,15 +204,23 @@ describe('supervision drill', () => {
     expect(storedOriginals).toEqual([...originals].sort());
     // Thumbnails are named by the media id alone (`<media_id>.jpg`): those of this round's originals.
     const mediaIds = storedOriginals.map((name) => name.split('/').pop()!.split('-')[0]);
-    expect((await objects(`${prefix}/thumbnails/`)).filter((name) => mediaIds.some((id) => name.endsWith(`/${id}.jpg`)))).toEqual([...thumbnails].sort());
+    expect(
+      (await objects(`${prefix}/thumbnails/`)).filter((name) => mediaIds.some((id) => name.endsWith(`/${id}.jpg`))),
+    ).toEqual([...thumbnails].sort());
     const stored = await call('GET', `/get_response/${conversation}?user_id=${user.user_id}`, user.key);
     expect(stored.status).toBe(200);
-    expect(stored.body.responses.map((r: { response_id: string }) => r.response_id).sort()).toEqual([...workflowIds].sort());
+    expect(stored.body.responses.map((r: { response_id: string }) => r.response_id).sort()).toEqual(
+      [...workflowIds].sort(),
+    );
 
     // The supervisor logged the exit and the restart, and the new process polls the queue.
     const replacement = worker.current().pid!;
     expect(replacement).not.toBe(victim);
-    expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker 1 \\(pid ${victim}\\) exited \\(SIGKILL\\) after [0-9.]+ s; restarting in 0.5 s$`)));
+    expect(log).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^worker 1 \\(pid ${victim}\\) exited \\(SIGKILL\\) after [0-9.]+ s; restarting in 0.5 s$`),
+      ),
+    );
     expect(log).toContain(`worker 1 restarted (pid ${replacement})`);
     await until('the restarted worker polling', pollers, (ids) => polls(ids, replacement), 180_000);
     const ready = await fetch(`${platform.edgeUrl}/health/ready`);
@@ -186,16 +238,29 @@ describe('supervision drill', () => {
     form.append('conversation_id', session.body.conversation_id);
     form.append('file', new Blob([audio], { type: 'audio/wav' }), 'question.wav');
     const began = Date.now();
-    const answer = fetch(`${platform.edgeUrl}/support/transcribe`, { method: 'POST', headers: { authorization: `Bearer ${user.key}` }, body: form }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+    const answer = fetch(`${platform.edgeUrl}/support/transcribe`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${user.key}` },
+      body: form,
+    }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
 
-    const { workflowId, identity } = await until('a transcription running on a worker', async () => {
-      for await (const wf of client.workflow.list({ query: `TaskQueue = "${queue}" AND WorkflowType = "audioQaWorkflow" AND ExecutionStatus = "Running"` })) {
-        const d = await client.workflow.getHandle(wf.workflowId).describe();
-        const running = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'transcribeStoredAudio' && a.lastStartedTime && a.lastWorkerIdentity);
-        if (running) return { workflowId: wf.workflowId, identity: running.lastWorkerIdentity! };
-      }
-      return { workflowId: '', identity: '' };
-    }, (r) => r.workflowId !== '', 120_000);
+    const { workflowId, identity } = await until(
+      'a transcription running on a worker',
+      async () => {
+        for await (const wf of client.workflow.list({
+          query: `TaskQueue = "${queue}" AND WorkflowType = "audioQaWorkflow" AND ExecutionStatus = "Running"`,
+        })) {
+          const d = await client.workflow.getHandle(wf.workflowId).describe();
+          const running = d.raw.pendingActivities?.find(
+            (a) => a.activityType?.name === 'transcribeStoredAudio' && a.lastStartedTime && a.lastWorkerIdentity,
+          );
+          if (running) return { workflowId: wf.workflowId, identity: running.lastWorkerIdentity! };
+        }
+        return { workflowId: '', identity: '' };
+      },
+      (r) => r.workflowId !== '',
+      120_000,
+    );
     const victim = Number(identity.split('@')[0]);
     const killedAt = Date.now();
     process.kill(victim, 'SIGKILL');
@@ -205,23 +270,37 @@ describe('supervision drill', () => {
     expect(res.body.text).toContain('password');
     expect(res.body.metadata.workflow_id).toBe(workflowId);
     // The first attempt ended by its heartbeat timeout; the second ran on a live worker.
-    const event = (await history(workflowId)).find((e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1);
+    const event = (await history(workflowId)).find(
+      (e) => e.activityTaskStartedEventAttributes && e.activityTaskStartedEventAttributes.attempt! > 1,
+    );
     const started = event?.activityTaskStartedEventAttributes;
-    expect(started?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT);
+    expect(started?.lastFailure?.timeoutFailureInfo?.timeoutType).toBe(
+      temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_HEARTBEAT,
+    );
     expect(started?.identity?.startsWith(`${victim}@`)).toBe(false);
-    const retriedAfter = Number(event!.eventTime!.seconds) * 1000 + Math.floor((event!.eventTime!.nanos ?? 0) / 1e6) - killedAt;
-    process.stderr.write(`supervision drill: transcription retried on another worker ${retriedAfter} ms after its worker was killed, answered after ${afterKill} ms (${Date.now() - began} ms in all)\n`);
+    const retriedAfter =
+      Number(event!.eventTime!.seconds) * 1000 + Math.floor((event!.eventTime!.nanos ?? 0) / 1e6) - killedAt;
+    process.stderr.write(
+      `supervision drill: transcription retried on another worker ${retriedAfter} ms after its worker was killed, answered after ${afterKill} ms (${Date.now() - began} ms in all)\n`,
+    );
     // Within the 20 s heartbeat timeout (and the retry's backoff), not the 5-minute limit.
     expect(retriedAfter).toBeLessThan(40_000);
     expect(afterKill).toBeLessThan(150_000);
-    expect(log).toContainEqual(expect.stringMatching(new RegExp(`^worker \\d \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
+    expect(log).toContainEqual(
+      expect.stringMatching(new RegExp(`^worker \\d \\(pid ${victim}\\) exited \\(SIGKILL\\)`)),
+    );
   }, 300_000);
 
   it('starts the edge again when it is killed', async () => {
     const edge = platform.processes.find((p) => p.name === 'edge')!;
     const victim = edge.current().pid!;
     process.kill(victim, 'SIGKILL');
-    await until('the edge answering again', async () => (await fetch(`${platform.edgeUrl}/health/ready`)).status, (s) => s === 200, 120_000);
+    await until(
+      'the edge answering again',
+      async () => (await fetch(`${platform.edgeUrl}/health/ready`)).status,
+      (s) => s === 200,
+      120_000,
+    );
     expect(edge.current().pid).not.toBe(victim);
     expect(log).toContainEqual(expect.stringMatching(new RegExp(`^edge \\(pid ${victim}\\) exited \\(SIGKILL\\)`)));
     expect(log).toContain(`edge restarted (pid ${edge.current().pid})`);

@@ -6,7 +6,12 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
 import { convert, speak, tone, wer } from './helpers/speech.ts';
 
-const SENTENCES = ['i forgot my password and cannot sign in', 'please tell me how i can get a refund for my order', 'when do my reward points expire', 'how long does delivery take'];
+const SENTENCES = [
+  'i forgot my password and cannot sign in',
+  'please tell me how i can get a refund for my order',
+  'when do my reward points expire',
+  'how long does delivery take',
+];
 
 let t: Tenant;
 let user: { key: string; user_id: string; idp_id: string };
@@ -15,18 +20,25 @@ let conversation_id: string;
 beforeAll(async () => {
   t = await newTenant();
   for (const a of [
-    { title: 'Resetting your password', body: 'If you forgot your password, tap Forgot password on the sign-in screen. We email you a reset link.' },
+    {
+      title: 'Resetting your password',
+      body: 'If you forgot your password, tap Forgot password on the sign-in screen. We email you a reset link.',
+    },
     { title: 'Refund policy', body: 'You can request a refund within 30 days of purchase.' },
     { title: 'How loyalty points expire', body: 'Points expire 12 months after they are earned.' },
   ]) {
     await call('POST', '/support/knowledge', { key: t.adminKey, json: a });
   }
   user = await basicUser(t);
-  conversation_id = (await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } })).body.conversation_id;
+  conversation_id = (await call('POST', '/initialize_session', { key: user.key, json: { user_id: user.user_id } })).body
+    .conversation_id;
 });
 
 const send = (data: Buffer, name: string, conv = conversation_id) =>
-  call('POST', '/support/transcribe', { key: user.key, form: fileForm({ user_id: user.user_id, conversation_id: conv }, { data, name }) });
+  call('POST', '/support/transcribe', {
+    key: user.key,
+    form: fileForm({ user_id: user.user_id, conversation_id: conv }, { data, name }),
+  });
 
 describe('audio transcription + answer (workflow audio-qa)', () => {
   it('transcribes generated speech offline (word error rate reported) and answers it from the knowledge base', async () => {
@@ -34,15 +46,23 @@ describe('audio transcription + answer (workflow audio-qa)', () => {
     for (const sentence of SENTENCES) {
       const res = await send(speak(sentence), 'question.wav');
       expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body).toMatchObject({ success: true, file_path: expect.stringContaining(`/${user.user_id}/originals/`), metadata: { engine: 'pocketsphinx-en-us', format: 'wav' } });
+      expect(res.body).toMatchObject({
+        success: true,
+        file_path: expect.stringContaining(`/${user.user_id}/originals/`),
+        metadata: { engine: 'pocketsphinx-en-us', format: 'wav' },
+      });
       expect(res.body.duration).toBeGreaterThan(1);
       expect(res.body.duration).toBeLessThan(6);
       expect(res.body.qa_response).toMatchObject({ success: true, metadata: { source_agent: 'local_retrieval' } });
       rates.push(wer(sentence, res.body.text));
-      process.stderr.write(`speech: "${sentence}" → "${res.body.text}" (WER ${wer(sentence, res.body.text).toFixed(2)})\n`);
+      process.stderr.write(
+        `speech: "${sentence}" → "${res.body.text}" (WER ${wer(sentence, res.body.text).toFixed(2)})\n`,
+      );
     }
     const mean = rates.reduce((a, b) => a + b, 0) / rates.length;
-    process.stderr.write(`speech: mean WER ${mean.toFixed(2)} over ${rates.length} synthesized sentences (pocketsphinx en-us)\n`);
+    process.stderr.write(
+      `speech: mean WER ${mean.toFixed(2)} over ${rates.length} synthesized sentences (pocketsphinx en-us)\n`,
+    );
     // A loose bound: synthetic speech and a small offline model; the figures are in docs/components/support.md.
     expect(mean).toBeLessThan(0.75);
     const password = await send(speak(SENTENCES[0]), 'again.wav');
@@ -69,10 +89,14 @@ describe('audio transcription + answer (workflow audio-qa)', () => {
     const long = await send(tone(61, 440, 'ogg'), 'long.ogg');
     expect(long.status).toBe(422);
     expect(long.body.detail).toBe('file: the audio is longer than 60 seconds');
-    const corrupt = await send(Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt '), Buffer.alloc(64, 7)]), 'broken.wav');
+    const corrupt = await send(
+      Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00WAVEfmt '), Buffer.alloc(64, 7)]),
+      'broken.wav',
+    );
     expect(corrupt.status).toBe(422);
     const other = await basicUser(t);
-    const theirs = (await call('POST', '/initialize_session', { key: other.key, json: { user_id: other.user_id } })).body.conversation_id;
+    const theirs = (await call('POST', '/initialize_session', { key: other.key, json: { user_id: other.user_id } }))
+      .body.conversation_id;
     const refused = await send(speak(SENTENCES[0]), 'q.wav', theirs);
     expect(refused.status).toBe(400);
     expect(refused.body).toEqual({ detail: `Invalid conversation ID: ${theirs}` });

@@ -34,11 +34,19 @@ describe('system routes', () => {
       }
     }
     const gen = res.body.paths['/generate_api_key'].post;
-    expect(gen.requestBody.content['application/json'].schema.properties.permissions.items.enum).toEqual(['basic', 'admin', 'system_admin']);
+    expect(gen.requestBody.content['application/json'].schema.properties.permissions.items.enum).toEqual([
+      'basic',
+      'admin',
+      'system_admin',
+    ]);
     expect(gen.requestBody.content['application/json'].schema.required).toContain('user_id');
     const img = res.body.paths['/process_image'].post.requestBody.content['multipart/form-data'].schema;
     expect(img.required).toEqual(expect.arrayContaining(['file', 'user_id', 'session_id', 'conversation_id']));
-    expect(res.body.paths['/list_api_keys/{user_id}'].get.parameters[0]).toMatchObject({ name: 'user_id', in: 'path', required: true });
+    expect(res.body.paths['/list_api_keys/{user_id}'].get.parameters[0]).toMatchObject({
+      name: 'user_id',
+      in: 'path',
+      required: true,
+    });
   });
 
   it('serves a docs page', async () => {

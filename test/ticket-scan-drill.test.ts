@@ -8,7 +8,14 @@ import { Client, Connection } from '@temporalio/client';
 import { config, parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { storeUpload } from '../activities/images/images.ts';
-import { processedUpdate, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../workflows/ticket-scan.ts';
+import {
+  processedUpdate,
+  ticketScanWorkflow,
+  validateUpdate,
+  type ScanInput,
+  type ScanView,
+  type ValidateInput,
+} from '../workflows/ticket-scan.ts';
 import { basicUser, call, unique } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { balance, groceries, shop } from './helpers/shop.ts';
@@ -23,7 +30,10 @@ beforeAll(async () => {
   const env = inject('platformEnv');
   setConfig(parseEnv({ ...process.env, ...env }));
   await initRuntime();
-  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }), namespace: env.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }),
+    namespace: env.TEMPORAL_NAMESPACE,
+  });
 });
 afterAll(async () => {
   killDrillWorkers();
@@ -31,11 +41,23 @@ afterAll(async () => {
   await closeRuntime();
 });
 
-async function startScan(s: Awaited<ReturnType<typeof shop>>, user: { user_id: string; idp_id: string }, deadline_hours: number, date: string) {
+async function startScan(
+  s: Awaited<ReturnType<typeof shop>>,
+  user: { user_id: string; idp_id: string },
+  deadline_hours: number,
+  date: string,
+) {
   const spec = groceries(date);
   spec.items[3] = { name: 'Sourdough Bread', price: 5.99 }; // off the venue's price: needs validation
   const scan_id = unique('scan_drill');
-  const upload = await storeUpload({ media_id: scan_id, organization_id: s.t.organization_id, user_id: user.user_id, filename: 'drill.png', body: await renderReceipt(spec), content_type: 'image/png' });
+  const upload = await storeUpload({
+    media_id: scan_id,
+    organization_id: s.t.organization_id,
+    user_id: user.user_id,
+    filename: 'drill.png',
+    body: await renderReceipt(spec),
+    content_type: 'image/png',
+  });
   const input: ScanInput = {
     scan_id,
     source: 'receipt',
@@ -49,7 +71,11 @@ async function startScan(s: Awaited<ReturnType<typeof shop>>, user: { user_id: s
     deadline_hours,
     image_base_url: `${config().publicUrl}/api/ticket-scan/loyalty/ticket-scan`,
   };
-  const handle = await client.workflow.start(ticketScanWorkflow, { taskQueue: queue, workflowId: `ticket-scan:${scan_id}`, args: [input] });
+  const handle = await client.workflow.start(ticketScanWorkflow, {
+    taskQueue: queue,
+    workflowId: `ticket-scan:${scan_id}`,
+    args: [input],
+  });
   return { handle, scan: await handle.executeUpdate(processedUpdate) };
 }
 
@@ -65,7 +91,10 @@ describe('scan drills', () => {
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
     // The admin validates while no worker runs: the Update waits for one.
-    const update: ValidateInput = { validations: [{ product_id: bread.id, is_valid: true }], validated_by: s.t.admin.user_id };
+    const update: ValidateInput = {
+      validations: [{ product_id: bread.id, is_valid: true }],
+      validated_by: s.t.admin.user_id,
+    };
     const validated = handle.executeUpdate(validateUpdate, { args: [update] });
     await new Promise((r) => setTimeout(r, 1000));
     await startWorker();
@@ -76,7 +105,9 @@ describe('scan drills', () => {
     const history = await call('GET', `/loyalty/points/${user.user_id}/history`, { key: s.t.adminKey });
     expect(history.body.entries ?? history.body.history).toHaveLength(1);
     // the mirror answers once the workflow is done
-    expect((await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: s.t.adminKey })).body).toMatchObject({ status: 'completed', points_processed: true });
+    expect(
+      (await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: s.t.adminKey })).body,
+    ).toMatchObject({ status: 'completed', points_processed: true });
   });
 
   it('rejects a scan still pending at its deadline, crediting nothing', async () => {
@@ -91,7 +122,10 @@ describe('scan drills', () => {
     expect(out.products.filter((p) => p.needs_validation).every((p) => p.validation_status === 'rejected')).toBe(true);
     const seen = await call('GET', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}`, { key: s.t.adminKey });
     expect(seen.body.status).toBe('rejected');
-    const late = await call('POST', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}/validate`, { key: s.t.adminKey, json: { validations: [{ product_id: scan.products[0].id, is_valid: true }] } });
+    const late = await call('POST', `/api/ticket-scan/loyalty/ticket-scan/${scan.id}/validate`, {
+      key: s.t.adminKey,
+      json: { validations: [{ product_id: scan.products[0].id, is_valid: true }] },
+    });
     expect(late.status).toBe(400);
     expect(await balance(s.t, user.user_id)).toBe(0);
   });

@@ -7,7 +7,13 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection, WorkflowFailedError, WorkflowUpdateFailedError, WorkflowUpdateStage } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowFailedError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+} from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
@@ -31,7 +37,11 @@ const activities = {
   dropScanPlaceholder,
   mirrorScan,
   // held until the test fails it, or until the run is cancelled
-  readReceipt: (upload: { media_id: string }) => Promise.race([new Promise<never>((_, reject) => reads.set(upload.media_id, { fail: reject })), Context.current().cancelled]),
+  readReceipt: (upload: { media_id: string }) =>
+    Promise.race([
+      new Promise<never>((_, reject) => reads.set(upload.media_id, { fail: reject })),
+      Context.current().cancelled,
+    ]),
   discardUpload: async () => undefined,
   analyseScan: unexpected,
   creditScan: unexpected,
@@ -44,7 +54,10 @@ beforeAll(async () => {
   const env = inject('platformEnv');
   setConfig(parseEnv({ ...process.env, ...env }));
   await initRuntime();
-  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }), namespace: env.TEMPORAL_NAMESPACE });
+  client = new Client({
+    connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS }),
+    namespace: env.TEMPORAL_NAMESPACE,
+  });
   worker = await Worker.create({
     connection: await NativeConnection.connect({ address: env.TEMPORAL_ADDRESS }),
     namespace: env.TEMPORAL_NAMESPACE,
@@ -66,7 +79,13 @@ async function startScan(organization_id: string, user: { user_id: string; idp_i
   const input: ScanInput = {
     scan_id,
     source: 'ticket_scan',
-    upload: { media_id: scan_id, organization_id, user_id: user.user_id, filename: 'ticket', original_path: `${organization_id}/${user.user_id}/originals/${scan_id}-ticket` },
+    upload: {
+      media_id: scan_id,
+      organization_id,
+      user_id: user.user_id,
+      filename: 'ticket',
+      original_path: `${organization_id}/${user.user_id}/originals/${scan_id}-ticket`,
+    },
     organization_id,
     user_id: user.user_id,
     idp_id: user.idp_id,
@@ -78,7 +97,12 @@ async function startScan(organization_id: string, user: { user_id: string; idp_i
   };
   // A short workflow task: the task held open by the read is heartbeated (completed) after 1.6 s,
   // so an Update sent meanwhile is accepted while the read still runs.
-  const handle = await client.workflow.start(ticketScanWorkflow, { taskQueue: queue, workflowId: `ticket-scan:${scan_id}`, args: [input], workflowTaskTimeout: '2 seconds' });
+  const handle = await client.workflow.start(ticketScanWorkflow, {
+    taskQueue: queue,
+    workflowId: `ticket-scan:${scan_id}`,
+    args: [input],
+    workflowTaskTimeout: '2 seconds',
+  });
   return { scan_id, handle };
 }
 
@@ -90,13 +114,30 @@ describe('what a scan records', () => {
 
     const failing = await startScan(t.organization_id, user);
     const seen = await until('the scan listed', listed, (b) => b.total === 1, 30_000);
-    expect(seen.scans[0]).toMatchObject({ id: failing.scan_id, status: 'processing', user_id: user.user_id, products: [], total_points: 0, workflow_id: `ticket-scan:${failing.scan_id}` });
-    expect((await call('GET', `${L}?status=processing`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([failing.scan_id]);
+    expect(seen.scans[0]).toMatchObject({
+      id: failing.scan_id,
+      status: 'processing',
+      user_id: user.user_id,
+      products: [],
+      total_points: 0,
+      workflow_id: `ticket-scan:${failing.scan_id}`,
+    });
+    expect((await call('GET', `${L}?status=processing`, { key: user.key })).body.scans.map((x: any) => x.id)).toEqual([
+      failing.scan_id,
+    ]);
     // the scan itself answers from the running workflow
-    expect((await call('GET', `${L}/${failing.scan_id}`, { key: user.key })).body).toMatchObject({ id: failing.scan_id, status: 'processing' });
+    expect((await call('GET', `${L}/${failing.scan_id}`, { key: user.key })).body).toMatchObject({
+      id: failing.scan_id,
+      status: 'processing',
+    });
 
     // the edge waits on `processed`: it fails only once the record is gone
-    await until('the read started', async () => reads.get(failing.scan_id), (r) => r !== undefined, 30_000);
+    await until(
+      'the read started',
+      async () => reads.get(failing.scan_id),
+      (r) => r !== undefined,
+      30_000,
+    );
     const processed = await failing.handle.startUpdate(processedUpdate, { waitForStage: WorkflowUpdateStage.ACCEPTED });
     reads.get(failing.scan_id)!.fail(ApplicationFailure.nonRetryable('OCR engine unavailable', 'OcrDown'));
     await expect(processed.result()).rejects.toBeInstanceOf(WorkflowUpdateFailedError);
@@ -106,7 +147,12 @@ describe('what a scan records', () => {
     // an operator cancels a scan in progress (Temporal UI or CLI): its run drops the record too
     const cancelled = await startScan(t.organization_id, user);
     await until('the second scan listed', listed, (b) => b.total === 1 && b.scans[0].id === cancelled.scan_id, 30_000);
-    await until('the read started', async () => reads.get(cancelled.scan_id), (r) => r !== undefined, 30_000);
+    await until(
+      'the read started',
+      async () => reads.get(cancelled.scan_id),
+      (r) => r !== undefined,
+      30_000,
+    );
     await cancelled.handle.cancel();
     await expect(cancelled.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
     expect(await listed()).toMatchObject({ total: 0, scans: [] });
@@ -122,13 +168,20 @@ describe('what a scan records', () => {
     // terminated: no code of the run executes, so the run cannot drop its record
     await terminated.handle.terminate('operator');
     const aged = new Date(Date.now() - 2 * 60_000);
-    await TicketScan.collection.updateMany({ _id: { $in: [terminated.scan_id, open.scan_id] } } as never, { $set: { created_at: aged } });
+    await TicketScan.collection.updateMany({ _id: { $in: [terminated.scan_id, open.scan_id] } } as never, {
+      $set: { created_at: aged },
+    });
     const after = await listed();
     expect(after.scans.map((x: any) => x.id)).toEqual([open.scan_id]);
     expect(after.total).toBe(1);
     expect(await TicketScan.exists({ _id: terminated.scan_id })).toBeNull();
 
-    await until('the read started', async () => reads.get(open.scan_id), (r) => r !== undefined, 30_000);
+    await until(
+      'the read started',
+      async () => reads.get(open.scan_id),
+      (r) => r !== undefined,
+      30_000,
+    );
     reads.get(open.scan_id)!.fail(ApplicationFailure.nonRetryable('OCR engine unavailable', 'OcrDown'));
     await expect(open.handle.result()).rejects.toBeInstanceOf(WorkflowFailedError);
   }, 120_000);

@@ -7,7 +7,10 @@ import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 
-interface Delivery { headers: http.IncomingHttpHeaders; body: string }
+interface Delivery {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
 const deliveries = new Map<string, Delivery[]>();
 const plans = new Map<string, number[]>(); // statuses to answer, in order, per path
 let server: http.Server;
@@ -45,11 +48,23 @@ async function waitRun(id: string, tenant = t) {
 }
 
 const createHook = (path: string, extra: Record<string, unknown> = {}, tenant = t) =>
-  call('POST', '/api/scheduler-service/events', { key: tenant.adminKey, json: { idp_id: unique('hooked'), type_of_event: 'webhook', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: { url: `${base}${path}`, ...extra } } });
+  call('POST', '/api/scheduler-service/events', {
+    key: tenant.adminKey,
+    json: {
+      idp_id: unique('hooked'),
+      type_of_event: 'webhook',
+      recurrency: 'daily',
+      start_event: '2031-01-01T10:00:00Z',
+      metadata: { url: `${base}${path}`, ...extra },
+    },
+  });
 
 /** Creates or rotates the tenant's signing secret of scheduled webhooks: the new secret. */
 async function rotate(tenant: Tenant, grace_seconds?: number): Promise<string> {
-  const res = await call('POST', '/api/scheduler-service/webhook-secret/rotate', { key: tenant.adminKey, json: grace_seconds === undefined ? {} : { grace_seconds } });
+  const res = await call('POST', '/api/scheduler-service/webhook-secret/rotate', {
+    key: tenant.adminKey,
+    json: grace_seconds === undefined ? {} : { grace_seconds },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(200);
   expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   return res.body.secret;
@@ -81,7 +96,14 @@ describe('webhook events', () => {
     expect(run).toMatchObject({ outcome: 'success', result: { status: 200 } });
     const [d] = deliveries.get('/ok')!;
     const body = JSON.parse(d.body);
-    expect(body).toEqual({ action: 'execute_scheduled_task', event_id: ev.id, run_id: run.run_id, organization_id: t.organization_id, user_id: ev.user_id, metadata: { order: 7 } });
+    expect(body).toEqual({
+      action: 'execute_scheduled_task',
+      event_id: ev.id,
+      run_id: run.run_id,
+      organization_id: t.organization_id,
+      user_id: ev.user_id,
+      metadata: { order: 7 },
+    });
     expect(d.headers['x-platform-delivery']).toBe(run.run_id);
     const [, ts] = /^t=(\d+),v1=[0-9a-f]{64}$/.exec(String(d.headers['x-platform-signature']))!;
     expect(verifies(d.headers['x-platform-signature'], d.body, secret)).toBe(true);
@@ -108,7 +130,10 @@ describe('webhook events', () => {
     const tenant = await newTenant();
     const first = await rotate(tenant);
     const status = await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey });
-    expect(status.body).toMatchObject({ success: true, signing_secret: { organization_id: tenant.organization_id, previous_secret_expires_at: null } });
+    expect(status.body).toMatchObject({
+      success: true,
+      signing_secret: { organization_id: tenant.organization_id, previous_secret_expires_at: null },
+    });
     const second = await rotate(tenant, 3600);
     const during = await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey });
     expect(Date.parse(during.body.signing_secret.previous_secret_expires_at) - Date.now()).toBeGreaterThan(3500_000);
@@ -129,27 +154,56 @@ describe('webhook events', () => {
 
   it('refuses a webhook event of an organization without its secret, at creation (422) and at a run', async () => {
     const tenant = await newTenant();
-    expect((await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey })).body).toEqual({ success: true, signing_secret: null });
+    expect((await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey })).body).toEqual({
+      success: true,
+      signing_secret: null,
+    });
     const res = await createHook('/unsigned', {}, tenant);
     expect(res.status).toBe(422);
     expect(res.body.detail).toMatch(/organization's own secret.*POST \/api\/scheduler-service\/webhook-secret\/rotate/);
     // An event saved before the secrets existed: its run fails at once, naming the same remedy.
-    const run = taskFor('webhook').run({ action: 'execute_scheduled_task', event_id: 'evt_old', run_id: 'event-run:evt_old-1', user_id: 'usr_x', idp_id: 'x', organization_id: tenant.organization_id, metadata: { url: `${base}/unsigned` }, actor_level: 2 });
-    await expect(run).rejects.toMatchObject({ status: 422, message: expect.stringMatching(/this organization has none/) });
+    const run = taskFor('webhook').run({
+      action: 'execute_scheduled_task',
+      event_id: 'evt_old',
+      run_id: 'event-run:evt_old-1',
+      user_id: 'usr_x',
+      idp_id: 'x',
+      organization_id: tenant.organization_id,
+      metadata: { url: `${base}/unsigned` },
+      actor_level: 2,
+    });
+    await expect(run).rejects.toMatchObject({
+      status: 422,
+      message: expect.stringMatching(/this organization has none/),
+    });
     expect(deliveries.get('/unsigned')).toBeUndefined();
     // Only the organization's admins read or rotate it: a basic key is 403, and so is another organization's admin naming it.
     const user = await basicUser(tenant);
     expect((await call('GET', '/api/scheduler-service/webhook-secret', { key: user.key })).status).toBe(403);
-    expect((await call('POST', '/api/scheduler-service/webhook-secret/rotate', { key: user.key, json: {} })).status).toBe(403);
-    expect((await call('POST', `/api/scheduler-service/webhook-secret/rotate?organization_id=${tenant.organization_id}`, { key: t.adminKey, json: {} })).status).toBe(403);
-    expect((await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey })).body.signing_secret).toBeNull();
+    expect(
+      (await call('POST', '/api/scheduler-service/webhook-secret/rotate', { key: user.key, json: {} })).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('POST', `/api/scheduler-service/webhook-secret/rotate?organization_id=${tenant.organization_id}`, {
+          key: t.adminKey,
+          json: {},
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (await call('GET', '/api/scheduler-service/webhook-secret', { key: tenant.adminKey })).body.signing_secret,
+    ).toBeNull();
     await rotate(tenant);
     expect((await createHook('/unsigned', {}, tenant)).status).toBe(200);
   });
 
   it('checks the rotation body: grace_seconds from 0 to 7 days', async () => {
     for (const grace_seconds of [-1, 604_801, 1.5, '60']) {
-      const res = await call('POST', '/api/scheduler-service/webhook-secret/rotate', { key: t.adminKey, json: { grace_seconds } });
+      const res = await call('POST', '/api/scheduler-service/webhook-secret/rotate', {
+        key: t.adminKey,
+        json: { grace_seconds },
+      });
       expect(res.status, String(grace_seconds)).toBe(422);
       expect(res.body.detail).toMatch(/grace_seconds/);
     }
@@ -175,9 +229,20 @@ describe('webhook events', () => {
     expect(deliveries.get('/gone')).toHaveLength(1);
   });
 
-  it('delivers to a host name through the address its check resolved, with the URL\'s Host header', async () => {
+  it("delivers to a host name through the address its check resolved, with the URL's Host header", async () => {
     const port = new URL(base).port;
-    const ev = (await call('POST', '/api/scheduler-service/events', { key: t.adminKey, json: { idp_id: unique('named'), type_of_event: 'webhook', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: { url: `http://localhost:${port}/named` } } })).body.event;
+    const ev = (
+      await call('POST', '/api/scheduler-service/events', {
+        key: t.adminKey,
+        json: {
+          idp_id: unique('named'),
+          type_of_event: 'webhook',
+          recurrency: 'daily',
+          start_event: '2031-01-01T10:00:00Z',
+          metadata: { url: `http://localhost:${port}/named` },
+        },
+      })
+    ).body.event;
     await call('POST', `/api/scheduler-service/events/${ev.id}/execute`, { key: t.adminKey });
     expect(await waitRun(ev.id)).toMatchObject({ outcome: 'success', result: { status: 200 } });
     expect(deliveries.get('/named')?.map((d) => d.headers.host)).toEqual([`localhost:${port}`]);
@@ -185,7 +250,16 @@ describe('webhook events', () => {
 
   it('refuses an event without a usable URL at creation', async () => {
     for (const url of [undefined, 'not a url', 'ftp://example.com/x']) {
-      const res = await call('POST', '/api/scheduler-service/events', { key: t.adminKey, json: { idp_id: 'x', type_of_event: 'webhook', recurrency: 'daily', start_event: '2031-01-01T10:00:00Z', metadata: url ? { url } : {} } });
+      const res = await call('POST', '/api/scheduler-service/events', {
+        key: t.adminKey,
+        json: {
+          idp_id: 'x',
+          type_of_event: 'webhook',
+          recurrency: 'daily',
+          start_event: '2031-01-01T10:00:00Z',
+          metadata: url ? { url } : {},
+        },
+      });
       expect(res.status, String(url)).toBe(422);
       expect(res.body.detail).toMatch(/^metadata\.url/);
     }

@@ -42,7 +42,10 @@ function copyAssets(): number {
  * the plain-JS threads' tsx fallback (*.mjs, used only when the compiled .js is missing) does not.
  */
 function devImports(): string[] {
-  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; optionalDependencies?: Record<string, string> };
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+    optionalDependencies?: Record<string, string>;
+  };
   const allowed = new Set([...Object.keys(pkg.dependencies), ...Object.keys(pkg.optionalDependencies ?? {})]);
   const builtin = new Set(builtinModules);
   const found: string[] = [];
@@ -64,7 +67,11 @@ async function main() {
   const began = Date.now();
   const stamp = sourceStamp(root);
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  const compiled = spawnSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', building], { stdio: 'inherit' });
+  const compiled = spawnSync(
+    process.execPath,
+    [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--outDir', building],
+    { stdio: 'inherit' },
+  );
   if (compiled.status !== 0) throw new Error(`tsc failed (exit ${compiled.status})`);
   const assets = copyAssets();
   const here = path.join(root, 'workers');
@@ -75,13 +82,18 @@ async function main() {
   });
   fs.writeFileSync(path.join(building, WORKFLOW_BUNDLE), code);
   const strays = devImports();
-  if (strays.length) throw new Error(`compiled code imports packages the image does not install (devDependencies or undeclared):\n  ${strays.join('\n  ')}`);
+  if (strays.length)
+    throw new Error(
+      `compiled code imports packages the image does not install (devDependencies or undeclared):\n  ${strays.join('\n  ')}`,
+    );
   if (sourceStamp(root) !== stamp) throw new Error('the sources changed while building: build again');
   fs.writeFileSync(path.join(building, STAMP_FILE), `${stamp}\n`);
   const files = fs.readdirSync(building, { recursive: true }).filter((f) => String(f).endsWith('.js')).length;
   fs.rmSync(dist, { recursive: true, force: true });
   fs.renameSync(building, dist);
-  process.stderr.write(`build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`);
+  process.stderr.write(
+    `build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`,
+  );
 }
 
 const cleanUp = () => fs.rmSync(building, { recursive: true, force: true });

@@ -87,7 +87,9 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const pick = async (configured: number) => {
     if (opts.freePorts) return freePort();
     if (await portInUse(configured)) {
-      throw new Error(`port ${configured} is already in use; set the matching LOCAL_*_PORT or give the server's address in the environment`);
+      throw new Error(
+        `port ${configured} is already in use; set the matching LOCAL_*_PORT or give the server's address in the environment`,
+      );
     }
     return configured;
   };
@@ -108,7 +110,24 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     if (!cfg.TEMPORAL_ADDRESS) {
       const port = await pick(cfg.LOCAL_TEMPORAL_PORT);
       const uiPort = opts.ui ? (opts.freePorts ? await freePort() : await pick(cfg.LOCAL_TEMPORAL_UI_PORT)) : undefined;
-      const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--db-filename', path.join(cfg.dataDir, 'temporal.sqlite'), '--namespace', cfg.TEMPORAL_NAMESPACE, '--log-level', 'warn', '--http-port', String(await freePort()), '--metrics-port', String(await freePort())];
+      const args = [
+        'server',
+        'start-dev',
+        '--ip',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--db-filename',
+        path.join(cfg.dataDir, 'temporal.sqlite'),
+        '--namespace',
+        cfg.TEMPORAL_NAMESPACE,
+        '--log-level',
+        'warn',
+        '--http-port',
+        String(await freePort()),
+        '--metrics-port',
+        String(await freePort()),
+      ];
       // WAL with synchronous=NORMAL, as for FerretDB: a commit survives a crash of any process,
       // not a power cut (docs/storage.md, Durability); the default rollback journal syncs every commit.
       args.push('--sqlite-pragma', 'journal_mode=wal', '--sqlite-pragma', 'synchronous=normal');
@@ -207,15 +226,33 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       fs.mkdirSync(dir, { recursive: true });
       const accessKey = cfg.MINIO_ACCESS_KEY ?? 'minioadmin';
       const secretKey = cfg.MINIO_SECRET_KEY ?? 'minioadmin';
-      Object.assign(env, { MINIO_ENDPOINT: `127.0.0.1:${port}`, MINIO_ACCESS_KEY: accessKey, MINIO_SECRET_KEY: secretKey, MINIO_USE_SSL: 'false' });
+      Object.assign(env, {
+        MINIO_ENDPOINT: `127.0.0.1:${port}`,
+        MINIO_ACCESS_KEY: accessKey,
+        MINIO_SECRET_KEY: secretKey,
+        MINIO_USE_SSL: 'false',
+      });
       log(`infra: starting MinIO on 127.0.0.1:${port}`);
       starts.push(
         start({
           name: 'MinIO',
           file: 'minio',
           cmd: bins.minio!,
-          args: ['server', '--quiet', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${consolePort}`, dir],
-          env: { MINIO_ROOT_USER: accessKey, MINIO_ROOT_PASSWORD: secretKey, MINIO_BROWSER: 'off', MINIO_UPDATE: 'off' },
+          args: [
+            'server',
+            '--quiet',
+            '--address',
+            `127.0.0.1:${port}`,
+            '--console-address',
+            `127.0.0.1:${consolePort}`,
+            dir,
+          ],
+          env: {
+            MINIO_ROOT_USER: accessKey,
+            MINIO_ROOT_PASSWORD: secretKey,
+            MINIO_BROWSER: 'off',
+            MINIO_UPDATE: 'off',
+          },
           check: async () => (await fetch(`http://127.0.0.1:${port}/minio/health/live`)).ok,
         }),
       );

@@ -56,7 +56,13 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
     },
   });
   const port = opts.freePorts ? await freePort() : cfg.PORT;
-  const env: Record<string, string> = { ...infra.env, ...opts.env, DATA_DIR: cfg.dataDir, PORT: String(port), HOST: cfg.HOST };
+  const env: Record<string, string> = {
+    ...infra.env,
+    ...opts.env,
+    DATA_DIR: cfg.dataDir,
+    PORT: String(port),
+    HOST: cfg.HOST,
+  };
   const processes: Supervised[] = [];
   let starting = true;
   let startupExit: string | undefined;
@@ -95,7 +101,11 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
     for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, 'worker');
     startProcess('edge', 'edge');
     const edgeUrl = `http://${cfg.HOST}:${port}`;
-    await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, { address: env.TEMPORAL_ADDRESS, namespace: cfg.TEMPORAL_NAMESPACE, taskQueue: env.TEMPORAL_TASK_QUEUE ?? cfg.TEMPORAL_TASK_QUEUE });
+    await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, {
+      address: env.TEMPORAL_ADDRESS,
+      namespace: cfg.TEMPORAL_NAMESPACE,
+      taskQueue: env.TEMPORAL_TASK_QUEUE ?? cfg.TEMPORAL_TASK_QUEUE,
+    });
     starting = false;
     return { edgeUrl, temporalUi: infra.temporalUi, storeMetricsUrl: infra.storeMetricsUrl, env, processes, stop };
   } catch (err) {
@@ -109,7 +119,12 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
  * worker polls (the longest part of a start) it asks Temporal itself, so the edge's access log
  * does not fill with the 503s of a start-up.
  */
-async function waitForReady(url: string, timeoutMs: number, failed: () => string | undefined, queue: { address: string; namespace: string; taskQueue: string }): Promise<void> {
+async function waitForReady(
+  url: string,
+  timeoutMs: number,
+  failed: () => string | undefined,
+  queue: { address: string; namespace: string; taskQueue: string },
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'the edge did not answer';
   const connection = await Connection.connect({ address: queue.address, connectTimeout: 5000 });
@@ -142,7 +157,11 @@ async function ready(url: string, missing: (why: string) => void): Promise<boole
     const res = await fetch(`${url}/health/ready`);
     if (res.status === 200) return true;
     const body = (await res.json().catch(() => ({}))) as { missing?: string[]; checks?: Record<string, string> };
-    missing(body.missing ? `missing ${body.missing.map((k) => `${k}: ${body.checks?.[k]}`).join('; ')}` : `HTTP ${res.status}`);
+    missing(
+      body.missing
+        ? `missing ${body.missing.map((k) => `${k}: ${body.checks?.[k]}`).join('; ')}`
+        : `HTTP ${res.status}`,
+    );
   } catch {
     missing('the edge did not answer');
   }

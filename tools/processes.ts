@@ -20,14 +20,21 @@ let checkedStamp = false;
  * The arguments to give `node` (process.execPath) to start that process: as said above, or from
  * `mode` when given (the start-up benchmark runs both).
  */
-export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' = process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources'): string[] {
+export function processArgs(
+  name: PlatformProcess,
+  mode: 'compiled' | 'sources' = process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources',
+): string[] {
   if (mode === 'compiled') {
     const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
-    if (!fs.existsSync(script)) throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
+    if (!fs.existsSync(script))
+      throw new Error(`PLATFORM_RUN=compiled: ${script} is missing (run npm run build first)`);
     if (!checkedStamp) {
       const root = fileURLToPath(new URL('..', import.meta.url));
       const built = fs.readFileSync(path.join(root, 'dist', STAMP_FILE), 'utf8').trim();
-      if (built !== sourceStamp(root)) throw new Error('PLATFORM_RUN=compiled: dist/ was built from other sources than these (run npm run build again)');
+      if (built !== sourceStamp(root))
+        throw new Error(
+          'PLATFORM_RUN=compiled: dist/ was built from other sources than these (run npm run build again)',
+        );
       checkedStamp = true;
     }
     return [script];

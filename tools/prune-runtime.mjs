@@ -21,20 +21,34 @@ const remove = (p) => {
 };
 
 // The SDK loads releases/<arch>-<vendor>-<os>-<abi>/index.node for the running platform.
-const TRIPLES = { 'x64-linux': 'x86_64-unknown-linux-gnu', 'arm64-linux': 'aarch64-unknown-linux-gnu', 'x64-darwin': 'x86_64-apple-darwin', 'arm64-darwin': 'aarch64-apple-darwin', 'x64-win32': 'x86_64-pc-windows-msvc' };
+const TRIPLES = {
+  'x64-linux': 'x86_64-unknown-linux-gnu',
+  'arm64-linux': 'aarch64-unknown-linux-gnu',
+  'x64-darwin': 'x86_64-apple-darwin',
+  'arm64-darwin': 'aarch64-apple-darwin',
+  'x64-win32': 'x86_64-pc-windows-msvc',
+};
 const bridge = path.join(modules, '@temporalio/core-bridge');
 const keep = TRIPLES[`${process.arch}-${process.platform}`];
 if (keep && fs.existsSync(path.join(bridge, 'releases', keep))) {
-  for (const triple of fs.readdirSync(path.join(bridge, 'releases'))) if (triple !== keep) remove(path.join(bridge, 'releases', triple));
-  for (const dir of ['sdk-core', 'src', 'bridge-macros', 'scripts', 'Cargo.toml', 'Cargo.lock']) remove(path.join(bridge, dir));
+  for (const triple of fs.readdirSync(path.join(bridge, 'releases')))
+    if (triple !== keep) remove(path.join(bridge, 'releases', triple));
+  for (const dir of ['sdk-core', 'src', 'bridge-macros', 'scripts', 'Cargo.toml', 'Cargo.lock'])
+    remove(path.join(bridge, dir));
 }
 
 const walk = (dir) => {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) walk(p);
-    else if (e.isFile() && (e.name.endsWith('.map') || e.name.endsWith('.d.ts') || e.name.endsWith('.d.mts') || e.name.endsWith('.d.cts'))) remove(p);
+    else if (
+      e.isFile() &&
+      (e.name.endsWith('.map') || e.name.endsWith('.d.ts') || e.name.endsWith('.d.mts') || e.name.endsWith('.d.cts'))
+    )
+      remove(p);
   }
 };
 walk(modules);
-process.stdout.write(`prune-runtime: ${(freed / 2 ** 20).toFixed(0)} MiB removed from ${modules} (kept ${keep ?? 'every'} Temporal native library)\n`);
+process.stdout.write(
+  `prune-runtime: ${(freed / 2 ** 20).toFixed(0)} MiB removed from ${modules} (kept ${keep ?? 'every'} Temporal native library)\n`,
+);

@@ -38,10 +38,22 @@ const PATCH_DIR = fileURLToPath(new URL('./patches/', import.meta.url));
 // proxy here refuses, so the module is downloaded and its command built from the module cache,
 // with the patches tools/patches/ferretdb-1.24.2-*.patch (each says why) applied in name order.
 const RECIPES: Record<'temporal' | 'ferretdb' | 'minio', Recipe> = {
-  temporal: { binary: 'temporal', version: 'v1.5.1', install: { goInstall: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' } },
-  ferretdb: { binary: 'ferretdb', version: 'v1.24.2', install: { module: 'github.com/FerretDB/FerretDB@v1.24.2', pkg: './cmd/ferretdb', patches: 'ferretdb-1.24.2-' } },
+  temporal: {
+    binary: 'temporal',
+    version: 'v1.5.1',
+    install: { goInstall: 'github.com/temporalio/cli/cmd/temporal@v1.5.1' },
+  },
+  ferretdb: {
+    binary: 'ferretdb',
+    version: 'v1.24.2',
+    install: { module: 'github.com/FerretDB/FerretDB@v1.24.2', pkg: './cmd/ferretdb', patches: 'ferretdb-1.24.2-' },
+  },
   // @latest resolved to this pseudo-version when the project was set up; pinned so builds repeat.
-  minio: { binary: 'minio', version: 'v0.0.0-20260212201848-7aac2a2c5b7c', install: { goInstall: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c' } },
+  minio: {
+    binary: 'minio',
+    version: 'v0.0.0-20260212201848-7aac2a2c5b7c',
+    install: { goInstall: 'github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c' },
+  },
 };
 
 function which(name: string): string | undefined {
@@ -72,13 +84,21 @@ export function findBinaries(): Binaries {
 function patchFiles(recipe: Recipe): string[] {
   const prefix = 'patches' in recipe.install ? recipe.install.patches : undefined;
   if (!prefix) return [];
-  return fs.readdirSync(PATCH_DIR).filter((f) => f.startsWith(prefix) && f.endsWith('.patch')).sort().map((f) => path.join(PATCH_DIR, f));
+  return fs
+    .readdirSync(PATCH_DIR)
+    .filter((f) => f.startsWith(prefix) && f.endsWith('.patch'))
+    .sort()
+    .map((f) => path.join(PATCH_DIR, f));
 }
 
 /** What a build is stamped with: the version and a digest of the patches applied to it. */
 function buildStamp(recipe: Recipe): string {
   const hash = createHash('sha256');
-  for (const file of patchFiles(recipe)) hash.update(`${path.basename(file)}\0`).update(fs.readFileSync(file)).update('\0');
+  for (const file of patchFiles(recipe))
+    hash
+      .update(`${path.basename(file)}\0`)
+      .update(fs.readFileSync(file))
+      .update('\0');
   return `${recipe.version} patches:${hash.digest('hex')}\n`;
 }
 
@@ -94,7 +114,11 @@ function isCurrent(binary: string, recipe: Recipe): boolean {
   }
 }
 
-function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; label: string }): Promise<void> {
+function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; label: string },
+): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     let tail = '';
@@ -140,14 +164,19 @@ async function build(recipe: Recipe): Promise<string> {
   fs.mkdirSync(dir, { recursive: true });
   const env = { ...process.env, GOBIN: dir, GOFLAGS: '-mod=mod', CGO_ENABLED: '0' };
   const patches = patchFiles(recipe);
-  const withPatches = patches.length ? ` with ${patches.length} patch${patches.length > 1 ? 'es' : ''} from ${path.relative(process.cwd(), PATCH_DIR) || PATCH_DIR}` : '';
-  process.stderr.write(`setup: building ${recipe.binary} ${recipe.version}${withPatches} with ${go} (first time only; can take minutes)\n`);
+  const withPatches = patches.length
+    ? ` with ${patches.length} patch${patches.length > 1 ? 'es' : ''} from ${path.relative(process.cwd(), PATCH_DIR) || PATCH_DIR}`
+    : '';
+  process.stderr.write(
+    `setup: building ${recipe.binary} ${recipe.version}${withPatches} with ${go} (first time only; can take minutes)\n`,
+  );
   if ('goInstall' in recipe.install) {
     await run(go, ['install', '-trimpath', recipe.install.goInstall], { env, label: recipe.binary });
   } else {
     const out = spawnSync(go, ['mod', 'download', '-json', recipe.install.module], { env, encoding: 'utf8' });
     const info = out.stdout ? (JSON.parse(out.stdout) as { Dir?: string; Error?: string }) : {};
-    if (out.status !== 0 || !info.Dir) throw new Error(`go mod download ${recipe.install.module} failed: ${info.Error ?? out.stderr}`);
+    if (out.status !== 0 || !info.Dir)
+      throw new Error(`go mod download ${recipe.install.module} failed: ${info.Error ?? out.stderr}`);
     // The module cache is read-only and FerretDB embeds build/version/version.txt, which its
     // release process generates: build from a writable copy with that file written.
     const work = fs.mkdtempSync(path.join(os.tmpdir(), `build-${recipe.binary}-`));
@@ -160,7 +189,12 @@ async function build(recipe: Recipe): Promise<string> {
       // git apply is all or nothing and refuses a patch whose context is not found; the ceiling
       // keeps it from treating an enclosing directory's repository as the tree to patch.
       const gitEnv = { ...process.env, GIT_CEILING_DIRECTORIES: path.dirname(work) };
-      for (const patch of patches) await run('git', ['apply', '--whitespace=nowarn', patch], { env: gitEnv, cwd: work, label: `${recipe.binary} patch` });
+      for (const patch of patches)
+        await run('git', ['apply', '--whitespace=nowarn', patch], {
+          env: gitEnv,
+          cwd: work,
+          label: `${recipe.binary} patch`,
+        });
       await run(go, ['build', '-trimpath', '-o', tmp, recipe.install.pkg], { env, cwd: work, label: recipe.binary });
       fs.renameSync(tmp, path.join(dir, recipe.binary));
       if (patches.length) {
@@ -188,12 +222,30 @@ const POCKETSPHINX = 'pocketsphinx==5.1.1';
  */
 export async function ensureSpeechEngine(): Promise<string> {
   const env = { ...process.env, PYTHONPATH: pythonDir() };
-  if (spawnSync('python3', ['-c', 'import pocketsphinx'], { env, stdio: 'ignore' }).status === 0) return 'pocketsphinx ok';
+  if (spawnSync('python3', ['-c', 'import pocketsphinx'], { env, stdio: 'ignore' }).status === 0)
+    return 'pocketsphinx ok';
   try {
-    await run('python3', ['-m', 'pip', 'install', '--disable-pip-version-check', '--no-input', '--quiet', '--root-user-action=ignore', '--target', pythonDir(), POCKETSPHINX], { env, label: 'pocketsphinx' });
+    await run(
+      'python3',
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--no-input',
+        '--quiet',
+        '--root-user-action=ignore',
+        '--target',
+        pythonDir(),
+        POCKETSPHINX,
+      ],
+      { env, label: 'pocketsphinx' },
+    );
     return 'pocketsphinx installed';
   } catch (err) {
-    process.stderr.write(`setup: could not install ${POCKETSPHINX} with pip (${(err as Error).message.split('\n')[0]}); /support/transcribe will answer "transcription engine not configured" until it is installed into ${pythonDir()}\n`);
+    process.stderr.write(
+      `setup: could not install ${POCKETSPHINX} with pip (${(err as Error).message.split('\n')[0]}); /support/transcribe will answer "transcription engine not configured" until it is installed into ${pythonDir()}\n`,
+    );
     return 'pocketsphinx MISSING (optional)';
   }
 }
@@ -204,12 +256,16 @@ export async function ensureSpeechEngine(): Promise<string> {
  * correct, but every lookup by _id scans its table.
  */
 async function rebuildFerretDB(mongo: NonNullable<Binaries['mongo']>): Promise<string> {
-  process.stderr.write(`setup: ${mongo.path} is not built with the patches in ${path.relative(process.cwd(), PATCH_DIR) || PATCH_DIR}; rebuilding\n`);
+  process.stderr.write(
+    `setup: ${mongo.path} is not built with the patches in ${path.relative(process.cwd(), PATCH_DIR) || PATCH_DIR}; rebuilding\n`,
+  );
   try {
     mongo.path = await build(RECIPES.ferretdb);
     return 'ferretdb rebuilt';
   } catch (err) {
-    process.stderr.write(`setup: could not rebuild ferretdb (${(err as Error).message.split('\n')[0]}); using ${mongo.path} unpatched: lookups by _id scan the collection\n`);
+    process.stderr.write(
+      `setup: could not rebuild ferretdb (${(err as Error).message.split('\n')[0]}); using ${mongo.path} unpatched: lookups by _id scan the collection\n`,
+    );
     return 'ferretdb UNPATCHED';
   }
 }

@@ -46,7 +46,11 @@ async function main() {
       `  Temporal UI  ${platform.temporalUi ?? `use the Web UI of the Temporal server at ${platform.env.TEMPORAL_ADDRESS}`}`,
       `  Admin key    ${cfg.PLATFORM_ADMIN_KEY ? 'the PLATFORM_ADMIN_KEY you set' : `${cfg.dataDir}/admin-key.txt`}`,
       // Test payments hand out tokens for free: whoever starts the platform must see that they are on.
-      ...(!cfg.STRIPE_SECRET_KEY && cfg.PAYMENTS_TEST_MODE ? ["  Payments     TEST MODE (PAYMENTS_TEST_MODE): Stripe's test payment methods such as pm_card_visa buy tokens for free"] : []),
+      ...(!cfg.STRIPE_SECRET_KEY && cfg.PAYMENTS_TEST_MODE
+        ? [
+            "  Payments     TEST MODE (PAYMENTS_TEST_MODE): Stripe's test payment methods such as pm_card_visa buy tokens for free",
+          ]
+        : []),
       '  Ctrl-C stops everything.',
       '',
     ].join('\n'),

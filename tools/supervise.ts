@@ -92,7 +92,9 @@ export function supervise(opts: SuperviseOptions): Supervised {
       opts.onGiveUp?.(reason);
       return;
     }
-    opts.log(`${opts.name} (pid ${which.pid}) exited (${why}) after ${(lasted / 1000).toFixed(1)} s; restarting in ${delay / 1000} s`);
+    opts.log(
+      `${opts.name} (pid ${which.pid}) exited (${why}) after ${(lasted / 1000).toFixed(1)} s; restarting in ${delay / 1000} s`,
+    );
     timer = setTimeout(() => {
       timer = undefined;
       if (!stopped) run(true);
@@ -122,12 +124,20 @@ export function supervise(opts: SuperviseOptions): Supervised {
 const SERVER_SHORT_RUNS = 4;
 
 /** Resolves once `check` says yes; fails when the process exits first or after timeoutMs. */
-export async function waitFor(what: string, check: () => Promise<boolean>, child: ChildProcess, logFile: string, timeoutMs = 90_000): Promise<void> {
+export async function waitFor(
+  what: string,
+  check: () => Promise<boolean>,
+  child: ChildProcess,
+  logFile: string,
+  timeoutMs = 90_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!running(child)) {
       const tail = fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').slice(-2000) : '';
-      throw new Error(`${what} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready. Log ${logFile}:\n${tail}`);
+      throw new Error(
+        `${what} exited (${child.signalCode ?? `code ${child.exitCode}`}) before it was ready. Log ${logFile}:\n${tail}`,
+      );
     }
     try {
       if (await check()) return;
@@ -152,7 +162,12 @@ export interface ServerSpec {
 }
 
 /** Starts a server under guard.sh and supervision; `ready` settles when its first run answers. */
-export function startServer(spec: ServerSpec, logDir: string, log: (line: string) => void, onGiveUp: (reason: string) => void): { server: Supervised; ready: Promise<void> } {
+export function startServer(
+  spec: ServerSpec,
+  logDir: string,
+  log: (line: string) => void,
+  onGiveUp: (reason: string) => void,
+): { server: Supervised; ready: Promise<void> } {
   fs.mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${spec.file}.log`);
   const server = supervise({

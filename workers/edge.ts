@@ -36,10 +36,19 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   listener.server.headersTimeout = 66_000;
   if (!opts.quiet) {
     logger.info({ url: listener.url }, `listening on ${listener.url}`);
-    if (bootstrap.source === 'generated') logger.info({ file: bootstrap.file }, `generated the system-admin API key into ${bootstrap.file} (mode 0600)`);
-    else if (bootstrap.source === 'file') logger.info({ file: bootstrap.file }, `system-admin API key is in ${bootstrap.file}`);
-    if (!cfg.STRIPE_SECRET_KEY && cfg.PAYMENTS_TEST_MODE) logger.warn("payments in test mode (PAYMENTS_TEST_MODE): Stripe's test payment methods such as pm_card_visa buy tokens for free")
-    if (configKey.source === 'generated') logger.info({ file: configKey.file }, `generated the key provider secrets are encrypted with into ${configKey.file} (mode 0600)`);
+    if (bootstrap.source === 'generated')
+      logger.info({ file: bootstrap.file }, `generated the system-admin API key into ${bootstrap.file} (mode 0600)`);
+    else if (bootstrap.source === 'file')
+      logger.info({ file: bootstrap.file }, `system-admin API key is in ${bootstrap.file}`);
+    if (!cfg.STRIPE_SECRET_KEY && cfg.PAYMENTS_TEST_MODE)
+      logger.warn(
+        "payments in test mode (PAYMENTS_TEST_MODE): Stripe's test payment methods such as pm_card_visa buy tokens for free",
+      );
+    if (configKey.source === 'generated')
+      logger.info(
+        { file: configKey.file },
+        `generated the key provider secrets are encrypted with into ${configKey.file} (mode 0600)`,
+      );
   }
   return {
     url: listener.url,

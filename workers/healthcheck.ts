@@ -24,7 +24,8 @@ async function main(): Promise<string> {
   if (res.status !== 200) throw new Error(`edge: /health answered ${res.status} ${text}`);
   // the platform's own answer, not whatever else might listen on that port
   const body = JSON.parse(text) as { status?: string; checks?: Record<string, string> };
-  if (body.status !== 'ok' || !body.checks?.temporal) throw new Error(`edge: /health answered 200 without the platform's checks: ${text.slice(0, 200)}`);
+  if (body.status !== 'ok' || !body.checks?.temporal)
+    throw new Error(`edge: /health answered 200 without the platform's checks: ${text.slice(0, 200)}`);
   return 'edge: /health answered 200';
 }
 

@@ -95,7 +95,10 @@ export function wirePlatform(): void {
   registerUserData('gifts', giftsUserData);
   registerUserData('billing', billingUserData);
   registerUserData('events', eventsUserData);
-  registerUserData(LAST_PART, { export: exportIdentity, erase: (scope) => finishIdentityErasure(scope, scope.tombstone) });
+  registerUserData(LAST_PART, {
+    export: exportIdentity,
+    erase: (scope) => finishIdentityErasure(scope, scope.tombstone),
+  });
   // --- privacy: the export and erasure runs ---
   configurePrivacy({ runs: privacyRuns });
   // --- loyalty: what a reversal tells the component that earned the points ---

@@ -14,7 +14,8 @@ export async function registerSearchAttributes(connection: Connection, namespace
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing: Record<string, number> = {};
   for (const key of SEARCH_ATTRIBUTES) {
-    if (!existing.customAttributes?.[key.name]) missing[key.name] = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
+    if (!existing.customAttributes?.[key.name])
+      missing[key.name] = temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;
   }
   if (!Object.keys(missing).length) return;
   try {

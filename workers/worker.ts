@@ -4,7 +4,14 @@
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Worker, Runtime, makeTelemetryFilterString, type LogLevel } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  NativeConnection,
+  Worker,
+  Runtime,
+  makeTelemetryFilterString,
+  type LogLevel,
+} from '@temporalio/worker';
 import { config, type Config } from '../activities/core/config.ts';
 import { createLogger, type Logger } from '../activities/core/logger.ts';
 import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
@@ -53,12 +60,16 @@ export async function createWorker() {
  * (dist/workflow-bundle.js, interceptors included): no bundling at start. From the sources, the SDK
  * bundles workflows/index.ts at start (a few seconds), so an edited workflow runs at once.
  */
-export function workflowCode(): { workflowBundle: { codePath: string } } | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
-  if (builtHere) return { workflowBundle: { codePath: fileURLToPath(new URL(`../${WORKFLOW_BUNDLE}`, import.meta.url)) } };
+export function workflowCode():
+  { workflowBundle: { codePath: string } } | { workflowsPath: string; interceptors: { workflowModules: string[] } } {
+  if (builtHere)
+    return { workflowBundle: { codePath: fileURLToPath(new URL(`../${WORKFLOW_BUNDLE}`, import.meta.url)) } };
   return {
     workflowsPath: fileURLToPath(new URL(WORKFLOW_SOURCES.workflowsPath, import.meta.url)),
     // heartbeat timeouts for long activities: a killed worker's activity moves on within 20 s
-    interceptors: { workflowModules: WORKFLOW_SOURCES.interceptorModules.map((m) => fileURLToPath(new URL(m, import.meta.url))) },
+    interceptors: {
+      workflowModules: WORKFLOW_SOURCES.interceptorModules.map((m) => fileURLToPath(new URL(m, import.meta.url))),
+    },
   };
 }
 
@@ -79,7 +90,13 @@ function isClientFailureLog(meta: Record<string, unknown> | undefined): boolean 
   return false;
 }
 
-const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' };
+const PINO_LEVEL: Record<LogLevel, 'trace' | 'debug' | 'info' | 'warn' | 'error'> = {
+  TRACE: 'trace',
+  DEBUG: 'debug',
+  INFO: 'info',
+  WARN: 'warn',
+  ERROR: 'error',
+};
 
 /**
  * The SDK's runtime, once per process: its log (activity and workflow failures, with workflowId,
@@ -149,9 +166,13 @@ async function main() {
   const cfg = config();
   const log = createLogger('worker', cfg.LOG_LEVEL);
   const metrics = installRuntime(cfg, log);
-  if (metrics) log.info({ metrics: `http://${metrics}/metrics` }, `Temporal worker metrics on http://${metrics}/metrics`);
+  if (metrics)
+    log.info({ metrics: `http://${metrics}/metrics` }, `Temporal worker metrics on http://${metrics}/metrics`);
   const { worker, connection } = await createWorker();
-  log.info({ task_queue: cfg.TEMPORAL_TASK_QUEUE, temporal: cfg.TEMPORAL_ADDRESS }, `polling task queue ${cfg.TEMPORAL_TASK_QUEUE} on ${cfg.TEMPORAL_ADDRESS}`);
+  log.info(
+    { task_queue: cfg.TEMPORAL_TASK_QUEUE, temporal: cfg.TEMPORAL_ADDRESS },
+    `polling task queue ${cfg.TEMPORAL_TASK_QUEUE} on ${cfg.TEMPORAL_ADDRESS}`,
+  );
   const heartbeat = cfg.WORKER_HEARTBEAT_FILE ? startHeartbeat(cfg.WORKER_HEARTBEAT_FILE, worker, log) : undefined;
   try {
     await worker.run(); // returns after SIGINT/SIGTERM, once in-flight tasks are done

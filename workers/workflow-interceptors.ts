@@ -8,7 +8,12 @@
  * gets HEARTBEAT_TIMEOUT_MS; the worker heartbeats for each running activity (activity-wrapper.ts),
  * so a dead worker's activity is retried elsewhere within that time.
  */
-import type { ActivityInput, Next, WorkflowInterceptorsFactory, WorkflowOutboundCallsInterceptor } from '@temporalio/workflow';
+import type {
+  ActivityInput,
+  Next,
+  WorkflowInterceptorsFactory,
+  WorkflowOutboundCallsInterceptor,
+} from '@temporalio/workflow';
 import { msOptionalToNumber } from '@temporalio/common/lib/time.js';
 
 export const HEARTBEAT_TIMEOUT_MS = 20_000;
@@ -17,7 +22,8 @@ class HeartbeatTimeouts implements WorkflowOutboundCallsInterceptor {
   scheduleActivity(input: ActivityInput, next: Next<WorkflowOutboundCallsInterceptor, 'scheduleActivity'>) {
     const { options } = input;
     const limit = msOptionalToNumber(options.startToCloseTimeout) ?? msOptionalToNumber(options.scheduleToCloseTimeout);
-    if (options.heartbeatTimeout !== undefined || (limit !== undefined && limit <= HEARTBEAT_TIMEOUT_MS)) return next(input);
+    if (options.heartbeatTimeout !== undefined || (limit !== undefined && limit <= HEARTBEAT_TIMEOUT_MS))
+      return next(input);
     return next({ ...input, options: { ...options, heartbeatTimeout: HEARTBEAT_TIMEOUT_MS } });
   }
 }

@@ -5,8 +5,14 @@ import type { SupportAnswer } from '../activities/support/index.ts';
 import { INTERACTIVE } from './retry.ts';
 import { orDiscard } from './uploads.ts';
 
-const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', retry: INTERACTIVE });
-const { transcribeStoredAudio } = proxyActivities<typeof activities>({ startToCloseTimeout: '5 minutes', retry: INTERACTIVE });
+const { requireConversation, answerQuestion, discardUpload } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '1 minute',
+  retry: INTERACTIVE,
+});
+const { transcribeStoredAudio } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '5 minutes',
+  retry: INTERACTIVE,
+});
 
 export interface AudioQaInput {
   upload: StoredUpload;
@@ -49,6 +55,11 @@ export async function audioQaWorkflow(input: AudioQaInput): Promise<AudioQaResul
     file_path: input.upload.original_path,
     duration: transcript.duration,
     qa_response,
-    metadata: { engine: transcript.engine, format: transcript.format, transcription_ms: transcript.ms, workflow_id: workflowInfo().workflowId },
+    metadata: {
+      engine: transcript.engine,
+      format: transcript.format,
+      transcription_ms: transcript.ms,
+      workflow_id: workflowInfo().workflowId,
+    },
   };
 }

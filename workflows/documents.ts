@@ -10,7 +10,9 @@ import { orDiscard, uploadContext } from './uploads.ts';
 // may take minutes, and one that fails the same way twice will not read a third time. A refused
 // file (4xx, e.g. a PDF over the reader's limits) is not retried (workers/activity-wrapper.ts); a
 // full PDF reader (503) is, twice within ~1.5 s, then the client gets the 503 and its Retry-After.
-const { processStoredDocument, thumbnailStoredFile, discardUpload, storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
+const { processStoredDocument, thumbnailStoredFile, discardUpload, storeNormalizedResponse } = proxyLocalActivities<
+  typeof activities
+>({
   startToCloseTimeout: '3 minutes',
   retry: { ...INTERACTIVE, maximumAttempts: 3 },
 });

@@ -9,7 +9,9 @@ import { orDiscard, uploadContext } from './uploads.ts';
 // task instead of travelling through the task queue, which cut process_image's p50 from ~176 ms
 // to ~54 ms in the bench. Results and failures are still recorded in the history (markers in the
 // Web UI) and retried; a step that outlives the workflow task timeout keeps it alive.
-const { processStoredImage, convertStoredHeic, discardUpload, storeNormalizedResponse } = proxyLocalActivities<typeof activities>({
+const { processStoredImage, convertStoredHeic, discardUpload, storeNormalizedResponse } = proxyLocalActivities<
+  typeof activities
+>({
   startToCloseTimeout: '2 minutes',
   retry: INTERACTIVE,
 });
@@ -43,7 +45,10 @@ export async function processImageWorkflow(input: ProcessImageInput): Promise<Pr
     organization_id: upload.organization_id,
     source: 'image',
     message: normalized_response,
-    metadata: { ...metadata, data: { original_path: processed.original_path, thumbnail_path: processed.thumbnail_path, metadata: m } },
+    metadata: {
+      ...metadata,
+      data: { original_path: processed.original_path, thumbnail_path: processed.thumbnail_path, metadata: m },
+    },
   });
   return {
     success: true,
@@ -55,6 +60,8 @@ export async function processImageWorkflow(input: ProcessImageInput): Promise<Pr
 }
 
 /** `heic:<media_id>`: HEIC/HEIF → full-size upright JPEG stored beside the original. */
-export async function convertHeicWorkflow(input: { upload: StoredUpload }): Promise<{ jpeg_path: string; metadata: ImageMetadata }> {
+export async function convertHeicWorkflow(input: {
+  upload: StoredUpload;
+}): Promise<{ jpeg_path: string; metadata: ImageMetadata }> {
   return orDiscard(discardUpload, input.upload, () => convertStoredHeic(input.upload));
 }

@@ -1,14 +1,34 @@
-import { ApplicationFailure, allHandlersFinished, condition, defineUpdate, patched, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  defineUpdate,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities.ts';
-import type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from '../activities/gifts/index.ts';
+import type {
+  FulfilAnswer,
+  RedemptionInput,
+  RedemptionState,
+  ReviewCheck,
+  Settlement,
+} from '../activities/gifts/index.ts';
 import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants.ts';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { BACKGROUND, INTERACTIVE } from './retry.ts';
 
 export type { RedemptionInput, RedemptionState };
 
-const { reserveRedemption } = proxyActivities<typeof activities>({ startToCloseTimeout: '15 seconds', retry: INTERACTIVE });
-const { settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
+const { reserveRedemption } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '15 seconds',
+  retry: INTERACTIVE,
+});
+const { settleRedemption, releaseRedemption, closeUnreserved, reviewRedemption, settleReviewed } = proxyActivities<
+  typeof activities
+>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
 
 /** Answers once the points are held (the redemption is recorded); fails with the run when they could not be. */
 export const reservedUpdate = defineUpdate<RedemptionState>('reserved');
@@ -84,7 +104,8 @@ async function askProvider(input: RedemptionInput, transaction_id: string | null
   });
   try {
     const answer = await checkRedemption(input, transaction_id);
-    if (answer.state === 'processing') return { state: 'unconfirmed', transaction_id: answer.transaction_id, reason: 'it still answers PROCESSING' };
+    if (answer.state === 'processing')
+      return { state: 'unconfirmed', transaction_id: answer.transaction_id, reason: 'it still answers PROCESSING' };
     return answer;
   } catch {
     return { state: 'unconfirmed', transaction_id, reason: 'it could not be asked' };
@@ -105,14 +126,23 @@ async function fulfil(input: RedemptionInput): Promise<FulfilAnswer | Unknown> {
   const retry = { ...BACKGROUND, maximumAttempts: input.limits?.attempts ?? BACKGROUND.maximumAttempts };
   // The order may wait on the provider; a short heartbeat timeout moves it to another worker soon
   // after its worker dies, and the retry finds the first order by its customIdentifier.
-  const { fulfilRedemption, checkRedemption } = proxyActivities<typeof activities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '5 seconds', retry });
+  const { fulfilRedemption, checkRedemption } = proxyActivities<typeof activities>({
+    startToCloseTimeout: '1 minute',
+    heartbeatTimeout: '5 seconds',
+    retry,
+  });
   let transaction_id: string | null = null;
   try {
     let answer = await fulfilRedemption(input);
     const started = Date.now();
     for (let n = 0; answer.state === 'processing'; n += 1) {
       transaction_id = answer.transaction_id;
-      if (Date.now() - started > limit) return { state: 'unknown', transaction_id, reason: `The provider has not confirmed the delivery within ${span(limit)}; it may still deliver` };
+      if (Date.now() - started > limit)
+        return {
+          state: 'unknown',
+          transaction_id,
+          reason: `The provider has not confirmed the delivery within ${span(limit)}; it may still deliver`,
+        };
       await sleep(pollDelay(n, Date.now() - started));
       answer = await checkRedemption(input, answer.transaction_id);
     }
@@ -121,7 +151,9 @@ async function fulfil(input: RedemptionInput): Promise<FulfilAnswer | Unknown> {
     return {
       state: 'unknown',
       transaction_id,
-      reason: transaction_id ? "The provider's status checks kept failing; the order may still be delivered" : 'The order could not be confirmed with the gift provider; it may have reached it',
+      reason: transaction_id
+        ? "The provider's status checks kept failing; the order may still be delivered"
+        : 'The order could not be confirmed with the gift provider; it may have reached it',
     };
   }
 }
@@ -191,8 +223,16 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
     {
       validator: (req) => {
         const taken = decision?.outcome ?? claim;
-        if (taken && taken !== req.outcome) refuse(409, `Redemption ${input.redemption_id} ${decision ? 'was already settled' : 'is being settled'} as ${taken}`);
-        if (!taken && status !== 'needs_review') refuse(409, `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`);
+        if (taken && taken !== req.outcome)
+          refuse(
+            409,
+            `Redemption ${input.redemption_id} ${decision ? 'was already settled' : 'is being settled'} as ${taken}`,
+          );
+        if (!taken && status !== 'needs_review')
+          refuse(
+            409,
+            `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`,
+          );
       },
     },
   );
@@ -220,7 +260,11 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
     await condition(allHandlersFinished);
     return settled;
   }
-  const final = await untilDone(() => (answer.state === 'delivered' ? settleRedemption(input, answer) : releaseRedemption(input, answer as Exclude<FulfilAnswer, { state: 'delivered' | 'processing' | 'unknown' }>)));
+  const final = await untilDone(() =>
+    answer.state === 'delivered'
+      ? settleRedemption(input, answer)
+      : releaseRedemption(input, answer as Exclude<FulfilAnswer, { state: 'delivered' | 'processing' | 'unknown' }>),
+  );
   status = final.status;
   await condition(allHandlersFinished);
   return final;

@@ -3,7 +3,10 @@ import type * as activities from '../activities/workflow-activities.ts';
 import { PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 
-const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });
+const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: INTERACTIVE,
+});
 
 export interface ReferralInput {
   organization_id: string;
@@ -40,8 +43,20 @@ export async function referralWorkflow(input: ReferralInput): Promise<ReferralRe
     });
   }
   // Also on `existing`: completes a referral whose earlier run stopped between its steps.
-  await creditReferral({ organization_id: input.organization_id, referral_id: referral.referral_id, user_id: referral.referrer_user_id, side: 'referrer', points: referral.referrer_points });
-  await creditReferral({ organization_id: input.organization_id, referral_id: referral.referral_id, user_id: referral.referred_user_id, side: 'referred', points: referral.referred_points });
+  await creditReferral({
+    organization_id: input.organization_id,
+    referral_id: referral.referral_id,
+    user_id: referral.referrer_user_id,
+    side: 'referrer',
+    points: referral.referrer_points,
+  });
+  await creditReferral({
+    organization_id: input.organization_id,
+    referral_id: referral.referral_id,
+    user_id: referral.referred_user_id,
+    side: 'referred',
+    points: referral.referred_points,
+  });
   await completeReferral(referral.referral_id);
   return {
     success: true,

@@ -8,10 +8,20 @@ import type { RetryPolicy } from '@temporalio/common';
  */
 
 /** A step the caller waits for over HTTP: a few quick attempts, then the caller gets the error. */
-export const INTERACTIVE: RetryPolicy = { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '10 s', maximumAttempts: 8 };
+export const INTERACTIVE: RetryPolicy = {
+  initialInterval: '500 ms',
+  backoffCoefficient: 2,
+  maximumInterval: '10 s',
+  maximumAttempts: 8,
+};
 
 /** A step nobody waits for over HTTP: keep trying for several minutes before giving up. */
-export const BACKGROUND: RetryPolicy = { initialInterval: '1 s', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 };
+export const BACKGROUND: RetryPolicy = {
+  initialInterval: '1 s',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 20,
+};
 
 /** A step that must not run twice (metered, or bounded by its own budget). */
 export const ONCE: RetryPolicy = { maximumAttempts: 1 };

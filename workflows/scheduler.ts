@@ -9,7 +9,10 @@ const MAX_ATTEMPTS = 8;
 // A local activity: the run's one step executes in the worker holding the workflow task instead
 // of travelling through the task queue again, which is what bounds how many due events a second
 // the platform starts on time (docs/benchmarks.md). Retries and their backoff are the same.
-const { runScheduledEvent } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: { ...BACKGROUND, maximumAttempts: MAX_ATTEMPTS } });
+const { runScheduledEvent } = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { ...BACKGROUND, maximumAttempts: MAX_ATTEMPTS },
+});
 
 /** Started by the Schedule `event:<event id>` (on time, or at once by "execute now"). */
 export async function scheduledEventWorkflow(input: { event_id: string; organization_id: string }) {

@@ -10,7 +10,11 @@ export const REQUEST_ID = defineSearchAttributeKey('RequestId', SearchAttributeT
 export const SEARCH_ATTRIBUTES = [ORGANIZATION_ID, USER_ID, COMPONENT, REQUEST_ID] as const;
 
 /** The attributes a platform workflow is started with. */
-export const platformSearchAttributes = (organization_id: string, user_id: string, component: string): SearchAttributePair[] => [
+export const platformSearchAttributes = (
+  organization_id: string,
+  user_id: string,
+  component: string,
+): SearchAttributePair[] => [
   { key: ORGANIZATION_ID, value: organization_id },
   { key: USER_ID, value: user_id },
   { key: COMPONENT, value: component },

@@ -1,4 +1,16 @@
-import { ApplicationFailure, CancellationScope, allHandlersFinished, condition, defineQuery, defineUpdate, log, patched, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  allHandlersFinished,
+  condition,
+  defineQuery,
+  defineUpdate,
+  log,
+  patched,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type * as activities from '../activities/workflow-activities.ts';
 import type { StoredUpload } from '../activities/images/index.ts';
 import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/index.ts';
@@ -7,10 +19,14 @@ import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 
 // Local activities: the caller waits over HTTP for the first answer (see workflows/images.ts).
-const { readReceipt, analyseScan, mirrorScan, discardUpload, recordScanStarted, dropScanPlaceholder } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });
+const { readReceipt, analyseScan, mirrorScan, discardUpload, recordScanStarted, dropScanPlaceholder } =
+  proxyLocalActivities<typeof activities>({ startToCloseTimeout: '2 minutes', retry: INTERACTIVE });
 // The credit is the scan's whole point and is idempotent (one ledger operation per scan): a busy
 // ledger gets more attempts (about two and a half minutes) before the scan fails.
-const { creditScan } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: { ...INTERACTIVE, maximumAttempts: 20 } });
+const { creditScan } = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { ...INTERACTIVE, maximumAttempts: 20 },
+});
 
 export interface ScanInput {
   scan_id: string;
@@ -68,8 +84,13 @@ const round3 = (n: number) => Math.round(n * 1000) / 1000;
 
 /** The points of the approved products, and what the scan credits under the organization's cap. */
 function earned(s: State): { approved: number; credited: number } {
-  const approved = s.products.filter((p) => p.validation_status === 'approved' || p.validation_status === 'auto_approved').reduce((a, p) => a + p.points, 0);
-  return { approved, credited: s.max_points_per_scan === undefined ? approved : Math.min(approved, s.max_points_per_scan) };
+  const approved = s.products
+    .filter((p) => p.validation_status === 'approved' || p.validation_status === 'auto_approved')
+    .reduce((a, p) => a + p.points, 0);
+  return {
+    approved,
+    credited: s.max_points_per_scan === undefined ? approved : Math.min(approved, s.max_points_per_scan),
+  };
 }
 
 function viewOf(input: ScanInput, s: State) {
@@ -104,7 +125,15 @@ function viewOf(input: ScanInput, s: State) {
     flags: s.flags,
     duplicate_of: s.duplicate_of,
     rejection_reason: s.rejection_reason,
-    receipt: s.read ? { merchant: s.read.receipt.merchant, date: s.read.receipt.date, total: s.read.receipt.total, items_total: s.read.receipt.items_total, lines_read: s.read.receipt.items.length } : null,
+    receipt: s.read
+      ? {
+          merchant: s.read.receipt.merchant,
+          date: s.read.receipt.date,
+          total: s.read.receipt.total,
+          items_total: s.read.receipt.items_total,
+          lines_read: s.read.receipt.items.length,
+        }
+      : null,
     unmatched_lines: s.unmatched_lines,
     ocr: s.read ? { engine: s.read.ocr.engine, confidence: s.read.ocr.confidence } : null,
     timings: s.timings,
@@ -116,7 +145,12 @@ function viewOf(input: ScanInput, s: State) {
 }
 
 function refuse(message: string): never {
-  throw ApplicationFailure.create({ type: PLATFORM_FAILURE_TYPE, message, nonRetryable: true, details: [{ status: 400, field: 'validations' }] });
+  throw ApplicationFailure.create({
+    type: PLATFORM_FAILURE_TYPE,
+    message,
+    nonRetryable: true,
+    details: [{ status: 400, field: 'validations' }],
+  });
 }
 
 /**
@@ -182,18 +216,22 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
       }
       s.updated_at = at;
       // The answer shows the outcome: when nothing is pending any more, wait for the credit.
-      await condition(() => s.status !== 'pending_validation' || s.products.some((p) => p.validation_status === 'pending'));
+      await condition(
+        () => s.status !== 'pending_validation' || s.products.some((p) => p.validation_status === 'pending'),
+      );
       return view();
     },
     {
       validator: ({ validations }) => {
-        if (s.status !== 'pending_validation') refuse(`Scan ${input.scan_id} is ${s.status}; there is nothing to validate`);
+        if (s.status !== 'pending_validation')
+          refuse(`Scan ${input.scan_id} is ${s.status}; there is nothing to validate`);
         if (!validations.length) refuse('validations: at least one product is required');
         const seen = new Set<string>();
         for (const v of validations) {
           const p = s.products.find((x) => x.id === v.product_id);
           if (!p) refuse(`Product ${v.product_id} is not part of scan ${input.scan_id}`);
-          if (p.validation_status !== 'pending') refuse(`Product ${v.product_id} is not pending validation (${p.validation_status})`);
+          if (p.validation_status !== 'pending')
+            refuse(`Product ${v.product_id} is not pending validation (${p.validation_status})`);
           if (seen.has(v.product_id)) refuse(`Product ${v.product_id} appears twice in validations`);
           seen.add(v.product_id);
         }
@@ -217,7 +255,14 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
       receipt: read.receipt,
       threshold: input.threshold,
     });
-    Object.assign(s, { venue_match: analysis.venue_match, products: analysis.products, unmatched_lines: analysis.unmatched_lines, flags: analysis.flags, duplicate_of: analysis.duplicate_of, max_points_per_scan: analysis.max_points_per_scan });
+    Object.assign(s, {
+      venue_match: analysis.venue_match,
+      products: analysis.products,
+      unmatched_lines: analysis.unmatched_lines,
+      flags: analysis.flags,
+      duplicate_of: analysis.duplicate_of,
+      max_points_per_scan: analysis.max_points_per_scan,
+    });
     s.timings = { image_ms: read.image_ms, ocr_ms: read.ocr.ms, matching_ms: analysis.matching_ms };
   } catch (err) {
     await forget(); // before `processed` answers: the client then never lists the failed scan
@@ -248,7 +293,10 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
         s.expires_at = new Date(Date.now() + input.deadline_hours * 3_600_000).toISOString();
         s.updated_at = now();
         await mirrorScan(view());
-        const decided = await condition(() => !s.products.some((p) => p.validation_status === 'pending'), input.deadline_hours * 3_600_000);
+        const decided = await condition(
+          () => !s.products.some((p) => p.validation_status === 'pending'),
+          input.deadline_hours * 3_600_000,
+        );
         if (!decided) {
           await reject(`Validation deadline passed (${input.deadline_hours} h) with products still pending`);
         }
@@ -256,7 +304,13 @@ export async function ticketScanWorkflow(input: ScanInput): Promise<ScanView> {
       if (s.status !== 'rejected') {
         const points = earned(s).credited;
         if (points > 0) {
-          const credited = await creditScan({ organization_id: input.organization_id, user_id: input.user_id, scan_id: input.scan_id, points, source: input.source });
+          const credited = await creditScan({
+            organization_id: input.organization_id,
+            user_id: input.user_id,
+            scan_id: input.scan_id,
+            points,
+            source: input.source,
+          });
           s.points_processed = true;
           s.points_processed_at = credited.processed_at;
           s.status = 'completed';

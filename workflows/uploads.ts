@@ -4,7 +4,11 @@ import type { StoredUpload } from '../activities/images/index.ts';
 import { isClientFailure } from './failures.ts';
 
 /** Runs the stage, dropping the stored upload when the client's file is refused. */
-export async function orDiscard<T>(discard: (path: string) => Promise<void>, upload: StoredUpload, stage: () => Promise<T>): Promise<T> {
+export async function orDiscard<T>(
+  discard: (path: string) => Promise<void>,
+  upload: StoredUpload,
+  stage: () => Promise<T>,
+): Promise<T> {
   try {
     return await stage();
   } catch (err) {
@@ -14,7 +18,10 @@ export async function orDiscard<T>(discard: (path: string) => Promise<void>, upl
 }
 
 /** The metadata every normalized response of an uploaded file carries. */
-export function uploadContext(upload: StoredUpload, input: { idp_id: string; session_id: string; conversation_id: string }) {
+export function uploadContext(
+  upload: StoredUpload,
+  input: { idp_id: string; session_id: string; conversation_id: string },
+) {
   return {
     media_id: upload.media_id,
     workflow_id: workflowInfo().workflowId,

@@ -2,10 +2,11 @@ import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/work
 import type * as activities from '../activities/workflow-activities.ts';
 import { PERSISTENT } from './retry.ts';
 
-const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns, takeErasurePlace } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '10 minutes',
-  retry: PERSISTENT,
-});
+const { beginUserErasure, eraseUserPart, finishUserErasure, stopUserRuns, purgeUserRuns, takeErasurePlace } =
+  proxyActivities<typeof activities>({
+    startToCloseTimeout: '10 minutes',
+    retry: PERSISTENT,
+  });
 
 const PATCH_PLACES = 'erasure-places';
 /** About 50 minutes of waiting per run, some 2,000 history events. */

@@ -2,7 +2,9 @@ import { ApplicationFailure, proxyActivities, sleep } from '@temporalio/workflow
 import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 
-const { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport } = proxyActivities<typeof activities>({
+const { beginUserExport, exportUserPart, packUserExport, failUserExport, expireUserExport } = proxyActivities<
+  typeof activities
+>({
   startToCloseTimeout: '10 minutes',
   retry: BACKGROUND,
 });
@@ -26,7 +28,10 @@ export async function userExportWorkflow(input: UserExportInput): Promise<void> 
     for (const part of parts) await exportUserPart({ export_id: input.export_id, part });
     await packUserExport({ export_id: input.export_id, parts, ttl_ms: input.ttl_ms });
   } catch (err) {
-    const message = err instanceof ApplicationFailure || err instanceof Error ? (err.cause as Error | undefined)?.message ?? err.message : String(err);
+    const message =
+      err instanceof ApplicationFailure || err instanceof Error
+        ? ((err.cause as Error | undefined)?.message ?? err.message)
+        : String(err);
     await failUserExport({ export_id: input.export_id, parts, error: message });
     return;
   }

@@ -8,7 +8,10 @@ import { BACKGROUND } from './retry.ts';
 // Its own failures (the store down) are retried by Temporal; a worker killed mid-attempt loses
 // the workflow task, which another worker runs again, attempt included. The receiver's answers
 // are the workflow's to schedule.
-const { attemptDelivery } = proxyLocalActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: BACKGROUND });
+const { attemptDelivery } = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: BACKGROUND,
+});
 
 /** A manual retry: an attempt now instead of at the scheduled time. */
 export const retryNowSignal = defineSignal('retryNow');

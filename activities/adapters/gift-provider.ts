@@ -78,7 +78,11 @@ function sandboxRule(o: GiftOrder): SandboxTransaction['rule'] {
   return 'deliver';
 }
 
-export function sandboxProvider(opts: { transactions: SandboxTransactions; secret: string; now?: () => number }): GiftProvider {
+export function sandboxProvider(opts: {
+  transactions: SandboxTransactions;
+  secret: string;
+  now?: () => number;
+}): GiftProvider {
   const now = opts.now ?? Date.now;
   const digest = (id: string) => createHmac('sha256', opts.secret).update(`sandbox-gift:${id}`).digest();
   // 16 digits in groups of four, the same for every read of the order.
@@ -87,9 +91,20 @@ export function sandboxProvider(opts: { transactions: SandboxTransactions; secre
       .join('')
       .replace(/(\d{4})(?=\d)/g, '$1-');
   const outcome = (tx: SandboxTransaction): Fulfilment => {
-    if (tx.rule === 'refuse') return { state: 'refused', transaction_id: tx.transaction_id, reason: 'The operator refused the top-up: the number cannot receive recharges (sandbox rule: numbers ending in 0000)' };
-    if (tx.rule === 'delay' && now() - tx.created_at.getTime() < SANDBOX_PROCESSING_MS) return { state: 'processing', transaction_id: tx.transaction_id };
-    return { state: 'delivered', transaction_id: tx.transaction_id, pin: tx.kind === 'electronic_pins' ? pinOf(tx.custom_identifier) : null };
+    if (tx.rule === 'refuse')
+      return {
+        state: 'refused',
+        transaction_id: tx.transaction_id,
+        reason:
+          'The operator refused the top-up: the number cannot receive recharges (sandbox rule: numbers ending in 0000)',
+      };
+    if (tx.rule === 'delay' && now() - tx.created_at.getTime() < SANDBOX_PROCESSING_MS)
+      return { state: 'processing', transaction_id: tx.transaction_id };
+    return {
+      state: 'delivered',
+      transaction_id: tx.transaction_id,
+      pin: tx.kind === 'electronic_pins' ? pinOf(tx.custom_identifier) : null,
+    };
   };
   return {
     name: 'sandbox',
@@ -133,17 +148,32 @@ interface ProviderTx {
   pinCode?: string;
 }
 
-const PATHS: Record<GiftKind, string> = { 'mobile_top-ups': '/topups', electronic_pins: '/orders', service_payments: '/pay' };
+const PATHS: Record<GiftKind, string> = {
+  'mobile_top-ups': '/topups',
+  electronic_pins: '/orders',
+  service_payments: '/pay',
+};
 const FINAL_OK = new Set(['SUCCESSFUL', 'SUCCESS', 'COMPLETED', 'DELIVERED']);
 const FINAL_FAILED = new Set(['FAILED', 'REFUNDED', 'CANCELLED', 'CANCELED', 'REJECTED', 'DECLINED']);
 const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim().slice(0, 300) : null);
 
 /** Body of an order; numbers are sent in the provider's local currency of the gift. */
 function orderBody(o: GiftOrder): Record<string, unknown> {
-  const common = { customIdentifier: o.custom_identifier, countryCode: o.country, amount: o.amount, useLocalAmount: true };
-  if (o.kind === 'mobile_top-ups') return { ...common, operatorName: o.product, recipientPhone: { countryCode: o.country, number: o.phone_number } };
+  const common = {
+    customIdentifier: o.custom_identifier,
+    countryCode: o.country,
+    amount: o.amount,
+    useLocalAmount: true,
+  };
+  if (o.kind === 'mobile_top-ups')
+    return { ...common, operatorName: o.product, recipientPhone: { countryCode: o.country, number: o.phone_number } };
   if (o.kind === 'electronic_pins') return { ...common, productName: o.product, quantity: 1, unitPrice: o.amount };
-  return { ...common, billerName: o.product, subscriberAccountNumber: o.account_reference, referenceId: o.custom_identifier };
+  return {
+    ...common,
+    billerName: o.product,
+    subscriberAccountNumber: o.account_reference,
+    referenceId: o.custom_identifier,
+  };
 }
 
 export function httpProvider(s: HttpProviderSettings): GiftProvider {
@@ -157,7 +187,12 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       res = await fetch(s.auth_url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ client_id: s.client_id, client_secret: s.client_secret, grant_type: 'client_credentials', audience: base }),
+        body: JSON.stringify({
+          client_id: s.client_id,
+          client_secret: s.client_secret,
+          grant_type: 'client_credentials',
+          audience: base,
+        }),
         signal: AbortSignal.timeout(timeout),
       });
     } catch (err) {
@@ -178,7 +213,11 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       try {
         res = await fetch(`${base}${path}`, {
           method,
-          headers: { authorization: `Bearer ${bearer}`, accept: 'application/json', ...(body ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            authorization: `Bearer ${bearer}`,
+            accept: 'application/json',
+            ...(body ? { 'content-type': 'application/json' } : {}),
+          },
           body: body ? JSON.stringify(body) : undefined,
           signal: AbortSignal.timeout(timeout),
         });
@@ -190,13 +229,17 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
         token = undefined; // revoked or expired early: one new token, then the answer stands
         continue;
       }
-      if (res.status >= 500 || res.status === 401 || res.status === 429) throw unavailable(`${method} ${path} answered HTTP ${res.status}`);
+      if (res.status >= 500 || res.status === 401 || res.status === 429)
+        throw unavailable(`${method} ${path} answered HTTP ${res.status}`);
       return { status: res.status, json };
     }
   }
 
   async function lookup(custom_identifier: string): Promise<ProviderTx | null> {
-    const { status, json } = await request('GET', `/transactions?customIdentifier=${encodeURIComponent(custom_identifier)}`);
+    const { status, json } = await request(
+      'GET',
+      `/transactions?customIdentifier=${encodeURIComponent(custom_identifier)}`,
+    );
     if (status === 404) return null;
     if (status >= 400) throw unavailable(`transaction lookup answered HTTP ${status}`);
     const list: ProviderTx[] = Array.isArray(json) ? json : (json?.content ?? []);
@@ -207,13 +250,19 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
     const transaction_id = String(tx.transactionId ?? tx.id ?? '');
     if (!transaction_id) throw unavailable('an answer without a transaction id');
     const status = String(tx.status ?? '').toUpperCase();
-    if (FINAL_FAILED.has(status)) return { state: 'refused', transaction_id, reason: text(tx.errorMessage) ?? text(tx.message) ?? `The provider answered ${status}` };
+    if (FINAL_FAILED.has(status))
+      return {
+        state: 'refused',
+        transaction_id,
+        reason: text(tx.errorMessage) ?? text(tx.message) ?? `The provider answered ${status}`,
+      };
     if (!FINAL_OK.has(status)) return { state: 'processing', transaction_id };
     if (o.kind !== 'electronic_pins') return { state: 'delivered', transaction_id, pin: null };
     let pin = text(tx.pinCode);
     if (!pin) {
       const cards = await request('GET', `/orders/transactions/${encodeURIComponent(transaction_id)}/cards`);
-      if (cards.status >= 400) throw unavailable(`the PIN of transaction ${transaction_id} answered HTTP ${cards.status}`);
+      if (cards.status >= 400)
+        throw unavailable(`the PIN of transaction ${transaction_id} answered HTTP ${cards.status}`);
       pin = text((Array.isArray(cards.json) ? cards.json[0] : cards.json)?.pinCode);
       if (!pin) throw unavailable(`transaction ${transaction_id} has no PIN yet`);
     }
@@ -234,7 +283,12 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
         if (!first) throw unavailable(`a duplicate answer for ${o.custom_identifier} but no such transaction`);
         return fulfilment(o, first);
       }
-      if (status >= 400) return { state: 'refused', transaction_id: null, reason: text(json?.message) ?? text(json?.errorMessage) ?? `The provider refused the order (HTTP ${status})` };
+      if (status >= 400)
+        return {
+          state: 'refused',
+          transaction_id: null,
+          reason: text(json?.message) ?? text(json?.errorMessage) ?? `The provider refused the order (HTTP ${status})`,
+        };
       return fulfilment(o, json ?? {});
     },
     async check(o, transaction_id) {

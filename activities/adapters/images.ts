@@ -35,7 +35,11 @@ const corrupt = (why: string) => new PlatformError(422, `file: corrupt or unread
 function checkPixels(width: number, height: number, limits: ImageLimits): void {
   if (!width || !height) throw corrupt('no dimensions');
   if (width * height > limits.maxPixels) {
-    throw new PlatformError(422, `file: image is ${width}x${height} pixels, more than the ${Math.round(limits.maxPixels / 1e6)} megapixel limit`, 'file');
+    throw new PlatformError(
+      422,
+      `file: image is ${width}x${height} pixels, more than the ${Math.round(limits.maxPixels / 1e6)} megapixel limit`,
+      'file',
+    );
   }
 }
 
@@ -107,7 +111,14 @@ async function open(buf: Buffer, limits: ImageLimits): Promise<{ pipeline: sharp
     const { raw, width, height } = await decodeHeif(buf, limits);
     return {
       pipeline: sharp(raw, { raw: { width, height, channels: 4 } }),
-      info: { mime: kind.mime, format: kind.format, width, height, size_bytes: buf.length, engine: 'heic-decode+sharp' },
+      info: {
+        mime: kind.mime,
+        format: kind.format,
+        width,
+        height,
+        size_bytes: buf.length,
+        engine: 'heic-decode+sharp',
+      },
     };
   }
   let meta: sharp.Metadata;
@@ -122,7 +133,15 @@ async function open(buf: Buffer, limits: ImageLimits): Promise<{ pipeline: sharp
   const height = swap ? meta.width! : meta.height!;
   return {
     pipeline: sharp(buf, { limitInputPixels: limits.maxPixels, failOn: 'truncated' }).rotate(),
-    info: { mime: kind.mime, format: kind.format, width, height, size_bytes: buf.length, orientation: meta.orientation, engine: 'sharp' },
+    info: {
+      mime: kind.mime,
+      format: kind.format,
+      width,
+      height,
+      size_bytes: buf.length,
+      orientation: meta.orientation,
+      engine: 'sharp',
+    },
   };
 }
 
@@ -149,7 +168,11 @@ export async function thumbnailOf(buf: Buffer, limits: ImageLimits): Promise<{ i
 }
 
 /** Full-size JPEG of a HEIC/HEIF image (upright). */
-export async function heicToJpeg(buf: Buffer, limits: ImageLimits, quality = 90): Promise<{ info: ImageInfo; jpeg: Buffer }> {
+export async function heicToJpeg(
+  buf: Buffer,
+  limits: ImageLimits,
+  quality = 90,
+): Promise<{ info: ImageInfo; jpeg: Buffer }> {
   if (!buf.length) throw new PlatformError(422, 'file: the uploaded file is empty', 'file');
   const kind = sniff(buf);
   if (!isHeif(kind)) throw new PlatformError(400, `Unsupported file type: ${kind.mime} (expected HEIC/HEIF)`, 'file');
@@ -173,11 +196,27 @@ export function humanSize(bytes: number): string {
 const OCR_MAX_SIDE = 2000;
 
 /** A thumbnail plus an upright grayscale PNG for OCR, from one decode. */
-export async function receiptImages(buf: Buffer, limits: ImageLimits): Promise<{ info: ImageInfo; thumbnail: Buffer; page: Buffer }> {
+export async function receiptImages(
+  buf: Buffer,
+  limits: ImageLimits,
+): Promise<{ info: ImageInfo; thumbnail: Buffer; page: Buffer }> {
   const { pipeline, info } = await open(buf, limits);
   const [thumbnail, page] = await Promise.all([
-    render(pipeline.clone().resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true }).flatten({ background: '#ffffff' }).jpeg({ quality: 80 })),
-    render(pipeline.clone().resize(OCR_MAX_SIDE, OCR_MAX_SIDE, { fit: 'inside', withoutEnlargement: true }).flatten({ background: '#ffffff' }).grayscale().png({ compressionLevel: 1 })),
+    render(
+      pipeline
+        .clone()
+        .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality: 80 }),
+    ),
+    render(
+      pipeline
+        .clone()
+        .resize(OCR_MAX_SIDE, OCR_MAX_SIDE, { fit: 'inside', withoutEnlargement: true })
+        .flatten({ background: '#ffffff' })
+        .grayscale()
+        .png({ compressionLevel: 1 }),
+    ),
   ]);
   return { info, thumbnail, page };
 }

@@ -35,7 +35,13 @@ export const outboxDir = () => path.join(config().dataDir, 'outbox');
 const OUTBOX_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.eml$/;
 
 /** The outbox file of a Message-ID: its letters and digits, so one message has one file. */
-export const outboxFileName = (messageId: string) => `${messageId.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 150) || 'message'}.eml`;
+export const outboxFileName = (messageId: string) =>
+  `${
+    messageId
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .slice(0, 150) || 'message'
+  }.eml`;
 
 /** How files written before the name was fixed end (`<time>-<this>`): a message's older file is found by its name too. */
 const legacySuffix = (messageId: string) => `-${messageId.replace(/[^A-Za-z0-9]+/g, '_').slice(1, 60)}.eml`;
@@ -74,12 +80,15 @@ async function outboxNames(): Promise<string[]> {
  * for a message recorded before names were recorded, by its Message-ID in the file's name (never
  * by reading the files). Answers how many were still there, so a repeat removes nothing.
  */
-export async function removeOutboxFiles(messages: Array<{ message_id: string; outbox_file?: string | null }>): Promise<number> {
+export async function removeOutboxFiles(
+  messages: Array<{ message_id: string; outbox_file?: string | null }>,
+): Promise<number> {
   if (!messages.length) return 0;
   const names = new Set<string>();
   const legacy: string[] = [];
   for (const m of messages) {
-    if (m.outbox_file && OUTBOX_NAME.test(m.outbox_file) && path.basename(m.outbox_file) === m.outbox_file) names.add(m.outbox_file);
+    if (m.outbox_file && OUTBOX_NAME.test(m.outbox_file) && path.basename(m.outbox_file) === m.outbox_file)
+      names.add(m.outbox_file);
     else {
       names.add(outboxFileName(m.message_id));
       legacy.push(legacySuffix(m.message_id));

@@ -53,26 +53,46 @@ async function withTesseract(image: Buffer): Promise<OcrResult> {
   });
   queue = run.catch(() => undefined);
   const { data } = await run;
-  return { text: data.text, confidence: data.confidence / 100, engine: 'tesseract.js', ms: Math.round(performance.now() - started) };
+  return {
+    text: data.text,
+    confidence: data.confidence / 100,
+    engine: 'tesseract.js',
+    ms: Math.round(performance.now() - started),
+  };
 }
 
 async function withVisionModel(image: Buffer): Promise<OcrResult> {
   const cfg = config();
-  if (!cfg.OPENAI_API_KEY && !cfg.OPENAI_BASE_URL) throw new PlatformError(500, 'OCR_ENGINE=openai needs OPENAI_BASE_URL and/or OPENAI_API_KEY');
+  if (!cfg.OPENAI_API_KEY && !cfg.OPENAI_BASE_URL)
+    throw new PlatformError(500, 'OCR_ENGINE=openai needs OPENAI_BASE_URL and/or OPENAI_API_KEY');
   const started = performance.now();
-  const client = new OpenAI({ apiKey: cfg.OPENAI_API_KEY ?? 'not-needed', baseURL: cfg.OPENAI_BASE_URL, timeout: 60_000, maxRetries: 2 });
+  const client = new OpenAI({
+    apiKey: cfg.OPENAI_API_KEY ?? 'not-needed',
+    baseURL: cfg.OPENAI_BASE_URL,
+    timeout: 60_000,
+    maxRetries: 2,
+  });
   const res = await client.chat.completions.create({
     model: cfg.OCR_MODEL,
     temperature: 0,
     messages: [
       { role: 'system', content: VISION_INSTRUCTIONS },
-      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }] },
+      {
+        role: 'user',
+        content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }],
+      },
     ],
   });
-  return { text: res.choices[0]?.message?.content ?? '', confidence: null, engine: `openai:${cfg.OCR_MODEL}`, ms: Math.round(performance.now() - started) };
+  return {
+    text: res.choices[0]?.message?.content ?? '',
+    confidence: null,
+    engine: `openai:${cfg.OCR_MODEL}`,
+    ms: Math.round(performance.now() - started),
+  };
 }
 
-const VISION_INSTRUCTIONS = 'You transcribe receipts and documents. Answer with the text of the image only, line by line, keeping each item and its price on one line. No commentary.';
+const VISION_INSTRUCTIONS =
+  'You transcribe receipts and documents. Answer with the text of the image only, line by line, keeping each item and its price on one line. No commentary.';
 
 /**
  * `image`: an upright page (PNG or JPEG), e.g. from receiptImages(). With a caller's vision model
@@ -83,7 +103,13 @@ export async function recognize(image: Buffer, vision?: VisionModel): Promise<Oc
   if (vision) {
     const started = performance.now();
     const out = await vision.read(image, VISION_INSTRUCTIONS);
-    if (out) return { text: out.value, confidence: null, engine: `llm:${out.model}`, ms: Math.round(performance.now() - started) };
+    if (out)
+      return {
+        text: out.value,
+        confidence: null,
+        engine: `llm:${out.model}`,
+        ms: Math.round(performance.now() - started),
+      };
     return withTesseract(image);
   }
   return config().OCR_ENGINE === 'openai' ? withVisionModel(image) : withTesseract(image);

@@ -19,7 +19,13 @@ export function isDocx(buf: Buffer): boolean {
   }
 }
 
-const unescape = (s: string) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+const unescape = (s: string) =>
+  s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 
 export interface DocxInfo {
   text: string;
@@ -34,7 +40,8 @@ export function readDocx(buf: Buffer): DocxInfo {
     parts = unzipSync(buf, {
       filter: (f) => {
         if (!PARTS.has(f.name)) return false;
-        if (f.originalSize > MAX_PART_BYTES) throw new PlatformError(422, `file: ${f.name} would inflate to ${f.originalSize} bytes (zip bomb?)`, 'file');
+        if (f.originalSize > MAX_PART_BYTES)
+          throw new PlatformError(422, `file: ${f.name} would inflate to ${f.originalSize} bytes (zip bomb?)`, 'file');
         return true;
       },
     });
@@ -43,7 +50,8 @@ export function readDocx(buf: Buffer): DocxInfo {
     throw new PlatformError(422, `file: corrupt DOCX (${(err as Error).message})`, 'file');
   }
   for (const [name, data] of Object.entries(parts)) {
-    if (data.length > MAX_PART_BYTES) throw new PlatformError(422, `file: ${name} inflates beyond ${MAX_PART_BYTES} bytes (zip bomb?)`, 'file');
+    if (data.length > MAX_PART_BYTES)
+      throw new PlatformError(422, `file: ${name} inflates beyond ${MAX_PART_BYTES} bytes (zip bomb?)`, 'file');
   }
   const xml = Buffer.from(parts['word/document.xml'] ?? new Uint8Array()).toString('utf8');
   const text = unescape(

@@ -26,9 +26,18 @@ const SANDBOX: Record<string, Omit<ChargeResult, 'provider' | 'payment_intent_id
   pm_card_chargeDeclinedInsufficientFunds: { status: 'declined', reason: 'Your card has insufficient funds.' },
   tok_chargeDeclinedInsufficientFunds: { status: 'declined', reason: 'Your card has insufficient funds.' },
   pm_card_chargeDeclinedExpiredCard: { status: 'declined', reason: 'Your card has expired.' },
-  pm_card_authenticationRequired: { status: 'requires_action', reason: 'This payment requires authentication (3-D Secure).' },
-  pm_card_threeDSecure2Required: { status: 'requires_action', reason: 'This payment requires authentication (3-D Secure).' },
-  tok_threeDSecure2Required: { status: 'requires_action', reason: 'This payment requires authentication (3-D Secure).' },
+  pm_card_authenticationRequired: {
+    status: 'requires_action',
+    reason: 'This payment requires authentication (3-D Secure).',
+  },
+  pm_card_threeDSecure2Required: {
+    status: 'requires_action',
+    reason: 'This payment requires authentication (3-D Secure).',
+  },
+  tok_threeDSecure2Required: {
+    status: 'requires_action',
+    reason: 'This payment requires authentication (3-D Secure).',
+  },
 };
 
 /**
@@ -52,14 +61,28 @@ export class PaymentsNotConfigured extends PlatformError {
 
 let stripeClient: Stripe | undefined;
 export function stripe(): Stripe {
-  stripeClient ??= new Stripe(config().STRIPE_SECRET_KEY ?? 'sk_test_webhooks_only', { maxNetworkRetries: 2, timeout: 30_000 });
+  stripeClient ??= new Stripe(config().STRIPE_SECRET_KEY ?? 'sk_test_webhooks_only', {
+    maxNetworkRetries: 2,
+    timeout: 30_000,
+  });
   return stripeClient;
 }
 
-export async function charge(input: { transaction_id: string; amount: number; currency: string; token: string; metadata: Record<string, string> }): Promise<ChargeResult> {
+export async function charge(input: {
+  transaction_id: string;
+  amount: number;
+  currency: string;
+  token: string;
+  metadata: Record<string, string>;
+}): Promise<ChargeResult> {
   if (paymentProvider() === 'sandbox') {
     const outcome = SANDBOX[input.token];
-    if (!outcome) throw new PlatformError(422, `payment_method.token: not a sandbox test payment method (use pm_card_visa, pm_card_chargeDeclined or pm_card_authenticationRequired)`, 'payment_method.token');
+    if (!outcome)
+      throw new PlatformError(
+        422,
+        `payment_method.token: not a sandbox test payment method (use pm_card_visa, pm_card_chargeDeclined or pm_card_authenticationRequired)`,
+        'payment_method.token',
+      );
     return { provider: 'sandbox', payment_intent_id: `pi_sandbox_${input.transaction_id}`, ...outcome };
   }
   try {
@@ -74,11 +97,29 @@ export async function charge(input: { transaction_id: string; amount: number; cu
       },
       { idempotencyKey: input.transaction_id },
     );
-    if (intent.status === 'succeeded') return { provider: 'stripe', status: 'succeeded', payment_intent_id: intent.id, reason: null };
-    if (intent.status === 'requires_action') return { provider: 'stripe', status: 'requires_action', payment_intent_id: intent.id, reason: 'This payment requires authentication (3-D Secure).' };
-    return { provider: 'stripe', status: 'declined', payment_intent_id: intent.id, reason: intent.last_payment_error?.message ?? `payment ${intent.status}` };
+    if (intent.status === 'succeeded')
+      return { provider: 'stripe', status: 'succeeded', payment_intent_id: intent.id, reason: null };
+    if (intent.status === 'requires_action')
+      return {
+        provider: 'stripe',
+        status: 'requires_action',
+        payment_intent_id: intent.id,
+        reason: 'This payment requires authentication (3-D Secure).',
+      };
+    return {
+      provider: 'stripe',
+      status: 'declined',
+      payment_intent_id: intent.id,
+      reason: intent.last_payment_error?.message ?? `payment ${intent.status}`,
+    };
   } catch (err) {
-    if (err instanceof Stripe.errors.StripeCardError) return { provider: 'stripe', status: 'declined', payment_intent_id: err.payment_intent?.id ?? '', reason: err.message };
+    if (err instanceof Stripe.errors.StripeCardError)
+      return {
+        provider: 'stripe',
+        status: 'declined',
+        payment_intent_id: err.payment_intent?.id ?? '',
+        reason: err.message,
+      };
     throw err;
   }
 }

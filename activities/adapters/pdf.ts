@@ -35,10 +35,19 @@ async function open(buf: Buffer): Promise<PdfDoc> {
     // warns and draws the rest) instead of being inflated in full: a 400 KB PDF can hold a
     // 20,000 × 20,000 image of zeros, ~5 GB and 20 s of this process (pdfjs runs in-thread here).
     const maxImageSize = Math.floor(config().MAX_IMAGE_MEGAPIXELS * 1_000_000);
-    return await pdfjs.getDocument({ data: new Uint8Array(buf), isEvalSupported: false, disableFontFace: true, useSystemFonts: false, verbosity: 0, stopAtErrors: false, maxImageSize }).promise;
+    return await pdfjs.getDocument({
+      data: new Uint8Array(buf),
+      isEvalSupported: false,
+      disableFontFace: true,
+      useSystemFonts: false,
+      verbosity: 0,
+      stopAtErrors: false,
+      maxImageSize,
+    }).promise;
   } catch (err) {
     const name = (err as Error).name;
-    if (name === 'PasswordException') throw new PlatformError(422, 'file: the PDF is encrypted (password protected)', 'file');
+    if (name === 'PasswordException')
+      throw new PlatformError(422, 'file: the PDF is encrypted (password protected)', 'file');
     throw new PlatformError(422, `file: corrupt or unreadable PDF (${(err as Error).message})`, 'file');
   }
 }
@@ -76,7 +85,13 @@ export async function readPdf(pdf: PdfDoc): Promise<PdfInfo> {
     chars += text.length;
     page.cleanup();
   }
-  return { pages: pdf.numPages, title: str(info.Title), author: str(info.Author), text: texts.join('\n\n').slice(0, MAX_TEXT_CHARS), pagesWithoutText };
+  return {
+    pages: pdf.numPages,
+    title: str(info.Title),
+    author: str(info.Author),
+    text: texts.join('\n\n').slice(0, MAX_TEXT_CHARS),
+    pagesWithoutText,
+  };
 }
 
 /** Page `n` as an image whose longest side is `side` px (white background). */
@@ -89,7 +104,8 @@ export async function renderPage(pdf: PdfDoc, n: number, side: number, type: 'jp
   const ctx = canvas.getContext('2d');
   ctx.fillStyle = '#ffffff';
   ctx.fillRect(0, 0, canvas.width, canvas.height);
-  await page.render({ canvasContext: ctx as unknown as Parameters<typeof page.render>[0]["canvasContext"], viewport }).promise;
+  await page.render({ canvasContext: ctx as unknown as Parameters<typeof page.render>[0]['canvasContext'], viewport })
+    .promise;
   page.cleanup();
   return type === 'jpeg' ? canvas.toBuffer('image/jpeg', 80) : canvas.toBuffer('image/png');
 }
@@ -118,7 +134,8 @@ export async function runPdfJob(buf: Buffer, job: PdfJob): Promise<PdfJobResult>
     const thumbnail = await renderPage(pdf, 1, job.thumbnail);
     const ocrPages: Buffer[] = [];
     if (info && job.ocr && words(info.text) < 5) {
-      for (const n of info.pagesWithoutText.slice(0, job.ocr.pages)) ocrPages.push(await renderPage(pdf, n, job.ocr.side, 'png'));
+      for (const n of info.pagesWithoutText.slice(0, job.ocr.pages))
+        ocrPages.push(await renderPage(pdf, n, job.ocr.side, 'png'));
     }
     return { info, thumbnail, ocrPages };
   });
@@ -180,7 +197,9 @@ export const PDF_JOBS_PER_OWNER = 2;
 const BUSY_RETRY_AFTER_S = 5;
 
 const busy = (why: string) =>
-  new PlatformError(503, `The PDF reader is busy (${why}); send the PDF again in ${BUSY_RETRY_AFTER_S} s`, undefined, { 'Retry-After': String(BUSY_RETRY_AFTER_S) });
+  new PlatformError(503, `The PDF reader is busy (${why}); send the PDF again in ${BUSY_RETRY_AFTER_S} s`, undefined, {
+    'Retry-After': String(BUSY_RETRY_AFTER_S),
+  });
 
 interface Pending {
   id: number;
@@ -193,7 +212,8 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-type Reply = { id: number; result?: PdfJobResult; error?: { status?: number; message: string; field?: string } } | { ready: true };
+type Reply =
+  { id: number; result?: PdfJobResult; error?: { status?: number; message: string; field?: string } } | { ready: true };
 
 const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
@@ -237,7 +257,9 @@ class PdfReader {
       if (signal?.aborted) return reject(abortReason(signal));
       const left = deadline === undefined ? Infinity : deadline - Date.now();
       if (left <= 0) return reject(deadlineError());
-      const mine = this.queue.filter((p) => p.owner === owner).length + [...this.readers].filter((r) => r.current?.owner === owner).length;
+      const mine =
+        this.queue.filter((p) => p.owner === owner).length +
+        [...this.readers].filter((r) => r.current?.owner === owner).length;
       if (mine >= PDF_JOBS_PER_OWNER) return reject(busy(`${mine} PDFs of this user are being read or waiting`));
       let deadlineTimer: NodeJS.Timeout | undefined;
       const onAbort = () => this.abandon(pending, abortReason(signal!));
@@ -314,8 +336,14 @@ class PdfReader {
       const job = reader.current;
       if (!job || job.id !== reply.id) return;
       this.stop(reader);
-      if (reply.result) job.resolve({ info: reply.result.info, thumbnail: u8(reply.result.thumbnail), ocrPages: reply.result.ocrPages.map(u8) });
-      else if (reply.error?.status) job.reject(new PlatformError(reply.error.status, reply.error.message, reply.error.field));
+      if (reply.result)
+        job.resolve({
+          info: reply.result.info,
+          thumbnail: u8(reply.result.thumbnail),
+          ocrPages: reply.result.ocrPages.map(u8),
+        });
+      else if (reply.error?.status)
+        job.reject(new PlatformError(reply.error.status, reply.error.message, reply.error.field));
       else job.reject(new Error(reply.error?.message ?? 'PDF reader failed'));
       this.pump();
     });
@@ -327,7 +355,14 @@ class PdfReader {
       this.stop(reader);
       if (job && ready) {
         // It died on this file: the file's fault (memory cap, time limit).
-        job.reject(err ?? new PlatformError(422, `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`, 'file'));
+        job.reject(
+          err ??
+            new PlatformError(
+              422,
+              `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`,
+              'file',
+            ),
+        );
         this.pump();
       } else if (!ready) {
         // It never started: the worker's trouble, not a file's; the activities retry, and the
@@ -371,7 +406,7 @@ class PdfReader {
   /** Gives waiting jobs to free children (starting one if there is room), oldest first, one per owner. */
   private pump(): void {
     const reading = new Set([...this.readers].flatMap((r) => (r.current ? [r.current.owner] : [])));
-    for (let i = 0; i < this.queue.length; ) {
+    for (let i = 0; i < this.queue.length;) {
       const next = this.queue[i];
       if (reading.has(next.owner)) {
         i += 1; // its owner's other PDF is being read: the next owner's goes first

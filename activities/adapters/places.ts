@@ -90,7 +90,9 @@ async function google(v: VenueQuery): Promise<Place | null> {
     phone: str(p.nationalPhoneNumber),
     website: str(p.websiteUri),
     maps_url: str(p.googleMapsUri),
-    opening_hours: Array.isArray(p.regularOpeningHours?.weekdayDescriptions) ? p.regularOpeningHours.weekdayDescriptions.map(String) : null,
+    opening_hours: Array.isArray(p.regularOpeningHours?.weekdayDescriptions)
+      ? p.regularOpeningHours.weekdayDescriptions.map(String)
+      : null,
     category: str(p.primaryType),
   };
 }
@@ -106,7 +108,9 @@ async function osm(v: VenueQuery): Promise<Place | null> {
     viewbox: `${v.longitude - d},${v.latitude + d},${v.longitude + d},${v.latitude - d}`,
   });
   // Nominatim's usage policy asks for an identifying User-Agent.
-  const body = await fetchJson(`${base}/search?${params}`, { headers: { 'user-agent': 'loyalty-assistant-platform/0.1 (venue details)', accept: 'application/json' } });
+  const body = await fetchJson(`${base}/search?${params}`, {
+    headers: { 'user-agent': 'loyalty-assistant-platform/0.1 (venue details)', accept: 'application/json' },
+  });
   const p = Array.isArray(body) ? body[0] : undefined;
   if (!p) return null;
   const tags = p.extratags ?? {};
@@ -132,7 +136,11 @@ export async function placesFor(v: VenueQuery, cache: PlacesCache): Promise<Plac
   const source = cfg.PLACES_PROVIDER;
   if (source === 'none') return { places: null, places_source: 'none' };
   const cached = await cache.get(v.id);
-  if (cached && cached.source === source && Date.now() - cached.fetched_at.getTime() < cfg.PLACES_CACHE_HOURS * 3_600_000) {
+  if (
+    cached &&
+    cached.source === source &&
+    Date.now() - cached.fetched_at.getTime() < cfg.PLACES_CACHE_HOURS * 3_600_000
+  ) {
     return { places: cached.place, places_source: source, places_cached_at: cached.fetched_at.toISOString() };
   }
   try {
@@ -141,7 +149,13 @@ export async function placesFor(v: VenueQuery, cache: PlacesCache): Promise<Plac
     await cache.put(v.id, { source, place, fetched_at });
     return { places: place, places_source: source, places_cached_at: fetched_at.toISOString() };
   } catch (err) {
-    if (cached) return { places: cached.place, places_source: source, places_cached_at: cached.fetched_at.toISOString(), places_error: (err as Error).message };
+    if (cached)
+      return {
+        places: cached.place,
+        places_source: source,
+        places_cached_at: cached.fetched_at.toISOString(),
+        places_error: (err as Error).message,
+      };
     return { places: null, places_source: source, places_error: (err as Error).message };
   }
 }

@@ -25,12 +25,20 @@ const HEIF_BRANDS: Record<string, Sniffed> = {
 };
 
 export function sniff(buf: Uint8Array): Sniffed {
-  if (buf.length >= 3 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff) return { mime: 'image/jpeg', format: 'jpeg' };
+  if (buf.length >= 3 && buf[0] === 0xff && buf[1] === 0xd8 && buf[2] === 0xff)
+    return { mime: 'image/jpeg', format: 'jpeg' };
   if (buf.length >= 8 && ascii(buf, 1, 4) === 'PNG' && buf[0] === 0x89) return { mime: 'image/png', format: 'png' };
-  if (buf.length >= 6 && (ascii(buf, 0, 6) === 'GIF87a' || ascii(buf, 0, 6) === 'GIF89a')) return { mime: 'image/gif', format: 'gif' };
-  if (buf.length >= 12 && ascii(buf, 0, 4) === 'RIFF' && ascii(buf, 8, 12) === 'WEBP') return { mime: 'image/webp', format: 'webp' };
-  if (buf.length >= 12 && ascii(buf, 0, 4) === 'RIFF' && ascii(buf, 8, 12) === 'WAVE') return { mime: 'audio/wav', format: 'wav' };
-  if (buf.length >= 4 && ((buf[0] === 0x49 && buf[1] === 0x49 && buf[2] === 0x2a && buf[3] === 0) || (buf[0] === 0x4d && buf[1] === 0x4d && buf[2] === 0 && buf[3] === 0x2a)))
+  if (buf.length >= 6 && (ascii(buf, 0, 6) === 'GIF87a' || ascii(buf, 0, 6) === 'GIF89a'))
+    return { mime: 'image/gif', format: 'gif' };
+  if (buf.length >= 12 && ascii(buf, 0, 4) === 'RIFF' && ascii(buf, 8, 12) === 'WEBP')
+    return { mime: 'image/webp', format: 'webp' };
+  if (buf.length >= 12 && ascii(buf, 0, 4) === 'RIFF' && ascii(buf, 8, 12) === 'WAVE')
+    return { mime: 'audio/wav', format: 'wav' };
+  if (
+    buf.length >= 4 &&
+    ((buf[0] === 0x49 && buf[1] === 0x49 && buf[2] === 0x2a && buf[3] === 0) ||
+      (buf[0] === 0x4d && buf[1] === 0x4d && buf[2] === 0 && buf[3] === 0x2a))
+  )
     return { mime: 'image/tiff', format: 'tiff' };
   if (buf.length >= 2 && ascii(buf, 0, 2) === 'BM') return { mime: 'image/bmp', format: 'bmp' };
   if (buf.length >= 12 && ascii(buf, 4, 8) === 'ftyp') {
@@ -46,19 +54,26 @@ export function sniff(buf: Uint8Array): Sniffed {
       return HEIF_BRANDS[major];
     }
     if (['M4A ', 'M4B '].includes(major)) return { mime: 'audio/mp4', format: 'm4a' };
-    if (major.startsWith('qt') || major.startsWith('mp4') || major.startsWith('iso')) return { mime: 'video/mp4', format: 'mp4' };
+    if (major.startsWith('qt') || major.startsWith('mp4') || major.startsWith('iso'))
+      return { mime: 'video/mp4', format: 'mp4' };
   }
   if (buf.length >= 5 && ascii(buf, 0, 5) === '%PDF-') return { mime: 'application/pdf', format: 'pdf' };
-  if (buf.length >= 4 && buf[0] === 0x50 && buf[1] === 0x4b && buf[2] === 3 && buf[3] === 4) return { mime: 'application/zip', format: 'zip' };
+  if (buf.length >= 4 && buf[0] === 0x50 && buf[1] === 0x4b && buf[2] === 3 && buf[3] === 4)
+    return { mime: 'application/zip', format: 'zip' };
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'OggS') return { mime: 'audio/ogg', format: 'ogg' };
   if (buf.length >= 10 && ascii(buf, 0, 3) === 'ID3') return afterId3(buf);
-  if (buf.length >= 4 && buf[0] === 0x1a && buf[1] === 0x45 && buf[2] === 0xdf && buf[3] === 0xa3) return { mime: 'video/webm', format: 'webm' };
+  if (buf.length >= 4 && buf[0] === 0x1a && buf[1] === 0x45 && buf[2] === 0xdf && buf[3] === 0xa3)
+    return { mime: 'video/webm', format: 'webm' };
   if (buf.length >= 4 && ascii(buf, 0, 4) === 'fLaC') return { mime: 'audio/flac', format: 'flac' };
   // MPEG audio frame (an MP3 without ID3 tag) and ADTS AAC: 11 sync bits, then layer / profile bits.
   if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xf6) === 0xf0) return { mime: 'audio/aac', format: 'aac' };
-  if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xe0) === 0xe0 && (buf[1] & 0x06) !== 0) return { mime: 'audio/mpeg', format: 'mp3' };
-  if (buf.length >= 5 && (ascii(buf, 0, 5) === '<?xml' || ascii(buf, 0, 4) === '<svg')) return { mime: 'image/svg+xml', format: 'svg' };
-  return looksLikeText(buf) ? { mime: 'text/plain', format: 'text' } : { mime: 'application/octet-stream', format: 'binary' };
+  if (buf.length >= 2 && buf[0] === 0xff && (buf[1] & 0xe0) === 0xe0 && (buf[1] & 0x06) !== 0)
+    return { mime: 'audio/mpeg', format: 'mp3' };
+  if (buf.length >= 5 && (ascii(buf, 0, 5) === '<?xml' || ascii(buf, 0, 4) === '<svg'))
+    return { mime: 'image/svg+xml', format: 'svg' };
+  return looksLikeText(buf)
+    ? { mime: 'text/plain', format: 'text' }
+    : { mime: 'application/octet-stream', format: 'binary' };
 }
 
 /**
@@ -91,7 +106,16 @@ function looksLikeText(buf: Uint8Array): boolean {
  * never left to guess, since its own probing would follow the content past what was sniffed
  * (an ID3 tag in front of an HLS playlist or a concat script opens other files).
  */
-export const AUDIO_DEMUXERS: Record<string, string> = { wav: 'wav', mp3: 'mp3', aac: 'aac', m4a: 'mov', mp4: 'mov', ogg: 'ogg', webm: 'webm', flac: 'flac' };
+export const AUDIO_DEMUXERS: Record<string, string> = {
+  wav: 'wav',
+  mp3: 'mp3',
+  aac: 'aac',
+  m4a: 'mov',
+  mp4: 'mov',
+  ogg: 'ogg',
+  webm: 'webm',
+  flac: 'flac',
+};
 export const AUDIO_FORMATS = new Set(Object.keys(AUDIO_DEMUXERS));
 
 export const RASTER_IMAGE_FORMATS = new Set(['jpeg', 'png', 'gif', 'webp', 'tiff', 'heic', 'heif', 'avif']);

@@ -47,7 +47,11 @@ function ffmpegPath(): string {
   }
 }
 
-function run(cmd: string, args: string[], limit: number): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
+function run(
+  cmd: string,
+  args: string[],
+  limit: number,
+): Promise<{ code: number | null; stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -78,7 +82,30 @@ export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   try {
     await fs.promises.writeFile(input, body);
     // The sniffed demuxer only, and local files only: no playlist, script or URL is followed.
-    res = await run(ffmpegPath(), ['-hide_banner', '-nostdin', '-protocol_whitelist', 'file', '-f', demuxer, '-i', input, '-t', String(max + 1), '-vn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 's16le', 'pipe:1'], limitBytes);
+    res = await run(
+      ffmpegPath(),
+      [
+        '-hide_banner',
+        '-nostdin',
+        '-protocol_whitelist',
+        'file',
+        '-f',
+        demuxer,
+        '-i',
+        input,
+        '-t',
+        String(max + 1),
+        '-vn',
+        '-ac',
+        '1',
+        '-ar',
+        String(SAMPLE_RATE),
+        '-f',
+        's16le',
+        'pipe:1',
+      ],
+      limitBytes,
+    );
   } finally {
     await fs.promises.rm(dir, { recursive: true, force: true });
   }
@@ -109,7 +136,11 @@ export function speechPythonDir(): string {
 
 let installed: boolean | undefined;
 export function pocketsphinxInstalled(): boolean {
-  installed ??= spawnSync('python3', ['-c', 'import pocketsphinx'], { env: { ...process.env, PYTHONPATH: speechPythonDir() }, stdio: 'ignore' }).status === 0;
+  installed ??=
+    spawnSync('python3', ['-c', 'import pocketsphinx'], {
+      env: { ...process.env, PYTHONPATH: speechPythonDir() },
+      stdio: 'ignore',
+    }).status === 0;
   return installed;
 }
 
@@ -123,7 +154,10 @@ let queue: Promise<unknown> = Promise.resolve();
 
 function startHelper(): Helper {
   const script = fileURLToPath(new URL('./pocketsphinx_server.py', import.meta.url));
-  const child = spawn('python3', [script], { env: { ...process.env, PYTHONPATH: speechPythonDir() }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn('python3', [script], {
+    env: { ...process.env, PYTHONPATH: speechPythonDir() },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   const h: Helper = { child, ready: Promise.resolve(), pending: [] };
   let buffered = '';
   let onReady: () => void;
@@ -177,8 +211,16 @@ async function withPocketsphinx(pcm: Buffer): Promise<{ text: string; engine: st
 
 async function withOpenAI(audio: Buffer, format: string): Promise<{ text: string; engine: string }> {
   const cfg = config();
-  const client = new OpenAI({ apiKey: cfg.OPENAI_API_KEY ?? 'not-needed', baseURL: cfg.OPENAI_BASE_URL, timeout: 120_000, maxRetries: 2 });
-  const res = await client.audio.transcriptions.create({ model: cfg.SPEECH_MODEL, file: await toFile(audio, `audio.${format === 'm4a' ? 'm4a' : format}`) });
+  const client = new OpenAI({
+    apiKey: cfg.OPENAI_API_KEY ?? 'not-needed',
+    baseURL: cfg.OPENAI_BASE_URL,
+    timeout: 120_000,
+    maxRetries: 2,
+  });
+  const res = await client.audio.transcriptions.create({
+    model: cfg.SPEECH_MODEL,
+    file: await toFile(audio, `audio.${format === 'm4a' ? 'm4a' : format}`),
+  });
   return { text: res.text ?? '', engine: `openai:${cfg.SPEECH_MODEL}` };
 }
 
@@ -212,16 +254,22 @@ export async function transcribe(body: Buffer, route?: { model: SpeechModel | nu
   if (engine === 'gateway') {
     const g = await route!.model!.transcribe(body, `audio.${audio.format}`);
     if (g) out = { text: g.value, engine: `llm:${g.model}` };
-    else if (!pocketsphinxInstalled()) throw new PlatformError(502, 'the transcription provider failed and no local engine is installed');
+    else if (!pocketsphinxInstalled())
+      throw new PlatformError(502, 'the transcription provider failed and no local engine is installed');
   }
   out ??= engine === 'openai' ? await withOpenAI(body, audio.format) : await withPocketsphinx(audio.pcm);
   const text = out.text.replace(/\s+/g, ' ').trim();
   if (!text) throw new PlatformError(422, 'file: no speech was recognized in the audio', 'file');
-  return { text, duration: audio.duration, engine: out.engine, format: audio.format, ms: Math.round(performance.now() - started) };
+  return {
+    text,
+    duration: audio.duration,
+    engine: out.engine,
+    format: audio.format,
+    ms: Math.round(performance.now() - started),
+  };
 }
 
 export function stopSpeech(): void {
   helper?.child.kill();
   helper = undefined;
 }
-

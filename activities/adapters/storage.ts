@@ -27,7 +27,10 @@ export async function removeObject(key: string): Promise<void> {
 /** File names become object-key segments: no separators, no dot-dot, bounded length. */
 export function safeName(name: string | undefined, fallback = 'upload'): string {
   const base = (name ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[._]+/, '').slice(-100);
+  const cleaned = base
+    .normalize('NFKD')
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[._]+/, '')
+    .slice(-100);
   return cleaned || fallback;
 }
-

@@ -14,12 +14,23 @@ import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 
 const V4_BLOCKED: [string, number][] = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15],
-  ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ];
 const v4 = (ip: string) => ip.split('.').reduce((n, o) => (n << 8) + Number(o), 0) >>> 0;
-const v4Blocked = (n: number) => V4_BLOCKED.some(([base, bits]) => (n >>> (32 - bits)) === (v4(base) >>> (32 - bits)));
+const v4Blocked = (n: number) => V4_BLOCKED.some(([base, bits]) => n >>> (32 - bits) === v4(base) >>> (32 - bits));
 
 /** The eight 16-bit groups of an IPv6 address (a trailing dotted IPv4 part included). */
 function v6Groups(ip: string): number[] | undefined {
@@ -59,7 +70,9 @@ export function isPrivateAddress(ip: string): boolean {
   if (g[0] === 0x2002) return embedded(g[1], g[2]); // 6to4
   if (g[0] === 0x2001 && (g[1] === 0 || g[1] === 0xdb8)) return true; // Teredo (the IPv4 inside is obfuscated), documentation
   if (g[0] === 0x100 && zeros(1, 4)) return true; // discard-only
-  return (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00;
+  return (
+    (g[0] & 0xfe00) === 0xfc00 || (g[0] & 0xffc0) === 0xfe80 || (g[0] & 0xffc0) === 0xfec0 || (g[0] & 0xff00) === 0xff00
+  );
 }
 
 export type Resolver = (host: string) => Promise<{ address: string; family: number }[]>;
@@ -79,7 +92,12 @@ export interface LookupOptions {
 }
 
 export const LOOKUP_TIMEOUT_MS = 5000;
-const LOOKUP_DEFAULTS = { timeout_ms: LOOKUP_TIMEOUT_MS, max_concurrent: 16, max_waiting: 64, hosts_file: '/etc/hosts' };
+const LOOKUP_DEFAULTS = {
+  timeout_ms: LOOKUP_TIMEOUT_MS,
+  max_concurrent: 16,
+  max_waiting: 64,
+  hosts_file: '/etc/hosts',
+};
 /** Once one family answered, how long the other may still take. */
 const OTHER_FAMILY_GRACE_MS = 1000;
 
@@ -95,24 +113,32 @@ export class LookupTimeout extends Error {
 class Slots {
   private used = 0;
   private readonly waiting: Array<() => void> = [];
-  constructor(private readonly max: number, private readonly maxWaiting: number) {}
+  constructor(
+    private readonly max: number,
+    private readonly maxWaiting: number,
+  ) {}
 
   /** A slot before `deadline` (its release), or null when the deadline passed first; throws 503 when the queue is full. */
   async take(deadline: number): Promise<(() => void) | null> {
     if (this.used < this.max) return this.hold();
     if (this.waiting.length >= this.maxWaiting) {
-      throw new PlatformError(503, 'Too many webhook address lookups at once; try again shortly', undefined, { 'Retry-After': '5' });
+      throw new PlatformError(503, 'Too many webhook address lookups at once; try again shortly', undefined, {
+        'Retry-After': '5',
+      });
     }
     return new Promise((resolve) => {
       const turn = () => {
         clearTimeout(timer);
         resolve(this.hold());
       };
-      const timer = setTimeout(() => {
-        const i = this.waiting.indexOf(turn);
-        if (i >= 0) this.waiting.splice(i, 1);
-        resolve(null);
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          const i = this.waiting.indexOf(turn);
+          if (i >= 0) this.waiting.splice(i, 1);
+          resolve(null);
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       this.waiting.push(turn);
     });
   }
@@ -129,7 +155,8 @@ class Slots {
   }
 }
 
-let hostsCache: { file: string; read_at: number; names: Map<string, { address: string; family: number }[]> } | undefined;
+let hostsCache:
+  { file: string; read_at: number; names: Map<string, { address: string; family: number }[]> } | undefined;
 
 /** The hosts file's names and their addresses, read at most every 5 s. */
 async function hostsEntries(file: string): Promise<Map<string, { address: string; family: number }[]>> {
@@ -166,7 +193,11 @@ export function webhookResolver(options: LookupOptions = {}): Resolver {
   const slots = new Slots(o.max_concurrent, o.max_waiting);
   return async (rawHost) => {
     const host = rawHost.toLowerCase().replace(/\.$/, '');
-    if (host === 'localhost' || host.endsWith('.localhost')) return [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }];
+    if (host === 'localhost' || host.endsWith('.localhost'))
+      return [
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ];
     const listed = (await hostsEntries(o.hosts_file)).get(host);
     if (listed?.length) return listed;
     const deadline = Date.now() + o.timeout_ms;
@@ -181,10 +212,13 @@ export function webhookResolver(options: LookupOptions = {}): Resolver {
     let timedOut = false;
     const cancelAt = (ms: number) => {
       clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        channel.cancel();
-      }, Math.max(0, ms));
+      timer = setTimeout(
+        () => {
+          timedOut = true;
+          channel.cancel();
+        },
+        Math.max(0, ms),
+      );
     };
     cancelAt(budget);
     try {
@@ -221,7 +255,12 @@ export interface WebhookTarget {
  * delivery connects to these very addresses: a second lookup could answer differently (DNS
  * rebinding) after the check.
  */
-export async function resolveWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve: Resolver = systemResolver, field = 'metadata.url'): Promise<WebhookTarget> {
+export async function resolveWebhookTarget(
+  raw: unknown,
+  allowPrivate = config().WEBHOOK_ALLOW_PRIVATE,
+  resolve: Resolver = systemResolver,
+  field = 'metadata.url',
+): Promise<WebhookTarget> {
   const refuse = (why: string) => new PlatformError(422, `${field}: ${why}`, field);
   if (typeof raw !== 'string') throw refuse(`a webhook needs ${field}`);
   let url: URL;
@@ -239,32 +278,48 @@ export async function resolveWebhookTarget(raw: unknown, allowPrivate = config()
     // A name server that never answers must not hold the caller (an endpoint's save, an attempt)
     // for long: the platform's resolver ends at its deadline; this bounds any other one too.
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new LookupTimeout(host, LOOKUP_TIMEOUT_MS)), LOOKUP_TIMEOUT_MS + 500)));
+    const late = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new LookupTimeout(host, LOOKUP_TIMEOUT_MS)), LOOKUP_TIMEOUT_MS + 500)),
+    );
     try {
       addresses = await Promise.race([resolve(host), late]);
     } catch (err) {
       if (err instanceof PlatformError) throw err; // too many lookups at once (503): not the URL's fault
-      if (err instanceof LookupTimeout) throw refuse(`${host} does not resolve (${err.message.slice(host.length + 2)})`);
+      if (err instanceof LookupTimeout)
+        throw refuse(`${host} does not resolve (${err.message.slice(host.length + 2)})`);
       addresses = [];
     } finally {
       clearTimeout(timer);
     }
   }
   if (!addresses.length) throw refuse(`${host} does not resolve`);
-  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address))) throw refuse(`${host} is a private or local address`);
+  if (!allowPrivate && addresses.some((a) => isPrivateAddress(a.address)))
+    throw refuse(`${host} is a private or local address`);
   return { url, addresses };
 }
 
 /** Refuses a target the platform must not call (422, the reason named after `field`). */
-export async function checkWebhookTarget(raw: unknown, allowPrivate = config().WEBHOOK_ALLOW_PRIVATE, resolve?: Resolver, field?: string): Promise<URL> {
+export async function checkWebhookTarget(
+  raw: unknown,
+  allowPrivate = config().WEBHOOK_ALLOW_PRIVATE,
+  resolve?: Resolver,
+  field?: string,
+): Promise<URL> {
   return (await resolveWebhookTarget(raw, allowPrivate, resolve, field)).url;
 }
 
 /** A `lookup` for the socket that answers only the checked addresses. */
 function pinnedLookup(addresses: WebhookTarget['addresses']): LookupFunction {
   return (_host, options, callback) => {
-    const wanted = options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
-    if (!wanted.length) return callback(Object.assign(new Error('no checked address of the requested family'), { code: 'ENOTFOUND' }), '', 0);
+    const wanted =
+      options.family === 4 || options.family === 6 ? addresses.filter((a) => a.family === options.family) : addresses;
+    if (!wanted.length)
+      return callback(
+        Object.assign(new Error('no checked address of the requested family'), { code: 'ENOTFOUND' }),
+        '',
+        0,
+      );
     if (options.all) return (callback as unknown as (e: null, a: typeof wanted) => void)(null, wanted);
     callback(null, wanted[0].address, wanted[0].family);
   };
@@ -274,9 +329,16 @@ function pinnedLookup(addresses: WebhookTarget['addresses']): LookupFunction {
  * `t=<unix>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, the key being the secret's text; several secrets
  * (a rotation's grace) give one `v1=` each, the current one first (Stripe's libraries accept any).
  */
-export function signature(secrets: string | readonly string[], body: string, at = Math.floor(Date.now() / 1000)): string {
+export function signature(
+  secrets: string | readonly string[],
+  body: string,
+  at = Math.floor(Date.now() / 1000),
+): string {
   const list = typeof secrets === 'string' ? [secrets] : secrets;
-  return [`t=${at}`, ...list.map((secret) => `v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}`)].join(',');
+  return [
+    `t=${at}`,
+    ...list.map((secret) => `v1=${createHmac('sha256', secret).update(`${at}.${body}`).digest('hex')}`),
+  ].join(',');
 }
 
 /**
@@ -285,7 +347,12 @@ export function signature(secrets: string | readonly string[], body: string, at 
  * answer like any other). The socket connects to the addresses the check resolved; the Host
  * header and TLS server name (certificate check included) stay those of the URL.
  */
-export async function postJson(target: WebhookTarget, body: string, headers: Record<string, string>, timeout_ms = 10_000): Promise<{ status: number; duration_ms: number }> {
+export async function postJson(
+  target: WebhookTarget,
+  body: string,
+  headers: Record<string, string>,
+  timeout_ms = 10_000,
+): Promise<{ status: number; duration_ms: number }> {
   const { url, addresses } = target;
   const started = performance.now();
   const status = await new Promise<number>((done, fail) => {
@@ -313,11 +380,20 @@ export async function postJson(target: WebhookTarget, body: string, headers: Rec
  * receiver refusing: final; anything else (5xx, timeouts, network) throws a plain Error so the
  * activity is retried.
  */
-export async function deliverWebhook(target: unknown, payload: Record<string, unknown>, delivery_id: string, secrets: readonly string[], resolve?: Resolver): Promise<{ status: number }> {
+export async function deliverWebhook(
+  target: unknown,
+  payload: Record<string, unknown>,
+  delivery_id: string,
+  secrets: readonly string[],
+  resolve?: Resolver,
+): Promise<{ status: number }> {
   if (!secrets.length) throw new Error('a webhook delivery needs its signing secret');
   const checked = await resolveWebhookTarget(target, undefined, resolve);
   const body = JSON.stringify(payload);
-  const { status } = await postJson(checked, body, { 'x-platform-signature': signature(secrets, body), 'x-platform-delivery': delivery_id });
+  const { status } = await postJson(checked, body, {
+    'x-platform-signature': signature(secrets, body),
+    'x-platform-delivery': delivery_id,
+  });
   if (status >= 200 && status < 300) return { status };
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
     throw new PlatformError(422, `webhook receiver answered ${status}`);

@@ -14,7 +14,9 @@ export function canonicalJson(value: unknown): string {
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
   if (value && typeof value === 'object') {
-    const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
+    const keys = Object.keys(value)
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
   }
   return JSON.stringify(value ?? null);
@@ -90,7 +92,10 @@ async function drain(org: string): Promise<void> {
       }
       const batch = queue.splice(0, MAX_BATCH);
       try {
-        const docs = await appendBatch(org, batch.map((w) => w.body));
+        const docs = await appendBatch(
+          org,
+          batch.map((w) => w.body),
+        );
         batch.forEach((w, i) => w.resolve(docs[i]));
       } catch (err) {
         tails.delete(org);
@@ -163,17 +168,26 @@ async function walkChain(organization_id: string): Promise<VerifyResult> {
   let prev = head?.retained_from_prev_hash ?? ZERO_HASH;
   const known = head?.seq ?? 0;
   let checked = 0;
-  const broken = (seq: number, reason: BreakReason): VerifyResult => ({ organization_id, ok: false, records_checked: checked, checked_from: start, first_break: { seq, id: recordId(organization_id, seq), reason } });
+  const broken = (seq: number, reason: BreakReason): VerifyResult => ({
+    organization_id,
+    ok: false,
+    records_checked: checked,
+    checked_from: start,
+    first_break: { seq, id: recordId(organization_id, seq), reason },
+  });
   for (let first = start; ; first += VERIFY_BATCH) {
     const found = await recordsFrom(organization_id, first, VERIFY_BATCH);
     for (let s = first; s < first + VERIFY_BATCH; s++) {
       const doc = found.get(s);
       if (!doc) {
-        const later = [...found.keys()].some((k) => k > s) || (await recordsFrom(organization_id, first + VERIFY_BATCH, VERIFY_BATCH)).size > 0;
+        const later =
+          [...found.keys()].some((k) => k > s) ||
+          (await recordsFrom(organization_id, first + VERIFY_BATCH, VERIFY_BATCH)).size > 0;
         if (s <= known || later) return broken(s, 'missing');
         return { organization_id, ok: true, records_checked: checked, checked_from: start, first_break: null };
       }
-      if (hashOf(doc) !== doc.hash || doc.seq !== seqOfId(doc._id) || doc.organization_id !== organization_id) return broken(s, 'hash_mismatch');
+      if (hashOf(doc) !== doc.hash || doc.seq !== seqOfId(doc._id) || doc.organization_id !== organization_id)
+        return broken(s, 'hash_mismatch');
       if (doc.prev_hash !== prev) return broken(s, 'prev_hash_mismatch');
       prev = doc.hash;
       checked += 1;

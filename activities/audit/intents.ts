@@ -17,7 +17,16 @@ export const newIntentId = () => newId('aui');
  * succeeds carries the same id as its `intent_id`.
  */
 export async function beginIntent(e: AuditEntry, _id = newIntentId()): Promise<string> {
-  await insertIntent({ _id, organization_id: e.organization_id, actor: e.actor, action: e.action, target: { type: e.target.type, id: String(e.target.id) }, request_id: e.request_id, changes_json: encodeChanges(e.changes), created_at: new Date() });
+  await insertIntent({
+    _id,
+    organization_id: e.organization_id,
+    actor: e.actor,
+    action: e.action,
+    target: { type: e.target.type, id: String(e.target.id) },
+    request_id: e.request_id,
+    changes_json: encodeChanges(e.changes),
+    created_at: new Date(),
+  });
   return _id;
 }
 
@@ -36,7 +45,16 @@ export async function settleStaleIntents(now = new Date()): Promise<number> {
     const batch = await staleIntents(before, 100);
     for (const i of batch) {
       if (!(await recordOfIntent(i.organization_id, i._id))) {
-        await recordChange({ organization_id: i.organization_id, actor: i.actor, action: i.action, target: i.target, request_id: i.request_id, intent_id: i._id, changes: decodeChanges(i.changes_json), outcome: 'unknown' });
+        await recordChange({
+          organization_id: i.organization_id,
+          actor: i.actor,
+          action: i.action,
+          target: i.target,
+          request_id: i.request_id,
+          intent_id: i._id,
+          changes: decodeChanges(i.changes_json),
+          outcome: 'unknown',
+        });
         recorded += 1;
       }
       await deleteIntent(i._id);

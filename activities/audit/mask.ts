@@ -16,15 +16,42 @@
  */
 import { MASK, PERSONAL, textLength, UNKNOWN_USER } from './constants.ts';
 
-const SECRET_WORDS = new Set(['key', 'keys', 'secret', 'secrets', 'token', 'password', 'passwd', 'passphrase', 'pin', 'card', 'cvc', 'cvv', 'authorization', 'credential', 'credentials', 'apikey']);
+const SECRET_WORDS = new Set([
+  'key',
+  'keys',
+  'secret',
+  'secrets',
+  'token',
+  'password',
+  'passwd',
+  'passphrase',
+  'pin',
+  'card',
+  'cvc',
+  'cvv',
+  'authorization',
+  'credential',
+  'credentials',
+  'apikey',
+]);
 // Values that are keys whatever their field is called: platform keys, webhook and provider secrets, bearer tokens.
 const SECRET_VALUE = /^(pk_|sk[-_]|rk_|whsec_|bearer\s)/i;
 // A person's contact details and name.
-const PERSONAL_FIELDS = new Set(['idp_id', 'email', 'phone', 'phone_number', 'display_name', 'account_reference', 'recipient', 'to_email']);
+const PERSONAL_FIELDS = new Set([
+  'idp_id',
+  'email',
+  'phone',
+  'phone_number',
+  'display_name',
+  'account_reference',
+  'recipient',
+  'to_email',
+]);
 // Fields that name a user: `user_id`, `idp_id`, `user_ref`, `internal_user_id`, `referred_internal_id`, `caller_user_id`, …
 const USER_REFERENCE = /(?:^|_)(?:user_id|user_ref|idp_id|internal_id)$/;
 // The platform's generated ids (activities/core/ids.ts prefixes, and the tombstone), kept as they are.
-const PLATFORM_ID = /^(?:usr|del|key|ses|conv|aui|call|era|evt|exp|fb|gft|hold|kb|op|org|ping|pkg|pte|rdm|ref|scan|srch|turn|txn|txt|use|we|whd|req)_[A-Za-z0-9_-]{6,64}$/;
+const PLATFORM_ID =
+  /^(?:usr|del|key|ses|conv|aui|call|era|evt|exp|fb|gft|hold|kb|op|org|ping|pkg|pte|rdm|ref|scan|srch|turn|txn|txt|use|we|whd|req)_[A-Za-z0-9_-]{6,64}$/;
 const PLATFORM_USER = /^(?:usr|del)_[A-Za-z0-9_-]{6,64}$/;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 const MAX_TEXT = 500;
@@ -33,7 +60,11 @@ const MAX_DEPTH = 8;
 
 /** Whether a field's name says its value is secret (`api_key`, `grace_token`, `pinCode`, `card`; not `tokens`, not `key_id`). */
 export function isSecretName(name: string): boolean {
-  const parts = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  const parts = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter(Boolean);
   if (parts.length > 1 && parts[parts.length - 1] === 'id') return false; // an id names a thing, it opens nothing
   return parts.some((p) => SECRET_WORDS.has(p));
 }
@@ -53,7 +84,8 @@ export const isPersonalName = (name: string): boolean => PERSONAL_FIELDS.has(nam
  * is recorded as.
  */
 export function masked(value: unknown, depth = 0): unknown {
-  if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean') return value ?? null;
+  if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean')
+    return value ?? null;
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'string') {
     if (SECRET_VALUE.test(value.trim())) return MASK;
@@ -77,7 +109,14 @@ export function masked(value: unknown, depth = 0): unknown {
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v !== undefined) out[k] = isSecretName(k) ? MASK : isUserReferenceName(k) ? recordedUser(v, {}) : isPersonalName(k) ? PERSONAL : masked(v, depth + 1);
+      if (v !== undefined)
+        out[k] = isSecretName(k)
+          ? MASK
+          : isUserReferenceName(k)
+            ? recordedUser(v, {})
+            : isPersonalName(k)
+              ? PERSONAL
+              : masked(v, depth + 1);
     }
     return out;
   }
@@ -101,14 +140,17 @@ export interface ChangePolicy {
 }
 
 const COMBINATIONS = ['anyOf', 'oneOf', 'allOf'] as const;
-const asSchema = (s: unknown): JsonSchema | undefined => (s && typeof s === 'object' && !Array.isArray(s) ? (s as JsonSchema) : undefined);
+const asSchema = (s: unknown): JsonSchema | undefined =>
+  s && typeof s === 'object' && !Array.isArray(s) ? (s as JsonSchema) : undefined;
 
 /** Whether the schema lists `value` among its enum or const values (in any branch). */
 function listed(schema: JsonSchema | undefined, value: unknown): boolean {
   if (!schema) return false;
   if (Array.isArray(schema.enum) && schema.enum.includes(value)) return true;
   if ('const' in schema && schema.const === value) return true;
-  return COMBINATIONS.some((c) => Array.isArray(schema[c]) && (schema[c] as unknown[]).some((s) => listed(asSchema(s), value)));
+  return COMBINATIONS.some(
+    (c) => Array.isArray(schema[c]) && (schema[c] as unknown[]).some((s) => listed(asSchema(s), value)),
+  );
 }
 
 /** The schema of a property (or of a map's values), looked up through anyOf/oneOf/allOf. */
@@ -140,18 +182,26 @@ function itemSchema(schema: JsonSchema | undefined): JsonSchema | undefined {
   return undefined;
 }
 
-const isKept = (policy: ChangePolicy, path: string) => (policy.keep ?? []).some((k) => k === '*' || path === k || path.startsWith(`${k}.`));
+const isKept = (policy: ChangePolicy, path: string) =>
+  (policy.keep ?? []).some((k) => k === '*' || path === k || path.startsWith(`${k}.`));
 
 /** A user reference as recorded: the platform user id it resolved to, a platform user id as is, else `[unknown user]`. */
 export function recordedUser(value: unknown, policy: ChangePolicy, depth = 0): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value === 'string') return policy.users?.get(value) ?? (PLATFORM_USER.test(value) ? value : UNKNOWN_USER);
-  if (Array.isArray(value) && depth < MAX_DEPTH) return value.slice(0, MAX_ITEMS).map((v) => recordedUser(v, policy, depth + 1));
+  if (Array.isArray(value) && depth < MAX_DEPTH)
+    return value.slice(0, MAX_ITEMS).map((v) => recordedUser(v, policy, depth + 1));
   return UNKNOWN_USER;
 }
 
 /** A value that no route declared kept: numbers, booleans, enum values, platform ids and dates as they are; texts as their length. */
-function plain(value: unknown, path: string, schema: JsonSchema | undefined, policy: ChangePolicy, depth: number): unknown {
+function plain(
+  value: unknown,
+  path: string,
+  schema: JsonSchema | undefined,
+  policy: ChangePolicy,
+  depth: number,
+): unknown {
   if (value === null || value === undefined || typeof value === 'boolean') return value ?? null;
   if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
   if (value instanceof Date) return value.toISOString();
@@ -169,7 +219,8 @@ function plain(value: unknown, path: string, schema: JsonSchema | undefined, pol
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v !== undefined) out[k] = field(k, v, path ? `${path}.${k}` : k, propertySchema(schema, k), policy, depth + 1);
+      if (v !== undefined)
+        out[k] = field(k, v, path ? `${path}.${k}` : k, propertySchema(schema, k), policy, depth + 1);
     }
     return out;
   }
@@ -177,7 +228,14 @@ function plain(value: unknown, path: string, schema: JsonSchema | undefined, pol
 }
 
 /** One field as recorded, by its name first (secret, personal, a user), then as the route declares it. */
-function field(key: string, value: unknown, path: string, schema: JsonSchema | undefined, policy: ChangePolicy, depth: number): unknown {
+function field(
+  key: string,
+  value: unknown,
+  path: string,
+  schema: JsonSchema | undefined,
+  policy: ChangePolicy,
+  depth: number,
+): unknown {
   if (isSecretName(key)) return MASK;
   if (isUserReferenceName(key)) return recordedUser(value, policy);
   if (isPersonalName(key)) return PERSONAL;
@@ -186,7 +244,8 @@ function field(key: string, value: unknown, path: string, schema: JsonSchema | u
 }
 
 /** A value of the top-level field `key` as recorded under `policy`. */
-export const recordedField = (key: string, value: unknown, policy: ChangePolicy = {}): unknown => field(key, value, key, propertySchema(policy.schema, key), policy, 0);
+export const recordedField = (key: string, value: unknown, policy: ChangePolicy = {}): unknown =>
+  field(key, value, key, propertySchema(policy.schema, key), policy, 0);
 
 export type Changes = Record<string, { from?: unknown; to?: unknown }>;
 

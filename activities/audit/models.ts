@@ -1,9 +1,19 @@
 import mongoose, { Schema } from 'mongoose';
 import type { ActorLevel, AuditOutcome } from './constants.ts';
 
-const actorSchema = new Schema({ key_id: { type: String, required: true }, user_id: { type: String, required: true }, level: { type: String, required: true } }, { _id: false });
+const actorSchema = new Schema(
+  {
+    key_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    level: { type: String, required: true },
+  },
+  { _id: false },
+);
 // A field named `type` needs the sub-schema's typeKey changed, or mongoose reads it as the declaration's type.
-const targetSchema = new Schema({ type: { $type: String, required: true }, id: { $type: String, required: true } }, { _id: false, typeKey: '$type' });
+const targetSchema = new Schema(
+  { type: { $type: String, required: true }, id: { $type: String, required: true } },
+  { _id: false, typeKey: '$type' },
+);
 
 /**
  * `audit_records`: one per audited change, `_id` `<organization_id>:<seq zero-padded to 12>`, so

@@ -5,11 +5,19 @@
  */
 import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db/index.ts';
 import { groupCommit } from '../core/group-commit.ts';
-import { AuditHead, AuditIntent, AuditRecord, type AuditHeadDoc, type AuditIntentDoc, type AuditRecordDoc } from './models.ts';
+import {
+  AuditHead,
+  AuditIntent,
+  AuditRecord,
+  type AuditHeadDoc,
+  type AuditIntentDoc,
+  type AuditRecordDoc,
+} from './models.ts';
 
 const SEQ_DIGITS = 12;
 
-export const recordId = (organization_id: string, seq: number) => `${organization_id}:${String(seq).padStart(SEQ_DIGITS, '0')}`;
+export const recordId = (organization_id: string, seq: number) =>
+  `${organization_id}:${String(seq).padStart(SEQ_DIGITS, '0')}`;
 
 /** The seq an `_id` names (the `_id` is the truth: the stored `seq` field is covered by the hash). */
 export const seqOfId = (id: string) => Number(id.slice(id.lastIndexOf(':') + 1));
@@ -30,7 +38,8 @@ export async function insertRecordsInOrder(docs: AuditRecordDoc[]): Promise<numb
     await AuditRecord.collection.insertMany(docs as unknown as Record<string, unknown>[], { ordered: true });
     return docs.length;
   } catch (err) {
-    const first = (err as { writeErrors?: { index: number; code?: number }[] | { index: number; code?: number } }).writeErrors;
+    const first = (err as { writeErrors?: { index: number; code?: number }[] | { index: number; code?: number } })
+      .writeErrors;
     const e = Array.isArray(first) ? first[0] : first;
     if (!e || e.code !== 11000) throw err;
     return e.index;
@@ -38,7 +47,11 @@ export async function insertRecordsInOrder(docs: AuditRecordDoc[]): Promise<numb
 }
 
 /** The records `first`..`first+count-1` of the organization that exist, by seq. */
-export async function recordsFrom(organization_id: string, first: number, count: number): Promise<Map<number, AuditRecordDoc>> {
+export async function recordsFrom(
+  organization_id: string,
+  first: number,
+  count: number,
+): Promise<Map<number, AuditRecordDoc>> {
   const ids = Array.from({ length: count }, (_, i) => recordId(organization_id, first + i));
   const found = await byIds<AuditRecordDoc>(AuditRecord, ids);
   return new Map([...found.values()].map((d) => [seqOfId(d._id), d]));
@@ -82,7 +95,9 @@ export async function deleteRecords(organization_id: string, from: number, to: n
  * match: older ones are gone.
  */
 export const newestBefore = (organization_id: string, cutoff: Date) =>
-  AuditRecord.findOne({ organization_id, at: { $lt: cutoff } }).sort({ at: -1, _id: -1 }).lean<AuditRecordDoc>();
+  AuditRecord.findOne({ organization_id, at: { $lt: cutoff } })
+    .sort({ at: -1, _id: -1 })
+    .lean<AuditRecordDoc>();
 
 export interface RecordFilter {
   organization_id: string;
@@ -103,7 +118,11 @@ export function recordsPage(f: RecordFilter, skip: number, limit: number): Promi
   if (f.actor_key_id) filter.actor_key_id = f.actor_key_id;
   if (f.target_id) filter.target_id = f.target_id;
   if (Object.keys(at).length) filter.at = at;
-  return AuditRecord.find(filter).sort({ at: -1, _id: -1 }).skip(skip).limit(limit + 1).lean<AuditRecordDoc[]>();
+  return AuditRecord.find(filter)
+    .sort({ at: -1, _id: -1 })
+    .skip(skip)
+    .limit(limit + 1)
+    .lean<AuditRecordDoc[]>();
 }
 
 /**
@@ -127,4 +146,8 @@ export const deleteIntent = groupCommit<string>(async (ids) => {
 });
 
 /** Intents older than `before`, oldest first (the `{created_at}` index). */
-export const staleIntents = (before: Date, limit: number) => AuditIntent.find({ created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<AuditIntentDoc[]>();
+export const staleIntents = (before: Date, limit: number) =>
+  AuditIntent.find({ created_at: { $lt: before } })
+    .sort({ created_at: 1 })
+    .limit(limit)
+    .lean<AuditIntentDoc[]>();

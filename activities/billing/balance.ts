@@ -3,9 +3,20 @@
  * that had not expired when the tokens were used; a refund removes what is left of its credit;
  * what remains now is the sum over credits that have not expired.
  */
-export interface CreditEntry { id: string; tokens: number; at: Date; expires_at: Date }
-export interface UsageEntry { tokens: number; at: Date }
-export interface RefundEntry { credit_id: string; at: Date }
+export interface CreditEntry {
+  id: string;
+  tokens: number;
+  at: Date;
+  expires_at: Date;
+}
+export interface UsageEntry {
+  tokens: number;
+  at: Date;
+}
+export interface RefundEntry {
+  credit_id: string;
+  at: Date;
+}
 
 export interface Balance {
   remaining: number;
@@ -14,10 +25,22 @@ export interface Balance {
   credits: Array<{ id: string; tokens: number; left: number; expires_at: Date; expired: boolean; refunded: boolean }>;
 }
 
-export function computeBalance(credits: CreditEntry[], usages: UsageEntry[], refunds: RefundEntry[], now: Date): Balance {
+export function computeBalance(
+  credits: CreditEntry[],
+  usages: UsageEntry[],
+  refunds: RefundEntry[],
+  now: Date,
+): Balance {
   type Ev = { at: number; order: number; apply: () => void };
   // Credits are available from their own time: usage only draws on credits older than it.
-  const state = credits.map((c) => ({ id: c.id, tokens: c.tokens, left: c.tokens, at: c.at.getTime(), expires: c.expires_at.getTime(), refunded: false }));
+  const state = credits.map((c) => ({
+    id: c.id,
+    tokens: c.tokens,
+    left: c.tokens,
+    at: c.at.getTime(),
+    expires: c.expires_at.getTime(),
+    refunded: false,
+  }));
   const byId = new Map(state.map((c) => [c.id, c]));
   const oldestFirst = [...state].sort((a, b) => a.at - b.at);
   let overdraft = 0;
@@ -58,6 +81,13 @@ export function computeBalance(credits: CreditEntry[], usages: UsageEntry[], ref
   return {
     remaining: state.filter((c) => c.expires > n).reduce((s, c) => s + c.left, 0),
     overdraft,
-    credits: state.map((c) => ({ id: c.id, tokens: c.tokens, left: c.left, expires_at: new Date(c.expires), expired: c.expires <= n, refunded: c.refunded })),
+    credits: state.map((c) => ({
+      id: c.id,
+      tokens: c.tokens,
+      left: c.left,
+      expires_at: new Date(c.expires),
+      expired: c.expires <= n,
+      refunded: c.refunded,
+    })),
   };
 }

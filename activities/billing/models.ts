@@ -98,16 +98,76 @@ const paymentEventSchema = new Schema(
   { timestamps: { createdAt: 'received_at', updatedAt: false }, versionKey: false },
 );
 
-export interface TokenPackageDoc { _id: string; name: string; tokens: number; price: number; currency: string; validity_days: number; created_at: Date; updated_at: Date }
-export interface PurchaseDoc { _id: string; organization_id: string; user_id: string; package_id: string; tokens: number; price: number; currency: string; validity_days: number; provider: 'stripe' | 'sandbox'; payment_intent_id?: string; status: PurchaseStatus; failure_reason?: string; created_at: Date; updated_at: Date }
-export interface TokenCreditDoc { _id: string; transaction_id: string; organization_id: string; user_id: string; tokens: number; expires_at: Date; source: string; created_at: Date }
-export interface TokenRefundDoc { _id: string; transaction_id: string; organization_id: string; user_id: string; created_at: Date }
-export interface TokenUsageDoc { _id: string; organization_id: string; user_id: string; agent: string; model: string; prompt_tokens: number; completion_tokens: number; tokens: number; created_at: Date }
-export interface PaymentEventDoc { _id: string; type: string; outcome: string; transaction_id?: string; livemode?: boolean; received_at: Date }
+export interface TokenPackageDoc {
+  _id: string;
+  name: string;
+  tokens: number;
+  price: number;
+  currency: string;
+  validity_days: number;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface PurchaseDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  package_id: string;
+  tokens: number;
+  price: number;
+  currency: string;
+  validity_days: number;
+  provider: 'stripe' | 'sandbox';
+  payment_intent_id?: string;
+  status: PurchaseStatus;
+  failure_reason?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface TokenCreditDoc {
+  _id: string;
+  transaction_id: string;
+  organization_id: string;
+  user_id: string;
+  tokens: number;
+  expires_at: Date;
+  source: string;
+  created_at: Date;
+}
+export interface TokenRefundDoc {
+  _id: string;
+  transaction_id: string;
+  organization_id: string;
+  user_id: string;
+  created_at: Date;
+}
+export interface TokenUsageDoc {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  agent: string;
+  model: string;
+  prompt_tokens: number;
+  completion_tokens: number;
+  tokens: number;
+  created_at: Date;
+}
+export interface PaymentEventDoc {
+  _id: string;
+  type: string;
+  outcome: string;
+  transaction_id?: string;
+  livemode?: boolean;
+  received_at: Date;
+}
 
 export const TokenPackage = mongoose.model<TokenPackageDoc>('TokenPackage', tokenPackageSchema, 'billing_packages');
 export const Purchase = mongoose.model<PurchaseDoc>('Purchase', purchaseSchema, 'billing_purchases');
 export const TokenCredit = mongoose.model<TokenCreditDoc>('TokenCredit', tokenCreditSchema, 'billing_credits');
 export const TokenRefund = mongoose.model<TokenRefundDoc>('TokenRefund', tokenRefundSchema, 'billing_refunds');
 export const TokenUsage = mongoose.model<TokenUsageDoc>('TokenUsage', tokenUsageSchema, 'billing_usage');
-export const PaymentEvent = mongoose.model<PaymentEventDoc>('PaymentEvent', paymentEventSchema, 'billing_payment_events');
+export const PaymentEvent = mongoose.model<PaymentEventDoc>(
+  'PaymentEvent',
+  paymentEventSchema,
+  'billing_payment_events',
+);

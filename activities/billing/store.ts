@@ -5,7 +5,21 @@
  * `_id` of its own; how purchases move and what is read how: docs/storage.md, "Billing".
  */
 import { byId, insertOnce } from '../core/db/index.ts';
-import { PaymentEvent, Purchase, TokenCredit, TokenPackage, TokenRefund, TokenUsage, type PaymentEventDoc, type PurchaseDoc, type PurchaseStatus, type TokenCreditDoc, type TokenPackageDoc, type TokenRefundDoc, type TokenUsageDoc } from './models.ts';
+import {
+  PaymentEvent,
+  Purchase,
+  TokenCredit,
+  TokenPackage,
+  TokenRefund,
+  TokenUsage,
+  type PaymentEventDoc,
+  type PurchaseDoc,
+  type PurchaseStatus,
+  type TokenCreditDoc,
+  type TokenPackageDoc,
+  type TokenRefundDoc,
+  type TokenUsageDoc,
+} from './models.ts';
 
 export type { PaymentEventDoc, PurchaseDoc, TokenCreditDoc, TokenPackageDoc, TokenRefundDoc, TokenUsageDoc };
 
@@ -37,7 +51,12 @@ export async function purchaseByPaymentIntent(payment_intent_id: string): Promis
 }
 
 /** Moves a purchase to `status` when it is in one of `from`. */
-export async function movePurchase(id: string, from: string[], status: PurchaseStatus, extra: Partial<PurchaseDoc> = {}): Promise<void> {
+export async function movePurchase(
+  id: string,
+  from: string[],
+  status: PurchaseStatus,
+  extra: Partial<PurchaseDoc> = {},
+): Promise<void> {
   await Purchase.updateOne({ _id: id, status: { $in: from } }, { $set: { status, ...extra } });
 }
 
@@ -71,8 +90,15 @@ export async function tokenLedgerOf(organization_id: string, user_id: string) {
 }
 
 /** Tokens used by every model call recorded, in all, per agent and per organization (the system overview). */
-export async function usageTotals(): Promise<{ total_tokens: number; calls: number; by_agent: Record<string, number>; by_organization: Record<string, number> }> {
-  const usage = await TokenUsage.find({}, { agent: 1, organization_id: 1, tokens: 1 }).lean<Pick<TokenUsageDoc, 'agent' | 'organization_id' | 'tokens'>[]>();
+export async function usageTotals(): Promise<{
+  total_tokens: number;
+  calls: number;
+  by_agent: Record<string, number>;
+  by_organization: Record<string, number>;
+}> {
+  const usage = await TokenUsage.find({}, { agent: 1, organization_id: 1, tokens: 1 }).lean<
+    Pick<TokenUsageDoc, 'agent' | 'organization_id' | 'tokens'>[]
+  >();
   const by_agent: Record<string, number> = {};
   const by_organization: Record<string, number> = {};
   for (const u of usage) {
@@ -93,7 +119,8 @@ export async function insertPaymentEventOnce(doc: Omit<PaymentEventDoc, 'receive
 // ---- one person's data (user-data.ts)
 
 /** The user's purchases (index {organization_id, user_id}). */
-export const purchasesOfUser = (organization_id: string, user_id: string) => Purchase.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<PurchaseDoc[]>();
+export const purchasesOfUser = (organization_id: string, user_id: string) =>
+  Purchase.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<PurchaseDoc[]>();
 
 /**
  * Hands the user's purchases, credits, refunds and usage to the tombstone (each through its
@@ -109,5 +136,10 @@ export async function tombstoneTokenRecords(organization_id: string, user_id: st
     TokenRefund.updateMany(filter, update, { timestamps: false }),
     TokenUsage.updateMany(filter, update, { timestamps: false }),
   ]);
-  return { purchases: purchases.modifiedCount, credits: credits.modifiedCount, refunds: refunds.modifiedCount, usage: usage.modifiedCount };
+  return {
+    purchases: purchases.modifiedCount,
+    credits: credits.modifiedCount,
+    refunds: refunds.modifiedCount,
+    usage: usage.modifiedCount,
+  };
 }

@@ -15,7 +15,11 @@ const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOStrin
 
 async function exportBilling(scope: UserScope): Promise<ExportPart> {
   const { organization_id, user_id } = scope;
-  const [purchases, ledger, summary] = await Promise.all([purchasesOfUser(organization_id, user_id), tokenLedgerOf(organization_id, user_id), tokenUsage(organization_id, user_id)]);
+  const [purchases, ledger, summary] = await Promise.all([
+    purchasesOfUser(organization_id, user_id),
+    tokenLedgerOf(organization_id, user_id),
+    tokenUsage(organization_id, user_id),
+  ]);
   return {
     data: {
       balance: [{ remaining_tokens: summary.remaining_tokens, credits: summary.credits }],
@@ -32,10 +36,24 @@ async function exportBilling(scope: UserScope): Promise<ExportPart> {
         created_at: iso(p.created_at),
         updated_at: iso(p.updated_at),
       })),
-      credits: ledger.credits.map((c) => ({ transaction_id: c.transaction_id, tokens: c.tokens, expires_at: iso(c.expires_at), source: c.source, created_at: iso(c.created_at) })),
+      credits: ledger.credits.map((c) => ({
+        transaction_id: c.transaction_id,
+        tokens: c.tokens,
+        expires_at: iso(c.expires_at),
+        source: c.source,
+        created_at: iso(c.created_at),
+      })),
       refunds: ledger.refunds.map((r) => ({ transaction_id: r.transaction_id, created_at: iso(r.created_at) })),
       usage: ledger.usage
-        .map((u) => ({ id: u._id, agent: u.agent, model: u.model, prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens, tokens: u.tokens, created_at: iso(u.created_at) }))
+        .map((u) => ({
+          id: u._id,
+          agent: u.agent,
+          model: u.model,
+          prompt_tokens: u.prompt_tokens,
+          completion_tokens: u.completion_tokens,
+          tokens: u.tokens,
+          created_at: iso(u.created_at),
+        }))
         .sort((a, b) => (a.created_at ?? '').localeCompare(b.created_at ?? '')),
     },
     files: [],

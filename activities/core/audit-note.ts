@@ -29,7 +29,8 @@ export function noteChange(field: string, from: unknown, to: unknown): void {
   const notes = storage.getStore();
   if (!notes) return;
   const earlier = notes.changes[field];
-  notes.changes[field] = earlier && 'from' in earlier ? { from: earlier.from, to } : from === undefined ? { to } : { from, to };
+  notes.changes[field] =
+    earlier && 'from' in earlier ? { from: earlier.from, to } : from === undefined ? { to } : { from, to };
 }
 
 /** What the request changed, when the route's path does not name it (a created id). */

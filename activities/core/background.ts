@@ -6,7 +6,9 @@
 
 /** One JSON line on stderr, shaped like the processes' log lines. */
 export function warnLine(msg: string, err: unknown, fields: Record<string, unknown> = {}): void {
-  process.stderr.write(`${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...fields, err: String((err as Error)?.message ?? err) })}\n`);
+  process.stderr.write(
+    `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), msg, ...fields, err: String((err as Error)?.message ?? err) })}\n`,
+  );
 }
 
 /** Work under way after the answers that started it; `settled()` waits for it (a process shutting down). */

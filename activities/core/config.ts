@@ -87,7 +87,11 @@ export const envSchema = z.object({
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(400),
   // A user's data exports (docs/privacy.md): how long a ready zip can be downloaded, and how many
   // exports a user may ask for in 24 hours.
-  USER_EXPORT_TTL_HOURS: z.coerce.number().positive().max(24 * 90).default(168),
+  USER_EXPORT_TTL_HOURS: z.coerce
+    .number()
+    .positive()
+    .max(24 * 90)
+    .default(168),
   USER_EXPORTS_PER_DAY: z.coerce.number().int().min(1).max(1000).default(5),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   // Outgoing events (docs/components/events.md): the first retry's delay (each next one is 4 times
@@ -117,7 +121,9 @@ export const envSchema = z.object({
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
   METRICS_ENABLED: bool.default(true),
   // GET /metrics answers only `Authorization: Bearer <METRICS_TOKEN>`; unset: /metrics is 404.
-  METRICS_TOKEN: optional.refine((v) => v === undefined || v.length >= 16, { message: 'at least 16 characters (e.g. openssl rand -hex 32)' }),
+  METRICS_TOKEN: optional.refine((v) => v === undefined || v.length >= 16, {
+    message: 'at least 16 characters (e.g. openssl rand -hex 32)',
+  }),
   // 0 = off; several workers on one host take the first free port from here up.
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(0),
   // The worker touches this file every 10 s while it runs (the image's health check reads it).
@@ -154,8 +160,13 @@ export function parseEnv(source: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration: ${issues}`);
   }
   const env = parsed.data;
-  if (env.GIFT_PROVIDER === 'reloadly' && !(env.GIFT_PROVIDER_URL && env.GIFT_PROVIDER_CLIENT_ID && env.GIFT_PROVIDER_CLIENT_SECRET)) {
-    throw new ConfigError('Invalid configuration: GIFT_PROVIDER=reloadly needs GIFT_PROVIDER_URL, GIFT_PROVIDER_CLIENT_ID and GIFT_PROVIDER_CLIENT_SECRET');
+  if (
+    env.GIFT_PROVIDER === 'reloadly' &&
+    !(env.GIFT_PROVIDER_URL && env.GIFT_PROVIDER_CLIENT_ID && env.GIFT_PROVIDER_CLIENT_SECRET)
+  ) {
+    throw new ConfigError(
+      'Invalid configuration: GIFT_PROVIDER=reloadly needs GIFT_PROVIDER_URL, GIFT_PROVIDER_CLIENT_ID and GIFT_PROVIDER_CLIENT_SECRET',
+    );
   }
   return {
     ...env,
@@ -181,7 +192,8 @@ export function minioSettings(cfg: Config): MinioSettings {
   if (!cfg.MINIO_ENDPOINT) throw new ConfigError('MINIO_ENDPOINT is not set');
   const [host, portText] = cfg.MINIO_ENDPOINT.replace(/^https?:\/\//, '').split(':');
   const p = portText ? Number(portText) : cfg.MINIO_USE_SSL ? 443 : 80;
-  if (!host || !Number.isInteger(p)) throw new ConfigError(`MINIO_ENDPOINT must be host:port, got ${cfg.MINIO_ENDPOINT}`);
+  if (!host || !Number.isInteger(p))
+    throw new ConfigError(`MINIO_ENDPOINT must be host:port, got ${cfg.MINIO_ENDPOINT}`);
   return {
     endPoint: host,
     port: p,

@@ -49,7 +49,8 @@ function key(): Buffer {
   const cfg = config();
   let secret = cfg.CONFIG_ENCRYPTION_KEY;
   if (!secret) {
-    if (fromFile?.dataDir !== cfg.dataDir) fromFile = { dataDir: cfg.dataDir, secret: ensureConfigEncryptionKey().secret };
+    if (fromFile?.dataDir !== cfg.dataDir)
+      fromFile = { dataDir: cfg.dataDir, secret: ensureConfigEncryptionKey().secret };
     secret = fromFile.secret;
   }
   if (derived?.secret !== secret) derived = { secret, key: createHash('sha256').update(secret).digest() };
@@ -71,7 +72,10 @@ export function decryptSecret(stored: string): string {
   try {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
   } catch {
-    throw new PlatformError(500, 'a stored provider secret cannot be decrypted with the configuration key (CONFIG_ENCRYPTION_KEY, else DATA_DIR/config-key.txt)');
+    throw new PlatformError(
+      500,
+      'a stored provider secret cannot be decrypted with the configuration key (CONFIG_ENCRYPTION_KEY, else DATA_DIR/config-key.txt)',
+    );
   }
 }
 

@@ -44,7 +44,11 @@ export const storageHealthy = () => {
 export const POLLER_FRESH_MS = 70_000;
 
 interface TaskQueueDescriber {
-  describeTaskQueue(req: { namespace: string; taskQueue: { name: string; kind: number }; taskQueueType: number }): Promise<{
+  describeTaskQueue(req: {
+    namespace: string;
+    taskQueue: { name: string; kind: number };
+    taskQueueType: number;
+  }): Promise<{
     pollers?: { lastAccessTime?: { seconds?: unknown; nanos?: number | null } | null }[] | null;
   }>;
 }
@@ -53,8 +57,18 @@ const TASK_QUEUE_KIND_NORMAL = 1;
 export const TASK_QUEUE_TYPE = { workflow: 1, activity: 2 } as const;
 
 /** Workers that polled the task queue (workflow or activity side) in the last POLLER_FRESH_MS. */
-export async function freshPollers(service: TaskQueueDescriber, namespace: string, taskQueue: string, type: keyof typeof TASK_QUEUE_TYPE, now = Date.now()): Promise<number> {
-  const res = await service.describeTaskQueue({ namespace, taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL }, taskQueueType: TASK_QUEUE_TYPE[type] });
+export async function freshPollers(
+  service: TaskQueueDescriber,
+  namespace: string,
+  taskQueue: string,
+  type: keyof typeof TASK_QUEUE_TYPE,
+  now = Date.now(),
+): Promise<number> {
+  const res = await service.describeTaskQueue({
+    namespace,
+    taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: TASK_QUEUE_TYPE[type],
+  });
   return (res.pollers ?? []).filter((p) => {
     const t = p.lastAccessTime;
     if (!t) return false;

@@ -19,7 +19,10 @@ export function createLogger(process_name: 'edge' | 'worker', level: string, opt
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: pino.stdSerializers.err, error: pino.stdSerializers.err },
       // Nothing logs credentials on purpose; these catch an accident.
-      redact: { paths: ['authorization', '*.authorization', 'api_key', '*.api_key', 'headers', '*.headers'], censor: '[redacted]' },
+      redact: {
+        paths: ['authorization', '*.authorization', 'api_key', '*.api_key', 'headers', '*.headers'],
+        censor: '[redacted]',
+      },
     },
     // Asynchronous by default: lines written while a write is in flight go out together in one
     // write (a synchronous write per access-log line was 7-10% of a cached key check's CPU).

@@ -16,7 +16,8 @@ export function handedIn<T>(what: string): HandedIn<T> {
       value = v;
     },
     get: () => {
-      if (value === undefined) throw new Error(`${what}: not handed in, the process did not call wirePlatform() (workers/root.ts)`);
+      if (value === undefined)
+        throw new Error(`${what}: not handed in, the process did not call wirePlatform() (workers/root.ts)`);
       return value;
     },
   };

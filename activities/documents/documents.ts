@@ -35,14 +35,21 @@ export function detectDocument(buf: Buffer, filename: string): Detected {
   const s = sniff(buf);
   if (s.format === 'pdf') return { kind: 'pdf', format: 'pdf', mime: s.mime };
   if (RASTER_IMAGE_FORMATS.has(s.format)) return { kind: 'image', format: s.format, mime: s.mime };
-  if (s.format === 'zip' && isDocx(buf)) return { kind: 'docx', format: 'docx', mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' };
+  if (s.format === 'zip' && isDocx(buf))
+    return {
+      kind: 'docx',
+      format: 'docx',
+      mime: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    };
   if (s.format === 'text') {
     const name = filename.toLowerCase();
     const head = buf.subarray(0, 4096).toString('utf8');
-    if (name.endsWith('.md') || name.endsWith('.markdown') || /^(#{1,6} |\* |- |```)/m.test(head)) return { kind: 'markdown', format: 'md', mime: 'text/markdown' };
+    if (name.endsWith('.md') || name.endsWith('.markdown') || /^(#{1,6} |\* |- |```)/m.test(head))
+      return { kind: 'markdown', format: 'md', mime: 'text/markdown' };
     const lines = head.split(/\r?\n/).filter(Boolean).slice(0, 5);
     const commas = lines.map((l) => (l.match(/,/g) ?? []).length);
-    if (name.endsWith('.csv') || (lines.length >= 2 && commas[0] > 0 && commas.every((c) => c === commas[0]))) return { kind: 'csv', format: 'csv', mime: 'text/csv' };
+    if (name.endsWith('.csv') || (lines.length >= 2 && commas[0] > 0 && commas.every((c) => c === commas[0])))
+      return { kind: 'csv', format: 'csv', mime: 'text/csv' };
     return { kind: 'text', format: 'txt', mime: 'text/plain' };
   }
   throw new PlatformError(400, `Unsupported file type: ${s.mime}`, 'file');
@@ -120,12 +127,22 @@ function pdfCaller(upload: StoredUpload): PdfCaller {
   return { owner, signal: ctx.cancellationSignal, deadline: ends.length ? Math.min(...ends) : undefined };
 }
 
-async function extract(body: Buffer, filename: string, d: Detected, who: Caller, reader: PdfCaller): Promise<Extracted> {
+async function extract(
+  body: Buffer,
+  filename: string,
+  d: Detected,
+  who: Caller,
+  reader: PdfCaller,
+): Promise<Extracted> {
   const vision = visionModel(who);
   const base = { size: humanSize(body.length), size_bytes: body.length, format: d.format, mime_type: d.mime };
   if (d.kind === 'pdf') {
     // Read in the PDF child process (memory cap, time limit): see pdfInChild.
-    const { info, thumbnail, ocrPages } = await pdfInChild(body, { text: true, thumbnail: THUMBNAIL_SIZE, ocr: { pages: OCR_PAGES, side: 1600 } }, reader);
+    const { info, thumbnail, ocrPages } = await pdfInChild(
+      body,
+      { text: true, thumbnail: THUMBNAIL_SIZE, ocr: { pages: OCR_PAGES, side: 1600 } },
+      reader,
+    );
     if (!info) throw new Error('PDF reader returned no text');
     let text = info.text;
     let source: DocumentMetadata['text_source'] = text.trim() ? 'text_layer' : 'none';
@@ -141,23 +158,74 @@ async function extract(body: Buffer, filename: string, d: Detected, who: Caller,
       text = parts.join('\n\n');
       source = text.trim() ? 'ocr' : 'none';
     }
-    return { metadata: { ...base, pages: info.pages, title: info.title, author: info.author, word_count: words(text), text_source: source, ocr_engine }, text, thumbnail };
+    return {
+      metadata: {
+        ...base,
+        pages: info.pages,
+        title: info.title,
+        author: info.author,
+        word_count: words(text),
+        text_source: source,
+        ocr_engine,
+      },
+      text,
+      thumbnail,
+    };
   }
   if (d.kind === 'image') {
-    const { info, thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
+    const { info, thumbnail, page } = await receiptImages(body, {
+      maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000,
+    });
     const out = await recognize(page, vision);
     const text = out.text.trim();
-    return { metadata: { ...base, pages: 1, title: null, author: null, word_count: words(text), text_source: text ? 'ocr' : 'none', ocr_engine: out.engine, dimensions: `${info.width}x${info.height}` }, text, thumbnail };
+    return {
+      metadata: {
+        ...base,
+        pages: 1,
+        title: null,
+        author: null,
+        word_count: words(text),
+        text_source: text ? 'ocr' : 'none',
+        ocr_engine: out.engine,
+        dimensions: `${info.width}x${info.height}`,
+      },
+      text,
+      thumbnail,
+    };
   }
   if (d.kind === 'docx') {
     const info = readDocx(body);
     const pages = info.pages ?? Math.max(1, Math.ceil(words(info.text) / 500));
-    return { metadata: { ...base, pages, title: info.title, author: info.author, word_count: words(info.text), text_source: info.text ? 'file' : 'none', ocr_engine: null }, text: info.text, thumbnail: textThumbnail(info.text, info.title ?? filename) };
+    return {
+      metadata: {
+        ...base,
+        pages,
+        title: info.title,
+        author: info.author,
+        word_count: words(info.text),
+        text_source: info.text ? 'file' : 'none',
+        ocr_engine: null,
+      },
+      text: info.text,
+      thumbnail: textThumbnail(info.text, info.title ?? filename),
+    };
   }
   const text = decodeUtf8(body);
   const lines = text.split(/\r?\n/).length;
   const title = d.kind === 'markdown' ? (/^#\s+(.+)$/m.exec(text)?.[1]?.trim() ?? null) : null;
-  return { metadata: { ...base, pages: Math.max(1, Math.ceil(lines / 50)), title, author: null, word_count: words(text), text_source: text.trim() ? 'file' : 'none', ocr_engine: null }, text, thumbnail: textThumbnail(text, title ?? filename) };
+  return {
+    metadata: {
+      ...base,
+      pages: Math.max(1, Math.ceil(lines / 50)),
+      title,
+      author: null,
+      word_count: words(text),
+      text_source: text.trim() ? 'file' : 'none',
+      ocr_engine: null,
+    },
+    text,
+    thumbnail: textThumbnail(text, title ?? filename),
+  };
 }
 
 async function classifyWithModel(upload: StoredUpload, text: string, isImage: boolean): Promise<Classification | null> {
@@ -172,8 +240,16 @@ async function classifyWithModel(upload: StoredUpload, text: string, isImage: bo
   if (!out) return null;
   const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim());
   const category = CATEGORIES.includes(parsed.category) ? parsed.category : 'other';
-  const subcategory = typeof parsed.subcategory === 'string' && /^[a-z_]{1,40}$/.test(parsed.subcategory) ? parsed.subcategory : 'general';
-  return { folder_structure: { folder_name: folderOf(category), category, subcategory }, confidence: Math.max(0, Math.min(1, Number(parsed.confidence) || 0.5)), engine: `llm:${out.model}`, evidence: [] };
+  const subcategory =
+    typeof parsed.subcategory === 'string' && /^[a-z_]{1,40}$/.test(parsed.subcategory)
+      ? parsed.subcategory
+      : 'general';
+  return {
+    folder_structure: { folder_name: folderOf(category), category, subcategory },
+    confidence: Math.max(0, Math.min(1, Number(parsed.confidence) || 0.5)),
+    engine: `llm:${out.model}`,
+    evidence: [],
+  };
 }
 
 export interface ProcessedDocument {
@@ -195,7 +271,13 @@ export async function processStoredDocument(upload: StoredUpload): Promise<Proce
   const reader = pdfCaller(upload);
   const body = await readUpload(upload);
   const detected = detectDocument(body, upload.filename);
-  const { metadata, text, thumbnail } = await extract(body, upload.filename, detected, { organization_id: upload.organization_id, user_id: upload.user_id }, reader);
+  const { metadata, text, thumbnail } = await extract(
+    body,
+    upload.filename,
+    detected,
+    { organization_id: upload.organization_id, user_id: upload.user_id },
+    reader,
+  );
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const isImage = detected.kind === 'image';
@@ -261,8 +343,10 @@ export async function thumbnailStoredFile(upload: StoredUpload): Promise<{ thumb
   const body = await readUpload(upload);
   const d = detectDocument(body, upload.filename);
   let thumbnail: Buffer;
-  if (d.kind === 'pdf') thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE }, reader)).thumbnail;
-  else if (d.kind === 'image') thumbnail = (await thumbnailOf(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 })).thumbnail;
+  if (d.kind === 'pdf')
+    thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE }, reader)).thumbnail;
+  else if (d.kind === 'image')
+    thumbnail = (await thumbnailOf(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 })).thumbnail;
   else if (d.kind === 'docx') {
     const info = readDocx(body);
     thumbnail = textThumbnail(info.text, info.title ?? upload.filename);

@@ -22,10 +22,16 @@ interface DocumentMetadata {
   data?: { folder_structure?: unknown; metadata?: unknown };
 }
 
-const keysOf = (m: DocumentMetadata) => [m.original_path, m.thumbnail_path].filter((k): k is string => typeof k === 'string' && k.length > 0);
-const fileOf = (scope: UserScope, key: string | undefined) => (key ? `files/images/${uploadExportName(scope, key)}` : null);
+const keysOf = (m: DocumentMetadata) =>
+  [m.original_path, m.thumbnail_path].filter((k): k is string => typeof k === 'string' && k.length > 0);
+const fileOf = (scope: UserScope, key: string | undefined) =>
+  key ? `files/images/${uploadExportName(scope, key)}` : null;
 
-const documentsOf = async (scope: UserScope) => (await userResponses(scope.organization_id, scope.user_id, 'document')).map((r) => ({ r, m: r.metadata as DocumentMetadata }));
+const documentsOf = async (scope: UserScope) =>
+  (await userResponses(scope.organization_id, scope.user_id, 'document')).map((r) => ({
+    r,
+    m: r.metadata as DocumentMetadata,
+  }));
 
 export const documentsUserData: UserData = {
   async export(scope) {

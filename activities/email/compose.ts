@@ -11,8 +11,10 @@ export interface Content {
   html: string;
 }
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-const bad = (field: string, message: string) => new PlatformError(422, `metadata.${field}: ${message}`, `metadata.${field}`);
+const escape = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const bad = (field: string, message: string) =>
+  new PlatformError(422, `metadata.${field}: ${message}`, `metadata.${field}`);
 
 /** A header value the client supplied: one line, bounded. */
 function headerText(meta: Record<string, unknown>, field: string, required = true): string | undefined {
@@ -35,7 +37,10 @@ function bodyText(meta: Record<string, unknown>, field: string): string {
 }
 
 const paragraphs = (text: string) =>
-  text.split(/\n{2,}/).map((p) => `<p>${escape(p).replace(/\n/g, '<br>')}</p>`).join('\n');
+  text
+    .split(/\n{2,}/)
+    .map((p) => `<p>${escape(p).replace(/\n/g, '<br>')}</p>`)
+    .join('\n');
 
 const wrap = (subject: string, inner: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${escape(subject)}</title></head><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1d2330">\n${inner}\n</body></html>`;
@@ -43,13 +48,15 @@ const wrap = (subject: string, inner: string) =>
 /** Validates and renders a notification (pure: the edge calls it to refuse bad input early). */
 export function notificationContent(meta: Record<string, unknown>, organizationName: string): Content {
   const template = meta.template ?? 'generic';
-  if (typeof template !== 'string' || !(TEMPLATES as readonly string[]).includes(template)) throw bad('template', `must be one of ${TEMPLATES.join(', ')}`);
+  if (typeof template !== 'string' || !(TEMPLATES as readonly string[]).includes(template))
+    throw bad('template', `must be one of ${TEMPLATES.join(', ')}`);
   let subject: string;
   let text: string;
   switch (template) {
     case 'points_awarded': {
       const points = meta.points;
-      if (typeof points !== 'number' || !Number.isFinite(points) || points <= 0) throw bad('points', 'must be a positive number');
+      if (typeof points !== 'number' || !Number.isFinite(points) || points <= 0)
+        throw bad('points', 'must be a positive number');
       const balance = typeof meta.balance === 'number' ? ` Your balance is now ${meta.balance} points.` : '';
       subject = headerText(meta, 'subject', false) ?? `You earned ${points} points`;
       text = `Good news: ${points} points were added to your ${organizationName} account.${balance}`;
@@ -83,13 +90,17 @@ export interface SummaryItem {
 
 /** A readable summary of a conversation's stored responses, oldest first. */
 export function summaryContent(conversation_id: string, items: SummaryItem[], subjectOverride?: string): Content {
-  const subject = subjectOverride ?? `Summary of your conversation (${items.length} item${items.length === 1 ? '' : 's'})`;
+  const subject =
+    subjectOverride ?? `Summary of your conversation (${items.length} item${items.length === 1 ? '' : 's'})`;
   const lines = items.map((i) => `- ${i.created_at.slice(0, 16).replace('T', ' ')} UTC [${i.source}] ${i.message}`);
   const text = `Here is a summary of conversation ${conversation_id}:\n\n${lines.join('\n')}\n`;
   const html = wrap(
     subject,
     `<p>Here is a summary of conversation <code>${escape(conversation_id)}</code>:</p>\n<ul>\n${items
-      .map((i) => `<li><small>${escape(i.created_at.slice(0, 16).replace('T', ' '))} UTC · ${escape(i.source)}</small><br>${escape(i.message)}</li>`)
+      .map(
+        (i) =>
+          `<li><small>${escape(i.created_at.slice(0, 16).replace('T', ' '))} UTC · ${escape(i.source)}</small><br>${escape(i.message)}</li>`,
+      )
       .join('\n')}\n</ul>`,
   );
   return { subject, text, html };

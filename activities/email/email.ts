@@ -24,7 +24,10 @@ export async function composeEmail(req: EmailRequest): Promise<Content> {
   }
   const responses = await listNormalizedResponses(req.organization_id, req.conversation_id, req.user_id);
   if (!responses.length) throw notFound('No normalized response found');
-  const subject = typeof req.metadata.subject === 'string' && !/[\r\n]/.test(req.metadata.subject) ? req.metadata.subject.slice(0, 200) : undefined;
+  const subject =
+    typeof req.metadata.subject === 'string' && !/[\r\n]/.test(req.metadata.subject)
+      ? req.metadata.subject.slice(0, 200)
+      : undefined;
   return summaryContent(req.conversation_id, [...responses].reverse(), subject);
 }
 
@@ -46,12 +49,43 @@ export async function sendEmail(input: { req: EmailRequest; content: Content }):
   const { req, content } = input;
   const _id = `${req.organization_id}|${req.idempotency_key}`;
   const done = await sentRecord(req.organization_id, req.idempotency_key);
-  if (done) return { message_id: done.message_id, sent_at: done.sent_at.toISOString(), recipient: done.recipient, email_type: done.email_type, transport: done.transport, duplicate: true };
+  if (done)
+    return {
+      message_id: done.message_id,
+      sent_at: done.sent_at.toISOString(),
+      recipient: done.recipient,
+      email_type: done.email_type,
+      transport: done.transport,
+      duplicate: true,
+    };
   const digest = createHash('sha256').update(_id).digest('hex').slice(0, 24);
   const message_id = `<${digest}@${req.organization_id.replace(/[^A-Za-z0-9.-]/g, '-')}.platform>`;
-  const out = await deliver({ to: req.recipient, subject: content.subject, text: content.text, html: content.html, messageId: message_id });
+  const out = await deliver({
+    to: req.recipient,
+    subject: content.subject,
+    text: content.text,
+    html: content.html,
+    messageId: message_id,
+  });
   const sent_at = new Date();
   // The outbox file's name is recorded with the message: the user's erasure removes it by that name.
-  await recordSent(req.idempotency_key, { organization_id: req.organization_id, user_id: req.user_id, message_id, recipient: req.recipient, email_type: req.email_type, subject: content.subject, transport: out.transport, ...(out.outbox_file && { outbox_file: out.outbox_file }), sent_at });
-  return { message_id, sent_at: sent_at.toISOString(), recipient: req.recipient, email_type: req.email_type, transport: out.transport, duplicate: false };
+  await recordSent(req.idempotency_key, {
+    organization_id: req.organization_id,
+    user_id: req.user_id,
+    message_id,
+    recipient: req.recipient,
+    email_type: req.email_type,
+    subject: content.subject,
+    transport: out.transport,
+    ...(out.outbox_file && { outbox_file: out.outbox_file }),
+    sent_at,
+  });
+  return {
+    message_id,
+    sent_at: sent_at.toISOString(),
+    recipient: req.recipient,
+    email_type: req.email_type,
+    transport: out.transport,
+    duplicate: false,
+  };
 }

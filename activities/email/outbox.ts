@@ -21,4 +21,5 @@ export async function purgeOutbox(input: { now?: string } = {}): Promise<OutboxR
 }
 
 /** The outbox files of these sent records (those the file transport wrote); answers how many were still there. */
-export const removeOutboxFilesOf = (sent: Pick<EmailLogDoc, 'message_id' | 'transport' | 'outbox_file'>[]) => removeOutboxFiles(sent.filter((m) => m.transport === 'file'));
+export const removeOutboxFilesOf = (sent: Pick<EmailLogDoc, 'message_id' | 'transport' | 'outbox_file'>[]) =>
+  removeOutboxFiles(sent.filter((m) => m.transport === 'file'));

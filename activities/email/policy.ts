@@ -16,14 +16,18 @@ const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim(
 export function checkRecipient(level: number, recipient: string, own: string | null | undefined): void {
   if (level >= ADMIN_LEVEL) return;
   if (!own || !sameAddress(recipient, own)) {
-    throw forbidden("metadata.recipient: a basic API key sends only to its user's own email address; another recipient requires the admin permission");
+    throw forbidden(
+      "metadata.recipient: a basic API key sends only to its user's own email address; another recipient requires the admin permission",
+    );
   }
 }
 
 /** 403 when a basic sender supplies the text of the message (the generic template or a subject). */
 export function checkFreeText(email_type: string, metadata: Record<string, unknown>): void {
   if (email_type === 'notification' && (metadata.template ?? 'generic') === 'generic') {
-    throw forbidden('metadata.template: the generic template (free subject and body) requires the admin permission; basic keys use points_awarded, welcome or reminder');
+    throw forbidden(
+      'metadata.template: the generic template (free subject and body) requires the admin permission; basic keys use points_awarded, welcome or reminder',
+    );
   }
   if (metadata.subject !== undefined && metadata.subject !== null && metadata.subject !== '') {
     throw forbidden('metadata.subject: a free subject requires the admin permission');
@@ -37,7 +41,10 @@ export function checkFreeText(email_type: string, metadata: Record<string, unkno
 const HOUR = 3_600_000;
 
 /** Counts one send of `idempotency_key` for the user; 429 with Retry-After past the limit. */
-export async function reserveSend(input: { organization_id: string; user_id: string; idempotency_key: string }, now = new Date()): Promise<void> {
+export async function reserveSend(
+  input: { organization_id: string; user_id: string; idempotency_key: string },
+  now = new Date(),
+): Promise<void> {
   const limit = config().EMAIL_USER_LIMIT_PER_HOUR;
   if (!limit) return;
   // A key already sent (possibly in an earlier hour) is a repeat: it sends nothing and costs nothing.
@@ -49,5 +56,7 @@ export async function reserveSend(input: { organization_id: string; user_id: str
   if (await takeSend(u, limit)) return;
   await uncountKey(u, keyHash); // not sent: a retry after the hour is counted then
   const retryAfter = Math.max(1, Math.ceil((hour.getTime() + HOUR - now.getTime()) / 1000));
-  throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, { 'Retry-After': String(retryAfter) });
+  throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, {
+    'Retry-After': String(retryAfter),
+  });
 }

@@ -40,7 +40,12 @@ export async function mailOnce(task: ScheduledTask, mail: Mail): Promise<{ messa
     idempotency_key: `event:${task.run_id}`,
   };
   const content = await composeEmail(req);
-  if (task.actor_level < ADMIN_LEVEL) await reserveSend({ organization_id: req.organization_id, user_id: req.user_id, idempotency_key: req.idempotency_key });
+  if (task.actor_level < ADMIN_LEVEL)
+    await reserveSend({
+      organization_id: req.organization_id,
+      user_id: req.user_id,
+      idempotency_key: req.idempotency_key,
+    });
   const sent = await sendEmail({ req, content });
   return { message_id: sent.message_id, recipient: sent.recipient };
 }
@@ -48,6 +53,7 @@ export async function mailOnce(task: ScheduledTask, mail: Mail): Promise<{ messa
 /** metadata.period_days (default 7) of a report, 422 outside 1..3660. */
 export function periodDays(metadata: Record<string, unknown>): number {
   const days = Number(metadata.period_days ?? 7);
-  if (!Number.isFinite(days) || days <= 0 || days > 3660) throw new PlatformError(422, 'metadata.period_days: must be a number of days between 1 and 3660');
+  if (!Number.isFinite(days) || days <= 0 || days > 3660)
+    throw new PlatformError(422, 'metadata.period_days: must be a number of days between 1 and 3660');
   return days;
 }

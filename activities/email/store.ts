@@ -52,12 +52,18 @@ async function slotsOfPreviousVersion(u: HourOfUser, limit: number): Promise<num
 /** Counts one send in the user's hour; false when `limit` are counted already. */
 export async function takeSend(u: HourOfUser, limit: number): Promise<boolean> {
   const _id = `${baseOf(u)}count`;
-  const take = async () => (await SendCount.updateOne({ _id, n: { $lt: limit } }, { $inc: { n: 1 } })).modifiedCount === 1;
+  const take = async () =>
+    (await SendCount.updateOne({ _id, n: { $lt: limit } }, { $inc: { n: 1 } })).modifiedCount === 1;
   if (await take()) return true;
   // The hour's first send (else the counter is full, or was created by a concurrent send after
   // the first try): the counter, then the user's earlier hours are of no further use.
-  if (!(await SendCount.exists({ _id })) && (await insertOnce(SendCount, { _id, ...fieldsOf(u), n: await slotsOfPreviousVersion(u, limit) }))) {
-    await SendCount.deleteMany({ organization_id: u.organization_id, user_id: u.user_id, hour: { $lt: u.hour } }).catch(() => undefined);
+  if (
+    !(await SendCount.exists({ _id })) &&
+    (await insertOnce(SendCount, { _id, ...fieldsOf(u), n: await slotsOfPreviousVersion(u, limit) }))
+  ) {
+    await SendCount.deleteMany({ organization_id: u.organization_id, user_id: u.user_id, hour: { $lt: u.hour } }).catch(
+      () => undefined,
+    );
   }
   return take();
 }
@@ -77,13 +83,19 @@ export async function sentRecordsOf(organization_id: string, user_id: string): P
 /** Deletes sent records by `_id`, 500 at a time (each batch answered from the primary key). */
 export async function deleteSentRecords(ids: string[]): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < ids.length; i += BATCH) deleted += (await EmailLog.deleteMany({ _id: { $in: ids.slice(i, i + BATCH) } })).deletedCount ?? 0;
+  for (let i = 0; i < ids.length; i += BATCH)
+    deleted += (await EmailLog.deleteMany({ _id: { $in: ids.slice(i, i + BATCH) } })).deletedCount ?? 0;
   return deleted;
 }
 
 /** The user's hourly counters (`count` documents with their `n`, and counted keys), on the (organization_id, user_id, hour) index. */
-export async function sendCountsOf(organization_id: string, user_id: string): Promise<Array<{ _id: string; hour: Date; n?: number }>> {
-  return SendCount.find({ organization_id, user_id }).sort({ hour: 1 }).lean<Array<{ _id: string; hour: Date; n?: number }>>();
+export async function sendCountsOf(
+  organization_id: string,
+  user_id: string,
+): Promise<Array<{ _id: string; hour: Date; n?: number }>> {
+  return SendCount.find({ organization_id, user_id })
+    .sort({ hour: 1 })
+    .lean<Array<{ _id: string; hour: Date; n?: number }>>();
 }
 
 /** Deletes the user's hourly counters, on the (organization_id, user_id, hour) index. */

@@ -12,7 +12,10 @@ import { deleteSendCounts, deleteSentRecords, sendCountsOf, sentRecordsOf } from
 
 export const emailUserData: UserData = {
   async export({ organization_id, user_id }) {
-    const [sent, counts] = await Promise.all([sentRecordsOf(organization_id, user_id), sendCountsOf(organization_id, user_id)]);
+    const [sent, counts] = await Promise.all([
+      sentRecordsOf(organization_id, user_id),
+      sendCountsOf(organization_id, user_id),
+    ]);
     return {
       data: {
         emails_sent: sent.map((m) => ({
@@ -25,7 +28,9 @@ export const emailUserData: UserData = {
           sent_at: new Date(m.sent_at).toISOString(),
         })),
         // the hourly limit's counters: sends counted per hour (the counted keys are hashes: left out)
-        hourly_send_counts: counts.filter((c) => c._id.endsWith('|count')).map((c) => ({ hour: new Date(c.hour).toISOString(), sends: c.n ?? 0 })),
+        hourly_send_counts: counts
+          .filter((c) => c._id.endsWith('|count'))
+          .map((c) => ({ hour: new Date(c.hour).toISOString(), sends: c.n ?? 0 })),
       },
       files: [],
     };
@@ -35,6 +40,10 @@ export const emailUserData: UserData = {
     // The files first, found by the names on the records: once the records are gone nothing names them.
     const outbox_files_deleted = await removeOutboxFilesOf(sent);
     const emails_deleted = await deleteSentRecords(sent.map((m) => m._id));
-    return { emails_deleted, outbox_files_deleted, send_counters_deleted: await deleteSendCounts(organization_id, user_id) };
+    return {
+      emails_deleted,
+      outbox_files_deleted,
+      send_counters_deleted: await deleteSendCounts(organization_id, user_id),
+    };
   },
 };

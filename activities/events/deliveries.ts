@@ -13,7 +13,23 @@ import type { DeliveryStatus } from './constants.ts';
 import { deliveryRuns, type DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
 import type { DeliveryDoc } from './models.ts';
-import { addOutcomes, deliveriesPage, deliveryById, deliveryOf, disableEndpoint, endDelivery, endpointById, eventById, markFailing, markPending, markSucceeding, outcomeCounts, recordAttempt, type DeliveryFilter, type DeliveryKey } from './store.ts';
+import {
+  addOutcomes,
+  deliveriesPage,
+  deliveryById,
+  deliveryOf,
+  disableEndpoint,
+  endDelivery,
+  endpointById,
+  eventById,
+  markFailing,
+  markPending,
+  markSucceeding,
+  outcomeCounts,
+  recordAttempt,
+  type DeliveryFilter,
+  type DeliveryKey,
+} from './store.ts';
 import { signedHeaders } from './signing.ts';
 
 export interface AttemptInput extends DeliveryRun {
@@ -65,7 +81,8 @@ function countOutcome(outcome: string): void {
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
   const org = input.organization_id;
   const mine = inFlight.get(org) ?? 0;
-  if (inFlightTotal >= MAX_ATTEMPTS_IN_FLIGHT || mine >= MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION) return { outcome: 'busy' };
+  if (inFlightTotal >= MAX_ATTEMPTS_IN_FLIGHT || mine >= MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION)
+    return { outcome: 'busy' };
   inFlight.set(org, mine + 1);
   inFlightTotal += 1;
   try {
@@ -79,7 +96,13 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
 }
 
 async function attempt(input: AttemptInput): Promise<AttemptResult> {
-  const d: DeliveryKey = { _id: input.delivery_id, organization_id: input.organization_id, endpoint_id: input.endpoint_id, event_id: input.event_id, event_type: input.event_type };
+  const d: DeliveryKey = {
+    _id: input.delivery_id,
+    organization_id: input.organization_id,
+    endpoint_id: input.endpoint_id,
+    event_id: input.event_id,
+    event_type: input.event_type,
+  };
   const [endpoint, event] = await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
   if (!endpoint || endpoint.organization_id !== d.organization_id) {
     await endDelivery(d, 'the endpoint was deleted');
@@ -101,12 +124,19 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   try {
     // Checked again at each attempt: a name may resolve elsewhere since the endpoint was saved.
     const target = await resolveWebhookTarget(endpoint.url, undefined, undefined, 'url');
-    ({ status, duration_ms } = await postJson(target, event.body, signedHeaders(signingSecrets(endpoint, at), event._id, event.body, at)));
+    ({ status, duration_ms } = await postJson(
+      target,
+      event.body,
+      signedHeaders(signingSecrets(endpoint, at), event._id, event.body, at),
+    ));
   } catch (err) {
     duration_ms = Date.now() - at.getTime();
     const e = err as Error & { cause?: Error };
     // AbortSignal.timeout() aborts the request: an AbortError whose cause is the TimeoutError.
-    error = e.name === 'TimeoutError' || e.cause?.name === 'TimeoutError' ? 'no answer within 10 s' : String(e.message ?? err).slice(0, 300);
+    error =
+      e.name === 'TimeoutError' || e.cause?.name === 'TimeoutError'
+        ? 'no answer within 10 s'
+        : String(e.message ?? err).slice(0, 300);
   }
   const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
   if (status !== undefined && status >= 200 && status < 300) {
@@ -116,7 +146,11 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
     return { outcome: 'succeeded', status };
   }
   if (status === 410) {
-    await disableEndpoint(endpoint.organization_id, endpoint._id, `the receiver answered 410 Gone on ${at.toISOString()}`);
+    await disableEndpoint(
+      endpoint.organization_id,
+      endpoint._id,
+      `the receiver answered 410 Gone on ${at.toISOString()}`,
+    );
     await recordAttempt(d, attempt, 'failed', undefined, 'the receiver answered 410 Gone: the endpoint is disabled');
     countOutcome('gone');
     return { outcome: 'failed', status };
@@ -125,13 +159,33 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   const since = endpoint.failing_since ?? at;
   const limitDays = config().WEBHOOK_DISABLE_AFTER_DAYS;
   // Decided on the stored date (an admin who enabled the endpoint meanwhile cleared it).
-  if (at.getTime() - since.getTime() >= limitDays * DAY_MS && (await disableEndpoint(endpoint.organization_id, endpoint._id, `no successful delivery since ${since.toISOString()} (${limitDays} days)`, new Date(at.getTime() - limitDays * DAY_MS)))) {
-    await recordAttempt(d, attempt, 'failed', undefined, `the endpoint failed for ${limitDays} days without a success and is disabled`);
+  if (
+    at.getTime() - since.getTime() >= limitDays * DAY_MS &&
+    (await disableEndpoint(
+      endpoint.organization_id,
+      endpoint._id,
+      `no successful delivery since ${since.toISOString()} (${limitDays} days)`,
+      new Date(at.getTime() - limitDays * DAY_MS),
+    ))
+  ) {
+    await recordAttempt(
+      d,
+      attempt,
+      'failed',
+      undefined,
+      `the endpoint failed for ${limitDays} days without a success and is disabled`,
+    );
     countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
   if (input.next_delay_ms === undefined) {
-    await recordAttempt(d, attempt, 'failed', undefined, `no success after ${input.attempt} attempts; retry it by hand`);
+    await recordAttempt(
+      d,
+      attempt,
+      'failed',
+      undefined,
+      `no success after ${input.attempt} attempts; retry it by hand`,
+    );
     countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
@@ -158,7 +212,12 @@ export const viewDelivery = (d: DeliveryDoc): DeliveryView => ({
   event_id: d.event_id,
   event_type: d.event_type,
   status: d.status,
-  attempts: (d.attempts ?? []).map((a) => ({ at: new Date(a.at).toISOString(), status: a.status ?? null, duration_ms: a.duration_ms, error: a.error ?? null })),
+  attempts: (d.attempts ?? []).map((a) => ({
+    at: new Date(a.at).toISOString(),
+    status: a.status ?? null,
+    duration_ms: a.duration_ms,
+    error: a.error ?? null,
+  })),
   next_attempt_at: d.next_attempt_at ? new Date(d.next_attempt_at).toISOString() : null,
   final_reason: d.final_reason ?? null,
   created_at: new Date(d.created_at).toISOString(),
@@ -177,8 +236,15 @@ export async function listDeliveries(f: DeliveryFilter, page: number, limit: num
 export async function retryDelivery(organization_id: string, delivery_id: string): Promise<DeliveryView> {
   const d = await deliveryOf(organization_id, delivery_id);
   if (!d) throw notFound('Delivery not found');
-  if (!(await markPending(d._id))) throw conflict('An attempt of this delivery is already due; its result shows in the delivery');
-  await deliveryRuns.get().retry({ delivery_id: d._id, organization_id, endpoint_id: d.endpoint_id, event_id: d.event_id, event_type: d.event_type });
+  if (!(await markPending(d._id)))
+    throw conflict('An attempt of this delivery is already due; its result shows in the delivery');
+  await deliveryRuns.get().retry({
+    delivery_id: d._id,
+    organization_id,
+    endpoint_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+  });
   return viewDelivery((await deliveryById(d._id)) ?? d);
 }
 

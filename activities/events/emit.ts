@@ -66,11 +66,32 @@ export async function recordEvent(e: ChangeEvent, only_endpoint?: string): Promi
   const created_at = e.at ?? new Date();
   // Only what the type's schema declares, of the kind it declares, is written (schemas.ts).
   const { data, refused } = conformEventData(e.type, e.data);
-  if (refused.length) warnLine("events: fields left out of an event: not in its type's schema, or not of the declared kind", 'refused', { type: e.type, event_id: id, fields: refused.slice(0, 20) });
-  const body = JSON.stringify({ id, type: e.type, created_at: created_at.toISOString(), organization_id: e.organization_id, data });
+  if (refused.length)
+    warnLine("events: fields left out of an event: not in its type's schema, or not of the declared kind", 'refused', {
+      type: e.type,
+      event_id: id,
+      fields: refused.slice(0, 20),
+    });
+  const body = JSON.stringify({
+    id,
+    type: e.type,
+    created_at: created_at.toISOString(),
+    organization_id: e.organization_id,
+    data,
+  });
   // An organization none of whose endpoints wants it: nothing to fan out (the usual case, one write).
-  const wanted = only_endpoint !== undefined || (await endpointsForFanOut(e.organization_id)).some((x) => x.enabled && wants(x, e.type));
-  const doc: Omit<EventDoc, 'recorded_at'> = { _id: id, organization_id: e.organization_id, type: e.type, body, fanned_out: !wanted, created_at, ...(only_endpoint && { only_endpoint }) };
+  const wanted =
+    only_endpoint !== undefined ||
+    (await endpointsForFanOut(e.organization_id)).some((x) => x.enabled && wants(x, e.type));
+  const doc: Omit<EventDoc, 'recorded_at'> = {
+    _id: id,
+    organization_id: e.organization_id,
+    type: e.type,
+    body,
+    fanned_out: !wanted,
+    created_at,
+    ...(only_endpoint && { only_endpoint }),
+  };
   const inserted = await insertEvent(doc);
   if (inserted && wanted) fanOuts.run(fanOut(doc));
   else if (!inserted) fanOuts.run(fanOutById(id));
@@ -100,7 +121,13 @@ export async function fanOut(doc: Pick<EventDoc, '_id' | 'organization_id' | 'ty
   const runs = deliveryRuns.get();
   await Promise.all(
     targets.map((endpoint) =>
-      runs.start({ delivery_id: deliveryId(doc._id, endpoint!._id), organization_id: doc.organization_id, endpoint_id: endpoint!._id, event_id: doc._id, event_type: doc.type }),
+      runs.start({
+        delivery_id: deliveryId(doc._id, endpoint!._id),
+        organization_id: doc.organization_id,
+        endpoint_id: endpoint!._id,
+        event_id: doc._id,
+        event_type: doc.type,
+      }),
     ),
   );
   await markFannedOut(doc._id);

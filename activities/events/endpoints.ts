@@ -10,7 +10,15 @@ import { newId } from '../core/ids.ts';
 import { checkWebhookTarget } from '../adapters/webhooks.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants.ts';
 import type { EndpointDoc } from './models.ts';
-import { deleteEndpoint, endpointOf, endpointsOf, giveEndpointPlace, insertEndpoint, takeEndpointPlace, updateEndpoint } from './store.ts';
+import {
+  deleteEndpoint,
+  endpointOf,
+  endpointsOf,
+  giveEndpointPlace,
+  insertEndpoint,
+  takeEndpointPlace,
+  updateEndpoint,
+} from './store.ts';
 import { newSecret } from './signing.ts';
 
 export interface EndpointView {
@@ -58,7 +66,8 @@ export function signingSecrets(e: EndpointDoc, now = new Date()): string[] {
 }
 
 /** An endpoint wants an event of `type` when it lists it or `*` (a ping goes to the endpoint it tests, whatever it lists). */
-export const wants = (e: Pick<EndpointDoc, 'events'>, type: string) => e.events.includes('*') || e.events.includes(type);
+export const wants = (e: Pick<EndpointDoc, 'events'>, type: string) =>
+  e.events.includes('*') || e.events.includes(type);
 
 function checkEvents(events: string[]): string[] {
   const known = new Set<string>(EVENT_TYPES);
@@ -70,7 +79,13 @@ function checkEvents(events: string[]): string[] {
 
 const checkUrl = async (url: string) => (await checkWebhookTarget(url, undefined, undefined, 'url')).toString();
 
-export async function createEndpoint(input: { organization_id: string; url: string; events: string[]; description?: string; created_by: { key_id: string; user_id: string } }): Promise<{ endpoint: EndpointView; secret: string }> {
+export async function createEndpoint(input: {
+  organization_id: string;
+  url: string;
+  events: string[];
+  description?: string;
+  created_by: { key_id: string; user_id: string };
+}): Promise<{ endpoint: EndpointView; secret: string }> {
   const events = checkEvents(input.events);
   const url = await checkUrl(input.url);
   if (!(await takeEndpointPlace(input.organization_id, MAX_ENDPOINTS_PER_ORGANIZATION))) {
@@ -106,9 +121,14 @@ async function existing(organization_id: string, endpoint_id: string): Promise<E
   return e;
 }
 
-export const getEndpoint = async (organization_id: string, endpoint_id: string) => viewEndpoint(await existing(organization_id, endpoint_id));
+export const getEndpoint = async (organization_id: string, endpoint_id: string) =>
+  viewEndpoint(await existing(organization_id, endpoint_id));
 
-export async function changeEndpoint(organization_id: string, endpoint_id: string, change: { url?: string; events?: string[]; enabled?: boolean; description?: string | null }): Promise<EndpointView> {
+export async function changeEndpoint(
+  organization_id: string,
+  endpoint_id: string,
+  change: { url?: string; events?: string[]; enabled?: boolean; description?: string | null },
+): Promise<EndpointView> {
   const set: Record<string, unknown> = {};
   const unset: string[] = [];
   if (change.url !== undefined) set.url = await checkUrl(change.url);
@@ -126,7 +146,8 @@ export async function changeEndpoint(organization_id: string, endpoint_id: strin
   const before = await existing(organization_id, endpoint_id);
   const doc = await updateEndpoint(organization_id, endpoint_id, set, unset);
   if (!doc) throw notFound('Webhook endpoint not found');
-  for (const f of ['url', 'events', 'enabled', 'description'] as const) if (change[f] !== undefined) noteChange(f, before[f] ?? null, doc[f] ?? null);
+  for (const f of ['url', 'events', 'enabled', 'description'] as const)
+    if (change[f] !== undefined) noteChange(f, before[f] ?? null, doc[f] ?? null);
   return viewEndpoint(doc);
 }
 
@@ -140,14 +161,28 @@ export async function removeEndpoint(organization_id: string, endpoint_id: strin
  * At most two secrets sign: one rotated earlier is dropped, even within its grace. Two rotations
  * at once: the second finds the secrets changed under it and is refused (409), never losing either.
  */
-export async function rotateSecret(organization_id: string, endpoint_id: string, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ endpoint: EndpointView; secret: string }> {
+export async function rotateSecret(
+  organization_id: string,
+  endpoint_id: string,
+  grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<{ endpoint: EndpointView; secret: string }> {
   const e = await existing(organization_id, endpoint_id);
   const now = new Date();
   const secret = newSecret();
-  const previous = grace_seconds > 0 ? [{ value: e.secrets[0].value, expires_at: new Date(now.getTime() + grace_seconds * 1000) }] : [];
-  const doc = await updateEndpoint(organization_id, endpoint_id, { secrets: [{ value: encryptSecret(secret) }, ...previous] }, [], { 'secrets.0.value': e.secrets[0].value });
+  const previous =
+    grace_seconds > 0
+      ? [{ value: e.secrets[0].value, expires_at: new Date(now.getTime() + grace_seconds * 1000) }]
+      : [];
+  const doc = await updateEndpoint(
+    organization_id,
+    endpoint_id,
+    { secrets: [{ value: encryptSecret(secret) }, ...previous] },
+    [],
+    { 'secrets.0.value': e.secrets[0].value },
+  );
   if (!doc) {
-    if (await endpointOf(organization_id, endpoint_id)) throw conflict('The secret was rotated meanwhile by another request; rotate again if needed');
+    if (await endpointOf(organization_id, endpoint_id))
+      throw conflict('The secret was rotated meanwhile by another request; rotate again if needed');
     throw notFound('Webhook endpoint not found');
   }
   noteChange('secret', '***', '***'); // that it changed, never what it is

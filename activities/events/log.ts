@@ -7,7 +7,16 @@ import type { EventDoc } from './models.ts';
 import { endpointOf, eventsPage, takePingSlot, type EventFilter } from './store.ts';
 
 /** An event as delivered: the same object every endpoint received (its `body`). */
-export const viewEvent = (e: EventDoc) => ({ ...(JSON.parse(e.body) as { id: string; type: string; created_at: string; organization_id: string; data: Record<string, unknown> }), recorded_at: new Date(e.recorded_at).toISOString() });
+export const viewEvent = (e: EventDoc) => ({
+  ...(JSON.parse(e.body) as {
+    id: string;
+    type: string;
+    created_at: string;
+    organization_id: string;
+    data: Record<string, unknown>;
+  }),
+  recorded_at: new Date(e.recorded_at).toISOString(),
+});
 
 export async function listEvents(f: EventFilter, page: number, limit: number) {
   const rows = await eventsPage(f, (page - 1) * limit, limit);
@@ -19,8 +28,13 @@ export async function sendPing(organization_id: string, endpoint_id: string): Pr
   const endpoint = await endpointOf(organization_id, endpoint_id);
   if (!endpoint) throw notFound('Webhook endpoint not found');
   if (!(await takePingSlot(organization_id, endpoint_id, PING_GAP_SECONDS * 1000))) {
-    throw new PlatformError(429, `One test ping per endpoint every ${PING_GAP_SECONDS} s`, undefined, { 'Retry-After': String(PING_GAP_SECONDS) });
+    throw new PlatformError(429, `One test ping per endpoint every ${PING_GAP_SECONDS} s`, undefined, {
+      'Retry-After': String(PING_GAP_SECONDS),
+    });
   }
   const key = newId('ping');
-  return recordEvent({ organization_id, type: 'ping', key, data: { endpoint_id, message: 'A test event sent from the platform' } }, endpoint_id);
+  return recordEvent(
+    { organization_id, type: 'ping', key, data: { endpoint_id, message: 'A test event sent from the platform' } },
+    endpoint_id,
+  );
 }

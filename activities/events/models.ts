@@ -14,13 +14,18 @@ const endpointSchema = new Schema(
     events: { type: [String], required: true },
     enabled: { type: Boolean, required: true },
     description: { type: String },
-    secrets: { type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }], required: true },
+    secrets: {
+      type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }],
+      required: true,
+    },
     failing_since: { type: Date },
     disabled_reason: { type: String },
     /** the last test ping: one per PING_GAP_SECONDS per endpoint */
     last_ping_at: { type: Date },
     /** the key (and its user) that created the endpoint: an endpoint outlives its creator's key */
-    created_by: { type: { _id: false, key_id: { type: String, required: true }, user_id: { type: String, required: true } } },
+    created_by: {
+      type: { _id: false, key_id: { type: String, required: true }, user_id: { type: String, required: true } },
+    },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -137,10 +142,16 @@ export interface DeliveryDoc {
  * before an endpoint is inserted and given back when one is deleted, so concurrent creates on any
  * number of edges never pass the cap.
  */
-const endpointCountSchema = new Schema({ _id: { type: String, required: true }, n: { type: Number, required: true } }, { versionKey: false });
+const endpointCountSchema = new Schema(
+  { _id: { type: String, required: true }, n: { type: Number, required: true } },
+  { versionKey: false },
+);
 
 /** Delivery attempts by outcome, across every worker (`/metrics` reads them): one document per outcome. */
-const counterSchema = new Schema({ _id: { type: String, required: true }, count: { type: Number, required: true } }, { versionKey: false });
+const counterSchema = new Schema(
+  { _id: { type: String, required: true }, count: { type: Number, required: true } },
+  { versionKey: false },
+);
 
 export const WebhookEndpoint = mongoose.model('WebhookEndpoint', endpointSchema, 'webhook_endpoints');
 export const PlatformEvent = mongoose.model('PlatformEvent', eventSchema, 'events');

@@ -76,10 +76,14 @@ const SCAN: Shape = {
   validation_status: 'code',
   validation_expires_at: 'date',
   // the catalogue's products the receipt matched: never the receipt's own lines
-  products: { array: { object: { id: 'id', name: 'label', quantity: 'number', points: 'number', validation_status: 'code' } } },
+  products: {
+    array: { object: { id: 'id', name: 'label', quantity: 'number', points: 'number', validation_status: 'code' } },
+  },
   flags: { array: 'code' },
   duplicate_of: 'id',
-  rejection_reason: { enum: ['duplicate', 'no_products_recognized', 'validation_expired', 'all_products_rejected', 'other'] },
+  rejection_reason: {
+    enum: ['duplicate', 'no_products_recognized', 'validation_expired', 'all_products_rejected', 'other'],
+  },
   receipt: { object: { date: 'date', total: 'number' } },
 };
 
@@ -158,7 +162,9 @@ function scalar(kind: Scalar, v: unknown): boolean {
     case 'label':
       return typeof v === 'string' && v.length <= MAX_LABEL;
     default:
-      return typeof v === 'string' && { id: ID, user: USER, code: CODE, path: PATH, mime: MIME, date: DATE }[kind].test(v);
+      return (
+        typeof v === 'string' && { id: ID, user: USER, code: CODE, path: PATH, mime: MIME, date: DATE }[kind].test(v)
+      );
   }
 }
 
@@ -170,7 +176,8 @@ function conform(kind: FieldKind, value: unknown, at: string, refused: string[])
   } else if ('enum' in kind) {
     if (typeof value === 'string' && kind.enum.includes(value)) return value;
   } else if ('object' in kind) {
-    if (typeof value === 'object' && !Array.isArray(value)) return shaped(kind.object, value as Record<string, unknown>, at, refused);
+    if (typeof value === 'object' && !Array.isArray(value))
+      return shaped(kind.object, value as Record<string, unknown>, at, refused);
   } else if (Array.isArray(value)) {
     return value.slice(0, MAX_ITEMS).map((v, i) => conform(kind.array, v, `${at}[${i}]`, refused));
   }
@@ -193,7 +200,10 @@ function shaped(shape: Shape, data: Record<string, unknown>, at: string, refused
  * The event's data as its type's schema allows it, and the fields that were left out or nulled
  * (their paths, never their values): what recordEvent writes.
  */
-export function conformEventData(type: EventType, data: Record<string, unknown>): { data: Record<string, unknown>; refused: string[] } {
+export function conformEventData(
+  type: EventType,
+  data: Record<string, unknown>,
+): { data: Record<string, unknown>; refused: string[] } {
   const refused: string[] = [];
   const shape = EVENT_SCHEMAS[type];
   if (!shape) return { data: {}, refused: Object.keys(data) };

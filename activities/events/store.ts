@@ -5,11 +5,22 @@
  */
 import { byId, byIds, Cache, isDuplicateKey } from '../core/db/index.ts';
 import type { DeliveryStatus } from './constants.ts';
-import { DeliveryCounter, EndpointCount, PlatformEvent, WebhookDelivery, WebhookEndpoint, type AttemptDoc, type DeliveryDoc, type EndpointDoc, type EventDoc } from './models.ts';
+import {
+  DeliveryCounter,
+  EndpointCount,
+  PlatformEvent,
+  WebhookDelivery,
+  WebhookEndpoint,
+  type AttemptDoc,
+  type DeliveryDoc,
+  type EndpointDoc,
+  type EventDoc,
+} from './models.ts';
 
 // --- endpoints ---
 
-export const insertEndpoint = async (doc: Omit<EndpointDoc, 'created_at' | 'updated_at'>) => changed(doc.organization_id, await WebhookEndpoint.create(doc));
+export const insertEndpoint = async (doc: Omit<EndpointDoc, 'created_at' | 'updated_at'>) =>
+  changed(doc.organization_id, await WebhookEndpoint.create(doc));
 
 /** The endpoint if it belongs to the organization (another organization's reads as missing). */
 export async function endpointOf(organization_id: string, endpoint_id: string): Promise<EndpointDoc | null> {
@@ -29,7 +40,8 @@ export const endpointsOf = (organization_id: string) =>
  * endpoint afresh (enabled, url, secrets).
  */
 const fanOutCache = new Cache<string, EndpointDoc[]>({ max: 10_000, ttlMs: 1000 });
-export const endpointsForFanOut = (organization_id: string) => fanOutCache.getOrLoad(organization_id, () => endpointsOf(organization_id));
+export const endpointsForFanOut = (organization_id: string) =>
+  fanOutCache.getOrLoad(organization_id, () => endpointsOf(organization_id));
 const changed = <T>(organization_id: string, v: T): T => {
   fanOutCache.delete(organization_id);
   return v;
@@ -38,7 +50,11 @@ const changed = <T>(organization_id: string, v: T): T => {
 /** Takes one of the organization's `cap` endpoint places; false when all are taken. */
 export async function takeEndpointPlace(organization_id: string, cap: number): Promise<boolean> {
   try {
-    const res = await EndpointCount.updateOne({ _id: organization_id, n: { $lt: cap } }, { $inc: { n: 1 } }, { upsert: true });
+    const res = await EndpointCount.updateOne(
+      { _id: organization_id, n: { $lt: cap } },
+      { $inc: { n: 1 } },
+      { upsert: true },
+    );
     return res.modifiedCount === 1 || res.upsertedCount === 1;
   } catch (err) {
     if (isDuplicateKey(err)) return false; // the counter exists and is at the cap: the upsert's insert collided
@@ -51,10 +67,21 @@ export async function giveEndpointPlace(organization_id: string): Promise<void> 
 }
 
 /** `expect`: further conditions the endpoint must still meet (a rotation's current secret). */
-export async function updateEndpoint(organization_id: string, endpoint_id: string, set: Record<string, unknown>, unset: string[] = [], expect: Record<string, unknown> = {}): Promise<EndpointDoc | null> {
+export async function updateEndpoint(
+  organization_id: string,
+  endpoint_id: string,
+  set: Record<string, unknown>,
+  unset: string[] = [],
+  expect: Record<string, unknown> = {},
+): Promise<EndpointDoc | null> {
   const update: Record<string, unknown> = { $set: set };
   if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, 1]));
-  return changed(organization_id, await WebhookEndpoint.findOneAndUpdate({ _id: endpoint_id, organization_id, ...expect }, update, { new: true }).lean<EndpointDoc>());
+  return changed(
+    organization_id,
+    await WebhookEndpoint.findOneAndUpdate({ _id: endpoint_id, organization_id, ...expect }, update, {
+      new: true,
+    }).lean<EndpointDoc>(),
+  );
 }
 
 export async function deleteEndpoint(organization_id: string, endpoint_id: string): Promise<boolean> {
@@ -68,7 +95,11 @@ export async function deleteEndpoint(organization_id: string, endpoint_id: strin
 export async function takePingSlot(organization_id: string, endpoint_id: string, gap_ms: number): Promise<boolean> {
   const now = new Date();
   const res = await WebhookEndpoint.updateOne(
-    { _id: endpoint_id, organization_id, $or: [{ last_ping_at: null }, { last_ping_at: { $lte: new Date(now.getTime() - gap_ms) } }] },
+    {
+      _id: endpoint_id,
+      organization_id,
+      $or: [{ last_ping_at: null }, { last_ping_at: { $lte: new Date(now.getTime() - gap_ms) } }],
+    },
     { $set: { last_ping_at: now } },
   );
   return res.modifiedCount === 1;
@@ -86,9 +117,22 @@ export async function markSucceeding(endpoint_id: string): Promise<void> {
  * Disables an enabled endpoint, saying why; false when it was not enabled (or is gone). `failingSince`:
  * only if it has been failing since then at the latest (an admin who enabled it meanwhile cleared that).
  */
-export async function disableEndpoint(organization_id: string, endpoint_id: string, reason: string, failingSince?: Date): Promise<boolean> {
-  const filter: Record<string, unknown> = { _id: endpoint_id, enabled: true, ...(failingSince && { failing_since: { $lte: failingSince } }) };
-  return changed(organization_id, (await WebhookEndpoint.updateOne(filter, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount === 1);
+export async function disableEndpoint(
+  organization_id: string,
+  endpoint_id: string,
+  reason: string,
+  failingSince?: Date,
+): Promise<boolean> {
+  const filter: Record<string, unknown> = {
+    _id: endpoint_id,
+    enabled: true,
+    ...(failingSince && { failing_since: { $lte: failingSince } }),
+  };
+  return changed(
+    organization_id,
+    (await WebhookEndpoint.updateOne(filter, { $set: { enabled: false, disabled_reason: reason } })).modifiedCount ===
+      1,
+  );
 }
 
 // --- events ---
@@ -111,7 +155,8 @@ export async function insertEvent(doc: Omit<EventDoc, 'recorded_at'>): Promise<b
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
 
 /** Which of these events are recorded. */
-export const recordedEvents = async (ids: string[]) => new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
+export const recordedEvents = async (ids: string[]) =>
+  new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
 
 export async function markFannedOut(event_id: string): Promise<void> {
   await PlatformEvent.updateOne({ _id: event_id }, { $set: { fanned_out: true } });
@@ -119,7 +164,10 @@ export async function markFannedOut(event_id: string): Promise<void> {
 
 /** Events whose deliveries may not all have been started, recorded before `before`, oldest first. */
 export const unfannedEvents = (before: Date, limit: number) =>
-  PlatformEvent.find({ fanned_out: false, recorded_at: { $lt: before } }).sort({ recorded_at: 1 }).limit(limit).lean<EventDoc[]>();
+  PlatformEvent.find({ fanned_out: false, recorded_at: { $lt: before } })
+    .sort({ recorded_at: 1 })
+    .limit(limit)
+    .lean<EventDoc[]>();
 
 export interface EventFilter {
   organization_id: string;
@@ -136,8 +184,16 @@ export function eventsPage(f: EventFilter, skip: number, limit: number): Promise
   const recorded_at: Record<string, Date> = {};
   if (f.from) recorded_at.$gte = f.from;
   if (f.to) recorded_at.$lt = f.to;
-  const filter: Record<string, unknown> = { organization_id: f.organization_id, ...(f.type && { type: f.type }), ...(Object.keys(recorded_at).length && { recorded_at }) };
-  return PlatformEvent.find(filter).sort({ recorded_at: 1, _id: 1 }).skip(skip).limit(limit + 1).lean<EventDoc[]>();
+  const filter: Record<string, unknown> = {
+    organization_id: f.organization_id,
+    ...(f.type && { type: f.type }),
+    ...(Object.keys(recorded_at).length && { recorded_at }),
+  };
+  return PlatformEvent.find(filter)
+    .sort({ recorded_at: 1, _id: 1 })
+    .skip(skip)
+    .limit(limit + 1)
+    .lean<EventDoc[]>();
 }
 
 export async function pruneEvents(before: Date): Promise<number> {
@@ -159,24 +215,53 @@ export async function deliveryOf(organization_id: string, delivery_id: string): 
  * Appends an attempt and the state it leaves the delivery in; the first attempt writes the record
  * (one write per attempt, none before: the run is the delivery until then).
  */
-export async function recordAttempt(d: DeliveryKey, attempt: AttemptDoc, status: DeliveryStatus, next_attempt_at?: Date, final_reason?: string): Promise<void> {
+export async function recordAttempt(
+  d: DeliveryKey,
+  attempt: AttemptDoc,
+  status: DeliveryStatus,
+  next_attempt_at?: Date,
+  final_reason?: string,
+): Promise<void> {
   const { _id, ...key } = d;
-  const set: Record<string, unknown> = { status, ...(next_attempt_at && { next_attempt_at }), ...(final_reason && { final_reason }) };
+  const set: Record<string, unknown> = {
+    status,
+    ...(next_attempt_at && { next_attempt_at }),
+    ...(final_reason && { final_reason }),
+  };
   const unset: Record<string, 1> = {};
   if (!next_attempt_at) unset.next_attempt_at = 1;
   if (!final_reason) unset.final_reason = 1;
-  await WebhookDelivery.updateOne({ _id }, { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) }, { upsert: true, timestamps: true });
+  await WebhookDelivery.updateOne(
+    { _id },
+    { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) },
+    { upsert: true, timestamps: true },
+  );
 }
 
 /** Ends a delivery without an attempt (its endpoint was deleted or disabled meanwhile). */
 export async function endDelivery(d: DeliveryKey, final_reason: string): Promise<void> {
   const { _id, ...key } = d;
-  await WebhookDelivery.updateOne({ _id }, { $set: { status: 'failed', final_reason }, $setOnInsert: { ...key, attempts: [] }, $unset: { next_attempt_at: 1 } }, { upsert: true });
+  await WebhookDelivery.updateOne(
+    { _id },
+    {
+      $set: { status: 'failed', final_reason },
+      $setOnInsert: { ...key, attempts: [] },
+      $unset: { next_attempt_at: 1 },
+    },
+    { upsert: true },
+  );
 }
 
 /** A manual retry: due now again; false when one is already due (`pending`). */
 export async function markPending(delivery_id: string): Promise<boolean> {
-  return (await WebhookDelivery.updateOne({ _id: delivery_id, status: { $ne: 'pending' } }, { $set: { status: 'pending', next_attempt_at: new Date() }, $unset: { final_reason: 1 } })).modifiedCount === 1;
+  return (
+    (
+      await WebhookDelivery.updateOne(
+        { _id: delivery_id, status: { $ne: 'pending' } },
+        { $set: { status: 'pending', next_attempt_at: new Date() }, $unset: { final_reason: 1 } },
+      )
+    ).modifiedCount === 1
+  );
 }
 
 export interface DeliveryFilter {
@@ -188,21 +273,35 @@ export interface DeliveryFilter {
 
 /** A page of deliveries, newest first (`limit + 1` rows tell whether more follow). */
 export function deliveriesPage(f: DeliveryFilter, skip: number, limit: number): Promise<DeliveryDoc[]> {
-  const filter: Record<string, unknown> = f.endpoint_id ? { endpoint_id: f.endpoint_id, organization_id: f.organization_id } : { organization_id: f.organization_id };
+  const filter: Record<string, unknown> = f.endpoint_id
+    ? { endpoint_id: f.endpoint_id, organization_id: f.organization_id }
+    : { organization_id: f.organization_id };
   if (f.event_type) filter.event_type = f.event_type;
   if (f.status) filter.status = f.status;
-  return WebhookDelivery.find(filter).sort({ created_at: -1, _id: -1 }).skip(skip).limit(limit + 1).lean<DeliveryDoc[]>();
+  return WebhookDelivery.find(filter)
+    .sort({ created_at: -1, _id: -1 })
+    .skip(skip)
+    .limit(limit + 1)
+    .lean<DeliveryDoc[]>();
 }
 
 export async function pruneDeliveries(before: Date): Promise<number> {
-  return (await WebhookDelivery.deleteMany({ created_at: { $lt: before }, status: { $in: ['succeeded', 'failed'] } })).deletedCount ?? 0;
+  return (
+    (await WebhookDelivery.deleteMany({ created_at: { $lt: before }, status: { $in: ['succeeded', 'failed'] } }))
+      .deletedCount ?? 0
+  );
 }
 
 // --- counters ---
 
 export async function addOutcomes(counts: Map<string, number>): Promise<void> {
   if (!counts.size) return;
-  await DeliveryCounter.bulkWrite([...counts].map(([outcome, n]) => ({ updateOne: { filter: { _id: outcome }, update: { $inc: { count: n } }, upsert: true } })), { ordered: false });
+  await DeliveryCounter.bulkWrite(
+    [...counts].map(([outcome, n]) => ({
+      updateOne: { filter: { _id: outcome }, update: { $inc: { count: n } }, upsert: true },
+    })),
+    { ordered: false },
+  );
 }
 
 export const outcomeCounts = () => DeliveryCounter.find({}).lean<{ _id: string; count: number }[]>();
@@ -219,13 +318,20 @@ const escapeRegex = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export function eventsContaining(organization_id: string, needles: string[]): Promise<EventDoc[]> {
   const list = needles.filter((n) => n.length);
   if (!list.length) return Promise.resolve([]);
-  return PlatformEvent.find({ organization_id, body: { $regex: list.map(escapeRegex).join('|') } }).sort({ recorded_at: 1 }).lean<EventDoc[]>();
+  return PlatformEvent.find({ organization_id, body: { $regex: list.map(escapeRegex).join('|') } })
+    .sort({ recorded_at: 1 })
+    .lean<EventDoc[]>();
 }
 
 /** Replaces events' bodies, each only while it is still `from` (a second run changes nothing). Answers how many changed. */
 export async function rewriteEventBodies(changes: { _id: string; from: string; body: string }[]): Promise<number> {
   if (!changes.length) return 0;
-  const res = await PlatformEvent.bulkWrite(changes.map((c) => ({ updateOne: { filter: { _id: c._id, body: c.from }, update: { $set: { body: c.body } } } })) as never, { ordered: false });
+  const res = await PlatformEvent.bulkWrite(
+    changes.map((c) => ({
+      updateOne: { filter: { _id: c._id, body: c.from }, update: { $set: { body: c.body } } },
+    })) as never,
+    { ordered: false },
+  );
   return res.modifiedCount;
 }
 
@@ -235,7 +341,16 @@ export async function endpointsCreatedBy(organization_id: string, user_id: strin
 }
 
 /** Hands the creator of an endpoint to the tombstone (only while it is still this user). */
-export async function tombstoneEndpointCreator(organization_id: string, endpoint_id: string, user_id: string, tombstone: string): Promise<boolean> {
-  const res = await WebhookEndpoint.updateOne({ _id: endpoint_id, organization_id, 'created_by.user_id': user_id }, { $set: { created_by: { key_id: tombstone, user_id: tombstone } } }, { timestamps: false });
+export async function tombstoneEndpointCreator(
+  organization_id: string,
+  endpoint_id: string,
+  user_id: string,
+  tombstone: string,
+): Promise<boolean> {
+  const res = await WebhookEndpoint.updateOne(
+    { _id: endpoint_id, organization_id, 'created_by.user_id': user_id },
+    { $set: { created_by: { key_id: tombstone, user_id: tombstone } } },
+    { timestamps: false },
+  );
   return changed(organization_id, res.modifiedCount === 1);
 }

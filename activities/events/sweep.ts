@@ -37,9 +37,18 @@ export async function sweepEvents(now = new Date()): Promise<SweepResult> {
     const batch = (await unfannedEvents(before, BATCH + failed.size)).filter((doc) => !failed.has(doc._id));
     // One event that cannot be fanned out (its endpoint's start refused) waits for the next sweep
     // without holding up the others or the retention below.
-    for (const doc of batch.slice(0, BATCH)) await fanOut(doc).then(() => (fanned_out += 1), () => failed.add(doc._id));
+    for (const doc of batch.slice(0, BATCH))
+      await fanOut(doc).then(
+        () => (fanned_out += 1),
+        () => failed.add(doc._id),
+      );
     if (batch.length < BATCH) break;
   }
   const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
-  return { recorded, fanned_out, events_removed: await pruneEvents(cutoff), deliveries_removed: await pruneDeliveries(cutoff) };
+  return {
+    recorded,
+    fanned_out,
+    events_removed: await pruneEvents(cutoff),
+    deliveries_removed: await pruneDeliveries(cutoff),
+  };
 }

@@ -25,7 +25,8 @@ const REASON_TEXT = new Set(['description', 'status_reason', 'reason', 'message'
 function mapStrings(v: unknown, f: (s: string, key: string | null) => string, key: string | null = null): unknown {
   if (typeof v === 'string') return f(v, key);
   if (Array.isArray(v)) return v.map((x) => mapStrings(x, f, key));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStrings(x, f, k)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, mapStrings(x, f, k)]));
   return v;
 }
 
@@ -56,21 +57,31 @@ function tombstonedBody(body: string, scope: ErasureScope): string | null {
   const named = wholeTokens([scope.user_id, scope.idp_id])!;
   const data = mapStrings(event.data, (s) => s.replace(named, scope.tombstone));
   // The event names the person: their free texts go too.
-  const clean = mapStrings(data, (s, key) => (key && PERSONAL_TEXT.has(key) ? scope.tombstone : key && REASON_TEXT.has(key) ? s.replace(PHONE_LIKE, scope.tombstone) : s));
+  const clean = mapStrings(data, (s, key) =>
+    key && PERSONAL_TEXT.has(key)
+      ? scope.tombstone
+      : key && REASON_TEXT.has(key)
+        ? s.replace(PHONE_LIKE, scope.tombstone)
+        : s,
+  );
   return JSON.stringify({ ...event, data: clean });
 }
 
 async function exportEvents(scope: UserScope): Promise<ExportPart> {
   const docs = await eventsContaining(scope.organization_id, needles(scope));
   // Another user an event names (the other side of a referral) is not the user's data.
-  const other = (s: string) => s.replace(/(?<![A-Za-z0-9_-])usr_[A-Za-z0-9_-]+/g, (id) => (id === scope.user_id ? id : '[another user]'));
+  const other = (s: string) =>
+    s.replace(/(?<![A-Za-z0-9_-])usr_[A-Za-z0-9_-]+/g, (id) => (id === scope.user_id ? id : '[another user]'));
   const events = docs
     .filter((d) => namesUser((JSON.parse(d.body) as { data?: unknown }).data, scope))
     .map((d) => {
       const v = viewEvent(d);
       return { ...v, data: mapStrings(v.data, other) };
     });
-  const endpoints = (await endpointsCreatedBy(scope.organization_id, scope.user_id)).map((e) => ({ endpoint_id: e._id, created_at: new Date(e.created_at).toISOString() }));
+  const endpoints = (await endpointsCreatedBy(scope.organization_id, scope.user_id)).map((e) => ({
+    endpoint_id: e._id,
+    created_at: new Date(e.created_at).toISOString(),
+  }));
   return { data: { events, endpoints_created: endpoints }, files: [] };
 }
 
@@ -89,7 +100,8 @@ async function eraseEvents(scope: ErasureScope): Promise<Record<string, number>>
     report.events_tombstoned += await rewriteEventBodies(changes);
   }
   for (const e of await endpointsCreatedBy(scope.organization_id, scope.user_id)) {
-    if (await tombstoneEndpointCreator(scope.organization_id, e._id, scope.user_id, scope.tombstone)) report.endpoint_creators_tombstoned += 1;
+    if (await tombstoneEndpointCreator(scope.organization_id, e._id, scope.user_id, scope.tombstone))
+      report.endpoint_creators_tombstoned += 1;
   }
   return report;
 }

@@ -12,15 +12,94 @@ import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis,
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
 export const CATEGORIES: Record<string, string[]> = {
-  app_performance: ['slow', 'fast', 'crash', 'crashes', 'crashed', 'freeze', 'freezes', 'lag', 'laggy', 'loading', 'loads', 'speed', 'quick', 'battery', 'performance'],
-  usability: ['easy', 'confusing', 'intuitive', 'design', 'interface', 'navigate', 'navigation', 'menu', 'button', 'screen', 'layout', 'simple', 'complicated', 'ui'],
-  customer_service: ['support', 'agent', 'staff', 'service', 'helpful', 'rude', 'response', 'answered', 'help', 'team', 'chat'],
-  pricing: ['price', 'prices', 'expensive', 'cheap', 'cost', 'costs', 'fee', 'fees', 'value', 'money', 'charged', 'refund'],
-  rewards: ['points', 'rewards', 'reward', 'gift', 'gifts', 'redeem', 'redeemed', 'redemption', 'loyalty', 'bonus', 'referral'],
+  app_performance: [
+    'slow',
+    'fast',
+    'crash',
+    'crashes',
+    'crashed',
+    'freeze',
+    'freezes',
+    'lag',
+    'laggy',
+    'loading',
+    'loads',
+    'speed',
+    'quick',
+    'battery',
+    'performance',
+  ],
+  usability: [
+    'easy',
+    'confusing',
+    'intuitive',
+    'design',
+    'interface',
+    'navigate',
+    'navigation',
+    'menu',
+    'button',
+    'screen',
+    'layout',
+    'simple',
+    'complicated',
+    'ui',
+  ],
+  customer_service: [
+    'support',
+    'agent',
+    'staff',
+    'service',
+    'helpful',
+    'rude',
+    'response',
+    'answered',
+    'help',
+    'team',
+    'chat',
+  ],
+  pricing: [
+    'price',
+    'prices',
+    'expensive',
+    'cheap',
+    'cost',
+    'costs',
+    'fee',
+    'fees',
+    'value',
+    'money',
+    'charged',
+    'refund',
+  ],
+  rewards: [
+    'points',
+    'rewards',
+    'reward',
+    'gift',
+    'gifts',
+    'redeem',
+    'redeemed',
+    'redemption',
+    'loyalty',
+    'bonus',
+    'referral',
+  ],
   scanning: ['scan', 'scanning', 'scanned', 'receipt', 'receipts', 'ticket', 'tickets', 'photo', 'camera'],
   account: ['login', 'password', 'account', 'sign', 'profile', 'email', 'verification'],
   bugs: ['bug', 'bugs', 'error', 'errors', 'broken', 'glitch', 'fails', 'failed', 'wrong', 'issue'],
-  features: ['feature', 'features', 'option', 'add', 'wish', 'would', 'suggest', 'suggestion', 'missing', 'integration'],
+  features: [
+    'feature',
+    'features',
+    'option',
+    'add',
+    'wish',
+    'would',
+    'suggest',
+    'suggestion',
+    'missing',
+    'integration',
+  ],
   delivery: ['delivery', 'shipping', 'shipped', 'late', 'arrived', 'courier', 'package'],
 };
 
@@ -43,7 +122,11 @@ export async function storeFeedback(input: FeedbackInput): Promise<string> {
  * Starts the analysis of a stored feedback (the workflow `feedback-analysis:<id>`). The component
  * holds no Temporal client: the composition root hands the start in (workers/root.ts).
  */
-export type StartAnalysis = (feedback: { feedback_id: string; organization_id: string; user_id: string }) => Promise<void>;
+export type StartAnalysis = (feedback: {
+  feedback_id: string;
+  organization_id: string;
+  user_id: string;
+}) => Promise<void>;
 const startAnalysis = handedIn<StartAnalysis>("feedback's analysis start");
 
 export function configureFeedback(deps: { startAnalysis: StartAnalysis }): void {
@@ -85,8 +168,23 @@ export function analyseLocally(text: string): FeedbackAnalysis {
       if (tokens.some((t) => words.includes(t))) found.set(category, (found.get(category) ?? 0) + score);
     }
   }
-  const categories = [...found].map(([category, score]) => ({ category, polarity: score > 0 ? ('praise' as const) : score < 0 ? ('complaint' as const) : ('neutral' as const) }));
-  return { sentiment_score: overall.score, sentiment_label: overall.label, categories: categories.length ? categories : [{ category: 'other', polarity: overall.label === 'positive' ? 'praise' : overall.label === 'negative' ? 'complaint' : 'neutral' }], engine: 'local-lexicon' };
+  const categories = [...found].map(([category, score]) => ({
+    category,
+    polarity: score > 0 ? ('praise' as const) : score < 0 ? ('complaint' as const) : ('neutral' as const),
+  }));
+  return {
+    sentiment_score: overall.score,
+    sentiment_label: overall.label,
+    categories: categories.length
+      ? categories
+      : [
+          {
+            category: 'other',
+            polarity: overall.label === 'positive' ? 'praise' : overall.label === 'negative' ? 'complaint' : 'neutral',
+          },
+        ],
+    engine: 'local-lexicon',
+  };
 }
 
 async function analyseWithModel(doc: FeedbackDoc, text: string): Promise<FeedbackAnalysis | null> {
@@ -104,8 +202,16 @@ async function analyseWithModel(doc: FeedbackDoc, text: string): Promise<Feedbac
   const allowed = new Set([...Object.keys(CATEGORIES), 'other']);
   const categories = (Array.isArray(parsed.categories) ? parsed.categories : [])
     .filter((c: any) => allowed.has(c?.category))
-    .map((c: any) => ({ category: String(c.category), polarity: ['praise', 'complaint'].includes(c.polarity) ? c.polarity : 'neutral' }));
-  return { sentiment_score: Math.round(score * 100) / 100, sentiment_label: score > 0.2 ? 'positive' : score < -0.2 ? 'negative' : 'neutral', categories: categories.length ? categories : [{ category: 'other', polarity: 'neutral' }], engine: `llm:${out.model}` };
+    .map((c: any) => ({
+      category: String(c.category),
+      polarity: ['praise', 'complaint'].includes(c.polarity) ? c.polarity : 'neutral',
+    }));
+  return {
+    sentiment_score: Math.round(score * 100) / 100,
+    sentiment_label: score > 0.2 ? 'positive' : score < -0.2 ? 'negative' : 'neutral',
+    categories: categories.length ? categories : [{ category: 'other', polarity: 'neutral' }],
+    engine: `llm:${out.model}`,
+  };
 }
 
 /** The activity of feedback-analysis:<id>; writing the result again is harmless. */
@@ -148,7 +254,8 @@ export async function feedbackStats(f: StatsFilter) {
     for (const c of d.categories) {
       category_distribution[c.category] = (category_distribution[c.category] ?? 0) + 1;
       if (c.polarity === 'praise') praise_distribution[c.category] = (praise_distribution[c.category] ?? 0) + 1;
-      if (c.polarity === 'complaint') complaint_distribution[c.category] = (complaint_distribution[c.category] ?? 0) + 1;
+      if (c.polarity === 'complaint')
+        complaint_distribution[c.category] = (complaint_distribution[c.category] ?? 0) + 1;
     }
   }
   return {

@@ -9,15 +9,27 @@ export const feedbackTask: TaskDefinition = {
   /** over metadata.period_days (default 7), emailed to metadata.recipient when given */
   async run(task) {
     const days = periodDays(task.metadata);
-    const stats = await feedbackStats({ organization_id: task.organization_id, from: new Date(Date.now() - days * 86_400_000) });
+    const stats = await feedbackStats({
+      organization_id: task.organization_id,
+      from: new Date(Date.now() - days * 86_400_000),
+    });
     const recipient = task.metadata.recipient;
     if (typeof recipient !== 'string') return { period_days: days, stats };
     const lines = [
       `Feedback in the last ${days} day(s): ${stats.total_feedback} (average rating ${stats.average_rating.toFixed(2)}).`,
-      `Sentiment: ${Object.entries(stats.sentiment_distribution).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
-      `Categories: ${Object.entries(stats.category_distribution).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}.`,
+      `Sentiment: ${Object.entries(stats.sentiment_distribution)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}.`,
+      `Categories: ${
+        Object.entries(stats.category_distribution)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ') || 'none'
+      }.`,
     ];
-    const sent = await mailOnce(task, { recipient, metadata: { subject: `Feedback summary: last ${days} day(s)`, body: lines.join('\n\n') } });
+    const sent = await mailOnce(task, {
+      recipient,
+      metadata: { subject: `Feedback summary: last ${days} day(s)`, body: lines.join('\n\n') },
+    });
     return { period_days: days, stats, ...sent };
   },
 };

@@ -9,7 +9,18 @@ export const REQUIRED_BY_TYPE: Record<GiftType, readonly string[]> = {
   service_payments: ['service_provider'],
 };
 
-export const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'] as const;
+export const GIFT_FIELDS = [
+  'gift_name',
+  'gift_type',
+  'country',
+  'url_photo',
+  'telco_supplier',
+  'recharge_amount',
+  'points_value',
+  'supplier',
+  'electronic_pin_amount',
+  'service_provider',
+] as const;
 
 /**
  * `needs_review`: the provider's outcome is unknown (no final answer within the processing limit,

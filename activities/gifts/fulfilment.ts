@@ -16,7 +16,13 @@ import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts'
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import { recordRedemptionEvent } from './publish.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
-import { findRedemption, sandboxTransactions, saveRedemption, type PersonalFields, type RedemptionOwner } from './store.ts';
+import {
+  findRedemption,
+  sandboxTransactions,
+  saveRedemption,
+  type PersonalFields,
+  type RedemptionOwner,
+} from './store.ts';
 
 export interface RedemptionInput {
   redemption_id: string;
@@ -76,10 +82,16 @@ export const holdOperation = (redemption_id: string) => `redemption:${redemption
 export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
 export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
 /** The admin's note is about the person: after their erasure, the tombstone stands in for it (as the erasure wrote). */
-const settlementOf = (s: Settlement, erased?: string | null) => ({ outcome: s.outcome, settled_by: s.settled_by, reason: erased && s.reason ? erased : s.reason, settled_at: new Date(s.settled_at) });
+const settlementOf = (s: Settlement, erased?: string | null) => ({
+  outcome: s.outcome,
+  settled_by: s.settled_by,
+  reason: erased && s.reason ? erased : s.reason,
+  settled_at: new Date(s.settled_at),
+});
 
 /** The number or account the gift went to, out of a provider's text (the ledger and the record keep the reason). */
-const withoutNumbers = (input: RedemptionInput) => scrubber([input.order.phone_number ?? '', input.order.account_reference ?? ''], '[number]');
+const withoutNumbers = (input: RedemptionInput) =>
+  scrubber([input.order.phone_number ?? '', input.order.account_reference ?? ''], '[number]');
 
 /**
  * A reason that may quote the person (a provider's words), and its stand-in after their erasure:
@@ -97,23 +109,41 @@ const together = (...parts: PersonalFields[]): PersonalFields => ({
 });
 
 /** A settlement: the admin's note is about the person, so the tombstone stands in for it after their erasure (as the erasure writes). */
-const settlementField = (s: Settlement): PersonalFields => ({ own: { settlement: settlementOf(s) }, erased: (t) => ({ settlement: settlementOf(s, t) }) });
+const settlementField = (s: Settlement): PersonalFields => ({
+  own: { settlement: settlementOf(s) },
+  erased: (t) => ({ settlement: settlementOf(s, t) }),
+});
 
 /** An electronic PIN is the person's gift: after their erasure it is not kept. */
-const pinField = (pin_encrypted: string | null | undefined): PersonalFields => ({ own: pin_encrypted ? { pin_encrypted } : {}, erased: () => ({}) });
+const pinField = (pin_encrypted: string | null | undefined): PersonalFields => ({
+  own: pin_encrypted ? { pin_encrypted } : {},
+  erased: () => ({}),
+});
 
 let provider: { key: string; engine: GiftProvider } | undefined;
 
 /** The configured provider, built once per process (the HTTP provider keeps its OAuth token). */
 export function giftProvider(): GiftProvider {
   const cfg = config();
-  const key = [cfg.GIFT_PROVIDER, cfg.GIFT_PROVIDER_URL, cfg.GIFT_PROVIDER_AUTH_URL, cfg.GIFT_PROVIDER_CLIENT_ID, cfg.dataDir].join('|');
+  const key = [
+    cfg.GIFT_PROVIDER,
+    cfg.GIFT_PROVIDER_URL,
+    cfg.GIFT_PROVIDER_AUTH_URL,
+    cfg.GIFT_PROVIDER_CLIENT_ID,
+    cfg.dataDir,
+  ].join('|');
   if (provider?.key === key) return provider.engine;
   let engine: GiftProvider;
   if (cfg.GIFT_PROVIDER === 'reloadly') {
-    if (!cfg.GIFT_PROVIDER_URL || !cfg.GIFT_PROVIDER_CLIENT_ID || !cfg.GIFT_PROVIDER_CLIENT_SECRET) throw new PlatformError(500, 'gift provider not configured');
+    if (!cfg.GIFT_PROVIDER_URL || !cfg.GIFT_PROVIDER_CLIENT_ID || !cfg.GIFT_PROVIDER_CLIENT_SECRET)
+      throw new PlatformError(500, 'gift provider not configured');
     const url = cfg.GIFT_PROVIDER_URL.replace(/\/+$/, '');
-    engine = httpProvider({ url, auth_url: cfg.GIFT_PROVIDER_AUTH_URL ?? `${url}/oauth/token`, client_id: cfg.GIFT_PROVIDER_CLIENT_ID, client_secret: cfg.GIFT_PROVIDER_CLIENT_SECRET });
+    engine = httpProvider({
+      url,
+      auth_url: cfg.GIFT_PROVIDER_AUTH_URL ?? `${url}/oauth/token`,
+      client_id: cfg.GIFT_PROVIDER_CLIENT_ID,
+      client_secret: cfg.GIFT_PROVIDER_CLIENT_SECRET,
+    });
   } else {
     engine = sandboxProvider({ transactions: sandboxTransactions, secret: ensureConfigEncryptionKey().secret });
   }
@@ -198,8 +228,16 @@ export async function checkRedemption(input: RedemptionInput, transaction_id: st
 }
 
 /** Delivered: the hold stays as the debit; an electronic PIN is kept encrypted for its owner. */
-export async function settleRedemption(input: RedemptionInput, delivered: { transaction_id: string; pin_encrypted: string | null }): Promise<RedemptionState> {
-  const doc = await saveRedemption(input.redemption_id, { status: 'completed', provider_transaction_id: delivered.transaction_id }, ownerOf(input), pinField(delivered.pin_encrypted));
+export async function settleRedemption(
+  input: RedemptionInput,
+  delivered: { transaction_id: string; pin_encrypted: string | null },
+): Promise<RedemptionState> {
+  const doc = await saveRedemption(
+    input.redemption_id,
+    { status: 'completed', provider_transaction_id: delivered.transaction_id },
+    ownerOf(input),
+    pinField(delivered.pin_encrypted),
+  );
   return told(doc);
 }
 
@@ -210,7 +248,11 @@ export async function settleRedemption(input: RedemptionInput, delivered: { tran
  * refused redemption. Points that lapsed while held stay lapsed (`points_lapsed`, not counted in
  * `points_refunded`: points_spent = points_refunded + points_lapsed).
  */
-export async function releaseRedemption(input: RedemptionInput, refusal: { transaction_id: string | null; reason: string }, settlement?: Settlement): Promise<RedemptionState> {
+export async function releaseRedemption(
+  input: RedemptionInput,
+  refusal: { transaction_id: string | null; reason: string },
+  settlement?: Settlement,
+): Promise<RedemptionState> {
   // The hold's owner gets the points back: the user, or their tombstone after an erasure.
   const refund = await refundDebit({
     organization_id: input.organization_id,
@@ -242,8 +284,16 @@ export async function releaseRedemption(input: RedemptionInput, refusal: { trans
  * failed past their retries): it may still deliver, so nothing is given back. The hold stays and
  * the redemption waits for an admin (`needs_review`).
  */
-export async function reviewRedemption(input: RedemptionInput, unknown: { transaction_id: string | null; reason: string }): Promise<RedemptionState> {
-  const doc = await saveRedemption(input.redemption_id, { status: 'needs_review', ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}) }, ownerOf(input), reasonOf(input, unknown.reason));
+export async function reviewRedemption(
+  input: RedemptionInput,
+  unknown: { transaction_id: string | null; reason: string },
+): Promise<RedemptionState> {
+  const doc = await saveRedemption(
+    input.redemption_id,
+    { status: 'needs_review', ...(unknown.transaction_id ? { provider_transaction_id: unknown.transaction_id } : {}) },
+    ownerOf(input),
+    reasonOf(input, unknown.reason),
+  );
   return told(doc);
 }
 
@@ -254,24 +304,42 @@ export async function reviewRedemption(input: RedemptionInput, unknown: { transa
  * word (and, for a PIN, that none was obtained). Runs settled before the check existed pass none.
  * Idempotent: the same arguments write the same record.
  */
-export async function settleReviewed(input: RedemptionInput, settlement: Settlement, check?: ReviewCheck): Promise<RedemptionState> {
+export async function settleReviewed(
+  input: RedemptionInput,
+  settlement: Settlement,
+  check?: ReviewCheck,
+): Promise<RedemptionState> {
   if (settlement.outcome === 'refunded') {
     // The provider's own words stay out (this reason is the owner's and the ledger's); a
     // delivered check never reaches a refund (the workflow refuses it).
-    const said = check?.state === 'refused' ? '; the provider confirmed the order failed' : check ? ': the provider did not confirm a delivery' : '';
-    return releaseRedemption(input, { transaction_id: check?.transaction_id ?? null, reason: REFUNDED_AFTER_REVIEW + said }, settlement);
+    const said =
+      check?.state === 'refused'
+        ? '; the provider confirmed the order failed'
+        : check
+          ? ': the provider did not confirm a delivery'
+          : '';
+    return releaseRedemption(
+      input,
+      { transaction_id: check?.transaction_id ?? null, reason: REFUNDED_AFTER_REVIEW + said },
+      settlement,
+    );
   }
   const pin = input.gift_type === 'electronic_pins';
   let status_reason = 'Completed by an administrator after review';
   if (check?.state === 'delivered') status_reason += '; the provider confirmed the delivery';
-  else if (check) status_reason += ` on the administrator's word: the provider did not confirm it (${check.reason})${pin ? '; no PIN was obtained' : ''}`;
+  else if (check)
+    status_reason += ` on the administrator's word: the provider did not confirm it (${check.reason})${pin ? '; no PIN was obtained' : ''}`;
   else if (pin) status_reason += '; no PIN was obtained';
   const transaction_id = check?.transaction_id ?? null;
   const doc = await saveRedemption(
     input.redemption_id,
     { status: 'completed', ...(transaction_id ? { provider_transaction_id: transaction_id } : {}) },
     ownerOf(input),
-    together(reasonOf(input, status_reason.slice(0, 1000)), settlementField(settlement), pinField(check?.state === 'delivered' ? check.pin_encrypted : null)),
+    together(
+      reasonOf(input, status_reason.slice(0, 1000)),
+      settlementField(settlement),
+      pinField(check?.state === 'delivered' ? check.pin_encrypted : null),
+    ),
   );
   return told(doc);
 }
@@ -286,7 +354,17 @@ export async function closeUnreserved(input: RedemptionInput, reason: string): P
   const hold = await appliedRequest(input.organization_id, op, op);
   if (hold) {
     if (!(await findRedemption(input.redemption_id))) {
-      await saveRedemption(input.redemption_id, { points_spent: -hold.entry.amount, balance_after: hold.spendable_after ?? hold.entry.balance_after, ledger_entry_id: hold.entry.entry_id, status: 'processing', provider: giftProvider().name }, ownerOf(input));
+      await saveRedemption(
+        input.redemption_id,
+        {
+          points_spent: -hold.entry.amount,
+          balance_after: hold.spendable_after ?? hold.entry.balance_after,
+          ledger_entry_id: hold.entry.entry_id,
+          status: 'processing',
+          provider: giftProvider().name,
+        },
+        ownerOf(input),
+      );
     }
     return releaseRedemption(input, { transaction_id: null, reason });
   }
@@ -294,6 +372,10 @@ export async function closeUnreserved(input: RedemptionInput, reason: string): P
     (b) => b.points,
     () => 0,
   );
-  const doc = await saveRedemption(input.redemption_id, { points_spent: 0, points_refunded: 0, balance_after: balance, status: 'failed', status_reason: reason }, ownerOf(input));
+  const doc = await saveRedemption(
+    input.redemption_id,
+    { points_spent: 0, points_refunded: 0, balance_after: balance, status: 'failed', status_reason: reason },
+    ownerOf(input),
+  );
   return state(doc);
 }

@@ -6,7 +6,10 @@ import { GIFT_FIELDS, type GiftType } from './constants.ts';
 import type { GiftDoc } from './models.ts';
 import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store.ts';
 
-export type GiftInput = Partial<Omit<GiftDoc, '_id' | 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & { gift_name: string; gift_type: GiftType };
+export type GiftInput = Partial<Omit<GiftDoc, '_id' | 'gift_id' | 'organization_id' | 'created_at' | 'updated_at'>> & {
+  gift_name: string;
+  gift_type: GiftType;
+};
 
 export interface GiftView extends Omit<GiftDoc, '_id' | 'gift_id' | 'created_at' | 'updated_at'> {
   id: string;
@@ -42,7 +45,8 @@ export async function replaceGift(organization_id: string, gift_id: string, inpu
   const unset = GIFT_FIELDS.filter((f) => input[f] === undefined && current[f] !== undefined);
   const doc = await updateGift(organization_id, gift_id, input, unset);
   if (!doc) throw giftNotFound(gift_id);
-  for (const f of GIFT_FIELDS) if ((current[f] ?? null) !== (doc[f] ?? null)) noteChange(f, current[f] ?? null, doc[f] ?? null);
+  for (const f of GIFT_FIELDS)
+    if ((current[f] ?? null) !== (doc[f] ?? null)) noteChange(f, current[f] ?? null, doc[f] ?? null);
   return viewGift(doc);
 }
 
@@ -50,7 +54,12 @@ export async function deleteGift(organization_id: string, gift_id: string): Prom
   if (!(await removeGift(organization_id, gift_id))) throw giftNotFound(gift_id);
 }
 
-export async function listGifts(organization_id: string, filter: { gift_type?: GiftType; country?: string }, page: number, limit: number) {
+export async function listGifts(
+  organization_id: string,
+  filter: { gift_type?: GiftType; country?: string },
+  page: number,
+  limit: number,
+) {
   const { docs, total } = await pageGifts(organization_id, filter, page, limit);
   return { gifts: docs.map(viewGift), page, limit, total, has_more: page * limit < total };
 }

@@ -1,5 +1,14 @@
 /** The gifts component's surface: what the edge, the workflows and other components may use. */
-export { checkRedemption, closeUnreserved, fulfilRedemption, releaseRedemption, reserveRedemption, reviewRedemption, settleRedemption, settleReviewed } from './fulfilment.ts';
+export {
+  checkRedemption,
+  closeUnreserved,
+  fulfilRedemption,
+  releaseRedemption,
+  reserveRedemption,
+  reviewRedemption,
+  settleRedemption,
+  settleReviewed,
+} from './fulfilment.ts';
 export type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from './fulfilment.ts';
 export { createGift, deleteGift, getGift, listGifts, replaceGift } from './gifts.ts';
 export { getRedemption, listRedemptions } from './redemptions.ts';

@@ -1,7 +1,23 @@
 import mongoose, { Schema } from 'mongoose';
-import { GIFT_TYPES, REDEMPTION_STATUSES, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
+import {
+  GIFT_TYPES,
+  REDEMPTION_STATUSES,
+  SETTLE_OUTCOMES,
+  type GiftType,
+  type RedemptionStatus,
+  type SettleOutcome,
+} from './constants.ts';
 
-export { GIFT_FIELDS, GIFT_TYPES, REDEMPTION_STATUSES, REQUIRED_BY_TYPE, SETTLE_OUTCOMES, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
+export {
+  GIFT_FIELDS,
+  GIFT_TYPES,
+  REDEMPTION_STATUSES,
+  REQUIRED_BY_TYPE,
+  SETTLE_OUTCOMES,
+  type GiftType,
+  type RedemptionStatus,
+  type SettleOutcome,
+} from './constants.ts';
 
 const giftSchema = new Schema(
   {
@@ -42,7 +58,6 @@ export interface GiftDoc {
   updated_at: Date;
 }
 
-
 /**
  * A redemption, written by its workflow `redemption:<redemption_id>` once its points are held
  * (ledger operation `redemption:<id>:hold`), then settled (`completed`: the hold is the debit) or
@@ -81,7 +96,12 @@ const redemptionSchema = new Schema(
     /** an admin's decision on a redemption in needs_review */
     settlement: {
       type: new Schema(
-        { outcome: { type: String, enum: SETTLE_OUTCOMES, required: true }, settled_by: { type: String, required: true }, reason: { type: String }, settled_at: { type: Date, required: true } },
+        {
+          outcome: { type: String, enum: SETTLE_OUTCOMES, required: true },
+          settled_by: { type: String, required: true },
+          reason: { type: String },
+          settled_at: { type: Date, required: true },
+        },
         { _id: false },
       ),
       default: undefined,
@@ -143,4 +163,8 @@ export interface SandboxTransactionDoc {
 
 export const Gift = mongoose.model<GiftDoc>('Gift', giftSchema, 'gifts');
 export const Redemption = mongoose.model<RedemptionDoc>('Redemption', redemptionSchema, 'gift_redemptions');
-export const SandboxTransaction = mongoose.model<SandboxTransactionDoc>('GiftSandboxTransaction', sandboxTransactionSchema, 'gift_sandbox_transactions');
+export const SandboxTransaction = mongoose.model<SandboxTransactionDoc>(
+  'GiftSandboxTransaction',
+  sandboxTransactionSchema,
+  'gift_sandbox_transactions',
+);

@@ -34,7 +34,9 @@ export function redemptionEventData(r: RedemptionDoc): Record<string, unknown> {
     refund_entry_id: r.refund_entry_id ?? null,
     provider: r.provider ?? null,
     provider_transaction_id: r.provider_transaction_id ?? null,
-    settlement: s ? { outcome: s.outcome, settled_by: s.settled_by, settled_at: new Date(s.settled_at).toISOString() } : null,
+    settlement: s
+      ? { outcome: s.outcome, settled_by: s.settled_by, settled_at: new Date(s.settled_at).toISOString() }
+      : null,
   };
 }
 
@@ -42,5 +44,11 @@ export function redemptionEventData(r: RedemptionDoc): Record<string, unknown> {
 export async function recordRedemptionEvent(r: RedemptionDoc): Promise<void> {
   const type = TYPES[r.status];
   if (!type) return;
-  await recordEvent({ organization_id: r.organization_id, type, key: r.redemption_id, at: r.updated_at ?? r.created_at, data: redemptionEventData(r) });
+  await recordEvent({
+    organization_id: r.organization_id,
+    type,
+    key: r.redemption_id,
+    at: r.updated_at ?? r.created_at,
+    data: redemptionEventData(r),
+  });
 }

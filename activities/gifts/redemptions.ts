@@ -24,10 +24,15 @@ export interface RedeemRequest {
 
 /** A redemption id per (organization, user, idempotency key): a retry reaches the same workflow. */
 export const redemptionIdFor = (organization_id: string, user_id: string, key?: string) =>
-  key ? `rdm_${createHash('sha256').update(`${organization_id}\u0000${user_id}\u0000${key}`).digest('base64url').slice(0, 22)}` : newId('rdm');
+  key
+    ? `rdm_${createHash('sha256').update(`${organization_id}\u0000${user_id}\u0000${key}`).digest('base64url').slice(0, 22)}`
+    : newId('rdm');
 
 /** When a redemption's outcome counts as unknown (it then waits for an admin): set per run, from the configuration. */
-const redemptionLimits = (): RedemptionLimits => ({ processing_ms: config().GIFT_PROCESSING_LIMIT_SECONDS * 1000, attempts: config().GIFT_PROVIDER_ATTEMPTS });
+const redemptionLimits = (): RedemptionLimits => ({
+  processing_ms: config().GIFT_PROCESSING_LIMIT_SECONDS * 1000,
+  attempts: config().GIFT_PROVIDER_ATTEMPTS,
+});
 
 const E164 = /^\+[1-9]\d{7,14}$/;
 
@@ -36,27 +41,46 @@ const E164 = /^\+[1-9]\d{7,14}$/;
  * already made (409 when that key was used for another gift; one still processing is joined). The fields the gift's type needs
  * are checked here, before anything is held: 422 naming the field.
  */
-export async function prepareRedemption(req: RedeemRequest): Promise<{ redemption_id: string; existing: RedemptionDoc | null; input: RedemptionInput | null }> {
+export async function prepareRedemption(
+  req: RedeemRequest,
+): Promise<{ redemption_id: string; existing: RedemptionDoc | null; input: RedemptionInput | null }> {
   const redemption_id = redemptionIdFor(req.organization_id, req.user_id, req.idempotency_key);
   const existing = req.idempotency_key ? await findRedemption(redemption_id) : null;
   if (existing) {
-    if (existing.gift_id !== req.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
+    if (existing.gift_id !== req.gift_id)
+      throw conflict('This idempotency key was already used to redeem another gift');
     return { redemption_id, existing, input: null };
   }
   const gift = await findGift(req.organization_id, req.gift_id);
   if (!gift) throw giftNotFound(req.gift_id);
-  if (!gift.points_value) throw new PlatformError(409, `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
-  const order: GiftOrder = { custom_identifier: redemption_id, kind: gift.gift_type, product: '', amount: null, country: gift.country ?? null };
+  if (!gift.points_value)
+    throw new PlatformError(409, `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
+  const order: GiftOrder = {
+    custom_identifier: redemption_id,
+    kind: gift.gift_type,
+    product: '',
+    amount: null,
+    country: gift.country ?? null,
+  };
   if (gift.gift_type === 'mobile_top-ups') {
     const phone = req.phone_number?.replace(/[\s().-]/g, '');
     if (!phone) throw invalid('phone_number', 'required for a mobile top-up (E.164, e.g. +5215512345678)');
-    if (!E164.test(phone)) throw invalid('phone_number', 'must be an E.164 number: + and 8 to 15 digits, e.g. +5215512345678');
-    Object.assign(order, { product: gift.telco_supplier ?? '', amount: gift.recharge_amount ?? null, phone_number: phone });
+    if (!E164.test(phone))
+      throw invalid('phone_number', 'must be an E.164 number: + and 8 to 15 digits, e.g. +5215512345678');
+    Object.assign(order, {
+      product: gift.telco_supplier ?? '',
+      amount: gift.recharge_amount ?? null,
+      phone_number: phone,
+    });
   } else if (gift.gift_type === 'electronic_pins') {
     Object.assign(order, { product: gift.supplier ?? '', amount: gift.electronic_pin_amount ?? null });
   } else {
     const reference = req.account_reference?.trim();
-    if (!reference) throw invalid('account_reference', 'required for a service payment (the account or contract number with the biller)');
+    if (!reference)
+      throw invalid(
+        'account_reference',
+        'required for a service payment (the account or contract number with the biller)',
+      );
     Object.assign(order, { product: gift.service_provider ?? '', account_reference: reference });
   }
   const input: RedemptionInput = {
@@ -109,7 +133,8 @@ export interface Viewer {
 /** What a basic reader is told of an admin's settlement, instead of the admin's note. */
 function settledForUser(r: RedemptionDoc): string {
   if (r.settlement?.outcome === 'refunded') return 'Not delivered: the points were given back after review';
-  if (r.gift_type === 'electronic_pins' && !r.pin_encrypted) return 'Confirmed as delivered after review; the PIN could not be retrieved here: please contact support';
+  if (r.gift_type === 'electronic_pins' && !r.pin_encrypted)
+    return 'Confirmed as delivered after review; the PIN could not be retrieved here: please contact support';
   return 'Confirmed as delivered after review';
 }
 
@@ -139,7 +164,12 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
     pin_code: pin === null ? null : owner ? pin : maskPin(pin),
     pin_masked: pin !== null && !owner,
     settlement: s
-      ? { outcome: s.outcome, settled_by: admin ? s.settled_by : null, reason: admin ? (s.reason ?? null) : settledForUser(r), settled_at: new Date(s.settled_at).toISOString() }
+      ? {
+          outcome: s.outcome,
+          settled_by: admin ? s.settled_by : null,
+          reason: admin ? (s.reason ?? null) : settledForUser(r),
+          settled_at: new Date(s.settled_at).toISOString(),
+        }
       : null,
     created_at: r.created_at.toISOString(),
     updated_at: (r.updated_at ?? r.created_at).toISOString(),
@@ -150,13 +180,30 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
  * One redemption of the organization. `own_only` (a basic key): another user's is 404, the same
  * answer as one that does not exist.
  */
-export async function getRedemption(organization_id: string, redemption_id: string, viewer: Viewer & { own_only: boolean }): Promise<RedemptionView> {
+export async function getRedemption(
+  organization_id: string,
+  redemption_id: string,
+  viewer: Viewer & { own_only: boolean },
+): Promise<RedemptionView> {
   const doc = await findRedemption(redemption_id);
-  if (!doc || doc.organization_id !== organization_id || (viewer.own_only && doc.user_id !== viewer.user_id)) throw notFound(`Redemption not found: ${redemption_id}`);
+  if (!doc || doc.organization_id !== organization_id || (viewer.own_only && doc.user_id !== viewer.user_id))
+    throw notFound(`Redemption not found: ${redemption_id}`);
   return viewRedemption(doc, viewer);
 }
 
-export async function listRedemptions(organization_id: string, filter: { user_id: string | null; status: RedemptionStatus | null }, page: number, limit: number, viewer: Viewer) {
+export async function listRedemptions(
+  organization_id: string,
+  filter: { user_id: string | null; status: RedemptionStatus | null },
+  page: number,
+  limit: number,
+  viewer: Viewer,
+) {
   const { docs, total } = await pageRedemptions(organization_id, filter.user_id, filter.status, page, limit);
-  return { redemptions: docs.map((d) => viewRedemption(d, viewer)), page, limit, total, has_more: page * limit < total };
+  return {
+    redemptions: docs.map((d) => viewRedemption(d, viewer)),
+    page,
+    limit,
+    total,
+    has_more: page * limit < total,
+  };
 }

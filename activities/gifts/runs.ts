@@ -9,7 +9,13 @@ import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
 import type { RedemptionInput } from './fulfilment.ts';
 import type { RedemptionDoc, SettleOutcome } from './models.ts';
-import { prepareRedemption, viewRedemption, type RedeemRequest, type RedemptionView, type Viewer } from './redemptions.ts';
+import {
+  prepareRedemption,
+  viewRedemption,
+  type RedeemRequest,
+  type RedemptionView,
+  type Viewer,
+} from './redemptions.ts';
 import { findRedemption } from './store.ts';
 
 /** How long a redeem request waits for the provider before answering `processing`. */
@@ -24,7 +30,10 @@ export interface RedemptionRuns {
    */
   untilSettledOrHeld(redemption_id: string, wait_ms: number, held: () => Promise<boolean>): Promise<void>;
   /** the run's settle update; rejects when the run ended meanwhile */
-  settle(redemption_id: string, s: { outcome: SettleOutcome; reason: string | null; settled_by: string }): Promise<{ duplicate: boolean }>;
+  settle(
+    redemption_id: string,
+    s: { outcome: SettleOutcome; reason: string | null; settled_by: string },
+  ): Promise<{ duplicate: boolean }>;
 }
 
 const runs = handedIn<RedemptionRuns>("gifts' redemption runs");
@@ -44,17 +53,29 @@ async function record(redemption_id: string): Promise<RedemptionDoc> {
  * redemption as it stands after REDEEM_WAIT_MS at most (`processing` or `needs_review` when not
  * final); `duplicate` when an earlier request with the same idempotency key made it.
  */
-export async function redeemGift(req: RedeemRequest, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
+export async function redeemGift(
+  req: RedeemRequest,
+  viewer: Viewer,
+): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
   const r = runs.get();
   const prepared = await prepareRedemption(req);
   const { redemption_id } = prepared;
   let duplicate = prepared.existing !== null;
-  if (prepared.input && !(await r.start(prepared.input, { organization_id: req.organization_id, user_id: req.user_id }))) duplicate = true;
+  if (
+    prepared.input &&
+    !(await r.start(prepared.input, { organization_id: req.organization_id, user_id: req.user_id }))
+  )
+    duplicate = true;
   if (!prepared.existing || prepared.existing.status === 'processing') {
-    await r.untilSettledOrHeld(redemption_id, REDEEM_WAIT_MS, async () => (await findRedemption(redemption_id)) !== null);
+    await r.untilSettledOrHeld(
+      redemption_id,
+      REDEEM_WAIT_MS,
+      async () => (await findRedemption(redemption_id)) !== null,
+    );
   }
   const doc = await record(redemption_id);
-  if (doc.gift_id !== req.gift_id) throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
+  if (doc.gift_id !== req.gift_id)
+    throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
   return { duplicate, redemption: viewRedemption(doc, viewer) };
 }
 
@@ -63,18 +84,28 @@ export async function redeemGift(req: RedeemRequest, viewer: Viewer): Promise<{ 
  * takes one settlement, so two different ones at once cannot both win). The same outcome again
  * answers duplicate; another outcome, or a redemption not in review, is 409.
  */
-export async function settleInReview(organization_id: string, redemption_id: string, s: { outcome: SettleOutcome; reason: string | null }, viewer: Viewer): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
+export async function settleInReview(
+  organization_id: string,
+  redemption_id: string,
+  s: { outcome: SettleOutcome; reason: string | null },
+  viewer: Viewer,
+): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
   const r = runs.get();
   const decided = (doc: RedemptionDoc) => {
     if (!doc.settlement) return null;
-    if (doc.settlement.outcome !== s.outcome) throw new PlatformError(409, `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`);
+    if (doc.settlement.outcome !== s.outcome)
+      throw new PlatformError(409, `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`);
     return { duplicate: true, redemption: viewRedemption(doc, viewer) };
   };
   const doc = await findRedemption(redemption_id);
   if (!doc || doc.organization_id !== organization_id) throw notFound(`Redemption not found: ${redemption_id}`);
   const done = decided(doc);
   if (done) return done;
-  if (doc.status !== 'needs_review') throw new PlatformError(409, `Redemption ${redemption_id} is ${doc.status}; only a redemption in needs_review can be settled`);
+  if (doc.status !== 'needs_review')
+    throw new PlatformError(
+      409,
+      `Redemption ${redemption_id} is ${doc.status}; only a redemption in needs_review can be settled`,
+    );
   let duplicate: boolean;
   try {
     ({ duplicate } = await r.settle(redemption_id, { ...s, settled_by: viewer.user_id }));

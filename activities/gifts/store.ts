@@ -6,7 +6,16 @@
  */
 import { isDuplicateKey } from '../core/errors.ts';
 import type { SandboxTransaction } from '../adapters/gift-provider.ts';
-import { Gift, GIFT_FIELDS, Redemption, SandboxTransaction as SandboxTransactionModel, type GiftDoc, type GiftType, type RedemptionDoc, type SandboxTransactionDoc } from './models.ts';
+import {
+  Gift,
+  GIFT_FIELDS,
+  Redemption,
+  SandboxTransaction as SandboxTransactionModel,
+  type GiftDoc,
+  type GiftType,
+  type RedemptionDoc,
+  type SandboxTransactionDoc,
+} from './models.ts';
 
 export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number]>>;
 
@@ -16,22 +25,36 @@ export async function insertGift(doc: Omit<GiftDoc, 'created_at' | 'updated_at'>
   return (await Gift.create(doc)).toObject();
 }
 
-export const findGift = (organization_id: string, gift_id: string) => Gift.findOne({ _id: gift_id, organization_id }).lean<GiftDoc>();
+export const findGift = (organization_id: string, gift_id: string) =>
+  Gift.findOne({ _id: gift_id, organization_id }).lean<GiftDoc>();
 
 /** Sets the given fields and removes the listed ones; null when the gift is not there. */
 export const updateGift = (organization_id: string, gift_id: string, set: GiftFields, unset: string[]) =>
-  Gift.findOneAndUpdate({ _id: gift_id, organization_id }, { $set: set, ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, 1])) } : {}) }, { new: true }).lean<GiftDoc>();
+  Gift.findOneAndUpdate(
+    { _id: gift_id, organization_id },
+    { $set: set, ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, 1])) } : {}) },
+    { new: true },
+  ).lean<GiftDoc>();
 
 export async function removeGift(organization_id: string, gift_id: string): Promise<boolean> {
   return (await Gift.deleteOne({ _id: gift_id, organization_id })).deletedCount > 0;
 }
 
-export async function pageGifts(organization_id: string, filter: { gift_type?: GiftType; country?: string }, page: number, limit: number) {
+export async function pageGifts(
+  organization_id: string,
+  filter: { gift_type?: GiftType; country?: string },
+  page: number,
+  limit: number,
+) {
   const query: Record<string, string> = { organization_id };
   if (filter.gift_type) query.gift_type = filter.gift_type;
   if (filter.country) query.country = filter.country;
   const [docs, total] = await Promise.all([
-    Gift.find(query).sort({ created_at: -1, gift_id: 1 }).skip((page - 1) * limit).limit(limit).lean<GiftDoc[]>(),
+    Gift.find(query)
+      .sort({ created_at: -1, gift_id: 1 })
+      .skip((page - 1) * limit)
+      .limit(limit)
+      .lean<GiftDoc[]>(),
     Gift.countDocuments(query),
   ]);
   return { docs, total };
@@ -46,8 +69,15 @@ export interface SearchableGift {
 
 /** What catalogue search scores: every gift of the organization, by name and type. */
 export async function giftsForSearch(organization_id: string): Promise<SearchableGift[]> {
-  const docs = await Gift.find({ organization_id }, { gift_id: 1, gift_name: 1, gift_type: 1, points_value: 1 }).lean<GiftDoc[]>();
-  return docs.map((g) => ({ id: g.gift_id, gift_name: g.gift_name, gift_type: g.gift_type, points_value: g.points_value ?? null }));
+  const docs = await Gift.find({ organization_id }, { gift_id: 1, gift_name: 1, gift_type: 1, points_value: 1 }).lean<
+    GiftDoc[]
+  >();
+  return docs.map((g) => ({
+    id: g.gift_id,
+    gift_name: g.gift_name,
+    gift_type: g.gift_type,
+    points_value: g.points_value ?? null,
+  }));
 }
 
 // ---------------------------------------------------------------- redemptions
@@ -57,7 +87,17 @@ export const findRedemption = (redemption_id: string) => Redemption.findById(red
 export type RedemptionFields = Omit<RedemptionDoc, '_id' | 'redemption_id' | 'created_at' | 'updated_at'>;
 
 /** Who and what a redemption is for: written when the record is created, never again. */
-export type RedemptionOwner = Pick<RedemptionFields, 'operation_id' | 'organization_id' | 'user_id' | 'gift_id' | 'gift_name' | 'gift_type' | 'phone_number' | 'account_reference'>;
+export type RedemptionOwner = Pick<
+  RedemptionFields,
+  | 'operation_id'
+  | 'organization_id'
+  | 'user_id'
+  | 'gift_id'
+  | 'gift_name'
+  | 'gift_type'
+  | 'phone_number'
+  | 'account_reference'
+>;
 
 /** Fields that may hold the person, as written for them, and what stands in for them after their erasure. */
 export interface PersonalFields {
@@ -74,25 +114,53 @@ export interface PersonalFields {
  * are written as they are only while the record still names the owner (one conditional update,
  * atomic against the erasure's own), else as their stand-ins (docs/privacy-components/gifts.md).
  */
-export async function saveRedemption(redemption_id: string, fields: Partial<RedemptionFields>, owner?: RedemptionOwner, personal?: PersonalFields): Promise<RedemptionDoc> {
+export async function saveRedemption(
+  redemption_id: string,
+  fields: Partial<RedemptionFields>,
+  owner?: RedemptionOwner,
+  personal?: PersonalFields,
+): Promise<RedemptionDoc> {
   if (owner && personal) {
-    const mine = await Redemption.findOneAndUpdate({ _id: redemption_id, user_id: owner.user_id }, { $set: { ...fields, ...personal.own } }, { new: true }).lean<RedemptionDoc>();
+    const mine = await Redemption.findOneAndUpdate(
+      { _id: redemption_id, user_id: owner.user_id },
+      { $set: { ...fields, ...personal.own } },
+      { new: true },
+    ).lean<RedemptionDoc>();
     if (mine) return mine;
     const now = await findRedemption(redemption_id);
-    if (now) return (await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: { ...fields, ...personal.erased(now.user_id) } }, { new: true }).lean<RedemptionDoc>())!;
+    if (now)
+      return (await Redemption.findOneAndUpdate(
+        { _id: redemption_id },
+        { $set: { ...fields, ...personal.erased(now.user_id) } },
+        { new: true },
+      ).lean<RedemptionDoc>())!;
   }
   const onInsert = Object.fromEntries(Object.entries({ redemption_id, ...owner }).filter(([, v]) => v !== undefined));
-  const doc = await Redemption.findOneAndUpdate({ _id: redemption_id }, { $set: { ...fields, ...personal?.own }, $setOnInsert: onInsert }, { upsert: true, new: true }).lean<RedemptionDoc>();
+  const doc = await Redemption.findOneAndUpdate(
+    { _id: redemption_id },
+    { $set: { ...fields, ...personal?.own }, $setOnInsert: onInsert },
+    { upsert: true, new: true },
+  ).lean<RedemptionDoc>();
   return doc!;
 }
 
 /** Newest first; a user's (index organization_id, user_id, created_at) or the organization's. */
-export async function pageRedemptions(organization_id: string, user_id: string | null, status: string | null, page: number, limit: number) {
+export async function pageRedemptions(
+  organization_id: string,
+  user_id: string | null,
+  status: string | null,
+  page: number,
+  limit: number,
+) {
   const query: Record<string, string> = { organization_id };
   if (user_id) query.user_id = user_id;
   if (status) query.status = status;
   const [docs, total] = await Promise.all([
-    Redemption.find(query).sort({ created_at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<RedemptionDoc[]>(),
+    Redemption.find(query)
+      .sort({ created_at: -1, _id: 1 })
+      .skip((page - 1) * limit)
+      .limit(limit)
+      .lean<RedemptionDoc[]>(),
     Redemption.countDocuments(query),
   ]);
   return { docs, total };
@@ -100,13 +168,25 @@ export async function pageRedemptions(organization_id: string, user_id: string |
 
 // ---------------------------------------------------------------- sandbox provider's transactions
 
-const fromSandboxDoc = (d: SandboxTransactionDoc): SandboxTransaction => ({ custom_identifier: d._id, transaction_id: d.transaction_id, rule: d.rule, kind: d.kind, created_at: d.created_at });
+const fromSandboxDoc = (d: SandboxTransactionDoc): SandboxTransaction => ({
+  custom_identifier: d._id,
+  transaction_id: d.transaction_id,
+  rule: d.rule,
+  kind: d.kind,
+  created_at: d.created_at,
+});
 
 /** The sandbox provider's transactions: the first order stored under an id is the one kept. */
 export const sandboxTransactions = {
   async once(tx: SandboxTransaction): Promise<SandboxTransaction> {
     try {
-      await SandboxTransactionModel.create({ _id: tx.custom_identifier, transaction_id: tx.transaction_id, rule: tx.rule, kind: tx.kind, created_at: tx.created_at });
+      await SandboxTransactionModel.create({
+        _id: tx.custom_identifier,
+        transaction_id: tx.transaction_id,
+        rule: tx.rule,
+        kind: tx.kind,
+        created_at: tx.created_at,
+      });
       return tx;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -131,8 +211,15 @@ export const redemptionsOfUser = (organization_id: string, user_id: string) =>
  * Rewrites a redemption while it still belongs to `user_id` (a second run, or one after the
  * redemption's workflow wrote it again, changes only what is still the user's); true when it did.
  */
-export async function tombstoneRedemption(redemption_id: string, user_id: string, set: Record<string, unknown>, unset: string[]): Promise<boolean> {
+export async function tombstoneRedemption(
+  redemption_id: string,
+  user_id: string,
+  set: Record<string, unknown>,
+  unset: string[],
+): Promise<boolean> {
   const update: Record<string, unknown> = { $set: set };
   if (unset.length) update.$unset = Object.fromEntries(unset.map((f) => [f, 1]));
-  return (await Redemption.updateOne({ _id: redemption_id, user_id }, update, { timestamps: false })).modifiedCount === 1;
+  return (
+    (await Redemption.updateOne({ _id: redemption_id, user_id }, update, { timestamps: false })).modifiedCount === 1
+  );
 }

@@ -20,7 +20,10 @@ async function exportGifts(scope: UserScope): Promise<ExportPart> {
   return {
     data: {
       // As the owner reads them, without the PIN (a secret: the redemption route shows it to its owner).
-      redemptions: docs.map((d) => ({ ...viewRedemption({ ...d, pin_encrypted: undefined }, { user_id: scope.user_id, level: 0 }), has_pin: Boolean(d.pin_encrypted) })),
+      redemptions: docs.map((d) => ({
+        ...viewRedemption({ ...d, pin_encrypted: undefined }, { user_id: scope.user_id, level: 0 }),
+        has_pin: Boolean(d.pin_encrypted),
+      })),
     },
     files: [],
   };

@@ -5,13 +5,24 @@
  * dropped the run. Older records are replaced on next use and deleted by the hourly retention run.
  */
 import { PlatformError } from '../core/errors.ts';
-import { claimDoc, dropClaim, insertClaim, purgeClaimsBefore, settleClaim, type IdempotencyState, type StoredClaim } from './store.ts';
+import {
+  claimDoc,
+  dropClaim,
+  insertClaim,
+  purgeClaimsBefore,
+  settleClaim,
+  type IdempotencyState,
+  type StoredClaim,
+} from './store.ts';
 
 export const IDEMPOTENCY_KEY_HOURS = 24;
 const LIFETIME_MS = IDEMPOTENCY_KEY_HOURS * 3_600_000;
 
 /** A request's claim on its key; `resource_id` is the id a run started by this request works on, used only if this request is the first. */
-export type IdempotencyClaim = Pick<StoredClaim, 'organization_id' | 'user_id' | 'route' | 'key' | 'request_sha256' | 'resource_id'>;
+export type IdempotencyClaim = Pick<
+  StoredClaim,
+  'organization_id' | 'user_id' | 'route' | 'key' | 'request_sha256' | 'resource_id'
+>;
 
 export interface IdempotencyRecord {
   id: string;
@@ -24,9 +35,16 @@ export interface IdempotencyRecord {
   refusal: { status: number; detail: string } | null;
 }
 
-const recordId = (c: Pick<IdempotencyClaim, 'organization_id' | 'user_id' | 'route' | 'key'>) => [c.organization_id, c.user_id, c.route, c.key].map(encodeURIComponent).join(':');
+const recordId = (c: Pick<IdempotencyClaim, 'organization_id' | 'user_id' | 'route' | 'key'>) =>
+  [c.organization_id, c.user_id, c.route, c.key].map(encodeURIComponent).join(':');
 
-function viewOf(doc: Pick<StoredClaim, '_id' | 'request_sha256' | 'resource_id' | 'state' | 'result' | 'refusal_status' | 'refusal_detail'>, created: boolean): IdempotencyRecord {
+function viewOf(
+  doc: Pick<
+    StoredClaim,
+    '_id' | 'request_sha256' | 'resource_id' | 'state' | 'result' | 'refusal_status' | 'refusal_detail'
+  >,
+  created: boolean,
+): IdempotencyRecord {
   return {
     id: doc._id,
     created,
@@ -42,14 +60,22 @@ function viewOf(doc: Pick<StoredClaim, '_id' | 'request_sha256' | 'resource_id' 
 export async function claimIdempotencyKey(input: IdempotencyClaim): Promise<IdempotencyRecord> {
   const _id = recordId(input);
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    if (await insertClaim({ _id, ...input })) return viewOf({ _id, ...input, state: 'running', result: null, refusal_status: null, refusal_detail: null }, true);
+    if (await insertClaim({ _id, ...input }))
+      return viewOf(
+        { _id, ...input, state: 'running', result: null, refusal_status: null, refusal_detail: null },
+        true,
+      );
     const held = await claimDoc(_id);
     if (!held) continue; // deleted by retention meanwhile
     if (Date.now() - held.created_at.getTime() <= LIFETIME_MS) return viewOf(held, false);
     // Expired: forget it, unless another request has just done so and claimed it again.
     await dropClaim(_id, held.created_at);
   }
-  throw new PlatformError(409, 'Idempotency-Key: this key is being reused concurrently; retry the request', 'Idempotency-Key');
+  throw new PlatformError(
+    409,
+    'Idempotency-Key: this key is being reused concurrently; retry the request',
+    'Idempotency-Key',
+  );
 }
 
 /**
@@ -57,7 +83,11 @@ export async function claimIdempotencyKey(input: IdempotencyClaim): Promise<Idem
  * whether this call recorded it: only the first outcome counts, so a concurrent duplicate that
  * waited for the same run learns that another request with the key answered first.
  */
-export async function settleIdempotencyKey(input: { id: string; result?: unknown; refusal?: { status: number; detail: string } }): Promise<boolean> {
+export async function settleIdempotencyKey(input: {
+  id: string;
+  result?: unknown;
+  refusal?: { status: number; detail: string };
+}): Promise<boolean> {
   return settleClaim(input.id, input.refusal ? { refusal: input.refusal } : { result: input.result });
 }
 

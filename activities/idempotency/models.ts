@@ -46,4 +46,8 @@ export interface IdempotencyKeyDoc {
   updated_at: Date;
 }
 
-export const IdempotencyKey = mongoose.model<IdempotencyKeyDoc>('IdempotencyKey', idempotencyKeySchema, 'idempotency_keys');
+export const IdempotencyKey = mongoose.model<IdempotencyKeyDoc>(
+  'IdempotencyKey',
+  idempotencyKeySchema,
+  'idempotency_keys',
+);

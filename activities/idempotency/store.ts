@@ -16,11 +16,23 @@ export interface StoredClaim extends Omit<IdempotencyKeyDoc, 'result_json'> {
   result: unknown;
 }
 
-const claimOf = (d: IdempotencyKeyDoc): StoredClaim => ({ ...d, result: d.result_json === null ? null : resultText.decode(d.result_json), created_at: new Date(d.created_at) });
+const claimOf = (d: IdempotencyKeyDoc): StoredClaim => ({
+  ...d,
+  result: d.result_json === null ? null : resultText.decode(d.result_json),
+  created_at: new Date(d.created_at),
+});
 
 /** Inserts a running record; false when the key's record exists. */
-export async function insertClaim(doc: Omit<StoredClaim, 'state' | 'result' | 'refusal_status' | 'refusal_detail' | 'created_at' | 'updated_at'>): Promise<boolean> {
-  return insertOnce(IdempotencyKey, { ...doc, state: 'running', result_json: null, refusal_status: null, refusal_detail: null });
+export async function insertClaim(
+  doc: Omit<StoredClaim, 'state' | 'result' | 'refusal_status' | 'refusal_detail' | 'created_at' | 'updated_at'>,
+): Promise<boolean> {
+  return insertOnce(IdempotencyKey, {
+    ...doc,
+    state: 'running',
+    result_json: null,
+    refusal_status: null,
+    refusal_detail: null,
+  });
 }
 
 export async function claimDoc(_id: string): Promise<StoredClaim | null> {
@@ -34,7 +46,10 @@ export async function dropClaim(_id: string, created_at: Date): Promise<void> {
 }
 
 /** The run's outcome, recorded only while the record is running (the first outcome counts): true when this call recorded it. */
-export async function settleClaim(_id: string, outcome: { result: unknown } | { refusal: { status: number; detail: string } }): Promise<boolean> {
+export async function settleClaim(
+  _id: string,
+  outcome: { result: unknown } | { refusal: { status: number; detail: string } },
+): Promise<boolean> {
   const $set =
     'refusal' in outcome
       ? { state: 'refused', refusal_status: outcome.refusal.status, refusal_detail: outcome.refusal.detail }
@@ -52,13 +67,16 @@ export async function purgeClaimsBefore(before: Date): Promise<number> {
  * (records live IDEMPOTENCY_KEY_HOURS, then retention drops them): this filter reads it.
  */
 export async function claimsOf(organization_id: string, user_id: string): Promise<StoredClaim[]> {
-  const docs = await IdempotencyKey.find({ organization_id, user_id }).sort({ created_at: 1 }).lean<IdempotencyKeyDoc[]>();
+  const docs = await IdempotencyKey.find({ organization_id, user_id })
+    .sort({ created_at: 1 })
+    .lean<IdempotencyKeyDoc[]>();
   return docs.map(claimOf);
 }
 
 /** Deletes records by `_id`, 500 at a time (each batch answered from the primary key). */
 export async function deleteClaims(ids: string[]): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < ids.length; i += 500) deleted += (await IdempotencyKey.deleteMany({ _id: { $in: ids.slice(i, i + 500) } })).deletedCount ?? 0;
+  for (let i = 0; i < ids.length; i += 500)
+    deleted += (await IdempotencyKey.deleteMany({ _id: { $in: ids.slice(i, i + 500) } })).deletedCount ?? 0;
   return deleted;
 }

@@ -6,7 +6,16 @@ import { Cache } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { PERMISSIONS, type Permission, type UserRef } from './constants.ts';
-import { insertKeyDoc, keyByHash, lastUsedOf, rotationOf, userRateLimit, writeLastUses, type ApiKeyDoc, type ApiKeyRotationDoc } from './store.ts';
+import {
+  insertKeyDoc,
+  keyByHash,
+  lastUsedOf,
+  rotationOf,
+  userRateLimit,
+  writeLastUses,
+  type ApiKeyDoc,
+  type ApiKeyRotationDoc,
+} from './store.ts';
 import { resolveOrCreateUser } from './users.ts';
 import { ensureDefaultOrganization } from './organizations.ts';
 
@@ -42,8 +51,13 @@ export const maskKey = (prefix: string): string => `pk_${prefix}…`;
 const KEY_SHAPE = /^pk_[A-Za-z0-9_-]{20,200}$/;
 
 /** When a key stops being accepted (epoch ms): its expiry or its rotation's grace; undefined: never. */
-export function endOf(doc: Pick<ApiKeyDoc, 'expires_at'>, rotation?: Pick<ApiKeyRotationDoc, 'grace_until'> | null): number | undefined {
-  const ends = [doc.expires_at, rotation?.grace_until].filter((d): d is Date => d instanceof Date).map((d) => d.getTime());
+export function endOf(
+  doc: Pick<ApiKeyDoc, 'expires_at'>,
+  rotation?: Pick<ApiKeyRotationDoc, 'grace_until'> | null,
+): number | undefined {
+  const ends = [doc.expires_at, rotation?.grace_until]
+    .filter((d): d is Date => d instanceof Date)
+    .map((d) => d.getTime());
   return ends.length ? Math.min(...ends) : undefined;
 }
 
@@ -53,17 +67,28 @@ export function endOf(doc: Pick<ApiKeyDoc, 'expires_at'>, rotation?: Pick<ApiKey
  * MAX_KEYS_PER_USER are held by these (key-management.ts), a scheduled run takes its rights from
  * these (scheduler/rights.ts), and authentication below refuses every other key.
  */
-export function unusableBecause(doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined, now: number): 'revoked' | 'expired' | 'rotated' | undefined {
+export function unusableBecause(
+  doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>,
+  rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined,
+  now: number,
+): 'revoked' | 'expired' | 'rotated' | undefined {
   if (doc.status !== 'active') return 'revoked';
   if (doc.expires_at && doc.expires_at.getTime() <= now) return 'expired';
   if (rotation && rotation.grace_until.getTime() <= now) return 'rotated';
   return undefined;
 }
 
-export const usable = (doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>, rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined, now: number): boolean =>
-  unusableBecause(doc, rotation, now) === undefined;
+export const usable = (
+  doc: Pick<ApiKeyDoc, 'status' | 'expires_at'>,
+  rotation: Pick<ApiKeyRotationDoc, 'grace_until'> | null | undefined,
+  now: number,
+): boolean => unusableBecause(doc, rotation, now) === undefined;
 
-function principalOf(doc: ApiKeyDoc, rotation: ApiKeyRotationDoc | null, user_rate_limit_per_minute: number | undefined): Principal {
+function principalOf(
+  doc: ApiKeyDoc,
+  rotation: ApiKeyRotationDoc | null,
+  user_rate_limit_per_minute: number | undefined,
+): Principal {
   return {
     key_id: doc.key_id,
     user_id: doc.user_id,
@@ -110,7 +135,8 @@ export function flushKeyUsage(): Promise<void> {
       await writeLastUses(batch);
     } catch {
       // The database is unreachable: keep the uses for the next batch, up to a bound (they only inform).
-      for (const [key_id, at] of batch) if (pendingUses.size < USAGE_KEPT_MAX && !(pendingUses.get(key_id)! >= at)) pendingUses.set(key_id, at);
+      for (const [key_id, at] of batch)
+        if (pendingUses.size < USAGE_KEPT_MAX && !(pendingUses.get(key_id)! >= at)) pendingUses.set(key_id, at);
       flushTimer ??= setTimeout(() => void flushKeyUsage(), USAGE_FLUSH_MS).unref();
     }
   });
@@ -225,7 +251,10 @@ async function read(hash: string, current: () => boolean): Promise<Principal | K
     const reason = doc ? 'revoked' : 'not_found';
     return current() ? rememberRefused(hash, reason) : reason;
   }
-  const [rotation, limit] = await Promise.all([rotationOf(doc.key_id), userRateLimit(doc.organization_id, doc.user_id)]);
+  const [rotation, limit] = await Promise.all([
+    rotationOf(doc.key_id),
+    userRateLimit(doc.organization_id, doc.user_id),
+  ]);
   const principal = principalOf(doc, rotation, limit);
   if (current()) keyCache.set(hash, principal);
   return live(hash, principal, Date.now());
@@ -253,26 +282,52 @@ export type VerifyAnswer =
  * `forbidden` when it lacks `permission`, `rate_limited` when `spent` says its budget (or its
  * user's) is used up for this minute. Verifying records the key's use but spends no budget.
  */
-export async function verifyApiKey(secret: string, opts: { permission?: Permission; spent?: (p: Principal) => boolean } = {}): Promise<VerifyAnswer> {
+export async function verifyApiKey(
+  secret: string,
+  opts: { permission?: Permission; spent?: (p: Principal) => boolean } = {},
+): Promise<VerifyAnswer> {
   const found = await lookup(secret);
   if (typeof found === 'string') return { valid: false, reason: found };
   noteUse(found.key_id, Date.now());
-  if (opts.permission && PERMISSIONS.indexOf(opts.permission) > found.level) return { valid: false, reason: 'forbidden' };
+  if (opts.permission && PERMISSIONS.indexOf(opts.permission) > found.level)
+    return { valid: false, reason: 'forbidden' };
   if (opts.spent?.(found)) return { valid: false, reason: 'rate_limited' };
-  return { valid: true, user_id: found.user_id, idp_id: found.idp_id, organization_id: found.organization_id, permissions: found.permissions };
+  return {
+    valid: true,
+    user_id: found.user_id,
+    idp_id: found.idp_id,
+    organization_id: found.organization_id,
+    permissions: found.permissions,
+  };
 }
 
 export interface IssuedKey {
   api_key: string;
   key_id: string;
-  metadata: { created_at: string; permissions: Permission[]; key_id: string; user_id: string; idp_id: string; organization_id: string; expires_at: string | null };
+  metadata: {
+    created_at: string;
+    permissions: Permission[];
+    key_id: string;
+    user_id: string;
+    idp_id: string;
+    organization_id: string;
+    expires_at: string | null;
+  };
 }
 
 /** Stores a key; callers decide who may issue it (key-management.ts, the bootstrap below). */
 export async function insertKey(
   user: UserRef,
   permissions: Permission[],
-  opts: { key_id?: string; slot?: string; created_by?: string; rate_limit_per_minute?: number; secret?: string; expires_at?: Date; rotated_from?: string },
+  opts: {
+    key_id?: string;
+    slot?: string;
+    created_by?: string;
+    rate_limit_per_minute?: number;
+    secret?: string;
+    expires_at?: Date;
+    rotated_from?: string;
+  },
 ): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
   const hash = hashKey(secret);
@@ -333,7 +388,8 @@ export async function ensureBootstrapAdminKey(): Promise<{ source: 'env' | 'file
       }
     }
   }
-  if (!KEY_SHAPE.test(secret)) throw new Error('PLATFORM_ADMIN_KEY must look like pk_ followed by at least 20 URL-safe characters');
+  if (!KEY_SHAPE.test(secret))
+    throw new Error('PLATFORM_ADMIN_KEY must look like pk_ followed by at least 20 URL-safe characters');
   const existing = await keyByHash(hashKey(secret));
   if (!existing) {
     const admin = await resolveOrCreateUser(cfg.DEFAULT_ORGANIZATION_ID, 'platform-admin');

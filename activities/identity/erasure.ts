@@ -34,7 +34,18 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
   return {
     data: {
       user: user
-        ? [{ user_id: user.user_id, idp_id: user.idp_id, organization_id, email: user.email ?? null, display_name: user.display_name ?? null, user_rate_limit_per_minute: user.user_rate_limit_per_minute ?? null, created_at: iso(user.created_at), updated_at: iso(user.updated_at) }]
+        ? [
+            {
+              user_id: user.user_id,
+              idp_id: user.idp_id,
+              organization_id,
+              email: user.email ?? null,
+              display_name: user.display_name ?? null,
+              user_rate_limit_per_minute: user.user_rate_limit_per_minute ?? null,
+              created_at: iso(user.created_at),
+              updated_at: iso(user.updated_at),
+            },
+          ]
         : [],
       api_keys: keys.map((k) => ({
         key_id: k.key_id,
@@ -52,7 +63,10 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
 }
 
 /** The first end: gone for readers, idp_id freed, keys revoked. Safe to repeat. */
-export async function beginIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ keys_revoked: number }> {
+export async function beginIdentityErasure(
+  { organization_id, user_id }: UserScope,
+  tombstone: string,
+): Promise<{ keys_revoked: number }> {
   // Gone for every reader; the idp_id stays held until the marker is written (releaseIdp).
   await markUserErasing(organization_id, user_id, tombstone);
   forgetUserRef(organization_id, user_id);
@@ -71,7 +85,12 @@ export async function beginIdentityErasure({ organization_id, user_id }: UserSco
  * written with them, then the idp_id freed, in that order, so a new account made with the idp_id
  * always finds the marker. Safe to repeat: the marker keys the facts by the erasure.
  */
-export async function releaseIdp({ organization_id, user_id, idp_id }: UserScope, tombstone: string, erasure: string, facts: Record<string, OnceFacts>): Promise<void> {
+export async function releaseIdp(
+  { organization_id, user_id, idp_id }: UserScope,
+  tombstone: string,
+  erasure: string,
+  facts: Record<string, OnceFacts>,
+): Promise<void> {
   const user = await userDocForErasure(organization_id, user_id);
   if (!user) return;
   if (!isTombstone(idp_id)) await rememberErasedAccount(user, idp_id, erasure, facts);
@@ -86,7 +105,10 @@ export async function idpHeld(organization_id: string, user_id: string): Promise
 }
 
 /** The last end: the user's document deleted, its keys tombstoned, every process told. Safe to repeat. */
-export async function finishIdentityErasure({ organization_id, user_id }: UserScope, tombstone: string): Promise<{ user_deleted: number; keys_tombstoned: number }> {
+export async function finishIdentityErasure(
+  { organization_id, user_id }: UserScope,
+  tombstone: string,
+): Promise<{ user_deleted: number; keys_tombstoned: number }> {
   // Keys revoked meanwhile are revoked again (an admin may have acted between the two ends).
   for (const key of await keysOfUser(organization_id, user_id, { active: true })) {
     await markKeyRevoked(key);

@@ -1,9 +1,32 @@
 /** The identity component's surface: what the edge, the workflows and other components may use. */
-export { authenticateKey, ensureBootstrapAdminKey, forgetUserKeys, stopRevocationWatcher, verifyApiKey } from './api-keys.ts';
+export {
+  authenticateKey,
+  ensureBootstrapAdminKey,
+  forgetUserKeys,
+  stopRevocationWatcher,
+  verifyApiKey,
+} from './api-keys.ts';
 export type { Principal } from './api-keys.ts';
-export { currentKeyLevel, issueApiKey, listApiKeys, requireRankOver, revokeApiKey, whyUnusable } from './key-management.ts';
+export {
+  currentKeyLevel,
+  issueApiKey,
+  listApiKeys,
+  requireRankOver,
+  revokeApiKey,
+  whyUnusable,
+} from './key-management.ts';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations.ts';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation.ts';
-export { findUser, findUserRef, getUser, returningFacts, isPlatformUserId, isTombstone, resolveOrCreateUserRef, updateUser, upsertUser } from './users.ts';
+export {
+  findUser,
+  findUserRef,
+  getUser,
+  returningFacts,
+  isPlatformUserId,
+  isTombstone,
+  resolveOrCreateUserRef,
+  updateUser,
+  upsertUser,
+} from './users.ts';
 export { beginIdentityErasure, exportIdentity, finishIdentityErasure, idpHeld, releaseIdp } from './erasure.ts';
 export type { Returning } from './returning.ts';

@@ -14,9 +14,34 @@ import { noteChange } from '../core/audit-note.ts';
 import { config } from '../core/config.ts';
 import { forbidden, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { endOf, forgetKey, hashKey, insertKey, lastUses, levelOf, maskKey, unusableBecause, usable, type IssuedKey, type Principal } from './api-keys.ts';
+import {
+  endOf,
+  forgetKey,
+  hashKey,
+  insertKey,
+  lastUses,
+  levelOf,
+  maskKey,
+  unusableBecause,
+  usable,
+  type IssuedKey,
+  type Principal,
+} from './api-keys.ts';
 import { PERMISSIONS, type Permission, type UserRef } from './constants.ts';
-import { freeSlot, keyById, keysOfUser, keyStates, markKeyRevoked, rotationOf, rotationsOf, slotOwner, slotsOf, takeKeySlot, type ApiKeyDoc, type ApiKeySlotDoc } from './store.ts';
+import {
+  freeSlot,
+  keyById,
+  keysOfUser,
+  keyStates,
+  markKeyRevoked,
+  rotationOf,
+  rotationsOf,
+  slotOwner,
+  slotsOf,
+  takeKeySlot,
+  type ApiKeyDoc,
+  type ApiKeySlotDoc,
+} from './store.ts';
 
 export { rotationsOf, slotOwner };
 
@@ -26,7 +51,8 @@ const ABANDONED_SLOT_MS = 60_000;
 /** Expired and revoked keys still count: a user's rights are what its keys were given. */
 export function requireRank(actor: Principal, keys: Pick<ApiKeyDoc, 'permissions' | 'status'>[]): void {
   const held = Math.max(0, ...keys.filter((k) => k.status === 'active').map((k) => levelOf(k.permissions)));
-  if (held > actor.level) throw forbidden(`Cannot act on the keys of a user holding more rights (${PERMISSIONS[held]}) than the calling key`);
+  if (held > actor.level)
+    throw forbidden(`Cannot act on the keys of a user holding more rights (${PERMISSIONS[held]}) than the calling key`);
 }
 
 /** requireRank for acts on a user rather than on one of its keys (its shared rate limit). */
@@ -43,16 +69,27 @@ export async function requireRankOver(actor: Principal, organization_id: string,
 export async function currentKeyLevel(organization_id: string, user_id: string, key_id?: string): Promise<number> {
   if (key_id) {
     const [key, rotation] = await Promise.all([keyById(key_id), rotationOf(key_id)]);
-    if (key && key.organization_id === organization_id && key.user_id === user_id && usable(key, rotation, Date.now())) return levelOf(key.permissions);
+    if (key && key.organization_id === organization_id && key.user_id === user_id && usable(key, rotation, Date.now()))
+      return levelOf(key.permissions);
   }
-  const keys = await keysOfUser(organization_id, user_id, { active: true, fields: ['key_id', 'permissions', 'status', 'expires_at'] });
+  const keys = await keysOfUser(organization_id, user_id, {
+    active: true,
+    fields: ['key_id', 'permissions', 'status', 'expires_at'],
+  });
   const rotations = await rotationsOf(keys.map((k) => k.key_id));
   const now = Date.now();
-  return Math.max(-1, ...keys.filter((k) => usable(k, rotations.get(k.key_id), now)).map((k) => levelOf(k.permissions)));
+  return Math.max(
+    -1,
+    ...keys.filter((k) => usable(k, rotations.get(k.key_id), now)).map((k) => levelOf(k.permissions)),
+  );
 }
 
 /** Why the user's key `key_id` no longer authenticates (`gone`: not the user's), undefined while it does. */
-export async function whyUnusable(organization_id: string, user_id: string, key_id: string): Promise<'revoked' | 'expired' | 'rotated' | 'gone' | undefined> {
+export async function whyUnusable(
+  organization_id: string,
+  user_id: string,
+  key_id: string,
+): Promise<'revoked' | 'expired' | 'rotated' | 'gone' | undefined> {
   const [key, rotation] = await Promise.all([keyById(key_id), rotationOf(key_id)]);
   if (!key || key.organization_id !== organization_id || key.user_id !== user_id) return 'gone';
   return unusableBecause(key, rotation, Date.now());
@@ -95,7 +132,12 @@ export async function usableCount(keys: Pick<ApiKeyDoc, 'key_id' | 'status' | 'e
  * 409 naming the cap. `holding`: how many of the user's keys are usable now, which also covers
  * keys issued before slots existed; the slots are what holds under concurrency.
  */
-export async function takePlace(user: Pick<UserRef, 'organization_id' | 'user_id'>, key_id: string, holding: number, why?: string): Promise<string> {
+export async function takePlace(
+  user: Pick<UserRef, 'organization_id' | 'user_id'>,
+  key_id: string,
+  holding: number,
+  why?: string,
+): Promise<string> {
   const cap = config().MAX_KEYS_PER_USER;
   if (holding >= cap) throw overCap(cap, why);
   const owner = slotOwner(user.organization_id, user.user_id);
@@ -123,11 +165,19 @@ export interface IssueOptions {
   expires_at?: Date;
 }
 
-export async function issueApiKey(creator: Principal, user: UserRef, permissions: Permission[], opts: IssueOptions = {}): Promise<IssuedKey> {
+export async function issueApiKey(
+  creator: Principal,
+  user: UserRef,
+  permissions: Permission[],
+  opts: IssueOptions = {},
+): Promise<IssuedKey> {
   const unique = [...new Set(permissions)];
   const beyond = unique.filter((p) => PERMISSIONS.indexOf(p) > creator.level);
   if (beyond.length) throw forbidden(`Cannot grant permissions the calling key does not hold: ${beyond.join(', ')}`);
-  const active = await keysOfUser(user.organization_id, user.user_id, { active: true, fields: ['key_id', 'permissions', 'status', 'expires_at'] });
+  const active = await keysOfUser(user.organization_id, user.user_id, {
+    active: true,
+    fields: ['key_id', 'permissions', 'status', 'expires_at'],
+  });
   requireRank(creator, active);
   const key_id = newId('key');
   const slot = await takePlace(user, key_id, await usableCount(active));
@@ -171,7 +221,14 @@ export async function listApiKeys(actor: Principal, organization_id: string, use
   return docs.map((d) => {
     const rotation = rotations.get(d.key_id);
     const end = endOf(d, rotation);
-    const status: KeyState = d.status === 'revoked' ? 'revoked' : end !== undefined && end <= now ? 'expired' : rotation ? 'expiring' : 'active';
+    const status: KeyState =
+      d.status === 'revoked'
+        ? 'revoked'
+        : end !== undefined && end <= now
+          ? 'expired'
+          : rotation
+            ? 'expiring'
+            : 'active';
     return {
       key: maskKey(d.prefix),
       key_id: d.key_id,
@@ -196,7 +253,12 @@ export function findKey(docs: ApiKeyDoc[], keyOrId: string): ApiKeyDoc {
 }
 
 /** Revokes by full key or by key_id; the key must belong to the named user. Idempotent. */
-export async function revokeApiKey(actor: Principal, organization_id: string, user_id: string, keyOrId: string): Promise<{ key_id: string; already: boolean }> {
+export async function revokeApiKey(
+  actor: Principal,
+  organization_id: string,
+  user_id: string,
+  keyOrId: string,
+): Promise<{ key_id: string; already: boolean }> {
   const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const doc = findKey(docs, keyOrId);

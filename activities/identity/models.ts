@@ -45,7 +45,10 @@ userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
  * its cache of user references drops them (users.ts). Kept a day: a process started since then
  * never cached them.
  */
-const erasedUserSchema = new Schema({ _id: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+const erasedUserSchema = new Schema(
+  { _id: { type: String, required: true }, at: { type: Date, required: true } },
+  { versionKey: false },
+);
 // Every process reads the last moments' erasures once a second (users.ts): from the index, not a scan.
 erasedUserSchema.index({ at: 1 });
 
@@ -60,7 +63,10 @@ const erasedPersonSchema = new Schema(
     _id: { type: String, required: true },
     organization_id: { type: String, required: true },
     first_joined_at: { type: Date, required: true },
-    erasures: { type: [{ _id: false, erasure: { type: String, required: true }, facts: { type: Schema.Types.Mixed } }], default: [] },
+    erasures: {
+      type: [{ _id: false, erasure: { type: String, required: true }, facts: { type: Schema.Types.Mixed } }],
+      default: [],
+    },
   },
   { versionKey: false, timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, minimize: false },
 );
@@ -207,9 +213,25 @@ export interface ApiKeySlotDoc {
 
 export const Organization = mongoose.model<OrganizationDoc>('Organization', organizationSchema, 'organizations');
 export const User = mongoose.model<UserDoc>('User', userSchema, 'users');
-export const ErasedUser = mongoose.model<{ _id: string; at: Date }>('ErasedUser', erasedUserSchema, 'identity_erased_users');
-export const ErasedPerson = mongoose.model<ErasedPersonDoc>('ErasedPerson', erasedPersonSchema, 'identity_erased_people');
+export const ErasedUser = mongoose.model<{ _id: string; at: Date }>(
+  'ErasedUser',
+  erasedUserSchema,
+  'identity_erased_users',
+);
+export const ErasedPerson = mongoose.model<ErasedPersonDoc>(
+  'ErasedPerson',
+  erasedPersonSchema,
+  'identity_erased_people',
+);
 export const ApiKey = mongoose.model<ApiKeyDoc>('ApiKey', apiKeySchema, 'api_keys');
-export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>('ApiKeyUsage', apiKeyUsageSchema, 'api_key_usage');
+export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>(
+  'ApiKeyUsage',
+  apiKeyUsageSchema,
+  'api_key_usage',
+);
 export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');
-export const ApiKeyRotation = mongoose.model<ApiKeyRotationDoc>('ApiKeyRotation', apiKeyRotationSchema, 'api_key_rotations');
+export const ApiKeyRotation = mongoose.model<ApiKeyRotationDoc>(
+  'ApiKeyRotation',
+  apiKeyRotationSchema,
+  'api_key_rotations',
+);

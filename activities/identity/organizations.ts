@@ -3,7 +3,13 @@ import { config } from '../core/config.ts';
 import { conflict, isDuplicateKey, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Tier } from './constants.ts';
-import { insertOrganization, insertOrganizationOnce, organizationDoc, patchOrganization, type OrganizationDoc } from './store.ts';
+import {
+  insertOrganization,
+  insertOrganizationOnce,
+  organizationDoc,
+  patchOrganization,
+  type OrganizationDoc,
+} from './store.ts';
 
 export interface OrganizationView {
   organization_id: string;
@@ -25,10 +31,18 @@ export function viewOrganization(o: OrganizationDoc): OrganizationView {
 
 /** The default organization always exists, tier free. */
 export async function ensureDefaultOrganization(): Promise<void> {
-  await insertOrganizationOnce({ organization_id: config().DEFAULT_ORGANIZATION_ID, name: 'Default organization', tier: 'free' });
+  await insertOrganizationOnce({
+    organization_id: config().DEFAULT_ORGANIZATION_ID,
+    name: 'Default organization',
+    tier: 'free',
+  });
 }
 
-export async function createOrganization(input: { organization_id?: string; name: string; tier: Tier }): Promise<OrganizationView> {
+export async function createOrganization(input: {
+  organization_id?: string;
+  name: string;
+  tier: Tier;
+}): Promise<OrganizationView> {
   const organization_id = input.organization_id ?? newId('org', 9);
   try {
     return viewOrganization(await insertOrganization({ organization_id, name: input.name, tier: input.tier }));
@@ -48,7 +62,10 @@ export async function getOrganization(organization_id: string): Promise<Organiza
   return viewOrganization(doc);
 }
 
-export async function updateOrganization(organization_id: string, patch: { name?: string; tier?: Tier }): Promise<OrganizationView> {
+export async function updateOrganization(
+  organization_id: string,
+  patch: { name?: string; tier?: Tier },
+): Promise<OrganizationView> {
   const before = await findOrganization(organization_id);
   const doc = before && (await patchOrganization(organization_id, patch));
   if (!doc) throw notFound(`Organization not found: ${organization_id}`);

@@ -11,15 +11,27 @@ import type { OnceFacts } from '../core/user-data.ts';
 import { keyedHash } from '../core/encryption.ts';
 import { erasedPerson, markReturning, rememberErasedPerson, type UserDoc } from './store.ts';
 
-const markerOf = (organization_id: string, idp_id: string) => `${organization_id}|${keyedHash('erased-person', `${organization_id}\u0000${idp_id}`)}`;
+const markerOf = (organization_id: string, idp_id: string) =>
+  `${organization_id}|${keyedHash('erased-person', `${organization_id}\u0000${idp_id}`)}`;
 
 /**
  * Records one erasure's facts under the person's marker (created on first use). `erasure` keys the
  * record: a repeat after a crash adds nothing twice.
  */
-export async function rememberErasedAccount(user: UserDoc, idp_id: string, erasure: string, facts: Record<string, OnceFacts>): Promise<void> {
+export async function rememberErasedAccount(
+  user: UserDoc,
+  idp_id: string,
+  erasure: string,
+  facts: Record<string, OnceFacts>,
+): Promise<void> {
   // The erasure is named by a keyed hash too: its key names the erased account, which the marker must not.
-  await rememberErasedPerson(markerOf(user.organization_id, idp_id), user.organization_id, keyedHash('erased-account', erasure), user.created_at, facts);
+  await rememberErasedPerson(
+    markerOf(user.organization_id, idp_id),
+    user.organization_id,
+    keyedHash('erased-account', erasure),
+    user.created_at,
+    facts,
+  );
 }
 
 export interface Returning {
@@ -32,11 +44,17 @@ export interface Returning {
 /** The person's marker read back: when they first joined and each erased account's facts; null for someone never erased here. */
 export async function returningByIdp(organization_id: string, idp_id: string): Promise<Returning | null> {
   const doc = await erasedPerson(markerOf(organization_id, idp_id));
-  return doc ? { first_joined_at: doc.first_joined_at, facts: doc.erasures.map((e) => (e.facts ?? {}) as Record<string, OnceFacts>) } : null;
+  return doc
+    ? {
+        first_joined_at: doc.first_joined_at,
+        facts: doc.erasures.map((e) => (e.facts ?? {}) as Record<string, OnceFacts>),
+      }
+    : null;
 }
 
 /** Whether a person with this idp_id was erased here before (a new account's insert sets `returning` from it). */
-export const wasErased = async (organization_id: string, idp_id: string) => (await returningByIdp(organization_id, idp_id)) !== null;
+export const wasErased = async (organization_id: string, idp_id: string) =>
+  (await returningByIdp(organization_id, idp_id)) !== null;
 
 /**
  * After a new user's insert: an erasure of the same person that began between the read before the

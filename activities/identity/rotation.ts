@@ -25,7 +25,8 @@ import { endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf, t
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;
 
 /** The successor's key_id follows from the old one's, so the unique key_id lets one rotation win. */
-const successorId = (key_id: string) => `key_${createHash('sha256').update(`rotated:${key_id}`).digest('base64url').slice(0, 16)}`;
+const successorId = (key_id: string) =>
+  `key_${createHash('sha256').update(`rotated:${key_id}`).digest('base64url').slice(0, 16)}`;
 
 export interface Rotated {
   issued: IssuedKey;
@@ -43,9 +44,15 @@ interface Place {
  * else a free one. Moving it first leaves `handing` working without a place only until this
  * rotation ends its grace, a few writes later.
  */
-async function placeFor(user: Pick<ApiKeyDoc, 'organization_id' | 'user_id'>, key_id: string, handing: Pick<ApiKeyDoc, 'key_id' | 'slot'> | undefined, docs: ApiKeyDoc[]): Promise<Place> {
+async function placeFor(
+  user: Pick<ApiKeyDoc, 'organization_id' | 'user_id'>,
+  key_id: string,
+  handing: Pick<ApiKeyDoc, 'key_id' | 'slot'> | undefined,
+  docs: ApiKeyDoc[],
+): Promise<Place> {
   const from = handing?.slot ? { slot: handing.slot, key_id: handing.key_id } : undefined;
-  if (from && (await moveSlot(from.slot, from.key_id, key_id))) return { slot: from.slot, undo: () => moveSlot(from.slot, key_id, from.key_id) };
+  if (from && (await moveSlot(from.slot, from.key_id, key_id)))
+    return { slot: from.slot, undo: () => moveSlot(from.slot, key_id, from.key_id) };
   const why = 'the rotated key keeps its place through its grace: rotate with grace_seconds 0, or revoke a key first';
   // `handing` stops working with this rotation either way: it is not counted.
   const slot = await takePlace(user, key_id, await usableCount(docs.filter((d) => d.key_id !== handing?.key_id)), why);
@@ -89,7 +96,14 @@ export async function rotateApiKey(
     if (isDuplicateKey(err)) throw conflict('API key was already rotated');
     throw err;
   }
-  await insertRotation({ _id: old.key_id, key_id, hash: old.hash, grace_until, created_at: new Date(now), changed_at: new Date(now) });
+  await insertRotation({
+    _id: old.key_id,
+    key_id,
+    hash: old.hash,
+    grace_until,
+    created_at: new Date(now),
+    changed_at: new Date(now),
+  });
   noteChange('rotated_to', null, key_id);
   noteChange('status', 'active', inGrace ? 'expiring' : 'expired');
   forgetKey(old.hash);

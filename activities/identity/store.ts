@@ -34,17 +34,28 @@ export async function organizationDoc(organization_id: string): Promise<Organiza
 }
 
 /** Throws the duplicate-key error when the id is taken. */
-export async function insertOrganization(doc: { organization_id: string; name: string; tier: Tier }): Promise<OrganizationDoc> {
+export async function insertOrganization(doc: {
+  organization_id: string;
+  name: string;
+  tier: Tier;
+}): Promise<OrganizationDoc> {
   return (await Organization.create(doc)).toObject();
 }
 
 /** Creates the organization unless it exists (concurrent starters included). */
-export async function insertOrganizationOnce(doc: { organization_id: string; name: string; tier: Tier }): Promise<void> {
+export async function insertOrganizationOnce(doc: {
+  organization_id: string;
+  name: string;
+  tier: Tier;
+}): Promise<void> {
   if (await organizationDoc(doc.organization_id)) return;
   await insertOnce(Organization, doc);
 }
 
-export async function patchOrganization(organization_id: string, patch: { name?: string; tier?: Tier }): Promise<OrganizationDoc | null> {
+export async function patchOrganization(
+  organization_id: string,
+  patch: { name?: string; tier?: Tier },
+): Promise<OrganizationDoc | null> {
   return Organization.findOneAndUpdate({ organization_id }, { $set: patch }, { new: true }).lean<OrganizationDoc>();
 }
 
@@ -56,7 +67,9 @@ export async function userById(organization_id: string, user_id: string): Promis
 
 /** The user's shared rate limit (read with each key check). */
 export async function userRateLimit(organization_id: string, user_id: string): Promise<number | undefined> {
-  const u = await User.findOne({ user_id, organization_id }, { user_rate_limit_per_minute: 1 }).lean<Pick<UserDoc, 'user_rate_limit_per_minute'>>();
+  const u = await User.findOne({ user_id, organization_id }, { user_rate_limit_per_minute: 1 }).lean<
+    Pick<UserDoc, 'user_rate_limit_per_minute'>
+  >();
   return u?.user_rate_limit_per_minute ?? undefined;
 }
 
@@ -69,7 +82,9 @@ export async function userByIdp(organization_id: string, idp_id: string): Promis
  * Inserts a user; when (organization, idp_id) is taken (a concurrent creator), answers the
  * existing user instead, `created: false`.
  */
-export async function insertUser(doc: Omit<UserDoc, 'created_at' | 'updated_at'>): Promise<{ user: UserDoc; created: boolean }> {
+export async function insertUser(
+  doc: Omit<UserDoc, 'created_at' | 'updated_at'>,
+): Promise<{ user: UserDoc; created: boolean }> {
   try {
     return { user: (await User.create(doc)).toObject(), created: true };
   } catch (err) {
@@ -80,8 +95,15 @@ export async function insertUser(doc: Omit<UserDoc, 'created_at' | 'updated_at'>
   }
 }
 
-export async function patchUser(user_id: string, set: Record<string, string | number>, unset: Record<string, 1> = {}): Promise<UserDoc | null> {
-  const update = { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
+export async function patchUser(
+  user_id: string,
+  set: Record<string, string | number>,
+  unset: Record<string, 1> = {},
+): Promise<UserDoc | null> {
+  const update = {
+    ...(Object.keys(set).length ? { $set: set } : {}),
+    ...(Object.keys(unset).length ? { $unset: unset } : {}),
+  };
   return User.findOneAndUpdate({ user_id }, update, { new: true }).lean<UserDoc>();
 }
 
@@ -102,7 +124,11 @@ export async function keyById(key_id: string): Promise<ApiKeyDoc | null> {
 type KeyFields = keyof ApiKeyDoc;
 
 /** A user's keys, newest first (the (organization_id, user_id, created_at) index); `active` only the active ones. */
-export async function keysOfUser<K extends KeyFields = KeyFields>(organization_id: string, user_id: string, opts: { active?: boolean; fields?: K[] } = {}): Promise<Pick<ApiKeyDoc, K>[]> {
+export async function keysOfUser<K extends KeyFields = KeyFields>(
+  organization_id: string,
+  user_id: string,
+  opts: { active?: boolean; fields?: K[] } = {},
+): Promise<Pick<ApiKeyDoc, K>[]> {
   const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
   const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
   return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
@@ -110,14 +136,19 @@ export async function keysOfUser<K extends KeyFields = KeyFields>(organization_i
 
 /** Revokes an active key (an atomic conditional update); false when it was not active. */
 export async function markKeyRevoked(doc: Pick<ApiKeyDoc, 'hash' | 'key_id'>, at = new Date()): Promise<boolean> {
-  const res = await ApiKey.updateOne({ hash: doc.hash, key_id: doc.key_id, status: 'active' }, { $set: { status: 'revoked', revoked_at: at } });
+  const res = await ApiKey.updateOne(
+    { hash: doc.hash, key_id: doc.key_id, status: 'active' },
+    { $set: { status: 'revoked', revoked_at: at } },
+  );
   return res.modifiedCount > 0;
 }
 
 /** When each key was last used (as written: see writeLastUses). */
 export async function lastUsedOf(key_ids: string[]): Promise<Map<string, Date>> {
   if (!key_ids.length) return new Map();
-  const docs = await ApiKeyUsage.find({ key_id: { $in: key_ids } }, { key_id: 1, last_used: 1 }).lean<{ key_id: string; last_used: Date }[]>();
+  const docs = await ApiKeyUsage.find({ key_id: { $in: key_ids } }, { key_id: 1, last_used: 1 }).lean<
+    { key_id: string; last_used: Date }[]
+  >();
   return new Map(docs.map((u) => [u.key_id, u.last_used]));
 }
 
@@ -131,17 +162,26 @@ const isDuplicate = (code: unknown) => code === 11000;
  */
 export async function writeLastUses(uses: ReadonlyMap<string, Date>): Promise<void> {
   if (!uses.size) return;
-  const op = (key_id: string, filter: object, upsert: boolean) => ({ updateOne: { filter, update: { $max: { last_used: uses.get(key_id)! }, $setOnInsert: { key_id } }, upsert } });
+  const op = (key_id: string, filter: object, upsert: boolean) => ({
+    updateOne: { filter, update: { $max: { last_used: uses.get(key_id)! }, $setOnInsert: { key_id } }, upsert },
+  });
   const ids = [...uses.keys()];
   let again: string[] = [];
   try {
-    await ApiKeyUsage.bulkWrite(ids.map((id) => op(id, { _id: id }, true)), { ordered: false });
+    await ApiKeyUsage.bulkWrite(
+      ids.map((id) => op(id, { _id: id }, true)),
+      { ordered: false },
+    );
   } catch (err) {
     const errors = (err as { writeErrors?: { index: number; code?: number; err?: { code?: number } }[] }).writeErrors;
     if (!errors?.length || errors.some((e) => !isDuplicate(e.code ?? e.err?.code))) throw err;
     again = errors.map((e) => ids[e.index]);
   }
-  if (again.length) await ApiKeyUsage.bulkWrite(again.map((id) => op(id, { key_id: id }, false)), { ordered: false });
+  if (again.length)
+    await ApiKeyUsage.bulkWrite(
+      again.map((id) => op(id, { key_id: id }, false)),
+      { ordered: false },
+    );
 }
 
 // ---- rotations
@@ -164,7 +204,10 @@ export async function insertRotation(doc: ApiKeyRotationDoc): Promise<void> {
 
 /** Ends a rotation's grace now, if it has not ended. */
 export async function endGrace(old_key_id: string, now: Date): Promise<void> {
-  await ApiKeyRotation.updateOne({ _id: old_key_id, grace_until: { $gt: now } }, { $set: { grace_until: now, changed_at: now } });
+  await ApiKeyRotation.updateOne(
+    { _id: old_key_id, grace_until: { $gt: now } },
+    { $set: { grace_until: now, changed_at: now } },
+  );
 }
 
 // ---- slots: a user's places under MAX_KEYS_PER_USER
@@ -183,7 +226,12 @@ export async function slotsOf(owner: string): Promise<ApiKeySlotDoc[]> {
  * its unique `_id`, so two takers never share one and the cap holds under any concurrency. The
  * free places are tried in random order, so concurrent takers seldom try the same one.
  */
-export async function takeKeySlot(owner: string, key_id: string, cap: number, taken: readonly ApiKeySlotDoc[]): Promise<string | null> {
+export async function takeKeySlot(
+  owner: string,
+  key_id: string,
+  cap: number,
+  taken: readonly ApiKeySlotDoc[],
+): Promise<string | null> {
   const held = new Set(taken.map((s) => s._id));
   const free = Array.from({ length: cap }, (_, n) => slotId(owner, n)).filter((id) => !held.has(id));
   for (let i = free.length - 1; i > 0; i -= 1) {
@@ -201,13 +249,19 @@ export async function freeSlot(slot: string, key_id: string): Promise<boolean> {
 
 /** Hands the place from one key to another; true when `from_key_id` held it (and now `to_key_id` does). */
 export async function moveSlot(slot: string, from_key_id: string, to_key_id: string): Promise<boolean> {
-  return (await ApiKeySlot.updateOne({ _id: slot, key_id: from_key_id }, { $set: { key_id: to_key_id } })).modifiedCount > 0;
+  return (
+    (await ApiKeySlot.updateOne({ _id: slot, key_id: from_key_id }, { $set: { key_id: to_key_id } })).modifiedCount > 0
+  );
 }
 
 /** The state (status, expiry, slot) of the given keys, by key_id. */
-export async function keyStates(key_ids: string[]): Promise<Map<string, Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>>> {
+export async function keyStates(
+  key_ids: string[],
+): Promise<Map<string, Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>>> {
   if (!key_ids.length) return new Map();
-  const keys = await ApiKey.find({ key_id: { $in: key_ids } }, { key_id: 1, status: 1, expires_at: 1, slot: 1 }).lean<Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>[]>();
+  const keys = await ApiKey.find({ key_id: { $in: key_ids } }, { key_id: 1, status: 1, expires_at: 1, slot: 1 }).lean<
+    Pick<ApiKeyDoc, 'key_id' | 'status' | 'expires_at' | 'slot'>[]
+  >();
   return new Map(keys.map((k) => [k.key_id, k]));
 }
 
@@ -220,7 +274,10 @@ export async function userDocForErasure(organization_id: string, user_id: string
 
 /** Marks the user as being erased: gone for every reader. Its idp_id is still held; a second call changes nothing. */
 export async function markUserErasing(organization_id: string, user_id: string, tombstone: string): Promise<void> {
-  await User.updateOne({ user_id, organization_id, erasing: { $in: [null, tombstone] } }, { $set: { erasing: tombstone }, $unset: { email: 1, display_name: 1 } });
+  await User.updateOne(
+    { user_id, organization_id, erasing: { $in: [null, tombstone] } },
+    { $set: { erasing: tombstone }, $unset: { email: 1, display_name: 1 } },
+  );
 }
 
 /** Frees the idp_id of a user being erased for a new user (it becomes the tombstone); a second call changes nothing. */
@@ -234,7 +291,10 @@ export async function deleteUserDoc(organization_id: string, user_id: string): P
 
 /** The user's keys keep their ids (the audit trail names them) with the person replaced by the tombstone. */
 export async function tombstoneKeysOf(organization_id: string, user_id: string, tombstone: string): Promise<number> {
-  const res = await ApiKey.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone, idp_id: tombstone } });
+  const res = await ApiKey.updateMany(
+    { organization_id, user_id },
+    { $set: { user_id: tombstone, idp_id: tombstone } },
+  );
   return res.modifiedCount;
 }
 
@@ -268,11 +328,21 @@ export const erasedPerson = (marker: string) => ErasedPerson.findById(marker).le
  * filter skips a marker that has it already, and the upsert's insert then collides on `_id` (a
  * repeat, nothing to add).
  */
-export async function rememberErasedPerson(marker: string, organization_id: string, erasure: string, joined_at: Date, facts: Record<string, unknown>): Promise<void> {
+export async function rememberErasedPerson(
+  marker: string,
+  organization_id: string,
+  erasure: string,
+  joined_at: Date,
+  facts: Record<string, unknown>,
+): Promise<void> {
   try {
     await ErasedPerson.updateOne(
       { _id: marker, 'erasures.erasure': { $ne: erasure } },
-      { $push: { erasures: { erasure, facts } }, $min: { first_joined_at: joined_at }, $setOnInsert: { organization_id } },
+      {
+        $push: { erasures: { erasure, facts } },
+        $min: { first_joined_at: joined_at },
+        $setOnInsert: { organization_id },
+      },
       { upsert: true },
     );
   } catch (err) {

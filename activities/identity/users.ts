@@ -43,7 +43,12 @@ export function viewUser(u: UserDoc): UserView {
 const refs = new Cache<string, UserRef>({ max: 200_000 });
 const refKey = (organization_id: string, ref: string) => `${organization_id}\u0000${ref}`;
 function remember(u: UserRef): void {
-  const ref: UserRef = { user_id: u.user_id, idp_id: u.idp_id, organization_id: u.organization_id, ...(u.returning ? { returning: true } : {}) };
+  const ref: UserRef = {
+    user_id: u.user_id,
+    idp_id: u.idp_id,
+    organization_id: u.organization_id,
+    ...(u.returning ? { returning: true } : {}),
+  };
   refs.set(refKey(u.organization_id, u.user_id), ref);
   refs.set(refKey(u.organization_id, u.idp_id), ref);
 }
@@ -82,7 +87,8 @@ function heedErasures(): Promise<void> | undefined {
 
 /** Looks a reference up in the organization: first as a platform user_id, then as an idp_id. A user being erased is gone. */
 export async function findUser(organization_id: string, ref: string): Promise<UserDoc | null> {
-  const user = (isPlatformUserId(ref) ? await userById(organization_id, ref) : null) ?? (await userByIdp(organization_id, ref));
+  const user =
+    (isPlatformUserId(ref) ? await userById(organization_id, ref) : null) ?? (await userByIdp(organization_id, ref));
   if (!user || user.erasing) return null;
   remember(user);
   return user;
@@ -122,7 +128,13 @@ export async function resolveOrCreateUser(
   await requireOrganization(organization_id);
   // A person erased here before comes back as a new account flagged returning (returning.ts).
   const returning = await wasErased(organization_id, ref);
-  const inserted = await insertUser({ user_id: newId('usr'), organization_id, idp_id: ref, ...extra, ...(returning ? { returning } : {}) });
+  const inserted = await insertUser({
+    user_id: newId('usr'),
+    organization_id,
+    idp_id: ref,
+    ...extra,
+    ...(returning ? { returning } : {}),
+  });
   const user = inserted.created ? await settleReturning(inserted.user) : inserted.user;
   remember(user);
   return user;
@@ -135,7 +147,12 @@ export async function resolveOrCreateUserRef(organization_id: string, ref: strin
 }
 
 /** POST /api/users: idempotent on idp_id; a repeat fills in fields that were missing. */
-export async function upsertUser(input: { organization_id: string; idp_id: string; email?: string; display_name?: string }): Promise<{ user: UserView; created: boolean }> {
+export async function upsertUser(input: {
+  organization_id: string;
+  idp_id: string;
+  email?: string;
+  display_name?: string;
+}): Promise<{ user: UserView; created: boolean }> {
   if (isTombstone(input.idp_id)) throw invalidTombstone(input.idp_id);
   const existing = await userByIdp(input.organization_id, input.idp_id);
   if (existing) {
@@ -145,7 +162,10 @@ export async function upsertUser(input: { organization_id: string; idp_id: strin
     const updated = Object.keys(patch).length ? await patchUser(existing.user_id, patch) : existing;
     return { user: viewUser(updated ?? existing), created: false };
   }
-  const user = await resolveOrCreateUser(input.organization_id, input.idp_id, { email: input.email, display_name: input.display_name });
+  const user = await resolveOrCreateUser(input.organization_id, input.idp_id, {
+    email: input.email,
+    display_name: input.display_name,
+  });
   return { user: viewUser(user), created: true };
 }
 
@@ -170,7 +190,8 @@ export async function updateUser(
     else set[k] = v;
   }
   const updated = await patchUser(user.user_id, set, unset);
-  for (const k of ['email', 'display_name', 'user_rate_limit_per_minute'] as const) if (patch[k] !== undefined) noteChange(k, user[k] ?? null, updated?.[k] ?? null);
+  for (const k of ['email', 'display_name', 'user_rate_limit_per_minute'] as const)
+    if (patch[k] !== undefined) noteChange(k, user[k] ?? null, updated?.[k] ?? null);
   return viewUser(updated!);
 }
 

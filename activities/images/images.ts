@@ -34,10 +34,23 @@ export function uploadPaths(organization_id: string, user_id: string, media_id: 
 }
 
 /** Called by the edge before it starts a workflow: uploads never travel in workflow payloads. */
-export async function storeUpload(input: { media_id: string; organization_id: string; user_id: string; filename: string; body: Buffer; content_type?: string }): Promise<StoredUpload> {
+export async function storeUpload(input: {
+  media_id: string;
+  organization_id: string;
+  user_id: string;
+  filename: string;
+  body: Buffer;
+  content_type?: string;
+}): Promise<StoredUpload> {
   const paths = uploadPaths(input.organization_id, input.user_id, input.media_id, input.filename);
   await putObject(paths.original_path, input.body, input.content_type || 'application/octet-stream');
-  return { media_id: input.media_id, organization_id: input.organization_id, user_id: input.user_id, filename: paths.filename, original_path: paths.original_path };
+  return {
+    media_id: input.media_id,
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    filename: paths.filename,
+    original_path: paths.original_path,
+  };
 }
 
 export interface ImageMetadata {
@@ -92,7 +105,16 @@ export async function convertStoredHeic(upload: StoredUpload): Promise<{ jpeg_pa
   const { info, jpeg } = await heicToJpeg(body, limits());
   const { converted_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(converted_path, jpeg, 'image/jpeg');
-  return { jpeg_path: converted_path, metadata: { ...metadataOf(info), size: humanSize(jpeg.length), size_bytes: jpeg.length, format: 'jpeg', mime_type: 'image/jpeg' } };
+  return {
+    jpeg_path: converted_path,
+    metadata: {
+      ...metadataOf(info),
+      size: humanSize(jpeg.length),
+      size_bytes: jpeg.length,
+      format: 'jpeg',
+      mime_type: 'image/jpeg',
+    },
+  };
 }
 
 /** A rejected upload is not kept. */

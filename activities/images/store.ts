@@ -41,7 +41,10 @@ export async function removeObjects(keys: readonly string[]): Promise<void> {
   for (let i = 0; i < keys.length; i += 1000) {
     const out = await minio.removeObjects(minioSettings.bucket, keys.slice(i, i + 1000));
     const failed = out.find((r) => r?.Error && r.Error.Code !== 'NoSuchKey');
-    if (failed?.Error) throw new Error(`removing ${failed.Error.Key ?? 'an object'} failed: ${failed.Error.Code ?? ''} ${failed.Error.Message ?? ''}`);
+    if (failed?.Error)
+      throw new Error(
+        `removing ${failed.Error.Key ?? 'an object'} failed: ${failed.Error.Code ?? ''} ${failed.Error.Message ?? ''}`,
+      );
   }
 }
 

@@ -22,7 +22,12 @@ export const imagesUserData: UserData = {
     const objects = await userUploads(scope.organization_id, scope.user_id);
     return {
       data: {
-        uploads: objects.map((o) => ({ key: o.key, file: uploadExportName(scope, o.key), size_bytes: o.size, stored_at: o.last_modified?.toISOString() ?? null })),
+        uploads: objects.map((o) => ({
+          key: o.key,
+          file: uploadExportName(scope, o.key),
+          size_bytes: o.size,
+          stored_at: o.last_modified?.toISOString() ?? null,
+        })),
       },
       files: objects.map((o) => ({ name: uploadExportName(scope, o.key), key: o.key })),
     };

@@ -7,7 +7,9 @@ import type { SpeechModel } from '../adapters/speech.ts';
 import { gatewayTranscribe, gatewayVision, usesModel, type Caller } from './gateway.ts';
 
 /** The caller's ticket_scan model (null answers when the organization configures none). */
-export const visionModel = (who: Caller): VisionModel => ({ read: (image, instructions) => gatewayVision(who, image, instructions) });
+export const visionModel = (who: Caller): VisionModel => ({
+  read: (image, instructions) => gatewayVision(who, image, instructions),
+});
 
 /** The caller's transcription route: its model, or `model: null` for the local engine. */
 export async function speechRoute(who: Caller): Promise<{ model: SpeechModel | null }> {

@@ -15,7 +15,13 @@ import { config } from '../core/config.ts';
 import { newId } from '../core/ids.ts';
 import { PlatformError } from '../core/errors.ts';
 import { recordUsage } from '../billing/index.ts';
-import { effectiveConfig, providerSecret, providerSecretByLabel, settingsEpoch, type AgentSettings } from './configs.ts';
+import {
+  effectiveConfig,
+  providerSecret,
+  providerSecretByLabel,
+  settingsEpoch,
+  type AgentSettings,
+} from './configs.ts';
 import { Cache } from '../core/db/index.ts';
 import type { AgentName } from './constants.ts';
 import { insertAttempt } from './store.ts';
@@ -48,7 +54,10 @@ export interface GatewayAnswer {
  * (configs.ts bumps settingsEpoch).
  */
 const SETTINGS_TTL_MS = 2000;
-const cache = new Cache<string, { epoch: number; settings: Promise<AgentSettings> }>({ max: 5000, ttlMs: SETTINGS_TTL_MS });
+const cache = new Cache<string, { epoch: number; settings: Promise<AgentSettings> }>({
+  max: 5000,
+  ttlMs: SETTINGS_TTL_MS,
+});
 
 export function agentSettings(organization_id: string, agent: AgentName): Promise<AgentSettings> {
   const key = `${organization_id}|${agent}`;
@@ -103,7 +112,11 @@ interface Estimate {
   answer: number;
 }
 
-type Work<T> = (c: OpenAI, s: AgentSettings, opts: { timeout: number; maxRetries: 0 }) => Promise<{ value: T; model: string; prompt_tokens: number; completion_tokens: number }>;
+type Work<T> = (
+  c: OpenAI,
+  s: AgentSettings,
+  opts: { timeout: number; maxRetries: 0 },
+) => Promise<{ value: T; model: string; prompt_tokens: number; completion_tokens: number }>;
 
 /** Why an attempt failed, and whether the next fallback is tried. */
 function failureOf(err: unknown): { outcome: string; status: number | null; next: boolean } {
@@ -115,8 +128,32 @@ function failureOf(err: unknown): { outcome: string; status: number | null; next
   return { outcome: 'error', status, next: false };
 }
 
-async function recordAttempt(a: { call_id: string; attempt: number; who: Caller; agent: AgentName; provider: string; model: string; outcome: string; status: number | null; ms: number; tokens: number }) {
-  await insertAttempt({ _id: `${a.call_id}#${a.attempt}`, call_id: a.call_id, attempt: a.attempt, organization_id: a.who.organization_id, user_id: a.who.user_id, agent: a.agent, provider: a.provider, model: a.model, outcome: a.outcome, status: a.status ?? undefined, ms: a.ms, tokens: a.tokens }).catch((err) =>
+async function recordAttempt(a: {
+  call_id: string;
+  attempt: number;
+  who: Caller;
+  agent: AgentName;
+  provider: string;
+  model: string;
+  outcome: string;
+  status: number | null;
+  ms: number;
+  tokens: number;
+}) {
+  await insertAttempt({
+    _id: `${a.call_id}#${a.attempt}`,
+    call_id: a.call_id,
+    attempt: a.attempt,
+    organization_id: a.who.organization_id,
+    user_id: a.who.user_id,
+    agent: a.agent,
+    provider: a.provider,
+    model: a.model,
+    outcome: a.outcome,
+    status: a.status ?? undefined,
+    ms: a.ms,
+    tokens: a.tokens,
+  }).catch((err) =>
     process.stderr.write(`gateway: recording attempt ${a.call_id}#${a.attempt} failed: ${(err as Error).message}\n`),
   );
 }
@@ -126,7 +163,12 @@ async function recordAttempt(a: { call_id: string; attempt: number; who: Caller;
  * is sent and settled after; null when the agent is local, when a fallback names the local
  * engine, or when the attempts failed and the settings allow the local fallback.
  */
-async function through<T>(who: Caller, agent: AgentName, estimate: (s: AgentSettings) => Estimate, work: Work<T>): Promise<{ value: T; model: string; provider: string; usage: GatewayAnswer['usage'] } | null> {
+async function through<T>(
+  who: Caller,
+  agent: AgentName,
+  estimate: (s: AgentSettings) => Estimate,
+  work: Work<T>,
+): Promise<{ value: T; model: string; provider: string; usage: GatewayAnswer['usage'] } | null> {
   const settings = await agentSettings(who.organization_id, agent);
   if (settings.provider === 'local') return null;
   const toLocal = settings.agent_specific_settings.fallback_to_local === true;
@@ -139,7 +181,14 @@ async function through<T>(who: Caller, agent: AgentName, estimate: (s: AgentSett
     const attempt = { call_id, attempt: i + 1, who, agent, model: step.model };
     const endpoint = step.provider ? await providerSecretByLabel(agent, step.provider) : await providerSecret(agent);
     if (!endpoint) {
-      await recordAttempt({ ...attempt, provider: step.provider!, outcome: 'not_configured', status: null, ms: 0, tokens: 0 });
+      await recordAttempt({
+        ...attempt,
+        provider: step.provider!,
+        outcome: 'not_configured',
+        status: null,
+        ms: 0,
+        tokens: 0,
+      });
       continue;
     }
     const s: AgentSettings = { ...settings, model: step.model, max_tokens: step.max_tokens ?? settings.max_tokens };
@@ -151,7 +200,14 @@ async function through<T>(who: Caller, agent: AgentName, estimate: (s: AgentSett
       // The first attempt's refusal is the answer; a fallback past the limits, the budget or the
       // balance is not sent (only the free local engine may still answer).
       if (i === 0 || !(err instanceof PlatformError)) throw err;
-      await recordAttempt({ ...attempt, provider: endpoint.provider, outcome: 'refused', status: err.status, ms: 0, tokens: 0 });
+      await recordAttempt({
+        ...attempt,
+        provider: endpoint.provider,
+        outcome: 'refused',
+        status: err.status,
+        ms: 0,
+        tokens: 0,
+      });
       if (toLocal) return null;
       throw err;
     }
@@ -168,20 +224,61 @@ async function through<T>(who: Caller, agent: AgentName, estimate: (s: AgentSett
       const f = failureOf(err);
       // A timed-out prompt was read by the provider, which bills it; a refusal (429, 5xx) costs nothing.
       const tokens = f.outcome === 'timeout' ? est.prompt : 0;
-      if (tokens) await recordUsage({ organization_id: who.organization_id, user_id: who.user_id, agent, model: s.model, prompt_tokens: tokens, completion_tokens: 0, call_id: `${call_id}#${i + 1}` });
+      if (tokens)
+        await recordUsage({
+          organization_id: who.organization_id,
+          user_id: who.user_id,
+          agent,
+          model: s.model,
+          prompt_tokens: tokens,
+          completion_tokens: 0,
+          call_id: `${call_id}#${i + 1}`,
+        });
       await settle(held, tokens, true);
-      await recordAttempt({ ...attempt, provider: endpoint.provider, outcome: f.outcome, status: f.status, ms, tokens });
+      await recordAttempt({
+        ...attempt,
+        provider: endpoint.provider,
+        outcome: f.outcome,
+        status: f.status,
+        ms,
+        tokens,
+      });
       // The provider's own text can carry a masked key, a host or a prompt: it goes to the log only.
-      process.stderr.write(`gateway: the ${agent} model provider failed (${endpoint.provider}/${s.model}, attempt ${i + 1}): ${(err as Error).message}\n`);
-      failed = new PlatformError(502, `The ${agent} model provider failed${f.status !== null ? ` (HTTP ${f.status})` : f.outcome === 'timeout' ? ' (timed out)' : ''}`);
+      process.stderr.write(
+        `gateway: the ${agent} model provider failed (${endpoint.provider}/${s.model}, attempt ${i + 1}): ${(err as Error).message}\n`,
+      );
+      failed = new PlatformError(
+        502,
+        `The ${agent} model provider failed${f.status !== null ? ` (HTTP ${f.status})` : f.outcome === 'timeout' ? ' (timed out)' : ''}`,
+      );
       if (f.next) continue;
       break;
     }
     const tokens = out.prompt_tokens + out.completion_tokens;
-    await recordUsage({ organization_id: who.organization_id, user_id: who.user_id, agent, model: out.model, prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, call_id: `${call_id}#${i + 1}` });
+    await recordUsage({
+      organization_id: who.organization_id,
+      user_id: who.user_id,
+      agent,
+      model: out.model,
+      prompt_tokens: out.prompt_tokens,
+      completion_tokens: out.completion_tokens,
+      call_id: `${call_id}#${i + 1}`,
+    });
     await settle(held, tokens, true);
-    await recordAttempt({ ...attempt, provider: endpoint.provider, outcome: 'ok', status: 200, ms: Math.round(performance.now() - started), tokens });
-    return { value: out.value, model: out.model, provider: endpoint.provider, usage: { prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, total_tokens: tokens } };
+    await recordAttempt({
+      ...attempt,
+      provider: endpoint.provider,
+      outcome: 'ok',
+      status: 200,
+      ms: Math.round(performance.now() - started),
+      tokens,
+    });
+    return {
+      value: out.value,
+      model: out.model,
+      provider: endpoint.provider,
+      usage: { prompt_tokens: out.prompt_tokens, completion_tokens: out.completion_tokens, total_tokens: tokens },
+    };
   }
   if (toLocal) return null;
   throw failed ?? new PlatformError(502, `No provider of the ${agent} model is configured`);
@@ -209,7 +306,12 @@ export async function gatewayChat(call: GatewayCall): Promise<GatewayAnswer | nu
         },
         opts,
       );
-      return { value: res.choices[0]?.message?.content?.trim() ?? '', model: res.model || s.model, prompt_tokens: res.usage?.prompt_tokens ?? Math.ceil((system.length + call.user.length) / 4), completion_tokens: res.usage?.completion_tokens ?? 0 };
+      return {
+        value: res.choices[0]?.message?.content?.trim() ?? '',
+        model: res.model || s.model,
+        prompt_tokens: res.usage?.prompt_tokens ?? Math.ceil((system.length + call.user.length) / 4),
+        completion_tokens: res.usage?.completion_tokens ?? 0,
+      };
     },
   );
   return out && { text: out.value, model: out.model, provider: out.provider, usage: out.usage };
@@ -220,40 +322,68 @@ const IMAGE_TOKENS = 1000;
 
 /** The ticket_scan agent's OCR by a vision model. */
 export async function gatewayVision(who: Caller, image: Buffer, instructions: string) {
-  return through(who, 'ticket_scan', (s) => ({ prompt: IMAGE_TOKENS + estimateTokens(instructions, 0), answer: s.max_tokens }), async (c, s, opts) => {
-    const res = await c.chat.completions.create(
-      {
-        model: s.model,
-        temperature: 0,
-        max_tokens: s.max_tokens,
-        messages: [
-          { role: 'system', content: instructions },
-          { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }] },
-        ],
-      },
-      opts,
-    );
-    return { value: res.choices[0]?.message?.content ?? '', model: res.model || s.model, prompt_tokens: res.usage?.prompt_tokens ?? IMAGE_TOKENS, completion_tokens: res.usage?.completion_tokens ?? 0 };
-  });
+  return through(
+    who,
+    'ticket_scan',
+    (s) => ({ prompt: IMAGE_TOKENS + estimateTokens(instructions, 0), answer: s.max_tokens }),
+    async (c, s, opts) => {
+      const res = await c.chat.completions.create(
+        {
+          model: s.model,
+          temperature: 0,
+          max_tokens: s.max_tokens,
+          messages: [
+            { role: 'system', content: instructions },
+            {
+              role: 'user',
+              content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${image.toString('base64')}` } }],
+            },
+          ],
+        },
+        opts,
+      );
+      return {
+        value: res.choices[0]?.message?.content ?? '',
+        model: res.model || s.model,
+        prompt_tokens: res.usage?.prompt_tokens ?? IMAGE_TOKENS,
+        completion_tokens: res.usage?.completion_tokens ?? 0,
+      };
+    },
+  );
 }
 
 /** The text agent's embeddings. */
 export async function gatewayEmbed(who: Caller, text: string) {
   const input = text.slice(0, 30_000);
-  return through(who, 'text', () => ({ prompt: estimateTokens(input, 0), answer: 0 }), async (c, s, opts) => {
-    // float: not every OpenAI-compatible server implements the SDK's default base64 encoding
-    const res = await c.embeddings.create({ model: s.model, input, encoding_format: 'float' }, opts);
-    const vector = res.data[0]?.embedding;
-    if (!Array.isArray(vector) || !vector.length) throw new Error('the embeddings endpoint returned no vector');
-    return { value: vector, model: res.model || s.model, prompt_tokens: res.usage?.prompt_tokens ?? Math.ceil(input.length / 4), completion_tokens: 0 };
-  });
+  return through(
+    who,
+    'text',
+    () => ({ prompt: estimateTokens(input, 0), answer: 0 }),
+    async (c, s, opts) => {
+      // float: not every OpenAI-compatible server implements the SDK's default base64 encoding
+      const res = await c.embeddings.create({ model: s.model, input, encoding_format: 'float' }, opts);
+      const vector = res.data[0]?.embedding;
+      if (!Array.isArray(vector) || !vector.length) throw new Error('the embeddings endpoint returned no vector');
+      return {
+        value: vector,
+        model: res.model || s.model,
+        prompt_tokens: res.usage?.prompt_tokens ?? Math.ceil(input.length / 4),
+        completion_tokens: 0,
+      };
+    },
+  );
 }
 
 /** The transcription agent's speech to text; audio endpoints report no tokens, so a call counts its text's. */
 export async function gatewayTranscribe(who: Caller, audio: Buffer, filename: string) {
-  return through(who, 'transcription', () => ({ prompt: 0, answer: 1 }), async (c, s, opts) => {
-    const res = await c.audio.transcriptions.create({ model: s.model, file: await toFile(audio, filename) }, opts);
-    const text = res.text ?? '';
-    return { value: text, model: s.model, prompt_tokens: 0, completion_tokens: Math.ceil(text.length / 4) };
-  });
+  return through(
+    who,
+    'transcription',
+    () => ({ prompt: 0, answer: 1 }),
+    async (c, s, opts) => {
+      const res = await c.audio.transcriptions.create({ model: s.model, file: await toFile(audio, filename) }, opts);
+      const text = res.text ?? '';
+      return { value: text, model: s.model, prompt_tokens: 0, completion_tokens: Math.ceil(text.length / 4) };
+    },
+  );
 }

@@ -1,5 +1,13 @@
 /** The llm component's surface: what the edge, the workflows and other components may use. */
-export { effectiveConfig, getDefaultConfig, getProviderConfig, setDefaultConfig, systemOverview, updateOrganizationConfig, updateProviderConfig } from './configs.ts';
+export {
+  effectiveConfig,
+  getDefaultConfig,
+  getProviderConfig,
+  setDefaultConfig,
+  systemOverview,
+  updateOrganizationConfig,
+  updateProviderConfig,
+} from './configs.ts';
 export type { AgentSettings } from './configs.ts';
 export { speechRoute, visionModel } from './engine-models.ts';
 export { gatewayChat, gatewayEmbed, usesModel } from './gateway.ts';

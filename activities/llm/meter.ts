@@ -9,7 +9,14 @@
  */
 import { PlatformError } from '../core/errors.ts';
 import { withKeyLock } from '../core/locks.ts';
-import { insertMeterEntry, meterHead, pruneMeter, type MeterEntryDoc, type MeterHold, type MeterKind } from './store.ts';
+import {
+  insertMeterEntry,
+  meterHead,
+  pruneMeter,
+  type MeterEntryDoc,
+  type MeterHold,
+  type MeterKind,
+} from './store.ts';
 
 export interface MeterState {
   /** tokens settled */
@@ -26,13 +33,21 @@ interface Head {
 const EMPTY: MeterState = { used: 0, requests: 0, open: [] };
 
 /** Holds that still count at `now`: the hold of a call that crashed stops counting when it expires. */
-export const liveHolds = (open: MeterHold[], now: Date) => open.filter((h) => new Date(h.exp).getTime() > now.getTime());
+export const liveHolds = (open: MeterHold[], now: Date) =>
+  open.filter((h) => new Date(h.exp).getTime() > now.getTime());
 
 export function held(s: MeterState, now: Date): { tokens: number; requests: number } {
-  return liveHolds(s.open, now).reduce((a, h) => ({ tokens: a.tokens + h.tokens, requests: a.requests + h.requests }), { tokens: 0, requests: 0 });
+  return liveHolds(s.open, now).reduce((a, h) => ({ tokens: a.tokens + h.tokens, requests: a.requests + h.requests }), {
+    tokens: 0,
+    requests: 0,
+  });
 }
 
-export const withHold = (s: MeterState, hold: MeterHold, now: Date): MeterState => ({ used: s.used, requests: s.requests, open: [...liveHolds(s.open, now), hold] });
+export const withHold = (s: MeterState, hold: MeterHold, now: Date): MeterState => ({
+  used: s.used,
+  requests: s.requests,
+  open: [...liveHolds(s.open, now), hold],
+});
 
 /** The hold `id` replaced by what its call really used (a hold that expired meanwhile is simply gone). */
 export const withSettled = (s: MeterState, id: string, tokens: number, requests: number, now: Date): MeterState => ({
@@ -69,17 +84,35 @@ export class Meter {
    * `decide` reads elsewhere is read after the head, so it sees every change that preceded the
    * head's entries.
    */
-  async append(key: string, op: string, endsAt: Date | undefined, decide: (s: MeterState) => MeterState | Promise<MeterState>): Promise<MeterState> {
+  async append(
+    key: string,
+    op: string,
+    endsAt: Date | undefined,
+    decide: (s: MeterState) => MeterState | Promise<MeterState>,
+  ): Promise<MeterState> {
     await this.prune();
     return withKeyLock(`meter:${this.kind}|${key}`, async () => {
       for (let attempt = 0; attempt < 200; attempt += 1) {
         const head = await this.head(key);
         const next = await decide(head.state);
-        if (await insertMeterEntry(this.kind, { key, seq: head.seq + 1, op, used: next.used, requests: next.requests, open: next.open, ends_at: endsAt })) return next;
+        if (
+          await insertMeterEntry(this.kind, {
+            key,
+            seq: head.seq + 1,
+            op,
+            used: next.used,
+            requests: next.requests,
+            open: next.open,
+            ends_at: endsAt,
+          })
+        )
+          return next;
         // another process appended entry seq + 1: decide again on the state after it
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
-      throw new PlatformError(503, 'Model calls are busy for this organization; retry shortly', undefined, { 'Retry-After': '1' });
+      throw new PlatformError(503, 'Model calls are busy for this organization; retry shortly', undefined, {
+        'Retry-After': '1',
+      });
     });
   }
 

@@ -62,15 +62,62 @@ const configVersionSchema = new Schema(
 );
 configVersionSchema.index({ scope: 1, version: -1 });
 
-export interface LlmConfigDoc { _id: string; organization_id: string; agent_name: string; config_json: string; version: number; updated_by: string; created_at: Date; updated_at: Date }
-export interface ProviderConfigDoc { _id: string; provider: string; base_url: string; models: string[]; api_key_enc?: string; api_key_hint?: string; version: number; updated_by: string; created_at: Date; updated_at: Date }
-export interface DefaultConfigDoc { _id: string; config: string; version: number; updated_by: string; created_at: Date; updated_at: Date }
-export interface ConfigVersionDoc { _id: string; scope: string; version: number; changed_by: string; diff_json: string; rollback_of?: number; changed_at: Date }
+export interface LlmConfigDoc {
+  _id: string;
+  organization_id: string;
+  agent_name: string;
+  config_json: string;
+  version: number;
+  updated_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ProviderConfigDoc {
+  _id: string;
+  provider: string;
+  base_url: string;
+  models: string[];
+  api_key_enc?: string;
+  api_key_hint?: string;
+  version: number;
+  updated_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface DefaultConfigDoc {
+  _id: string;
+  config: string;
+  version: number;
+  updated_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export interface ConfigVersionDoc {
+  _id: string;
+  scope: string;
+  version: number;
+  changed_by: string;
+  diff_json: string;
+  rollback_of?: number;
+  changed_at: Date;
+}
 
 export const LlmConfig = mongoose.model<LlmConfigDoc>('LlmConfig', llmConfigSchema, 'llm_configs');
-export const ProviderConfig = mongoose.model<ProviderConfigDoc>('ProviderConfig', providerConfigSchema, 'llm_provider_configs');
-export const DefaultConfig = mongoose.model<DefaultConfigDoc>('DefaultConfig', defaultConfigSchema, 'llm_default_config');
-export const ConfigVersion = mongoose.model<ConfigVersionDoc>('ConfigVersion', configVersionSchema, 'llm_config_versions');
+export const ProviderConfig = mongoose.model<ProviderConfigDoc>(
+  'ProviderConfig',
+  providerConfigSchema,
+  'llm_provider_configs',
+);
+export const DefaultConfig = mongoose.model<DefaultConfigDoc>(
+  'DefaultConfig',
+  defaultConfigSchema,
+  'llm_default_config',
+);
+export const ConfigVersion = mongoose.model<ConfigVersionDoc>(
+  'ConfigVersion',
+  configVersionSchema,
+  'llm_config_versions',
+);
 
 /**
  * One entry of a meter (see meter.ts): `<key>|<seq>`, dense from 1 per key, each holding the
@@ -116,9 +163,38 @@ attemptSchema.index({ organization_id: 1, created_at: -1 });
 // A user's attempts (their export and erasure), without reading the organization's.
 attemptSchema.index({ organization_id: 1, user_id: 1, created_at: 1 });
 
-export interface MeterHold { id: string; tokens: number; requests: number; exp: Date }
-export interface MeterEntryDoc { _id: string; key: string; seq: number; op: string; used: number; requests: number; open: MeterHold[]; ends_at?: Date; created_at: Date }
-export interface AttemptDoc { _id: string; call_id: string; attempt: number; organization_id: string; user_id: string; agent: string; provider: string; model: string; outcome: string; status?: number; ms: number; tokens: number; created_at: Date }
+export interface MeterHold {
+  id: string;
+  tokens: number;
+  requests: number;
+  exp: Date;
+}
+export interface MeterEntryDoc {
+  _id: string;
+  key: string;
+  seq: number;
+  op: string;
+  used: number;
+  requests: number;
+  open: MeterHold[];
+  ends_at?: Date;
+  created_at: Date;
+}
+export interface AttemptDoc {
+  _id: string;
+  call_id: string;
+  attempt: number;
+  organization_id: string;
+  user_id: string;
+  agent: string;
+  provider: string;
+  model: string;
+  outcome: string;
+  status?: number;
+  ms: number;
+  tokens: number;
+  created_at: Date;
+}
 
 /** Calls and tokens per organization, agent and minute. */
 export const RateMeter = mongoose.model<MeterEntryDoc>('LlmRateMeter', meterEntrySchema, 'llm_rate_meters');

@@ -35,12 +35,20 @@ export interface Reservation {
   balance: { key: string };
 }
 
-const limited = (message: string, retryAfter: number) => new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
+const limited = (message: string, retryAfter: number) =>
+  new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
 
-const budgetKey = (who: Caller, agent: AgentName, b: Budget, start: Date) => `${who.organization_id}|${agent}|${b.period}|${start.toISOString()}`;
+const budgetKey = (who: Caller, agent: AgentName, b: Budget, start: Date) =>
+  `${who.organization_id}|${agent}|${b.period}|${start.toISOString()}`;
 
 /** Holds `tokens` for one attempt of a call of `agent`, or throws the refusal (429, 402) having held nothing. */
-export async function reserve(who: Caller, agent: AgentName, s: { limits: Limits; budget: Budget }, tokens: number, now = new Date()): Promise<Reservation> {
+export async function reserve(
+  who: Caller,
+  agent: AgentName,
+  s: { limits: Limits; budget: Budget },
+  tokens: number,
+  now = new Date(),
+): Promise<Reservation> {
   const id = newId('hold');
   const exp = new Date(now.getTime() + HOLD_MS);
   const minute = minuteWindow(now);
@@ -56,15 +64,24 @@ export async function reserve(who: Caller, agent: AgentName, s: { limits: Limits
   await rate.append(r.rate.key, `hold:${id}`, minute.end, (st) => {
     const h = held(st, now);
     const wait = secondsUntil(minute.end, now);
-    if (st.requests + h.requests + 1 > rpm) throw limited(`Rate limit of the ${agent} model for this organization: ${rpm} calls a minute`, wait);
-    if (tokens > tpm) throw limited(`This ${agent} call may use up to ${tokens} tokens, more than this organization's limit of ${tpm} tokens a minute`, wait);
-    if (st.used + h.tokens + tokens > tpm) throw limited(`Token limit of the ${agent} model for this organization: ${tpm} tokens a minute`, wait);
+    if (st.requests + h.requests + 1 > rpm)
+      throw limited(`Rate limit of the ${agent} model for this organization: ${rpm} calls a minute`, wait);
+    if (tokens > tpm)
+      throw limited(
+        `This ${agent} call may use up to ${tokens} tokens, more than this organization's limit of ${tpm} tokens a minute`,
+        wait,
+      );
+    if (st.used + h.tokens + tokens > tpm)
+      throw limited(`Token limit of the ${agent} model for this organization: ${tpm} tokens a minute`, wait);
     return withHold(st, { id, tokens, requests: 1, exp }, now);
   });
   try {
     await budgets.append(r.budget.key, `hold:${id}`, window.end, (st) => {
       if (st.used + held(st, now).tokens + tokens > s.budget.tokens) {
-        throw limited(`The token budget of the ${agent} model for this organization is spent: ${s.budget.tokens} tokens ${s.budget.period} (UTC); it resets at ${window.end.toISOString()}`, secondsUntil(window.end, now));
+        throw limited(
+          `The token budget of the ${agent} model for this organization is spent: ${s.budget.tokens} tokens ${s.budget.period} (UTC); it resets at ${window.end.toISOString()}`,
+          secondsUntil(window.end, now),
+        );
       }
       return withHold(st, { id, tokens, requests: 1, exp }, now);
     });
@@ -78,7 +95,10 @@ export async function reserve(who: Caller, agent: AgentName, s: { limits: Limits
       const { remaining_tokens } = await tokenUsage(who.organization_id, who.user_id);
       const free = remaining_tokens - held(st, now).tokens;
       if (tokens > free) {
-        throw new PlatformError(402, `Not enough tokens for this ${agent} call: it may use up to ${tokens} tokens and ${Math.max(0, free)} remain${free < remaining_tokens ? ` (${remaining_tokens - free} are held by calls in progress)` : ''}; buy a token package`);
+        throw new PlatformError(
+          402,
+          `Not enough tokens for this ${agent} call: it may use up to ${tokens} tokens and ${Math.max(0, free)} remain${free < remaining_tokens ? ` (${remaining_tokens - free} are held by calls in progress)` : ''}; buy a token package`,
+        );
       }
       return withHold(st, { id, tokens, requests: 1, exp }, now);
     });
@@ -91,7 +111,11 @@ export async function reserve(who: Caller, agent: AgentName, s: { limits: Limits
 }
 
 async function release(m: Meter, key: string, id: string, ends: Date | undefined, now: Date) {
-  await m.append(key, `release:${id}`, ends, (st) => withSettled(st, id, 0, 0, now)).catch((err) => process.stderr.write(`gateway: releasing hold ${id} failed (it expires by itself): ${(err as Error).message}\n`));
+  await m
+    .append(key, `release:${id}`, ends, (st) => withSettled(st, id, 0, 0, now))
+    .catch((err) =>
+      process.stderr.write(`gateway: releasing hold ${id} failed (it expires by itself): ${(err as Error).message}\n`),
+    );
 }
 
 /**
@@ -100,11 +124,19 @@ async function release(m: Meter, key: string, id: string, ends: Date | undefined
  * sees it. A failure here is logged: the holds then expire by themselves.
  */
 export async function settle(r: Reservation, tokens: number, sent: boolean, now = new Date()): Promise<void> {
-  const log = (err: unknown) => process.stderr.write(`gateway: settling hold ${r.id} failed (it expires by itself): ${(err as Error).message}\n`);
-  await balances.append(r.balance.key, `settle:${r.id}`, undefined, (st) => withSettled(st, r.id, 0, 0, now)).catch(log);
-  await budgets.append(r.budget.key, `settle:${r.id}`, r.budget.ends, (st) => withSettled(st, r.id, tokens, 1, now)).catch(log);
+  const log = (err: unknown) =>
+    process.stderr.write(`gateway: settling hold ${r.id} failed (it expires by itself): ${(err as Error).message}\n`);
+  await balances
+    .append(r.balance.key, `settle:${r.id}`, undefined, (st) => withSettled(st, r.id, 0, 0, now))
+    .catch(log);
+  await budgets
+    .append(r.budget.key, `settle:${r.id}`, r.budget.ends, (st) => withSettled(st, r.id, tokens, 1, now))
+    .catch(log);
   // A minute that is over limits nobody any more.
-  if (now < r.rate.ends) await rate.append(r.rate.key, `settle:${r.id}`, r.rate.ends, (st) => withSettled(st, r.id, tokens, sent ? 1 : 0, now)).catch(log);
+  if (now < r.rate.ends)
+    await rate
+      .append(r.rate.key, `settle:${r.id}`, r.rate.ends, (st) => withSettled(st, r.id, tokens, sent ? 1 : 0, now))
+      .catch(log);
 }
 
 /** The budget's window now: spent (settled), held by calls in progress, what remains and when it resets. */
@@ -112,5 +144,13 @@ export async function budgetStatus(organization_id: string, agent: AgentName, b:
   const window = budgetWindow(b.period, now);
   const st = await budgets.read(budgetKey({ organization_id, user_id: '' }, agent, b, window.start));
   const reserved = held(st, now).tokens;
-  return { tokens: b.tokens, period: b.period, window_start: window.start.toISOString(), resets_at: window.end.toISOString(), used: st.used, reserved, remaining: Math.max(0, b.tokens - st.used - reserved) };
+  return {
+    tokens: b.tokens,
+    period: b.period,
+    window_start: window.start.toISOString(),
+    resets_at: window.end.toISOString(),
+    used: st.used,
+    reserved,
+    remaining: Math.max(0, b.tokens - st.used - reserved),
+  };
 }

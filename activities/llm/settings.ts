@@ -36,7 +36,9 @@ export const limitsSchema = z
 export const budgetSchema = z
   .object({ tokens: z.number().int().min(0).max(1_000_000_000_000), period: z.enum(PERIODS) })
   .strict()
-  .describe('tokens the organization may spend on this agent per period (UTC windows), on top of each user having to hold the tokens');
+  .describe(
+    'tokens the organization may spend on this agent per period (UTC windows), on top of each user having to hold the tokens',
+  );
 export const fallbackSchema = z
   .object({
     model: z.string().trim().min(1).max(200),
@@ -54,8 +56,12 @@ const settingsShape = {
   agent_specific_settings: z.record(z.string(), z.unknown()).optional(),
   limits: limitsSchema.optional(),
   budget: budgetSchema.optional(),
-  fallbacks: z.array(fallbackSchema).max(4).optional().describe('tried in order when a model call answers 429 or 5xx or times out'),
-  timeout_ms: z.number().int().min(1000).max(120_000).optional().describe('one attempt\'s time limit (default 60000)'),
+  fallbacks: z
+    .array(fallbackSchema)
+    .max(4)
+    .optional()
+    .describe('tried in order when a model call answers 429 or 5xx or times out'),
+  timeout_ms: z.number().int().min(1000).max(120_000).optional().describe("one attempt's time limit (default 60000)"),
 };
 
 /** An organization's own settings of one agent. */
@@ -66,7 +72,12 @@ export type SettingsInput = z.infer<typeof settingsSchema>;
 export const defaultConfigSchema = z
   .object({
     agents: z.partialRecord(z.enum(AGENTS), z.object(settingsShape).passthrough()).optional(),
-    tiers: z.partialRecord(z.enum(['free', 'business', 'enterprise']), z.object({ limits: limitsSchema.optional(), budget: budgetSchema.optional() }).strict()).optional(),
+    tiers: z
+      .partialRecord(
+        z.enum(['free', 'business', 'enterprise']),
+        z.object({ limits: limitsSchema.optional(), budget: budgetSchema.optional() }).strict(),
+      )
+      .optional(),
   })
   .passthrough();
 
@@ -80,8 +91,12 @@ export const TIER_DEFAULTS: Record<Tier, { limits: Limits; budget: Budget }> = {
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
 export function tierDefaults(tier: Tier, defaults: Record<string, unknown>): { limits: Limits; budget: Budget } {
-  const own = (defaults.tiers as Record<string, { limits?: Partial<Limits>; budget?: Budget }> | undefined)?.[tier] ?? {};
-  return { limits: { ...TIER_DEFAULTS[tier].limits, ...(own.limits ?? {}) }, budget: own.budget ?? TIER_DEFAULTS[tier].budget };
+  const own =
+    (defaults.tiers as Record<string, { limits?: Partial<Limits>; budget?: Budget }> | undefined)?.[tier] ?? {};
+  return {
+    limits: { ...TIER_DEFAULTS[tier].limits, ...(own.limits ?? {}) },
+    budget: own.budget ?? TIER_DEFAULTS[tier].budget,
+  };
 }
 
 /** An agent's limits: its own where lower than the tier's (an organization may only tighten them). */
@@ -119,6 +134,7 @@ export function maskSecrets(v: unknown, mask: (s: string) => string, name = ''):
   // a provider's key is stored as its masked form already
   if (typeof v === 'string') return SECRET_NAME.test(name) && !/…|••••/.test(v) ? mask(v) : v;
   if (Array.isArray(v)) return v.map((x) => maskSecrets(x, mask, name));
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, maskSecrets(x, mask, k)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, maskSecrets(x, mask, k)]));
   return v;
 }

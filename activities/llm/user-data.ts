@@ -13,7 +13,15 @@
  */
 import type { UserData, UserScope } from '../core/user-data.ts';
 import { AGENTS } from './constants.ts';
-import { attemptsOfUser, configsWrittenBy, deleteMeterKey, meterEntriesOf, tombstoneAttempts, tombstoneConfigAuthor, versionsChangedBy } from './store.ts';
+import {
+  attemptsOfUser,
+  configsWrittenBy,
+  deleteMeterKey,
+  meterEntriesOf,
+  tombstoneAttempts,
+  tombstoneConfigAuthor,
+  versionsChangedBy,
+} from './store.ts';
 import { organizationScope } from './versions.ts';
 
 const balanceKey = (s: UserScope) => `${s.organization_id}|${s.user_id}`;
@@ -24,7 +32,11 @@ const balanceKey = (s: UserScope) => `${s.organization_id}|${s.user_id}`;
  */
 function configPlaces(organization_id: string) {
   return {
-    scopes: [...AGENTS.map((a) => organizationScope(organization_id, a)), 'default', ...AGENTS.map((a) => `provider:${a}`)],
+    scopes: [
+      ...AGENTS.map((a) => organizationScope(organization_id, a)),
+      'default',
+      ...AGENTS.map((a) => `provider:${a}`),
+    ],
     organizationConfigIds: AGENTS.map((a) => `${organization_id}|${a}`),
     providerIds: [...AGENTS],
   };
@@ -41,18 +53,44 @@ export const llmUserData: UserData = {
     ]);
     return {
       data: {
-        model_calls: attempts.map((a) => ({ call_id: a.call_id, attempt: a.attempt, agent: a.agent, provider: a.provider, model: a.model, outcome: a.outcome, status: a.status ?? null, ms: a.ms, tokens: a.tokens, at: new Date(a.created_at).toISOString() })),
+        model_calls: attempts.map((a) => ({
+          call_id: a.call_id,
+          attempt: a.attempt,
+          agent: a.agent,
+          provider: a.provider,
+          model: a.model,
+          outcome: a.outcome,
+          status: a.status ?? null,
+          ms: a.ms,
+          tokens: a.tokens,
+          at: new Date(a.created_at).toISOString(),
+        })),
         token_holds: holds.map((h) => ({
           seq: h.seq,
           op: h.op,
           used: h.used,
           requests: h.requests,
-          open: h.open.map((o) => ({ id: o.id, tokens: o.tokens, requests: o.requests, expires_at: new Date(o.exp).toISOString() })),
+          open: h.open.map((o) => ({
+            id: o.id,
+            tokens: o.tokens,
+            requests: o.requests,
+            expires_at: new Date(o.exp).toISOString(),
+          })),
           at: new Date(h.created_at).toISOString(),
         })),
         // what the person changed, not the settings' values (organization data, secrets masked or not)
-        configuration_changes: versions.map((v) => ({ scope: v.scope, version: v.version, changed_at: v.changed_at.toISOString(), rollback_of: v.rollback_of ?? null, fields: Object.keys(v.changes) })),
-        configurations_last_written: configs.map((c) => ({ id: c._id, version: c.version, updated_at: new Date(c.updated_at).toISOString() })),
+        configuration_changes: versions.map((v) => ({
+          scope: v.scope,
+          version: v.version,
+          changed_at: v.changed_at.toISOString(),
+          rollback_of: v.rollback_of ?? null,
+          fields: Object.keys(v.changes),
+        })),
+        configurations_last_written: configs.map((c) => ({
+          id: c._id,
+          version: c.version,
+          updated_at: new Date(c.updated_at).toISOString(),
+        })),
       },
       files: [],
     };
@@ -62,7 +100,18 @@ export const llmUserData: UserData = {
     // Each step is keyed on the person's id, which it removes: a repeat finds nothing to change.
     const token_holds_deleted = await deleteMeterKey('balance', balanceKey(scope));
     const attempts_tombstoned = await tombstoneAttempts(scope.organization_id, scope.user_id, scope.tombstone);
-    const { versions, configs } = await tombstoneConfigAuthor(places.scopes, places.organizationConfigIds, places.providerIds, scope.user_id, scope.tombstone);
-    return { token_holds_deleted, attempts_tombstoned, config_versions_tombstoned: versions, configs_tombstoned: configs };
+    const { versions, configs } = await tombstoneConfigAuthor(
+      places.scopes,
+      places.organizationConfigIds,
+      places.providerIds,
+      scope.user_id,
+      scope.tombstone,
+    );
+    return {
+      token_holds_deleted,
+      attempts_tombstoned,
+      config_versions_tombstoned: versions,
+      configs_tombstoned: configs,
+    };
   },
 };

@@ -50,10 +50,22 @@ export async function configAt(scope: string, version: number): Promise<Record<s
 }
 
 /** Writes the organization's settings of `agent` as they were at `version`, as a new version. */
-export async function rollbackOrganization(organization_id: string, agent: AgentName, version: number, changed_by: string) {
-  if ((await tierOf(organization_id)) === 'free') throw forbidden(`Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`);
+export async function rollbackOrganization(
+  organization_id: string,
+  agent: AgentName,
+  version: number,
+  changed_by: string,
+) {
+  if ((await tierOf(organization_id)) === 'free')
+    throw forbidden(
+      `Custom LLM configuration needs the business or enterprise tier; organization ${organization_id} is on the free tier`,
+    );
   const old = settingsSchema.safeParse(await configAt(organizationScope(organization_id, agent), version));
-  if (!old.success) throw new PlatformError(409, `Version ${version} is no longer valid settings (${old.error.issues[0].path.join('.')}: ${old.error.issues[0].message}); set the settings instead`);
+  if (!old.success)
+    throw new PlatformError(
+      409,
+      `Version ${version} is no longer valid settings (${old.error.issues[0].path.join('.')}: ${old.error.issues[0].message}); set the settings instead`,
+    );
   return updateOrganizationConfig(organization_id, agent, old.data, changed_by, version);
 }
 
@@ -63,7 +75,11 @@ export async function rollbackDefault(version: number, changed_by: string) {
   try {
     return await setDefaultConfig(JSON.stringify(old), changed_by, version);
   } catch (err) {
-    if (err instanceof PlatformError && err.status === 422) throw new PlatformError(409, `Version ${version} is no longer a valid default configuration (${err.message}); set it instead`);
+    if (err instanceof PlatformError && err.status === 422)
+      throw new PlatformError(
+        409,
+        `Version ${version} is no longer a valid default configuration (${err.message}); set it instead`,
+      );
     throw err;
   }
 }

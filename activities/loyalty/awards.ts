@@ -30,26 +30,52 @@ export interface AwardInput {
   actor_level: ActorLevel;
 }
 
-const answer = (out: AppendResult) => ({ points_awarded: out.entry.amount, duplicate: out.duplicate, entry: out.entry, balance: out.spendable_after });
+const answer = (out: AppendResult) => ({
+  points_awarded: out.entry.amount,
+  duplicate: out.duplicate,
+  entry: out.entry,
+  balance: out.spendable_after,
+});
 
 /** Credits the points the organization's rules give for an action, within the action's policy. */
 export async function awardAction(input: AwardInput) {
   const rules = await getRules(input.organization_id);
   const { action_type } = input;
   if (!Object.hasOwn(rules.actions, action_type)) {
-    throw invalid('action_type', `unknown action "${action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`);
+    throw invalid(
+      'action_type',
+      `unknown action "${action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`,
+    );
   }
   const points = rules.actions[action_type];
   const policy = rules.policies[action_type];
   if (input.actor_level < 1 && !policy.self_service) {
-    const mine = Object.keys(rules.policies).filter((n) => rules.policies[n].self_service).sort();
-    throw new PlatformError(403, `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`);
+    const mine = Object.keys(rules.policies)
+      .filter((n) => rules.policies[n].self_service)
+      .sort();
+    throw new PlatformError(
+      403,
+      `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`,
+    );
   }
-  const change = { organization_id: input.organization_id, user_id: input.user_id, amount: points, reason: 'action' as const, description: action_type };
+  const change = {
+    organization_id: input.organization_id,
+    user_id: input.user_id,
+    amount: points,
+    reason: 'action' as const,
+    description: action_type,
+  };
   const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
   if (!policy.limit) {
     // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
-    return answer(await applyChange({ ...change, operation_id: keyed ?? `award:${newId('op')}`, new_operation: keyed === undefined, request_id: input.operation_id }));
+    return answer(
+      await applyChange({
+        ...change,
+        operation_id: keyed ?? `award:${newId('op')}`,
+        new_operation: keyed === undefined,
+        request_id: input.operation_id,
+      }),
+    );
   }
   return answer(await limitedAward(input, change, policy.limit, keyed));
 }
@@ -62,7 +88,12 @@ export async function awardAction(input: AwardInput) {
  * tries the next). An earning is its entry, so the count can neither drift from the entries nor
  * be spent twice: nothing is counted apart and then trusted.
  */
-async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'operation_id'>, limit: ActionLimit, keyed: string | undefined): Promise<AppendResult> {
+async function limitedAward(
+  input: AwardInput,
+  change: Omit<LedgerChange, 'operation_id'>,
+  limit: ActionLimit,
+  keyed: string | undefined,
+): Promise<AppendResult> {
   const request_id = input.operation_id;
   const slot = `${input.action_type}:${windowOf(limit.per, new Date())}:`;
   const earning = `award:${input.user_id}:${slot}`;
@@ -87,7 +118,11 @@ async function limitedAward(input: AwardInput, change: Omit<LedgerChange, 'opera
     // The same request, sent twice at once: the other copy took this earning.
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
-  throw new PlatformError(409, `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`, 'action_type');
+  throw new PlatformError(
+    409,
+    `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`,
+    'action_type',
+  );
 }
 
 /**

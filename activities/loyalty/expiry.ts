@@ -12,9 +12,18 @@ import { creditsLapsingAt, expiryCursors, lapsedCredits, moveExpiryCursor } from
  * `expiry:<entry_id>` makes it once: a second call (or a concurrent run) answers the first entry,
  * and a credit spent or reversed in full writes nothing.
  */
-export async function expireCredit(c: { organization_id: string; user_id: string; entry_id: string }, now = new Date()): Promise<AppendResult | null> {
+export async function expireCredit(
+  c: { organization_id: string; user_id: string; entry_id: string },
+  now = new Date(),
+): Promise<AppendResult | null> {
   return append(
-    { organization_id: c.organization_id, user_id: c.user_id, reason: 'expiry', operation_id: `expiry:${c.entry_id}`, description: `points of ${c.entry_id} expired` },
+    {
+      organization_id: c.organization_id,
+      user_id: c.user_id,
+      reason: 'expiry',
+      operation_id: `expiry:${c.entry_id}`,
+      description: `points of ${c.entry_id} expired`,
+    },
     (head) => {
       const lot = head.lots.find((l) => l.entry_id === c.entry_id);
       if (!lot || !isLapsed(lot, now)) return null;
@@ -41,7 +50,13 @@ export interface ExpiryRun {
 export async function expireLapsedPoints(input: { now?: string; organization_id?: string } = {}): Promise<ExpiryRun> {
   const now = input.now ? new Date(input.now) : new Date();
   const cursors = await expiryCursors(input.organization_id);
-  const run: ExpiryRun = { organizations: cursors.length, credits_checked: 0, entries_written: 0, points_expired: 0, now: now.toISOString() };
+  const run: ExpiryRun = {
+    organizations: cursors.length,
+    credits_checked: 0,
+    entries_written: 0,
+    points_expired: 0,
+    now: now.toISOString(),
+  };
   for (const cursor of cursors) {
     const organization_id = cursor._id;
     let through = cursor.through;
@@ -51,7 +66,10 @@ export async function expireLapsedPoints(input: { now?: string; organization_id?
       const last = page[page.length - 1].expires_at!;
       // A full page may cut through credits lapsing at its last instant: take all of those, so
       // the cursor can move past that instant.
-      const batch = page.length < PAGE ? page : [...page.filter((e) => e.expires_at! < last), ...(await creditsLapsingAt(organization_id, last))];
+      const batch =
+        page.length < PAGE
+          ? page
+          : [...page.filter((e) => e.expires_at! < last), ...(await creditsLapsingAt(organization_id, last))];
       for (const e of batch) {
         run.credits_checked += 1;
         const out = await expireCredit({ organization_id, user_id: e.user_id, entry_id: e.entry_id }, now);

@@ -5,7 +5,14 @@ export { expireLapsedPoints } from './expiry.ts';
 export type { ExpiryRun } from './expiry.ts';
 export { appliedRequest, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from './ledger.ts';
 export { LIMIT_PERIODS, MAX_LIMIT } from './policies.ts';
-export { completeReferral, creditReferral, lookupReferralCode, recordReferral, referralCodeOwner, referralQr } from './referrals.ts';
+export {
+  completeReferral,
+  creditReferral,
+  lookupReferralCode,
+  recordReferral,
+  referralCodeOwner,
+  referralQr,
+} from './referrals.ts';
 export { onScanCreditReversed, reverseOperation } from './reversal.ts';
 export type { ReversalMark, ScanReversedListener } from './reversal.ts';
 export { getRules, putRules } from './rules.ts';

@@ -14,7 +14,16 @@ import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, 
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { publishLater } from './publish.ts';
 import { getRules } from './rules.ts';
-import { entriesBetween, entryAt, entryByOperation, entryByRequest, insertEntry, keySpaceOf, newestEntry, type NewEntry } from './store.ts';
+import {
+  entriesBetween,
+  entryAt,
+  entryByOperation,
+  entryByRequest,
+  insertEntry,
+  keySpaceOf,
+  newestEntry,
+  type NewEntry,
+} from './store.ts';
 
 export interface LedgerChange {
   organization_id: string;
@@ -75,7 +84,10 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
 
 /** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
 export class InsufficientPoints extends PlatformError {
-  constructor(readonly balance: number, readonly needed: number) {
+  constructor(
+    readonly balance: number,
+    readonly needed: number,
+  ) {
     super(409, `Not enough points: balance ${balance}, needed ${needed}`);
   }
 }
@@ -94,20 +106,35 @@ export interface Head extends LotState {
 export async function ledgerHead(organization_id: string, user_id: string): Promise<Head> {
   const e = await newestEntry(organization_id, user_id);
   const key = keySpaceOf(e, organization_id, user_id);
-  return e ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key } : { seq: 0, balance: 0, at: null, lots: [], key };
+  return e
+    ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key }
+    : { seq: 0, balance: 0, at: null, lots: [], key };
 }
 
-const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) => standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
+const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) =>
+  standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
 const duplicateOf = (done: LedgerEntryDoc): AppendResult => {
   // A repeat of a change whose event is not recorded yet records it (its first run died in between).
   publishLater(done);
-  return { entry: viewEntry(done), duplicate: true, request_id: done.request_id ?? null, spendable_after: spendableAfter(done) };
+  return {
+    entry: viewEntry(done),
+    duplicate: true,
+    request_id: done.request_id ?? null,
+    spendable_after: spendableAfter(done),
+  };
 };
 
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
-export async function appliedRequest(organization_id: string, operation_id: string, request_id: string): Promise<AppendResult | null> {
+export async function appliedRequest(
+  organization_id: string,
+  operation_id: string,
+  request_id: string,
+): Promise<AppendResult | null> {
   // Both documents at once: either answers.
-  const [byOp, byRequest] = await Promise.all([entryByOperation(organization_id, operation_id), entryByRequest(organization_id, request_id)]);
+  const [byOp, byRequest] = await Promise.all([
+    entryByOperation(organization_id, operation_id),
+    entryByRequest(organization_id, request_id),
+  ]);
   const done = byOp ?? byRequest;
   return done && duplicateOf(done);
 }
@@ -128,7 +155,10 @@ export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>
  * be called again on a newer head (another writer got there first); it throws to refuse and
  * answers null when there is nothing to write. A repeated operation_id answers the first entry.
  */
-export async function append(spec: AppendSpec & { created_at?: Date }, plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>): Promise<AppendResult | null> {
+export async function append(
+  spec: AppendSpec & { created_at?: Date },
+  plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>,
+): Promise<AppendResult | null> {
   const { organization_id, user_id } = spec;
   // One writer per user at a time in this process (fewer collisions); across processes the unique keys decide.
   return withKeyLock(userKey(organization_id, user_id), async () => {
@@ -153,26 +183,34 @@ export async function append(spec: AppendSpec & { created_at?: Date }, plan: (he
       const seq = head.seq + 1;
       const balance = head.balance + draft.amount;
       try {
-        const doc = await insertEntry({
-          entry_id,
-          organization_id,
-          user_id,
-          seq,
-          amount: draft.amount,
-          balance_after: balance,
-          reason: spec.reason,
-          operation_id: spec.operation_id,
-          request_id: spec.request_id,
-          description: spec.description,
-          expires_at: draft.expires_at,
-          available_at: draft.available_at,
-          reverses: draft.reverses,
-          lots: draft.lots.length ? draft.lots : undefined,
-          event_pending: true,
-          ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
-        } as NewEntry, head.key);
+        const doc = await insertEntry(
+          {
+            entry_id,
+            organization_id,
+            user_id,
+            seq,
+            amount: draft.amount,
+            balance_after: balance,
+            reason: spec.reason,
+            operation_id: spec.operation_id,
+            request_id: spec.request_id,
+            description: spec.description,
+            expires_at: draft.expires_at,
+            available_at: draft.available_at,
+            reverses: draft.reverses,
+            lots: draft.lots.length ? draft.lots : undefined,
+            event_pending: true,
+            ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
+          } as NewEntry,
+          head.key,
+        );
         publishLater(doc);
-        return { entry: viewEntry(doc), duplicate: false, request_id: spec.request_id ?? null, spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }) };
+        return {
+          entry: viewEntry(doc),
+          duplicate: false,
+          request_id: spec.request_id ?? null,
+          spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }),
+        };
       } catch (err) {
         if (!isDuplicateKey(err)) throw err;
         // The operation was applied (by an earlier call or a concurrent copy), or another writer
@@ -182,7 +220,9 @@ export async function append(spec: AppendSpec & { created_at?: Date }, plan: (he
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
     }
-    throw new PlatformError(503, 'The points ledger is busy for this user; retry shortly', undefined, { 'Retry-After': '1' });
+    throw new PlatformError(503, 'The points ledger is busy for this user; retry shortly', undefined, {
+      'Retry-After': '1',
+    });
   });
 }
 
@@ -190,9 +230,16 @@ const DAY_MS = 86_400_000;
 const HELD_REASONS = new Set<LedgerReason>(['receipt', 'ticket_scan']);
 
 /** When a credit written now lapses and when it may be spent, by the organization's rules. */
-async function creditTerms(organization_id: string, reason: LedgerReason, now: Date): Promise<{ expires_at?: Date; available_at?: Date }> {
+async function creditTerms(
+  organization_id: string,
+  reason: LedgerReason,
+  now: Date,
+): Promise<{ expires_at?: Date; available_at?: Date }> {
   const rules = await getRules(organization_id);
-  const available_at = HELD_REASONS.has(reason) && rules.pending_days > 0 ? new Date(now.getTime() + rules.pending_days * DAY_MS) : undefined;
+  const available_at =
+    HELD_REASONS.has(reason) && rules.pending_days > 0
+      ? new Date(now.getTime() + rules.pending_days * DAY_MS)
+      : undefined;
   const days = rules.points_expire_after_days;
   const expires_at = days ? new Date((available_at ?? now).getTime() + days * DAY_MS) : undefined;
   return { ...(expires_at && { expires_at }), ...(available_at && { available_at }) };
@@ -204,12 +251,14 @@ async function creditTerms(organization_id: string, reason: LedgerReason, now: D
  * writes nothing.
  */
 export async function applyChange(change: LedgerChange): Promise<AppendResult> {
-  if (!Number.isSafeInteger(change.amount) || change.amount === 0) throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
+  if (!Number.isSafeInteger(change.amount) || change.amount === 0)
+    throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
   const now = change.now ?? new Date();
   const { amount, allow_negative, now: _now, ...spec } = change;
   const terms = amount > 0 ? await creditTerms(change.organization_id, change.reason, now) : {};
   const out = await append(spec, (head, entry_id) => {
-    if (amount > 0) return { amount, lots: credit(head, { entry_id, seq: head.seq + 1, amount, ...terms }).lots, ...terms };
+    if (amount > 0)
+      return { amount, lots: credit(head, { entry_id, seq: head.seq + 1, amount, ...terms }).lots, ...terms };
     const before = standing(head, now).spendable;
     const next = debit(head, -amount, now);
     const after = standing(next, now).spendable;
@@ -248,12 +297,21 @@ export interface Refund extends AppendResult {
  * lapsed pieces given back, judged at the refund's instant (a retry days later counts the same),
  * so a redemption's figures add up: debit = points that came back spendable + points_lapsed.
  */
-export async function refundDebit(c: { organization_id: string; user_id: string; debit_operation_id: string; operation_id: string; reason: LedgerReason; description?: string; now?: Date }): Promise<Refund> {
+export async function refundDebit(c: {
+  organization_id: string;
+  user_id: string;
+  debit_operation_id: string;
+  operation_id: string;
+  reason: LedgerReason;
+  description?: string;
+  now?: Date;
+}): Promise<Refund> {
   const { organization_id } = c;
   const debited = await entryByOperation(organization_id, c.debit_operation_id);
   // The refund goes to whoever holds the debit now: the user, or their tombstone once an erasure
   // renamed their ledger (docs/privacy-components/gifts.md). Nobody else's debit.
-  if (!debited || debited.amount >= 0 || (debited.user_id !== c.user_id && !isTombstone(debited.user_id))) throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
+  if (!debited || debited.amount >= 0 || (debited.user_id !== c.user_id && !isTombstone(debited.user_id)))
+    throw notFound(`No debit ${c.debit_operation_id} of this user to give back`);
   const user_id = debited.user_id;
   const before = debited.seq > 1 ? await entryAt(organization_id, user_id, debited.seq - 1) : null;
   const back = taken(before?.lots ?? [], debited.lots ?? [], -debited.amount);
@@ -261,10 +319,20 @@ export async function refundDebit(c: { organization_id: string; user_id: string;
   // the insert's later clock), and what lapsed is judged at that date, by this call and by any
   // retry (even days later), so the pieces that paid as spendable are never also counted lapsed.
   const now = c.now ?? new Date();
-  const refund = await append({ organization_id, user_id, reason: c.reason, operation_id: c.operation_id, description: c.description, ...(!c.now && { created_at: now }) }, (head) => ({
-    amount: -debited.amount,
-    lots: restore(head, back, now).lots,
-  }));
+  const refund = await append(
+    {
+      organization_id,
+      user_id,
+      reason: c.reason,
+      operation_id: c.operation_id,
+      description: c.description,
+      ...(!c.now && { created_at: now }),
+    },
+    (head) => ({
+      amount: -debited.amount,
+      lots: restore(head, back, now).lots,
+    }),
+  );
   if (!refund) throw new Error('a refund always drafts an entry');
   const at = c.now ?? new Date(refund.entry.created_at);
   const gone = back.lots.filter((l) => isLapsed(l, at));
@@ -273,11 +341,23 @@ export async function refundDebit(c: { organization_id: string; user_id: string;
   const lapsed =
     credits.size === 0
       ? null
-      : await append({ organization_id, user_id, reason: 'expiry', operation_id: lapsedOp, description: `lapsed credits given back by ${c.operation_id}` }, (head) => {
-          const lots = head.lots.filter((l) => credits.has(l.entry_id) && isLapsed(l, at));
-          if (!lots.length) return null;
-          return { amount: -lots.reduce((n, l) => n + l.points, 0), lots: head.lots.filter((l) => !lots.includes(l)) };
-        });
+      : await append(
+          {
+            organization_id,
+            user_id,
+            reason: 'expiry',
+            operation_id: lapsedOp,
+            description: `lapsed credits given back by ${c.operation_id}`,
+          },
+          (head) => {
+            const lots = head.lots.filter((l) => credits.has(l.entry_id) && isLapsed(l, at));
+            if (!lots.length) return null;
+            return {
+              amount: -lots.reduce((n, l) => n + l.points, 0),
+              lots: head.lots.filter((l) => !lots.includes(l)),
+            };
+          },
+        );
   return { ...refund, points_lapsed: gone.reduce((n, l) => n + l.points, 0), lapsed_entry: lapsed?.entry ?? null };
 }
 
@@ -298,7 +378,15 @@ export async function getBalance(organization_id: string, user_id: string, now =
   const head = await ledgerHead(organization_id, user_id);
   if (!head.seq || !head.at) throw notFound('User points not found');
   const s = standing(head, now);
-  return { points: s.spendable, pending_points: s.pending, expiring: expiring(head, now), user_id, organization_id, last_updated: head.at.toISOString(), entries: head.seq };
+  return {
+    points: s.spendable,
+    pending_points: s.pending,
+    expiring: expiring(head, now),
+    user_id,
+    organization_id,
+    last_updated: head.at.toISOString(),
+    entries: head.seq,
+  };
 }
 
 export async function getHistory(organization_id: string, user_id: string, page: number, limit: number) {
@@ -308,5 +396,12 @@ export async function getHistory(organization_id: string, user_id: string, page:
   const total = head.seq;
   const top = total - (page - 1) * limit;
   const entries = top > 0 ? await entriesBetween(organization_id, user_id, Math.max(0, top - limit), top) : [];
-  return { points: standing(head, new Date()).spendable, entries: entries.map(viewEntry), page, limit, total, has_more: top - limit > 0 };
+  return {
+    points: standing(head, new Date()).spendable,
+    entries: entries.map(viewEntry),
+    page,
+    limit,
+    total,
+    has_more: top - limit > 0,
+  };
 }

@@ -23,7 +23,8 @@ export interface Standing {
 
 const time = (d: Date | null | undefined) => (d ? new Date(d).getTime() : Number.POSITIVE_INFINITY);
 export const isLapsed = (l: Lot, now: Date) => time(l.expires_at) <= now.getTime();
-export const isPending = (l: Lot, now: Date) => !isLapsed(l, now) && l.available_at != null && time(l.available_at) > now.getTime();
+export const isPending = (l: Lot, now: Date) =>
+  !isLapsed(l, now) && l.available_at != null && time(l.available_at) > now.getTime();
 
 export function standing(s: LotState, now: Date): Standing {
   let pending = 0;
@@ -41,10 +42,19 @@ const total = (lots: Lot[]) => lots.reduce((sum, l) => sum + l.points, 0);
  * A credit. Points owed (free points below zero, after a reversal allowed to go negative) are
  * paid first; what remains becomes a lot when the credit expires or waits.
  */
-export function credit(s: LotState, c: { entry_id: string; seq: number; amount: number; expires_at?: Date; available_at?: Date }): LotState {
+export function credit(
+  s: LotState,
+  c: { entry_id: string; seq: number; amount: number; expires_at?: Date; available_at?: Date },
+): LotState {
   const free = s.balance - total(s.lots);
   const points = c.amount - (free < 0 ? Math.min(c.amount, -free) : 0);
-  const lot: Lot = { entry_id: c.entry_id, seq: c.seq, points, ...(c.expires_at ? { expires_at: c.expires_at } : {}), ...(c.available_at ? { available_at: c.available_at } : {}) };
+  const lot: Lot = {
+    entry_id: c.entry_id,
+    seq: c.seq,
+    points,
+    ...(c.expires_at ? { expires_at: c.expires_at } : {}),
+    ...(c.available_at ? { available_at: c.available_at } : {}),
+  };
   const keep = points > 0 && (c.expires_at || c.available_at);
   return { balance: s.balance + c.amount, lots: keep ? [...s.lots, lot] : s.lots };
 }
@@ -65,7 +75,9 @@ export function debit(s: LotState, amount: number, now: Date, own?: string): Lot
   };
   const mine = own === undefined ? undefined : lots.find((l) => l.entry_id === own);
   if (mine) take(mine);
-  const live = lots.filter((l) => l !== mine && !isLapsed(l, now) && !isPending(l, now)).sort((a, b) => time(a.expires_at) - time(b.expires_at) || a.seq - b.seq);
+  const live = lots
+    .filter((l) => l !== mine && !isLapsed(l, now) && !isPending(l, now))
+    .sort((a, b) => time(a.expires_at) - time(b.expires_at) || a.seq - b.seq);
   for (const l of live) {
     if (!left) break;
     take(l);
@@ -120,7 +132,9 @@ export function restore(s: LotState, back: Taken, now: Date): LotState {
   let owed = Math.max(0, -(s.balance - total(s.lots)));
   owed -= Math.min(owed, back.free);
   const pieces = back.lots.map((l) => ({ ...l }));
-  const payers = pieces.filter((l) => !isLapsed(l, now)).sort((a, b) => time(a.expires_at) - time(b.expires_at) || a.seq - b.seq);
+  const payers = pieces
+    .filter((l) => !isLapsed(l, now))
+    .sort((a, b) => time(a.expires_at) - time(b.expires_at) || a.seq - b.seq);
   for (const l of payers) {
     if (!owed) break;
     const n = Math.min(owed, l.points);

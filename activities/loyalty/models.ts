@@ -155,4 +155,8 @@ export interface ExpiryCursorDoc {
 
 export const LedgerEntry = mongoose.model<LedgerEntryDoc>('LedgerEntry', ledgerEntrySchema, 'ledger_entries');
 export const LoyaltyRules = mongoose.model<LoyaltyRulesDoc>('LoyaltyRules', loyaltyRulesSchema, 'loyalty_rules');
-export const ExpiryCursor = mongoose.model<ExpiryCursorDoc>('LoyaltyExpiryCursor', expiryCursorSchema, 'loyalty_expiry_cursors');
+export const ExpiryCursor = mongoose.model<ExpiryCursorDoc>(
+  'LoyaltyExpiryCursor',
+  expiryCursorSchema,
+  'loyalty_expiry_cursors',
+);

@@ -28,7 +28,10 @@ function slotOf(operation_id: string, user_id: string): string | null {
 }
 
 /** Gathered from the user's own records, before the erasure touches them. */
-export async function gatherLoyaltyFacts({ organization_id, user_id }: UserScope, now = new Date()): Promise<OnceFacts | null> {
+export async function gatherLoyaltyFacts(
+  { organization_id, user_id }: UserScope,
+  now = new Date(),
+): Promise<OnceFacts | null> {
   const open = new Set(LIMIT_PERIODS.map((p) => windowOf(p, now)));
   const earned: Record<string, number> = {};
   for (const op of await operationsStartingWith(organization_id, `award:${user_id}:`)) {
@@ -36,20 +39,33 @@ export async function gatherLoyaltyFacts({ organization_id, user_id }: UserScope
     if (!slot || !open.has(slot.split(':').at(-2)!)) continue;
     earned[slot] = (earned[slot] ?? 0) + 1;
   }
-  const [own, referrals] = await Promise.all([referralOf(organization_id, user_id), referralsNaming(organization_id, user_id)]);
-  const partners = [...new Set(referrals.map((r) => (r.referrer_user_id === user_id ? r.referred_user_id : r.referrer_user_id)).filter((u) => u !== user_id))];
+  const [own, referrals] = await Promise.all([
+    referralOf(organization_id, user_id),
+    referralsNaming(organization_id, user_id),
+  ]);
+  const partners = [
+    ...new Set(
+      referrals
+        .map((r) => (r.referrer_user_id === user_id ? r.referred_user_id : r.referrer_user_id))
+        .filter((u) => u !== user_id),
+    ),
+  ];
   if (!own && !partners.length && !Object.keys(earned).length) return null;
   // Stored as a list: an action name may hold characters a document key may not.
   return { earned: Object.entries(earned).map(([slot, n]) => ({ slot, n })), referred: !!own, partners };
 }
 
 /** The facts of every erased account of the person behind this user, merged; null for someone new. */
-export async function loyaltyFactsOf(organization_id: string, user_id: string): Promise<(LoyaltyFacts & { first_joined_at: Date }) | null> {
+export async function loyaltyFactsOf(
+  organization_id: string,
+  user_id: string,
+): Promise<(LoyaltyFacts & { first_joined_at: Date }) | null> {
   const r = await returningFacts(organization_id, user_id);
   if (!r) return null;
   const merged: LoyaltyFacts = { earned: {}, referred: false, partners: [] };
   for (const f of r.facts) {
-    const l = f.loyalty as { earned?: { slot: string; n: number }[]; referred?: boolean; partners?: string[] } | undefined;
+    const l = f.loyalty as
+      { earned?: { slot: string; n: number }[]; referred?: boolean; partners?: string[] } | undefined;
     if (!l) continue;
     for (const e of l.earned ?? []) merged.earned[e.slot] = (merged.earned[e.slot] ?? 0) + e.n;
     merged.referred ||= !!l.referred;

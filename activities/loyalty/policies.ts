@@ -57,7 +57,9 @@ export function windowOf(per: LimitPeriod, at: Date): string {
     case 'month':
       return day.slice(0, 7);
     case 'week': {
-      const monday = new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() - ((at.getUTCDay() + 6) % 7)));
+      const monday = new Date(
+        Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() - ((at.getUTCDay() + 6) % 7)),
+      );
       return `week-${monday.toISOString().slice(0, 10)}`;
     }
   }

@@ -104,5 +104,9 @@ export interface ReferralPairDoc {
 
 export const ReferralCode = mongoose.model<ReferralCodeDoc>('ReferralCode', referralCodeSchema, 'referral_codes');
 export const Referral = mongoose.model<ReferralDoc>('Referral', referralSchema, 'referrals');
-export const ReferralReversal = mongoose.model<ReferralReversalDoc>('ReferralReversal', referralReversalSchema, 'referral_reversals');
+export const ReferralReversal = mongoose.model<ReferralReversalDoc>(
+  'ReferralReversal',
+  referralReversalSchema,
+  'referral_reversals',
+);
 export const ReferralPair = mongoose.model<ReferralPairDoc>('ReferralPair', referralPairSchema, 'referral_pairs');

@@ -32,10 +32,16 @@ export function referralUrl(code: string): string {
 }
 
 /** The user's referral code (created once), its URL and a QR PNG of that URL. */
-export async function referralQr(organization_id: string, user_id: string): Promise<{ code: string; referral_url: string; qr_code: string }> {
+export async function referralQr(
+  organization_id: string,
+  user_id: string,
+): Promise<{ code: string; referral_url: string; qr_code: string }> {
   let doc = await referralCodeOf(organization_id, user_id);
   // A refused insert: either a concurrent request created this user's code, or (rarely) the code was taken.
-  while (!doc) doc = (await insertReferralCode({ code: newCode(), organization_id, user_id })) ?? (await referralCodeOf(organization_id, user_id));
+  while (!doc)
+    doc =
+      (await insertReferralCode({ code: newCode(), organization_id, user_id })) ??
+      (await referralCodeOf(organization_id, user_id));
   const referral_url = referralUrl(doc.code);
   return { code: doc.code, referral_url, qr_code: await qrPngBase64(referral_url) };
 }
@@ -78,7 +84,8 @@ type Parties = { organization_id: string; referrer_user_id: string; referred_use
 const DAY_MS = 86_400_000;
 const MUTUAL = 'The referrer was referred by this user: a user is never referred by someone they referred';
 // Says nothing of why (an erased account): whoever reads it learns no one's past.
-const REFERRED_BEFORE = 'This user cannot be referred (a person is referred once, and never by someone they were paired with); nothing was credited';
+const REFERRED_BEFORE =
+  'This user cannot be referred (a person is referred once, and never by someone they were paired with); nothing was credited';
 
 /**
  * A new referral's conditions, read before anything is written: the referred user's account is
@@ -93,12 +100,23 @@ async function checkNewReferral(input: Parties, window_days: number, now: Date):
   if (!referred) throw notFound(`User not found: ${input.referred_user_id}`);
   // A person who joins again after an erasure (docs/privacy.md) is as old as their first account,
   // was referred if any of their accounts was, and stays paired with whom they were paired.
-  const [referredBefore, referrerBefore] = await Promise.all([loyaltyFactsOf(input.organization_id, input.referred_user_id), loyaltyFactsOf(input.organization_id, input.referrer_user_id)]);
+  const [referredBefore, referrerBefore] = await Promise.all([
+    loyaltyFactsOf(input.organization_id, input.referred_user_id),
+    loyaltyFactsOf(input.organization_id, input.referrer_user_id),
+  ]);
   const late = (joined: Date) => now.getTime() - joined.getTime() > window_days * DAY_MS;
   if (late(referred.created_at)) {
-    throw conflict(`Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${referred.created_at.toISOString()}); nothing was credited`);
+    throw conflict(
+      `Referrals are accepted only within ${window_days} days of the referred user's account creation (created ${referred.created_at.toISOString()}); nothing was credited`,
+    );
   }
-  if ((referredBefore && late(referredBefore.first_joined_at)) || referredBefore?.referred || referredBefore?.partners.includes(input.referrer_user_id) || referrerBefore?.partners.includes(input.referred_user_id)) throw conflict(REFERRED_BEFORE);
+  if (
+    (referredBefore && late(referredBefore.first_joined_at)) ||
+    referredBefore?.referred ||
+    referredBefore?.partners.includes(input.referrer_user_id) ||
+    referrerBefore?.partners.includes(input.referred_user_id)
+  )
+    throw conflict(REFERRED_BEFORE);
   const referrersOwn = await referralOf(input.organization_id, input.referrer_user_id);
   if (referrersOwn?.referrer_user_id === input.referred_user_id) throw conflict(MUTUAL);
 }
@@ -137,7 +155,13 @@ export async function recordReferral(input: Parties): Promise<ReferralRecord> {
   const rules = await getRules(input.organization_id);
   await checkNewReferral(input, rules.referral_window_days, new Date());
   const referral_id = await claimPair(input);
-  const doc = await insertReferral({ referral_id, ...input, referrer_points: rules.referral_points, referred_points: rules.referred_points, status: 'pending' });
+  const doc = await insertReferral({
+    referral_id,
+    ...input,
+    referrer_points: rules.referral_points,
+    referred_points: rules.referred_points,
+    status: 'pending',
+  });
   if (doc) return record(doc, false);
   // A concurrent request recorded this user's referral first.
   const winner = await referralOf(input.organization_id, input.referred_user_id);
@@ -148,7 +172,13 @@ export async function recordReferral(input: Parties): Promise<ReferralRecord> {
 }
 
 /** Workflow step 2: credits one side; the operation id makes a retry credit nothing more. */
-export async function creditReferral(input: { organization_id: string; referral_id: string; user_id: string; side: 'referrer' | 'referred'; points: number }) {
+export async function creditReferral(input: {
+  organization_id: string;
+  referral_id: string;
+  user_id: string;
+  side: 'referrer' | 'referred';
+  points: number;
+}) {
   const out = await creditPoints({
     organization_id: input.organization_id,
     user_id: input.user_id,
@@ -187,7 +217,11 @@ export async function completeReferral(referral_id: string): Promise<void> {
 }
 
 /** Marks one side of a referral reversed, once (a repeated reversal finds the mark there). */
-export async function markReferralReversed(organization_id: string, referral_id: string, side: 'referrer' | 'referred', mark: object): Promise<void> {
+export async function markReferralReversed(
+  organization_id: string,
+  referral_id: string,
+  side: 'referrer' | 'referred',
+  mark: object,
+): Promise<void> {
   await insertReferralReversal(organization_id, referral_id, side, mark);
 }
-

@@ -48,7 +48,11 @@ export interface Reversal {
  * "order-123"), so it is looked up with the user; with a user the ledger id is accepted as well,
  * but only for that user's own credit.
  */
-async function namedCredit(organization_id: string, operation_id: string, user_id: string | undefined): Promise<LedgerEntryDoc | null> {
+async function namedCredit(
+  organization_id: string,
+  operation_id: string,
+  user_id: string | undefined,
+): Promise<LedgerEntryDoc | null> {
   if (user_id === undefined) return entryByOperation(organization_id, operation_id);
   const sent = await entryByRequest(organization_id, clientRequestId(user_id, operation_id));
   if (sent?.user_id === user_id) return sent;
@@ -64,9 +68,19 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
   // Whichever name was given, the reversal is keyed by the credit's ledger id: one per credit.
   const operation_id = original.operation_id;
   if (!REVERSIBLE_REASONS.includes(original.reason)) {
-    throw new PlatformError(422, `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`, 'operation_id');
+    throw new PlatformError(
+      422,
+      `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`,
+      'operation_id',
+    );
   }
-  const spec = { organization_id, user_id: original.user_id, reason: 'reversal' as const, operation_id: `reversal:${operation_id}`, description: `reversal of ${operation_id}: ${input.reason}` };
+  const spec = {
+    organization_id,
+    user_id: original.user_id,
+    reason: 'reversal' as const,
+    operation_id: `reversal:${operation_id}`,
+    description: `reversal of ${operation_id}: ${input.reason}`,
+  };
   const earlier = await entryByOperation(organization_id, spec.operation_id);
   const out = earlier
     ? { entry: viewEntry(earlier), duplicate: true }
@@ -77,20 +91,41 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
           const expired = await entryByOperation(organization_id, `expiry:${original.entry_id}`);
           if (expired) amount += expired.amount;
         }
-        if (amount <= 0) throw new PlatformError(422, `operation_id: nothing left to reverse, the points of ${operation_id} expired`, 'operation_id');
+        if (amount <= 0)
+          throw new PlatformError(
+            422,
+            `operation_id: nothing left to reverse, the points of ${operation_id} expired`,
+            'operation_id',
+          );
         const before = standing(head, now).spendable;
         // The credit's own points first (pending ones included: reversing a pending credit cancels it).
         const next = debit(head, amount, now, original.entry_id);
         const after = standing(next, now).spendable;
         if (after < 0 && after < before && !input.allow_negative) {
-          throw new PlatformError(409, `Reversing ${operation_id} takes back ${amount} points and would leave the user ${after} spendable points; send allow_negative: true to reverse anyway`);
+          throw new PlatformError(
+            409,
+            `Reversing ${operation_id} takes back ${amount} points and would leave the user ${after} spendable points; send allow_negative: true to reverse anyway`,
+          );
         }
         return { amount: -amount, lots: next.lots, reverses: original.entry_id };
       });
   if (!out) throw new Error('a reversal always drafts an entry');
   // Marked on every call: a crash between the entry and the mark is mended by the retry.
-  const record = await markRecord(original, { reversed_at: out.entry.created_at, reason: input.reason, entry_id: out.entry.entry_id, points: -out.entry.amount, reversed_by: input.reversed_by ?? null });
-  return { duplicate: out.duplicate, operation_id, user_id: original.user_id, points_reversed: -out.entry.amount, reversal: out.entry, record };
+  const record = await markRecord(original, {
+    reversed_at: out.entry.created_at,
+    reason: input.reason,
+    entry_id: out.entry.entry_id,
+    points: -out.entry.amount,
+    reversed_by: input.reversed_by ?? null,
+  });
+  return {
+    duplicate: out.duplicate,
+    operation_id,
+    user_id: original.user_id,
+    points_reversed: -out.entry.amount,
+    reversal: out.entry,
+    record,
+  };
 }
 
 /**

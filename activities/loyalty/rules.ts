@@ -63,10 +63,13 @@ export interface RulesInput {
 export const RULES_CACHE_MS = 2000;
 const cache = new Cache<string, Rules>({ max: 10_000, ttlMs: RULES_CACHE_MS });
 
-export const getRules = (organization_id: string): Promise<Rules> => cache.getOrLoad(organization_id, () => readRules(organization_id));
+export const getRules = (organization_id: string): Promise<Rules> =>
+  cache.getOrLoad(organization_id, () => readRules(organization_id));
 
 const policiesFor = (actions: Record<string, number>, stored: Record<string, ActionPolicy>) =>
-  Object.fromEntries(Object.keys(actions).map((name) => [name, Object.hasOwn(stored, name) ? stored[name] : defaultPolicy(name)]));
+  Object.fromEntries(
+    Object.keys(actions).map((name) => [name, Object.hasOwn(stored, name) ? stored[name] : defaultPolicy(name)]),
+  );
 
 async function readRules(organization_id: string): Promise<Rules> {
   const doc = await readStoredRules(organization_id);
@@ -132,7 +135,8 @@ export async function putRules(organization_id: string, input: RulesInput, updat
     referral_points: input.referral_points ?? current.referral_points,
     referred_points: input.referred_points ?? current.referred_points,
     max_points_per_scan: input.max_points_per_scan ?? current.max_points_per_scan,
-    points_expire_after_days: input.points_expire_after_days === undefined ? current.points_expire_after_days : input.points_expire_after_days,
+    points_expire_after_days:
+      input.points_expire_after_days === undefined ? current.points_expire_after_days : input.points_expire_after_days,
     pending_days: input.pending_days ?? current.pending_days,
     referral_window_days: input.referral_window_days ?? current.referral_window_days,
     updated_by,
@@ -148,7 +152,10 @@ export async function putRules(organization_id: string, input: RulesInput, updat
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 
 /** For the audit record: the entries of `before` and `after` that differ (null: absent on that side). */
-function changedEntries<T>(before: Record<string, T>, after: Record<string, T>): [Record<string, T | null>, Record<string, T | null>] | undefined {
+function changedEntries<T>(
+  before: Record<string, T>,
+  after: Record<string, T>,
+): [Record<string, T | null>, Record<string, T | null>] | undefined {
   const from: Record<string, T | null> = {};
   const to: Record<string, T | null> = {};
   for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
@@ -165,7 +172,14 @@ function noteRulesChanges(current: Rules, next: Omit<Rules, 'organization_id' | 
     const diff = changedEntries<unknown>(current[field], next[field]);
     if (diff) noteChange(field, diff[0], diff[1]);
   }
-  for (const field of ['referral_points', 'referred_points', 'max_points_per_scan', 'points_expire_after_days', 'pending_days', 'referral_window_days'] as const) {
+  for (const field of [
+    'referral_points',
+    'referred_points',
+    'max_points_per_scan',
+    'points_expire_after_days',
+    'pending_days',
+    'referral_window_days',
+  ] as const) {
     if (!same(current[field], next[field])) noteChange(field, current[field], next[field]);
   }
 }

@@ -15,11 +15,21 @@ export const loyaltyTask: TaskDefinition = {
     if (typeof action_type !== 'string' || level >= ADMIN_LEVEL) return;
     const rules = await getRules(ev.organization_id);
     const policy = Object.hasOwn(rules.policies, action_type) ? rules.policies[action_type] : undefined;
-    if (policy && !policy.self_service) throw forbidden(`Action "${action_type}" needs an admin key: a basic API key may only schedule the self-service actions`);
+    if (policy && !policy.self_service)
+      throw forbidden(
+        `Action "${action_type}" needs an admin key: a basic API key may only schedule the self-service actions`,
+      );
   },
   async run(task) {
-    if (typeof task.metadata.action_type !== 'string') throw new PlatformError(422, 'metadata.action_type: required for loyalty events');
-    const out = await awardAction({ organization_id: task.organization_id, user_id: task.user_id, action_type: task.metadata.action_type, operation_id: `event:${task.run_id}`, actor_level: task.actor_level as ActorLevel });
+    if (typeof task.metadata.action_type !== 'string')
+      throw new PlatformError(422, 'metadata.action_type: required for loyalty events');
+    const out = await awardAction({
+      organization_id: task.organization_id,
+      user_id: task.user_id,
+      action_type: task.metadata.action_type,
+      operation_id: `event:${task.run_id}`,
+      actor_level: task.actor_level as ActorLevel,
+    });
     return { points_awarded: out.points_awarded, balance: out.entry.balance_after };
   },
 };

@@ -7,21 +7,39 @@
  */
 import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db/index.ts';
 import type { ActionPolicy } from './policies.ts';
-import { ExpiryCursor, LedgerEntry, LoyaltyRules, type ExpiryCursorDoc, type LedgerEntryDoc, type LoyaltyRulesDoc } from './models.ts';
-import { Referral, ReferralCode, ReferralPair, ReferralReversal, type ReferralCodeDoc, type ReferralDoc, type ReferralPairDoc, type ReferralReversalDoc } from './referral-models.ts';
+import {
+  ExpiryCursor,
+  LedgerEntry,
+  LoyaltyRules,
+  type ExpiryCursorDoc,
+  type LedgerEntryDoc,
+  type LoyaltyRulesDoc,
+} from './models.ts';
+import {
+  Referral,
+  ReferralCode,
+  ReferralPair,
+  ReferralReversal,
+  type ReferralCodeDoc,
+  type ReferralDoc,
+  type ReferralPairDoc,
+  type ReferralReversalDoc,
+} from './referral-models.ts';
 
 // ---- ledger entries ----
-
 
 /** The user's newest entry, or null (one row of the index {organization_id, user_id, seq: -1}). */
 export const newestEntry = (organization_id: string, user_id: string) =>
   LedgerEntry.findOne({ organization_id, user_id }).sort({ seq: -1 }).lean<LedgerEntryDoc>();
 
-export const entryAt = (organization_id: string, user_id: string, seq: number) => LedgerEntry.findOne({ organization_id, user_id, seq }).lean<LedgerEntryDoc>();
+export const entryAt = (organization_id: string, user_id: string, seq: number) =>
+  LedgerEntry.findOne({ organization_id, user_id, seq }).lean<LedgerEntryDoc>();
 
 /** The user's entries with from < seq <= through, newest first (a range of the same index). */
 export const entriesBetween = (organization_id: string, user_id: string, from: number, through: number) =>
-  LedgerEntry.find({ organization_id, user_id, seq: { $gt: from, $lte: through } }).sort({ seq: -1 }).lean<LedgerEntryDoc[]>();
+  LedgerEntry.find({ organization_id, user_id, seq: { $gt: from, $lte: through } })
+    .sort({ seq: -1 })
+    .lean<LedgerEntryDoc[]>();
 
 export type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
 
@@ -31,7 +49,11 @@ export type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
  * same key space and an append under either name collides with the other on the primary key,
  * even halfway through the renaming; `<org>|<user_id>` for a new ledger.
  */
-export function keySpaceOf(newest: Pick<LedgerEntryDoc, '_id'> | null, organization_id: string, user_id: string): string {
+export function keySpaceOf(
+  newest: Pick<LedgerEntryDoc, '_id'> | null,
+  organization_id: string,
+  user_id: string,
+): string {
   return newest ? newest._id.slice(0, newest._id.lastIndexOf('|')) : `${organization_id}|${user_id}`;
 }
 
@@ -40,30 +62,41 @@ export function keySpaceOf(newest: Pick<LedgerEntryDoc, '_id'> | null, organizat
  * the ledger has an entry `seq` already (primary key) or the operation was applied (unique
  * operation index).
  */
-export async function insertEntry(doc: NewEntry, keySpace = `${doc.organization_id}|${doc.user_id}`): Promise<LedgerEntryDoc> {
+export async function insertEntry(
+  doc: NewEntry,
+  keySpace = `${doc.organization_id}|${doc.user_id}`,
+): Promise<LedgerEntryDoc> {
   return (await LedgerEntry.create({ _id: `${keySpace}|${doc.seq}`, ...doc })).toObject() as LedgerEntryDoc;
 }
 
 /** Entries written before `before` whose event is not recorded yet, oldest first. */
 export const entriesWithPendingEvent = (before: Date, limit: number) =>
-  LedgerEntry.find({ event_pending: true, created_at: { $lt: before } }).sort({ created_at: 1 }).limit(limit).lean<LedgerEntryDoc[]>();
+  LedgerEntry.find({ event_pending: true, created_at: { $lt: before } })
+    .sort({ created_at: 1 })
+    .limit(limit)
+    .lean<LedgerEntryDoc[]>();
 
 export async function clearEventPending(ids: string[]): Promise<void> {
   if (ids.length) await LedgerEntry.updateMany({ _id: { $in: ids } }, { $unset: { event_pending: 1 } });
 }
 
 /** The entry of an operation, or null when it was never applied. */
-export const entryByOperation = (organization_id: string, operation_id: string) => LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
+export const entryByOperation = (organization_id: string, operation_id: string) =>
+  LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 
 /** An entry written with this request_id (the caller's idempotency key), or null. Several may carry one: any answers. */
-export const entryByRequest = (organization_id: string, request_id: string) => LedgerEntry.findOne({ organization_id, request_id }).lean<LedgerEntryDoc>();
+export const entryByRequest = (organization_id: string, request_id: string) =>
+  LedgerEntry.findOne({ organization_id, request_id }).lean<LedgerEntryDoc>();
 
 /**
  * The operation ids of the organization that start with `prefix` (a range of the unique operation
  * index), with their users. `prefix` must end with ':' (the range stops before ';', the next character).
  */
 export const operationsStartingWith = (organization_id: string, prefix: string) =>
-  LedgerEntry.find({ organization_id, operation_id: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } }, { _id: 0, operation_id: 1, user_id: 1, request_id: 1 }).lean<Pick<LedgerEntryDoc, 'operation_id' | 'user_id' | 'request_id'>[]>();
+  LedgerEntry.find(
+    { organization_id, operation_id: { $gte: prefix, $lt: `${prefix.slice(0, -1)};` } },
+    { _id: 0, operation_id: 1, user_id: 1, request_id: 1 },
+  ).lean<Pick<LedgerEntryDoc, 'operation_id' | 'user_id' | 'request_id'>[]>();
 
 // ---- expiry ----
 
@@ -72,10 +105,14 @@ const LAPSED_FIELDS = { entry_id: 1, user_id: 1, expires_at: 1 };
 
 /** Up to `limit` credits of the organization lapsing in (after, through], soonest first (index {organization_id, expires_at}). */
 export const lapsedCredits = (organization_id: string, after: Date, through: Date, limit: number) =>
-  LedgerEntry.find({ organization_id, expires_at: { $gt: after, $lte: through } }, LAPSED_FIELDS).sort({ expires_at: 1 }).limit(limit).lean<LapsedCredit[]>();
+  LedgerEntry.find({ organization_id, expires_at: { $gt: after, $lte: through } }, LAPSED_FIELDS)
+    .sort({ expires_at: 1 })
+    .limit(limit)
+    .lean<LapsedCredit[]>();
 
 /** Every credit of the organization lapsing at exactly that instant. */
-export const creditsLapsingAt = (organization_id: string, at: Date) => LedgerEntry.find({ organization_id, expires_at: at }, LAPSED_FIELDS).lean<LapsedCredit[]>();
+export const creditsLapsingAt = (organization_id: string, at: Date) =>
+  LedgerEntry.find({ organization_id, expires_at: at }, LAPSED_FIELDS).lean<LapsedCredit[]>();
 
 /** Makes the expiry run look at this organization from the beginning (idempotent). */
 export async function startExpiryCursor(organization_id: string): Promise<void> {
@@ -83,7 +120,8 @@ export async function startExpiryCursor(organization_id: string): Promise<void> 
 }
 
 /** The expiry run's cursors: every organization's, or one's. */
-export const expiryCursors = (organization_id?: string) => ExpiryCursor.find(organization_id ? { _id: organization_id } : {}).lean<ExpiryCursorDoc[]>();
+export const expiryCursors = (organization_id?: string) =>
+  ExpiryCursor.find(organization_id ? { _id: organization_id } : {}).lean<ExpiryCursorDoc[]>();
 
 export async function moveExpiryCursor(organization_id: string, through: Date): Promise<void> {
   await ExpiryCursor.updateOne({ _id: organization_id }, { $set: { through } });
@@ -96,7 +134,10 @@ const actionsText = jsonText<Record<string, number>>(() => ({}));
 const policiesText = jsonText<Record<string, ActionPolicy>>(() => ({}));
 
 /** A rules document as its readers see it: the JSON-text fields decoded. */
-export interface StoredRules extends Omit<LoyaltyRulesDoc, '_id' | 'organization_id' | 'actions_json' | 'policies_json' | 'updated_at'> {
+export interface StoredRules extends Omit<
+  LoyaltyRulesDoc,
+  '_id' | 'organization_id' | 'actions_json' | 'policies_json' | 'updated_at'
+> {
   actions: Record<string, number>;
   /** absent for an action: its default policy (rules written before policies existed) */
   policies: Record<string, ActionPolicy>;
@@ -117,13 +158,22 @@ export async function readRules(organization_id: string): Promise<StoredRules | 
  */
 export async function writeRules(organization_id: string, rules: Omit<StoredRules, 'updated_at'>): Promise<void> {
   const { actions, policies, ...rest } = rules;
-  const doc = { organization_id, ...rest, actions_json: actionsText.encode(actions), policies_json: policiesText.encode(policies), updated_at: new Date() };
-  await LoyaltyRules.replaceOne(await keyFilter(LoyaltyRules, 'organization_id', organization_id), doc, { upsert: true });
+  const doc = {
+    organization_id,
+    ...rest,
+    actions_json: actionsText.encode(actions),
+    policies_json: policiesText.encode(policies),
+    updated_at: new Date(),
+  };
+  await LoyaltyRules.replaceOne(await keyFilter(LoyaltyRules, 'organization_id', organization_id), doc, {
+    upsert: true,
+  });
 }
 
 // ---- referrals ----
 
-export const referralCodeOf = (organization_id: string, user_id: string) => ReferralCode.findOne({ organization_id, user_id }).lean<ReferralCodeDoc>();
+export const referralCodeOf = (organization_id: string, user_id: string) =>
+  ReferralCode.findOne({ organization_id, user_id }).lean<ReferralCodeDoc>();
 
 export const referralCodeByCode = (code: string) => ReferralCode.findOne({ code }).lean<ReferralCodeDoc>();
 
@@ -138,10 +188,13 @@ export async function insertReferralCode(doc: Omit<ReferralCodeDoc, 'created_at'
 }
 
 /** The referral of a referred user (at most one per organization). */
-export const referralOf = (organization_id: string, referred_user_id: string) => Referral.findOne({ organization_id, referred_user_id }).lean<ReferralDoc>();
+export const referralOf = (organization_id: string, referred_user_id: string) =>
+  Referral.findOne({ organization_id, referred_user_id }).lean<ReferralDoc>();
 
 /** Records a referral; null when the referred user has one already (the unique index decides). */
-export async function insertReferral(doc: Omit<ReferralDoc, 'created_at' | 'completed_at'>): Promise<ReferralDoc | null> {
+export async function insertReferral(
+  doc: Omit<ReferralDoc, 'created_at' | 'completed_at'>,
+): Promise<ReferralDoc | null> {
   try {
     return (await Referral.create(doc)).toObject() as ReferralDoc;
   } catch (err) {
@@ -155,7 +208,11 @@ export async function insertReferral(doc: Omit<ReferralDoc, 'created_at' | 'comp
  * (completed now or by an earlier attempt), or null when there is no referral with this id.
  */
 export async function completeReferralDoc(referral_id: string): Promise<ReferralDoc | null> {
-  const done = await Referral.findOneAndUpdate({ referral_id, status: 'pending' }, { $set: { status: 'completed', completed_at: new Date() } }, { new: true }).lean<ReferralDoc>();
+  const done = await Referral.findOneAndUpdate(
+    { referral_id, status: 'pending' },
+    { $set: { status: 'completed', completed_at: new Date() } },
+    { new: true },
+  ).lean<ReferralDoc>();
   return done ?? Referral.findOne({ referral_id }).lean<ReferralDoc>();
 }
 
@@ -163,33 +220,49 @@ export async function completeReferralDoc(referral_id: string): Promise<Referral
  * A side of a referral reversed, written once (an insert under `<referral>|<side>`: a repeated
  * reversal changes nothing). Its own document, apart from the referral its workflow updates.
  */
-export async function insertReferralReversal(organization_id: string, referral_id: string, side: 'referrer' | 'referred', reversal: object): Promise<void> {
+export async function insertReferralReversal(
+  organization_id: string,
+  referral_id: string,
+  side: 'referrer' | 'referred',
+  reversal: object,
+): Promise<void> {
   await insertOnce(ReferralReversal, { _id: `${referral_id}|${side}`, referral_id, organization_id, side, reversal });
 }
 
 // ---- referral pairs (referral-models.ts says why) ----
 
-const pairKey = (organization_id: string, a: string, b: string) => (a < b ? `${organization_id}|${a}|${b}` : `${organization_id}|${b}|${a}`);
+const pairKey = (organization_id: string, a: string, b: string) =>
+  a < b ? `${organization_id}|${a}|${b}` : `${organization_id}|${b}|${a}`;
 
 /** Claims the pair {referrer, referred} for this referral; false when the pair is claimed already (either direction). */
 export const insertReferralPair = (doc: Omit<ReferralPairDoc, '_id' | 'created_at'>) =>
   insertOnce(ReferralPair, { _id: pairKey(doc.organization_id, doc.referrer_user_id, doc.referred_user_id), ...doc });
 
 /** The claim on the pair of these two users, in whichever direction. */
-export const referralPairOf = (organization_id: string, a: string, b: string) => byId<ReferralPairDoc>(ReferralPair, pairKey(organization_id, a, b));
+export const referralPairOf = (organization_id: string, a: string, b: string) =>
+  byId<ReferralPairDoc>(ReferralPair, pairKey(organization_id, a, b));
 
 /** Drops a claim that never became its referral (only that claim: a newer one is kept). */
-export async function deleteReferralPair(pair: Pick<ReferralPairDoc, 'organization_id' | 'referrer_user_id' | 'referred_user_id' | 'referral_id'>): Promise<void> {
-  await ReferralPair.deleteOne({ _id: pairKey(pair.organization_id, pair.referrer_user_id, pair.referred_user_id), referral_id: pair.referral_id });
+export async function deleteReferralPair(
+  pair: Pick<ReferralPairDoc, 'organization_id' | 'referrer_user_id' | 'referred_user_id' | 'referral_id'>,
+): Promise<void> {
+  await ReferralPair.deleteOne({
+    _id: pairKey(pair.organization_id, pair.referrer_user_id, pair.referred_user_id),
+    referral_id: pair.referral_id,
+  });
 }
 
 // ---- one person's data (user-data.ts: export and erasure) ----
 
 /** Every entry of the user, oldest first (the index {organization_id, user_id, seq: -1}, read backwards). */
-export const entriesOfUser = (organization_id: string, user_id: string) => LedgerEntry.find({ organization_id, user_id }).sort({ seq: 1 }).lean<LedgerEntryDoc[]>();
+export const entriesOfUser = (organization_id: string, user_id: string) =>
+  LedgerEntry.find({ organization_id, user_id }).sort({ seq: 1 }).lean<LedgerEntryDoc[]>();
 
 /** The fields of an entry an erasure replaces: who it is for, and the texts that named them. */
-export type EntryTombstone = Pick<LedgerEntryDoc, 'user_id' | 'operation_id'> & { request_id?: string; description?: string };
+export type EntryTombstone = Pick<LedgerEntryDoc, 'user_id' | 'operation_id'> & {
+  request_id?: string;
+  description?: string;
+};
 
 /**
  * Rewrites entries in place (one `_id` update each, in one bulk write): each only while it still
@@ -197,7 +270,10 @@ export type EntryTombstone = Pick<LedgerEntryDoc, 'user_id' | 'operation_id'> & 
  * it is what refuses any later append for the erased user id (store.ts insertEntry), never shown.
  * Answers how many entries changed.
  */
-export async function tombstoneEntries(user_id: string, changes: { _id: string; set: EntryTombstone }[]): Promise<number> {
+export async function tombstoneEntries(
+  user_id: string,
+  changes: { _id: string; set: EntryTombstone }[],
+): Promise<number> {
   if (!changes.length) return 0;
   const res = await LedgerEntry.bulkWrite(
     changes.map((c) => ({ updateOne: { filter: { _id: c._id, user_id }, update: { $set: c.set } } })),
@@ -211,7 +287,8 @@ export async function deleteReferralCodesOf(organization_id: string, user_id: st
   return (await ReferralCode.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
 }
 
-export const referralCodesOf = (organization_id: string, user_id: string) => ReferralCode.find({ organization_id, user_id }).lean<ReferralCodeDoc[]>();
+export const referralCodesOf = (organization_id: string, user_id: string) =>
+  ReferralCode.find({ organization_id, user_id }).lean<ReferralCodeDoc[]>();
 
 /**
  * Every referral the user is in, on either side: the unique index {organization_id,
@@ -236,7 +313,11 @@ export async function tombstoneReferrals(organization_id: string, user_id: strin
 
 /** The reversal marks of these referrals (by `_id` `<referral>|<side>`). */
 export const referralReversalsOf = (referral_ids: string[]) =>
-  referral_ids.length ? ReferralReversal.find({ _id: { $in: referral_ids.flatMap((id) => [`${id}|referrer`, `${id}|referred`]) } }).lean<ReferralReversalDoc[]>() : Promise.resolve([] as ReferralReversalDoc[]);
+  referral_ids.length
+    ? ReferralReversal.find({ _id: { $in: referral_ids.flatMap((id) => [`${id}|referrer`, `${id}|referred`]) } }).lean<
+        ReferralReversalDoc[]
+      >()
+    : Promise.resolve([] as ReferralReversalDoc[]);
 
 export async function setReferralReversal(_id: string, reversal: Record<string, unknown>): Promise<void> {
   await ReferralReversal.updateOne({ _id }, { $set: { reversal } });
@@ -247,13 +328,20 @@ export async function setReferralReversal(_id: string, reversal: Record<string, 
  * organization: a range of it, then the server's filter).
  */
 export const referralPairsNaming = (organization_id: string, user_id: string) =>
-  ReferralPair.find({ _id: { $gte: `${organization_id}|`, $lt: `${organization_id}}` }, organization_id, $or: [{ referrer_user_id: user_id }, { referred_user_id: user_id }] }).lean<ReferralPairDoc[]>();
+  ReferralPair.find({
+    _id: { $gte: `${organization_id}|`, $lt: `${organization_id}}` },
+    organization_id,
+    $or: [{ referrer_user_id: user_id }, { referred_user_id: user_id }],
+  }).lean<ReferralPairDoc[]>();
 
 /**
  * Moves a pair claim to the key of its tombstoned users: the new claim is inserted first, then the
  * old one deleted, so a crash in between leaves both (a second run deletes the old one) and never none.
  */
-export async function rekeyReferralPair(old: ReferralPairDoc, next: Omit<ReferralPairDoc, '_id' | 'created_at'>): Promise<void> {
+export async function rekeyReferralPair(
+  old: ReferralPairDoc,
+  next: Omit<ReferralPairDoc, '_id' | 'created_at'>,
+): Promise<void> {
   const _id = pairKey(next.organization_id, next.referrer_user_id, next.referred_user_id);
   if (_id !== old._id) {
     await insertOnce(ReferralPair, { _id, ...next, created_at: old.created_at });

@@ -38,29 +38,66 @@ function tombstoned(e: LedgerEntryDoc, scope: ErasureScope): EntryTombstone {
   const operation_id = scrub(e.operation_id);
   // A reversal's description ends with the admin's free-text reason about the person: dropped.
   const description =
-    e.reason === 'reversal' && e.operation_id.startsWith('reversal:') ? `reversal of ${scrub(e.operation_id.slice('reversal:'.length))}: ${scope.tombstone}` : e.description === undefined ? undefined : text(e.description);
-  return { user_id: scope.tombstone, operation_id, ...(e.request_id !== undefined && { request_id: scrub(e.request_id) }), ...(description !== undefined && { description }) };
+    e.reason === 'reversal' && e.operation_id.startsWith('reversal:')
+      ? `reversal of ${scrub(e.operation_id.slice('reversal:'.length))}: ${scope.tombstone}`
+      : e.description === undefined
+        ? undefined
+        : text(e.description);
+  return {
+    user_id: scope.tombstone,
+    operation_id,
+    ...(e.request_id !== undefined && { request_id: scrub(e.request_id) }),
+    ...(description !== undefined && { description }),
+  };
 }
 
 const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOString() : null);
 
 async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
   const { organization_id, user_id } = scope;
-  const [entries, codes, referrals] = await Promise.all([entriesOfUser(organization_id, user_id), referralCodesOf(organization_id, user_id), referralsNaming(organization_id, user_id)]);
+  const [entries, codes, referrals] = await Promise.all([
+    entriesOfUser(organization_id, user_id),
+    referralCodesOf(organization_id, user_id),
+    referralsNaming(organization_id, user_id),
+  ]);
   const balance = await getBalance(organization_id, user_id).then(
-    (b) => [{ points: b.points, pending_points: b.pending_points, expiring: b.expiring, last_updated: b.last_updated, entries: b.entries }],
+    (b) => [
+      {
+        points: b.points,
+        pending_points: b.pending_points,
+        expiring: b.expiring,
+        last_updated: b.last_updated,
+        entries: b.entries,
+      },
+    ],
     () => [],
   );
   const prefix = `${user_id}:`;
   return {
     data: {
       balance,
-      entries: entries.map((e) => ({ ...viewEntry(e), client_request_id: e.request_id?.startsWith(prefix) ? e.request_id.slice(prefix.length) : (e.request_id ?? null) })),
-      referral_codes: codes.map((c) => ({ code: c.code, referral_url: referralUrl(c.code), created_at: iso(c.created_at) })),
+      entries: entries.map((e) => ({
+        ...viewEntry(e),
+        client_request_id: e.request_id?.startsWith(prefix)
+          ? e.request_id.slice(prefix.length)
+          : (e.request_id ?? null),
+      })),
+      referral_codes: codes.map((c) => ({
+        code: c.code,
+        referral_url: referralUrl(c.code),
+        created_at: iso(c.created_at),
+      })),
       // Only the user's own side: never the other user's id.
       referrals: referrals.map((r) => {
         const role = r.referrer_user_id === user_id ? 'referrer' : 'referred';
-        return { referral_id: r.referral_id, role, points: role === 'referrer' ? r.referrer_points : r.referred_points, status: r.status, created_at: iso(r.created_at), completed_at: iso(r.completed_at) };
+        return {
+          referral_id: r.referral_id,
+          role,
+          points: role === 'referrer' ? r.referrer_points : r.referred_points,
+          status: r.status,
+          created_at: iso(r.created_at),
+          completed_at: iso(r.completed_at),
+        };
       }),
     },
     files: [],
@@ -72,7 +109,14 @@ const MAX_ROUNDS = 20;
 
 async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>> {
   const { organization_id, user_id, tombstone } = scope;
-  const report = { entries_tombstoned: 0, entry_events_recorded: 0, referral_codes_deleted: 0, referral_reversals_tombstoned: 0, referral_pairs_rekeyed: 0, referrals_tombstoned: 0 };
+  const report = {
+    entries_tombstoned: 0,
+    entry_events_recorded: 0,
+    referral_codes_deleted: 0,
+    referral_reversals_tombstoned: 0,
+    referral_pairs_rekeyed: 0,
+    referrals_tombstoned: 0,
+  };
 
   // The ledger. An entry whose event is not recorded yet is told first (as it was written, keyed by
   // its operation: events' erasure then tombstones the event), so no event is lost or told twice.
@@ -83,7 +127,10 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
     for (const e of pending) await publishEntry(e);
     await clearEventPending(pending.map((e) => e._id));
     report.entry_events_recorded += pending.length;
-    report.entries_tombstoned += await tombstoneEntries(user_id, entries.map((e) => ({ _id: e._id, set: tombstoned(e, scope) })));
+    report.entries_tombstoned += await tombstoneEntries(
+      user_id,
+      entries.map((e) => ({ _id: e._id, set: tombstoned(e, scope) })),
+    );
   }
 
   // Referral codes: deleted (the landing page and any printed QR then answer 404).
@@ -92,7 +139,9 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
   // Referrals: the reversal marks of the erased side first, then the pair claims, then the
   // referrals themselves (which the next run reads to find the marks: so they go last).
   const referrals = await referralsNaming(organization_id, user_id);
-  const sideOf = new Map(referrals.map((r) => [r.referral_id, r.referrer_user_id === user_id ? 'referrer' : 'referred']));
+  const sideOf = new Map(
+    referrals.map((r) => [r.referral_id, r.referrer_user_id === user_id ? 'referrer' : 'referred']),
+  );
   for (const mark of await referralReversalsOf(referrals.map((r) => r.referral_id))) {
     const referral = referrals.find((r) => r.referral_id === mark.referral_id);
     const bothSides = referral?.referrer_user_id === user_id && referral?.referred_user_id === user_id;
@@ -104,7 +153,12 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
   }
   for (const pair of await referralPairsNaming(organization_id, user_id)) {
     const swap = (u: string) => (u === user_id ? tombstone : u);
-    await rekeyReferralPair(pair, { organization_id, referrer_user_id: swap(pair.referrer_user_id), referred_user_id: swap(pair.referred_user_id), referral_id: pair.referral_id });
+    await rekeyReferralPair(pair, {
+      organization_id,
+      referrer_user_id: swap(pair.referrer_user_id),
+      referred_user_id: swap(pair.referred_user_id),
+      referral_id: pair.referral_id,
+    });
     report.referral_pairs_rekeyed += 1;
   }
   report.referrals_tombstoned = await tombstoneReferrals(organization_id, user_id, tombstone);

@@ -50,15 +50,29 @@ const iso = (d?: Date) => (d ? new Date(d).toISOString() : null);
 
 export function viewErasure(d: ErasureDoc): ErasureView {
   const steps: ErasureView['steps'] = {};
-  for (const [k, v] of Object.entries(d.steps ?? {})) steps[k] = { status: v.status, report: v.report ?? {}, at: iso(v.at) };
-  return { erasure_id: d.erasure_id, user_id: d.user_id, status: d.status, reason: d.reason ?? null, steps, created_at: iso(d.created_at)!, completed_at: iso(d.completed_at) };
+  for (const [k, v] of Object.entries(d.steps ?? {}))
+    steps[k] = { status: v.status, report: v.report ?? {}, at: iso(v.at) };
+  return {
+    erasure_id: d.erasure_id,
+    user_id: d.user_id,
+    status: d.status,
+    reason: d.reason ?? null,
+    steps,
+    created_at: iso(d.created_at)!,
+    completed_at: iso(d.completed_at),
+  };
 }
 
 /**
  * Starts erasing the user named by `ref` (user_id or idp_id). Asking again, during or after the
  * erasure, answers the same erasure by user_id (an idp_id is free for a new user at once).
  */
-export async function requestErasure(organization_id: string, user: { user_id: string; idp_id: string }, by: Requester, reason?: string): Promise<{ view: ErasureView; created: boolean }> {
+export async function requestErasure(
+  organization_id: string,
+  user: { user_id: string; idp_id: string },
+  by: Requester,
+  reason?: string,
+): Promise<{ view: ErasureView; created: boolean }> {
   const { erasure, created } = await insertErasureOnce({
     _id: erasureKey(organization_id, user.user_id),
     erasure_id: newId('era'),
@@ -70,7 +84,8 @@ export async function requestErasure(organization_id: string, user: { user_id: s
     ...(reason ? { reason } : {}),
   });
   // Started on every request: a start lost to a crash after the insert is made by the next one.
-  if (erasure.status === 'processing') await privacyRuns().startErasure(erasure._id, { organization_id, user_id: user.user_id }, by);
+  if (erasure.status === 'processing')
+    await privacyRuns().startErasure(erasure._id, { organization_id, user_id: user.user_id }, by);
   return { view: viewErasure(erasure), created };
 }
 
@@ -89,7 +104,12 @@ export async function getErasure(organization_id: string, ref: string): Promise<
 
 // ---- the run's steps (workflows/user-erasure.ts)
 
-const scopeOf = (d: ErasureDoc) => ({ organization_id: d.organization_id, user_id: d.user_id, idp_id: d.idp_id ?? d.tombstone, tombstone: d.tombstone });
+const scopeOf = (d: ErasureDoc) => ({
+  organization_id: d.organization_id,
+  user_id: d.user_id,
+  idp_id: d.idp_id ?? d.tombstone,
+  tombstone: d.tombstone,
+});
 
 /** Identity's first end, and the parts the run erases (all but the last). None once completed. */
 export async function beginUserErasure(key: string): Promise<{ parts: string[] }> {
@@ -99,9 +119,13 @@ export async function beginUserErasure(key: string): Promise<{ parts: string[] }
   const begun = await beginIdentityErasure(scope, doc.tombstone);
   // Before the idp_id is freed and before anything is erased: what the once-only rules must still
   // know of the person, kept under their marker (docs/privacy.md, "What an erasure never reopens").
-  if (await idpHeld(doc.organization_id, doc.user_id)) await releaseIdp(scope, doc.tombstone, key, await onceOnlyFacts(scope));
+  if (await idpHeld(doc.organization_id, doc.user_id))
+    await releaseIdp(scope, doc.tombstone, key, await onceOnlyFacts(scope));
   const parts = userDataParts().filter((p) => p !== LAST_PART);
-  await setErasurePending(key, ['runs', ...parts, LAST_PART, 'privacy'].filter((p) => !doc.steps?.[p]));
+  await setErasurePending(
+    key,
+    ['runs', ...parts, LAST_PART, 'privacy'].filter((p) => !doc.steps?.[p]),
+  );
   if (!doc.steps?.[LAST_PART]?.report?.keys_revoked) await setErasureReport(key, LAST_PART, { ...begun });
   return { parts };
 }
@@ -142,7 +166,13 @@ export async function finishUserErasure(key: string): Promise<void> {
   await dropExportQuota(doc.organization_id, doc.user_id);
   await setErasureStep(key, 'privacy', { exports_deleted });
   const completed_at = new Date();
-  await recordEvent({ organization_id: doc.organization_id, type: 'user.erased', key: doc.erasure_id, data: { user_id: doc.user_id, erasure_id: doc.erasure_id, erased_at: completed_at.toISOString() }, at: completed_at });
+  await recordEvent({
+    organization_id: doc.organization_id,
+    type: 'user.erased',
+    key: doc.erasure_id,
+    data: { user_id: doc.user_id, erasure_id: doc.erasure_id, erased_at: completed_at.toISOString() },
+    at: completed_at,
+  });
   await markErasureCompleted(key);
   await releaseErasureSlot(doc.organization_id, key, ERASURES_RUNNING_PER_ORGANIZATION);
 }
@@ -162,13 +192,19 @@ export async function stopUserRuns(key: string): Promise<void> {
   const doc = await erasureById(key);
   if (!doc || doc.status === 'completed') return;
   const runs_stopped = await privacyRuns().stopUserRuns({ organization_id: doc.organization_id, user_id: doc.user_id });
-  await setErasureStep(key, 'runs', { ...(doc.steps?.runs?.report ?? {}), runs_stopped: (doc.steps?.runs?.report?.runs_stopped ?? 0) + runs_stopped });
+  await setErasureStep(key, 'runs', {
+    ...(doc.steps?.runs?.report ?? {}),
+    runs_stopped: (doc.steps?.runs?.report?.runs_stopped ?? 0) + runs_stopped,
+  });
 }
 
 /** After completion: the user's ended runs deleted from Temporal, whose inputs held the user's data. */
 export async function purgeUserRuns(key: string): Promise<void> {
   const doc = await erasureById(key);
   if (!doc) return;
-  const runs_deleted = await privacyRuns().purgeUserRuns({ organization_id: doc.organization_id, user_id: doc.user_id });
+  const runs_deleted = await privacyRuns().purgeUserRuns({
+    organization_id: doc.organization_id,
+    user_id: doc.user_id,
+  });
   await setErasureStep(key, 'runs', { ...(doc.steps?.runs?.report ?? {}), runs_deleted });
 }

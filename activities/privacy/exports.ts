@@ -11,7 +11,20 @@ import { removeObject } from '../adapters/storage.ts';
 import { findUser } from '../identity/index.ts';
 import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
-import { claimExportSlot, deleteExport, exportById, exportsGathered, insertExport, markExportExpired, markExportFailed, markExportReady, releaseExportSlot, setExportPart, takeExportQuota, type ExportDoc } from './store.ts';
+import {
+  claimExportSlot,
+  deleteExport,
+  exportById,
+  exportsGathered,
+  insertExport,
+  markExportExpired,
+  markExportFailed,
+  markExportReady,
+  releaseExportSlot,
+  setExportPart,
+  takeExportQuota,
+  type ExportDoc,
+} from './store.ts';
 import { packZip, type PackedPart } from './zip.ts';
 
 export interface ExportView {
@@ -63,7 +76,10 @@ export async function requestExport(organization_id: string, user_id: string, by
     const doc = await exportById(running);
     if (doc) return viewExport(doc);
     // Refused and deleted meanwhile (its slot given back): claim again.
-    if (attempt >= 3) throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, { 'Retry-After': '1' });
+    if (attempt >= 3)
+      throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, {
+        'Retry-After': '1',
+      });
   }
   const refuse = async (err: PlatformError) => {
     await deleteExport(export_id);
@@ -76,10 +92,17 @@ export async function requestExport(organization_id: string, user_id: string, by
   const gathered = await exportsGathered(organization_id, since);
   const place = gathered.findIndex((e) => e._id === doc._id);
   if (place < 0 || place >= EXPORTS_GATHERED_PER_ORGANIZATION) {
-    throw await refuse(new PlatformError(429, `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`));
+    throw await refuse(
+      new PlatformError(
+        429,
+        `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`,
+      ),
+    );
   }
   if (!(await takeExportQuota(organization_id, user_id, cfg.USER_EXPORTS_PER_DAY))) {
-    throw await refuse(new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`));
+    throw await refuse(
+      new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`),
+    );
   }
   try {
     await privacyRuns().startExport(doc._id, { organization_id, user_id });
@@ -98,7 +121,8 @@ export async function getExport(organization_id: string, user_id: string, export
 
 async function ownExport(organization_id: string, user_id: string, export_id: string): Promise<ExportDoc> {
   const doc = await exportById(export_id);
-  if (!doc || doc.organization_id !== organization_id || doc.user_id !== user_id) throw notFound(`Export not found: ${export_id}`);
+  if (!doc || doc.organization_id !== organization_id || doc.user_id !== user_id)
+    throw notFound(`Export not found: ${export_id}`);
   return doc;
 }
 
@@ -107,7 +131,8 @@ export async function openExportDownload(organization_id: string, user_id: strin
   const doc = await ownExport(organization_id, user_id, export_id);
   if (doc.status === 'processing') throw conflict('The export is still being prepared');
   if (doc.status === 'failed') throw conflict(`The export failed: ${doc.error ?? 'unknown error'}`);
-  if (doc.status === 'expired' || !doc.object_key || (doc.expires_at && doc.expires_at.getTime() <= Date.now())) throw new PlatformError(410, 'The export has expired');
+  if (doc.status === 'expired' || !doc.object_key || (doc.expires_at && doc.expires_at.getTime() <= Date.now()))
+    throw new PlatformError(410, 'The export has expired');
   const { minio, minioSettings } = runtime();
   const stream = await minio.getObject(minioSettings.bucket, doc.object_key);
   return { stream, size: doc.bytes ?? 0, filename: `user-export-${doc._id}.zip` };
@@ -147,7 +172,9 @@ export async function exportUserPart(input: { export_id: string; part: string })
   counts.files = out.files.length;
   const body = Buffer.from(JSON.stringify({ data: out.data, files: out.files }));
   const { minio, minioSettings } = runtime();
-  await minio.putObject(minioSettings.bucket, partKey(input.export_id, input.part), body, body.length, { 'Content-Type': 'application/json' });
+  await minio.putObject(minioSettings.bucket, partKey(input.export_id, input.part), body, body.length, {
+    'Content-Type': 'application/json',
+  });
   // Erased while this part was gathered: the erasure may have swept the export's objects already.
   if (!(await exportScope(input.export_id))) {
     await removeObject(partKey(input.export_id, input.part));
@@ -175,9 +202,23 @@ export async function packUserExport(input: { export_id: string; parts: string[]
   }
   const key = zipKey(input.export_id);
   const { doc } = found;
-  const { bytes } = await packZip(key, { export_id: doc._id, organization_id: doc.organization_id, user_id: doc.user_id, created_at: doc.created_at.toISOString() }, packed);
+  const { bytes } = await packZip(
+    key,
+    {
+      export_id: doc._id,
+      organization_id: doc.organization_id,
+      user_id: doc.user_id,
+      created_at: doc.created_at.toISOString(),
+    },
+    packed,
+  );
   const now = new Date();
-  const ready = await markExportReady(input.export_id, { object_key: key, bytes, ready_at: now, expires_at: new Date(now.getTime() + input.ttl_ms) });
+  const ready = await markExportReady(input.export_id, {
+    object_key: key,
+    bytes,
+    ready_at: now,
+    expires_at: new Date(now.getTime() + input.ttl_ms),
+  });
   if (!ready) await removeObject(key); // erased while packing: nothing of the user stays behind
   await removeParts(input.export_id, input.parts);
 }
@@ -186,7 +227,8 @@ export async function packUserExport(input: { export_id: string; parts: string[]
 export async function removeExportObjects(export_id: string): Promise<number> {
   const { minio, minioSettings } = runtime();
   const keys: string[] = [];
-  for await (const o of minio.listObjectsV2(minioSettings.bucket, objectPrefix(export_id), true)) if (o.name) keys.push(o.name);
+  for await (const o of minio.listObjectsV2(minioSettings.bucket, objectPrefix(export_id), true))
+    if (o.name) keys.push(o.name);
   for (const key of keys) await removeObject(key);
   return keys.length;
 }

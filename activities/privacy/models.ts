@@ -1,7 +1,18 @@
 import mongoose, { Schema } from 'mongoose';
-import { ERASURE_STATUSES, EXPORT_STATUSES, type ErasureStatus, type ExportStatus, type Requester } from './constants.ts';
+import {
+  ERASURE_STATUSES,
+  EXPORT_STATUSES,
+  type ErasureStatus,
+  type ExportStatus,
+  type Requester,
+} from './constants.ts';
 
-const requester = { _id: false, key_id: { type: String, required: true }, user_id: { type: String, required: true }, level: { type: Number, required: true } };
+const requester = {
+  _id: false,
+  key_id: { type: String, required: true },
+  user_id: { type: String, required: true },
+  level: { type: Number, required: true },
+};
 
 /**
  * One export of a user's data. `_id` is the export id. `parts` holds, per component, the counts of
@@ -91,7 +102,14 @@ export const UserExport = mongoose.model('UserExport', exportSchema, 'user_expor
 export const UserErasure = mongoose.model('UserErasure', erasureSchema, 'user_erasures');
 
 /** Exports a user asked for in the current window (`_id` `<organization_id>:<user_id>`): at most USER_EXPORTS_PER_DAY. */
-const quotaSchema = new Schema({ _id: { type: String, required: true }, window_start: { type: Date, required: true }, count: { type: Number, required: true } }, { versionKey: false });
+const quotaSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    window_start: { type: Date, required: true },
+    count: { type: Number, required: true },
+  },
+  { versionKey: false },
+);
 export interface QuotaDoc {
   _id: string;
   window_start: Date;
@@ -104,7 +122,14 @@ export const UserExportQuota = mongoose.model('UserExportQuota', quotaSchema, 'u
  * (or one conditional update of a finished one), so concurrent requests of a user hold at most
  * one of the organization's places between them.
  */
-const exportSlotSchema = new Schema({ _id: { type: String, required: true }, export_id: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+const exportSlotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    export_id: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
 export interface ExportSlotDoc {
   _id: string;
   export_id: string;
@@ -116,7 +141,14 @@ export const UserExportSlot = mongoose.model('UserExportSlot', exportSlotSchema,
  * A place among the organization's erasures doing their heavy part at once (`_id`
  * `<organization_id>#<n>`, n below ERASURES_RUNNING_PER_ORGANIZATION), held by one erasure (its key).
  */
-const erasureSlotSchema = new Schema({ _id: { type: String, required: true }, erasure: { type: String, required: true }, at: { type: Date, required: true } }, { versionKey: false });
+const erasureSlotSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    erasure: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
 export interface ErasureSlotDoc {
   _id: string;
   erasure: string;

@@ -24,8 +24,13 @@ export interface Manifest {
 }
 
 /** A path segment safe in every unzip tool: no separators, no `..`, bounded. */
-const segment = (s: string) => s.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 120) || '_';
-export const zipPath = (component: string, name: string) => `files/${segment(component)}/${name.split('/').map(segment).join('/')}`;
+const segment = (s: string) =>
+  s
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^\.+/, '_')
+    .slice(0, 120) || '_';
+export const zipPath = (component: string, name: string) =>
+  `files/${segment(component)}/${name.split('/').map(segment).join('/')}`;
 
 async function sizeOf(key: string): Promise<number | null> {
   const { minio, minioSettings } = runtime();
@@ -38,13 +43,21 @@ async function sizeOf(key: string): Promise<number | null> {
 }
 
 /** Writes the zip to `key`; answers its manifest and size. */
-export async function packZip(key: string, head: Omit<Manifest, 'format' | 'components'>, parts: PackedPart[]): Promise<{ manifest: Manifest; bytes: number }> {
+export async function packZip(
+  key: string,
+  head: Omit<Manifest, 'format' | 'components'>,
+  parts: PackedPart[],
+): Promise<{ manifest: Manifest; bytes: number }> {
   const { minio, minioSettings } = runtime();
   const zip = new ZipFile();
   const manifest: Manifest = { format: 'user-export/1', ...head, components: {} };
   const taken = new Set<string>();
   for (const part of parts) {
-    const entry = (manifest.components[part.name] = { records: {} as Record<string, number>, files: [] as string[], missing_files: [] as string[] });
+    const entry = (manifest.components[part.name] = {
+      records: {} as Record<string, number>,
+      files: [] as string[],
+      missing_files: [] as string[],
+    });
     for (const [k, v] of Object.entries(part.data)) entry.records[k] = v.length;
     zip.addBuffer(Buffer.from(JSON.stringify(part.data, null, 2)), `${segment(part.name)}.json`);
     for (const file of part.files) {
@@ -68,6 +81,11 @@ export async function packZip(key: string, head: Omit<Manifest, 'format' | 'comp
   zip.addBuffer(Buffer.from(JSON.stringify(manifest, null, 2)), 'manifest.json');
   zip.end();
   const failed = new Promise<never>((_, reject) => zip.on('error', reject));
-  await Promise.race([minio.putObject(minioSettings.bucket, key, zip.outputStream as Readable, undefined, { 'Content-Type': 'application/zip' }), failed]);
+  await Promise.race([
+    minio.putObject(minioSettings.bucket, key, zip.outputStream as Readable, undefined, {
+      'Content-Type': 'application/zip',
+    }),
+    failed,
+  ]);
   return { manifest, bytes: (await sizeOf(key)) ?? 0 };
 }

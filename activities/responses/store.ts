@@ -38,13 +38,20 @@ interface NormalizedDoc {
   created_at: Date;
 }
 
-const NormalizedResponse = mongoose.model<NormalizedDoc>('NormalizedResponse', normalizedSchema, 'normalized_responses');
+const NormalizedResponse = mongoose.model<NormalizedDoc>(
+  'NormalizedResponse',
+  normalizedSchema,
+  'normalized_responses',
+);
 
 const metadataText = jsonText<Record<string, unknown>>(() => ({}));
 
 export type StoredResponse = Omit<NormalizedDoc, 'metadata_json'> & { metadata: Record<string, unknown> };
 
-const decoded = ({ metadata_json, ...d }: NormalizedDoc): StoredResponse => ({ ...d, metadata: metadataText.decode(metadata_json) });
+const decoded = ({ metadata_json, ...d }: NormalizedDoc): StoredResponse => ({
+  ...d,
+  metadata: metadataText.decode(metadata_json),
+});
 
 /** Inserts once per response_id: its time when this call stored it, null when it was there. */
 export async function insertResponse(r: Omit<StoredResponse, 'created_at'>): Promise<Date | null> {
@@ -63,14 +70,27 @@ export async function responseById(response_id: string): Promise<StoredResponse 
   return doc ? decoded(doc) : null;
 }
 
-export async function conversationResponses(filter: { organization_id: string; conversation_id: string; user_id?: string }, limit: number): Promise<StoredResponse[]> {
+export async function conversationResponses(
+  filter: { organization_id: string; conversation_id: string; user_id?: string },
+  limit: number,
+): Promise<StoredResponse[]> {
   const docs = await NormalizedResponse.find(filter).sort({ created_at: -1 }).limit(limit).lean<NormalizedDoc[]>();
   return docs.map(decoded);
 }
 
 /** A user's responses of one source (e.g. processed documents), optionally since a time. */
-export async function userResponses(organization_id: string, user_id: string, source: string, since?: Date): Promise<StoredResponse[]> {
-  const docs = await NormalizedResponse.find({ organization_id, user_id, source, ...(since ? { created_at: { $gte: since } } : {}) }).lean<NormalizedDoc[]>();
+export async function userResponses(
+  organization_id: string,
+  user_id: string,
+  source: string,
+  since?: Date,
+): Promise<StoredResponse[]> {
+  const docs = await NormalizedResponse.find({
+    organization_id,
+    user_id,
+    source,
+    ...(since ? { created_at: { $gte: since } } : {}),
+  }).lean<NormalizedDoc[]>();
   return docs.map(decoded);
 }
 
@@ -78,7 +98,11 @@ export async function deleteResponsesBefore(cutoff: Date): Promise<number> {
   return (await NormalizedResponse.deleteMany({ created_at: { $lt: cutoff } })).deletedCount ?? 0;
 }
 
-export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<number> {
+export async function deleteConversation(
+  organization_id: string,
+  conversation_id: string,
+  user_id: string,
+): Promise<number> {
   return (await NormalizedResponse.deleteMany({ organization_id, conversation_id, user_id })).deletedCount ?? 0;
 }
 

@@ -63,7 +63,8 @@ export function parseBarcode(raw: string): Barcode {
     if (digits.length === 8) {
       if (digits[0] === '0' || digits[0] === '1') {
         const upcA = expandUpcE(digits);
-        if (upcA.at(-1) === digits.at(-1)) return { kind: 'UPC-E', code: digits, key: upcA.padStart(14, '0'), check_digit_valid: true };
+        if (upcA.at(-1) === digits.at(-1))
+          return { kind: 'UPC-E', code: digits, key: upcA.padStart(14, '0'), check_digit_valid: true };
       }
       return { kind: 'EAN-8', code: digits, key: digits.padStart(14, '0'), check_digit_valid: valid(digits) };
     }

@@ -7,7 +7,15 @@ import { BarcodeError, parseBarcode, type Barcode } from './barcodes.ts';
 import { allocateIds } from './ids.ts';
 import type { MappingStatus } from './constants.ts';
 import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store.ts';
-import { brandView, mappingView, noteViewChanges, productView, type BrandView, type MappingView, type ProductView } from './views.ts';
+import {
+  brandView,
+  mappingView,
+  noteViewChanges,
+  productView,
+  type BrandView,
+  type MappingView,
+  type ProductView,
+} from './views.ts';
 import { getVenue, organizationVenues } from './venues.ts';
 import { missing, nameFilter, type Page } from './queries.ts';
 
@@ -40,11 +48,18 @@ async function brandDoc(organization_id: string, brand_id: number): Promise<Bran
   return doc;
 }
 
-export const getBrand = async (organization_id: string, brand_id: number) => brandView(await brandDoc(organization_id, brand_id));
+export const getBrand = async (organization_id: string, brand_id: number) =>
+  brandView(await brandDoc(organization_id, brand_id));
 
 export async function updateBrand(organization_id: string, brand_id: number, input: BrandInput): Promise<BrandView> {
   const before = await brandDoc(organization_id, brand_id);
-  const doc = await brands.set(organization_id, brand_id, { description: '', logo_url: '', featured: false, featured_rank: 0, ...input });
+  const doc = await brands.set(organization_id, brand_id, {
+    description: '',
+    logo_url: '',
+    featured: false,
+    featured_rank: 0,
+    ...input,
+  });
   if (!doc) throw missing();
   noteViewChanges(brandView(before), brandView(doc));
   return brandView(doc);
@@ -58,7 +73,15 @@ export async function deleteBrand(organization_id: string, brand_id: number): Pr
 }
 
 export const listBrands = (organization_id: string, filter: { q?: string; featured?: boolean }, page: Page) =>
-  brands.page({ organization_id, ...nameFilter(filter.q), ...(filter.featured === undefined ? {} : { featured: filter.featured }) }, page, brandView);
+  brands.page(
+    {
+      organization_id,
+      ...nameFilter(filter.q),
+      ...(filter.featured === undefined ? {} : { featured: filter.featured }),
+    },
+    page,
+    brandView,
+  );
 
 /** Featured items in the admin's order (featured_rank ascending, then id). */
 export async function featuredBrands(organization_id: string, limit: number): Promise<BrandView[]> {
@@ -80,12 +103,14 @@ function readBarcode(raw: string): Barcode {
 const barcodeOf = (raw: string | undefined) => (raw?.trim() ? readBarcode(raw) : undefined);
 
 async function requireBrand(organization_id: string, brand_id: number): Promise<void> {
-  if (!(await brands.exists(organization_id, brand_id))) throw invalid('brand_id', `brand ${brand_id} does not exist in this organization`);
+  if (!(await brands.exists(organization_id, brand_id)))
+    throw invalid('brand_id', `brand ${brand_id} does not exist in this organization`);
 }
 
 async function barcodeTaken(organization_id: string, key: string, except?: number): Promise<never | void> {
   const other = await products.byGtin(organization_id, key);
-  if (other && other._id !== except) throw conflict(`A product with this barcode already exists (product ${other._id})`);
+  if (other && other._id !== except)
+    throw conflict(`A product with this barcode already exists (product ${other._id})`);
 }
 
 export async function createProduct(organization_id: string, input: ProductInput): Promise<ProductView> {
@@ -94,7 +119,15 @@ export async function createProduct(organization_id: string, input: ProductInput
   if (code) await barcodeTaken(organization_id, code.key);
   const [id] = await allocateIds('product');
   try {
-    return productView(await products.insert({ _id: id, organization_id, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${id}` }));
+    return productView(
+      await products.insert({
+        _id: id,
+        organization_id,
+        ...input,
+        barcode: code?.code ?? '',
+        gtin: code?.key ?? `id:${id}`,
+      }),
+    );
   } catch (err) {
     if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key);
     throw err;
@@ -107,14 +140,26 @@ async function productDoc(organization_id: string, product_id: number): Promise<
   return doc;
 }
 
-export const getProduct = async (organization_id: string, product_id: number) => productView(await productDoc(organization_id, product_id));
+export const getProduct = async (organization_id: string, product_id: number) =>
+  productView(await productDoc(organization_id, product_id));
 
-export async function updateProduct(organization_id: string, product_id: number, input: ProductInput): Promise<ProductView> {
+export async function updateProduct(
+  organization_id: string,
+  product_id: number,
+  input: ProductInput,
+): Promise<ProductView> {
   const before = await productDoc(organization_id, product_id);
   const code = barcodeOf(input.barcode);
   await requireBrand(organization_id, input.brand_id);
   if (code) await barcodeTaken(organization_id, code.key, product_id);
-  const set = { description: '', featured: false, featured_rank: 0, ...input, barcode: code?.code ?? '', gtin: code?.key ?? `id:${product_id}` };
+  const set = {
+    description: '',
+    featured: false,
+    featured_rank: 0,
+    ...input,
+    barcode: code?.code ?? '',
+    gtin: code?.key ?? `id:${product_id}`,
+  };
   try {
     const doc = await products.set(organization_id, product_id, set);
     if (!doc) throw missing();
@@ -131,9 +176,18 @@ export async function deleteProduct(organization_id: string, product_id: number)
   await products.remove(organization_id, product_id);
 }
 
-export const listProducts = (organization_id: string, filter: { q?: string; brand_id?: number; featured?: boolean }, page: Page) =>
+export const listProducts = (
+  organization_id: string,
+  filter: { q?: string; brand_id?: number; featured?: boolean },
+  page: Page,
+) =>
   products.page(
-    { organization_id, ...nameFilter(filter.q), ...(filter.brand_id === undefined ? {} : { brand_id: filter.brand_id }), ...(filter.featured === undefined ? {} : { featured: filter.featured }) },
+    {
+      organization_id,
+      ...nameFilter(filter.q),
+      ...(filter.brand_id === undefined ? {} : { brand_id: filter.brand_id }),
+      ...(filter.featured === undefined ? {} : { featured: filter.featured }),
+    },
     page,
     productView,
   );
@@ -152,7 +206,10 @@ export async function featuredProducts(organization_id: string, limit: number): 
  * digit still finds the product stored with the same digits; 404 "Resource not found" for an
  * unknown code, 422 only for one no retailer prints.
  */
-export async function productByBarcode(organization_id: string, raw: string): Promise<ProductView & { barcode_type: string }> {
+export async function productByBarcode(
+  organization_id: string,
+  raw: string,
+): Promise<ProductView & { barcode_type: string }> {
   const code = readBarcode(raw);
   const doc = await products.byGtin(organization_id, code.key);
   if (!doc) throw missing();
@@ -166,10 +223,21 @@ export async function organizationProducts(organization_id: string): Promise<Pro
 
 // --- venue products ---
 
-export async function mapVenueProduct(organization_id: string, venue_id: number, input: { product_id: number; price: number; status: MappingStatus }): Promise<MappingView> {
+export async function mapVenueProduct(
+  organization_id: string,
+  venue_id: number,
+  input: { product_id: number; price: number; status: MappingStatus },
+): Promise<MappingView> {
   await getVenue(organization_id, venue_id);
-  if (!(await products.exists(organization_id, input.product_id))) throw invalid('product_id', `product ${input.product_id} does not exist in this organization`);
-  const doc = await mappings.upsert({ organization_id, venue_id, product_id: input.product_id, price: input.price, status: input.status });
+  if (!(await products.exists(organization_id, input.product_id)))
+    throw invalid('product_id', `product ${input.product_id} does not exist in this organization`);
+  const doc = await mappings.upsert({
+    organization_id,
+    venue_id,
+    product_id: input.product_id,
+    price: input.price,
+    status: input.status,
+  });
   if (!doc) throw new PlatformError(500, 'mapping was not stored');
   return mappingView(doc);
 }
@@ -184,7 +252,14 @@ export interface VenueProductView extends MappingView {
 export async function venueProducts(organization_id: string, venue_id: number): Promise<VenueProductView[]> {
   const mapped = await mappings.ofVenue(organization_id, venue_id);
   if (!mapped.length) return [];
-  const byId = new Map((await products.byIds(organization_id, mapped.map((m) => m.product_id))).map((p) => [p._id, p]));
+  const byId = new Map(
+    (
+      await products.byIds(
+        organization_id,
+        mapped.map((m) => m.product_id),
+      )
+    ).map((p) => [p._id, p]),
+  );
   return mapped.flatMap((m) => {
     const p = byId.get(m.product_id);
     return p ? [{ ...mappingView(m), name: p.name, brand_id: p.brand_id, barcode: p.barcode ?? '' }] : [];
@@ -196,7 +271,13 @@ export async function deleteVenueMappings(organization_id: string, venue_id: num
 }
 
 /** What catalogue search scores: the organization's brands, products and venues, as answered. */
-export async function searchableCatalogue(organization_id: string): Promise<{ brands: BrandView[]; products: ProductView[]; venues: Awaited<ReturnType<typeof organizationVenues>> }> {
-  const [b, p, v] = await Promise.all([brands.ofOrganization(organization_id), products.ofOrganization(organization_id), organizationVenues(organization_id)]);
+export async function searchableCatalogue(
+  organization_id: string,
+): Promise<{ brands: BrandView[]; products: ProductView[]; venues: Awaited<ReturnType<typeof organizationVenues>> }> {
+  const [b, p, v] = await Promise.all([
+    brands.ofOrganization(organization_id),
+    products.ofOrganization(organization_id),
+    organizationVenues(organization_id),
+  ]);
   return { brands: b.map(brandView), products: p.map(productView), venues: v };
 }

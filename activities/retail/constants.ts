@@ -13,7 +13,10 @@ export type MappingStatus = string;
 
 /** Compared without case, with spaces and hyphens as underscores: "Out of stock" is out_of_stock. */
 export function isOnSaleStatus(status: string): boolean {
-  const key = status.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  const key = status
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
   return !(NOT_ON_SALE_STATUSES as readonly string[]).includes(key);
 }
 

@@ -28,8 +28,24 @@ export function boundingBox(lat: number, lon: number, radiusM: number): Box {
   if (!Number.isFinite(dLon) || dLon >= 180) return { minLat, maxLat, lonRanges: [[-180, 180]] };
   const west = lon - dLon;
   const east = lon + dLon;
-  if (west < -180) return { minLat, maxLat, lonRanges: [[west + 360, 180], [-180, east]] };
-  if (east > 180) return { minLat, maxLat, lonRanges: [[west, 180], [-180, east - 360]] };
+  if (west < -180)
+    return {
+      minLat,
+      maxLat,
+      lonRanges: [
+        [west + 360, 180],
+        [-180, east],
+      ],
+    };
+  if (east > 180)
+    return {
+      minLat,
+      maxLat,
+      lonRanges: [
+        [west, 180],
+        [-180, east - 360],
+      ],
+    };
   return { minLat, maxLat, lonRanges: [[west, east]] };
 }
 

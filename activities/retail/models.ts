@@ -155,10 +155,25 @@ export interface PlacesCacheDoc {
 export const Brand = mongoose.model<BrandDoc>('Brand', brandSchema, 'retail_brands');
 export const Product = mongoose.model<ProductDoc>('Product', productSchema, 'retail_products');
 export const Venue = mongoose.model<VenueDoc>('Venue', venueSchema, 'retail_venues');
-export const VenueProduct = mongoose.model<VenueProductDoc>('VenueProduct', venueProductSchema, 'retail_venue_products');
+export const VenueProduct = mongoose.model<VenueProductDoc>(
+  'VenueProduct',
+  venueProductSchema,
+  'retail_venue_products',
+);
 /** Every integer id ever handed out, `<kind>:<n>` (ids.ts). */
-const retailIdSchema = new Schema({ _id: { type: String, required: true }, kind: { type: String, required: true }, n: { type: Number, required: true } }, { versionKey: false });
+const retailIdSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    kind: { type: String, required: true },
+    n: { type: Number, required: true },
+  },
+  { versionKey: false },
+);
 retailIdSchema.index({ kind: 1, n: -1 });
 
-export const RetailId = mongoose.model<{ _id: string; kind: string; n: number }>('RetailId', retailIdSchema, 'retail_ids');
+export const RetailId = mongoose.model<{ _id: string; kind: string; n: number }>(
+  'RetailId',
+  retailIdSchema,
+  'retail_ids',
+);
 export const PlacesCache = mongoose.model<PlacesCacheDoc>('PlacesCache', placesCacheSchema, 'retail_places_cache');

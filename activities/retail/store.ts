@@ -31,9 +31,20 @@ export interface Page {
 }
 
 /** One page in id order, with the total. */
-export async function paged<D, V>(model: Model<D>, filter: Record<string, unknown>, page: Page, view: (d: D) => V, projection?: Record<string, 0>) {
+export async function paged<D, V>(
+  model: Model<D>,
+  filter: Record<string, unknown>,
+  page: Page,
+  view: (d: D) => V,
+  projection?: Record<string, 0>,
+) {
   const [docs, total] = await Promise.all([
-    model.find(filter, projection).sort({ _id: 1 }).skip((page.page - 1) * page.limit).limit(page.limit).lean<D[]>(),
+    model
+      .find(filter, projection)
+      .sort({ _id: 1 })
+      .skip((page.page - 1) * page.limit)
+      .limit(page.limit)
+      .lean<D[]>(),
     model.countDocuments(filter),
   ]);
   return { items: docs.map(view), page: page.page, limit: page.limit, total, has_more: page.page * page.limit < total };
@@ -48,41 +59,60 @@ export async function highestRetailId(kind: RetailKind): Promise<number> {
 
 /** Inserts the id rows in order; a duplicate key error means another process took one. */
 export async function reserveRetailIds(kind: RetailKind, ids: number[]): Promise<void> {
-  await RetailId.insertMany(ids.map((n) => ({ _id: `${kind}:${n}`, kind, n })), { ordered: true });
+  await RetailId.insertMany(
+    ids.map((n) => ({ _id: `${kind}:${n}`, kind, n })),
+    { ordered: true },
+  );
 }
 
 // --- brands ---
 
 export const brands = {
-  insert: async (doc: Omit<BrandDoc, 'created_at' | 'updated_at' | 'description' | 'logo_url' | 'featured' | 'featured_rank'> & Partial<BrandDoc>) => (await Brand.create(doc)).toObject() as BrandDoc,
+  insert: async (
+    doc: Omit<BrandDoc, 'created_at' | 'updated_at' | 'description' | 'logo_url' | 'featured' | 'featured_rank'> &
+      Partial<BrandDoc>,
+  ) => (await Brand.create(doc)).toObject() as BrandDoc,
   get: (organization_id: string, _id: number) => Brand.findOne({ _id, organization_id }).lean<BrandDoc>(),
   exists: async (organization_id: string, _id: number) => Boolean(await Brand.exists({ _id, organization_id })),
-  set: (organization_id: string, _id: number, set: Partial<BrandDoc>) => Brand.findOneAndUpdate({ _id, organization_id }, { $set: set }, { new: true }).lean<BrandDoc>(),
+  set: (organization_id: string, _id: number, set: Partial<BrandDoc>) =>
+    Brand.findOneAndUpdate({ _id, organization_id }, { $set: set }, { new: true }).lean<BrandDoc>(),
   remove: async (organization_id: string, _id: number) => void (await Brand.deleteOne({ _id, organization_id })),
-  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: BrandDoc) => V) => paged<BrandDoc, V>(Brand, filter, page, view),
-  featured: (organization_id: string, limit: number) => Brand.find({ organization_id, featured: true }).sort({ featured_rank: 1, _id: 1 }).limit(limit).lean<BrandDoc[]>(),
+  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: BrandDoc) => V) =>
+    paged<BrandDoc, V>(Brand, filter, page, view),
+  featured: (organization_id: string, limit: number) =>
+    Brand.find({ organization_id, featured: true }).sort({ featured_rank: 1, _id: 1 }).limit(limit).lean<BrandDoc[]>(),
   ofOrganization: (organization_id: string) => Brand.find({ organization_id }).lean<BrandDoc[]>(),
 };
 
 // --- products ---
 
 export const products = {
-  insert: async (doc: Partial<ProductDoc> & Pick<ProductDoc, '_id' | 'organization_id' | 'name' | 'brand_id' | 'gtin'>) => (await Product.create(doc)).toObject() as ProductDoc,
+  insert: async (
+    doc: Partial<ProductDoc> & Pick<ProductDoc, '_id' | 'organization_id' | 'name' | 'brand_id' | 'gtin'>,
+  ) => (await Product.create(doc)).toObject() as ProductDoc,
   get: (organization_id: string, _id: number) => Product.findOne({ _id, organization_id }).lean<ProductDoc>(),
   exists: async (organization_id: string, _id: number) => Boolean(await Product.exists({ _id, organization_id })),
   byGtin: (organization_id: string, gtin: string) => Product.findOne({ organization_id, gtin }).lean<ProductDoc>(),
-  set: (organization_id: string, _id: number, set: Partial<ProductDoc>) => Product.findOneAndUpdate({ _id, organization_id }, { $set: set }, { new: true }).lean<ProductDoc>(),
+  set: (organization_id: string, _id: number, set: Partial<ProductDoc>) =>
+    Product.findOneAndUpdate({ _id, organization_id }, { $set: set }, { new: true }).lean<ProductDoc>(),
   /** the product and its venue mappings */
   remove: async (organization_id: string, _id: number) => {
     await VenueProduct.deleteMany({ organization_id, product_id: _id });
     await Product.deleteOne({ _id, organization_id });
   },
   countOfBrand: (organization_id: string, brand_id: number) => Product.countDocuments({ organization_id, brand_id }),
-  ofBrand: (organization_id: string, brand_id: number) => Product.find({ organization_id, brand_id }).sort({ _id: 1 }).lean<ProductDoc[]>(),
-  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: ProductDoc) => V) => paged<ProductDoc, V>(Product, filter, page, view),
-  featured: (organization_id: string, limit: number) => Product.find({ organization_id, featured: true }).sort({ featured_rank: 1, _id: 1 }).limit(limit).lean<ProductDoc[]>(),
+  ofBrand: (organization_id: string, brand_id: number) =>
+    Product.find({ organization_id, brand_id }).sort({ _id: 1 }).lean<ProductDoc[]>(),
+  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: ProductDoc) => V) =>
+    paged<ProductDoc, V>(Product, filter, page, view),
+  featured: (organization_id: string, limit: number) =>
+    Product.find({ organization_id, featured: true })
+      .sort({ featured_rank: 1, _id: 1 })
+      .limit(limit)
+      .lean<ProductDoc[]>(),
   ofOrganization: (organization_id: string) => Product.find({ organization_id }).lean<ProductDoc[]>(),
-  byIds: (organization_id: string, ids: number[]) => Product.find({ _id: { $in: ids }, organization_id }).lean<ProductDoc[]>(),
+  byIds: (organization_id: string, ids: number[]) =>
+    Product.find({ _id: { $in: ids }, organization_id }).lean<ProductDoc[]>(),
 };
 
 // --- venues ---
@@ -107,10 +137,17 @@ const MIGRATION_BATCH = 500;
 /** Gives the organization's older venues their indexed fields, a batch at a time, each by its exact position (an index). */
 async function giveFields(organization_id: string): Promise<void> {
   for (;;) {
-    const docs = await Venue.find({ organization_id, lat_band: null }, { latitude: 1, longitude: 1 }).limit(MIGRATION_BATCH).lean<Array<Pick<VenueDoc, '_id' | 'latitude' | 'longitude'>>>();
+    const docs = await Venue.find({ organization_id, lat_band: null }, { latitude: 1, longitude: 1 })
+      .limit(MIGRATION_BATCH)
+      .lean<Array<Pick<VenueDoc, '_id' | 'latitude' | 'longitude'>>>();
     if (!docs.length) return;
     const res = await Venue.bulkWrite(
-      docs.map((d) => ({ updateOne: { filter: { _id: d._id, organization_id, latitude: d.latitude, longitude: d.longitude }, update: { $set: indexedFields(d) } } })),
+      docs.map((d) => ({
+        updateOne: {
+          filter: { _id: d._id, organization_id, latitude: d.latitude, longitude: d.longitude },
+          update: { $set: indexedFields(d) },
+        },
+      })),
       { ordered: false },
     );
     if (!res.matchedCount) return; // moved or deleted meanwhile: then written with the fields
@@ -147,49 +184,100 @@ export const venues = {
   insertMany: async (docs: NewVenue[]) => {
     for (let i = 0; i < docs.length; i += 1000) {
       const now = new Date();
-      await Venue.collection.insertMany(docs.slice(i, i + 1000).map((d) => ({ ...d, ...indexedFields(d), created_at: now, updated_at: now })) as never[], { ordered: true });
+      await Venue.collection.insertMany(
+        docs
+          .slice(i, i + 1000)
+          .map((d) => ({ ...d, ...indexedFields(d), created_at: now, updated_at: now })) as never[],
+        { ordered: true },
+      );
     }
   },
   get: async (organization_id: string, _id: number) => {
     const get = () => Venue.findOne(byVenueId(organization_id, _id)).lean<VenueDoc>();
     // (a venue given its fields between the two reads is found by the third)
-    return (await get()) ?? ((await hasOlderVenues(organization_id)) ? ((await Venue.findOne(asOlder(organization_id, _id)).lean<VenueDoc>()) ?? get()) : null);
+    return (
+      (await get()) ??
+      ((await hasOlderVenues(organization_id))
+        ? ((await Venue.findOne(asOlder(organization_id, _id)).lean<VenueDoc>()) ?? get())
+        : null)
+    );
   },
-  set: async (organization_id: string, _id: number, set: Pick<VenueDoc, 'name' | 'address' | 'latitude' | 'longitude'>) => {
+  set: async (
+    organization_id: string,
+    _id: number,
+    set: Pick<VenueDoc, 'name' | 'address' | 'latitude' | 'longitude'>,
+  ) => {
     const update = { $set: { ...set, ...indexedFields({ _id, latitude: set.latitude }) } };
     const setBy = (filter: object) => Venue.findOneAndUpdate(filter, update, { new: true }).lean<VenueDoc>();
-    return (await setBy(byVenueId(organization_id, _id))) ?? ((await hasOlderVenues(organization_id)) ? ((await setBy(asOlder(organization_id, _id))) ?? setBy(byVenueId(organization_id, _id))) : null);
+    return (
+      (await setBy(byVenueId(organization_id, _id))) ??
+      ((await hasOlderVenues(organization_id))
+        ? ((await setBy(asOlder(organization_id, _id))) ?? setBy(byVenueId(organization_id, _id)))
+        : null)
+    );
   },
   /** the venue, its product mappings and its places answer */
   remove: async (organization_id: string, _id: number) => {
     await VenueProduct.deleteMany({ organization_id, venue_id: _id });
     const { deletedCount } = await Venue.deleteOne(byVenueId(organization_id, _id));
-    if (!deletedCount && (await hasOlderVenues(organization_id)) && !(await Venue.deleteOne(asOlder(organization_id, _id))).deletedCount) await Venue.deleteOne(byVenueId(organization_id, _id));
+    if (
+      !deletedCount &&
+      (await hasOlderVenues(organization_id)) &&
+      !(await Venue.deleteOne(asOlder(organization_id, _id))).deletedCount
+    )
+      await Venue.deleteOne(byVenueId(organization_id, _id));
     await PlacesCache.deleteOne({ _id });
   },
-  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: VenueDoc) => V) => paged<VenueDoc, V>(Venue, filter, page, view),
+  page: <V>(filter: Record<string, unknown>, page: Page, view: (d: VenueDoc) => V) =>
+    paged<VenueDoc, V>(Venue, filter, page, view),
   /** The organization's venues in the latitude bands and the longitude range (inclusive). */
   async inBox(organization_id: string, bands: number[], west: number, east: number): Promise<VenueDoc[]> {
     const reads: Array<Promise<VenueDoc[]>> = [];
     for (let i = 0; i < bands.length; i += BANDS_PER_QUERY) {
-      reads.push(Venue.find({ organization_id, lat_band: { $in: bands.slice(i, i + BANDS_PER_QUERY) }, longitude: { $gte: west, $lte: east } }).lean<VenueDoc[]>());
+      reads.push(
+        Venue.find({
+          organization_id,
+          lat_band: { $in: bands.slice(i, i + BANDS_PER_QUERY) },
+          longitude: { $gte: west, $lte: east },
+        }).lean<VenueDoc[]>(),
+      );
     }
     return (await Promise.all(reads)).flat();
   },
   /** The organization's venues in the box not yet given their fields (none, without a read, once all have them). */
   olderInBox: async (organization_id: string, box: { minLat: number; maxLat: number }, west: number, east: number) =>
-    (await hasOlderVenues(organization_id)) ? Venue.find({ organization_id, lat_band: null, latitude: { $gte: box.minLat, $lte: box.maxLat }, longitude: { $gte: west, $lte: east } }).lean<VenueDoc[]>() : [],
-  ofOrganization: (organization_id: string, limit: number) => Venue.find({ organization_id }).limit(limit).lean<VenueDoc[]>(),
+    (await hasOlderVenues(organization_id))
+      ? Venue.find({
+          organization_id,
+          lat_band: null,
+          latitude: { $gte: box.minLat, $lte: box.maxLat },
+          longitude: { $gte: west, $lte: east },
+        }).lean<VenueDoc[]>()
+      : [],
+  ofOrganization: (organization_id: string, limit: number) =>
+    Venue.find({ organization_id }).limit(limit).lean<VenueDoc[]>(),
 };
 
 // --- venue products ---
 
 export const mappings = {
   /** One writer per pair in practice (an admin); a lost race leaves one of two equal-shaped rows. */
-  upsert: (m: { organization_id: string; venue_id: number; product_id: number; price: number; status: MappingStatus }) =>
-    VenueProduct.findOneAndUpdate({ _id: `${m.venue_id}:${m.product_id}` }, { $set: m }, { upsert: true, new: true }).lean<VenueProductDoc>(),
-  ofVenue: (organization_id: string, venue_id: number) => VenueProduct.find({ organization_id, venue_id }).sort({ product_id: 1 }).lean<VenueProductDoc[]>(),
-  removeOfVenue: async (organization_id: string, venue_id: number) => void (await VenueProduct.deleteMany({ organization_id, venue_id })),
+  upsert: (m: {
+    organization_id: string;
+    venue_id: number;
+    product_id: number;
+    price: number;
+    status: MappingStatus;
+  }) =>
+    VenueProduct.findOneAndUpdate(
+      { _id: `${m.venue_id}:${m.product_id}` },
+      { $set: m },
+      { upsert: true, new: true },
+    ).lean<VenueProductDoc>(),
+  ofVenue: (organization_id: string, venue_id: number) =>
+    VenueProduct.find({ organization_id, venue_id }).sort({ product_id: 1 }).lean<VenueProductDoc[]>(),
+  removeOfVenue: async (organization_id: string, venue_id: number) =>
+    void (await VenueProduct.deleteMany({ organization_id, venue_id })),
 };
 
 // --- places answers (the places engine's cache) ---
@@ -198,11 +286,19 @@ const placeText = jsonText<Place | null>(null);
 
 export const placesCache: PlacesCacheApi & { forget(venue_id: number): Promise<void> } = {
   async get(venue_id) {
-    const doc = await PlacesCache.findById(venue_id).lean<{ source: CachedPlace['source']; data: string; fetched_at: Date }>();
+    const doc = await PlacesCache.findById(venue_id).lean<{
+      source: CachedPlace['source'];
+      data: string;
+      fetched_at: Date;
+    }>();
     return doc ? { source: doc.source, place: placeText.decode(doc.data), fetched_at: doc.fetched_at } : null;
   },
   async put(venue_id, e) {
-    await PlacesCache.replaceOne({ _id: venue_id }, { _id: venue_id, source: e.source, data: placeText.encode(e.place), fetched_at: e.fetched_at }, { upsert: true });
+    await PlacesCache.replaceOne(
+      { _id: venue_id },
+      { _id: venue_id, source: e.source, data: placeText.encode(e.place), fetched_at: e.fetched_at },
+      { upsert: true },
+    );
   },
   /** A venue's address or name changed: its places answer no longer applies. */
   async forget(venue_id) {

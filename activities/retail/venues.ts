@@ -61,7 +61,8 @@ export async function deleteVenue(organization_id: string, venue_id: number): Pr
   await venues.remove(organization_id, venue_id);
 }
 
-export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) => venues.page({ organization_id, ...nameFilter(filter.q) }, page, venueView);
+export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) =>
+  venues.page({ organization_id, ...nameFilter(filter.q) }, page, venueView);
 
 export interface NearbyResult {
   venues: Array<VenueView & { distance_m: number }>;
@@ -82,14 +83,23 @@ type LonRange = [number, number];
 function subtract(ranges: LonRange[], minus: LonRange[]): LonRange[] {
   let out = ranges;
   for (const [c, d] of minus) {
-    out = out.flatMap(([a, b]): LonRange[] => (d < a || c > b ? [[a, b]] : [...(a < c ? [[a, c] as LonRange] : []), ...(d < b ? [[d, b] as LonRange] : [])]));
+    out = out.flatMap(([a, b]): LonRange[] =>
+      d < a || c > b ? [[a, b]] : [...(a < c ? [[a, c] as LonRange] : []), ...(d < b ? [[d, b] as LonRange] : [])],
+    );
   }
   return out;
 }
 
 /** Venues of the organization within radius, nearest first (then by id). */
-export async function nearbyVenues(organization_id: string, latitude: number, longitude: number, radiusM: number, limit: number): Promise<NearbyResult> {
-  if (!Number.isFinite(latitude) || latitude < -90 || latitude > 90) throw invalid('latitude', 'must be a number between -90 and 90');
+export async function nearbyVenues(
+  organization_id: string,
+  latitude: number,
+  longitude: number,
+  radiusM: number,
+  limit: number,
+): Promise<NearbyResult> {
+  if (!Number.isFinite(latitude) || latitude < -90 || latitude > 90)
+    throw invalid('latitude', 'must be a number between -90 and 90');
   const found = new Map<number, { v: VenueDoc; d: number }>();
   const add = (docs: VenueDoc[]) => {
     for (const v of docs) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
@@ -106,7 +116,9 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
     add((await Promise.all(box.lonRanges.map(([w, e]) => venues.olderInBox(organization_id, box, w, e)))).flat());
     const reads: Array<Promise<VenueDoc[]>> = [];
     if (newBands.length) for (const [w, e] of box.lonRanges) reads.push(venues.inBox(organization_id, newBands, w, e));
-    if (read) for (const [w, e] of subtract(box.lonRanges, read.lonRanges)) reads.push(venues.inBox(organization_id, [...read.bands], w, e));
+    if (read)
+      for (const [w, e] of subtract(box.lonRanges, read.lonRanges))
+        reads.push(venues.inBox(organization_id, [...read.bands], w, e));
     add((await Promise.all(reads)).flat());
     read = { bands: new Set(bands), lonRanges: box.lonRanges };
     // Every venue within r is in the box: when `limit` of them are, no unread venue is nearer.
@@ -116,7 +128,10 @@ export async function nearbyVenues(organization_id: string, latitude: number, lo
     r = Math.min(radiusM, r * Math.min(2, Math.max(1.25, Math.sqrt((limit * 1.3) / Math.max(within, 1)))));
   }
   const nearest = [...found.values()].filter(({ d }) => d <= radiusM).sort((a, b) => a.d - b.d || a.v._id - b.v._id);
-  return { venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...venueView(v), distance_m: Math.round(d * 10) / 10 })), engine: NEARBY_ENGINE };
+  return {
+    venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...venueView(v), distance_m: Math.round(d * 10) / 10 })),
+    engine: NEARBY_ENGINE,
+  };
 }
 
 /** Candidate venues for matching a receipt without a venue, and for search. */

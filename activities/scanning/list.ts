@@ -6,13 +6,27 @@
  */
 import { handedIn } from '../core/wiring.ts';
 import type { ScanReversalDoc } from './models.ts';
-import { dropPlaceholder, findScans, insertScanPlaceholder, insertScanReversal, scanById, scanReversal, scanReversals, type ScanFilter } from './store.ts';
+import {
+  dropPlaceholder,
+  findScans,
+  insertScanPlaceholder,
+  insertScanReversal,
+  scanById,
+  scanReversal,
+  scanReversals,
+  type ScanFilter,
+} from './store.ts';
 
 /**
  * Activity: records the scan as the workflow answers it before reading anything (`processing`);
  * never over what the workflow has mirrored already (a retried step).
  */
-export async function recordScanStarted(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
+export async function recordScanStarted(view: {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: string;
+}): Promise<void> {
   await insertScanPlaceholder(view, view);
 }
 
@@ -47,11 +61,17 @@ const STALE_PROCESSING_MS = 60_000;
  * never started or whose failure it did not live to see. A `processing` record older than a
  * minute whose run is gone is such a record: it is dropped, not listed.
  */
-async function abandoned(docs: Array<{ _id: string; organization_id: string; status: string; created_at: Date }>): Promise<Set<string>> {
-  const stale = docs.filter((d) => d.status === 'processing' && Date.now() - d.created_at.getTime() > STALE_PROCESSING_MS);
+async function abandoned(
+  docs: Array<{ _id: string; organization_id: string; status: string; created_at: Date }>,
+): Promise<Set<string>> {
+  const stale = docs.filter(
+    (d) => d.status === 'processing' && Date.now() - d.created_at.getTime() > STALE_PROCESSING_MS,
+  );
   if (!stale.length) return new Set();
   const check = runOpen.get();
-  const gone = (await Promise.all(stale.map(async (d) => ((await check(d._id).catch(() => true)) ? null : d)))).filter((d) => d !== null);
+  const gone = (await Promise.all(stale.map(async (d) => ((await check(d._id).catch(() => true)) ? null : d)))).filter(
+    (d) => d !== null,
+  );
   await Promise.all(gone.map((d) => dropPlaceholder(d.organization_id, d._id)));
   return new Set(gone.map((d) => d._id));
 }
@@ -67,10 +87,14 @@ export async function listScans(q: ScanListQuery): Promise<{ scans: Array<Record
 }
 
 /** The scan as the API answers it: the mirrored view, with its reversal when its points were taken back. */
-const withReversal = (view: Record<string, unknown>, r: ScanReversalDoc | null | undefined) => (r ? { ...view, reversal: r.reversal } : view);
+const withReversal = (view: Record<string, unknown>, r: ScanReversalDoc | null | undefined) =>
+  r ? { ...view, reversal: r.reversal } : view;
 
 /** The mirrored scan of the organization (with its reversal), or null. */
-export async function scanMirrorView(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
+export async function scanMirrorView(
+  organization_id: string,
+  scan_id: string,
+): Promise<Record<string, unknown> | null> {
   const [doc, reversal] = await Promise.all([scanById(scan_id), scanReversal(scan_id)]);
   if (!doc || doc.organization_id !== organization_id) return null;
   return withReversal(doc.view, reversal);

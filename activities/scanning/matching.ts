@@ -76,18 +76,37 @@ export function matchVenue(receipt: ParsedReceipt, given: VenueCandidate | null,
     if (!best || s.score > best.s.score) best = { v, s };
   }
   const quoted = `"${receipt.merchant ?? header[0] ?? ''}"`;
-  const parts = (s: ReturnType<typeof scoreVenue>, v: VenueCandidate) => `name ${s.name.toFixed(2)}${v.address ? `, address ${s.address.toFixed(2)}` : ''}`;
+  const parts = (s: ReturnType<typeof scoreVenue>, v: VenueCandidate) =>
+    `name ${s.name.toFixed(2)}${v.address ? `, address ${s.address.toFixed(2)}` : ''}`;
   if (given && g && g.score >= VENUE_CONFIRMED) {
-    return { venue_id: String(given.id), confidence: round3(g.score), explanation: `Receipt header ${quoted} matches venue ${given.id} "${given.name}" given by the caller (${parts(g, given)})` };
+    return {
+      venue_id: String(given.id),
+      confidence: round3(g.score),
+      explanation: `Receipt header ${quoted} matches venue ${given.id} "${given.name}" given by the caller (${parts(g, given)})`,
+    };
   }
   if (best && best.s.score >= 0.75 && best.s.score > (g?.score ?? 0)) {
-    const not = given ? `, not the given venue ${given.id} "${given.name}" (${given && g ? g.score.toFixed(2) : '0'})` : '';
-    return { venue_id: String(best.v.id), confidence: round3(best.s.score), explanation: `Receipt header ${quoted} matches venue ${best.v.id} "${best.v.name}" (${parts(best.s, best.v)})${not}` };
+    const not = given
+      ? `, not the given venue ${given.id} "${given.name}" (${given && g ? g.score.toFixed(2) : '0'})`
+      : '';
+    return {
+      venue_id: String(best.v.id),
+      confidence: round3(best.s.score),
+      explanation: `Receipt header ${quoted} matches venue ${best.v.id} "${best.v.name}" (${parts(best.s, best.v)})${not}`,
+    };
   }
   if (given && g) {
-    return { venue_id: String(given.id), confidence: round3(g.score), explanation: `Receipt header ${quoted} does not clearly match venue ${given.id} "${given.name}" given by the caller (${parts(g, given)}); needs review` };
+    return {
+      venue_id: String(given.id),
+      confidence: round3(g.score),
+      explanation: `Receipt header ${quoted} does not clearly match venue ${given.id} "${given.name}" given by the caller (${parts(g, given)}); needs review`,
+    };
   }
-  return { venue_id: null, confidence: 0, explanation: `No venue of the organization matches the receipt header ${quoted}` };
+  return {
+    venue_id: null,
+    confidence: 0,
+    explanation: `No venue of the organization matches the receipt header ${quoted}`,
+  };
 }
 
 export interface ProductCandidate {
@@ -127,7 +146,10 @@ function priceAgreement(unit: number, expected: number | null): number | null {
  * says not on sale (isOnSaleStatus). Lines of the same product are merged (quantities add, the
  * lowest confidence).
  */
-export function matchProducts(items: ReceiptItem[], candidates: ProductCandidate[]): { matches: ProductMatch[]; unmatched: string[] } {
+export function matchProducts(
+  items: ReceiptItem[],
+  candidates: ProductCandidate[],
+): { matches: ProductMatch[]; unmatched: string[] } {
   const byProduct = new Map<number, ProductMatch>();
   const unmatched: string[] = [];
   for (const item of items) {

@@ -81,6 +81,14 @@ export interface ScanReversalDoc {
   reversal: Record<string, unknown>;
 }
 
-export const ScanReversal = mongoose.model<ScanReversalDoc>('ScanReversal', scanReversalSchema, 'ticket_scan_reversals');
+export const ScanReversal = mongoose.model<ScanReversalDoc>(
+  'ScanReversal',
+  scanReversalSchema,
+  'ticket_scan_reversals',
+);
 export const TicketScan = mongoose.model<TicketScanDoc>('TicketScan', ticketScanSchema, 'ticket_scans');
-export const ScanFingerprint = mongoose.model<ScanFingerprintDoc>('ScanFingerprint', scanFingerprintSchema, 'ticket_scan_fingerprints');
+export const ScanFingerprint = mongoose.model<ScanFingerprintDoc>(
+  'ScanFingerprint',
+  scanFingerprintSchema,
+  'ticket_scan_fingerprints',
+);

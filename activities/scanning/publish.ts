@@ -70,7 +70,13 @@ export function scanEventData(v: MirroredScan): Record<string, unknown> {
     operation_id: v.points_processed ? `scan:${v.id}` : null,
     validation_status: v.validation_status ?? null,
     validation_expires_at: v.status === 'pending_validation' ? (v.expires_at ?? null) : null,
-    products: (v.products ?? []).map((p) => ({ id: p.id, name: p.name, quantity: p.quantity, points: p.points, validation_status: p.validation_status })),
+    products: (v.products ?? []).map((p) => ({
+      id: p.id,
+      name: p.name,
+      quantity: p.quantity,
+      points: p.points,
+      validation_status: p.validation_status,
+    })),
     flags: v.flags ?? [],
     duplicate_of: v.duplicate_of ?? null,
     rejection_reason: rejectionCode(v.rejection_reason),
@@ -82,5 +88,11 @@ export function scanEventData(v: MirroredScan): Record<string, unknown> {
 export async function recordScanEvent(v: MirroredScan): Promise<void> {
   const type = TYPES[v.status];
   if (!type) return;
-  await recordEvent({ organization_id: v.organization_id, type, key: v.id, ...(v.updated_at && { at: new Date(v.updated_at) }), data: scanEventData(v) });
+  await recordEvent({
+    organization_id: v.organization_id,
+    type,
+    key: v.id,
+    ...(v.updated_at && { at: new Date(v.updated_at) }),
+    data: scanEventData(v),
+  });
 }

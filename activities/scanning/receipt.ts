@@ -24,7 +24,8 @@ export interface ParsedReceipt {
 }
 
 const PRICE_AT_END = /(-?)[$€£]?\s?(\d{1,6})\s?[.,]\s?(\d{2})\s*[A-Z*]?\s*$/;
-const NOT_ITEMS = /\b(sub\s*-?\s*total|total|tax|vat|iva|change|cash|card|visa|master\s*card|amex|balance|tender(ed)?|amount|tip|payment|debit|credit|due|paid|rounding)\b/i;
+const NOT_ITEMS =
+  /\b(sub\s*-?\s*total|total|tax|vat|iva|change|cash|card|visa|master\s*card|amex|balance|tender(ed)?|amount|tip|payment|debit|credit|due|paid|rounding)\b/i;
 const TOTAL = /^\s*(grand\s+total|total(\s+due)?|amount\s+due|balance\s+due|to\s*tal)\b/i;
 const QTY_BEFORE = /^\s*(\d{1,3})\s*[xX×*]\s+(.+)$/;
 const QTY_AFTER = /^(.+?)\s+[xX×]\s?(\d{1,3})$/;
@@ -77,7 +78,13 @@ export function parseReceipt(text: string): ParsedReceipt {
     if (before) [quantity, name] = [Number(before[1]), before[2]];
     else if (after) [name, quantity] = [after[1], Number(after[2])];
     quantity = Math.max(1, quantity);
-    items.push({ text: line, name: name.trim(), quantity, price: priced.price, unit_price: round2(priced.price / quantity) });
+    items.push({
+      text: line,
+      name: name.trim(),
+      quantity,
+      price: priced.price,
+      unit_price: round2(priced.price / quantity),
+    });
   }
   return {
     header,

@@ -49,7 +49,12 @@ export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
     original_path: upload.original_path,
     thumbnail_path,
     image_sha256: createHash('sha256').update(body).digest('hex'),
-    ocr: { engine: ocr.engine, confidence: ocr.confidence === null ? null : Math.round(ocr.confidence * 1000) / 1000, ms: ocr.ms, text: ocr.text },
+    ocr: {
+      engine: ocr.engine,
+      confidence: ocr.confidence === null ? null : Math.round(ocr.confidence * 1000) / 1000,
+      ms: ocr.ms,
+      text: ocr.text,
+    },
     receipt: parseReceipt(ocr.text),
     image_ms,
   };
@@ -68,7 +73,10 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
     if (held.erased) return held.earned_by ?? held.scan_id;
     const earlier = await scanStatus(held.scan_id);
     // A scan still processing has only its first record (list.ts): its age decides.
-    const abandoned = earlier && earlier.status !== 'processing' ? earlier.status === 'failed' : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
+    const abandoned =
+      earlier && earlier.status !== 'processing'
+        ? earlier.status === 'failed'
+        : Date.now() - new Date(held.created_at).getTime() > STALE_FINGERPRINT_MS;
     // A copy of a copy names the scan that earned (another photo of a receipt holds its own image).
     if (!abandoned) return typeof earlier?.view?.duplicate_of === 'string' ? earlier.view.duplicate_of : held.scan_id;
     await dropFingerprint(key, held.scan_id);
@@ -114,15 +122,26 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   // it, or every venue of the organization when none was given.
   let venue_match = matchVenue(receipt, given, []);
   if (!given || venue_match.confidence < VENUE_CONFIRMED) {
-    const others = given ? (await nearbyVenues(organization_id, given.latitude, given.longitude, 25_000, 5000)).venues : await organizationVenues(organization_id);
+    const others = given
+      ? (await nearbyVenues(organization_id, given.latitude, given.longitude, 25_000, 5000)).venues
+      : await organizationVenues(organization_id);
     venue_match = matchVenue(receipt, given, others);
   }
   const matchedVenue = venue_match.venue_id === null ? null : Number(venue_match.venue_id);
-  const [products, mapped] = await Promise.all([organizationProducts(organization_id), matchedVenue ? venueProducts(organization_id, matchedVenue) : Promise.resolve([])]);
+  const [products, mapped] = await Promise.all([
+    organizationProducts(organization_id),
+    matchedVenue ? venueProducts(organization_id, matchedVenue) : Promise.resolve([]),
+  ]);
   const prices = new Map(mapped.map((m) => [m.product_id, m]));
   const { matches, unmatched } = matchProducts(
     receipt.items,
-    products.map((p) => ({ id: p.id, name: p.name, brand_id: p.brand_id, price: prices.get(p.id)?.price ?? null, status: prices.get(p.id)?.status ?? null })),
+    products.map((p) => ({
+      id: p.id,
+      name: p.name,
+      brand_id: p.brand_id,
+      price: prices.get(p.id)?.price ?? null,
+      status: prices.get(p.id)?.status ?? null,
+    })),
   );
 
   const flags: string[] = [];
@@ -130,7 +149,10 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   if (venue_match.confidence < VENUE_CONFIRMED) flags.push('venue_unconfirmed');
   if (!matches.length) flags.push('no_products_recognized');
   if (!duplicate_of && matchedVenue && receipt.date && receipt.total !== null) {
-    duplicate_of = await claim(`${organization_id}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`, scan_id);
+    duplicate_of = await claim(
+      `${organization_id}|receipt:${matchedVenue}|${receipt.date}|${receipt.total.toFixed(2)}`,
+      scan_id,
+    );
   }
   if (duplicate_of) flags.push('duplicate');
   // A receipt whose lines exceed its total, or from an unconfirmed venue, is reviewed whole.
@@ -157,7 +179,15 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
       notes: null,
     };
   });
-  return { venue_match, products: scanProducts, unmatched_lines: unmatched, flags, duplicate_of, max_points_per_scan, matching_ms: Math.round(performance.now() - started) };
+  return {
+    venue_match,
+    products: scanProducts,
+    unmatched_lines: unmatched,
+    flags,
+    duplicate_of,
+    max_points_per_scan,
+    matching_ms: Math.round(performance.now() - started),
+  };
 }
 
 /**
@@ -170,12 +200,21 @@ export async function mirrorScan(view: MirroredScan): Promise<void> {
   await recordScanEvent(view);
 }
 
-export async function readScanMirror(organization_id: string, scan_id: string): Promise<Record<string, unknown> | null> {
+export async function readScanMirror(
+  organization_id: string,
+  scan_id: string,
+): Promise<Record<string, unknown> | null> {
   return scanMirrorView(organization_id, scan_id);
 }
 
 /** Credits the scan's points; the ledger operation `scan:<id>` makes a second call a no-op. */
-export async function creditScan(input: { organization_id: string; user_id: string; scan_id: string; points: number; source: 'ticket_scan' | 'receipt' }): Promise<{ processed_at: string; duplicate: boolean }> {
+export async function creditScan(input: {
+  organization_id: string;
+  user_id: string;
+  scan_id: string;
+  points: number;
+  source: 'ticket_scan' | 'receipt';
+}): Promise<{ processed_at: string; duplicate: boolean }> {
   const out = await creditPoints({
     organization_id: input.organization_id,
     user_id: input.user_id,

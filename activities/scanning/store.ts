@@ -6,11 +6,25 @@
  * per reversed scan). Why they are shaped this way: docs/storage.md, "Scanning".
  */
 import { byId, byIds, insertOnce } from '../core/db/index.ts';
-import { ScanFingerprint, ScanReversal, TicketScan, type ScanFingerprintDoc, type ScanReversalDoc, type TicketScanDoc } from './models.ts';
+import {
+  ScanFingerprint,
+  ScanReversal,
+  TicketScan,
+  type ScanFingerprintDoc,
+  type ScanReversalDoc,
+  type TicketScanDoc,
+} from './models.ts';
 
 /** Writes the scan's first record (`processing`) unless the scan is there already (never over what the workflow mirrored). */
-export async function insertScanPlaceholder(scan: { id: string; organization_id: string; user_id: string }, view: Record<string, unknown>): Promise<void> {
-  await TicketScan.updateOne({ _id: scan.id }, { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view } }, { upsert: true });
+export async function insertScanPlaceholder(
+  scan: { id: string; organization_id: string; user_id: string },
+  view: Record<string, unknown>,
+): Promise<void> {
+  await TicketScan.updateOne(
+    { _id: scan.id },
+    { $setOnInsert: { organization_id: scan.organization_id, user_id: scan.user_id, status: 'processing', view } },
+    { upsert: true },
+  );
 }
 
 /** Drops the scan if it is still its first record (`processing`). */
@@ -19,14 +33,24 @@ export async function dropPlaceholder(organization_id: string, scan_id: string):
 }
 
 /** Mirrors the scan as the workflow answers it; keeps created_at (the first record's), which lists sort by. */
-export async function writeScanMirror(view: { id: string; organization_id: string; user_id: string; status: string }): Promise<void> {
-  await TicketScan.updateOne({ _id: view.id }, { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } }, { upsert: true });
+export async function writeScanMirror(view: {
+  id: string;
+  organization_id: string;
+  user_id: string;
+  status: string;
+}): Promise<void> {
+  await TicketScan.updateOne(
+    { _id: view.id },
+    { $set: { organization_id: view.organization_id, user_id: view.user_id, status: view.status, view } },
+    { upsert: true },
+  );
 }
 
 export const scanById = (scan_id: string) => byId<TicketScanDoc>(TicketScan, scan_id);
 
 /** The scan's status and what it duplicates, without the rest of its view. */
-export const scanStatus = (scan_id: string) => byId<Pick<TicketScanDoc, 'status' | 'view'>>(TicketScan, scan_id, { status: 1, 'view.duplicate_of': 1 });
+export const scanStatus = (scan_id: string) =>
+  byId<Pick<TicketScanDoc, 'status' | 'view'>>(TicketScan, scan_id, { status: 1, 'view.duplicate_of': 1 });
 
 export interface ScanFilter {
   organization_id: string;
@@ -38,7 +62,11 @@ export interface ScanFilter {
 }
 
 /** A page of the scans the filter matches, newest first, and how many match in all. */
-export async function findScans(f: ScanFilter, page: number, limit: number): Promise<{ docs: TicketScanDoc[]; total: number }> {
+export async function findScans(
+  f: ScanFilter,
+  page: number,
+  limit: number,
+): Promise<{ docs: TicketScanDoc[]; total: number }> {
   const filter: Record<string, unknown> = { organization_id: f.organization_id };
   if (f.user_id) filter.user_id = f.user_id;
   if (f.status) filter.status = f.status;
@@ -97,14 +125,26 @@ export async function deleteScans(organization_id: string, scan_ids: readonly st
  * the others stay for good, marked with the tombstone and the scan that earned the receipt (a scan
  * that was a copy names the one it copied). How many of each.
  */
-export async function settleFingerprintsOf(scans: ReadonlyArray<{ scan_id: string; counted: boolean; earned_by: string }>, tombstone: string): Promise<{ kept: number; released: number }> {
+export async function settleFingerprintsOf(
+  scans: ReadonlyArray<{ scan_id: string; counted: boolean; earned_by: string }>,
+  tombstone: string,
+): Promise<{ kept: number; released: number }> {
   if (!scans.length) return { kept: 0, released: 0 };
   const uncounted = scans.filter((s) => !s.counted).map((s) => s.scan_id);
-  const released = uncounted.length ? ((await ScanFingerprint.deleteMany({ scan_id: { $in: uncounted }, erased: { $exists: false } })).deletedCount ?? 0) : 0;
+  const released = uncounted.length
+    ? ((await ScanFingerprint.deleteMany({ scan_id: { $in: uncounted }, erased: { $exists: false } })).deletedCount ??
+      0)
+    : 0;
   let kept = 0;
   for (const s of scans) {
     if (!s.counted) continue;
-    kept += (await ScanFingerprint.updateMany({ scan_id: s.scan_id, erased: { $exists: false } }, { $set: { erased: tombstone, earned_by: s.earned_by } })).modifiedCount ?? 0;
+    kept +=
+      (
+        await ScanFingerprint.updateMany(
+          { scan_id: s.scan_id, erased: { $exists: false } },
+          { $set: { erased: tombstone, earned_by: s.earned_by } },
+        )
+      ).modifiedCount ?? 0;
   }
   return { kept, released };
 }

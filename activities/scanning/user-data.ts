@@ -15,10 +15,14 @@ interface Storage {
 }
 
 const storageOf = (d: TicketScanDoc): Storage => (d.view.storage as Storage | null | undefined) ?? {};
-const keysOf = (d: TicketScanDoc) => [storageOf(d).original_path, storageOf(d).thumbnail_path].filter((k): k is string => typeof k === 'string' && k.length > 0);
+const keysOf = (d: TicketScanDoc) =>
+  [storageOf(d).original_path, storageOf(d).thumbnail_path].filter(
+    (k): k is string => typeof k === 'string' && k.length > 0,
+  );
 
 /** Another person's id (the admin who validated or reversed) is not the user's data: it reads `staff`. */
-const someone = (scope: UserScope, id: unknown) => (id === null || id === undefined ? null : id === scope.user_id ? id : 'staff');
+const someone = (scope: UserScope, id: unknown) =>
+  id === null || id === undefined ? null : id === scope.user_id ? id : 'staff';
 
 function exported(scope: UserScope, d: TicketScanDoc, reversal: Record<string, unknown> | undefined) {
   const view = d.view as Record<string, unknown> & { products?: Array<Record<string, unknown>> };
@@ -43,7 +47,11 @@ function exported(scope: UserScope, d: TicketScanDoc, reversal: Record<string, u
  */
 function fingerprintHolder(d: TicketScanDoc) {
   const copied = d.view.duplicate_of;
-  return { scan_id: d._id, counted: d.status === 'completed' || d.status === 'rejected', earned_by: typeof copied === 'string' && copied ? copied : d._id };
+  return {
+    scan_id: d._id,
+    counted: d.status === 'completed' || d.status === 'rejected',
+    earned_by: typeof copied === 'string' && copied ? copied : d._id,
+  };
 }
 
 export const scanningUserData: UserData = {
@@ -67,6 +75,12 @@ export const scanningUserData: UserData = {
     const ids = docs.map((d) => d._id);
     const reversals_deleted = await deleteScanReversals(ids);
     const scans_deleted = await deleteScans(scope.organization_id, ids);
-    return { scans_deleted, reversals_deleted, fingerprints_kept: fingerprints.kept, fingerprints_released: fingerprints.released, objects_deleted };
+    return {
+      scans_deleted,
+      reversals_deleted,
+      fingerprints_kept: fingerprints.kept,
+      fingerprints_released: fingerprints.released,
+      objects_deleted,
+    };
   },
 };

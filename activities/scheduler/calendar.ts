@@ -11,7 +11,20 @@ import { Cache } from '../core/db/cache.ts';
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];
 
-const MONTHS = ['JANUARY', 'FEBRUARY', 'MARCH', 'APRIL', 'MAY', 'JUNE', 'JULY', 'AUGUST', 'SEPTEMBER', 'OCTOBER', 'NOVEMBER', 'DECEMBER'] as const;
+const MONTHS = [
+  'JANUARY',
+  'FEBRUARY',
+  'MARCH',
+  'APRIL',
+  'MAY',
+  'JUNE',
+  'JULY',
+  'AUGUST',
+  'SEPTEMBER',
+  'OCTOBER',
+  'NOVEMBER',
+  'DECEMBER',
+] as const;
 const DAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;
 
 export interface Timing {
@@ -46,7 +59,17 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function localParts(date: Date, tz: string): Parts {
   let f = formatters.get(tz);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', weekday: 'short' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: tz,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+      weekday: 'short',
+    });
     formatters.set(tz, f);
   }
   const parts = f.formatToParts(date);
@@ -83,16 +106,35 @@ export function zonedToUtc(p: Omit<Parts, 'weekday'>, tz: string): Date {
 export const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
-function monthlyCalendars(day: number, time: Pick<CalendarSpec, 'hour' | 'minute' | 'second'>, fromYear: number): CalendarSpec[] {
+function monthlyCalendars(
+  day: number,
+  time: Pick<CalendarSpec, 'hour' | 'minute' | 'second'>,
+  fromYear: number,
+): CalendarSpec[] {
   if (day <= 28) return [{ ...time, dayOfMonth: day }];
   const long = MONTHS.filter((_, i) => i !== 1 && daysInMonth(2001, i + 1) >= day);
   const calendars: CalendarSpec[] = [{ ...time, dayOfMonth: day, month: long.map((m) => ({ start: m, end: m })) }];
-  if (day === 31) calendars.push({ ...time, dayOfMonth: 30, month: MONTHS.filter((_, i) => daysInMonth(2001, i + 1) === 30).map((m) => ({ start: m, end: m })) });
+  if (day === 31)
+    calendars.push({
+      ...time,
+      dayOfMonth: 30,
+      month: MONTHS.filter((_, i) => daysInMonth(2001, i + 1) === 30).map((m) => ({ start: m, end: m })),
+    });
   // February: the 29th in leap years, else the 28th. Temporal accepts years up to 2100, so the
   // years are listed from the start year to 2100.
   const years = Array.from({ length: Math.max(0, 2101 - fromYear) }, (_, i) => fromYear + i);
-  calendars.push({ ...time, dayOfMonth: 29, month: 'FEBRUARY', year: years.filter(isLeap).map((y) => ({ start: y, end: y })) });
-  calendars.push({ ...time, dayOfMonth: 28, month: 'FEBRUARY', year: years.filter((y) => !isLeap(y)).map((y) => ({ start: y, end: y })) });
+  calendars.push({
+    ...time,
+    dayOfMonth: 29,
+    month: 'FEBRUARY',
+    year: years.filter(isLeap).map((y) => ({ start: y, end: y })),
+  });
+  calendars.push({
+    ...time,
+    dayOfMonth: 28,
+    month: 'FEBRUARY',
+    year: years.filter((y) => !isLeap(y)).map((y) => ({ start: y, end: y })),
+  });
   return calendars;
 }
 
@@ -118,14 +160,16 @@ export function scheduleSpec(t: Timing): ScheduleSpec {
   switch (t.recurrency) {
     case 'cron': {
       const c = cronOf(t);
-      calendars = [{
-        second: 0,
-        minute: ranges<number>(c.minute),
-        hour: ranges<number>(c.hour),
-        ...(c.dayOfMonth ? { dayOfMonth: ranges<number>(c.dayOfMonth) } : {}),
-        ...(c.month ? { month: ranges(c.month, (m) => MONTHS[m - 1]) } : {}),
-        ...(c.dayOfWeek ? { dayOfWeek: ranges(c.dayOfWeek, (d) => DAYS[d]) } : {}),
-      }];
+      calendars = [
+        {
+          second: 0,
+          minute: ranges<number>(c.minute),
+          hour: ranges<number>(c.hour),
+          ...(c.dayOfMonth ? { dayOfMonth: ranges<number>(c.dayOfMonth) } : {}),
+          ...(c.month ? { month: ranges(c.month, (m) => MONTHS[m - 1]) } : {}),
+          ...(c.dayOfWeek ? { dayOfWeek: ranges(c.dayOfWeek, (d) => DAYS[d]) } : {}),
+        },
+      ];
       break;
     }
     case 'daily':
@@ -217,7 +261,14 @@ function gapCalendars(t: Timing, tz: string): CalendarSpec[] {
       }
       for (const [k, minutes] of byHour) {
         const [sy, sm, sd, sh, ss] = k.split('-').map(Number);
-        out.push({ year: sy, month: MONTHS[sm], dayOfMonth: sd, hour: sh, minute: ranges<number>(minutes.sort((a, b) => a - b)), second: ss });
+        out.push({
+          year: sy,
+          month: MONTHS[sm],
+          dayOfMonth: sd,
+          hour: sh,
+          minute: ranges<number>(minutes.sort((a, b) => a - b)),
+          second: ss,
+        });
       }
     }
   }
@@ -233,7 +284,10 @@ export function isFoldTwin(t: Timing, time: Date): boolean {
   const tz = t.timezone || 'UTC';
   const wall = wallMs(localParts(time, tz));
   return nextRuns(t, new Date(time.getTime() - 10_800_000), 20).some(
-    (r) => r.getTime() !== time.getTime() && Math.abs(r.getTime() - time.getTime()) <= 10_800_000 && wallMs(localParts(r, tz)) === wall,
+    (r) =>
+      r.getTime() !== time.getTime() &&
+      Math.abs(r.getTime() - time.getTime()) <= 10_800_000 &&
+      wallMs(localParts(r, tz)) === wall,
   );
 }
 
@@ -259,7 +313,8 @@ export function nextRuns(t: Timing, from: Date, count: number): Date[] {
     if (onDay(t, p, y, m, day, d.getUTCDay())) {
       // A shifted gap time may land on another rule time: one run (as in the Schedule).
       const seen = new Set<number>();
-      for (const [hour, minute, second] of times) seen.add(zonedToUtc({ year: y, month: m, day, hour, minute, second }, tz).getTime());
+      for (const [hour, minute, second] of times)
+        seen.add(zonedToUtc({ year: y, month: m, day, hour, minute, second }, tz).getTime());
       [...seen].sort((a, b) => a - b).forEach((ms) => push(new Date(ms)));
     }
     if (t.end && cursor > t.end.getTime() + 86_400_000) break;
@@ -273,7 +328,11 @@ const DAY_S = 86_400;
 /** Whether two consecutive dates can both match (the month ignored: a lower bound). */
 function consecutiveDays(c: Cron): boolean {
   if (c.dayOfWeek) return c.dayOfWeek.some((d) => c.dayOfWeek!.includes((d + 1) % 7));
-  if (c.dayOfMonth) return c.dayOfMonth.some((d) => c.dayOfMonth!.includes(d + 1)) || (c.dayOfMonth.includes(1) && c.dayOfMonth.some((d) => d >= 28));
+  if (c.dayOfMonth)
+    return (
+      c.dayOfMonth.some((d) => c.dayOfMonth!.includes(d + 1)) ||
+      (c.dayOfMonth.includes(1) && c.dayOfMonth.some((d) => d >= 28))
+    );
   return true;
 }
 
@@ -299,13 +358,20 @@ export function minGapSeconds(t: Timing): number {
   const tz = t.timezone || 'UTC';
   const p = localParts(t.start, tz);
   const times = [...new Set(timesOfDay(t, p).map(([h, m, s]) => h * 3600 + m * 60 + s))].sort((a, b) => a - b);
-  const dayStep = t.recurrency === 'weekly' ? 7 : t.recurrency === 'monthly' ? 28 : t.recurrency === 'daily' || consecutiveDays(cronOf(t)) ? 1 : 2;
+  const dayStep =
+    t.recurrency === 'weekly'
+      ? 7
+      : t.recurrency === 'monthly'
+        ? 28
+        : t.recurrency === 'daily' || consecutiveDays(cronOf(t))
+          ? 1
+          : 2;
   const first = times[0]!;
   const last = times[times.length - 1]!;
   let min = smallestStep([...times, first + dayStep * DAY_S]);
   for (const year of [p.year, p.year + 1]) {
     for (const [at, before, after] of springForwards(tz, year)) {
-      const g = (((at + before) % 86_400_000) + 86_400_000) % 86_400_000 / 1000; // the wall time skipped from
+      const g = ((((at + before) % 86_400_000) + 86_400_000) % 86_400_000) / 1000; // the wall time skipped from
       const skip = (after - before) / 1000;
       // Seconds of the old offset's day: times before the end of the skipped span keep their
       // place (a skipped time runs shifted, at the same instant), later ones come `skip` earlier.

@@ -12,7 +12,8 @@ export const DEFAULT_CATCHUP_MINUTES = 60;
 export const FAILURES = ['not_allowed', 'limit', 'refused', 'internal'] as const;
 export type Failure = (typeof FAILURES)[number];
 /** What a basic reader sees instead of an internal failure's text (the detail: admins and the log). */
-export const INTERNAL_FAILURE_TEXT = "The task failed on the platform's side (a mail server, database or network could not be reached); an administrator can read the detail";
+export const INTERNAL_FAILURE_TEXT =
+  "The task failed on the platform's side (a mail server, database or network could not be reached); an administrator can read the detail";
 /** A failed run recorded before failures were classed: its text may be an internal one. */
 export const UNCLASSED_FAILURE_TEXT = 'The task failed; an administrator can read the detail';
 /** A rotation of the organization's scheduled-webhook signing secret: the previous one's default and longest grace. */

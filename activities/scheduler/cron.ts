@@ -59,7 +59,9 @@ export function parseCron(expr: string): Cron | string {
 
 /** Whether the local date (month 1-12, weekday 0 = Sunday) is one of the expression's days. */
 export const cronDay = (c: Cron, month: number, day: number, weekday: number) =>
-  (!c.month || c.month.includes(month)) && (!c.dayOfMonth || c.dayOfMonth.includes(day)) && (!c.dayOfWeek || c.dayOfWeek.includes(weekday));
+  (!c.month || c.month.includes(month)) &&
+  (!c.dayOfMonth || c.dayOfMonth.includes(day)) &&
+  (!c.dayOfWeek || c.dayOfWeek.includes(weekday));
 
 /** Consecutive values as ranges, for a compact calendar spec. */
 export function ranges<T = number>(values: number[], named?: (v: number) => T): { start: T; end: T }[] {

@@ -8,7 +8,24 @@ import { INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type Failure } from './c
 import { taskFor } from './registry.ts';
 import type { ScheduledTask } from '../core/scheduled-task.ts';
 import { checkRunRights } from './rights.ts';
-import { deleteManualRun, endedEvents, eventById, eventMetadata, insertCompletion, insertManualRun, insertRun, manualKeyId, manualRunById, manualWindowId, runById, runsOf, windowClaimsNear, type EventDoc, type RunDoc, type RunRecord } from './store.ts';
+import {
+  deleteManualRun,
+  endedEvents,
+  eventById,
+  eventMetadata,
+  insertCompletion,
+  insertManualRun,
+  insertRun,
+  manualKeyId,
+  manualRunById,
+  manualWindowId,
+  runById,
+  runsOf,
+  windowClaimsNear,
+  type EventDoc,
+  type RunDoc,
+  type RunRecord,
+} from './store.ts';
 import { Context } from '@temporalio/activity';
 import { checkLoad, duration } from './scheduled-events.ts';
 import { createHash } from 'node:crypto';
@@ -22,10 +39,15 @@ export interface ManualRun {
 }
 
 const tooSoon = (min: number, waitMs: number) =>
-  new PlatformError(429, `The event ran less than ${duration(min / 1000)} ago: a basic key runs it by hand only once its last run (scheduled or by hand) started at least ${duration(min / 1000)} ago (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`, undefined, {
-    // at most the interval: the Schedule's clock may run a little ahead of this process's
-    'Retry-After': String(Math.max(1, Math.ceil(Math.min(waitMs, min) / 1000))),
-  });
+  new PlatformError(
+    429,
+    `The event ran less than ${duration(min / 1000)} ago: a basic key runs it by hand only once its last run (scheduled or by hand) started at least ${duration(min / 1000)} ago (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`,
+    undefined,
+    {
+      // at most the interval: the Schedule's clock may run a little ahead of this process's
+      'Retry-After': String(Math.max(1, Math.ceil(Math.min(waitMs, min) / 1000))),
+    },
+  );
 
 /**
  * A run by hand of a caller below the admin level (docs/components/scheduler.md, Limits): refused (429 with
@@ -35,7 +57,11 @@ const tooSoon = (min: number, waitMs: number) =>
  * with a claim in the window before or after less than an interval away gives way (both may,
  * never both win). An ended event (store.ts `endedEvents`) is refused (409). The same Idempotency-Key answers the run it started while the event exists.
  */
-export async function claimManualRun(e: EventDoc, key: string | undefined, lastRun: () => Promise<Date | null>): Promise<ManualRun> {
+export async function claimManualRun(
+  e: EventDoc,
+  key: string | undefined,
+  lastRun: () => Promise<Date | null>,
+): Promise<ManualRun> {
   const keyId = key === undefined ? null : manualKeyId(e._id, createHash('sha256').update(key).digest('hex'));
   const byKey = async () => (keyId ? await manualRunById(keyId) : null);
   const replay = (at: Date): ManualRun => ({ at, replayed: true, release: async () => undefined });
@@ -125,7 +151,12 @@ function logFailure(fields: Record<string, unknown>, message: string): void {
 /** An event's runs, newest first; `from`/`to` bound the start time (inclusive); errors as a reader of `level` may see them. */
 export async function listRuns(organization_id: string, event_id: string, f: RunFilter = {}, level = 0) {
   const started = { ...(f.from ? { $gte: f.from } : {}), ...(f.to ? { $lte: f.to } : {}) };
-  const filter = { organization_id, event_id, ...(f.status ? { outcome: f.status } : {}), ...(f.from || f.to ? { started_at: started } : {}) };
+  const filter = {
+    organization_id,
+    event_id,
+    ...(f.status ? { outcome: f.status } : {}),
+    ...(f.from || f.to ? { started_at: started } : {}),
+  };
   const runs = await runsOf(filter, f.offset ?? 0, f.limit ?? 100);
   return runs.map((r) => ({
     run_id: r._id,
@@ -144,10 +175,19 @@ export async function listRuns(organization_id: string, event_id: string, f: Run
  * component's task and record the outcome once per run. A run whose time is not on the event's
  * rule came from "execute now".
  */
-export async function runScheduledEvent(input: { event_id: string; organization_id: string; run_id: string; scheduled_time: string | null; max_attempts: number }) {
+export async function runScheduledEvent(input: {
+  event_id: string;
+  organization_id: string;
+  run_id: string;
+  scheduled_time: string | null;
+  max_attempts: number;
+}) {
   const started_at = new Date();
   // Both reads at once: a run already recorded (a retried activity) answers from its record.
-  const [recorded, event] = await Promise.all([runById(input.run_id), eventById(input.organization_id, input.event_id)]);
+  const [recorded, event] = await Promise.all([
+    runById(input.run_id),
+    eventById(input.organization_id, input.event_id),
+  ]);
   if (recorded) {
     // An earlier attempt recorded the run and may have stopped before recording its event.
     if (recorded.outcome === 'failed') await publishRunFailed(recorded, event);
@@ -156,7 +196,13 @@ export async function runScheduledEvent(input: { event_id: string; organization_
   const scheduled = input.scheduled_time ? new Date(input.scheduled_time) : null;
   let trigger: 'scheduled' | 'manual' = 'manual';
   if (event && scheduled) {
-    const timing = { start: event.start_event, end: event.end_date, recurrency: event.recurrency, cron: event.cron, timezone: event.timezone };
+    const timing = {
+      start: event.start_event,
+      end: event.end_date,
+      recurrency: event.recurrency,
+      cron: event.cron,
+      timezone: event.timezone,
+    };
     const onRule = nextRuns(timing, new Date(scheduled.getTime() - 1000), 1)[0];
     if (onRule && Math.abs(onRule.getTime() - scheduled.getTime()) < 1000) trigger = 'scheduled';
     else if (isFoldTwin(timing, scheduled)) {
@@ -178,7 +224,16 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       // Rights are checked again at each run: the saver's key may be revoked since.
       const actor_level = await checkRunRights(event, metadata);
       checkLoad(event, actor_level);
-      const task: ScheduledTask = { action: 'execute_scheduled_task', event_id: event._id, run_id: input.run_id, user_id: event.user_id, idp_id: event.idp_id, organization_id: event.organization_id, metadata, actor_level };
+      const task: ScheduledTask = {
+        action: 'execute_scheduled_task',
+        event_id: event._id,
+        run_id: input.run_id,
+        user_id: event.user_id,
+        idp_id: event.idp_id,
+        organization_id: event.organization_id,
+        metadata,
+        actor_level,
+      };
       result = await taskFor(event.type_of_event).run(task);
     } catch (err) {
       // A client-side problem (bad metadata, component missing) is recorded at once; anything
@@ -187,11 +242,27 @@ export async function runScheduledEvent(input: { event_id: string; organization_
       outcome = 'failed';
       error = (err as Error).message;
       failure = failureOf(err);
-      if (failure === 'internal') logFailure({ event_id: event._id, organization_id: event.organization_id, run_id: input.run_id, error }, `scheduled run failed: ${error}`);
+      if (failure === 'internal')
+        logFailure(
+          { event_id: event._id, organization_id: event.organization_id, run_id: input.run_id, error },
+          `scheduled run failed: ${error}`,
+        );
     }
     if (!event.recurrency && trigger === 'scheduled') await insertCompletion(event, input.run_id);
   }
-  await insertRun({ _id: input.run_id, event_id: input.event_id, organization_id: input.organization_id, trigger, scheduled_time: scheduled ?? undefined, started_at, finished_at: new Date(), outcome, error, failure, result: result ?? null });
+  await insertRun({
+    _id: input.run_id,
+    event_id: input.event_id,
+    organization_id: input.organization_id,
+    trigger,
+    scheduled_time: scheduled ?? undefined,
+    started_at,
+    finished_at: new Date(),
+    outcome,
+    error,
+    failure,
+    result: result ?? null,
+  });
   if (outcome === 'failed') {
     // The record written once per run is what is told (a concurrent attempt's may have won).
     const stored = await runById(input.run_id);

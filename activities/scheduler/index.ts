@@ -2,7 +2,16 @@
 export { RECURRENCES, scheduleSpec } from './calendar.ts';
 export { runScheduledEvent } from './event-runs.ts';
 export type { EventInput } from './scheduled-events.ts';
-export { createScheduledEvent, deleteScheduledEvent, eventRuns, listVisibleEvents, pauseScheduledEvent, runEventNow, updateScheduledEvent, visibleEvent } from './manage.ts';
+export {
+  createScheduledEvent,
+  deleteScheduledEvent,
+  eventRuns,
+  listVisibleEvents,
+  pauseScheduledEvent,
+  runEventNow,
+  updateScheduledEvent,
+  visibleEvent,
+} from './manage.ts';
 export type { Viewer } from './manage.ts';
 export { configureScheduler } from './port.ts';
 export type { ScheduleProvider, SchedulePort } from './port.ts';

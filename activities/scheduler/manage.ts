@@ -6,7 +6,19 @@
 import { noteChange } from '../core/audit-note.ts';
 import { invalid } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { abandonUpdate, commitUpdate, createEvent, deleteEvent, eventNotFound, getEvent, listEvents, prepareUpdate, setPaused, storedEvent, type EventInput } from './scheduled-events.ts';
+import {
+  abandonUpdate,
+  commitUpdate,
+  createEvent,
+  deleteEvent,
+  eventNotFound,
+  getEvent,
+  listEvents,
+  prepareUpdate,
+  setPaused,
+  storedEvent,
+  type EventInput,
+} from './scheduled-events.ts';
 import { claimManualRun, listRuns, type RunFilter } from './event-runs.ts';
 import { schedules, type SchedulePort } from './port.ts';
 import { checkEventRights, type Actor } from './rights.ts';
@@ -24,12 +36,20 @@ export async function visibleEvent(viewer: Viewer, organization_id: string, even
 }
 
 /** The events the caller may see: `user_id`'s (already authorized by the caller), else a basic key's own, else all of the organization. */
-export async function listVisibleEvents(viewer: Viewer, organization_id: string, user_id?: string): Promise<EventDoc[]> {
+export async function listVisibleEvents(
+  viewer: Viewer,
+  organization_id: string,
+  user_id?: string,
+): Promise<EventDoc[]> {
   return listEvents(organization_id, user_id ?? (viewer.level < ADMIN_LEVEL ? viewer.user_id : undefined));
 }
 
 /** Creates the event, then its Schedule; if the Schedule is refused the event goes again. */
-export async function createScheduledEvent(owner: { organization_id: string; user_id: string; idp_id: string }, input: EventInput, actor: Actor): Promise<EventDoc> {
+export async function createScheduledEvent(
+  owner: { organization_id: string; user_id: string; idp_id: string },
+  input: EventInput,
+  actor: Actor,
+): Promise<EventDoc> {
   const s = await schedules();
   const event = await createEvent(owner, input, actor);
   try {
@@ -42,7 +62,12 @@ export async function createScheduledEvent(owner: { organization_id: string; use
 }
 
 /** The Schedule changes first; the store follows only once the Schedule accepted the change. */
-export async function updateScheduledEvent(actor: Actor, organization_id: string, event_id: string, input: EventInput): Promise<EventDoc> {
+export async function updateScheduledEvent(
+  actor: Actor,
+  organization_id: string,
+  event_id: string,
+  input: EventInput,
+): Promise<EventDoc> {
   const s = await schedules();
   await visibleEvent(actor, organization_id, event_id);
   const { prev, next } = await prepareUpdate(organization_id, event_id, input, actor);
@@ -74,7 +99,13 @@ export async function deleteScheduledEvent(viewer: Viewer, organization_id: stri
 }
 
 /** Same ownership as an update; the Schedule pauses (or resumes) first, the store follows once it accepted. */
-export async function pauseScheduledEvent(viewer: Viewer, organization_id: string, event_id: string, paused: boolean, note: string | undefined) {
+export async function pauseScheduledEvent(
+  viewer: Viewer,
+  organization_id: string,
+  event_id: string,
+  paused: boolean,
+  note: string | undefined,
+) {
   const s = await schedules();
   const e = await visibleEvent(viewer, organization_id, event_id);
   await s.pauseSchedule(event_id, paused, note ?? null);
@@ -83,14 +114,26 @@ export async function pauseScheduledEvent(viewer: Viewer, organization_id: strin
   return pauseView(saved);
 }
 
-const EVENT_FIELDS = ['type_of_event', 'recurrency', 'cron', 'start_event', 'end_date', 'timezone', 'overlap', 'catchup_window_minutes', 'status'] as const;
+const EVENT_FIELDS = [
+  'type_of_event',
+  'recurrency',
+  'cron',
+  'start_event',
+  'end_date',
+  'timezone',
+  'overlap',
+  'catchup_window_minutes',
+  'status',
+] as const;
 const json = (v: unknown) => JSON.stringify(v ?? null);
-const smallMetadata = (text: string) => (text.length > 2000 ? `<${text.length} characters of JSON>` : eventMetadata({ metadata_json: text }));
+const smallMetadata = (text: string) =>
+  text.length > 2000 ? `<${text.length} characters of JSON>` : eventMetadata({ metadata_json: text });
 
 /** For the audit record: the fields an update changed, with their previous values (the metadata whole when small). */
 function noteEventChanges(prev: EventDoc, saved: EventDoc): void {
   for (const f of EVENT_FIELDS) if (json(prev[f]) !== json(saved[f])) noteChange(f, prev[f] ?? null, saved[f] ?? null);
-  if (prev.metadata_json !== saved.metadata_json) noteChange('metadata', smallMetadata(prev.metadata_json), smallMetadata(saved.metadata_json));
+  if (prev.metadata_json !== saved.metadata_json)
+    noteChange('metadata', smallMetadata(prev.metadata_json), smallMetadata(saved.metadata_json));
 }
 
 /**
@@ -99,7 +142,11 @@ function noteEventChanges(prev: EventDoc, saved: EventDoc): void {
  * ended event (409: each stored event would add runs), through the
  * Schedule's trigger with the event's overlap policy; an Idempotency-Key answers its first run.
  */
-async function runByHand(s: SchedulePort, e: EventDoc, key: string | undefined): Promise<{ at: Date; replayed: boolean }> {
+async function runByHand(
+  s: SchedulePort,
+  e: EventDoc,
+  key: string | undefined,
+): Promise<{ at: Date; replayed: boolean }> {
   const run = await claimManualRun(e, key, () => s.lastActionAt(e._id));
   if (run.replayed) return { at: run.at, replayed: true };
   try {
@@ -119,14 +166,27 @@ export async function runEventNow(actor: Actor, organization_id: string, event_i
   const e = await visibleEvent(actor, organization_id, event_id);
   // Running now is doing it by hand: the caller needs the rights too (a basic owner of an event an
   // admin saved cannot repeat an admin-only award or report at will).
-  await checkEventRights({ organization_id, user_id: e.user_id, type_of_event: e.type_of_event, metadata: eventMetadata(e) }, actor.level);
-  const { at, replayed } = actor.level >= ADMIN_LEVEL ? (key === undefined ? { at: await s.triggerSchedule(event_id), replayed: false } : await s.runOnce(e, key)) : await runByHand(s, e, key);
+  await checkEventRights(
+    { organization_id, user_id: e.user_id, type_of_event: e.type_of_event, metadata: eventMetadata(e) },
+    actor.level,
+  );
+  const { at, replayed } =
+    actor.level >= ADMIN_LEVEL
+      ? key === undefined
+        ? { at: await s.triggerSchedule(event_id), replayed: false }
+        : await s.runOnce(e, key)
+      : await runByHand(s, e, key);
   return {
     success: true as const,
     event_id,
     execution_time: at.toISOString(),
     ...(key === undefined ? {} : { replayed }),
-    ...(e.paused ? { paused: true as const, detail: 'The event is paused: this run was started by hand; its schedule stays paused' } : {}),
+    ...(e.paused
+      ? {
+          paused: true as const,
+          detail: 'The event is paused: this run was started by hand; its schedule stays paused',
+        }
+      : {}),
   };
 }
 

@@ -198,7 +198,10 @@ export interface ManualRunDoc {
 const webhookSecretSchema = new Schema(
   {
     _id: { type: String, required: true },
-    secrets: { type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }], required: true },
+    secrets: {
+      type: [{ _id: false, value: { type: String, required: true }, expires_at: { type: Date } }],
+      required: true,
+    },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -213,6 +216,18 @@ export interface WebhookSecretDoc {
 export const ScheduledEvent = mongoose.model<EventDoc>('ScheduledEvent', eventSchema, 'scheduled_events');
 export const EventRun = mongoose.model<RunDoc>('EventRun', runSchema, 'scheduled_event_runs');
 export const EventCounter = mongoose.model<CounterDoc>('EventCounter', counterSchema, 'scheduled_event_counters');
-export const EventCompletion = mongoose.model<CompletionDoc>('EventCompletion', completionSchema, 'scheduled_event_completions');
-export const EventManualRun = mongoose.model<ManualRunDoc>('EventManualRun', manualRunSchema, 'scheduled_event_manual_runs');
-export const WebhookSecret = mongoose.model<WebhookSecretDoc>('ScheduledWebhookSecret', webhookSecretSchema, 'scheduled_webhook_secrets');
+export const EventCompletion = mongoose.model<CompletionDoc>(
+  'EventCompletion',
+  completionSchema,
+  'scheduled_event_completions',
+);
+export const EventManualRun = mongoose.model<ManualRunDoc>(
+  'EventManualRun',
+  manualRunSchema,
+  'scheduled_event_manual_runs',
+);
+export const WebhookSecret = mongoose.model<WebhookSecretDoc>(
+  'ScheduledWebhookSecret',
+  webhookSecretSchema,
+  'scheduled_webhook_secrets',
+);

@@ -25,7 +25,14 @@ const webhookTask: TaskDefinition = {
   async run(task) {
     const { url, ...rest } = task.metadata;
     const secrets = await webhookSigningSecrets(task.organization_id);
-    const payload = { action: task.action, event_id: task.event_id, run_id: task.run_id, user_id: task.user_id, organization_id: task.organization_id, metadata: rest };
+    const payload = {
+      action: task.action,
+      event_id: task.event_id,
+      run_id: task.run_id,
+      user_id: task.user_id,
+      organization_id: task.organization_id,
+      metadata: rest,
+    };
     const out = await deliverWebhook(url, payload, task.run_id, secrets);
     return { status: out.status };
   },
@@ -41,6 +48,9 @@ export function registerTask(type: Exclude<EventType, 'webhook'>, task: TaskDefi
 /** The task of a type of event; a type nobody registered is the process's wiring fault. */
 export function taskFor(type: EventType): TaskDefinition {
   const task = tasks.get(type);
-  if (!task) throw new Error(`no task registered for events of type ${type}: the process did not call wirePlatform() (workers/root.ts)`);
+  if (!task)
+    throw new Error(
+      `no task registered for events of type ${type}: the process did not call wirePlatform() (workers/root.ts)`,
+    );
   return task;
 }

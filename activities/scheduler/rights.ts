@@ -26,22 +26,37 @@ const ownEmail = async (organization_id: string, user_id: string) => (await getU
  * 403 naming what is missing when an actor of `level` may not schedule this event: the task's own
  * rules (its component's `scheduled.ts`), and a mailed report's recipient.
  */
-export async function checkEventRights(ev: { organization_id: string; user_id: string; type_of_event: EventType; metadata: Record<string, unknown> }, level: number): Promise<void> {
+export async function checkEventRights(
+  ev: { organization_id: string; user_id: string; type_of_event: EventType; metadata: Record<string, unknown> },
+  level: number,
+): Promise<void> {
   if (level >= ADMIN_LEVEL) return;
   const task = taskFor(ev.type_of_event);
-  if (task.admin_only) throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${task.admin_only})`);
+  if (task.admin_only)
+    throw forbidden(`A ${ev.type_of_event} event requires the admin permission (${task.admin_only})`);
   const m = ev.metadata;
   await task.checkRights?.(ev, level);
   if (task.mails_report && m.recipient !== undefined) {
-    checkRecipient(level, typeof m.recipient === 'string' ? m.recipient : '', await ownEmail(ev.organization_id, ev.user_id));
+    checkRecipient(
+      level,
+      typeof m.recipient === 'string' ? m.recipient : '',
+      await ownEmail(ev.organization_id, ev.user_id),
+    );
   }
 }
 
-const STOPPED = { revoked: 'was revoked', expired: 'has expired', rotated: 'was rotated and its grace has ended', gone: 'is gone' } as const;
+const STOPPED = {
+  revoked: 'was revoked',
+  expired: 'has expired',
+  rotated: 'was rotated and its grace has ended',
+  gone: 'is gone',
+} as const;
 
 /** How the saver's key stopped working, for a refused run's message (read only on refusal). */
 async function saverStopped(ev: EventDoc): Promise<string> {
-  const why = ev.actor_key_id ? await whyUnusable(ev.organization_id, ev.actor_user_id ?? ev.user_id, ev.actor_key_id) : undefined;
+  const why = ev.actor_key_id
+    ? await whyUnusable(ev.organization_id, ev.actor_user_id ?? ev.user_id, ev.actor_key_id)
+    : undefined;
   return STOPPED[why ?? 'revoked'];
 }
 
@@ -56,7 +71,11 @@ export async function currentLevel(ev: EventDoc): Promise<number> {
   const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
   const level = await currentKeyLevel(ev.organization_id, user_id, ev.actor_key_id);
   if (level < 0) {
-    throw forbidden(ev.actor_key_id ? `The key that scheduled this event ${await saverStopped(ev)} and its user holds no usable key` : "The event's owner holds no usable key");
+    throw forbidden(
+      ev.actor_key_id
+        ? `The key that scheduled this event ${await saverStopped(ev)} and its user holds no usable key`
+        : "The event's owner holds no usable key",
+    );
   }
   return Math.min(level, saved);
 }
@@ -65,10 +84,15 @@ export async function currentLevel(ev: EventDoc): Promise<number> {
 export async function checkRunRights(ev: EventDoc, metadata: Record<string, unknown>): Promise<number> {
   const level = await currentLevel(ev);
   try {
-    await checkEventRights({ organization_id: ev.organization_id, user_id: ev.user_id, type_of_event: ev.type_of_event, metadata }, level);
+    await checkEventRights(
+      { organization_id: ev.organization_id, user_id: ev.user_id, type_of_event: ev.type_of_event, metadata },
+      level,
+    );
   } catch (err) {
     if (err instanceof PlatformError && err.status === 403 && level < (ev.actor_level ?? level + 1)) {
-      throw forbidden(`${err.message}; the key that scheduled this event ${await saverStopped(ev)} and its user now holds a lower level`);
+      throw forbidden(
+        `${err.message}; the key that scheduled this event ${await saverStopped(ev)} and its user now holds a lower level`,
+      );
     }
     throw err;
   }

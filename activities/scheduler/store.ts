@@ -8,7 +8,19 @@ import { randomBytes } from 'node:crypto';
 import { insertOnce, jsonText, markedOnce } from '../core/db/index.ts';
 import { nextRuns } from './calendar.ts';
 import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
-import { EventCompletion, EventCounter, EventManualRun, EventRun, ScheduledEvent, WebhookSecret, type CounterDoc, type EventDoc, type ManualRunDoc, type RunDoc, type WebhookSecretDoc } from './models.ts';
+import {
+  EventCompletion,
+  EventCounter,
+  EventManualRun,
+  EventRun,
+  ScheduledEvent,
+  WebhookSecret,
+  type CounterDoc,
+  type EventDoc,
+  type ManualRunDoc,
+  type RunDoc,
+  type WebhookSecretDoc,
+} from './models.ts';
 
 export type { EventDoc, RunDoc, WebhookSecretDoc };
 
@@ -17,7 +29,8 @@ const resultText = jsonText<Record<string, unknown> | null>(null);
 
 export const encodeMetadata = (metadata: Record<string, unknown>) => metadataText.encode(metadata);
 /** The event's metadata (stored as JSON text: any keys survive FerretDB). */
-export const eventMetadata = (e: Pick<EventDoc, 'metadata_json'>): Record<string, unknown> => metadataText.decode(e.metadata_json);
+export const eventMetadata = (e: Pick<EventDoc, 'metadata_json'>): Record<string, unknown> =>
+  metadataText.decode(e.metadata_json);
 
 export async function insertEvent(doc: Omit<EventDoc, 'created_at' | 'updated_at'>): Promise<EventDoc> {
   return (await ScheduledEvent.create(doc)).toObject() as EventDoc;
@@ -30,11 +43,24 @@ export async function eventById(organization_id: string, event_id: string): Prom
 }
 
 /** Writes `fields` only over revision `rev` (absent on events saved before revisions); null when another write came between. */
-export async function writeOverRevision(organization_id: string, _id: string, rev: number | undefined, fields: Partial<EventDoc>): Promise<EventDoc | null> {
-  return ScheduledEvent.findOneAndUpdate({ _id, organization_id, rev: rev ?? { $exists: false } }, { $set: fields }, { new: true }).lean<EventDoc>();
+export async function writeOverRevision(
+  organization_id: string,
+  _id: string,
+  rev: number | undefined,
+  fields: Partial<EventDoc>,
+): Promise<EventDoc | null> {
+  return ScheduledEvent.findOneAndUpdate(
+    { _id, organization_id, rev: rev ?? { $exists: false } },
+    { $set: fields },
+    { new: true },
+  ).lean<EventDoc>();
 }
 
-export async function writePause(organization_id: string, _id: string, pause: { paused: boolean; pause_note: string | null; paused_at: Date | null }): Promise<EventDoc | null> {
+export async function writePause(
+  organization_id: string,
+  _id: string,
+  pause: { paused: boolean; pause_note: string | null; paused_at: Date | null },
+): Promise<EventDoc | null> {
   return ScheduledEvent.findOneAndUpdate({ _id, organization_id }, { $set: pause }, { new: true }).lean<EventDoc>();
 }
 
@@ -66,29 +92,45 @@ const FIELD = { stored: 'stored_place', user: 'user_place', organization: 'organ
 export type Places = Record<PlaceKind, boolean>;
 
 const counterId = (kind: PlaceKind, e: Pick<EventDoc, 'organization_id' | 'user_id'>) =>
-  kind === 'organization' ? `o|${e.organization_id}` : `${kind === 'user' ? 'u' : 's'}|${e.organization_id}|${e.user_id}`;
+  kind === 'organization'
+    ? `o|${e.organization_id}`
+    : `${kind === 'user' ? 'u' : 's'}|${e.organization_id}|${e.user_id}`;
 
 /** The places the event holds; null for an event saved before the caps (it takes none). */
-export function placesOf(e: Pick<EventDoc, 'stored_place' | 'user_place' | 'organization_place' | 'slots'>): Places | null {
-  if (KINDS.some((k) => e[FIELD[k]] !== undefined)) return { stored: !!e.stored_place, user: !!e.user_place, organization: !!e.organization_place };
+export function placesOf(
+  e: Pick<EventDoc, 'stored_place' | 'user_place' | 'organization_place' | 'slots'>,
+): Places | null {
+  if (KINDS.some((k) => e[FIELD[k]] !== undefined))
+    return { stored: !!e.stored_place, user: !!e.user_place, organization: !!e.organization_place };
   if (!e.slots) return null;
   const has = (p: string) => e.slots!.some((s) => s.startsWith(p));
   return { stored: has('s|'), user: has('u|'), organization: has('o|') };
 }
 
 /** The event fields saying it holds these places. */
-export const placeFields = (p: Places) => ({ stored_place: p.stored, user_place: p.user, organization_place: p.organization });
+export const placeFields = (p: Places) => ({
+  stored_place: p.stored,
+  user_place: p.user,
+  organization_place: p.organization,
+});
 
 /**
  * The earliest time the event may be over (ScheduledEvent `ends_at`): a one-off event at its start
  * (its run may complete then), a rule with an end_date no earlier than its next time within the
  * catch-up window plus that window; null for a rule without end_date, never over.
  */
-export function endsAt(e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurrency' | 'cron' | 'timezone' | 'catchup_window_minutes'>, now = Date.now()): Date | null {
+export function endsAt(
+  e: Pick<EventDoc, 'start_event' | 'end_date' | 'recurrency' | 'cron' | 'timezone' | 'catchup_window_minutes'>,
+  now = Date.now(),
+): Date | null {
   if (!e.recurrency) return e.start_event;
   if (!e.end_date) return null;
   const window = (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000;
-  const next = nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(now - window), 1)[0];
+  const next = nextRuns(
+    { start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone },
+    new Date(now - window),
+    1,
+  )[0];
   return new Date(next ? next.getTime() + window : now);
 }
 
@@ -133,7 +175,10 @@ export const tokenFields = (before: EventDoc['place_tokens'], taken: readonly Ta
  * however often, it is given back once. true when this call did.
  */
 async function giveBackToken(counter: string, token: string): Promise<boolean> {
-  const res = await EventCounter.updateOne({ _id: counter, [pendingPath(token)]: { $exists: true } }, { $unset: { [pendingPath(token)]: 1 }, $inc: { n: -1 } });
+  const res = await EventCounter.updateOne(
+    { _id: counter, [pendingPath(token)]: { $exists: true } },
+    { $unset: { [pendingPath(token)]: 1 }, $inc: { n: -1 } },
+  );
   return res.modifiedCount === 1;
 }
 
@@ -146,14 +191,36 @@ export async function giveBackTaken(taken: readonly Taken[]): Promise<void> {
  * Gives back a place the event held, by the one call that took it off the event (its delete, or
  * its release): its token goes too, so no later repair gives it back again.
  */
-async function giveBackHeld(e: Pick<EventDoc, 'organization_id' | 'user_id' | 'place_tokens'>, kind: PlaceKind): Promise<void> {
+async function giveBackHeld(
+  e: Pick<EventDoc, 'organization_id' | 'user_id' | 'place_tokens'>,
+  kind: PlaceKind,
+): Promise<void> {
   const token = e.place_tokens?.[kind];
   // Never below zero, whatever a repair gave back first (a take whose event came after its repair).
-  await EventCounter.updateOne({ _id: counterId(kind, e), n: { $gt: 0 } }, { $inc: { n: -1 }, ...(token ? { $unset: { [pendingPath(token)]: 1 } } : {}) });
+  await EventCounter.updateOne(
+    { _id: counterId(kind, e), n: { $gt: 0 } },
+    { $inc: { n: -1 }, ...(token ? { $unset: { [pendingPath(token)]: 1 } } : {}) },
+  );
 }
 
 /** What `endedEvents` and the release of an ended event read of an event. */
-const LIFETIME_FIELDS = { _id: 1, organization_id: 1, user_id: 1, recurrency: 1, cron: 1, start_event: 1, end_date: 1, timezone: 1, catchup_window_minutes: 1, paused: 1, rev: 1, stored_place: 1, user_place: 1, organization_place: 1, place_tokens: 1 } as const;
+const LIFETIME_FIELDS = {
+  _id: 1,
+  organization_id: 1,
+  user_id: 1,
+  recurrency: 1,
+  cron: 1,
+  start_event: 1,
+  end_date: 1,
+  timezone: 1,
+  catchup_window_minutes: 1,
+  paused: 1,
+  rev: 1,
+  stored_place: 1,
+  user_place: 1,
+  organization_place: 1,
+  place_tokens: 1,
+} as const;
 
 /**
  * Which of these events are over for good: a one-off event whose start-time run happened, or any
@@ -167,7 +234,13 @@ export async function endedEvents(events: EventDoc[], now = Date.now()): Promise
   const over = (e: EventDoc) => {
     if (!e.recurrency && done.has(e._id)) return true;
     const from = new Date(now - (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000);
-    return nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, from, 1).length === 0;
+    return (
+      nextRuns(
+        { start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone },
+        from,
+        1,
+      ).length === 0
+    );
   };
   return new Set(live.filter(over).map((e) => e._id));
 }
@@ -196,13 +269,22 @@ async function releaseEnded(e: EventDoc, kind: PlaceKind): Promise<boolean> {
  * have ended (`endedEvents`); one still live gets its `ends_at` moved to its next possible end, so
  * the next refusal does not read it again.
  */
-async function freeFull(kind: PlaceKind, counter: string, owner: Pick<EventDoc, 'organization_id' | 'user_id'>): Promise<number> {
+async function freeFull(
+  kind: PlaceKind,
+  counter: string,
+  owner: Pick<EventDoc, 'organization_id' | 'user_id'>,
+): Promise<number> {
   const now = Date.now();
   let freed = 0;
   const doc = await EventCounter.findById(counter, { pending: 1 }).lean<CounterDoc>();
-  const stale = Object.entries(doc?.pending ?? {}).filter(([, at]) => new Date(at).getTime() <= now - ABANDONED_MS).map(([token]) => token);
+  const stale = Object.entries(doc?.pending ?? {})
+    .filter(([, at]) => new Date(at).getTime() <= now - ABANDONED_MS)
+    .map(([token]) => token);
   if (stale.length) {
-    const events = await ScheduledEvent.find({ _id: { $in: [...new Set(stale.map(eventOfToken))] } }, { _id: 1, [FIELD[kind]]: 1, place_tokens: 1 }).lean<EventDoc[]>();
+    const events = await ScheduledEvent.find(
+      { _id: { $in: [...new Set(stale.map(eventOfToken))] } },
+      { _id: 1, [FIELD[kind]]: 1, place_tokens: 1 },
+    ).lean<EventDoc[]>();
     const kept = new Set(events.filter((e) => e[FIELD[kind]] === true).map((e) => e.place_tokens?.[kind]));
     for (const token of stale) {
       if (kept.has(token)) await EventCounter.updateOne({ _id: counter }, { $unset: { [pendingPath(token)]: 1 } });
@@ -210,8 +292,13 @@ async function freeFull(kind: PlaceKind, counter: string, owner: Pick<EventDoc, 
     }
   }
   if (kind === 'stored') return freed;
-  const filter = kind === 'user' ? { organization_id: owner.organization_id, user_id: owner.user_id, user_place: true } : { organization_id: owner.organization_id, organization_place: true };
-  const candidates = await ScheduledEvent.find({ ...filter, ends_at: { $lte: new Date(now) } }, LIFETIME_FIELDS).lean<EventDoc[]>();
+  const filter =
+    kind === 'user'
+      ? { organization_id: owner.organization_id, user_id: owner.user_id, user_place: true }
+      : { organization_id: owner.organization_id, organization_place: true };
+  const candidates = await ScheduledEvent.find({ ...filter, ends_at: { $lte: new Date(now) } }, LIFETIME_FIELDS).lean<
+    EventDoc[]
+  >();
   const ended = await endedEvents(candidates, now);
   for (const e of candidates) {
     if (ended.has(e._id)) {
@@ -219,7 +306,12 @@ async function freeFull(kind: PlaceKind, counter: string, owner: Pick<EventDoc, 
     } else if (!e.paused) {
       const next = endsAt(e, now);
       // Over the version read: an update writes its own ends_at, which this must not overwrite.
-      if (next && next.getTime() > now) await ScheduledEvent.updateOne({ _id: e._id, rev: e.rev ?? { $exists: false } }, { $set: { ends_at: next } }, { timestamps: false });
+      if (next && next.getTime() > now)
+        await ScheduledEvent.updateOne(
+          { _id: e._id, rev: e.rev ?? { $exists: false } },
+          { $set: { ends_at: next } },
+          { timestamps: false },
+        );
     }
   }
   return freed;
@@ -230,7 +322,12 @@ async function freeFull(kind: PlaceKind, counter: string, owner: Pick<EventDoc, 
  * exact when creations race), or null when the counter is full after freeing what it could
  * (`freeFull`). Its token stays in the counter until cleared (`keepTaken`) or given back (`giveBackTaken`).
  */
-export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organization_id' | 'user_id'>, cap: number, event_id: string): Promise<Taken | null> {
+export async function takePlace(
+  kind: PlaceKind,
+  owner: Pick<EventDoc, 'organization_id' | 'user_id'>,
+  cap: number,
+  event_id: string,
+): Promise<Taken | null> {
   await placesReady();
   const counter = counterId(kind, owner);
   const token = `${event_id}~${randomBytes(6).toString('base64url')}`;
@@ -238,7 +335,10 @@ export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organiza
     const clear = toClear.get(counter) ?? [];
     toClear.delete(counter);
     const unset = clear.length ? { $unset: Object.fromEntries(clear.map((t) => [pendingPath(t), 1])) } : {};
-    const res = await EventCounter.updateOne({ _id: counter, n: { $lt: cap } }, { $inc: { n: 1 }, $set: { [pendingPath(token)]: new Date() }, ...unset }).catch((err) => {
+    const res = await EventCounter.updateOne(
+      { _id: counter, n: { $lt: cap } },
+      { $inc: { n: 1 }, $set: { [pendingPath(token)]: new Date() }, ...unset },
+    ).catch((err) => {
       if (clear.length) keepTaken(clear.map((t) => ({ kind, counter, token: t })));
       throw err;
     });
@@ -248,7 +348,8 @@ export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organiza
   const taken = { kind, counter, token };
   if (await take()) return taken;
   // Not there yet (its first place), or created by a concurrent call after the first try, or full.
-  if (!(await EventCounter.exists({ _id: counter }))) await insertOnce(EventCounter, { _id: counter, n: 0, pending: {} });
+  if (!(await EventCounter.exists({ _id: counter })))
+    await insertOnce(EventCounter, { _id: counter, n: 0, pending: {} });
   if (await take()) return taken;
   if ((await freeFull(kind, counter, owner)) === 0) return null;
   return (await take()) ? taken : null;
@@ -265,12 +366,19 @@ export async function takePlace(kind: PlaceKind, owner: Pick<EventDoc, 'organiza
  * events that have `slots` (a scan on the embedded server) and one write per such event.
  */
 export async function convertPlaces(): Promise<void> {
-  const legacy = await ScheduledEvent.find({ slots: { $exists: true } }, { ...LIFETIME_FIELDS, slots: 1 }).lean<EventDoc[]>();
+  const legacy = await ScheduledEvent.find({ slots: { $exists: true } }, { ...LIFETIME_FIELDS, slots: 1 }).lean<
+    EventDoc[]
+  >();
   const counts = new Map<string, number>();
-  for (const e of legacy) for (const k of KINDS) if (placesOf(e)?.[k]) counts.set(counterId(k, e), (counts.get(counterId(k, e)) ?? 0) + 1);
+  for (const e of legacy)
+    for (const k of KINDS) if (placesOf(e)?.[k]) counts.set(counterId(k, e), (counts.get(counterId(k, e)) ?? 0) + 1);
   for (const [_id, n] of counts) await insertOnce(EventCounter, { _id, n, pending: {} });
   for (const e of legacy) {
-    await ScheduledEvent.updateOne({ _id: e._id, slots: { $exists: true } }, { $set: { ...placeFields(placesOf(e)!), ends_at: endsAt(e) }, $unset: { slots: 1 } }, { timestamps: false });
+    await ScheduledEvent.updateOne(
+      { _id: e._id, slots: { $exists: true } },
+      { $set: { ...placeFields(placesOf(e)!), ends_at: endsAt(e) }, $unset: { slots: 1 } },
+      { timestamps: false },
+    );
   }
 }
 
@@ -285,7 +393,9 @@ export function placesReady(): Promise<unknown> {
 }
 
 export async function eventsOf(organization_id: string, user_id?: string): Promise<EventDoc[]> {
-  return ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) }).sort({ start_event: 1 }).lean<EventDoc[]>();
+  return ScheduledEvent.find({ organization_id, ...(user_id ? { user_id } : {}) })
+    .sort({ start_event: 1 })
+    .lean<EventDoc[]>();
 }
 
 export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
@@ -293,13 +403,25 @@ export const completionKey = (event_id: string, start_event: Date) => `${event_i
 /** Which of these one-off events' start-time runs happened (their completions, by the event_id index). */
 export async function completedEvents(events: Array<Pick<EventDoc, '_id' | 'start_event'>>): Promise<Set<string>> {
   const keys = new Set(events.map((e) => completionKey(e._id, e.start_event)));
-  const found = await EventCompletion.find({ event_id: { $in: events.map((e) => e._id) } }, { _id: 1, event_id: 1 }).lean<Array<{ _id: string; event_id: string }>>();
+  const found = await EventCompletion.find(
+    { event_id: { $in: events.map((e) => e._id) } },
+    { _id: 1, event_id: 1 },
+  ).lean<Array<{ _id: string; event_id: string }>>();
   return new Set(found.filter((c) => keys.has(c._id)).map((c) => c.event_id));
 }
 
 /** Records the start-time run of a one-off event (once: a repeat changes nothing). */
-export async function insertCompletion(event: Pick<EventDoc, '_id' | 'organization_id' | 'start_event'>, run_id: string): Promise<void> {
-  await insertOnce(EventCompletion, { _id: completionKey(event._id, event.start_event), event_id: event._id, organization_id: event.organization_id, run_id, completed_at: new Date() });
+export async function insertCompletion(
+  event: Pick<EventDoc, '_id' | 'organization_id' | 'start_event'>,
+  run_id: string,
+): Promise<void> {
+  await insertOnce(EventCompletion, {
+    _id: completionKey(event._id, event.start_event),
+    event_id: event._id,
+    organization_id: event.organization_id,
+    run_id,
+    completed_at: new Date(),
+  });
 }
 
 export interface RunRecord extends Omit<RunDoc, 'result_json'> {
@@ -335,8 +457,16 @@ export const insertManualRun = (doc: ManualRunDoc) => insertOnce(EventManualRun,
 export const manualRunById = (_id: string) => EventManualRun.findById(_id).lean<ManualRunDoc>();
 
 /** The event's interval claims (`w|`) other than `except` taken less than `ms` from `at` (by the event_id, at index). */
-export async function windowClaimsNear(event_id: string, at: Date, ms: number, except: string): Promise<ManualRunDoc[]> {
-  const near = await EventManualRun.find({ event_id, at: { $gt: new Date(at.getTime() - ms), $lt: new Date(at.getTime() + ms) } }).lean<ManualRunDoc[]>();
+export async function windowClaimsNear(
+  event_id: string,
+  at: Date,
+  ms: number,
+  except: string,
+): Promise<ManualRunDoc[]> {
+  const near = await EventManualRun.find({
+    event_id,
+    at: { $gt: new Date(at.getTime() - ms), $lt: new Date(at.getTime() + ms) },
+  }).lean<ManualRunDoc[]>();
   return near.filter((d) => d._id.startsWith('w|') && d._id !== except);
 }
 
@@ -358,20 +488,35 @@ export async function deleteRunsOf(event_id: string): Promise<number> {
  */
 export async function deleteUserCounters(organization_id: string, user_id: string): Promise<number> {
   const owner = { organization_id, user_id };
-  return (await EventCounter.deleteMany({ _id: { $in: [counterId('user', owner), counterId('stored', owner)] } })).deletedCount ?? 0;
+  return (
+    (await EventCounter.deleteMany({ _id: { $in: [counterId('user', owner), counterId('stored', owner)] } }))
+      .deletedCount ?? 0
+  );
 }
 
 // ---- the organization's signing secret of scheduled webhooks (models.ts, WebhookSecret)
 
 /** By primary key: the organization. */
-export const webhookSecretOf = (organization_id: string) => WebhookSecret.findById(organization_id).lean<WebhookSecretDoc>();
+export const webhookSecretOf = (organization_id: string) =>
+  WebhookSecret.findById(organization_id).lean<WebhookSecretDoc>();
 
 /** The organization's first secret; null when another request wrote one first. */
-export async function insertWebhookSecret(organization_id: string, secrets: WebhookSecretDoc['secrets']): Promise<WebhookSecretDoc | null> {
+export async function insertWebhookSecret(
+  organization_id: string,
+  secrets: WebhookSecretDoc['secrets'],
+): Promise<WebhookSecretDoc | null> {
   return (await insertOnce(WebhookSecret, { _id: organization_id, secrets })) ? webhookSecretOf(organization_id) : null;
 }
 
 /** Replaces the secrets only over the current one read (`current`); null when another rotation came between. */
-export function replaceWebhookSecrets(organization_id: string, current: string, secrets: WebhookSecretDoc['secrets']): Promise<WebhookSecretDoc | null> {
-  return WebhookSecret.findOneAndUpdate({ _id: organization_id, 'secrets.0.value': current }, { $set: { secrets } }, { new: true }).lean<WebhookSecretDoc>();
+export function replaceWebhookSecrets(
+  organization_id: string,
+  current: string,
+  secrets: WebhookSecretDoc['secrets'],
+): Promise<WebhookSecretDoc | null> {
+  return WebhookSecret.findOneAndUpdate(
+    { _id: organization_id, 'secrets.0.value': current },
+    { $set: { secrets } },
+    { new: true },
+  ).lean<WebhookSecretDoc>();
 }

@@ -12,7 +12,8 @@ import { deleteRunsOf, deleteUserCounters, eventsOf, removeEvent } from './store
 import { eventViewB } from './views.ts';
 
 /** Another person's id (an admin who saved the event) is not the user's data: it reads `staff`. */
-const someone = (scope: UserScope, id: string | undefined) => (id === undefined ? null : id === scope.user_id ? id : 'staff');
+const someone = (scope: UserScope, id: string | undefined) =>
+  id === undefined ? null : id === scope.user_id ? id : 'staff';
 
 export const schedulerUserData: UserData = {
   async export(scope) {

@@ -18,7 +18,11 @@ export const controlView = (e: EventDoc) => ({
   paused_at: e.paused && e.paused_at ? e.paused_at.toISOString() : null,
   overlap: e.overlap ?? 'skip',
   catchup_window_minutes: e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES,
-  next_runs: nextRuns({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }, new Date(), NEXT_RUNS)
+  next_runs: nextRuns(
+    { start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone },
+    new Date(),
+    NEXT_RUNS,
+  )
     .filter(() => e.status !== 'completed')
     .map((d) => d.toISOString()),
 });
@@ -54,10 +58,21 @@ export const eventViewB = (e: EventDoc) => ({
 });
 
 /** Variant A's answer to a create or an update. */
-export const savedViewA = (e: EventDoc) => ({ success: true as const, event_id: e._id, schedule_time: e.start_event.toISOString() });
+export const savedViewA = (e: EventDoc) => ({
+  success: true as const,
+  event_id: e._id,
+  schedule_time: e.start_event.toISOString(),
+});
 
 /** The answer to a pause or a resume. */
 export function pauseView(e: EventDoc) {
   const v = controlView(e);
-  return { success: true as const, event_id: e._id, paused: v.paused, pause_note: v.pause_note, paused_at: v.paused_at, next_runs: v.next_runs };
+  return {
+    success: true as const,
+    event_id: e._id,
+    paused: v.paused,
+    pause_note: v.pause_note,
+    paused_at: v.paused_at,
+    next_runs: v.next_runs,
+  };
 }

@@ -25,7 +25,10 @@ const ROTATE_ROUTE = 'POST /api/scheduler-service/webhook-secret/rotate';
 
 /** Why a scheduled webhook of an organization without a secret is refused (saved or run). */
 export const noWebhookSecret = () =>
-  new PlatformError(422, `Scheduled webhooks are signed with the organization's own secret, and this organization has none: an admin creates it with ${ROTATE_ROUTE} (shown once)`);
+  new PlatformError(
+    422,
+    `Scheduled webhooks are signed with the organization's own secret, and this organization has none: an admin creates it with ${ROTATE_ROUTE} (shown once)`,
+  );
 
 const inGrace = (s: WebhookSecretDoc['secrets'][number], now: Date) => Boolean(s.expires_at && s.expires_at > now);
 
@@ -64,7 +67,10 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
  * `grace_seconds` (0: stops at once); one rotated out earlier stops, even within its grace. Two
  * rotations at once: the second is 409 and neither secret is lost.
  */
-export async function rotateWebhookSecret(organization_id: string, grace_seconds = WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS): Promise<{ signing_secret: WebhookSecretView; secret: string }> {
+export async function rotateWebhookSecret(
+  organization_id: string,
+  grace_seconds = WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS,
+): Promise<{ signing_secret: WebhookSecretView; secret: string }> {
   const now = new Date();
   const secret = newWebhookSecret();
   const current = await webhookSecretOf(organization_id);
@@ -72,8 +78,14 @@ export async function rotateWebhookSecret(organization_id: string, grace_seconds
   if (!current) {
     doc = await insertWebhookSecret(organization_id, [{ value: encryptSecret(secret) }]);
   } else {
-    const previous = grace_seconds > 0 ? [{ value: current.secrets[0].value, expires_at: new Date(now.getTime() + grace_seconds * 1000) }] : [];
-    doc = await replaceWebhookSecrets(organization_id, current.secrets[0].value, [{ value: encryptSecret(secret) }, ...previous]);
+    const previous =
+      grace_seconds > 0
+        ? [{ value: current.secrets[0].value, expires_at: new Date(now.getTime() + grace_seconds * 1000) }]
+        : [];
+    doc = await replaceWebhookSecrets(organization_id, current.secrets[0].value, [
+      { value: encryptSecret(secret) },
+      ...previous,
+    ]);
   }
   if (!doc) throw conflict('The secret was created or rotated meanwhile by another request; rotate again if needed');
   noteChange('secret', current ? '***' : null, '***'); // that it changed, never what it is

@@ -23,11 +23,16 @@ export interface SearchSources {
     venues: Array<{ id: unknown; name: string; address?: string | null }>;
   }>;
   /** the organization's gift catalogue */
-  gifts(organization_id: string): Promise<Array<{ id: unknown; gift_name: string; gift_type: string; points_value: number | null }>>;
+  gifts(
+    organization_id: string,
+  ): Promise<Array<{ id: unknown; gift_name: string; gift_type: string; points_value: number | null }>>;
   /** the user's processed texts */
   texts(organization_id: string, user_id: string): Promise<Array<{ _id: string; excerpt: string; file_path: string }>>;
   /** the user's processed documents (normalized responses of source `document`) */
-  documents(organization_id: string, user_id: string): Promise<Array<{ response_id: string; conversation_id: string; metadata: unknown }>>;
+  documents(
+    organization_id: string,
+    user_id: string,
+  ): Promise<Array<{ response_id: string; conversation_id: string; metadata: unknown }>>;
 }
 
 const sources = handedIn<SearchSources>("search's sources");
@@ -39,7 +44,13 @@ export function configureSearch(s: SearchSources): void {
 export const HISTORY_LIMIT = 100;
 const PER_TYPE = 10;
 
-export const normalizeQuery = (q: string) => q.toLowerCase().normalize('NFKD').replace(/[\u0300-\u036f]/g, '').replace(/[^a-z0-9]+/g, ' ').trim();
+export const normalizeQuery = (q: string) =>
+  q
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^a-z0-9]+/g, ' ')
+    .trim();
 
 /** Share of the query's words found in the text (whole words or prefixes of 3+ letters). */
 function score(terms: string[], ...texts: Array<string | null | undefined>): number {
@@ -68,8 +79,15 @@ export interface SearchData {
 }
 
 export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
-  const terms = [...new Set(normalizeQuery(query).split(' ').filter((t) => t.length >= 2))];
-  if (!terms.length) return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
+  const terms = [
+    ...new Set(
+      normalizeQuery(query)
+        .split(' ')
+        .filter((t) => t.length >= 2),
+    ),
+  ];
+  if (!terms.length)
+    return { query, brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 };
   const from = sources.get();
   const [{ brands, products, venues }, gifts, texts, documents] = await Promise.all([
     from.catalogue(organization_id),
@@ -78,21 +96,53 @@ export async function runSearch(organization_id: string, user_id: string, query:
     from.documents(organization_id, user_id),
   ]);
   const docs = documents.map((d) => {
-    const m = d.metadata as { source_filename?: string; text_excerpt?: string; thumbnail_path?: string; original_path?: string; data?: { folder_structure?: { folder_name?: string; category?: string } } };
-    return { response_id: d.response_id, filename: m.source_filename ?? '', folder: m.data?.folder_structure?.folder_name ?? null, category: m.data?.folder_structure?.category ?? null, thumbnail_path: m.thumbnail_path ?? null, excerpt: (m.text_excerpt ?? '').slice(0, 200), conversation_id: d.conversation_id };
+    const m = d.metadata as {
+      source_filename?: string;
+      text_excerpt?: string;
+      thumbnail_path?: string;
+      original_path?: string;
+      data?: { folder_structure?: { folder_name?: string; category?: string } };
+    };
+    return {
+      response_id: d.response_id,
+      filename: m.source_filename ?? '',
+      folder: m.data?.folder_structure?.folder_name ?? null,
+      category: m.data?.folder_structure?.category ?? null,
+      thumbnail_path: m.thumbnail_path ?? null,
+      excerpt: (m.text_excerpt ?? '').slice(0, 200),
+      conversation_id: d.conversation_id,
+    };
   });
   const digits = query.replace(/\D/g, '');
   const data: SearchData = {
     query,
-    brands: top(brands.map((b) => ({ id: b.id, name: b.name, description: b.description })), (b) => score(terms, b.name, b.description)),
-    products: top(products.map((p) => ({ id: p.id, name: p.name, brand_id: p.brand_id, barcode: p.barcode })), (p) => (digits.length >= 8 && p.barcode === digits ? 1 : score(terms, p.name))),
-    venues: top(venues.map((v) => ({ id: v.id, name: v.name, address: v.address })), (v) => score(terms, v.name, v.address)),
+    brands: top(
+      brands.map((b) => ({ id: b.id, name: b.name, description: b.description })),
+      (b) => score(terms, b.name, b.description),
+    ),
+    products: top(
+      products.map((p) => ({ id: p.id, name: p.name, brand_id: p.brand_id, barcode: p.barcode })),
+      (p) => (digits.length >= 8 && p.barcode === digits ? 1 : score(terms, p.name)),
+    ),
+    venues: top(
+      venues.map((v) => ({ id: v.id, name: v.name, address: v.address })),
+      (v) => score(terms, v.name, v.address),
+    ),
     gifts: top(gifts, (g) => score(terms, g.gift_name, g.gift_type.replace(/_/g, ' '))),
-    texts: top(texts.map((t) => ({ embedding_id: t._id, file_path: t.file_path, excerpt: t.excerpt })), (t) => score(terms, t.excerpt)),
+    texts: top(
+      texts.map((t) => ({ embedding_id: t._id, file_path: t.file_path, excerpt: t.excerpt })),
+      (t) => score(terms, t.excerpt),
+    ),
     documents: top(docs, (d) => score(terms, d.filename.replace(/[._-]+/g, ' '), d.folder ?? '', d.excerpt)),
     total: 0,
   };
-  data.total = data.brands.length + data.products.length + data.venues.length + data.gifts.length + data.texts.length + data.documents.length;
+  data.total =
+    data.brands.length +
+    data.products.length +
+    data.venues.length +
+    data.gifts.length +
+    data.texts.length +
+    data.documents.length;
   return data;
 }
 
@@ -105,7 +155,16 @@ export interface SearchRecordView {
   created_at: string;
 }
 
-const searchData = jsonText<SearchData>(() => ({ query: '', brands: [], products: [], venues: [], gifts: [], texts: [], documents: [], total: 0 }));
+const searchData = jsonText<SearchData>(() => ({
+  query: '',
+  brands: [],
+  products: [],
+  venues: [],
+  gifts: [],
+  texts: [],
+  documents: [],
+  total: 0,
+}));
 
 const view = (r: SearchRecordDoc): SearchRecordView => ({
   id: r.id,
@@ -117,7 +176,12 @@ const view = (r: SearchRecordDoc): SearchRecordView => ({
 });
 
 /** Searches and records the query; the same query again replaces its entry at the top. */
-export async function searchAndRecord(input: { organization_id: string; user_id: string; idp_id: string; query: string }): Promise<SearchRecordView> {
+export async function searchAndRecord(input: {
+  organization_id: string;
+  user_id: string;
+  idp_id: string;
+  query: string;
+}): Promise<SearchRecordView> {
   const data = await runSearch(input.organization_id, input.user_id, input.query);
   const key = `${input.organization_id}|${input.user_id}|${createHash('sha256').update(normalizeQuery(input.query)).digest('hex').slice(0, 32)}`;
   const doc: SearchRecordDoc = {
@@ -134,8 +198,15 @@ export async function searchAndRecord(input: { organization_id: string; user_id:
   return view(doc);
 }
 
-export async function searchHistory(input: { organization_id: string; user_id: string; from?: Date; to?: Date }): Promise<SearchRecordView[]> {
-  return (await userRecords(input.organization_id, input.user_id, { from: input.from, to: input.to }, HISTORY_LIMIT)).map(view);
+export async function searchHistory(input: {
+  organization_id: string;
+  user_id: string;
+  from?: Date;
+  to?: Date;
+}): Promise<SearchRecordView[]> {
+  return (
+    await userRecords(input.organization_id, input.user_id, { from: input.from, to: input.to }, HISTORY_LIMIT)
+  ).map(view);
 }
 
 export async function deleteSearchRecord(organization_id: string, user_id: string, id: string): Promise<void> {

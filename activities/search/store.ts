@@ -39,13 +39,27 @@ const SearchRecord = mongoose.model<SearchRecordDoc>('SearchRecord', searchRecor
 /** Writes the entry and drops the user's entries beyond the newest `keep`. */
 export async function saveRecord(doc: SearchRecordDoc, keep: number): Promise<void> {
   await SearchRecord.replaceOne({ _id: doc._id }, doc, { upsert: true });
-  const extra = await SearchRecord.find({ organization_id: doc.organization_id, user_id: doc.user_id }, { _id: 1 }).sort({ created_at: -1 }).skip(keep).lean<Array<{ _id: string }>>();
+  const extra = await SearchRecord.find({ organization_id: doc.organization_id, user_id: doc.user_id }, { _id: 1 })
+    .sort({ created_at: -1 })
+    .skip(keep)
+    .lean<Array<{ _id: string }>>();
   if (extra.length) await SearchRecord.deleteMany({ _id: { $in: extra.map((e) => e._id) } });
 }
 
-export async function userRecords(organization_id: string, user_id: string, range: { from?: Date; to?: Date }, limit: number): Promise<SearchRecordDoc[]> {
-  const created_at = range.from || range.to ? { ...(range.from ? { $gte: range.from } : {}), ...(range.to ? { $lte: range.to } : {}) } : undefined;
-  return SearchRecord.find({ organization_id, user_id, ...(created_at ? { created_at } : {}) }).sort({ created_at: -1 }).limit(limit).lean<SearchRecordDoc[]>();
+export async function userRecords(
+  organization_id: string,
+  user_id: string,
+  range: { from?: Date; to?: Date },
+  limit: number,
+): Promise<SearchRecordDoc[]> {
+  const created_at =
+    range.from || range.to
+      ? { ...(range.from ? { $gte: range.from } : {}), ...(range.to ? { $lte: range.to } : {}) }
+      : undefined;
+  return SearchRecord.find({ organization_id, user_id, ...(created_at ? { created_at } : {}) })
+    .sort({ created_at: -1 })
+    .limit(limit)
+    .lean<SearchRecordDoc[]>();
 }
 
 /** false: no such entry of this user */

@@ -68,4 +68,8 @@ export interface ConversationDoc {
 
 export const Session = mongoose.model<SessionDoc>('Session', sessionSchema, 'sessions');
 export const Conversation = mongoose.model<ConversationDoc>('Conversation', conversationSchema, 'conversations');
-export const SessionEnd = mongoose.model<{ _id: string; ended_at: Date }>('SessionEnd', sessionEndSchema, 'session_ends');
+export const SessionEnd = mongoose.model<{ _id: string; ended_at: Date }>(
+  'SessionEnd',
+  sessionEndSchema,
+  'session_ends',
+);

@@ -45,7 +45,11 @@ export function viewSession(s: SessionDoc): SessionView {
 }
 
 /** Initialize session: a new session and its first conversation (interface rule 1). */
-export async function initializeSession(input: { user_id: string; organization_id: string; source?: SessionSource }): Promise<{ session: SessionView; conversation_id: string }> {
+export async function initializeSession(input: {
+  user_id: string;
+  organization_id: string;
+  source?: SessionSource;
+}): Promise<{ session: SessionView; conversation_id: string }> {
   const now = new Date();
   const session = await insertSession({
     session_id: newId('ses'),
@@ -95,12 +99,17 @@ async function latestOpenSession(organization_id: string, user_id: string): Prom
  * A new conversation in the named session, or, when none is named, in the user's most recently
  * active session that has not ended (a new session is opened when there is none).
  */
-export async function newConversation(input: { user_id: string; organization_id: string; session_id?: string }): Promise<{ conversation_id: string; session_id: string }> {
+export async function newConversation(input: {
+  user_id: string;
+  organization_id: string;
+  session_id?: string;
+}): Promise<{ conversation_id: string; session_id: string }> {
   let session: SessionDoc | null;
   if (input.session_id) {
     session = await sessionDoc(input.organization_id, input.session_id, input.user_id);
     if (!session) throw notFound(`Session not found: ${input.session_id}`);
-    if (session.status === 'ended' || !(await touch(session.session_id))) throw new PlatformError(409, `Session has ended: ${input.session_id}`);
+    if (session.status === 'ended' || !(await touch(session.session_id)))
+      throw new PlatformError(409, `Session has ended: ${input.session_id}`);
   } else {
     session = await latestOpenSession(input.organization_id, input.user_id);
     if (!session || !(await touch(session.session_id))) {
@@ -118,7 +127,11 @@ export async function newConversation(input: { user_id: string; organization_id:
 }
 
 /** Valid when the conversation is the user's, in the organization, and its session has not ended. */
-export async function verifySession(input: { user_id: string; organization_id: string; conversation_id: string }): Promise<{ valid: boolean; session_id?: string; status?: SessionStatus }> {
+export async function verifySession(input: {
+  user_id: string;
+  organization_id: string;
+  conversation_id: string;
+}): Promise<{ valid: boolean; session_id?: string; status?: SessionStatus }> {
   const conversation = await conversationDoc(input.organization_id, input.user_id, input.conversation_id);
   if (!conversation) return { valid: false };
   const session = await touch(conversation.session_id);
@@ -139,7 +152,11 @@ const reopen = () => new PlatformError(409, 'An ended session cannot be reopened
  * first (store.ts); a pause or resume checks it after writing, so one racing the end answers 409
  * and leaves the session ended.
  */
-export async function setSessionStatus(organization_id: string, session_id: string, status: SessionStatus): Promise<SessionView> {
+export async function setSessionStatus(
+  organization_id: string,
+  session_id: string,
+  status: SessionStatus,
+): Promise<SessionView> {
   const current = await sessionDoc(organization_id, session_id);
   if (!current) throw notFound(`Session not found: ${session_id}`);
   const now = new Date();
@@ -158,6 +175,10 @@ export async function setSessionStatus(organization_id: string, session_id: stri
   return viewSession(updated);
 }
 
-export async function deleteConversation(organization_id: string, conversation_id: string, user_id: string): Promise<boolean> {
+export async function deleteConversation(
+  organization_id: string,
+  conversation_id: string,
+  user_id: string,
+): Promise<boolean> {
   return deleteConversationDoc(organization_id, user_id, conversation_id);
 }

@@ -20,7 +20,11 @@ export const sessionsUserData: UserData = {
           last_activity: iso(s.last_activity),
           created_at: iso(s.created_at),
         })),
-        conversations: conversations.map((c) => ({ conversation_id: c.conversation_id, session_id: c.session_id, created_at: iso(c.created_at) })),
+        conversations: conversations.map((c) => ({
+          conversation_id: c.conversation_id,
+          session_id: c.session_id,
+          created_at: iso(c.created_at),
+        })),
       },
       files: [],
     };

@@ -6,7 +6,53 @@
  */
 import { STOPWORDS } from '../text/index.ts';
 
-const STOP = new Set([...STOPWORDS.en, 'can', 'could', 'would', 'please', 'help', 'want', 'need', 'know', 'tell', 'get', 'got', 'how', 'what', 'why', 'when', 'where', 'which', 'who', 'do', 'does', 'did', 'my', 'i', 'me', 'is', 'are', 'am', 'there', 'any', 'way', 'hi', 'hello', 'thanks', 'long', 'much', 'many', 'take', 'takes', 'possible', 'able', 'still', 'also', 'just', 'really']);
+const STOP = new Set([
+  ...STOPWORDS.en,
+  'can',
+  'could',
+  'would',
+  'please',
+  'help',
+  'want',
+  'need',
+  'know',
+  'tell',
+  'get',
+  'got',
+  'how',
+  'what',
+  'why',
+  'when',
+  'where',
+  'which',
+  'who',
+  'do',
+  'does',
+  'did',
+  'my',
+  'i',
+  'me',
+  'is',
+  'are',
+  'am',
+  'there',
+  'any',
+  'way',
+  'hi',
+  'hello',
+  'thanks',
+  'long',
+  'much',
+  'many',
+  'take',
+  'takes',
+  'possible',
+  'able',
+  'still',
+  'also',
+  'just',
+  'really',
+]);
 
 /** Groups of words that mean the same thing in support questions (stems). */
 const SYNONYMS: string[][] = [
@@ -35,7 +81,22 @@ const SYNONYMS: string[][] = [
 export function stem(word: string): string {
   let w = word.toLowerCase();
   if (w.length > 5 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`;
-  for (const suffix of ['ational', 'ations', 'ation', 'ments', 'ment', 'ingly', 'edly', 'ing', 'ers', 'ed', 'es', 'er', 'ly', 's']) {
+  for (const suffix of [
+    'ational',
+    'ations',
+    'ation',
+    'ments',
+    'ment',
+    'ingly',
+    'edly',
+    'ing',
+    'ers',
+    'ed',
+    'es',
+    'er',
+    'ly',
+    's',
+  ]) {
     if (w.length - suffix.length >= 4 && w.endsWith(suffix)) {
       w = w.slice(0, -suffix.length);
       break;
@@ -92,7 +153,10 @@ export interface KnowledgeIndex {
 function passagesOf(body: string): string[] {
   const out: string[] = [];
   let chunk = '';
-  for (const para of body.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter(Boolean)) {
+  for (const para of body
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter(Boolean)) {
     for (const s of para.match(/[^.!?]+[.!?]*/g) ?? [para]) {
       if (chunk && `${chunk} ${s}`.split(' ').length > 80) {
         out.push(chunk.trim());
@@ -109,7 +173,12 @@ export function buildIndex(articles: readonly Article[]): KnowledgeIndex {
   const passages: Passage[] = [];
   const df = new Map<string, number>();
   for (const article of articles) {
-    const head = [...terms(article.title), ...terms(article.title), ...terms(article.title), ...article.tags.flatMap((t) => [...terms(t), ...terms(t)])];
+    const head = [
+      ...terms(article.title),
+      ...terms(article.title),
+      ...terms(article.title),
+      ...article.tags.flatMap((t) => [...terms(t), ...terms(t)]),
+    ];
     passagesOf(article.body).forEach((text, index) => {
       const all = [...head, ...terms(text)];
       const tf = new Map<string, number>();
@@ -152,7 +221,9 @@ export function search(index: KnowledgeIndex, question: string, limit = 3): Hit[
       score += weight * idf(t) * ((f * (K1 + 1)) / (f + K1 * (1 - B + (B * p.length) / index.avgLength)));
     }
     if (score <= 0) continue;
-    const covered = base.filter((t) => p.tf.has(t) || groupsOf(t).some((g) => g.some((ph) => ph.split(' ').every((x) => p.tf.has(x))))).length;
+    const covered = base.filter(
+      (t) => p.tf.has(t) || groupsOf(t).some((g) => g.some((ph) => ph.split(' ').every((x) => p.tf.has(x)))),
+    ).length;
     hits.push({ passage: p, score, coverage: covered / base.length });
   }
   hits.sort((a, b) => b.score - a.score);

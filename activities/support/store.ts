@@ -19,7 +19,9 @@ export interface KbArticle {
 
 /** Every article of the organization, as retrieval indexes it, oldest first. */
 export async function knowledgeBase(organization_id: string): Promise<KbArticle[]> {
-  const docs = await KnowledgeArticle.find({ organization_id }, { title: 1, body: 1, tags: 1 }).sort({ created_at: 1, _id: 1 }).lean<ArticleDoc[]>();
+  const docs = await KnowledgeArticle.find({ organization_id }, { title: 1, body: 1, tags: 1 })
+    .sort({ created_at: 1, _id: 1 })
+    .lean<ArticleDoc[]>();
   return docs.map((d) => ({ id: d._id, title: d.title, body: d.body, tags: d.tags ?? [] }));
 }
 
@@ -33,9 +35,17 @@ export async function removeArticle(organization_id: string, article_id: string)
 }
 
 /** The admin listing, newest first (the organization_id index). */
-export async function pageArticles(organization_id: string, page: number, limit: number): Promise<{ docs: ArticleDoc[]; total: number }> {
+export async function pageArticles(
+  organization_id: string,
+  page: number,
+  limit: number,
+): Promise<{ docs: ArticleDoc[]; total: number }> {
   const [docs, total] = await Promise.all([
-    KnowledgeArticle.find({ organization_id }).sort({ created_at: -1, _id: 1 }).skip((page - 1) * limit).limit(limit).lean<ArticleDoc[]>(),
+    KnowledgeArticle.find({ organization_id })
+      .sort({ created_at: -1, _id: 1 })
+      .skip((page - 1) * limit)
+      .limit(limit)
+      .lean<ArticleDoc[]>(),
     KnowledgeArticle.countDocuments({ organization_id }),
   ]);
   return { docs, total };
@@ -51,7 +61,18 @@ export interface TurnCitation {
 const citationsText = jsonText<TurnCitation[]>(() => []);
 
 /** One turn per id: a retried answer stores nothing twice. */
-export async function insertTurn(turn: { _id: string; organization_id: string; user_id: string; conversation_id: string; session_id?: string; question: string; answer: string; citations: TurnCitation[]; source_agent: string; escalate: boolean }): Promise<void> {
+export async function insertTurn(turn: {
+  _id: string;
+  organization_id: string;
+  user_id: string;
+  conversation_id: string;
+  session_id?: string;
+  question: string;
+  answer: string;
+  citations: TurnCitation[];
+  source_agent: string;
+  escalate: boolean;
+}): Promise<void> {
   const { citations, ...rest } = turn;
   await insertOnce(SupportTurn, { ...rest, citations_json: citationsText.encode(citations) });
 }
@@ -75,8 +96,13 @@ export interface UserTurn {
  * organization's turns on the `{organization_id, conversation_id}` prefix and filters the user's.
  */
 export async function userTurns(organization_id: string, user_id: string): Promise<UserTurn[]> {
-  const docs = await SupportTurn.find({ organization_id, user_id }).sort({ created_at: 1, _id: 1 }).lean<SupportTurnDoc[]>();
-  return docs.map(({ citations_json, organization_id: _o, user_id: _u, ...d }) => ({ ...d, citations: citationsText.decode(citations_json) }));
+  const docs = await SupportTurn.find({ organization_id, user_id })
+    .sort({ created_at: 1, _id: 1 })
+    .lean<SupportTurnDoc[]>();
+  return docs.map(({ citations_json, organization_id: _o, user_id: _u, ...d }) => ({
+    ...d,
+    citations: citationsText.decode(citations_json),
+  }));
 }
 
 /** Deletes the user's turns (same read as `userTurns`); how many. */
@@ -86,10 +112,25 @@ export async function deleteUserTurns(organization_id: string, user_id: string):
 
 /** The articles the user wrote (an admin's): the organization's knowledge base, by its index. */
 export async function articlesBy(organization_id: string, user_id: string): Promise<ArticleDoc[]> {
-  return KnowledgeArticle.find({ organization_id, created_by: user_id }, { title: 1, tags: 1, created_at: 1, updated_at: 1 }).lean<ArticleDoc[]>();
+  return KnowledgeArticle.find(
+    { organization_id, created_by: user_id },
+    { title: 1, tags: 1, created_at: 1, updated_at: 1 },
+  ).lean<ArticleDoc[]>();
 }
 
 /** The articles stay (the organization's); their author becomes the tombstone. How many changed. */
-export async function tombstoneArticleAuthor(organization_id: string, user_id: string, tombstone: string): Promise<number> {
-  return (await KnowledgeArticle.updateMany({ organization_id, created_by: user_id }, { $set: { created_by: tombstone } }, { timestamps: false })).modifiedCount ?? 0;
+export async function tombstoneArticleAuthor(
+  organization_id: string,
+  user_id: string,
+  tombstone: string,
+): Promise<number> {
+  return (
+    (
+      await KnowledgeArticle.updateMany(
+        { organization_id, created_by: user_id },
+        { $set: { created_by: tombstone } },
+        { timestamps: false },
+      )
+    ).modifiedCount ?? 0
+  );
 }

@@ -52,8 +52,19 @@ function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
   return index;
 }
 
-export async function createArticle(organization_id: string, input: { title: string; body: string; tags?: string[] }, created_by: string): Promise<ArticleView> {
-  const doc = await insertArticle({ _id: newId('kb'), organization_id, title: input.title, body: input.body, tags: input.tags ?? [], created_by });
+export async function createArticle(
+  organization_id: string,
+  input: { title: string; body: string; tags?: string[] },
+  created_by: string,
+): Promise<ArticleView> {
+  const doc = await insertArticle({
+    _id: newId('kb'),
+    organization_id,
+    title: input.title,
+    body: input.body,
+    tags: input.tags ?? [],
+    created_by,
+  });
   indexes.delete(organization_id);
   return view(doc);
 }
@@ -90,15 +101,24 @@ export interface SupportAnswer {
   };
 }
 
-const DONT_KNOW = "I don't know the answer to that from our help articles. I can pass your question to a support agent, who will get back to you.";
+const DONT_KNOW =
+  "I don't know the answer to that from our help articles. I can pass your question to a support agent, who will get back to you.";
 
 /** The passage's sentences that share most with the question, in their order (at most three). */
 function bestSentences(passage: string, question: string): string {
   const q = new Set(terms(question));
-  const sentences = passage.match(/[^.!?]+[.!?]*/g)?.map((s) => s.trim()).filter(Boolean) ?? [passage];
+  const sentences = passage
+    .match(/[^.!?]+[.!?]*/g)
+    ?.map((s) => s.trim())
+    .filter(Boolean) ?? [passage];
   if (sentences.length <= 3) return sentences.join(' ');
   const scored = sentences.map((s, i) => ({ s, i, score: terms(s).filter((t) => q.has(t)).length }));
-  const keep = new Set(scored.sort((a, b) => b.score - a.score || a.i - b.i).slice(0, 3).map((x) => x.i));
+  const keep = new Set(
+    scored
+      .sort((a, b) => b.score - a.score || a.i - b.i)
+      .slice(0, 3)
+      .map((x) => x.i),
+  );
   return sentences.filter((_, i) => keep.has(i)).join(' ');
 }
 
@@ -106,29 +126,58 @@ function citationsOf(hits: Hit[]): Citation[] {
   const best = hits[0];
   return hits
     .filter((h, i) => i === 0 || (isRelevant(h) && h.score >= best.score * 0.5))
-    .map((h) => ({ article_id: h.passage.article.id, title: h.passage.article.title, passage: h.passage.text, score: Math.round(h.score * 1000) / 1000 }));
+    .map((h) => ({
+      article_id: h.passage.article.id,
+      title: h.passage.article.title,
+      passage: h.passage.text,
+      score: Math.round(h.score * 1000) / 1000,
+    }));
 }
 
-async function compose(who: { organization_id: string; user_id: string }, question: string, hits: Hit[]): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
-  if (!isRelevant(hits[0])) return { response: DONT_KNOW, source_agent: (await usesModel(who.organization_id, 'support')) ? 'llm' : 'local_retrieval', escalate: true, citations: [] };
+async function compose(
+  who: { organization_id: string; user_id: string },
+  question: string,
+  hits: Hit[],
+): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
+  if (!isRelevant(hits[0]))
+    return {
+      response: DONT_KNOW,
+      source_agent: (await usesModel(who.organization_id, 'support')) ? 'llm' : 'local_retrieval',
+      escalate: true,
+      citations: [],
+    };
   const citations = citationsOf(hits);
   const context = citations.map((c, i) => `[${i + 1}] ${c.title}\n${c.passage}`).join('\n\n');
   const out = await gatewayChat({
     ...who,
     agent: 'support',
-    system: 'You are a customer support assistant. Answer the question using only the numbered passages. Cite them like [1]. If the passages do not contain the answer, reply exactly: I_DONT_KNOW',
+    system:
+      'You are a customer support assistant. Answer the question using only the numbered passages. Cite them like [1]. If the passages do not contain the answer, reply exactly: I_DONT_KNOW',
     user: `Passages:\n${context}\n\nQuestion: ${question}`,
   });
   if (out) {
-    if (!out.text || out.text.includes('I_DONT_KNOW')) return { response: DONT_KNOW, source_agent: `llm:${out.model}`, escalate: true, citations: [] };
+    if (!out.text || out.text.includes('I_DONT_KNOW'))
+      return { response: DONT_KNOW, source_agent: `llm:${out.model}`, escalate: true, citations: [] };
     return { response: out.text, source_agent: `llm:${out.model}`, escalate: false, citations };
   }
   const sources = citations.map((c, i) => `[${i + 1}] ${c.title}`).join('\n');
-  return { response: `${bestSentences(citations[0].passage, question)} [1]\n\nSources:\n${sources}`, source_agent: 'local_retrieval', escalate: false, citations };
+  return {
+    response: `${bestSentences(citations[0].passage, question)} [1]\n\nSources:\n${sources}`,
+    source_agent: 'local_retrieval',
+    escalate: false,
+    citations,
+  };
 }
 
 /** Answers one question of a verified conversation and stores the turn and its normalized response. */
-export async function answerQuestion(input: { organization_id: string; user_id: string; conversation_id: string; session_id?: string; prompt: string; turn_id?: string }): Promise<SupportAnswer> {
+export async function answerQuestion(input: {
+  organization_id: string;
+  user_id: string;
+  conversation_id: string;
+  session_id?: string;
+  prompt: string;
+  turn_id?: string;
+}): Promise<SupportAnswer> {
   const hits = search(await knowledgeIndex(input.organization_id), input.prompt, 3);
   const answer = await compose(input, input.prompt, hits);
   const turn_id = input.turn_id ?? newId('turn');
@@ -151,19 +200,38 @@ export async function answerQuestion(input: { organization_id: string; user_id: 
     organization_id: input.organization_id,
     source: 'support',
     message: answer.response,
-    metadata: { question: input.prompt, source_agent: answer.source_agent, escalate: answer.escalate, citations: answer.citations.map((c) => ({ article_id: c.article_id, title: c.title })), turn_id },
+    metadata: {
+      question: input.prompt,
+      source_agent: answer.source_agent,
+      escalate: answer.escalate,
+      citations: answer.citations.map((c) => ({ article_id: c.article_id, title: c.title })),
+      turn_id,
+    },
   });
   return {
     success: true,
     message: answer.escalate ? 'No answer found in the knowledge base; escalation offered' : 'Question answered',
     response: answer.response,
-    metadata: { processed_at: stored.created_at, source_agent: answer.source_agent, agent: 'support', escalate: answer.escalate, citations: answer.citations, turn_id, conversation_id: input.conversation_id },
+    metadata: {
+      processed_at: stored.created_at,
+      source_agent: answer.source_agent,
+      agent: 'support',
+      escalate: answer.escalate,
+      citations: answer.citations,
+      turn_id,
+      conversation_id: input.conversation_id,
+    },
   };
 }
 
 /** 400 "Invalid conversation ID: <id>" unless the conversation is the user's and its session is open. */
-export async function requireConversation(organization_id: string, user_id: string, conversation_id: string): Promise<{ session_id: string }> {
+export async function requireConversation(
+  organization_id: string,
+  user_id: string,
+  conversation_id: string,
+): Promise<{ session_id: string }> {
   const check = await verifySession({ organization_id, user_id, conversation_id });
-  if (!check.valid || !check.session_id) throw new PlatformError(400, `Invalid conversation ID: ${conversation_id}`, 'conversation_id');
+  if (!check.valid || !check.session_id)
+    throw new PlatformError(400, `Invalid conversation ID: ${conversation_id}`, 'conversation_id');
   return { session_id: check.session_id };
 }

@@ -12,7 +12,10 @@ const AUDIO_TURN = /^turn_audio_(.+)$/;
 
 export const supportUserData: UserData = {
   async export(scope) {
-    const [turns, articles] = await Promise.all([userTurns(scope.organization_id, scope.user_id), articlesBy(scope.organization_id, scope.user_id)]);
+    const [turns, articles] = await Promise.all([
+      userTurns(scope.organization_id, scope.user_id),
+      articlesBy(scope.organization_id, scope.user_id),
+    ]);
     return {
       data: {
         turns: turns.map((t) => ({
@@ -28,7 +31,13 @@ export const supportUserData: UserData = {
           escalate: t.escalate,
           created_at: new Date(t.created_at).toISOString(),
         })),
-        articles_written: articles.map((a) => ({ article_id: a._id, title: a.title, tags: a.tags ?? [], created_at: new Date(a.created_at).toISOString(), updated_at: new Date(a.updated_at).toISOString() })),
+        articles_written: articles.map((a) => ({
+          article_id: a._id,
+          title: a.title,
+          tags: a.tags ?? [],
+          created_at: new Date(a.created_at).toISOString(),
+          updated_at: new Date(a.updated_at).toISOString(),
+        })),
       },
       files: [],
     };

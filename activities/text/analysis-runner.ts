@@ -23,7 +23,9 @@ class AnalysisThread {
   private settle?: (reply: Reply | Error) => void;
 
   constructor(private readonly onEnd: (t: AnalysisThread) => void) {
-    this.worker = new Worker(new URL('./analysis-thread.mjs', import.meta.url), { resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    this.worker = new Worker(new URL('./analysis-thread.mjs', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: 512 },
+    });
     let started: (() => void) | undefined;
     let failed: ((err: Error) => void) | undefined;
     this.ready = new Promise<void>((resolve, reject) => {
@@ -49,7 +51,13 @@ class AnalysisThread {
       const timer = setTimeout(() => {
         this.settle = undefined;
         this.end();
-        reject(new PlatformError(503, `text: the analysis took longer than ${budgetMs / 1000} s and was stopped; try again later or send a shorter text`, 'text'));
+        reject(
+          new PlatformError(
+            503,
+            `text: the analysis took longer than ${budgetMs / 1000} s and was stopped; try again later or send a shorter text`,
+            'text',
+          ),
+        );
       }, budgetMs);
       this.settle = (reply) => {
         clearTimeout(timer);
@@ -81,7 +89,10 @@ const forget = (t: AnalysisThread) => {
  * budget counts from the moment this text's analysis starts (not the queue, not the thread's start).
  * Over the budget: 503.
  */
-export function analyseOffThread(text: string, options: { embed: boolean; budgetMs?: number }): Promise<{ analysis: Analysis; vector?: number[] }> {
+export function analyseOffThread(
+  text: string,
+  options: { embed: boolean; budgetMs?: number },
+): Promise<{ analysis: Analysis; vector?: number[] }> {
   const job = async () => {
     thread ??= new AnalysisThread(forget);
     const t = thread;

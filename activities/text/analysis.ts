@@ -46,7 +46,8 @@ export function keywords(tokens: string[], limit = 10): { term: string; count: n
     .map(([term, count]) => ({ term, count }));
 }
 
-const MONTHS = 'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre';
+const MONTHS =
+  'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre';
 
 // Every pattern below costs a bounded amount per start position, so a text is read in linear
 // time: a text is hostile input of up to 500,000 characters. A pattern like /[a-z]+@…/ retried a
@@ -55,8 +56,12 @@ const PATTERNS = {
   urls: /\bhttps?:\/\/[^\s<>"')]+/g,
   // A run of digits and commas is tried from its first digit only (the lookbehind): the currency
   // must follow the whole run, so a later start in it could only reach the same end again.
-  amounts: /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b(?<!\d,+)\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|MXN|GBP|COP|BRL|€|\$)|\b(?:USD|EUR|MXN|GBP|COP|BRL)\s?\d[\d,]*(?:\.\d+)?)/g,
-  dates: new RegExp(`\\b(?:\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|(?:${MONTHS})\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}|\\d{1,2} (?:de )?(?:${MONTHS})\\.?,? (?:de )?\\d{4})\\b`, 'gi'),
+  amounts:
+    /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b(?<!\d,+)\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|MXN|GBP|COP|BRL|€|\$)|\b(?:USD|EUR|MXN|GBP|COP|BRL)\s?\d[\d,]*(?:\.\d+)?)/g,
+  dates: new RegExp(
+    `\\b(?:\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|(?:${MONTHS})\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}|\\d{1,2} (?:de )?(?:${MONTHS})\\.?,? (?:de )?\\d{4})\\b`,
+    'gi',
+  ),
   // At most 25 characters: the longest written phone numbers ("+44 (0) 20 7946 0958") fit, and
   // a start never reads further than that.
   phones: /(?<![\w.])\+?\d[\d\s().-]{7,22}\d(?!\w)(?!\.\d)/g,
@@ -144,7 +149,12 @@ export function entities(text: string): Record<string, string[]> {
   return out;
 }
 
-export function sentiment(tokens: string[]): { score: number; label: 'positive' | 'negative' | 'neutral'; positive: number; negative: number } {
+export function sentiment(tokens: string[]): {
+  score: number;
+  label: 'positive' | 'negative' | 'neutral';
+  positive: number;
+  negative: number;
+} {
   let pos = 0;
   let neg = 0;
   tokens.forEach((t, i) => {
@@ -153,7 +163,12 @@ export function sentiment(tokens: string[]): { score: number; label: 'positive' 
     else if (NEGATIVE.has(t) && !NEGATIONS.has(t)) negated ? (pos += 1) : (neg += 1);
   });
   const score = pos + neg ? Math.round(((pos - neg) / (pos + neg)) * 100) / 100 : 0;
-  return { score, label: score > 0.2 ? 'positive' : score < -0.2 ? 'negative' : 'neutral', positive: pos, negative: neg };
+  return {
+    score,
+    label: score > 0.2 ? 'positive' : score < -0.2 ? 'negative' : 'neutral',
+    positive: pos,
+    negative: neg,
+  };
 }
 
 /** The one or two sentences that carry the most keywords, in their original order. */
@@ -173,7 +188,13 @@ function summarise(all: string[], tokens: string[], maxChars: number): string {
     if (score > first.score) [first, second] = [{ i, score }, first];
     else if (score > second.score) second = { i, score };
   });
-  return truncate([first.i, second.i].sort((a, b) => a - b).map((i) => all[i]).join(' '), maxChars);
+  return truncate(
+    [first.i, second.i]
+      .sort((a, b) => a - b)
+      .map((i) => all[i])
+      .join(' '),
+    maxChars,
+  );
 }
 
 const truncate = (s: string, n: number) => (s.length <= n ? s : `${s.slice(0, n - 1).trimEnd()}…`);

@@ -39,23 +39,38 @@ export interface EmbeddingDoc {
 const TextEmbedding = mongoose.model<EmbeddingDoc>('TextEmbedding', embeddingSchema, 'text_embeddings');
 
 /** false: the same text's embedding is already stored (a retried activity). */
-export const insertEmbedding = (doc: Omit<EmbeddingDoc, 'created_at'>): Promise<boolean> => insertOnce(TextEmbedding, doc);
+export const insertEmbedding = (doc: Omit<EmbeddingDoc, 'created_at'>): Promise<boolean> =>
+  insertOnce(TextEmbedding, doc);
 
-export async function embeddingById(organization_id: string, _id: string, user_id?: string): Promise<EmbeddingDoc | null> {
+export async function embeddingById(
+  organization_id: string,
+  _id: string,
+  user_id?: string,
+): Promise<EmbeddingDoc | null> {
   return TextEmbedding.findOne({ _id, organization_id, ...(user_id ? { user_id } : {}) }).lean<EmbeddingDoc>();
 }
 
-export async function embeddingsOf(filter: { organization_id: string; engine: string; user_id?: string }): Promise<EmbeddingDoc[]> {
+export async function embeddingsOf(filter: {
+  organization_id: string;
+  engine: string;
+  user_id?: string;
+}): Promise<EmbeddingDoc[]> {
   return TextEmbedding.find(filter).lean<EmbeddingDoc[]>();
 }
 
 /** A user's processed texts as search lists them (no vectors). */
-export async function userTextExcerpts(organization_id: string, user_id: string): Promise<Array<{ _id: string; excerpt: string; file_path: string; created_at: Date }>> {
+export async function userTextExcerpts(
+  organization_id: string,
+  user_id: string,
+): Promise<Array<{ _id: string; excerpt: string; file_path: string; created_at: Date }>> {
   return TextEmbedding.find({ organization_id, user_id }, { excerpt: 1, file_path: 1, created_at: 1 }).lean();
 }
 
 /** The user's embeddings without their vectors (a user's export), by the (organization_id, user_id) index. */
-export async function userEmbeddings(organization_id: string, user_id: string): Promise<Array<Omit<EmbeddingDoc, 'vector'>>> {
+export async function userEmbeddings(
+  organization_id: string,
+  user_id: string,
+): Promise<Array<Omit<EmbeddingDoc, 'vector'>>> {
   return TextEmbedding.find({ organization_id, user_id }, { vector: 0 }).sort({ created_at: 1 }).lean();
 }
 

@@ -36,7 +36,11 @@ export interface StoredTextInput extends TextContext {
  * Stores the text where the worker reads it: the workflow carries its path, not up to 500,000
  * characters, through its history.
  */
-export async function storeText(input: { organization_id: string; user_id: string; text: string }): Promise<{ text_id: string; file_path: string }> {
+export async function storeText(input: {
+  organization_id: string;
+  user_id: string;
+  text: string;
+}): Promise<{ text_id: string; file_path: string }> {
   const text_id = newId('txt');
   const file_path = `${input.organization_id}/${input.user_id}/texts/${text_id}.txt`;
   await putObject(file_path, Buffer.from(input.text, 'utf8'), 'text/plain; charset=utf-8');
@@ -49,7 +53,11 @@ export async function storeText(input: { organization_id: string; user_id: strin
  */
 async function modelEmbedding(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
   const out = await gatewayEmbed(who, text);
-  if (!out) throw new PlatformError(502, 'the embeddings provider failed; a local vector would not be comparable with the stored ones');
+  if (!out)
+    throw new PlatformError(
+      502,
+      'the embeddings provider failed; a local vector would not be comparable with the stored ones',
+    );
   return { vector: out.value, engine: `llm:${out.model}` };
 }
 
@@ -106,7 +114,8 @@ export async function processStoredText(input: StoredTextInput) {
     source_file: input.source_file ?? null,
     timestamp: input.timestamp ?? null,
   };
-  const message = `Text processed: ${analysis.word_count} words, ${analysis.sentence_count} sentences, language ${analysis.language}, sentiment ${analysis.sentiment.label}. ${analysis.summary}`.trim();
+  const message =
+    `Text processed: ${analysis.word_count} words, ${analysis.sentence_count} sentences, language ${analysis.language}, sentiment ${analysis.sentiment.label}. ${analysis.summary}`.trim();
   const response = await storeNormalizedResponse({
     response_id: `text:${input.text_id}`,
     conversation_id: input.conversation_id,
@@ -116,19 +125,36 @@ export async function processStoredText(input: StoredTextInput) {
     message,
     metadata: { ...metadata, file_path, embedding_id },
   });
-  return { success: true as const, message, file_path, embedding_id, error: null, metadata: { ...metadata, processed_at: response.created_at }, organization_id: input.organization_id };
+  return {
+    success: true as const,
+    message,
+    file_path,
+    embedding_id,
+    error: null,
+    metadata: { ...metadata, processed_at: response.created_at },
+    organization_id: input.organization_id,
+  };
 }
 
 /** A query's embedding for similarity search, with the engine the organization's texts use. */
 async function embedQuery(text: string, who: Caller): Promise<{ vector: number[]; engine: string }> {
-  return (await usesModel(who.organization_id, 'text')) ? modelEmbedding(text, who) : { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
+  return (await usesModel(who.organization_id, 'text'))
+    ? modelEmbedding(text, who)
+    : { vector: hashedEmbedding(text), engine: HASHED_ENGINE };
 }
 
 /**
  * Texts of the organization closest to a query text or a stored embedding (cosine). Only this
  * organization's vectors are read; `user_id` narrows to one user's texts.
  */
-export async function similarTexts(input: { organization_id: string; user_id?: string; caller_user_id: string; query?: string; embedding_id?: string; limit: number }) {
+export async function similarTexts(input: {
+  organization_id: string;
+  user_id?: string;
+  caller_user_id: string;
+  query?: string;
+  embedding_id?: string;
+  limit: number;
+}) {
   let vector: number[];
   let engine: string;
   if (input.embedding_id) {
@@ -137,13 +163,28 @@ export async function similarTexts(input: { organization_id: string; user_id?: s
     vector = own.vector;
     engine = own.engine;
   } else {
-    ({ vector, engine } = await embedQuery(input.query ?? '', { organization_id: input.organization_id, user_id: input.caller_user_id }));
+    ({ vector, engine } = await embedQuery(input.query ?? '', {
+      organization_id: input.organization_id,
+      user_id: input.caller_user_id,
+    }));
   }
   // Vectors of different engines live in different spaces: only the same engine's are compared.
-  const docs = await embeddingsOf({ organization_id: input.organization_id, engine, ...(input.user_id ? { user_id: input.user_id } : {}) });
+  const docs = await embeddingsOf({
+    organization_id: input.organization_id,
+    engine,
+    ...(input.user_id ? { user_id: input.user_id } : {}),
+  });
   return docs
     .filter((d) => d._id !== input.embedding_id)
-    .map((d) => ({ embedding_id: d._id, score: Math.round(cosine(vector, d.vector) * 10000) / 10000, user_id: d.user_id, file_path: d.file_path, excerpt: d.excerpt, conversation_id: d.conversation_id ?? null, created_at: d.created_at.toISOString() }))
+    .map((d) => ({
+      embedding_id: d._id,
+      score: Math.round(cosine(vector, d.vector) * 10000) / 10000,
+      user_id: d.user_id,
+      file_path: d.file_path,
+      excerpt: d.excerpt,
+      conversation_id: d.conversation_id ?? null,
+      created_at: d.created_at.toISOString(),
+    }))
     .sort((a, b) => b.score - a.score)
     .slice(0, input.limit);
 }

@@ -47,7 +47,11 @@ async function textObjects(organization_id: string, user_id: string, named: stri
 export const textUserData: UserData = {
   async export({ organization_id, user_id }) {
     const embeddings = await userEmbeddings(organization_id, user_id);
-    const keys = await textObjects(organization_id, user_id, embeddings.map((e) => e.file_path));
+    const keys = await textObjects(
+      organization_id,
+      user_id,
+      embeddings.map((e) => e.file_path),
+    );
     const files: ExportFile[] = keys.map((key) => ({ name: `texts/${basename(key)}`, key }));
     return {
       data: {
@@ -66,7 +70,11 @@ export const textUserData: UserData = {
   },
   async erase({ organization_id, user_id }) {
     const embeddings = await userEmbeddings(organization_id, user_id);
-    const keys = await textObjects(organization_id, user_id, embeddings.map((e) => e.file_path));
+    const keys = await textObjects(
+      organization_id,
+      user_id,
+      embeddings.map((e) => e.file_path),
+    );
     for (const key of keys) await removeObject(key);
     const report: ErasureReport = { objects_deleted: keys.length };
     report.embeddings_deleted = await deleteUserEmbeddings(organization_id, user_id);

@@ -26,9 +26,14 @@ export type PlatformError = ErrorDetail | ErrorSuccess;
 /** Every documented path. */
 export type PlatformPath = keyof paths;
 /** The JSON body an operation accepts: `RequestBody<'postGiftsGifts'>`. */
-export type RequestBody<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type RequestBody<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
 /** The JSON answer of an operation for a status (200 unless told): `ResponseBody<'getGiftsGifts'>`. */
-export type ResponseBody<Op extends keyof operations, Status extends number = 200> = operations[Op]['responses'] extends Record<Status, { content: { 'application/json': infer R } }> ? R : never;
+export type ResponseBody<Op extends keyof operations, Status extends number = 200> =
+  operations[Op]['responses'] extends Record<Status, { content: { 'application/json': infer R } }> ? R : never;
 
 /** The client: `client.GET(path, init)`, `POST`, `PUT`, `PATCH`, `DELETE`, and `use(middleware)`. */
 export type PlatformClient = Client<paths>;

@@ -4,14 +4,23 @@
  * route changes or deletes a record.
  */
 import { z } from 'zod';
-import { ACTOR_LEVELS, AUDIT_OUTCOMES, BREAK_REASONS, listAuditRecords, verifyChain } from '../../activities/audit/index.ts';
+import {
+  ACTOR_LEVELS,
+  AUDIT_OUTCOMES,
+  BREAK_REASONS,
+  listAuditRecords,
+  verifyChain,
+} from '../../activities/audit/index.ts';
 import { organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'audit';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());
-const paging = { page: z.coerce.number().int().min(1).max(10_000).default(1), limit: z.coerce.number().int().min(1).max(100).default(50) };
+const paging = {
+  page: z.coerce.number().int().min(1).max(10_000).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+};
 
 const record = z.object({
   id: z.string().describe('<organization_id>:<seq, 12 digits>'),
@@ -22,8 +31,14 @@ const record = z.object({
   action: z.string().describe('a stable dotted name: webhook_endpoint.create, api_key.revoke, …'),
   target: z.object({ type: z.string(), id: z.string() }),
   request_id: z.string().describe("the request's X-Request-Id"),
-  changes: z.record(z.string(), z.object({ from: z.unknown().optional(), to: z.unknown().optional() })).describe('field → {from, to} (from only where the previous value is known); secrets read ***'),
-  outcome: z.enum(AUDIT_OUTCOMES).describe('unknown: the process stopped between the change and its record; the record was written later from the intent written before the change'),
+  changes: z
+    .record(z.string(), z.object({ from: z.unknown().optional(), to: z.unknown().optional() }))
+    .describe('field → {from, to} (from only where the previous value is known); secrets read ***'),
+  outcome: z
+    .enum(AUDIT_OUTCOMES)
+    .describe(
+      'unknown: the process stopped between the change and its record; the record was written later from the intent written before the change',
+    ),
   prev_hash: z.string().describe('the hash of the previous record of the organization (64 zeros for the first)'),
   hash: z.string().describe('SHA-256 of the canonical JSON of the record without its hash'),
 });
@@ -32,7 +47,8 @@ defineRoute({
   method: 'GET',
   paths: ['/api/audit'],
   tag,
-  summary: "The organization's audit records (admin; a system_admin names any organization), newest first: filters action, actor_key_id, target_id, from (inclusive) and to (exclusive) on `at`; paged",
+  summary:
+    "The organization's audit records (admin; a system_admin names any organization), newest first: filters action, actor_key_id, target_id, from (inclusive) and to (exclusive) on `at`; paged",
   auth: 'admin',
   query: z.object({
     organization_id: organizationId,
@@ -43,7 +59,13 @@ defineRoute({
     to: when.optional(),
     ...paging,
   }),
-  response: z.object({ success: z.literal(true), records: z.array(record), page: z.number(), limit: z.number(), has_more: z.boolean() }),
+  response: z.object({
+    success: z.literal(true),
+    records: z.array(record),
+    page: z.number(),
+    limit: z.number(),
+    has_more: z.boolean(),
+  }),
   handler: async ({ principal, query }) => {
     const organization_id = organizationFor(principal, query.organization_id);
     const filter = {
@@ -62,7 +84,8 @@ defineRoute({
   method: 'GET',
   paths: ['/api/audit/verify'],
   tag,
-  summary: "Recomputes the organization's chain (admin; a system_admin names any organization) from its oldest kept record: each record's hash and its link to the previous one; names the first break",
+  summary:
+    "Recomputes the organization's chain (admin; a system_admin names any organization) from its oldest kept record: each record's hash and its link to the previous one; names the first break",
   auth: 'admin',
   query: z.object({ organization_id: organizationId }),
   response: z.object({
@@ -73,5 +96,8 @@ defineRoute({
     checked_from: z.number().describe('the first seq kept (older records were removed by retention)'),
     first_break: z.object({ seq: z.number(), id: z.string(), reason: z.enum(BREAK_REASONS) }).nullable(),
   }),
-  handler: async ({ principal, query }) => ({ success: true, ...(await verifyChain(organizationFor(principal, query.organization_id))) }),
+  handler: async ({ principal, query }) => ({
+    success: true,
+    ...(await verifyChain(organizationFor(principal, query.organization_id))),
+  }),
 });

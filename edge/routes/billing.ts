@@ -7,7 +7,15 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { config } from '../../activities/core/config.ts';
 import { PlatformError } from '../../activities/core/errors.ts';
-import { createPackage, listPackages, PaymentRequired, purchaseOwner, purchaseTokens, tokenUsage, type PaymentEventInput } from '../../activities/billing/index.ts';
+import {
+  createPackage,
+  listPackages,
+  PaymentRequired,
+  purchaseOwner,
+  purchaseTokens,
+  tokenUsage,
+  type PaymentEventInput,
+} from '../../activities/billing/index.ts';
 import { PaymentsNotConfigured, stripe } from '../../activities/adapters/payments.ts';
 import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
@@ -17,7 +25,16 @@ import { organizationId, requiredId } from '../schemas.ts';
 import { startIdempotent } from '../../workers/runs/client.ts';
 
 const tag = 'billing';
-const pkg = z.object({ id: z.string(), name: z.string(), tokens: z.number(), price: z.number(), currency: z.string(), validity_days: z.number() }).passthrough();
+const pkg = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    tokens: z.number(),
+    price: z.number(),
+    currency: z.string(),
+    validity_days: z.number(),
+  })
+  .passthrough();
 
 defineRoute({
   method: 'GET',
@@ -36,9 +53,17 @@ defineRoute({
   tag,
   summary: 'Creates a token package (system admin)',
   auth: 'sysadmin',
-  audit: { action: 'token_package.create', target: ({ result }) => ({ type: 'token_package', id: result.package.id }), keep: ['id', 'name', 'currency'] },
+  audit: {
+    action: 'token_package.create',
+    target: ({ result }) => ({ type: 'token_package', id: result.package.id }),
+    keep: ['id', 'name', 'currency'],
+  },
   body: z.object({
-    id: z.string().trim().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (at most 64)').optional(),
+    id: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and - (at most 64)')
+      .optional(),
     name: z.string().trim().min(1).max(200),
     tokens: z.number().int().positive().max(1e12),
     price: z.number().positive().max(1e7),
@@ -65,26 +90,57 @@ const paymentRequired = z
 defineRoute({
   method: 'POST',
   paths: ['/api/billing/purchase-tokens'],
-  statuses: { 402: { description: 'The payment was declined or not completed: nothing was credited; the body names the purchase', schema: paymentRequired }, 409: 'The idempotency key was used for another package', 503: 'Payments are not configured' },
+  statuses: {
+    402: {
+      description: 'The payment was declined or not completed: nothing was credited; the body names the purchase',
+      schema: paymentRequired,
+    },
+    409: 'The idempotency key was used for another package',
+    503: 'Payments are not configured',
+  },
   tag,
-  summary: 'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing; without STRIPE_SECRET_KEY and PAYMENTS_TEST_MODE: 503 `payment provider not configured`',
+  summary:
+    'Buys a token package with a payment method; declined or unauthenticated payments are 402 and credit nothing; without STRIPE_SECRET_KEY and PAYMENTS_TEST_MODE: 503 `payment provider not configured`',
   auth: 'key',
-  audit: { action: 'tokens.purchase', target: ({ result }) => ({ type: 'purchase', id: result.transaction_id }), keep: ['package_id', 'payment_method.type'] },
+  audit: {
+    action: 'tokens.purchase',
+    target: ({ result }) => ({ type: 'purchase', id: result.transaction_id }),
+    keep: ['package_id', 'payment_method.type'],
+  },
   idempotent: true,
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
     package_id: requiredId,
     payment_method: z.object({ type: z.string().trim().min(1).max(50), token: z.string().trim().min(1).max(200) }),
-    idempotency_key: z.string().trim().min(1).max(200).optional().describe('a retry with the same key answers the first purchase (also the Idempotency-Key header)'),
+    idempotency_key: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe('a retry with the same key answers the first purchase (also the Idempotency-Key header)'),
   }),
-  response: z.object({ success: z.literal(true), transaction_id: z.string(), status: z.string(), provider: z.string(), sandbox: z.boolean(), package_details: z.object({ id: z.string(), tokens: z.number(), expiry_date: z.string() }) }),
+  response: z.object({
+    success: z.literal(true),
+    transaction_id: z.string(),
+    status: z.string(),
+    provider: z.string(),
+    sandbox: z.boolean(),
+    package_details: z.object({ id: z.string(), tokens: z.number(), expiry_date: z.string() }),
+  }),
   handler: async ({ event, principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
     try {
-      return await purchaseTokens({ organization_id: org, user_id: user.user_id, package_id: body.package_id, token: body.payment_method.token, idempotency_key });
+      return await purchaseTokens({
+        organization_id: org,
+        user_id: user.user_id,
+        package_id: body.package_id,
+        token: body.payment_method.token,
+        idempotency_key,
+      });
     } catch (err) {
       if (err instanceof PaymentRequired) return new Reply(402, { detail: err.message, ...err.purchase });
       // Not a passing fault: a buyer is told plainly rather than "try again later".
@@ -98,11 +154,28 @@ defineRoute({
   method: 'GET',
   paths: ['/api/billing/usage/:user_id'],
   tag,
-  summary: "A user's tokens: used in the period (YYYY-MM, default this month) by agent, and remaining now (unexpired credit minus use, oldest credit first)",
+  summary:
+    "A user's tokens: used in the period (YYYY-MM, default this month) by agent, and remaining now (unexpired credit minus use, oldest credit first)",
   auth: 'key',
   params: z.object({ user_id: requiredId }),
-  query: z.object({ organization_id: organizationId, period: z.string().regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM').optional() }),
-  response: z.object({ success: z.literal(true), usage: z.object({ total_tokens: z.number(), remaining_tokens: z.number(), usage_by_agent: z.record(z.string(), z.number()), period: z.string() }).passthrough() }),
+  query: z.object({
+    organization_id: organizationId,
+    period: z
+      .string()
+      .regex(/^\d{4}-(0[1-9]|1[0-2])$/, 'YYYY-MM')
+      .optional(),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    usage: z
+      .object({
+        total_tokens: z.number(),
+        remaining_tokens: z.number(),
+        usage_by_agent: z.record(z.string(), z.number()),
+        period: z.string(),
+      })
+      .passthrough(),
+  }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.user_id, 'User not found');
@@ -115,7 +188,8 @@ defineRoute({
   paths: ['/api/billing/webhooks/payment'],
   statuses: { 400: 'The signature is missing or invalid (or older than 300 s)', 413: 'Body over 1 MB' },
   tag,
-  summary: "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id> (acknowledged once the run is started)",
+  summary:
+    "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id> (acknowledged once the run is started)",
   auth: 'none',
   rateLimit: 'ip',
   response: z.object({ status: z.literal('success') }),
@@ -146,7 +220,11 @@ defineRoute({
     // the event's metadata; an event that settles no purchase is filed under "_platform" (no
     // organization id starts with "_").
     const owner = await purchaseOwner(input);
-    const attributes = platformSearchAttributes(owner?.organization_id ?? '_platform', owner?.user_id ?? '_payment-provider', 'billing');
+    const attributes = platformSearchAttributes(
+      owner?.organization_id ?? '_platform',
+      owner?.user_id ?? '_payment-provider',
+      'billing',
+    );
     // Acknowledged once the run is durably started (the provider wants a quick 2xx); a repeat of
     // the event finds the run started or done and is acknowledged without a second one.
     await startIdempotent(paymentEventWorkflow, `payment:${verified.id}`, [input], attributes);

@@ -39,7 +39,11 @@ interface Asset {
 function loadAssets(): Map<string, Asset> {
   const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
   const files: [string, string, string][] = [
-    ['swagger-ui-bundle.js', 'text/javascript; charset=utf-8', fs.readFileSync(path.join(dist, 'swagger-ui-bundle.js'), 'utf8')],
+    [
+      'swagger-ui-bundle.js',
+      'text/javascript; charset=utf-8',
+      fs.readFileSync(path.join(dist, 'swagger-ui-bundle.js'), 'utf8'),
+    ],
     ['swagger-ui.css', 'text/css; charset=utf-8', fs.readFileSync(path.join(dist, 'swagger-ui.css'), 'utf8')],
     ['index.css', 'text/css; charset=utf-8', fs.readFileSync(path.join(dist, 'index.css'), 'utf8')],
     ['init.js', 'text/javascript; charset=utf-8', INIT_JS],
@@ -141,7 +145,11 @@ defineRoute({
     setResponseHeader(event, 'content-length', Buffer.byteLength(asset.body));
     // The page names each file with its content's hash: a versioned URL never changes.
     const versioned = getQuery(event).v === asset.version;
-    setResponseHeader(event, 'cache-control', versioned ? 'public, max-age=31536000, immutable' : 'public, max-age=300');
+    setResponseHeader(
+      event,
+      'cache-control',
+      versioned ? 'public, max-age=31536000, immutable' : 'public, max-age=300',
+    );
     return asset.body;
   },
 });

@@ -21,7 +21,16 @@ const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
 
 /** The workflow `<prefix>:<media_id>` over the stored file, once per Idempotency-Key. */
-function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, file: UploadedFile, fields: Record<string, unknown>, prefix: string, run: (workflowId: string, upload: StoredUpload) => Promise<{ result: R }>) {
+function runOnce<R>(
+  event: H3Event,
+  route: string,
+  org: string,
+  user: UserRef,
+  file: UploadedFile,
+  fields: Record<string, unknown>,
+  prefix: string,
+  run: (workflowId: string, upload: StoredUpload) => Promise<{ result: R }>,
+) {
   return once<R>({
     event,
     route,
@@ -32,7 +41,14 @@ function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, f
     newId: newMediaId,
     run: async (media_id, retry) => {
       const workflowId = `${prefix}:${media_id}`;
-      const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
+      const upload = await uploadFor(workflowId, retry, {
+        media_id,
+        organization_id: org,
+        user_id: user.user_id,
+        filename: file.filename,
+        body: file.data,
+        content_type: file.contentType,
+      });
       return (await run(workflowId, upload)).result;
     },
   });
@@ -41,13 +57,26 @@ function runOnce<R>(event: H3Event, route: string, org: string, user: UserRef, f
 defineRoute({
   method: 'POST',
   paths: ['/process_document'],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'The PDF reader is busy, or model calls are busy; retry after Retry-After' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The model provider failed',
+    503: 'The PDF reader is busy, or model calls are busy; retry after Retry-After',
+  },
   tag,
-  summary: 'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
+  summary:
+    'Reads a document (PDF, DOCX, image, text, Markdown, CSV): metadata, text (OCR for scans), folder classification, first-page thumbnail, normalized response (workflow document:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   audit: false,
   idempotent: true,
-  form: { file: true, fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }) },
+  form: {
+    file: true,
+    fields: z.object({
+      user_id: requiredId,
+      session_id: requiredId,
+      conversation_id: requiredId,
+      organization_id: organizationId,
+    }),
+  },
   response: z.object({
     success: z.literal(true),
     data: z.object({
@@ -63,8 +92,21 @@ defineRoute({
     const user = await actingUser(principal, org, form.user_id);
     const { session_id, conversation_id } = form;
     const attributes = platformSearchAttributes(org, user.user_id, 'documents');
-    return runOnce(event, 'process_document', org, user, file!, { session_id, conversation_id }, 'document', (workflowId, upload) =>
-      runIdempotent(processDocumentWorkflow, workflowId, [{ upload, idp_id: user.idp_id, session_id, conversation_id }], attributes),
+    return runOnce(
+      event,
+      'process_document',
+      org,
+      user,
+      file!,
+      { session_id, conversation_id },
+      'document',
+      (workflowId, upload) =>
+        runIdempotent(
+          processDocumentWorkflow,
+          workflowId,
+          [{ upload, idp_id: user.idp_id, session_id, conversation_id }],
+          attributes,
+        ),
     );
   },
 });
@@ -74,24 +116,36 @@ defineRoute({
   paths: ['/generate_thumbnail'],
   statuses: { 503: 'The PDF reader is busy; retry after Retry-After' },
   tag,
-  summary: 'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
+  summary:
+    'The first page (PDF, DOCX, text) or frame (images) as a JPEG thumbnail; also stored, its path in X-Thumbnail-Path. An Idempotency-Key header makes a retry return the first thumbnail',
   auth: 'key',
   audit: false,
   idempotent: true,
   form: {
     file: true,
     fields: z.object({
-      user_id: z.string().trim().min(1).max(200).optional().describe("whose thumbnail it is; default the key's own user (required when a system admin names another organization)"),
+      user_id: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .optional()
+        .describe(
+          "whose thumbnail it is; default the key's own user (required when a system admin names another organization)",
+        ),
       organization_id: organizationId,
     }),
   },
   produces: 'image/jpeg',
   handler: async ({ event, principal, form, file }) => {
     const org = organizationFor(principal, form.organization_id);
-    if (!form.user_id && org !== principal.organization_id) throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
+    if (!form.user_id && org !== principal.organization_id)
+      throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
     const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
     const attributes = platformSearchAttributes(org, user.user_id, 'documents');
-    const out = await runOnce(event, 'generate_thumbnail', org, user, file!, {}, 'thumbnail', (workflowId, upload) => runIdempotent(generateThumbnailWorkflow, workflowId, [{ upload }], attributes));
+    const out = await runOnce(event, 'generate_thumbnail', org, user, file!, {}, 'thumbnail', (workflowId, upload) =>
+      runIdempotent(generateThumbnailWorkflow, workflowId, [{ upload }], attributes),
+    );
     event.node.res.setHeader('x-thumbnail-path', out.thumbnail_path);
     return readStoredObject(out.thumbnail_path);
   },

@@ -22,7 +22,11 @@ defineRoute({
   tag: 'email',
   summary: 'Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once',
   auth: 'key',
-  audit: { action: 'email.send', target: ({ result }) => ({ type: 'email', id: result.message_id }), keep: ['conversation_id', 'metadata.template', 'metadata.email_type'] },
+  audit: {
+    action: 'email.send',
+    target: ({ result }) => ({ type: 'email', id: result.message_id }),
+    keep: ['conversation_id', 'metadata.template', 'metadata.email_type'],
+  },
   idempotent: true,
   body: z.object({
     user_id: requiredId,
@@ -45,13 +49,21 @@ defineRoute({
     let recipient: string | undefined;
     let own: string | null | undefined;
     if (meta.recipient !== undefined) {
-      if (typeof meta.recipient !== 'string' || /[\r\n]/.test(meta.recipient) || !address.safeParse(meta.recipient.trim()).success) {
+      if (
+        typeof meta.recipient !== 'string' ||
+        /[\r\n]/.test(meta.recipient) ||
+        !address.safeParse(meta.recipient.trim()).success
+      ) {
         throw invalid('metadata.recipient', 'must be one valid email address');
       }
       recipient = meta.recipient.trim();
     } else {
       recipient = own = (await getUser(org, user.user_id)).email ?? undefined;
-      if (!recipient) throw invalid('metadata.recipient', "no recipient: give metadata.recipient or set the user's email (PATCH /api/users/{user})");
+      if (!recipient)
+        throw invalid(
+          'metadata.recipient',
+          "no recipient: give metadata.recipient or set the user's email (PATCH /api/users/{user})",
+        );
     }
     if (body.email_type === 'notification') notificationContent(meta, org); // refuses bad templates before anything starts
     if (principal.level < ADMIN_LEVEL) {
@@ -60,15 +72,29 @@ defineRoute({
       checkFreeText(body.email_type, meta);
       recipient = own!; // the address as on record, whatever case it was given in
     }
-    const rawKey = (typeof meta.idempotency_key === 'string' && meta.idempotency_key.trim()) || getRequestHeader(event, 'idempotency-key')?.trim() || `auto-${randomUUID()}`;
+    const rawKey =
+      (typeof meta.idempotency_key === 'string' && meta.idempotency_key.trim()) ||
+      getRequestHeader(event, 'idempotency-key')?.trim() ||
+      `auto-${randomUUID()}`;
     if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
     const idempotency_key = `${user.user_id}:${rawKey}`;
-    if (principal.level < ADMIN_LEVEL) await reserveSend({ organization_id: org, user_id: user.user_id, idempotency_key });
+    if (principal.level < ADMIN_LEVEL)
+      await reserveSend({ organization_id: org, user_id: user.user_id, idempotency_key });
     const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
     const { result: sent, attached } = await runIdempotent(
       emailWorkflow,
       workflowId,
-      [{ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, email_type: body.email_type, metadata: meta, recipient, idempotency_key }],
+      [
+        {
+          organization_id: org,
+          user_id: user.user_id,
+          conversation_id: body.conversation_id,
+          email_type: body.email_type,
+          metadata: meta,
+          recipient,
+          idempotency_key,
+        },
+      ],
       platformSearchAttributes(org, user.user_id, 'email'),
     );
     return {

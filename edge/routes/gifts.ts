@@ -4,7 +4,17 @@
  */
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { z } from 'zod';
-import { createGift, deleteGift, getGift, getRedemption, listGifts, listRedemptions, redeemGift, replaceGift, settleInReview } from '../../activities/gifts/index.ts';
+import {
+  createGift,
+  deleteGift,
+  getGift,
+  getRedemption,
+  listGifts,
+  listRedemptions,
+  redeemGift,
+  replaceGift,
+  settleInReview,
+} from '../../activities/gifts/index.ts';
 import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants.ts';
 import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
@@ -19,7 +29,10 @@ const country = z
   .string()
   .trim()
   .transform((c) => c.toUpperCase())
-  .refine((c) => /^[A-Z]{2}$/.test(c) && regionNames.of(c) !== c, 'must be an ISO 3166-1 alpha-2 country code, e.g. "MX"');
+  .refine(
+    (c) => /^[A-Z]{2}$/.test(c) && regionNames.of(c) !== c,
+    'must be an ISO 3166-1 alpha-2 country code, e.g. "MX"',
+  );
 const text = z.string().trim().min(1).max(200);
 const amount = z.number().positive().max(1_000_000_000);
 
@@ -27,7 +40,10 @@ const giftFields = z.object({
   gift_name: text,
   gift_type: z.enum(GIFT_TYPES),
   country: country.optional(),
-  url_photo: z.url({ protocol: /^https?$/ }).max(2000).optional(),
+  url_photo: z
+    .url({ protocol: /^https?$/ })
+    .max(2000)
+    .optional(),
   telco_supplier: text.optional(),
   recharge_amount: amount.optional(),
   points_value: z.number().int().positive().max(100_000_000).optional(),
@@ -45,7 +61,12 @@ const giftInput = giftFields.superRefine((gift, ctx) => {
   }
 });
 
-const gift = giftFields.extend({ id: z.string(), organization_id: z.string(), created_at: z.string(), updated_at: z.string() });
+const gift = giftFields.extend({
+  id: z.string(),
+  organization_id: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 const giftId = z.object({ gift_id: requiredId });
 
 defineRoute({
@@ -62,10 +83,20 @@ defineRoute({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(100).default(50),
   }),
-  response: z.object({ success: z.literal(true), gifts: z.array(gift), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  response: z.object({
+    success: z.literal(true),
+    gifts: z.array(gift),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
   handler: async ({ principal, query }) => {
     const org = organizationFor(principal, query.organization_id);
-    return { success: true, ...(await listGifts(org, { gift_type: query.gift_type, country: query.country }, query.page, query.limit)) };
+    return {
+      success: true,
+      ...(await listGifts(org, { gift_type: query.gift_type, country: query.country }, query.page, query.limit)),
+    };
   },
 });
 
@@ -79,11 +110,25 @@ defineRoute({
   params: giftId,
   query: z.object({ organization_id: organizationId }),
   response: z.object({ success: z.literal(true), gift }),
-  handler: async ({ principal, params, query }) => ({ success: true, gift: await getGift(organizationFor(principal, query.organization_id), params.gift_id) }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    gift: await getGift(organizationFor(principal, query.organization_id), params.gift_id),
+  }),
 });
 
 /** A gift's catalogue fields: the organization's own words, recorded as they are in the audit trail. */
-const GIFT_FIELDS = ['gift_name', 'gift_type', 'country', 'url_photo', 'telco_supplier', 'recharge_amount', 'points_value', 'supplier', 'electronic_pin_amount', 'service_provider'];
+const GIFT_FIELDS = [
+  'gift_name',
+  'gift_type',
+  'country',
+  'url_photo',
+  'telco_supplier',
+  'recharge_amount',
+  'points_value',
+  'supplier',
+  'electronic_pin_amount',
+  'service_provider',
+];
 
 defineRoute({
   method: 'POST',
@@ -97,7 +142,8 @@ defineRoute({
   body: giftInput,
   status: 201,
   response: z.object({ success: z.literal(true), gift }),
-  handler: async ({ principal, query, body }) => new Reply(201, { success: true, gift: await createGift(organizationFor(principal, query.organization_id), body) }),
+  handler: async ({ principal, query, body }) =>
+    new Reply(201, { success: true, gift: await createGift(organizationFor(principal, query.organization_id), body) }),
 });
 
 defineRoute({
@@ -112,7 +158,10 @@ defineRoute({
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
   response: z.object({ success: z.literal(true), gift }),
-  handler: async ({ principal, params, query, body }) => ({ success: true, gift: await replaceGift(organizationFor(principal, query.organization_id), params.gift_id, body) }),
+  handler: async ({ principal, params, query, body }) => ({
+    success: true,
+    gift: await replaceGift(organizationFor(principal, query.organization_id), params.gift_id, body),
+  }),
 });
 
 defineRoute({
@@ -140,21 +189,36 @@ const redemption = z.object({
   user_id: z.string(),
   points_spent: z.number(),
   points_refunded: z.number().describe('of the points spent, those that came back spendable'),
-  points_lapsed: z.number().describe('of the points spent, those given back whose credit had lapsed meanwhile: they stay lapsed (a refund: points_spent = points_refunded + points_lapsed)'),
+  points_lapsed: z
+    .number()
+    .describe(
+      'of the points spent, those given back whose credit had lapsed meanwhile: they stay lapsed (a refund: points_spent = points_refunded + points_lapsed)',
+    ),
   balance_after: z.number(),
-  status: z.enum(REDEMPTION_STATUSES).describe("needs_review: the provider's outcome is unknown; the points stay held until an admin settles it"),
-  status_reason: z.string().nullable().describe("why it ended refunded or failed (the provider's reason), or why it needs review"),
+  status: z
+    .enum(REDEMPTION_STATUSES)
+    .describe("needs_review: the provider's outcome is unknown; the points stay held until an admin settles it"),
+  status_reason: z
+    .string()
+    .nullable()
+    .describe("why it ended refunded or failed (the provider's reason), or why it needs review"),
   provider: z.string().nullable(),
   provider_transaction_id: z.string().nullable(),
   phone_number: z.string().nullable(),
   account_reference: z.string().nullable(),
-  pin_code: z.string().nullable().describe("an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else"),
+  pin_code: z
+    .string()
+    .nullable()
+    .describe("an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else"),
   pin_masked: z.boolean(),
   settlement: z
     .object({
       outcome: z.enum(SETTLE_OUTCOMES),
       settled_by: z.string().nullable().describe('the admin who settled it: admin readers only (null for a basic key)'),
-      reason: z.string().nullable().describe("the admin's note for admin readers; a fixed user-facing reason for a basic key"),
+      reason: z
+        .string()
+        .nullable()
+        .describe("the admin's note for admin readers; a fixed user-facing reason for a basic key"),
       settled_at: z.string(),
     })
     .nullable()
@@ -166,10 +230,16 @@ const redemption = z.object({
 defineRoute({
   method: 'POST',
   paths: ['/api/gifts/gifts/:gift_id/redeem'],
-  statuses: { 202: 'Not final yet: with the provider (`processing`) or waiting for an admin (`needs_review`); `Location` names the redemption', 409: 'Not enough points, a gift without points_value, or the idempotency key was used for another gift', 502: 'The gift provider failed', 503: 'The points ledger is busy for this user; retry after Retry-After' },
+  statuses: {
+    202: 'Not final yet: with the provider (`processing`) or waiting for an admin (`needs_review`); `Location` names the redemption',
+    409: 'Not enough points, a gift without points_value, or the idempotency key was used for another gift',
+    502: 'The gift provider failed',
+    503: 'The points ledger is busy for this user; retry after Retry-After',
+  },
   tag,
   errors,
-  summary: "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
+  summary:
+    "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
   auth: 'key',
   audit: { action: 'gift.redeem', target: ({ result }) => ({ type: 'redemption', id: result.redemption.id }) },
   idempotent: true,
@@ -177,18 +247,47 @@ defineRoute({
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
-    idempotency_key: z.string().trim().min(1).max(200).optional().describe('a retried redemption with the same key is the same redemption, held once (also the Idempotency-Key header)'),
-    phone_number: z.string().trim().max(32).optional().describe('mobile top-ups: the number to recharge, E.164 (+5215512345678)'),
-    account_reference: z.string().trim().max(64).optional().describe("service payments: the account or contract number with the biller"),
+    idempotency_key: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        'a retried redemption with the same key is the same redemption, held once (also the Idempotency-Key header)',
+      ),
+    phone_number: z
+      .string()
+      .trim()
+      .max(32)
+      .optional()
+      .describe('mobile top-ups: the number to recharge, E.164 (+5215512345678)'),
+    account_reference: z
+      .string()
+      .trim()
+      .max(64)
+      .optional()
+      .describe('service payments: the account or contract number with the biller'),
   }),
   response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
-    const { duplicate, redemption: view } = await redeemGift({ organization_id: org, user_id: user.user_id, gift_id: params.gift_id, idempotency_key, phone_number: body.phone_number, account_reference: body.account_reference }, principal);
+    const { duplicate, redemption: view } = await redeemGift(
+      {
+        organization_id: org,
+        user_id: user.user_id,
+        gift_id: params.gift_id,
+        idempotency_key,
+        phone_number: body.phone_number,
+        account_reference: body.account_reference,
+      },
+      principal,
+    );
     // Not final yet: still with the provider, or its outcome unknown and waiting for an admin.
-    if (view.status !== 'processing' && view.status !== 'needs_review') return { success: true, duplicate, redemption: view };
+    if (view.status !== 'processing' && view.status !== 'needs_review')
+      return { success: true, duplicate, redemption: view };
     setResponseHeader(event, 'location', `/api/gifts/redemptions/${encodeURIComponent(view.id)}`);
     return new Reply(202, { success: true, duplicate, redemption: view });
   },
@@ -206,7 +305,14 @@ defineRoute({
   response: z.object({ success: z.literal(true), redemption }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
-    return { success: true, redemption: await getRedemption(org, params.redemption_id, { user_id: principal.user_id, level: principal.level, own_only: principal.level === 0 }) };
+    return {
+      success: true,
+      redemption: await getRedemption(org, params.redemption_id, {
+        user_id: principal.user_id,
+        level: principal.level,
+        own_only: principal.level === 0,
+      }),
+    };
   },
 });
 
@@ -215,21 +321,34 @@ defineRoute({
   paths: ['/api/gifts/redemptions'],
   tag,
   errors,
-  summary: "Redemptions, newest first: a user's (a basic key: its own only), or the organization's for an admin without user_id; filter status, paginated",
+  summary:
+    "Redemptions, newest first: a user's (a basic key: its own only), or the organization's for an admin without user_id; filter status, paginated",
   auth: 'key',
   query: z.object({
     organization_id: organizationId,
-    user_id: requiredId.optional().describe("defaults to the key's own user for a basic key; an admin without it lists the whole organization"),
+    user_id: requiredId
+      .optional()
+      .describe("defaults to the key's own user for a basic key; an admin without it lists the whole organization"),
     status: z.enum(REDEMPTION_STATUSES).optional(),
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(100).default(20),
   }),
-  response: z.object({ success: z.literal(true), redemptions: z.array(redemption), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  response: z.object({
+    success: z.literal(true),
+    redemptions: z.array(redemption),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
   handler: async ({ principal, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const ref = query.user_id ?? (principal.level === 0 ? principal.user_id : null);
     const user_id = ref ? (await existingUser(principal, org, ref, `User not found: ${ref}`)).user_id : null;
-    return { success: true, ...(await listRedemptions(org, { user_id, status: query.status ?? null }, query.page, query.limit, principal)) };
+    return {
+      success: true,
+      ...(await listRedemptions(org, { user_id, status: query.status ?? null }, query.page, query.limit, principal)),
+    };
   },
 });
 
@@ -242,16 +361,34 @@ defineRoute({
   summary:
     "Settles a redemption in needs_review (admin): completed (the held points stay spent) or refunded (they come back). Completed first asks the provider once: delivered stores the PIN and transaction, a final refusal is 409 naming it (refund it instead), no answer completes on the admin's word (status_reason says no confirmation or PIN was obtained). Refunded asks it once too: delivered is 409 naming it (complete it instead), a final refusal or no answer refunds. The same outcome again answers duplicate: true; another outcome, or a redemption not in needs_review, is 409",
   auth: 'admin',
-  audit: { action: 'redemption.settle', target: ({ params }) => ({ type: 'redemption', id: params.redemption_id }), keep: ['status'] },
+  audit: {
+    action: 'redemption.settle',
+    target: ({ params }) => ({ type: 'redemption', id: params.redemption_id }),
+    keep: ['status'],
+  },
   params: z.object({ redemption_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({
     outcome: z.enum(SETTLE_OUTCOMES).describe('completed: the provider delivered; refunded: it did not and never will'),
-    reason: z.string().trim().min(1).max(500).optional().describe("what the admin found (kept in settlement, shown to admins only; the user sees a fixed reason)"),
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe('what the admin found (kept in settlement, shown to admins only; the user sees a fixed reason)'),
   }),
   response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
-    return { success: true, ...(await settleInReview(org, params.redemption_id, { outcome: body.outcome, reason: body.reason ?? null }, principal)) };
+    return {
+      success: true,
+      ...(await settleInReview(
+        org,
+        params.redemption_id,
+        { outcome: body.outcome, reason: body.reason ?? null },
+        principal,
+      )),
+    };
   },
 });

@@ -12,18 +12,30 @@ import { requiredId, organizationId } from '../schemas.ts';
 
 const tag = 'identity';
 
-const organization = z.object({ organization_id: z.string(), name: z.string(), tier: z.enum(TIERS), created_at: z.string(), updated_at: z.string() });
+const organization = z.object({
+  organization_id: z.string(),
+  name: z.string(),
+  tier: z.enum(TIERS),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
 const user = z.object({
   user_id: z.string(),
   idp_id: z.string(),
   organization_id: z.string(),
   email: z.string().nullable(),
   display_name: z.string().nullable(),
-  user_rate_limit_per_minute: z.number().nullable().describe("requests a minute shared by all of the user's keys; null: only each key's own limit"),
+  user_rate_limit_per_minute: z
+    .number()
+    .nullable()
+    .describe("requests a minute shared by all of the user's keys; null: only each key's own limit"),
   created_at: z.string(),
   updated_at: z.string(),
 });
-const orgIdPattern = z.string().trim().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, `_`, `.`, `-`; at most 64');
+const orgIdPattern = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'letters, digits, `_`, `.`, `-`; at most 64');
 
 defineRoute({
   method: 'POST',
@@ -32,8 +44,16 @@ defineRoute({
   tag,
   summary: 'Creates an organization (system admin)',
   auth: 'sysadmin',
-  audit: { action: 'organization.create', target: ({ result }) => ({ type: 'organization', id: result.organization.organization_id }), keep: ['name'] },
-  body: z.object({ organization_id: orgIdPattern.optional(), name: z.string().trim().min(1).max(200), tier: z.enum(TIERS) }),
+  audit: {
+    action: 'organization.create',
+    target: ({ result }) => ({ type: 'organization', id: result.organization.organization_id }),
+    keep: ['name'],
+  },
+  body: z.object({
+    organization_id: orgIdPattern.optional(),
+    name: z.string().trim().min(1).max(200),
+    tier: z.enum(TIERS),
+  }),
   status: 201,
   response: z.object({ success: z.literal(true), organization }),
   handler: async ({ body }) => new Reply(201, { success: true, organization: await createOrganization(body) }),
@@ -43,7 +63,7 @@ defineRoute({
   method: 'GET',
   paths: ['/api/organizations/:organization_id'],
   tag,
-  summary: "Reads an organization (system admin, or an admin of that organization)",
+  summary: 'Reads an organization (system admin, or an admin of that organization)',
   auth: 'admin',
   params: z.object({ organization_id: requiredId }),
   response: z.object({ success: z.literal(true), organization }),
@@ -59,11 +79,18 @@ defineRoute({
   tag,
   summary: 'Renames an organization or changes its tier (system admin)',
   auth: 'sysadmin',
-  audit: { action: 'organization.update', target: ({ params }) => ({ type: 'organization', id: params.organization_id }), keep: ['name'] },
+  audit: {
+    action: 'organization.update',
+    target: ({ params }) => ({ type: 'organization', id: params.organization_id }),
+    keep: ['name'],
+  },
   params: z.object({ organization_id: requiredId }),
   body: z.object({ name: z.string().trim().min(1).max(200).optional(), tier: z.enum(TIERS).optional() }),
   response: z.object({ success: z.literal(true), organization }),
-  handler: async ({ params, body }) => ({ success: true, organization: await updateOrganization(params.organization_id, body) }),
+  handler: async ({ params, body }) => ({
+    success: true,
+    organization: await updateOrganization(params.organization_id, body),
+  }),
 });
 
 /**
@@ -71,7 +98,8 @@ defineRoute({
  * mail: if the end user could set it, a basic key would mail anyone. The organization's back end
  * (an admin key) sets it, once it has verified the address.
  */
-const EMAIL_BY_ADMIN = "email: a user's address on record is set with an admin key (the platform mails it on the user's behalf)";
+const EMAIL_BY_ADMIN =
+  "email: a user's address on record is set with an admin key (the platform mails it on the user's behalf)";
 
 defineRoute({
   method: 'POST',
@@ -90,9 +118,15 @@ defineRoute({
   statuses: { 201: 'The user was created (`created: true`); 200 when it existed' },
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
-    if (principal.level === 0 && body.idp_id !== principal.idp_id) throw forbidden('A basic API key may only act for its own user');
+    if (principal.level === 0 && body.idp_id !== principal.idp_id)
+      throw forbidden('A basic API key may only act for its own user');
     if (principal.level === 0 && body.email !== undefined) throw forbidden(EMAIL_BY_ADMIN);
-    const out = await upsertUser({ organization_id: org, idp_id: body.idp_id, email: body.email, display_name: body.display_name });
+    const out = await upsertUser({
+      organization_id: org,
+      idp_id: body.idp_id,
+      email: body.email,
+      display_name: body.display_name,
+    });
     return new Reply(out.created ? 201 : 200, { success: true, created: out.created, user: out.user });
   },
 });
@@ -133,16 +167,20 @@ defineRoute({
       .max(1_000_000)
       .nullable()
       .optional()
-      .describe("requests a minute shared by all of the user's keys, on top of each key's own limit (admin keys; not for a user holding more rights than the calling key)"),
+      .describe(
+        "requests a minute shared by all of the user's keys, on top of each key's own limit (admin keys; not for a user holding more rights than the calling key)",
+      ),
   }),
   response: z.object({ success: z.literal(true), user }),
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
     if (principal.level === 0) await actingUser(principal, org, params.user_ref);
     if (principal.level === 0 && body.email !== undefined) throw forbidden(EMAIL_BY_ADMIN);
-    if (body.user_rate_limit_per_minute === undefined) return { success: true, user: await updateUser(org, params.user_ref, body) };
+    if (body.user_rate_limit_per_minute === undefined)
+      return { success: true, user: await updateUser(org, params.user_ref, body) };
     // The limit binds every key of the user: the end user must not lift it, nor an admin bind a user above itself.
-    if (principal.level === 0) throw forbidden("user_rate_limit_per_minute: a user's shared rate limit is set with an admin key");
+    if (principal.level === 0)
+      throw forbidden("user_rate_limit_per_minute: a user's shared rate limit is set with an admin key");
     const target = await getUser(org, params.user_ref);
     await requireRankOver(principal, org, target.user_id);
     const updated = await updateUser(org, target.user_id, body);

@@ -34,7 +34,14 @@ async function stage(principal: Principal, orgRequested: string | undefined, use
   const org = organizationFor(principal, orgRequested);
   const user = await actingUser(principal, org, userRef);
   const media_id = newMediaId();
-  const upload = await storeUpload({ media_id, organization_id: org, user_id: user.user_id, filename: file.filename, body: file.data, content_type: file.contentType });
+  const upload = await storeUpload({
+    media_id,
+    organization_id: org,
+    user_id: user.user_id,
+    filename: file.filename,
+    body: file.data,
+    content_type: file.contentType,
+  });
   return { org, user, upload };
 }
 
@@ -42,13 +49,19 @@ defineRoute({
   method: 'POST',
   paths: ['/process_image'],
   tag,
-  summary: 'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>). An Idempotency-Key header makes a retry return the first answer',
+  summary:
+    'Stores an image, makes a JPEG thumbnail and metadata, records the normalized response (workflow image:<media_id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   audit: false,
   idempotent: true,
   form: {
     file: true,
-    fields: z.object({ user_id: requiredId, session_id: requiredId, conversation_id: requiredId, organization_id: organizationId }),
+    fields: z.object({
+      user_id: requiredId,
+      session_id: requiredId,
+      conversation_id: requiredId,
+      organization_id: organizationId,
+    }),
   },
   response: z.object({
     success: z.literal(true),
@@ -71,9 +84,23 @@ defineRoute({
       newId: newMediaId,
       run: async (media_id, retry) => {
         const workflowId = `image:${media_id}`;
-        const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
+        const upload = await uploadFor(workflowId, retry, {
+          media_id,
+          organization_id: org,
+          user_id: user.user_id,
+          filename: file!.filename,
+          body: file!.data,
+          content_type: file!.contentType,
+        });
         const input = { upload, idp_id: user.idp_id, session_id, conversation_id };
-        return (await runIdempotent(processImageWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'images'))).result;
+        return (
+          await runIdempotent(
+            processImageWorkflow,
+            workflowId,
+            [input],
+            platformSearchAttributes(org, user.user_id, 'images'),
+          )
+        ).result;
       },
     });
   },
@@ -86,10 +113,21 @@ defineRoute({
   summary: 'Converts a HEIC/HEIF photo to an upright full-size JPEG (workflow heic:<media_id>)',
   auth: 'key',
   audit: false,
-  form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
+  form: {
+    file: true,
+    fields: z.object({
+      user_id: z.string().trim().min(1).optional().describe("defaults to the key's user"),
+      organization_id: organizationId,
+    }),
+  },
   produces: 'image/jpeg',
   handler: async ({ principal, form, file }) => {
-    const { org, user, upload } = await stage(principal, form.organization_id, form.user_id ?? principal.user_id, file!);
+    const { org, user, upload } = await stage(
+      principal,
+      form.organization_id,
+      form.user_id ?? principal.user_id,
+      file!,
+    );
     const client = await temporal();
     const out = await client.workflow.execute(convertHeicWorkflow, {
       taskQueue: taskQueue(),

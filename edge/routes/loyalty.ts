@@ -25,7 +25,9 @@ const entry = z.object({
   created_at: z.string(),
 });
 const points = z.number().int().min(1).max(1_000_000);
-const actionName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'lower-case letters, digits and _, starting with a letter');
+const actionName = z
+  .string()
+  .regex(/^[a-z][a-z0-9_]{0,63}$/, 'lower-case letters, digits and _, starting with a letter');
 const limit = z
   .object({
     max: z.number().int().min(1).max(MAX_LIMIT).describe('entries per user and window'),
@@ -33,11 +35,15 @@ const limit = z
   })
   .strict();
 const policyFields = {
-  self_service: z.boolean().describe("a basic key may report the action for its own user; otherwise it needs an admin key"),
+  self_service: z
+    .boolean()
+    .describe('a basic key may report the action for its own user; otherwise it needs an admin key'),
   limit: limit.nullable().describe('null: unlimited; applies to every caller'),
 };
 const policy = z.object(policyFields);
-const policyInput = z.object({ self_service: policyFields.self_service.optional(), limit: policyFields.limit.optional() }).strict();
+const policyInput = z
+  .object({ self_service: policyFields.self_service.optional(), limit: policyFields.limit.optional() })
+  .strict();
 const rulesFields = {
   organization_id: z.string(),
   actions: z.record(z.string(), z.number()).describe('points per action'),
@@ -45,28 +51,46 @@ const rulesFields = {
   referred_points: z.number().describe('credited to the referred user'),
   max_points_per_scan: z.number().describe('cap on the points one receipt or ticket scan credits'),
   policies: z.record(z.string(), policy).describe('who may report each action and how often'),
-  points_expire_after_days: z.number().nullable().describe('null: points never expire; else each credit lapses this many days after it may be spent'),
+  points_expire_after_days: z
+    .number()
+    .nullable()
+    .describe('null: points never expire; else each credit lapses this many days after it may be spent'),
   pending_days: z.number().describe('receipt and ticket-scan credits wait this many days before they may be spent'),
-  referral_window_days: z.number().describe("a user may be referred only within this many days of their account's creation"),
+  referral_window_days: z
+    .number()
+    .describe("a user may be referred only within this many days of their account's creation"),
   is_default: z.boolean(),
   updated_at: z.string().nullable(),
 };
-const rulesAnswer = z.object({ success: z.literal(true), ...rulesFields, rules: z.object(rulesFields).describe('the same rules, as earlier versions answered them') });
+const rulesAnswer = z.object({
+  success: z.literal(true),
+  ...rulesFields,
+  rules: z.object(rulesFields).describe('the same rules, as earlier versions answered them'),
+});
 const answerRules = (r: Awaited<ReturnType<typeof getRules>>) => ({ success: true, ...r, rules: r });
-const idempotencyKey = z.string().trim().min(1).max(200).optional().describe('the same key never awards twice (also the Idempotency-Key header)');
+const idempotencyKey = z
+  .string()
+  .trim()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe('the same key never awards twice (also the Idempotency-Key header)');
 
 defineRoute({
   method: 'GET',
   paths: ['/loyalty/points/:internal_user_id'],
   tag,
-  summary: "A user's spendable points, pending points and next expiries (404 'User points not found' before the first entry)",
+  summary:
+    "A user's spendable points, pending points and next expiries (404 'User points not found' before the first entry)",
   auth: 'key',
   params: z.object({ internal_user_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   response: z.object({
     points: z.number().describe('spendable now: lapsed and pending points are not counted'),
     pending_points: z.number().describe('credited but not yet spendable'),
-    expiring: z.array(z.object({ points: z.number(), expires_at: z.string() })).describe('the next lapses, soonest first'),
+    expiring: z
+      .array(z.object({ points: z.number(), expires_at: z.string() }))
+      .describe('the next lapses, soonest first'),
     user_id: z.string(),
     idp_id: z.string(),
     organization_id: z.string(),
@@ -76,7 +100,15 @@ defineRoute({
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.internal_user_id, 'User points not found');
     const b = await getBalance(org, user.user_id);
-    return { points: b.points, pending_points: b.pending_points, expiring: b.expiring, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, last_updated: b.last_updated };
+    return {
+      points: b.points,
+      pending_points: b.pending_points,
+      expiring: b.expiring,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: org,
+      last_updated: b.last_updated,
+    };
   },
 });
 
@@ -92,26 +124,60 @@ defineRoute({
     page: z.coerce.number().int().min(1).default(1),
     limit: z.coerce.number().int().min(1).max(100).default(20),
   }),
-  response: z.object({ success: z.literal(true), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), points: z.number(), entries: z.array(entry), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  response: z.object({
+    success: z.literal(true),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+    points: z.number(),
+    entries: z.array(entry),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.internal_user_id, 'User points not found');
-    return { success: true, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, ...(await getHistory(org, user.user_id, query.page, query.limit)) };
+    return {
+      success: true,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: org,
+      ...(await getHistory(org, user.user_id, query.page, query.limit)),
+    };
   },
 });
 
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/award-points/:idp_id'],
-  statuses: { 409: 'A limit of the action is reached; nothing was credited', 503: 'The points ledger is busy for this user; retry after Retry-After' },
+  statuses: {
+    409: 'A limit of the action is reached; nothing was credited',
+    503: 'The points ledger is busy for this user; retry after Retry-After',
+  },
   tag,
-  summary: "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
+  summary:
+    "Awards the points the organization's rules give for an action: a basic key only self-service actions (else 403), each action within its limit (else 409)",
   auth: 'key',
-  audit: { action: 'points.award', target: ({ result }) => ({ type: 'user', id: result.user_id }), keep: ['action_type', 'operation_id'] },
+  audit: {
+    action: 'points.award',
+    target: ({ result }) => ({ type: 'user', id: result.user_id }),
+    keep: ['action_type', 'operation_id'],
+  },
   idempotent: true,
   params: z.object({ idp_id: requiredId }),
   body: z.object({ action_type: actionName, organization_id: organizationId, operation_id: idempotencyKey }),
-  response: z.object({ success: z.literal(true), points_awarded: z.number(), balance: z.number(), duplicate: z.boolean(), entry_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),
+  response: z.object({
+    success: z.literal(true),
+    points_awarded: z.number(),
+    balance: z.number(),
+    duplicate: z.boolean(),
+    entry_id: z.string(),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+  }),
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, params.idp_id);
@@ -123,7 +189,16 @@ defineRoute({
       operation_id: key ? clientRequestId(user.user_id, key) : undefined,
       actor_level: Math.min(principal.level, 2) as ActorLevel,
     });
-    return { success: true, points_awarded: out.points_awarded, balance: out.balance, duplicate: out.duplicate, entry_id: out.entry.entry_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
+    return {
+      success: true,
+      points_awarded: out.points_awarded,
+      balance: out.balance,
+      duplicate: out.duplicate,
+      entry_id: out.entry.entry_id,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: org,
+    };
   },
 });
 
@@ -131,33 +206,46 @@ defineRoute({
   method: 'GET',
   paths: ['/loyalty/rules'],
   tag,
-  summary: "The organization's points per action (with their policies), per referral and the cap per scan (defaults until set)",
+  summary:
+    "The organization's points per action (with their policies), per referral and the cap per scan (defaults until set)",
   auth: 'key',
   query: z.object({ organization_id: organizationId }),
   response: rulesAnswer,
-  handler: async ({ principal, query }) => answerRules(await getRules(organizationFor(principal, query.organization_id))),
+  handler: async ({ principal, query }) =>
+    answerRules(await getRules(organizationFor(principal, query.organization_id))),
 });
 
 defineRoute({
   method: 'PUT',
   paths: ['/loyalty/rules'],
   tag,
-  summary: "Sets the organization's points per action (with their policies), per referral, the cap per scan, expiry and pending days (admin)",
+  summary:
+    "Sets the organization's points per action (with their policies), per referral, the cap per scan, expiry and pending days (admin)",
   auth: 'admin',
-  audit: { action: 'loyalty_rules.update', target: ({ result }) => ({ type: 'loyalty_rules', id: result.organization_id }), keep: ['actions', 'policies'] },
+  audit: {
+    action: 'loyalty_rules.update',
+    target: ({ result }) => ({ type: 'loyalty_rules', id: result.organization_id }),
+    keep: ['actions', 'policies'],
+  },
   body: z.object({
     organization_id: organizationId,
     actions: z
       .record(
         actionName,
         z.union([points, policyInput.extend({ points })], {
-          error: 'points (an integer 1-1000000), or {points, self_service?, limit?: {max, per: ever|day|week|month} | null}',
+          error:
+            'points (an integer 1-1000000), or {points, self_service?, limit?: {max, per: ever|day|week|month} | null}',
         }),
       )
       .refine((a) => Object.keys(a).length > 0 && Object.keys(a).length <= 200, 'between 1 and 200 actions')
       .optional()
-      .describe("replaces the action set: points alone take the name's default policy, or {points, self_service?, limit?}"),
-    policies: z.record(actionName, policyInput).optional().describe('changes the policies of actions of the (resulting) set; fields left out are kept'),
+      .describe(
+        "replaces the action set: points alone take the name's default policy, or {points, self_service?, limit?}",
+      ),
+    policies: z
+      .record(actionName, policyInput)
+      .optional()
+      .describe('changes the policies of actions of the (resulting) set; fields left out are kept'),
     referral_points: points.optional().describe('credited to the referrer'),
     referred_points: points.optional().describe('credited to the referred user'),
     max_points_per_scan: points.optional().describe('cap on the points one receipt or ticket scan credits'),
@@ -169,14 +257,22 @@ defineRoute({
       .nullable()
       .optional()
       .describe('days (1-3650) after which each credit written from now on lapses; null: new credits never expire'),
-    pending_days: z.number().int().min(0).max(365).optional().describe('days (0-365) receipt and ticket-scan credits wait before they may be spent'),
+    pending_days: z
+      .number()
+      .int()
+      .min(0)
+      .max(365)
+      .optional()
+      .describe('days (0-365) receipt and ticket-scan credits wait before they may be spent'),
     referral_window_days: z
       .number()
       .int()
       .min(1)
       .max(3650)
       .optional()
-      .describe("days (1-3650, default 30) after a user's account is created during which they may be referred; later referrals are 409"),
+      .describe(
+        "days (1-3650, default 30) after a user's account is created during which they may be referred; later referrals are 409",
+      ),
   }),
   response: rulesAnswer,
   handler: async ({ principal, body }) => {
@@ -189,12 +285,19 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/reverse'],
-  statuses: { 409: 'The reversal would leave the user with negative spendable points (send allow_negative)', 503: 'The points ledger is busy for this user; retry after Retry-After' },
+  statuses: {
+    409: 'The reversal would leave the user with negative spendable points (send allow_negative)',
+    503: 'The points ledger is busy for this user; retry after Retry-After',
+  },
   tag,
   summary:
     "Takes back a credit given in error (admin), named by its ledger operation_id, or with user_id by the operation_id (or Idempotency-Key) the client sent with the award: one reversal entry per credit (a repeat answers the first, duplicate: true); 409 when it would leave the user's spendable points below zero unless allow_negative; 422 for anything but an earned credit",
   auth: 'admin',
-  audit: { action: 'points.reverse', target: ({ result }) => ({ type: 'ledger_operation', id: result.credit_operation_id }), keep: ['operation_id'] },
+  audit: {
+    action: 'points.reverse',
+    target: ({ result }) => ({ type: 'ledger_operation', id: result.credit_operation_id }),
+    keep: ['operation_id'],
+  },
   body: z.object({
     organization_id: organizationId,
     operation_id: z
@@ -202,29 +305,43 @@ defineRoute({
       .trim()
       .min(1)
       .max(300)
-      .describe("the credit's operation_id as its history entry shows it (award:usr_…:order-123, scan:…, referral:…); with user_id also the operation_id the client sent with the award (order-123)"),
+      .describe(
+        "the credit's operation_id as its history entry shows it (award:usr_…:order-123, scan:…, referral:…); with user_id also the operation_id the client sent with the award (order-123)",
+      ),
     user_id: requiredId
       .optional()
-      .describe("the credited user (user_id or idp_id): operation_id is then first read as the id the client sent with the award, which is unique per user only; a credit of another user is 404"),
+      .describe(
+        'the credited user (user_id or idp_id): operation_id is then first read as the id the client sent with the award, which is unique per user only; a credit of another user is 404',
+      ),
     reason: z.string().trim().min(1).max(500),
     allow_negative: z.boolean().default(false).describe("reverse even when the user's points are already spent"),
   }),
   response: z.object({
     success: z.literal(true),
     duplicate: z.boolean(),
-    operation_id: z.string().describe('the operation_id as sent (the client\'s id, or the ledger\'s)'),
-    credit_operation_id: z.string().describe("the reversed credit's ledger operation_id (the reversal's is reversal:<it>); the same whichever name was sent"),
+    operation_id: z.string().describe("the operation_id as sent (the client's id, or the ledger's)"),
+    credit_operation_id: z
+      .string()
+      .describe(
+        "the reversed credit's ledger operation_id (the reversal's is reversal:<it>); the same whichever name was sent",
+      ),
     user_id: z.string(),
     points_reversed: z.number(),
     points: z.number().describe("the user's spendable points now"),
     pending_points: z.number(),
     reversal: entry,
-    record: z.object({ type: z.enum(['scan', 'referral']), id: z.string() }).nullable().describe('the scan or referral marked reversed'),
+    record: z
+      .object({ type: z.enum(['scan', 'referral']), id: z.string() })
+      .nullable()
+      .describe('the scan or referral marked reversed'),
   }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     requireLevel(principal, 'admin');
-    const user = body.user_id === undefined ? undefined : await existingUser(principal, org, body.user_id, `User not found: ${body.user_id}`);
+    const user =
+      body.user_id === undefined
+        ? undefined
+        : await existingUser(principal, org, body.user_id, `User not found: ${body.user_id}`);
     const out = await reverseOperation({
       organization_id: org,
       operation_id: body.operation_id,
@@ -235,6 +352,13 @@ defineRoute({
     });
     const b = await getBalance(org, out.user_id);
     // operation_id echoes what was sent (clients match answers by it); the ledger's name beside it.
-    return { success: true, ...out, operation_id: body.operation_id, credit_operation_id: out.operation_id, points: b.points, pending_points: b.pending_points };
+    return {
+      success: true,
+      ...out,
+      operation_id: body.operation_id,
+      credit_operation_id: out.operation_id,
+      points: b.points,
+      pending_points: b.pending_points,
+    };
   },
 });

@@ -1,7 +1,13 @@
 /** A user's data handed back (export) or erased on request (docs/privacy.md). */
 import { z } from 'zod';
 import { findUser, requireRankOver } from '../../activities/identity/index.ts';
-import { getErasure, getExport, openExportDownload, requestErasure, requestExport } from '../../activities/privacy/index.ts';
+import {
+  getErasure,
+  getExport,
+  openExportDownload,
+  requestErasure,
+  requestExport,
+} from '../../activities/privacy/index.ts';
 import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
 import { isPlatformUserId } from '../../activities/identity/index.ts';
 import { notFound } from '../../activities/core/errors.ts';
@@ -18,12 +24,17 @@ const exportView = z.object({
   export_id: z.string(),
   user_id: z.string(),
   status: z.enum(EXPORT_STATUSES),
-  counts: counts.describe('per component, how many records of each kind and how many files it exported (filled in as each part is gathered)'),
+  counts: counts.describe(
+    'per component, how many records of each kind and how many files it exported (filled in as each part is gathered)',
+  ),
   bytes: z.number().nullable().describe("the zip's size once ready"),
   error: z.string().nullable(),
   created_at: z.string(),
   ready_at: z.string().nullable(),
-  expires_at: z.string().nullable().describe('the zip is removed then (USER_EXPORT_TTL_HOURS after it was ready, 7 days by default)'),
+  expires_at: z
+    .string()
+    .nullable()
+    .describe('the zip is removed then (USER_EXPORT_TTL_HOURS after it was ready, 7 days by default)'),
 });
 const erasureView = z.object({
   erasure_id: z.string(),
@@ -31,7 +42,14 @@ const erasureView = z.object({
   status: z.enum(ERASURE_STATUSES),
   reason: z.string().nullable(),
   steps: z
-    .record(z.string(), z.object({ status: z.enum(['pending', 'done']), report: z.record(z.string(), z.number()), at: z.string().nullable() }))
+    .record(
+      z.string(),
+      z.object({
+        status: z.enum(['pending', 'done']),
+        report: z.record(z.string(), z.number()),
+        at: z.string().nullable(),
+      }),
+    )
     .describe('per component: pending or done, and what it did (`{objects_deleted: 3}`)'),
   created_at: z.string(),
   completed_at: z.string().nullable(),
@@ -44,12 +62,18 @@ defineRoute({
   method: 'POST',
   paths: ['/api/users/:user_ref/export'],
   tag,
-  summary: "Starts an export of the user's data (a zip: a JSON file per component and the user's files); the user's own basic key or an admin key",
+  summary:
+    "Starts an export of the user's data (a zip: a JSON file per component and the user's files); the user's own basic key or an admin key",
   auth: 'key',
   params: userParams,
   query: orgQuery,
   status: 202,
-  response: z.object({ success: z.literal(true), export_id: z.string(), status: z.enum(EXPORT_STATUSES), export: exportView }),
+  response: z.object({
+    success: z.literal(true),
+    export_id: z.string(),
+    status: z.enum(EXPORT_STATUSES),
+    export: exportView,
+  }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await existingUser(principal, org, params.user_ref, `User not found: ${params.user_ref}`);
@@ -96,15 +120,33 @@ defineRoute({
   method: 'DELETE',
   paths: ['/api/users/:user_ref'],
   tag,
-  summary: "Erases the user's data (admin): keys revoked, personal data deleted, the organization's books kept under a tombstone; asking again answers the same erasure",
+  summary:
+    "Erases the user's data (admin): keys revoked, personal data deleted, the organization's books kept under a tombstone; asking again answers the same erasure",
   auth: 'admin',
   // The user_id, never the user_ref: an idp_id (often an email) would outlive the erasure in the trail.
-  audit: { action: 'user.erase', target: ({ result }) => (result?.user_id ? { type: 'user', id: result.user_id } : undefined) },
+  audit: {
+    action: 'user.erase',
+    target: ({ result }) => (result?.user_id ? { type: 'user', id: result.user_id } : undefined),
+  },
   params: userParams,
   query: orgQuery,
-  body: z.object({ reason: z.string().trim().min(1).max(500).optional().describe("why (kept on the erasure's record and in the audit trail)") }),
+  body: z.object({
+    reason: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe("why (kept on the erasure's record and in the audit trail)"),
+  }),
   status: 202,
-  response: z.object({ success: z.literal(true), erasure_id: z.string(), user_id: z.string(), status: z.enum(ERASURE_STATUSES), erasure: erasureView }),
+  response: z.object({
+    success: z.literal(true),
+    erasure_id: z.string(),
+    user_id: z.string(),
+    status: z.enum(ERASURE_STATUSES),
+    erasure: erasureView,
+  }),
   handler: async ({ principal, params, query, body }) => {
     const org = organizationFor(principal, query.organization_id);
     const user = await findUser(org, params.user_ref);
@@ -112,7 +154,14 @@ defineRoute({
       // Already being (or been) erased: the same erasure, by user_id.
       if (isPlatformUserId(params.user_ref)) {
         const view = await getErasure(org, params.user_ref).catch(() => null);
-        if (view) return new Reply(202, { success: true, erasure_id: view.erasure_id, user_id: view.user_id, status: view.status, erasure: view });
+        if (view)
+          return new Reply(202, {
+            success: true,
+            erasure_id: view.erasure_id,
+            user_id: view.user_id,
+            status: view.status,
+            erasure: view,
+          });
       }
       throw notFound(`User not found: ${params.user_ref}`);
     }

@@ -21,12 +21,28 @@ defineRoute({
   auth: 'key',
   audit: false,
   body: z.object({ idp_id: requiredId, organization_id: organizationId }),
-  response: z.object({ success: z.literal(true), qr_code: z.string(), referral_url: z.string(), referral_code: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string() }),
+  response: z.object({
+    success: z.literal(true),
+    qr_code: z.string(),
+    referral_url: z.string(),
+    referral_code: z.string(),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+  }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.idp_id);
     const out = await referralQr(org, user.user_id);
-    return { success: true, qr_code: out.qr_code, referral_url: out.referral_url, referral_code: out.code, user_id: user.user_id, idp_id: user.idp_id, organization_id: org };
+    return {
+      success: true,
+      qr_code: out.qr_code,
+      referral_url: out.referral_url,
+      referral_code: out.code,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: org,
+    };
   },
 });
 
@@ -37,7 +53,12 @@ defineRoute({
   summary: 'Where a referral URL leads: whether the code is valid and for which organization (no key)',
   auth: 'none',
   rateLimit: 'ip',
-  params: z.object({ code: z.string().trim().regex(/^[A-Za-z0-9]{4,32}$/, 'not a referral code') }),
+  params: z.object({
+    code: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z0-9]{4,32}$/, 'not a referral code'),
+  }),
   response: z.object({ valid: z.literal(true), referral_code: z.string(), organization_id: z.string() }),
   handler: async ({ params }) => {
     const doc = await lookupReferralCode(params.code);
@@ -56,7 +77,11 @@ interface ReferralBody {
  * other users: a user id that is not its own is 403 and a referrer that is not a code of the
  * organization is 404, whether or not such a user exists.
  */
-async function basicParties(p: Principal, org: string, body: ReferralBody): Promise<{ referred: string; referrer: string }> {
+async function basicParties(
+  p: Principal,
+  org: string,
+  body: ReferralBody,
+): Promise<{ referred: string; referrer: string }> {
   const ref = body.referred_internal_id;
   if (org !== p.organization_id || (ref !== p.user_id && ref !== p.idp_id)) {
     throw forbidden('A basic API key may only claim a referral as the referred user (its own user)');
@@ -70,7 +95,9 @@ async function basicParties(p: Principal, org: string, body: ReferralBody): Prom
 async function adminParties(org: string, body: ReferralBody): Promise<{ referred: string; referrer: string }> {
   const referred = await findUserRef(org, body.referred_internal_id);
   if (!referred) throw notFound(`User not found: ${body.referred_internal_id}`);
-  const referrer = (await findUserRef(org, body.referrer_internal_id))?.user_id ?? (await referralCodeOwner(org, body.referrer_internal_id));
+  const referrer =
+    (await findUserRef(org, body.referrer_internal_id))?.user_id ??
+    (await referralCodeOwner(org, body.referrer_internal_id));
   if (!referrer) throw notFound(`User not found: ${body.referrer_internal_id}`);
   return { referred: referred.user_id, referrer };
 }
@@ -78,7 +105,10 @@ async function adminParties(org: string, body: ReferralBody): Promise<{ referred
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/process-referral'],
-  statuses: { 409: 'Outside the referral window, a mutual referral, or the user was already referred', 503: 'Busy for these users; retry after Retry-After' },
+  statuses: {
+    409: 'Outside the referral window, a mutual referral, or the user was already referred',
+    503: 'Busy for these users; retry after Retry-After',
+  },
   tag,
   summary:
     "Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code. 409 when the user was referred by someone else, when the referrer is a user they referred, or when their account is older than the rules' referral_window_days",
@@ -86,7 +116,9 @@ defineRoute({
   audit: { action: 'referral.process', target: ({ result }) => ({ type: 'referral', id: result.referral_id }) },
   body: z.object({
     referred_internal_id: requiredId.describe("the newcomer; a basic key's own user"),
-    referrer_internal_id: requiredId.describe("the referrer's referral code; an admin may also give a user id or idp_id"),
+    referrer_internal_id: requiredId.describe(
+      "the referrer's referral code; an admin may also give a user id or idp_id",
+    ),
     organization_id: organizationId,
   }),
   response: z.object({
@@ -100,7 +132,8 @@ defineRoute({
   }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
-    const { referred, referrer } = principal.level === 0 ? await basicParties(principal, org, body) : await adminParties(org, body);
+    const { referred, referrer } =
+      principal.level === 0 ? await basicParties(principal, org, body) : await adminParties(org, body);
     if (referred === referrer) throw invalid('referrer_internal_id', 'a user cannot refer themselves');
     const { result, attached } = await runIdempotent(
       referralWorkflow,

@@ -6,14 +6,22 @@ import { z } from 'zod';
 import { config } from '../../activities/core/config.ts';
 import { invalid } from '../../activities/core/errors.ts';
 import { catalogue, venues } from '../../activities/retail/index.ts';
-import { DEFAULT_MAPPING_STATUS, MAPPING_STATUS_MAX_LENGTH, NOT_ON_SALE_STATUSES } from '../../activities/retail/constants.ts';
+import {
+  DEFAULT_MAPPING_STATUS,
+  MAPPING_STATUS_MAX_LENGTH,
+  NOT_ON_SALE_STATUSES,
+} from '../../activities/retail/constants.ts';
 import { organizationFor } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
 import { organizationId } from '../schemas.ts';
 
 const tag = 'retail';
 const orgQuery = z.object({ organization_id: organizationId });
-const intId = z.coerce.number({ message: 'must be a positive integer' }).int('must be a positive integer').positive('must be a positive integer').max(Number.MAX_SAFE_INTEGER);
+const intId = z.coerce
+  .number({ message: 'must be a positive integer' })
+  .int('must be a positive integer')
+  .positive('must be a positive integer')
+  .max(Number.MAX_SAFE_INTEGER);
 const text = (max: number) => z.string().trim().max(max);
 const pageQuery = {
   organization_id: organizationId,
@@ -21,9 +29,15 @@ const pageQuery = {
   limit: z.coerce.number().int().min(1).max(100).default(50),
   q: z.string().trim().min(1).max(100).optional().describe('name contains (case-insensitive)'),
 };
-const flag = z.enum(['true', 'false']).transform((v) => v === 'true').optional();
+const flag = z
+  .enum(['true', 'false'])
+  .transform((v) => v === 'true')
+  .optional();
 /** A number from the query string: empty or non-numeric text is refused, not read as 0. */
-const queryNumber = z.preprocess((v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v), z.number({ message: 'must be a number' }).finite());
+const queryNumber = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
+  z.number({ message: 'must be a number' }).finite(),
+);
 
 const brandInput = z.object({
   name: text(200).min(1),
@@ -36,7 +50,14 @@ const productInput = z.object({
   name: text(200).min(1),
   brand_id: z.number().int().positive(),
   description: text(2000).optional(),
-  barcode: z.string().trim().max(64).optional().describe('any printable-ASCII code up to 64 characters; EAN-13, EAN-8, UPC-A, UPC-E and GTIN-14 are normalized and their check digit reported (barcode_check_digit_valid), never refused'),
+  barcode: z
+    .string()
+    .trim()
+    .max(64)
+    .optional()
+    .describe(
+      'any printable-ASCII code up to 64 characters; EAN-13, EAN-8, UPC-A, UPC-E and GTIN-14 are normalized and their check digit reported (barcode_check_digit_valid), never refused',
+    ),
   featured: z.boolean().optional(),
   featured_rank: z.number().int().min(0).max(1_000_000).optional(),
 });
@@ -56,25 +77,55 @@ const mappingInput = z.object({
     .max(MAPPING_STATUS_MAX_LENGTH)
     .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters')
     .default(DEFAULT_MAPPING_STATUS)
-    .describe(`any label, stored and returned as given (e.g. active, available, out_of_stock); ${NOT_ON_SALE_STATUSES.join(', ')} (any case, spaces or hyphens for underscores) mean not on sale now, every other value means on sale`),
+    .describe(
+      `any label, stored and returned as given (e.g. active, available, out_of_stock); ${NOT_ON_SALE_STATUSES.join(', ')} (any case, spaces or hyphens for underscores) mean not on sale now, every other value means on sale`,
+    ),
 });
 
 const ok = z.literal(true);
-const brand = z.object({ id: z.number(), name: z.string(), description: z.string(), logo_url: z.string(), featured: z.boolean(), featured_rank: z.number() }).passthrough();
-const product = z.object({ id: z.number(), name: z.string(), brand_id: z.number(), description: z.string(), barcode: z.string(), barcode_check_digit_valid: z.boolean().nullable(), featured: z.boolean() }).passthrough();
-const venue = z.object({ id: z.number(), name: z.string(), address: z.string(), latitude: z.number(), longitude: z.number() }).passthrough();
-const mapping = z.object({ venue_id: z.number(), product_id: z.number(), price: z.number(), status: z.string() }).passthrough();
+const brand = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    description: z.string(),
+    logo_url: z.string(),
+    featured: z.boolean(),
+    featured_rank: z.number(),
+  })
+  .passthrough();
+const product = z
+  .object({
+    id: z.number(),
+    name: z.string(),
+    brand_id: z.number(),
+    description: z.string(),
+    barcode: z.string(),
+    barcode_check_digit_valid: z.boolean().nullable(),
+    featured: z.boolean(),
+  })
+  .passthrough();
+const venue = z
+  .object({ id: z.number(), name: z.string(), address: z.string(), latitude: z.number(), longitude: z.number() })
+  .passthrough();
+const mapping = z
+  .object({ venue_id: z.number(), product_id: z.number(), price: z.number(), status: z.string() })
+  .passthrough();
 const listMeta = { page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() };
 
 /** The catalogue's words (names, descriptions, addresses of venues): the organization's own, recorded as they are in the audit trail. */
 const CATALOGUE_FIELDS = ['name', 'description', 'logo_url', 'barcode', 'address'];
 
 /** Create, replace and delete routes of one kind of item. */
-function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>, view: z.ZodType, ops: {
-  create: (org: string, input: I) => Promise<unknown>;
-  update: (org: string, id: number, input: I) => Promise<unknown>;
-  remove: (org: string, id: number) => Promise<void>;
-}) {
+function adminRoutes<I>(
+  kind: 'brand' | 'product' | 'venue',
+  input: z.ZodType<I>,
+  view: z.ZodType,
+  ops: {
+    create: (org: string, input: I) => Promise<unknown>;
+    update: (org: string, id: number, input: I) => Promise<unknown>;
+    remove: (org: string, id: number) => Promise<void>;
+  },
+) {
   const plural = `${kind}s`;
   const params = z.object({ [`${kind}_id`]: intId }) as z.ZodType<Record<string, number>>;
   defineRoute({
@@ -83,13 +134,21 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     tag,
     summary: `Creates a ${kind} (admin)`,
     auth: 'admin',
-    audit: { action: `${kind}.create`, target: ({ result }) => ({ type: kind, id: result[kind].id }), keep: CATALOGUE_FIELDS },
+    audit: {
+      action: `${kind}.create`,
+      target: ({ result }) => ({ type: kind, id: result[kind].id }),
+      keep: CATALOGUE_FIELDS,
+    },
     query: orgQuery,
     body: input,
     status: 201,
     ...(kind === 'product' ? { statuses: { 409: 'A product with this barcode exists' } } : {}),
     response: z.object({ success: ok, [kind]: view }),
-    handler: async ({ principal, query, body }) => new Reply(201, { success: true, [kind]: await ops.create(organizationFor(principal, query.organization_id), body) }),
+    handler: async ({ principal, query, body }) =>
+      new Reply(201, {
+        success: true,
+        [kind]: await ops.create(organizationFor(principal, query.organization_id), body),
+      }),
   });
   defineRoute({
     method: 'PUT',
@@ -97,13 +156,20 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
     tag,
     summary: `Replaces a ${kind} (admin); same body as create`,
     auth: 'admin',
-    audit: { action: `${kind}.update`, target: ({ params }) => ({ type: kind, id: params[`${kind}_id`] }), keep: CATALOGUE_FIELDS },
+    audit: {
+      action: `${kind}.update`,
+      target: ({ params }) => ({ type: kind, id: params[`${kind}_id`] }),
+      keep: CATALOGUE_FIELDS,
+    },
     params,
     query: orgQuery,
     body: input,
     ...(kind === 'product' ? { statuses: { 409: 'A product with this barcode exists' } } : {}),
     response: z.object({ success: ok, [kind]: view }),
-    handler: async ({ principal, params, query, body }) => ({ success: true, [kind]: await ops.update(organizationFor(principal, query.organization_id), params[`${kind}_id`], body) }),
+    handler: async ({ principal, params, query, body }) => ({
+      success: true,
+      [kind]: await ops.update(organizationFor(principal, query.organization_id), params[`${kind}_id`], body),
+    }),
   });
   defineRoute({
     method: 'DELETE',
@@ -124,9 +190,21 @@ function adminRoutes<I>(kind: 'brand' | 'product' | 'venue', input: z.ZodType<I>
   });
 }
 
-adminRoutes('brand', brandInput, brand, { create: catalogue.createBrand, update: catalogue.updateBrand, remove: catalogue.deleteBrand });
-adminRoutes('product', productInput, product, { create: catalogue.createProduct, update: catalogue.updateProduct, remove: catalogue.deleteProduct });
-adminRoutes('venue', venueInput, venue, { create: venues.createVenue, update: venues.updateVenue, remove: venues.deleteVenue });
+adminRoutes('brand', brandInput, brand, {
+  create: catalogue.createBrand,
+  update: catalogue.updateBrand,
+  remove: catalogue.deleteBrand,
+});
+adminRoutes('product', productInput, product, {
+  create: catalogue.createProduct,
+  update: catalogue.updateProduct,
+  remove: catalogue.deleteProduct,
+});
+adminRoutes('venue', venueInput, venue, {
+  create: venues.createVenue,
+  update: venues.updateVenue,
+  remove: venues.deleteVenue,
+});
 
 defineRoute({
   method: 'POST',
@@ -134,13 +212,25 @@ defineRoute({
   tag,
   summary: 'Maps a product to a venue with its price and status (admin); posting the pair again updates it',
   auth: 'admin',
-  audit: { action: 'venue_product.map', target: ({ params, body }) => ({ type: 'venue_product', id: `${params.venue_id}:${body.product_id}` }), keep: ['status'] },
+  audit: {
+    action: 'venue_product.map',
+    target: ({ params, body }) => ({ type: 'venue_product', id: `${params.venue_id}:${body.product_id}` }),
+    keep: ['status'],
+  },
   params: z.object({ venue_id: intId }),
   query: orgQuery,
   body: mappingInput,
   status: 201,
   response: z.object({ success: ok, mapping }),
-  handler: async ({ principal, params, query, body }) => new Reply(201, { success: true, mapping: await catalogue.mapVenueProduct(organizationFor(principal, query.organization_id), params.venue_id, body) }),
+  handler: async ({ principal, params, query, body }) =>
+    new Reply(201, {
+      success: true,
+      mapping: await catalogue.mapVenueProduct(
+        organizationFor(principal, query.organization_id),
+        params.venue_id,
+        body,
+      ),
+    }),
 });
 
 // --- reads (static paths are declared before parameter paths) ---
@@ -153,7 +243,10 @@ defineRoute({
   auth: 'key',
   query: z.object({ organization_id: organizationId, limit: z.coerce.number().int().min(1).max(100).default(20) }),
   response: z.object({ success: ok, brands: z.array(brand) }),
-  handler: async ({ principal, query }) => ({ success: true, brands: await catalogue.featuredBrands(organizationFor(principal, query.organization_id), query.limit) }),
+  handler: async ({ principal, query }) => ({
+    success: true,
+    brands: await catalogue.featuredBrands(organizationFor(principal, query.organization_id), query.limit),
+  }),
 });
 
 defineRoute({
@@ -164,19 +257,26 @@ defineRoute({
   auth: 'key',
   query: z.object({ organization_id: organizationId, limit: z.coerce.number().int().min(1).max(100).default(20) }),
   response: z.object({ success: ok, products: z.array(product) }),
-  handler: async ({ principal, query }) => ({ success: true, products: await catalogue.featuredProducts(organizationFor(principal, query.organization_id), query.limit) }),
+  handler: async ({ principal, query }) => ({
+    success: true,
+    products: await catalogue.featuredProducts(organizationFor(principal, query.organization_id), query.limit),
+  }),
 });
 
 defineRoute({
   method: 'GET',
   paths: ['/retail/products/by-barcode/:barcode'],
   tag,
-  summary: 'The product with this barcode (404 "Resource not found" if none); UPC-A and its EAN-13 form (and UPC-E and its UPC-A) find the same product, other codes match as given',
+  summary:
+    'The product with this barcode (404 "Resource not found" if none); UPC-A and its EAN-13 form (and UPC-E and its UPC-A) find the same product, other codes match as given',
   auth: 'key',
   params: z.object({ barcode: z.string().trim().min(1).max(64) }),
   query: orgQuery,
   response: z.object({ success: ok, product: product.extend({ barcode_type: z.string() }) }),
-  handler: async ({ principal, params, query }) => ({ success: true, product: await catalogue.productByBarcode(organizationFor(principal, query.organization_id), params.barcode) }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    product: await catalogue.productByBarcode(organizationFor(principal, query.organization_id), params.barcode),
+  }),
 });
 
 defineRoute({
@@ -192,11 +292,22 @@ defineRoute({
     radius: queryNumber.pipe(z.number().positive()).default(5000),
     limit: z.coerce.number().int().min(1).max(200).default(50),
   }),
-  response: z.object({ success: ok, venues: z.array(venue.extend({ distance_m: z.number() })), radius: z.number(), engine: z.string() }),
+  response: z.object({
+    success: ok,
+    venues: z.array(venue.extend({ distance_m: z.number() })),
+    radius: z.number(),
+    engine: z.string(),
+  }),
   handler: async ({ principal, query }) => {
     const max = config().NEARBY_MAX_RADIUS_M;
     if (query.radius > max) throw invalid('radius', `must be at most ${max} meters`);
-    const out = await venues.nearbyVenues(organizationFor(principal, query.organization_id), query.latitude, query.longitude, query.radius, query.limit);
+    const out = await venues.nearbyVenues(
+      organizationFor(principal, query.organization_id),
+      query.latitude,
+      query.longitude,
+      query.radius,
+      query.limit,
+    );
     return { success: true, venues: out.venues, radius: query.radius, engine: out.engine };
   },
 });
@@ -210,7 +321,11 @@ defineRoute({
   query: z.object({ ...pageQuery, featured: flag }),
   response: z.object({ success: ok, brands: z.array(brand), ...listMeta }),
   handler: async ({ principal, query }) => {
-    const { items, ...meta } = await catalogue.listBrands(organizationFor(principal, query.organization_id), { q: query.q, featured: query.featured }, query);
+    const { items, ...meta } = await catalogue.listBrands(
+      organizationFor(principal, query.organization_id),
+      { q: query.q, featured: query.featured },
+      query,
+    );
     return { success: true, brands: items, ...meta };
   },
 });
@@ -224,7 +339,11 @@ defineRoute({
   query: z.object({ ...pageQuery, featured: flag, brand_id: intId.optional() }),
   response: z.object({ success: ok, products: z.array(product), ...listMeta }),
   handler: async ({ principal, query }) => {
-    const { items, ...meta } = await catalogue.listProducts(organizationFor(principal, query.organization_id), { q: query.q, brand_id: query.brand_id, featured: query.featured }, query);
+    const { items, ...meta } = await catalogue.listProducts(
+      organizationFor(principal, query.organization_id),
+      { q: query.q, brand_id: query.brand_id, featured: query.featured },
+      query,
+    );
     return { success: true, products: items, ...meta };
   },
 });
@@ -238,7 +357,11 @@ defineRoute({
   query: z.object(pageQuery),
   response: z.object({ success: ok, venues: z.array(venue), ...listMeta }),
   handler: async ({ principal, query }) => {
-    const { items, ...meta } = await venues.listVenues(organizationFor(principal, query.organization_id), { q: query.q }, query);
+    const { items, ...meta } = await venues.listVenues(
+      organizationFor(principal, query.organization_id),
+      { q: query.q },
+      query,
+    );
     return { success: true, venues: items, ...meta };
   },
 });
@@ -252,7 +375,10 @@ defineRoute({
   params: z.object({ brand_id: intId }),
   query: orgQuery,
   response: z.object({ success: ok, brand }),
-  handler: async ({ principal, params, query }) => ({ success: true, brand: await catalogue.getBrand(organizationFor(principal, query.organization_id), params.brand_id) }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    brand: await catalogue.getBrand(organizationFor(principal, query.organization_id), params.brand_id),
+  }),
 });
 
 defineRoute({
@@ -264,7 +390,10 @@ defineRoute({
   params: z.object({ brand_id: intId }),
   query: orgQuery,
   response: z.object({ success: ok, products: z.array(product) }),
-  handler: async ({ principal, params, query }) => ({ success: true, products: await catalogue.brandProducts(organizationFor(principal, query.organization_id), params.brand_id) }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    products: await catalogue.brandProducts(organizationFor(principal, query.organization_id), params.brand_id),
+  }),
 });
 
 defineRoute({
@@ -276,14 +405,18 @@ defineRoute({
   params: z.object({ product_id: intId }),
   query: orgQuery,
   response: z.object({ success: ok, product }),
-  handler: async ({ principal, params, query }) => ({ success: true, product: await catalogue.getProduct(organizationFor(principal, query.organization_id), params.product_id) }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    product: await catalogue.getProduct(organizationFor(principal, query.organization_id), params.product_id),
+  }),
 });
 
 defineRoute({
   method: 'GET',
   paths: ['/retail/venues/:venue_id/details'],
   tag,
-  summary: 'The venue, its products with price and status, and third-party places data (null with places_source "none" when no provider is configured)',
+  summary:
+    'The venue, its products with price and status, and third-party places data (null with places_source "none" when no provider is configured)',
   auth: 'key',
   params: z.object({ venue_id: intId }),
   query: orgQuery,
@@ -293,8 +426,14 @@ defineRoute({
     products: z.array(mapping.extend({ name: z.string(), brand_id: z.number(), barcode: z.string() })),
     places: z.unknown(),
     places_source: z.string(),
-    places_cached_at: z.string().optional().describe('when the places data was fetched from the provider (absent with places_source "none")'),
-    places_error: z.string().optional().describe('the provider failed (`unavailable` for a basic key): places is the cached copy, or null'),
+    places_cached_at: z
+      .string()
+      .optional()
+      .describe('when the places data was fetched from the provider (absent with places_source "none")'),
+    places_error: z
+      .string()
+      .optional()
+      .describe('the provider failed (`unavailable` for a basic key): places is the cached copy, or null'),
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);

@@ -5,7 +5,12 @@
 import { z } from 'zod';
 import type { Principal } from '../../activities/identity/index.ts';
 import { findUserRef } from '../../activities/identity/index.ts';
-import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../../activities/search/index.ts';
+import {
+  clearSearchHistory,
+  deleteSearchRecord,
+  searchAndRecord,
+  searchHistory,
+} from '../../activities/search/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
@@ -13,21 +18,41 @@ import { forbidden, notFound } from '../../activities/core/errors.ts';
 
 const tag = 'search history';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());
-const record = z.object({ id: z.string(), idp_id: z.string(), organization_id: z.string(), query: z.string(), results: z.object({ search_data: z.record(z.string(), z.unknown()) }), created_at: z.string() });
+const record = z.object({
+  id: z.string(),
+  idp_id: z.string(),
+  organization_id: z.string(),
+  query: z.string(),
+  results: z.object({ search_data: z.record(z.string(), z.unknown()) }),
+  created_at: z.string(),
+});
 
 defineRoute({
   method: 'POST',
   paths: ['/carina/search'],
   tag,
-  summary: "Searches the organization's brands, products, venues and gifts and the user's texts, and records the query with its results",
+  summary:
+    "Searches the organization's brands, products, venues and gifts and the user's texts, and records the query with its results",
   auth: 'key',
   audit: false,
-  body: z.object({ idp_id: requiredId, organization_id: organizationId, query: z.string().trim().min(1, 'must not be empty').max(200) }),
+  body: z.object({
+    idp_id: requiredId,
+    organization_id: organizationId,
+    query: z.string().trim().min(1, 'must not be empty').max(200),
+  }),
   response: record.extend({ success: z.literal(true) }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.idp_id);
-    return { success: true, ...(await searchAndRecord({ organization_id: org, user_id: user.user_id, idp_id: user.idp_id, query: body.query })) };
+    return {
+      success: true,
+      ...(await searchAndRecord({
+        organization_id: org,
+        user_id: user.user_id,
+        idp_id: user.idp_id,
+        query: body.query,
+      })),
+    };
   },
 });
 
@@ -37,8 +62,10 @@ const historyQuery = z.object({ idp_id: requiredId, organization_id: z.string().
 async function historyOwner(principal: Principal, organization_id: string, idp_id: string) {
   const org = organizationFor(principal, organization_id);
   const user = await findUserRef(org, idp_id);
-  if (principal.level === 0 && user && user.user_id !== principal.user_id) throw forbidden('A basic API key may only act for its own user');
-  if (principal.level === 0 && !user && idp_id !== principal.idp_id) throw forbidden('A basic API key may only act for its own user');
+  if (principal.level === 0 && user && user.user_id !== principal.user_id)
+    throw forbidden('A basic API key may only act for its own user');
+  if (principal.level === 0 && !user && idp_id !== principal.idp_id)
+    throw forbidden('A basic API key may only act for its own user');
   return { org, user };
 }
 
@@ -53,7 +80,12 @@ defineRoute({
   handler: async ({ principal, query }) => {
     const { org, user } = await historyOwner(principal, query.organization_id, query.idp_id);
     if (!user) return [];
-    return searchHistory({ organization_id: org, user_id: user.user_id, from: query.from_date ? new Date(query.from_date) : undefined, to: query.to_date ? new Date(query.to_date) : undefined });
+    return searchHistory({
+      organization_id: org,
+      user_id: user.user_id,
+      from: query.from_date ? new Date(query.from_date) : undefined,
+      to: query.to_date ? new Date(query.to_date) : undefined,
+    });
   },
 });
 

@@ -4,7 +4,13 @@ import { verifyApiKey } from '../../activities/identity/index.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/index.ts';
 import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/index.ts';
 import { PERMISSIONS } from '../../activities/identity/constants.ts';
-import { getSession, initializeSession, newConversation, setSessionStatus, verifySession } from '../../activities/sessions/index.ts';
+import {
+  getSession,
+  initializeSession,
+  newConversation,
+  setSessionStatus,
+  verifySession,
+} from '../../activities/sessions/index.ts';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
 import { config } from '../../activities/core/config.ts';
 import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
@@ -36,12 +42,32 @@ defineRoute({
     source: z.enum(SESSION_SOURCES).optional(),
     metadata: z.object({ source: z.enum(SESSION_SOURCES).optional() }).optional(),
   }),
-  response: z.object({ success: z.literal(true), session_id: z.string(), conversation_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
+  response: z.object({
+    success: z.literal(true),
+    session_id: z.string(),
+    conversation_id: z.string(),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+    metadata: sessionMetadata,
+  }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    const { session, conversation_id } = await initializeSession({ user_id: user.user_id, organization_id: org, source: body.source ?? body.metadata?.source });
-    return { success: true, session_id: session.session_id, conversation_id, user_id: user.user_id, idp_id: user.idp_id, organization_id: org, metadata: session.metadata };
+    const { session, conversation_id } = await initializeSession({
+      user_id: user.user_id,
+      organization_id: org,
+      source: body.source ?? body.metadata?.source,
+    });
+    return {
+      success: true,
+      session_id: session.session_id,
+      conversation_id,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: org,
+      metadata: session.metadata,
+    };
   },
 });
 
@@ -52,8 +78,16 @@ defineRoute({
   tag,
   summary: "Opens a conversation in the named session, or in the user's latest open session",
   auth: 'key',
-  audit: { action: 'conversation.create', target: ({ result }) => ({ type: 'conversation', id: result.conversation_id }), keep: ['session_id'] },
-  body: z.object({ user_id: requiredId, organization_id: organizationId, session_id: z.string().trim().min(1).optional() }),
+  audit: {
+    action: 'conversation.create',
+    target: ({ result }) => ({ type: 'conversation', id: result.conversation_id }),
+    keep: ['session_id'],
+  },
+  body: z.object({
+    user_id: requiredId,
+    organization_id: organizationId,
+    session_id: z.string().trim().min(1).optional(),
+  }),
   response: z.object({ success: z.literal(true), conversation_id: z.string(), session_id: z.string() }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
@@ -71,11 +105,19 @@ defineRoute({
   auth: 'key',
   audit: false,
   body: z.object({ user_id: requiredId, conversation_id: requiredId, organization_id: organizationId }),
-  response: z.object({ success: z.literal(true), valid: z.boolean(), session_id: z.string().optional(), status: z.string().optional() }),
+  response: z.object({
+    success: z.literal(true),
+    valid: z.boolean(),
+    session_id: z.string().optional(),
+    status: z.string().optional(),
+  }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    return { success: true, ...(await verifySession({ user_id: user.user_id, organization_id: org, conversation_id: body.conversation_id })) };
+    return {
+      success: true,
+      ...(await verifySession({ user_id: user.user_id, organization_id: org, conversation_id: body.conversation_id })),
+    };
   },
 });
 
@@ -84,7 +126,10 @@ const expiresAt = z.iso
   .datetime({ offset: true })
   .transform((s) => new Date(s))
   .refine((d) => d.getTime() > Date.now(), 'must be in the future')
-  .refine((d) => d.getTime() <= Date.now() + MAX_KEY_YEARS * 365.25 * 86_400_000, `must be at most ${MAX_KEY_YEARS} years ahead`);
+  .refine(
+    (d) => d.getTime() <= Date.now() + MAX_KEY_YEARS * 365.25 * 86_400_000,
+    `must be at most ${MAX_KEY_YEARS} years ahead`,
+  );
 
 const keyMetadata = z.object({
   created_at: z.string(),
@@ -101,15 +146,28 @@ defineRoute({
   paths: both('/generate_api_key'),
   statuses: { 409: 'The user already holds MAX_KEYS_PER_USER active keys' },
   tag,
-  summary: 'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit and expires no later than itself; at most MAX_KEYS_PER_USER active keys per user (409)',
+  summary:
+    'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit and expires no later than itself; at most MAX_KEYS_PER_USER active keys per user (409)',
   auth: 'key',
   audit: { action: 'api_key.create', target: ({ result }) => ({ type: 'api_key', id: result.metadata.key_id }) },
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
     permissions: z.array(z.enum(PERMISSIONS)).min(1).max(3).default(['basic']),
-    rate_limit_per_minute: z.number().int().min(1).max(1_000_000).optional().describe("lower per-key limit than RATE_LIMIT_PER_MINUTE; never above the calling key's own limit, which a key created without one inherits"),
-    expires_at: expiresAt.optional().describe(`ISO 8601, in the future, at most ${MAX_KEY_YEARS} years ahead; never after the calling key's own expiry, which a key created without one inherits`),
+    rate_limit_per_minute: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe(
+        "lower per-key limit than RATE_LIMIT_PER_MINUTE; never above the calling key's own limit, which a key created without one inherits",
+      ),
+    expires_at: expiresAt
+      .optional()
+      .describe(
+        `ISO 8601, in the future, at most ${MAX_KEY_YEARS} years ahead; never after the calling key's own expiry, which a key created without one inherits`,
+      ),
   }),
   response: z.object({ success: z.literal(true), api_key: z.string(), metadata: keyMetadata }),
   handler: async ({ principal, body }) => {
@@ -119,7 +177,10 @@ defineRoute({
     if (body.rate_limit_per_minute && global && body.rate_limit_per_minute > global) {
       throw forbidden(`rate_limit_per_minute may not exceed the platform limit of ${global}`);
     }
-    const issued = await issueApiKey(principal, user, body.permissions, { rate_limit_per_minute: body.rate_limit_per_minute, expires_at: body.expires_at });
+    const issued = await issueApiKey(principal, user, body.permissions, {
+      rate_limit_per_minute: body.rate_limit_per_minute,
+      expires_at: body.expires_at,
+    });
     return { success: true, api_key: issued.api_key, metadata: issued.metadata };
   },
 });
@@ -143,7 +204,9 @@ defineRoute({
         created_at: z.string(),
         last_used: z.string().nullable(),
         permissions: z.array(z.string()),
-        status: z.enum(['active', 'expiring', 'revoked', 'expired']).describe('expiring: rotated, accepted until expires_at'),
+        status: z
+          .enum(['active', 'expiring', 'revoked', 'expired'])
+          .describe('expiring: rotated, accepted until expires_at'),
         active: z.boolean().describe('accepted now (active or expiring)'),
         expires_at: z.string().nullable(),
         rotated_to: z.string().nullable().describe('key_id of the key that replaced this one'),
@@ -155,7 +218,12 @@ defineRoute({
     const org = organizationFor(principal, query.organization_id);
     // A read: an unknown user is 404, never created (docs/api-conventions.md, "Users").
     const user = await existingUser(principal, org, params.user_id, `User not found: ${params.user_id}`);
-    return { success: true, user_id: user.user_id, idp_id: user.idp_id, api_keys: await listApiKeys(principal, org, user.user_id) };
+    return {
+      success: true,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      api_keys: await listApiKeys(principal, org, user.user_id),
+    };
   },
 });
 
@@ -165,38 +233,69 @@ defineRoute({
   tag,
   summary: 'Revokes a key (full key or key_id); effective on the very next request',
   auth: 'key',
-  audit: { action: 'api_key.revoke', target: ({ result }) => ({ type: 'api_key', id: result.key_id }), keep: ['status'] },
-  body: z.object({ user_id: requiredId, api_key: requiredId.describe('the full key, or its key_id from list_api_keys'), organization_id: organizationId }),
+  audit: {
+    action: 'api_key.revoke',
+    target: ({ result }) => ({ type: 'api_key', id: result.key_id }),
+    keep: ['status'],
+  },
+  body: z.object({
+    user_id: requiredId,
+    api_key: requiredId.describe('the full key, or its key_id from list_api_keys'),
+    organization_id: organizationId,
+  }),
   response: z.object({ success: z.literal(true), message: z.string(), key_id: z.string() }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const out = await revokeApiKey(principal, org, user.user_id, body.api_key);
-    return { success: true, message: out.already ? 'API key was already revoked' : 'API key revoked', key_id: out.key_id };
+    return {
+      success: true,
+      message: out.already ? 'API key was already revoked' : 'API key revoked',
+      key_id: out.key_id,
+    };
   },
 });
 
 defineRoute({
   method: 'POST',
   paths: both('/rotate_api_key'),
-  statuses: { 409: 'The key is revoked, expired or already rotated, or a rotation with a grace would pass MAX_KEYS_PER_USER' },
+  statuses: {
+    409: 'The key is revoked, expired or already rotated, or a rotation with a grace would pass MAX_KEYS_PER_USER',
+  },
   tag,
-  summary: "Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused. While it works it keeps its place under MAX_KEYS_PER_USER, so a rotation with a grace needs a free place (409 at the cap; grace_seconds 0 hands the place over at once)",
+  summary:
+    'Replaces a key (full key or key_id) by a new one with the same user, permissions, limits and expiry; shown once. The old key works for grace_seconds more, then is refused. While it works it keeps its place under MAX_KEYS_PER_USER, so a rotation with a grace needs a free place (409 at the cap; grace_seconds 0 hands the place over at once)',
   auth: 'key',
-  audit: { action: 'api_key.rotate', target: ({ result }) => ({ type: 'api_key', id: result.previous.key_id }), keep: ['key_id', 'status', 'rotated_to'] },
+  audit: {
+    action: 'api_key.rotate',
+    target: ({ result }) => ({ type: 'api_key', id: result.previous.key_id }),
+    keep: ['key_id', 'status', 'rotated_to'],
+  },
   body: z.object({
     user_id: requiredId.optional().describe("the key's owner; defaults to the calling key's own user"),
     api_key: requiredId.optional().describe('the full key, or its key_id from list_api_keys'),
     key_id: requiredId.optional().describe('instead of api_key'),
-    grace_seconds: z.number().int().min(0).max(MAX_GRACE_SECONDS).default(0).describe(`how long the old key keeps working (at most ${MAX_GRACE_SECONDS}, 7 days; 0: refused at once)`),
-    expires_at: expiresAt.optional().describe("the new key's expiry instead of the old key's; never after the calling key's own"),
+    grace_seconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_GRACE_SECONDS)
+      .default(0)
+      .describe(`how long the old key keeps working (at most ${MAX_GRACE_SECONDS}, 7 days; 0: refused at once)`),
+    expires_at: expiresAt
+      .optional()
+      .describe("the new key's expiry instead of the old key's; never after the calling key's own"),
     organization_id: organizationId,
   }),
   response: z.object({
     success: z.literal(true),
     api_key: z.string(),
     metadata: keyMetadata.extend({ rotated_from: z.string() }),
-    previous: z.object({ key_id: z.string(), status: z.enum(['expiring', 'expired']), expires_at: z.string().describe('the end of its grace') }),
+    previous: z.object({
+      key_id: z.string(),
+      status: z.enum(['expiring', 'expired']),
+      expires_at: z.string().describe('the end of its grace'),
+    }),
   }),
   handler: async ({ principal, body }) => {
     if (body.api_key && body.key_id) throw invalid('key_id', 'give api_key or key_id, not both');
@@ -204,8 +303,16 @@ defineRoute({
     if (!ref) throw invalid('api_key', 'the key to rotate is required (api_key or key_id)');
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id ?? principal.user_id);
-    const out = await rotateApiKey(principal, org, user.user_id, ref, { grace_seconds: body.grace_seconds, expires_at: body.expires_at });
-    return { success: true, api_key: out.issued.api_key, metadata: { ...out.issued.metadata, rotated_from: out.previous.key_id }, previous: out.previous };
+    const out = await rotateApiKey(principal, org, user.user_id, ref, {
+      grace_seconds: body.grace_seconds,
+      expires_at: body.expires_at,
+    });
+    return {
+      success: true,
+      api_key: out.issued.api_key,
+      metadata: { ...out.issued.metadata, rotated_from: out.previous.key_id },
+      previous: out.previous,
+    };
   },
 });
 
@@ -213,16 +320,25 @@ defineRoute({
   method: 'POST',
   paths: both('/verify_api_key'),
   tag,
-  summary: "Whether a key is valid (active, not expired) and, given `permission`, holds it; records its last use but spends none of the key's budget. No key needed; rate limited per address",
+  summary:
+    "Whether a key is valid (active, not expired) and, given `permission`, holds it; records its last use but spends none of the key's budget. No key needed; rate limited per address",
   auth: 'none',
   rateLimit: 'ip',
-  body: z.object({ api_key: z.string().max(500), permission: z.enum(PERMISSIONS).optional().describe('also check that the key holds this permission (or a higher one)') }),
+  body: z.object({
+    api_key: z.string().max(500),
+    permission: z
+      .enum(PERMISSIONS)
+      .optional()
+      .describe('also check that the key holds this permission (or a higher one)'),
+  }),
   response: z.object({
     valid: z.boolean(),
     reason: z
       .enum(['not_found', 'revoked', 'expired', 'rate_limited', 'forbidden'])
       .optional()
-      .describe('only when not valid: rate_limited when the key or its user has used its whole budget of the current minute; forbidden when it lacks `permission`'),
+      .describe(
+        'only when not valid: rate_limited when the key or its user has used its whole budget of the current minute; forbidden when it lacks `permission`',
+      ),
     user_id: z.string().optional(),
     idp_id: z.string().optional(),
     organization_id: z.string().optional(),
@@ -239,9 +355,25 @@ defineRoute({
   tag,
   summary: 'Pauses, resumes or ends a session (ended is final; its conversations stop verifying)',
   auth: 'key',
-  audit: { action: 'session.update_status', target: ({ body }) => ({ type: 'session', id: body.session_id }), keep: ['session_id'] },
-  body: z.object({ user_id: requiredId, session_id: requiredId, status: z.enum(SESSION_STATUSES), organization_id: organizationId }),
-  response: z.object({ success: z.literal(true), session_id: z.string(), user_id: z.string(), idp_id: z.string(), organization_id: z.string(), metadata: sessionMetadata }),
+  audit: {
+    action: 'session.update_status',
+    target: ({ body }) => ({ type: 'session', id: body.session_id }),
+    keep: ['session_id'],
+  },
+  body: z.object({
+    user_id: requiredId,
+    session_id: requiredId,
+    status: z.enum(SESSION_STATUSES),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    session_id: z.string(),
+    user_id: z.string(),
+    idp_id: z.string(),
+    organization_id: z.string(),
+    metadata: sessionMetadata,
+  }),
   handler: async ({ principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);

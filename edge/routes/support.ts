@@ -8,7 +8,13 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa.ts';
 import { runIdempotent } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
-import { answerQuestion, createArticle, deleteArticle, listArticles, requireConversation } from '../../activities/support/index.ts';
+import {
+  answerQuestion,
+  createArticle,
+  deleteArticle,
+  listArticles,
+  requireConversation,
+} from '../../activities/support/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
@@ -24,7 +30,9 @@ const answer = z.object({
       processed_at: z.string(),
       source_agent: z.string().describe('local_retrieval, or llm:<model> when LLM_PROVIDER is set'),
       escalate: z.boolean().describe('true when the knowledge base has no answer: a human should take over'),
-      citations: z.array(z.object({ article_id: z.string(), title: z.string(), passage: z.string(), score: z.number() })),
+      citations: z.array(
+        z.object({ article_id: z.string(), title: z.string(), passage: z.string(), score: z.number() }),
+      ),
     })
     .passthrough(),
 });
@@ -33,9 +41,14 @@ export const supportAnswer = answer;
 defineRoute({
   method: 'POST',
   paths: ['/support'],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The model provider failed',
+    503: 'Model calls are busy for this organization; retry after Retry-After',
+  },
   tag,
-  summary: "Answers a question from the organization's knowledge base, citing the articles used; offers escalation when it does not know",
+  summary:
+    "Answers a question from the organization's knowledge base, citing the articles used; offers escalation when it does not know",
   auth: 'key',
   audit: false,
   body: z.object({
@@ -50,11 +63,27 @@ defineRoute({
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
     const { session_id } = await requireConversation(org, user.user_id, body.conversation_id);
-    return answerQuestion({ organization_id: org, user_id: user.user_id, conversation_id: body.conversation_id, session_id: body.session_id || session_id, prompt: body.prompt });
+    return answerQuestion({
+      organization_id: org,
+      user_id: user.user_id,
+      conversation_id: body.conversation_id,
+      session_id: body.session_id || session_id,
+      prompt: body.prompt,
+    });
   },
 });
 
-const article = z.object({ id: z.string(), title: z.string(), body: z.string(), tags: z.array(z.string()), created_by: z.string(), created_at: z.string(), updated_at: z.string() }).passthrough();
+const article = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    body: z.string(),
+    tags: z.array(z.string()),
+    created_by: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .passthrough();
 
 defineRoute({
   method: 'GET',
@@ -62,9 +91,23 @@ defineRoute({
   tag,
   summary: "The organization's knowledge articles, newest first, paginated",
   auth: 'key',
-  query: z.object({ organization_id: organizationId, page: z.coerce.number().int().min(1).default(1), limit: z.coerce.number().int().min(1).max(100).default(50) }),
-  response: z.object({ success: z.literal(true), articles: z.array(article), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
-  handler: async ({ principal, query }) => ({ success: true, ...(await listArticles(organizationFor(principal, query.organization_id), query.page, query.limit)) }),
+  query: z.object({
+    organization_id: organizationId,
+    page: z.coerce.number().int().min(1).default(1),
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    articles: z.array(article),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
+  handler: async ({ principal, query }) => ({
+    success: true,
+    ...(await listArticles(organizationFor(principal, query.organization_id), query.page, query.limit)),
+  }),
 });
 
 defineRoute({
@@ -73,7 +116,11 @@ defineRoute({
   tag,
   summary: 'Adds a knowledge article (admin); answers use it at once',
   auth: 'admin',
-  audit: { action: 'knowledge_article.create', target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }), keep: ['title', 'tags'] },
+  audit: {
+    action: 'knowledge_article.create',
+    target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }),
+    keep: ['title', 'tags'],
+  },
   query: z.object({ organization_id: organizationId }),
   body: z.object({
     title: z.string().trim().min(1).max(300),
@@ -82,7 +129,11 @@ defineRoute({
   }),
   status: 201,
   response: z.object({ success: z.literal(true), article }),
-  handler: async ({ principal, query, body }) => new Reply(201, { success: true, article: await createArticle(organizationFor(principal, query.organization_id), body, principal.user_id) }),
+  handler: async ({ principal, query, body }) =>
+    new Reply(201, {
+      success: true,
+      article: await createArticle(organizationFor(principal, query.organization_id), body, principal.user_id),
+    }),
 });
 
 defineRoute({
@@ -91,7 +142,10 @@ defineRoute({
   tag,
   summary: 'Deletes a knowledge article (admin)',
   auth: 'admin',
-  audit: { action: 'knowledge_article.delete', target: ({ params }) => ({ type: 'knowledge_article', id: params.article_id }) },
+  audit: {
+    action: 'knowledge_article.delete',
+    target: ({ params }) => ({ type: 'knowledge_article', id: params.article_id }),
+  },
   params: z.object({ article_id: requiredId }),
   query: z.object({ organization_id: organizationId }),
   response: z.object({ success: z.literal(true), message: z.string() }),
@@ -104,15 +158,25 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/support/transcribe'],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The transcription or model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The transcription or model provider failed',
+    503: 'Model calls are busy for this organization; retry after Retry-After',
+  },
   tag,
-  summary: 'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
+  summary:
+    'Transcribes a spoken question (multipart `file`: WAV, MP3, M4A/AAC, OGG/Opus, WebM, FLAC) and answers it (workflow audio-qa:<id>). An Idempotency-Key header makes a retry return the first answer',
   auth: 'key',
   audit: false,
   idempotent: true,
   form: {
     file: true,
-    fields: z.object({ user_id: requiredId, conversation_id: requiredId, organization_id: organizationId, session_id: z.string().trim().max(200).optional() }),
+    fields: z.object({
+      user_id: requiredId,
+      conversation_id: requiredId,
+      organization_id: organizationId,
+      session_id: z.string().trim().max(200).optional(),
+    }),
   },
   response: z.object({
     success: z.literal(true),
@@ -132,14 +196,39 @@ defineRoute({
       route: 'support_transcribe',
       organization_id: org,
       user_id: user.user_id,
-      fields: { conversation_id: form.conversation_id, session_id, filename: file!.filename, content_type: file!.contentType },
+      fields: {
+        conversation_id: form.conversation_id,
+        session_id,
+        filename: file!.filename,
+        content_type: file!.contentType,
+      },
       file: file!.data,
       newId: () => randomUUID().replace(/-/g, '').slice(0, 20),
       run: async (media_id, retry) => {
         const workflowId = `audio-qa:${media_id}`;
-        const upload = await uploadFor(workflowId, retry, { media_id, organization_id: org, user_id: user.user_id, filename: file!.filename, body: file!.data, content_type: file!.contentType });
-        const input: AudioQaInput = { upload, organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id };
-        return (await runIdempotent(audioQaWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'support'))).result;
+        const upload = await uploadFor(workflowId, retry, {
+          media_id,
+          organization_id: org,
+          user_id: user.user_id,
+          filename: file!.filename,
+          body: file!.data,
+          content_type: file!.contentType,
+        });
+        const input: AudioQaInput = {
+          upload,
+          organization_id: org,
+          user_id: user.user_id,
+          conversation_id: form.conversation_id,
+          session_id,
+        };
+        return (
+          await runIdempotent(
+            audioQaWorkflow,
+            workflowId,
+            [input],
+            platformSearchAttributes(org, user.user_id, 'support'),
+          )
+        ).result;
       },
     });
   },

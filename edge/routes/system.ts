@@ -27,18 +27,29 @@ async function shown<T extends Record<string, string>>(event: H3Event, route: st
   if (text !== (lastLogged.get(route) ?? '[]')) {
     lastLogged.set(route, text);
     logger ??= createLogger('edge', config().LOG_LEVEL);
-    if (failing.length) logger.warn({ route, checks: Object.fromEntries(failing) }, `${route}: ${failing.map(([k, v]) => `${k} ${v}`).join('; ')}`);
+    if (failing.length)
+      logger.warn(
+        { route, checks: Object.fromEntries(failing) },
+        `${route}: ${failing.map(([k, v]) => `${k} ${v}`).join('; ')}`,
+      );
     else logger.info({ route }, `${route}: every check is ok again`);
   }
   if (!failing.length) return checks;
   // The key is read from the store, which may be what is down: after 2 s the caller is anonymous.
-  const principal = await Promise.race([optionalPrincipal(event), new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref())]);
+  const principal = await Promise.race([
+    optionalPrincipal(event),
+    new Promise<undefined>((r) => setTimeout(() => r(undefined), 2000).unref()),
+  ]);
   if (principal && principal.level >= LEVEL.sysadmin) return checks;
   return Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, v === 'ok' ? v : 'error: unavailable'])) as T;
 }
 
 const serverChecks = async () => {
-  const [temporal, mongodb, storage] = await Promise.all([check(temporalHealthy), check(mongoHealthy), check(storageHealthy)]);
+  const [temporal, mongodb, storage] = await Promise.all([
+    check(temporalHealthy),
+    check(mongoHealthy),
+    check(storageHealthy),
+  ]);
   return { temporal, mongodb, storage };
 };
 
@@ -47,7 +58,8 @@ defineRoute({
   paths: ['/health'],
   statuses: { 503: { description: 'Degraded: a check failed (same body)', answer: true } },
   tag: 'system',
-  summary: 'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to a system_admin key',
+  summary:
+    'Liveness: checks Temporal, MongoDB and object storage for real; 503 names what fails (workers: GET /health/ready), why only to a system_admin key',
   auth: 'none',
   response: healthResponse,
   handler: async ({ event }) => {
@@ -60,8 +72,16 @@ defineRoute({
 const readyResponse = z.object({
   status: z.enum(['ready', 'not_ready']),
   task_queue: z.string(),
-  checks: z.object({ temporal: z.string(), mongodb: z.string(), storage: z.string(), workflow_pollers: z.string(), activity_pollers: z.string() }),
-  pollers: z.object({ workflow: z.number().int(), activity: z.number().int() }).describe(`workers seen polling in the last ${POLLER_FRESH_MS / 1000} s`),
+  checks: z.object({
+    temporal: z.string(),
+    mongodb: z.string(),
+    storage: z.string(),
+    workflow_pollers: z.string(),
+    activity_pollers: z.string(),
+  }),
+  pollers: z
+    .object({ workflow: z.number().int(), activity: z.number().int() })
+    .describe(`workers seen polling in the last ${POLLER_FRESH_MS / 1000} s`),
   missing: z.array(z.string()).describe('the checks that fail'),
 });
 
@@ -70,7 +90,8 @@ defineRoute({
   paths: ['/health/ready'],
   statuses: { 503: { description: 'Not ready (same body)', answer: true } },
   tag: 'system',
-  summary: 'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to a system_admin key',
+  summary:
+    'Readiness: every server answers and a worker polls the task queue (workflow and activity side); 503 names what is missing, why only to a system_admin key',
   auth: 'none',
   response: readyResponse,
   handler: async ({ event }) => {
@@ -80,12 +101,25 @@ defineRoute({
       check(async () => {
         const c = await temporal();
         pollers[type] = await freshPollers(c.connection.workflowService, config().TEMPORAL_NAMESPACE, queue, type);
-        if (!pollers[type]) throw new Error(`no worker polled the ${type} task queue ${queue} in the last ${POLLER_FRESH_MS / 1000} s`);
+        if (!pollers[type])
+          throw new Error(`no worker polled the ${type} task queue ${queue} in the last ${POLLER_FRESH_MS / 1000} s`);
       });
-    const [servers, workflow_pollers, activity_pollers] = await Promise.all([serverChecks(), pollerCheck('workflow'), pollerCheck('activity')]);
+    const [servers, workflow_pollers, activity_pollers] = await Promise.all([
+      serverChecks(),
+      pollerCheck('workflow'),
+      pollerCheck('activity'),
+    ]);
     const checks = await shown(event, '/health/ready', { ...servers, workflow_pollers, activity_pollers });
-    const missing = Object.entries(checks).filter(([, v]) => v !== 'ok').map(([k]) => k);
+    const missing = Object.entries(checks)
+      .filter(([, v]) => v !== 'ok')
+      .map(([k]) => k);
     const ready = missing.length === 0;
-    return new Reply(ready ? 200 : 503, { status: ready ? 'ready' : 'not_ready', task_queue: queue, checks, pollers, missing });
+    return new Reply(ready ? 200 : 503, {
+      status: ready ? 'ready' : 'not_ready',
+      task_queue: queue,
+      checks,
+      pollers,
+      missing,
+    });
   },
 });

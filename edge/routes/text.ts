@@ -30,14 +30,22 @@ async function processInWorker(input: StoredTextInput) {
 defineRoute({
   method: 'POST',
   paths: ['/process_text'],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model or embeddings provider failed', 503: 'The analysis took too long and was stopped, or model calls are busy; try again later' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The model or embeddings provider failed',
+    503: 'The analysis took too long and was stopped, or model calls are busy; try again later',
+  },
   tag,
   errors,
-  summary: 'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it, in the worker (workflow text:<text id>)',
+  summary:
+    'Stores a text, analyses it (language, counts, keywords, entities, sentiment, summary) and embeds it, in the worker (workflow text:<text id>)',
   auth: 'key',
   audit: false,
   body: z.object({
-    text: z.string().refine((t) => t.trim().length > 0, 'must not be empty').refine((t) => t.length <= 500_000, 'at most 500,000 characters'),
+    text: z
+      .string()
+      .refine((t) => t.trim().length > 0, 'must not be empty')
+      .refine((t) => t.length <= 500_000, 'at most 500,000 characters'),
     user_id: requiredId,
     conversation_id: requiredId,
     session_id: optionalText,
@@ -70,19 +78,30 @@ defineRoute({
   statuses: { 502: 'The embeddings provider failed' },
   tag,
   errors,
-  summary: "Stored texts closest to a query text or an embedding_id, within the caller's organization (a basic key: its own texts)",
+  summary:
+    "Stored texts closest to a query text or an embedding_id, within the caller's organization (a basic key: its own texts)",
   auth: 'key',
   audit: false,
   body: z.object({
     query: z.string().trim().min(1).max(10_000).optional(),
     embedding_id: z.string().trim().min(1).max(100).optional(),
-    user_id: z.string().trim().min(1).max(200).optional().describe('only this user\'s texts'),
+    user_id: z.string().trim().min(1).max(200).optional().describe("only this user's texts"),
     organization_id: organizationId,
     limit: z.number().int().min(1).max(50).default(5),
   }),
   response: z.object({
     success: z.literal(true),
-    results: z.array(z.object({ embedding_id: z.string(), score: z.number(), user_id: z.string(), file_path: z.string(), excerpt: z.string(), conversation_id: z.string().nullable(), created_at: z.string() })),
+    results: z.array(
+      z.object({
+        embedding_id: z.string(),
+        score: z.number(),
+        user_id: z.string(),
+        file_path: z.string(),
+        excerpt: z.string(),
+        conversation_id: z.string().nullable(),
+        created_at: z.string(),
+      }),
+    ),
   }),
   handler: async ({ principal, body }) => {
     if (!body.query === !body.embedding_id) throw invalid('query', 'give exactly one of query and embedding_id');
@@ -90,6 +109,16 @@ defineRoute({
     // Texts are personal: a basic key searches its own, an admin any user's or the whole organization's.
     const userRef = principal.level === 0 ? principal.user_id : body.user_id;
     const user = userRef ? await actingUser(principal, org, userRef) : undefined;
-    return { success: true, results: await similarTexts({ organization_id: org, user_id: user?.user_id, caller_user_id: principal.user_id, query: body.query, embedding_id: body.embedding_id, limit: body.limit }) };
+    return {
+      success: true,
+      results: await similarTexts({
+        organization_id: org,
+        user_id: user?.user_id,
+        caller_user_id: principal.user_id,
+        query: body.query,
+        embedding_id: body.embedding_id,
+        limit: body.limit,
+      }),
+    };
   },
 });

@@ -17,7 +17,15 @@ import type { Principal } from '../../activities/identity/index.ts';
 import { getBrand, getVenue } from '../../activities/retail/index.ts';
 import { listScans, readScanMirror } from '../../activities/scanning/index.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
-import { processedUpdate, scanQuery, ticketScanWorkflow, validateUpdate, type ScanInput, type ScanView, type ValidateInput } from '../../workflows/ticket-scan.ts';
+import {
+  processedUpdate,
+  scanQuery,
+  ticketScanWorkflow,
+  validateUpdate,
+  type ScanInput,
+  type ScanView,
+  type ValidateInput,
+} from '../../workflows/ticket-scan.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
@@ -45,21 +53,27 @@ const scanObject = z
     original_image_url: z.string().nullable(),
     thumbnail_url: z.string().nullable(),
     media_public_id: z.string(),
-    venue_match: z.object({ venue_id: z.string().nullable(), confidence: z.number(), explanation: z.string() }).nullable(),
+    venue_match: z
+      .object({ venue_id: z.string().nullable(), confidence: z.number(), explanation: z.string() })
+      .nullable(),
     products: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        confidence: z.number(),
-        points: z.number(),
-        needs_validation: z.boolean(),
-        validation_status: z.enum(['auto_approved', 'pending', 'approved', 'rejected']),
-        validated_by: z.string().nullable(),
-        validated_at: z.string().nullable(),
-      }).passthrough(),
+      z
+        .object({
+          id: z.string(),
+          name: z.string(),
+          confidence: z.number(),
+          points: z.number(),
+          needs_validation: z.boolean(),
+          validation_status: z.enum(['auto_approved', 'pending', 'approved', 'rejected']),
+          validated_by: z.string().nullable(),
+          validated_at: z.string().nullable(),
+        })
+        .passthrough(),
     ),
     confidence_score: z.number(),
-    total_points: z.number().describe("what the scan credits: its approved products' points, at most max_points_per_scan"),
+    total_points: z
+      .number()
+      .describe("what the scan credits: its approved products' points, at most max_points_per_scan"),
     max_points_per_scan: z.number().nullable().describe("the organization's cap when the scan was analysed"),
     points_capped: z.boolean().describe("the approved products' points exceed the organization's cap"),
     points_processed: z.boolean(),
@@ -77,23 +91,44 @@ function decodeImage(image: string): Buffer {
   const body = Buffer.from(data, data.includes('-') || data.includes('_') ? 'base64url' : 'base64');
   if (!body.length) throw invalid('image', 'is empty');
   const limit = config().maxUploadBytes;
-  if (body.length > limit) throw new PlatformError(413, `image is larger than the ${config().MAX_UPLOAD_MB} MB limit`, 'image');
+  if (body.length > limit)
+    throw new PlatformError(413, `image is larger than the ${config().MAX_UPLOAD_MB} MB limit`, 'image');
   return body;
 }
 
-type ScanRequest = { organization_id?: string; user_ref: string; source: ScanInput['source']; body: Buffer; filename: string; content_type: string; brand_id?: string; venue_id?: string };
+type ScanRequest = {
+  organization_id?: string;
+  user_ref: string;
+  source: ScanInput['source'];
+  body: Buffer;
+  filename: string;
+  content_type: string;
+  brand_id?: string;
+  venue_id?: string;
+};
 
 async function startScan(event: H3Event, p: Principal, req: ScanRequest): Promise<ScanView> {
   const org = organizationFor(p, req.organization_id);
   const user = await actingUser(p, org, req.user_ref);
-  if (req.venue_id) await getVenue(org, Number(req.venue_id)).catch(() => Promise.reject(invalid('venue_id', `venue ${req.venue_id} does not exist in this organization`)));
-  if (req.brand_id) await getBrand(org, Number(req.brand_id)).catch(() => Promise.reject(invalid('brand_id', `brand ${req.brand_id} does not exist in this organization`)));
+  if (req.venue_id)
+    await getVenue(org, Number(req.venue_id)).catch(() =>
+      Promise.reject(invalid('venue_id', `venue ${req.venue_id} does not exist in this organization`)),
+    );
+  if (req.brand_id)
+    await getBrand(org, Number(req.brand_id)).catch(() =>
+      Promise.reject(invalid('brand_id', `brand ${req.brand_id} does not exist in this organization`)),
+    );
   return once({
     event,
     route: req.source === 'receipt' ? 'retail_receipts' : 'ticket_scan',
     organization_id: org,
     user_id: user.user_id,
-    fields: { brand_id: req.brand_id ?? null, venue_id: req.venue_id ?? null, filename: req.filename, content_type: req.content_type },
+    fields: {
+      brand_id: req.brand_id ?? null,
+      venue_id: req.venue_id ?? null,
+      filename: req.filename,
+      content_type: req.content_type,
+    },
     file: req.body,
     newId: () => newId('scan', 12),
     run: (scan_id, retry) => runScan(scan_id, retry, org, user, req),
@@ -104,9 +139,22 @@ async function startScan(event: H3Event, p: Principal, req: ScanRequest): Promis
  * Starts the scan workflow on scan_id (or attaches to it) and waits until it has read the receipt.
  * The workflow records the scan as it starts and drops the record if it fails.
  */
-async function runScan(scan_id: string, retry: boolean, org: string, user: { user_id: string; idp_id: string }, req: ScanRequest): Promise<ScanView> {
+async function runScan(
+  scan_id: string,
+  retry: boolean,
+  org: string,
+  user: { user_id: string; idp_id: string },
+  req: ScanRequest,
+): Promise<ScanView> {
   const workflowId = `ticket-scan:${scan_id}`;
-  const upload = await uploadFor(workflowId, retry, { media_id: scan_id, organization_id: org, user_id: user.user_id, filename: req.filename, body: req.body, content_type: req.content_type });
+  const upload = await uploadFor(workflowId, retry, {
+    media_id: scan_id,
+    organization_id: org,
+    user_id: user.user_id,
+    filename: req.filename,
+    body: req.body,
+    content_type: req.content_type,
+  });
   const cfg = config();
   const input: ScanInput = {
     scan_id,
@@ -121,7 +169,12 @@ async function runScan(scan_id: string, retry: boolean, org: string, user: { use
     deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
     image_base_url: `${cfg.publicUrl}${BASE}`,
   };
-  await startIdempotent(ticketScanWorkflow, workflowId, [input], platformSearchAttributes(org, user.user_id, 'ticket_scan'));
+  await startIdempotent(
+    ticketScanWorkflow,
+    workflowId,
+    [input],
+    platformSearchAttributes(org, user.user_id, 'ticket_scan'),
+  );
   const handle = (await temporal()).workflow.getHandle<typeof ticketScanWorkflow>(workflowId);
   try {
     return await handle.executeUpdate(processedUpdate);
@@ -155,11 +208,20 @@ async function readScan(p: Principal, organization_id: string | undefined, scan_
 defineRoute({
   method: 'POST',
   paths: [BASE],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The model provider failed',
+    503: 'Model calls are busy for this organization; retry after Retry-After',
+  },
   tag,
-  summary: 'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
+  summary:
+    'Scans a ticket (base64 image): OCR, venue match, products with confidence and points; products under the threshold wait for validation (workflow ticket-scan:<id>)',
   auth: 'key',
-  audit: { action: 'ticket_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }), keep: ['brand_id', 'venue_id'] },
+  audit: {
+    action: 'ticket_scan.create',
+    target: ({ result }) => ({ type: 'ticket_scan', id: result.id }),
+    keep: ['brand_id', 'venue_id'],
+  },
   idempotent: true,
   jsonUpload: true,
   body: z.object({
@@ -171,20 +233,43 @@ defineRoute({
   }),
   response: scanObject,
   handler: async ({ event, principal, body }) =>
-    startScan(event, principal, { organization_id: body.organization_id, user_ref: body.user_id, source: 'ticket_scan', body: decodeImage(body.image), filename: 'ticket', content_type: 'application/octet-stream', brand_id: body.brand_id, venue_id: body.venue_id }),
+    startScan(event, principal, {
+      organization_id: body.organization_id,
+      user_ref: body.user_id,
+      source: 'ticket_scan',
+      body: decodeImage(body.image),
+      filename: 'ticket',
+      content_type: 'application/octet-stream',
+      brand_id: body.brand_id,
+      venue_id: body.venue_id,
+    }),
 });
 
 defineRoute({
   method: 'POST',
   paths: ['/retail/receipts'],
-  statuses: { 402: "The organization's token budget cannot cover the model call", 502: 'The model provider failed', 503: 'Model calls are busy for this organization; retry after Retry-After' },
+  statuses: {
+    402: "The organization's token budget cannot cover the model call",
+    502: 'The model provider failed',
+    503: 'Model calls are busy for this organization; retry after Retry-After',
+  },
   tag: 'retail',
-  summary: 'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
+  summary:
+    'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
   auth: 'key',
   audit: { action: 'receipt_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }) },
   idempotent: true,
-  query: z.object({ venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(), organization_id: organizationId }),
-  form: { file: true, fields: z.object({ user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"), organization_id: organizationId }) },
+  query: z.object({
+    venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(),
+    organization_id: organizationId,
+  }),
+  form: {
+    file: true,
+    fields: z.object({
+      user_id: z.string().trim().min(1).max(200).optional().describe("defaults to the key's user"),
+      organization_id: organizationId,
+    }),
+  },
   response: scanObject,
   handler: async ({ event, principal, query, form, file }) =>
     startScan(event, principal, {
@@ -210,10 +295,17 @@ defineRoute({
   method: 'GET',
   paths: [BASE],
   tag,
-  summary: "A user's scans (receipts and tickets), newest first, paged: a basic key its own user's; an admin any user's, or the organization's without user_id. A scan is listed from its start (processing); one that fails is not",
+  summary:
+    "A user's scans (receipts and tickets), newest first, paged: a basic key its own user's; an admin any user's, or the organization's without user_id. A scan is listed from its start (processing); one that fails is not",
   auth: 'key',
   query: z.object({
-    user_id: z.string().trim().min(1).max(200).optional().describe("default: the key's own user for a basic key, every user of the organization for an admin"),
+    user_id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("default: the key's own user for a basic key, every user of the organization for an admin"),
     status: z.enum(['processing', 'pending_validation', 'completed', 'rejected', 'failed']).optional(),
     source: z.enum(['ticket_scan', 'receipt']).optional(),
     from: instant.describe('scans created at or after this time'),
@@ -222,14 +314,34 @@ defineRoute({
     limit: z.coerce.number().int().min(1).max(100).default(20),
     organization_id: organizationId,
   }),
-  response: z.object({ success: z.literal(true), scans: z.array(scanObject), page: z.number(), limit: z.number(), total: z.number(), has_more: z.boolean() }),
+  response: z.object({
+    success: z.literal(true),
+    scans: z.array(scanObject),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
   handler: async ({ principal, query }) => {
     const org = organizationFor(principal, query.organization_id);
     if (query.from && query.to && query.to <= query.from) throw invalid('to', 'must be after from');
-    const user_id = query.user_id ? (await existingUser(principal, org, query.user_id, 'User not found')).user_id : principal.level === 0 ? principal.user_id : undefined;
+    const user_id = query.user_id
+      ? (await existingUser(principal, org, query.user_id, 'User not found')).user_id
+      : principal.level === 0
+        ? principal.user_id
+        : undefined;
     const { page, limit } = query;
     // A failed run drops its own record (workflows/ticket-scan.ts); the list drops those of runs that are gone.
-    const { scans, total } = await listScans({ organization_id: org, user_id, status: query.status, source: query.source, from: query.from, to: query.to, page, limit });
+    const { scans, total } = await listScans({
+      organization_id: org,
+      user_id,
+      status: query.status,
+      source: query.source,
+      from: query.from,
+      to: query.to,
+      page,
+      limit,
+    });
     return { success: true, scans, page, limit, total, has_more: page * limit < total };
   },
 });
@@ -251,18 +363,33 @@ defineRoute({
   method: 'POST',
   paths: [`${BASE}/:ticket_id/validate`],
   tag,
-  summary: 'Approves or rejects products pending validation (admin; a Temporal Update on the scan workflow). When none is pending, the points are credited once',
+  summary:
+    'Approves or rejects products pending validation (admin; a Temporal Update on the scan workflow). When none is pending, the points are credited once',
   auth: 'admin',
-  audit: { action: 'ticket_scan.validate', target: ({ params }) => ({ type: 'ticket_scan', id: params.ticket_id }), keep: ['validations.product_id'] },
+  audit: {
+    action: 'ticket_scan.validate',
+    target: ({ params }) => ({ type: 'ticket_scan', id: params.ticket_id }),
+    keep: ['validations.product_id'],
+  },
   params: scanParams,
   query: orgQuery,
   body: z.object({
-    validations: z.array(z.object({ product_id: z.union([z.string(), z.number()]).transform(String), is_valid: z.boolean(), notes: z.string().max(1000).optional() })).min(1).max(500),
+    validations: z
+      .array(
+        z.object({
+          product_id: z.union([z.string(), z.number()]).transform(String),
+          is_valid: z.boolean(),
+          notes: z.string().max(1000).optional(),
+        }),
+      )
+      .min(1)
+      .max(500),
   }),
   response: scanObject,
   handler: async ({ principal, params, query, body }) => {
     const scan = await readScan(principal, query.organization_id, params.ticket_id);
-    if (scan.status !== 'pending_validation') throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
+    if (scan.status !== 'pending_validation')
+      throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
     const client = await temporal();
     const update: ValidateInput = { validations: body.validations, validated_by: principal.user_id };
     return client.workflow.getHandle(`ticket-scan:${scan.id}`).executeUpdate(validateUpdate, { args: [update] });

@@ -6,14 +6,30 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
-import { authenticateKey, flushKeyUsage, generateSecret, hashKey, insertKey, REVOCATION_POLL_MS, verifyApiKey, type Principal } from '../../activities/identity/api-keys.ts';
+import {
+  authenticateKey,
+  flushKeyUsage,
+  generateSecret,
+  hashKey,
+  insertKey,
+  REVOCATION_POLL_MS,
+  verifyApiKey,
+  type Principal,
+} from '../../activities/identity/api-keys.ts';
 import { currentKeyLevel, issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management.ts';
 import { writeLastUses } from '../../activities/identity/store.ts';
 import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models.ts';
 import { resolveOrCreateUser } from '../../activities/identity/users.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 
-const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
+const sysadmin: Principal = {
+  key_id: 'test',
+  user_id: 'usr_test',
+  idp_id: 'test',
+  organization_id: 'default',
+  permissions: ['system_admin'],
+  level: 2,
+};
 
 useSuiteRuntime();
 
@@ -34,7 +50,14 @@ describe('key cache', () => {
     const issued = await issueApiKey(sysadmin, user, ['basic']);
     expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }); // now cached
     const now = new Date();
-    await ApiKeyRotation.create({ _id: issued.key_id, key_id: 'key_elsewhere', hash: hashKey(issued.api_key), grace_until: now, created_at: now, changed_at: now });
+    await ApiKeyRotation.create({
+      _id: issued.key_id,
+      key_id: 'key_elsewhere',
+      hash: hashKey(issued.api_key),
+      grace_until: now,
+      created_at: now,
+      changed_at: now,
+    });
     await new Promise((r) => setTimeout(r, REVOCATION_POLL_MS * 3));
     expect(await authenticateKey(issued.api_key)).toBeNull();
     expect(await verifyApiKey(issued.api_key)).toEqual({ valid: false, reason: 'expired' });
@@ -92,8 +115,16 @@ describe('documents written by earlier versions', () => {
     const at = new Date(Date.now() - 60_000);
     // As an old version left them: ObjectId _ids, written without this version's hooks.
     await ApiKey.collection.insertOne({
-      _id: new mongoose.Types.ObjectId() as never, key_id, hash: hashKey(secret), prefix: secret.slice(3, 7), user_id: user.user_id, idp_id: user.idp_id,
-      organization_id: 'default', permissions: ['basic'], status: 'active', created_at: at,
+      _id: new mongoose.Types.ObjectId() as never,
+      key_id,
+      hash: hashKey(secret),
+      prefix: secret.slice(3, 7),
+      user_id: user.user_id,
+      idp_id: user.idp_id,
+      organization_id: 'default',
+      permissions: ['basic'],
+      status: 'active',
+      created_at: at,
     });
     await ApiKeyUsage.collection.insertOne({ _id: new mongoose.Types.ObjectId() as never, key_id, last_used: at });
     expect(await authenticateKey(secret)).toMatchObject({ key_id, user_id: user.user_id });
@@ -145,7 +176,14 @@ describe('usable keys', () => {
     expect(await currentKeyLevel('default', user.user_id, rotated.key_id)).toBe(1);
     const now = new Date();
     // Rotated, its grace over, its successor gone: the key is still `active` in its own document.
-    await ApiKeyRotation.create({ _id: rotated.key_id, key_id: 'key_gone', hash: hashKey(rotated.api_key), grace_until: now, created_at: now, changed_at: now });
+    await ApiKeyRotation.create({
+      _id: rotated.key_id,
+      key_id: 'key_gone',
+      hash: hashKey(rotated.api_key),
+      grace_until: now,
+      created_at: now,
+      changed_at: now,
+    });
     expect(await currentKeyLevel('default', user.user_id, rotated.key_id)).toBe(0);
     expect(await currentKeyLevel('default', user.user_id)).toBe(0);
 

@@ -8,11 +8,31 @@ import mongoose, { Schema } from 'mongoose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 import { queriesOf, show } from '../helpers/queries.ts';
-import { byKey, Cache, hasUnkeyedDocuments, idFrom, insertOnce, jsonText, keyFilter } from '../../activities/core/db/index.ts';
+import {
+  byKey,
+  Cache,
+  hasUnkeyedDocuments,
+  idFrom,
+  insertOnce,
+  jsonText,
+  keyFilter,
+} from '../../activities/core/db/index.ts';
 
-const Slot = mongoose.model('DbTestSlot', new Schema({ _id: String, taker: String }, { versionKey: false }), 'db_test_slots');
-const Keyed = mongoose.model('DbTestKeyed', new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }), 'db_test_keyed');
-const Fresh = mongoose.model('DbTestFresh', new Schema({ _id: idFrom('name'), name: { type: String, unique: true } }, { versionKey: false }), 'db_test_fresh');
+const Slot = mongoose.model(
+  'DbTestSlot',
+  new Schema({ _id: String, taker: String }, { versionKey: false }),
+  'db_test_slots',
+);
+const Keyed = mongoose.model(
+  'DbTestKeyed',
+  new Schema({ _id: idFrom('name'), name: { type: String, unique: true }, n: Number }, { versionKey: false }),
+  'db_test_keyed',
+);
+const Fresh = mongoose.model(
+  'DbTestFresh',
+  new Schema({ _id: idFrom('name'), name: { type: String, unique: true } }, { versionKey: false }),
+  'db_test_fresh',
+);
 
 useSuiteRuntime();
 

@@ -18,7 +18,8 @@ beforeAll(async () => {
   client = await new mongoose.mongo.MongoClient(inject('platformEnv').MONGODB_URI!).connect();
   db = client.db(`id_index_${Date.now()}`);
   const info = await db.admin().command({ buildInfo: 1 });
-  if (!info.ferretdbVersion) notHere = `the suite runs against MongoDB ${info.version}, not FerretDB: its plans are not SQLite's`;
+  if (!info.ferretdbVersion)
+    notHere = `the suite runs against MongoDB ${info.version}, not FerretDB: its plans are not SQLite's`;
   else {
     await db.collection('probe').insertOne({ _id: 'x' } as never);
     const plan = (await db.command({ explain: { find: 'probe', filter: {} } })).queryPlanner?.Plan;
@@ -39,7 +40,15 @@ async function seed(name: string, count: number) {
     await coll.insertMany(
       Array.from({ length: Math.min(5_000, count - i) }, (_, j) => {
         const seq = i + j;
-        return { _id: `org_1|user_${seq % 997}|${seq}`, organization_id: 'org_1', user_id: `user_${seq % 997}`, seq, amount: 10, balance_after: seq * 10, reason: 'purchase' };
+        return {
+          _id: `org_1|user_${seq % 997}|${seq}`,
+          organization_id: 'org_1',
+          user_id: `user_${seq % 997}`,
+          seq,
+          amount: 10,
+          balance_after: seq * 10,
+          reason: 'purchase',
+        };
       }),
     );
   }
@@ -65,7 +74,12 @@ describe('FerretDB answers _id from its index', () => {
   it('plans an index search for _id filters: plain, with other fields, $eq and $in', async ({ skip }) => {
     skip(!!notHere, notHere);
     await seed('plans', 200);
-    for (const filter of [{ _id: idOf(7) }, { _id: idOf(7), organization_id: 'org_1' }, { _id: { $eq: idOf(7) } }, { _id: { $in: [idOf(7), idOf(8)] } }]) {
+    for (const filter of [
+      { _id: idOf(7) },
+      { _id: idOf(7), organization_id: 'org_1' },
+      { _id: { $eq: idOf(7) } },
+      { _id: { $in: [idOf(7), idOf(8)] } },
+    ]) {
       const { pushdown, plan: text } = await plan('plans', filter);
       expect(pushdown, `pushed down: ${JSON.stringify(filter)}`).toBe(true);
       expect(text, `plan of ${JSON.stringify(filter)}`).toMatch(/SEARCH \S+ USING INDEX \S+__id_ /);
@@ -77,7 +91,22 @@ describe('FerretDB answers _id from its index', () => {
 
   it('returns every document MongoDB would for _id values that are awkward in JSON', async ({ skip }) => {
     skip(!!notHere, notHere);
-    const ids: Array<string | number | mongoose.mongo.ObjectId> = ['a"b', 'a\\b', '<&>', '\u2028', 'é', 'e\u0301', '😀', '\u0001', 'tab\t', '', 'x'.repeat(2_000), '{"$o":"x"}', new mongoose.mongo.ObjectId(), 7];
+    const ids: Array<string | number | mongoose.mongo.ObjectId> = [
+      'a"b',
+      'a\\b',
+      '<&>',
+      '\u2028',
+      'é',
+      'e\u0301',
+      '😀',
+      '\u0001',
+      'tab\t',
+      '',
+      'x'.repeat(2_000),
+      '{"$o":"x"}',
+      new mongoose.mongo.ObjectId(),
+      7,
+    ];
     const coll = db.collection<{ _id: (typeof ids)[number]; i: number }>('awkward');
     await coll.insertMany(ids.map((_id, i) => ({ _id, i })));
     for (const [i, _id] of ids.entries()) {
@@ -89,31 +118,47 @@ describe('FerretDB answers _id from its index', () => {
         otherField: (await coll.findOne({ _id, i: i + 1 }))?.i,
         updated: (await coll.updateOne({ _id, i }, { $set: { seen: true } })).modifiedCount,
       };
-      expect({ _id, ...found }).toEqual({ _id, plain: i, withField: i, eq: i, in: [i], otherField: undefined, updated: 1 });
+      expect({ _id, ...found }).toEqual({
+        _id,
+        plain: i,
+        withField: i,
+        eq: i,
+        in: [i],
+        otherField: undefined,
+        updated: 1,
+      });
     }
     expect((await coll.deleteMany({ _id: { $in: ids } })).deletedCount).toBe(ids.length);
   });
 
-  it('finds, updates and deletes one document by _id at 50,000 documents within 3× of the cost at 500', { timeout: 300_000 }, async ({ skip }) => {
-    skip(!!notHere, notHere);
-    const sizes = [500, 50_000] as const;
-    const colls = await Promise.all(sizes.map((n) => seed(`cost_${n}`, n)));
-    const runs = 25;
-    const ops = {
-      findOne: (c: (typeof colls)[number], n: number, r: number) => c.findOne({ _id: idOf((r * 7_919) % (n - runs - 1)) }),
-      updateOne: (c: (typeof colls)[number], n: number, r: number) => c.updateOne({ _id: idOf((r * 7_919) % (n - runs - 1)) }, { $set: { reason: `r${r}` } }),
-      // Each run deletes another document, from the end of the collection.
-      deleteOne: (c: (typeof colls)[number], n: number, r: number) => c.deleteOne({ _id: idOf(n - 1 - r) }),
-    };
-    const report: Record<string, { p50_500: number; p50_50000: number; ratio: number }> = {};
-    for (const [name, op] of Object.entries(ops)) {
-      const times: number[][] = [[], []];
-      // Alternating the sizes run by run puts both under the same load of the machine.
-      for (let r = 0; r < runs; r++) for (const k of [0, 1]) times[k].push(await elapsed(() => op(colls[k], sizes[k], r)));
-      const [small, large] = times.map(median);
-      report[name] = { p50_500: +small.toFixed(2), p50_50000: +large.toFixed(2), ratio: +(large / small).toFixed(2) };
-    }
-    process.stderr.write(`ferretdb-id-index: ${JSON.stringify(report)}\n`);
-    for (const [name, r] of Object.entries(report)) expect(r.ratio, `${name}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(3);
-  });
+  it(
+    'finds, updates and deletes one document by _id at 50,000 documents within 3× of the cost at 500',
+    { timeout: 300_000 },
+    async ({ skip }) => {
+      skip(!!notHere, notHere);
+      const sizes = [500, 50_000] as const;
+      const colls = await Promise.all(sizes.map((n) => seed(`cost_${n}`, n)));
+      const runs = 25;
+      const ops = {
+        findOne: (c: (typeof colls)[number], n: number, r: number) =>
+          c.findOne({ _id: idOf((r * 7_919) % (n - runs - 1)) }),
+        updateOne: (c: (typeof colls)[number], n: number, r: number) =>
+          c.updateOne({ _id: idOf((r * 7_919) % (n - runs - 1)) }, { $set: { reason: `r${r}` } }),
+        // Each run deletes another document, from the end of the collection.
+        deleteOne: (c: (typeof colls)[number], n: number, r: number) => c.deleteOne({ _id: idOf(n - 1 - r) }),
+      };
+      const report: Record<string, { p50_500: number; p50_50000: number; ratio: number }> = {};
+      for (const [name, op] of Object.entries(ops)) {
+        const times: number[][] = [[], []];
+        // Alternating the sizes run by run puts both under the same load of the machine.
+        for (let r = 0; r < runs; r++)
+          for (const k of [0, 1]) times[k].push(await elapsed(() => op(colls[k], sizes[k], r)));
+        const [small, large] = times.map(median);
+        report[name] = { p50_500: +small.toFixed(2), p50_50000: +large.toFixed(2), ratio: +(large / small).toFixed(2) };
+      }
+      process.stderr.write(`ferretdb-id-index: ${JSON.stringify(report)}\n`);
+      for (const [name, r] of Object.entries(report))
+        expect(r.ratio, `${name}: ${JSON.stringify(r)}`).toBeLessThanOrEqual(3);
+    },
+  );
 });

@@ -9,13 +9,27 @@
 import { describe, expect, it } from 'vitest';
 import { queriesOf, scans } from '../helpers/queries.ts';
 import { onCommandTimed } from '../../activities/core/db/index.ts';
-import { authenticateKey, flushKeyUsage, insertKey, stopRevocationWatcher, verifyApiKey, type Principal } from '../../activities/identity/api-keys.ts';
+import {
+  authenticateKey,
+  flushKeyUsage,
+  insertKey,
+  stopRevocationWatcher,
+  verifyApiKey,
+  type Principal,
+} from '../../activities/identity/api-keys.ts';
 import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management.ts';
 import { findUser, resolveOrCreateUser } from '../../activities/identity/users.ts';
 import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 
-const sysadmin: Principal = { key_id: 'test', user_id: 'usr_test', idp_id: 'test', organization_id: 'default', permissions: ['system_admin'], level: 2 };
+const sysadmin: Principal = {
+  key_id: 'test',
+  user_id: 'usr_test',
+  idp_id: 'test',
+  organization_id: 'default',
+  permissions: ['system_admin'],
+  level: 2,
+};
 
 useSuiteRuntime();
 
@@ -39,10 +53,20 @@ describe('hot paths answered from indexes', () => {
     await stopRevocationWatcher(); // nothing cached: the check reads the database
     const reads = ['api_key_rotations.find', 'api_keys.find', 'users.find'];
     const qs = await queriesOf(async () => {
-      expect(await commandsOf(async () => expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }))).toEqual(reads);
-      expect(await commandsOf(async () => expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }))).toEqual([]);
+      expect(
+        await commandsOf(async () =>
+          expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }),
+        ),
+      ).toEqual(reads);
+      expect(
+        await commandsOf(async () =>
+          expect(await authenticateKey(issued.api_key)).toMatchObject({ user_id: user.user_id }),
+        ),
+      ).toEqual([]);
       await stopRevocationWatcher();
-      expect(await commandsOf(async () => expect((await verifyApiKey(issued.api_key)).valid).toBe(true))).toEqual(reads);
+      expect(await commandsOf(async () => expect((await verifyApiKey(issued.api_key)).valid).toBe(true))).toEqual(
+        reads,
+      );
     });
     expect(qs.length).toBe(6);
     expect(await scans(qs)).toEqual([]);
@@ -80,23 +104,33 @@ describe('hot paths answered from indexes', () => {
     const user = await resolveOrCreateUser('default', `hot-list-${Date.now()}`);
     await issueApiKey(sysadmin, user, ['basic']);
     await issueApiKey(sysadmin, user, ['admin']);
-    const qs = await queriesOf(async () => expect((await listApiKeys(sysadmin, 'default', user.user_id)).map((k) => k.permissions[0])).toEqual(['admin', 'basic']));
+    const qs = await queriesOf(async () =>
+      expect((await listApiKeys(sysadmin, 'default', user.user_id)).map((k) => k.permissions[0])).toEqual([
+        'admin',
+        'basic',
+      ]),
+    );
     expect(qs.map((q) => q.collection).sort()).toEqual(['api_key_rotations', 'api_key_usage', 'api_keys']);
     expect(await scans(qs)).toEqual([]);
   });
 
-  it("issues a key to a user one place short of the cap with one read of its places and one insert of a place", async () => {
+  it('issues a key to a user one place short of the cap with one read of its places and one insert of a place', async () => {
     const user = await resolveOrCreateUser('default', `hot-issue-${Date.now()}`);
     for (let i = 0; i < 8; i += 1) await issueApiKey(sysadmin, user, ['basic']);
     const qs = await queriesOf(async () => issueApiKey(sysadmin, user, ['basic']));
     const commands = await commandsOf(() => issueApiKey(sysadmin, user, ['basic'])); // the 10th
-    expect(commands.filter((c) => c.startsWith('api_key_slots.'))).toEqual(['api_key_slots.find', 'api_key_slots.insert']);
+    expect(commands.filter((c) => c.startsWith('api_key_slots.'))).toEqual([
+      'api_key_slots.find',
+      'api_key_slots.insert',
+    ]);
     expect(await scans(qs)).toEqual([]);
   });
 
   it("lists every one of a user's keys created at the same moment, each once", async () => {
     const user = await resolveOrCreateUser('default', `hot-burst-${Date.now()}`);
-    const issued = await Promise.all(Array.from({ length: 8 }, () => insertKey(user, ['basic'], { created_by: 'test' })));
+    const issued = await Promise.all(
+      Array.from({ length: 8 }, () => insertKey(user, ['basic'], { created_by: 'test' })),
+    );
     const listed = (await listApiKeys(sysadmin, 'default', user.user_id)).map((k) => k.key_id);
     expect(listed.sort()).toEqual(issued.map((k) => k.key_id).sort());
   });
@@ -104,7 +138,9 @@ describe('hot paths answered from indexes', () => {
   it("gives a scheduled run its saver's key level from indexes", async () => {
     const user = await resolveOrCreateUser('default', `hot-level-${Date.now()}`);
     const issued = await issueApiKey(sysadmin, user, ['admin']);
-    const qs = await queriesOf(async () => expect(await currentKeyLevel('default', user.user_id, issued.key_id)).toBe(1));
+    const qs = await queriesOf(async () =>
+      expect(await currentKeyLevel('default', user.user_id, issued.key_id)).toBe(1),
+    );
     expect(qs.length).toBeGreaterThan(0);
     expect(await scans(qs)).toEqual([]);
   });
@@ -112,7 +148,9 @@ describe('hot paths answered from indexes', () => {
   it('verifies a conversation from indexes', async () => {
     const user_id = `usr_hot${Date.now()}`;
     const { conversation_id } = await initializeSession({ user_id, organization_id: 'default' });
-    const qs = await queriesOf(async () => expect((await verifySession({ user_id, organization_id: 'default', conversation_id })).valid).toBe(true));
+    const qs = await queriesOf(async () =>
+      expect((await verifySession({ user_id, organization_id: 'default', conversation_id })).valid).toBe(true),
+    );
     expect(qs.length).toBeGreaterThan(0);
     expect(await scans(qs)).toEqual([]);
   });
@@ -120,7 +158,9 @@ describe('hot paths answered from indexes', () => {
   it("opens a conversation in the user's latest open session from indexes", async () => {
     const user_id = `usr_hotconv${Date.now()}`;
     const { session } = await initializeSession({ user_id, organization_id: 'default' });
-    const qs = await queriesOf(async () => expect((await newConversation({ user_id, organization_id: 'default' })).session_id).toBe(session.session_id));
+    const qs = await queriesOf(async () =>
+      expect((await newConversation({ user_id, organization_id: 'default' })).session_id).toBe(session.session_id),
+    );
     expect(qs.find((q) => q.sort)).toMatchObject({ collection: 'sessions', sort: { last_activity: -1 } });
     expect(await scans(qs)).toEqual([]);
   });

@@ -50,7 +50,13 @@ describe('ledger head of an unseen user', () => {
     expect(await ledgerHead('default', user)).toMatchObject({ seq: n, balance: 3 * n });
     expect(await getBalance('default', user)).toMatchObject({ points: 3 * n, entries: n });
     // The next change appends right after it.
-    const next = await creditPoints({ organization_id: 'default', user_id: user, points: 5, reason: 'action', operation_id: `award:${user}:next` });
+    const next = await creditPoints({
+      organization_id: 'default',
+      user_id: user,
+      points: 5,
+      reason: 'action',
+      operation_id: `award:${user}:next`,
+    });
     expect(next.entry).toMatchObject({ seq: n + 1, balance_after: 3 * n + 5 });
     expect((await getHistory('default', user, 1, 2)).entries.map((e) => e.seq)).toEqual([n + 1, n]);
   });
@@ -79,22 +85,47 @@ describe('two writers of one user', () => {
     const user = `head-race-${run}`;
     await writtenElsewhere('default', user, 3);
     const heads: number[] = [];
-    const out = await append({ organization_id: 'default', user_id: user, reason: 'action', operation_id: `award:${user}:mine` }, async (head) => {
-      heads.push(head.seq);
-      // Another process appends entry 4 after this writer read entry 3 as the head.
-      if (heads.length === 1) await writtenElsewhere('default', user, 4, 3);
-      return { amount: 10, lots: head.lots };
-    });
+    const out = await append(
+      { organization_id: 'default', user_id: user, reason: 'action', operation_id: `award:${user}:mine` },
+      async (head) => {
+        heads.push(head.seq);
+        // Another process appends entry 4 after this writer read entry 3 as the head.
+        if (heads.length === 1) await writtenElsewhere('default', user, 4, 3);
+        return { amount: 10, lots: head.lots };
+      },
+    );
     expect(heads).toEqual([3, 4]);
     expect(out).toMatchObject({ duplicate: false, entry: { seq: 5, balance_after: 22 } });
     const entries = await LedgerEntry.find({ organization_id: 'default', user_id: user }).lean();
-    expect(entries.map((e) => [e.seq, e.balance_after]).sort((a, b) => a[0] - b[0])).toEqual([[1, 3], [2, 6], [3, 9], [4, 12], [5, 22]]);
+    expect(entries.map((e) => [e.seq, e.balance_after]).sort((a, b) => a[0] - b[0])).toEqual([
+      [1, 3],
+      [2, 6],
+      [3, 9],
+      [4, 12],
+      [5, 22],
+    ]);
   });
 
   it('applies an operation once when it was applied by another process meanwhile', async () => {
     const user = `head-op-${run}`;
-    const first = await creditPoints({ organization_id: 'default', user_id: user, points: 7, reason: 'action', operation_id: `award:${user}:once` });
-    const again = await Promise.all(Array.from({ length: 5 }, () => creditPoints({ organization_id: 'default', user_id: user, points: 7, reason: 'action', operation_id: `award:${user}:once` })));
+    const first = await creditPoints({
+      organization_id: 'default',
+      user_id: user,
+      points: 7,
+      reason: 'action',
+      operation_id: `award:${user}:once`,
+    });
+    const again = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        creditPoints({
+          organization_id: 'default',
+          user_id: user,
+          points: 7,
+          reason: 'action',
+          operation_id: `award:${user}:once`,
+        }),
+      ),
+    );
     expect(again.map((r) => [r.duplicate, r.entry.entry_id])).toEqual(Array(5).fill([true, first.entry.entry_id]));
     expect(await getBalance('default', user)).toMatchObject({ points: 7, entries: 1 });
   });

@@ -30,7 +30,11 @@ async function funded(tokens: number): Promise<Caller> {
   return who;
 }
 
-const outcome = (p: Promise<unknown>) => p.then(() => 'ok', (err) => String((err as { status?: number }).status ?? (err as Error).message));
+const outcome = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (err) => String((err as { status?: number }).status ?? (err as Error).message),
+  );
 
 /** Starts `n` processes that each reserve `each` times at once for `who`, all released together. */
 async function reserveElsewhere(who: Caller, n: number, each: number, tokens: number): Promise<string[]> {
@@ -55,13 +59,21 @@ main().catch((e) => { process.stderr.write(String(e)); process.exit(1); });
   );
   const env = { ...process.env, ...inject('platformEnv') };
   try {
-    const children = Array.from({ length: n }, () => spawn(path.resolve('node_modules/.bin/tsx'), [script], { env, stdio: ['pipe', 'pipe', 'pipe'] }));
+    const children = Array.from({ length: n }, () =>
+      spawn(path.resolve('node_modules/.bin/tsx'), [script], { env, stdio: ['pipe', 'pipe', 'pipe'] }),
+    );
     const lines = children.map((c) => {
       let out = '';
       let err = '';
       c.stderr.on('data', (d) => (err += d));
-      const ready = new Promise<void>((resolve) => c.stdout.on('data', (d) => ((out += d), out.includes('ready') && resolve())));
-      const done = new Promise<string[]>((resolve, reject) => c.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.split('result ')[1])) : reject(new Error(`exit ${code}: ${err}`)))));
+      const ready = new Promise<void>((resolve) =>
+        c.stdout.on('data', (d) => ((out += d), out.includes('ready') && resolve())),
+      );
+      const done = new Promise<string[]>((resolve, reject) =>
+        c.on('exit', (code) =>
+          code === 0 ? resolve(JSON.parse(out.split('result ')[1])) : reject(new Error(`exit ${code}: ${err}`)),
+        ),
+      );
       return { c, ready, done };
     });
     await Promise.all(lines.map((l) => l.ready));
@@ -85,8 +97,14 @@ describe('reservations', () => {
     const who = await funded(150);
     const t0 = new Date();
     await reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100, t0); // never settled: the call "crashed"
-    expect(await outcome(reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100, new Date(t0.getTime() + 60_000)))).toBe('402');
-    expect(await outcome(reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100, new Date(t0.getTime() + HOLD_MS + 1000)))).toBe('ok');
+    expect(
+      await outcome(reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100, new Date(t0.getTime() + 60_000))),
+    ).toBe('402');
+    expect(
+      await outcome(
+        reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100, new Date(t0.getTime() + HOLD_MS + 1000)),
+      ),
+    ).toBe('ok');
   });
 
   it('a settled call releases what it did not use', async () => {
@@ -116,10 +134,13 @@ describe('reservations', () => {
   it("reads each meter's newest entry through the (key, seq) index: no query of a reservation or its settling reads a collection", async () => {
     const who = await funded(1000);
     const qs = await queriesOf(async () => {
-      for (let i = 0; i < 3; i += 1) await settle(await reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100), 10, true);
+      for (let i = 0; i < 3; i += 1)
+        await settle(await reserve(who, 'support', { limits: LIMITS, budget: BIG }, 100), 10, true);
     });
     const meters = qs.filter((q) => q.collection.startsWith('llm_'));
-    expect(show(meters.filter((q) => q.method === 'findOne'))).toContain(`llm_balance_holds.findOne(${JSON.stringify({ key: `${who.organization_id}|${who.user_id}` })}, sort {"seq":-1})`);
+    expect(show(meters.filter((q) => q.method === 'findOne'))).toContain(
+      `llm_balance_holds.findOne(${JSON.stringify({ key: `${who.organization_id}|${who.user_id}` })}, sort {"seq":-1})`,
+    );
     expect(await scans(meters)).toEqual([]);
   });
 
@@ -130,12 +151,27 @@ describe('reservations', () => {
     const key = `${who.organization_id}|support|daily|2031-05-05T00:00:00.000Z`;
     // 40 entries as the earlier version appended them (`<key>|<seq>`), 6 tokens settled by each
     await mongoose.connection.collection('llm_budget_meters').insertMany(
-      Array.from({ length: 40 }, (_, i) => ({ _id: `${key}|${i + 1}` as never, key, seq: i + 1, op: `settle:old${i}`, used: 6 * (i + 1), requests: i + 1, open: [], ends_at: new Date('2031-05-06T00:00:00Z'), created_at: at })),
+      Array.from({ length: 40 }, (_, i) => ({
+        _id: `${key}|${i + 1}` as never,
+        key,
+        seq: i + 1,
+        op: `settle:old${i}`,
+        used: 6 * (i + 1),
+        requests: i + 1,
+        open: [],
+        ends_at: new Date('2031-05-06T00:00:00Z'),
+        created_at: at,
+      })),
     );
     expect(await outcome(reserve(who, 'support', { limits: LIMITS, budget }, 20, at))).toBe('429'); // 240 used + 20 > 250
     const r = await reserve(who, 'support', { limits: LIMITS, budget }, 10, at);
     await settle(r, 10, true, at);
-    const head = await mongoose.connection.collection('llm_budget_meters').find({ key }).sort({ seq: -1 }).limit(1).next();
+    const head = await mongoose.connection
+      .collection('llm_budget_meters')
+      .find({ key })
+      .sort({ seq: -1 })
+      .limit(1)
+      .next();
     expect(head).toMatchObject({ seq: 42, used: 250 });
   });
 });

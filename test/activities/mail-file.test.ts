@@ -11,7 +11,13 @@ describe('file mail transport', () => {
   it('writes a parseable .eml with both parts under DATA_DIR/outbox', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'outbox-test-'));
     setConfig(parseEnv({ DATA_DIR: dataDir, EMAIL_FROM: 'Platform <no-reply@example.com>' }));
-    const out = await deliver({ to: 'ana@example.com', subject: 'Hola', text: 'plain part', html: '<p>html part</p>', messageId: '<abc@test.platform>' });
+    const out = await deliver({
+      to: 'ana@example.com',
+      subject: 'Hola',
+      text: 'plain part',
+      html: '<p>html part</p>',
+      messageId: '<abc@test.platform>',
+    });
     expect(out.transport).toBe('file');
     expect(path.dirname(out.location)).toBe(path.join(dataDir, 'outbox'));
     const mail = await PostalMime.parse(fs.readFileSync(out.location));

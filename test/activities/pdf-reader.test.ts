@@ -24,7 +24,11 @@ function readerPids(): number[] {
     .filter((pid) => {
       try {
         const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-        return new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status) && !/^State:\s+Z/m.test(status) && fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pdf-child.mjs');
+        return (
+          new RegExp(`^PPid:\\s+${process.pid}$`, 'm').test(status) &&
+          !/^State:\s+Z/m.test(status) &&
+          fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('pdf-child.mjs')
+        );
       } catch {
         return false;
       }
@@ -44,7 +48,11 @@ async function waitFor(what: string, ok: () => boolean, ms: number) {
 const settled = (p: Promise<unknown>, t0 = Date.now()) =>
   p.then(
     () => ({ ok: true as const, ms: Date.now() - t0, err: undefined }),
-    (err: Error & { status?: number; headers?: Record<string, string> }) => ({ ok: false as const, ms: Date.now() - t0, err }),
+    (err: Error & { status?: number; headers?: Record<string, string> }) => ({
+      ok: false as const,
+      ms: Date.now() - t0,
+      err,
+    }),
   );
 
 let n = 0;
@@ -97,7 +105,10 @@ describe('PDF reader queue', () => {
     const holder = new AbortController();
     const t0 = Date.now();
     const running = settled(pdfInChild(SLOW, JOB, { owner: who, deadline: Date.now() + 4000 }), t0);
-    const waiting = settled(pdfInChild(await pdfWithText(['Hello']), JOB, { owner: who, deadline: Date.now() + 1000, signal: holder.signal }), t0);
+    const waiting = settled(
+      pdfInChild(await pdfWithText(['Hello']), JOB, { owner: who, deadline: Date.now() + 1000, signal: holder.signal }),
+      t0,
+    );
     const late = await waiting;
     expect(late.ok).toBe(false);
     expect(late.err?.message).toMatch(/deadline/);

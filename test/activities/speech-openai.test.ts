@@ -26,7 +26,14 @@ describe('speech engines (mocked provider API)', () => {
   it('sends the upload to audio/transcriptions with the configured model', async () => {
     const port = await freePort();
     await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-    setConfig(parseEnv({ SPEECH_ENGINE: 'openai', SPEECH_MODEL: 'whisper-test', OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`, OPENAI_API_KEY: 'sk-test' }));
+    setConfig(
+      parseEnv({
+        SPEECH_ENGINE: 'openai',
+        SPEECH_MODEL: 'whisper-test',
+        OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1`,
+        OPENAI_API_KEY: 'sk-test',
+      }),
+    );
     const out = await transcribe(speak('i forgot my password'));
     expect(out).toMatchObject({ text: 'I forgot my password.', engine: 'openai:whisper-test', format: 'wav' });
     expect(out.duration).toBeGreaterThan(0.5);
@@ -38,6 +45,9 @@ describe('speech engines (mocked provider API)', () => {
 
   it('answers 500 "transcription engine not configured" without an engine', async () => {
     setConfig(parseEnv({ SPEECH_ENGINE: 'none' }));
-    await expect(transcribe(speak('hello'))).rejects.toMatchObject({ status: 500, message: 'transcription engine not configured' });
+    await expect(transcribe(speak('hello'))).rejects.toMatchObject({
+      status: 500,
+      message: 'transcription engine not configured',
+    });
   });
 });

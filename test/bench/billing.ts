@@ -4,7 +4,8 @@
  */
 import Stripe from 'stripe';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
 export async function benchBilling(base: string, adminKey: string, webhookSecret: string): Promise<string[]> {
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
@@ -12,18 +13,36 @@ export async function benchBilling(base: string, adminKey: string, webhookSecret
     const res = await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as any };
   };
-  await post('/api/billing/packages', { id: 'bench-pack', name: 'Bench', tokens: 1000, price: 1, currency: 'USD', validity_days: 30 });
+  await post('/api/billing/packages', {
+    id: 'bench-pack',
+    name: 'Bench',
+    tokens: 1000,
+    price: 1,
+    currency: 'USD',
+    validity_days: 30,
+  });
   const USERS = Number(process.env.BENCH_PURCHASES ?? 50);
   const COPIES = 4;
   const pending: Array<{ user: string; txn: string; pi: string }> = [];
   for (let i = 0; i < USERS; i += 1) {
     const user = `bench-buyer-${i}`;
-    const res = await post('/api/billing/purchase-tokens', { user_id: user, package_id: 'bench-pack', payment_method: { type: 'card', token: 'pm_card_authenticationRequired' } });
+    const res = await post('/api/billing/purchase-tokens', {
+      user_id: user,
+      package_id: 'bench-pack',
+      payment_method: { type: 'card', token: 'pm_card_authenticationRequired' },
+    });
     pending.push({ user, txn: res.body.transaction_id, pi: res.body.payment_intent_id });
   }
   const stripe = new Stripe('sk_test_unused');
   const requests = pending.flatMap((p, i) => {
-    const payload = JSON.stringify({ id: `evt_bench_${Date.now()}_${i}`, object: 'event', type: 'payment_intent.succeeded', livemode: false, created: Math.floor(Date.now() / 1000), data: { object: { id: p.pi, object: 'payment_intent', metadata: { transaction_id: p.txn } } } });
+    const payload = JSON.stringify({
+      id: `evt_bench_${Date.now()}_${i}`,
+      object: 'event',
+      type: 'payment_intent.succeeded',
+      livemode: false,
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: p.pi, object: 'payment_intent', metadata: { transaction_id: p.txn } } },
+    });
     const signature = stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret });
     return Array.from({ length: COPIES }, () => ({ payload, signature }));
   });
@@ -36,7 +55,11 @@ export async function benchBilling(base: string, adminKey: string, webhookSecret
       while (next < requests.length) {
         const r = requests[next++];
         const t = performance.now();
-        const res = await fetch(`${base}/api/billing/webhooks/payment`, { method: 'POST', headers: { 'content-type': 'application/json', 'payment-signature': r.signature }, body: r.payload });
+        const res = await fetch(`${base}/api/billing/webhooks/payment`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'payment-signature': r.signature },
+          body: r.payload,
+        });
         await res.arrayBuffer();
         latency.push(performance.now() - t);
         if (res.status !== 200) failures += 1;

@@ -33,43 +33,67 @@ const pct = (xs: number[], p: number) => {
 export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<string[]> {
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const send = async (method: string, p: string, body?: unknown, extra: Record<string, string> = {}) => {
-    const res = await fetch(`${base}${p}`, { method, headers: { ...headers, ...extra }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}${p}`, {
+      method,
+      headers: { ...headers, ...extra },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text ? JSON.parse(text) : null };
   };
   // A fresh organization so earlier sections' users and rules don't mix in.
-  const org = (await send('POST', '/api/organizations', { name: `Economy bench ${Date.now()}`, tier: 'enterprise' })).body;
+  const org = (await send('POST', '/api/organizations', { name: `Economy bench ${Date.now()}`, tier: 'enterprise' }))
+    .body;
   const organization_id: string = org.organization.organization_id;
-  const orgKey = (await send('POST', '/generate_api_key', { user_id: 'economy-admin', organization_id, permissions: ['admin'] })).body.api_key as string;
+  const orgKey = (
+    await send('POST', '/generate_api_key', { user_id: 'economy-admin', organization_id, permissions: ['admin'] })
+  ).body.api_key as string;
   headers.authorization = `Bearer ${orgKey}`;
 
   const must = (r: { status: number; body: any }, what: string) => {
     if (r.status >= 300) throw new Error(`${what} answered ${r.status}: ${JSON.stringify(r.body)}`);
     return r.body;
   };
-  must(await send('PUT', '/loyalty/rules', { actions: { purchase: 10, bonus: 60 }, points_expire_after_days: 1 }), 'rules');
+  must(
+    await send('PUT', '/loyalty/rules', { actions: { purchase: 10, bonus: 60 }, points_expire_after_days: 1 }),
+    'rules',
+  );
   const users: string[] = [];
   const expiring: { user_id: string; entry_id: string }[] = [];
   for (let i = 0; i < USERS; i += 1) {
     for (let k = 0; k < 3; k += 1) {
-      const a = must(await send('POST', `/loyalty/award-points/economy-${i}`, { action_type: 'bonus', operation_id: `seed-${k}` }), 'seed award');
+      const a = must(
+        await send('POST', `/loyalty/award-points/economy-${i}`, { action_type: 'bonus', operation_id: `seed-${k}` }),
+        'seed award',
+      );
       if (k === 0) users.push(a.user_id);
       expiring.push({ user_id: a.user_id, entry_id: a.entry_id });
     }
   }
   must(await send('PUT', '/loyalty/rules', { points_expire_after_days: null }), 'rules');
-  const gift = must(await send('POST', '/api/gifts/gifts', { gift_name: 'Economy top-up', gift_type: 'mobile_top-ups', telco_supplier: 'Bench', recharge_amount: 5, points_value: 40 }), 'gift').gift;
+  const gift = must(
+    await send('POST', '/api/gifts/gifts', {
+      gift_name: 'Economy top-up',
+      gift_type: 'mobile_top-ups',
+      telco_supplier: 'Bench',
+      recharge_amount: 5,
+      points_value: 40,
+    }),
+    'gift',
+  ).gift;
 
   // Expiries run in this process, through the same activity the maintenance run uses.
   await initRuntime(parseEnv({ ...process.env, MONGODB_URI: mongoUri }));
   const conn = await mongoose.createConnection(mongoUri).asPromise();
   const entries = conn.collection('ledger_entries');
   const seedOps = new Map<string, string>();
-  for (const e of await entries.find({ organization_id, reason: 'action' }).toArray()) seedOps.set(e.entry_id as string, e.operation_id as string);
+  for (const e of await entries.find({ organization_id, reason: 'action' }).toArray())
+    seedOps.set(e.entry_id as string, e.operation_id as string);
 
   // The mix, shuffled deterministically: 45% awards, 30% redemptions (1 in 5 refused), 15% reversals, 10% expiries.
   const kinds: string[] = [];
-  for (let i = 0; i < OPERATIONS; i += 1) kinds.push(i % 20 < 9 ? 'award' : i % 20 < 15 ? 'redeem' : i % 20 < 18 ? 'reverse' : 'expire');
+  for (let i = 0; i < OPERATIONS; i += 1)
+    kinds.push(i % 20 < 9 ? 'award' : i % 20 < 15 ? 'redeem' : i % 20 < 18 ? 'reverse' : 'expire');
   let seed = 42;
   const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
   for (let i = kinds.length - 1; i > 0; i -= 1) {
@@ -83,37 +107,46 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
   const processing: string[] = [];
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
-    while (next < kinds.length) {
-      const i = next++;
-      const kind = kinds[i];
-      const u = rand(USERS);
-      const t = performance.now();
-      let status: number;
-      if (kind === 'award') {
-        status = (await send('POST', `/loyalty/award-points/economy-${u}`, { action_type: 'purchase' })).status;
-      } else if (kind === 'redeem') {
-        const phone = rand(5) === 0 ? '+15550000000' : `+1555${String(1_000_000 + i).slice(1)}2`;
-        const r = await send('POST', `/api/gifts/gifts/${gift.id}/redeem`, { user_id: users[u], phone_number: phone }, { 'idempotency-key': `eco-${i}` });
-        status = r.status;
-        if (status === 202) processing.push(r.body.redemption.id);
-      } else if (kind === 'reverse') {
-        const credit = expiring[rand(expiring.length)];
-        status = (await send('POST', '/loyalty/reverse', { operation_id: seedOps.get(credit.entry_id), reason: 'bench' })).status;
-      } else {
-        const credit = expiring[rand(expiring.length)];
-        try {
-          await expireCredit({ organization_id, user_id: credit.user_id, entry_id: credit.entry_id }, future);
-          status = 200;
-        } catch (err) {
-          status = (err as { status?: number }).status ?? 500;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < kinds.length) {
+        const i = next++;
+        const kind = kinds[i];
+        const u = rand(USERS);
+        const t = performance.now();
+        let status: number;
+        if (kind === 'award') {
+          status = (await send('POST', `/loyalty/award-points/economy-${u}`, { action_type: 'purchase' })).status;
+        } else if (kind === 'redeem') {
+          const phone = rand(5) === 0 ? '+15550000000' : `+1555${String(1_000_000 + i).slice(1)}2`;
+          const r = await send(
+            'POST',
+            `/api/gifts/gifts/${gift.id}/redeem`,
+            { user_id: users[u], phone_number: phone },
+            { 'idempotency-key': `eco-${i}` },
+          );
+          status = r.status;
+          if (status === 202) processing.push(r.body.redemption.id);
+        } else if (kind === 'reverse') {
+          const credit = expiring[rand(expiring.length)];
+          status = (
+            await send('POST', '/loyalty/reverse', { operation_id: seedOps.get(credit.entry_id), reason: 'bench' })
+          ).status;
+        } else {
+          const credit = expiring[rand(expiring.length)];
+          try {
+            await expireCredit({ organization_id, user_id: credit.user_id, entry_id: credit.entry_id }, future);
+            status = 200;
+          } catch (err) {
+            status = (err as { status?: number }).status ?? 500;
+          }
         }
+        latency.push(performance.now() - t);
+        counts.set(kind, (counts.get(kind) ?? 0) + 1);
+        statuses.set(`${kind} ${status}`, (statuses.get(`${kind} ${status}`) ?? 0) + 1);
       }
-      latency.push(performance.now() - t);
-      counts.set(kind, (counts.get(kind) ?? 0) + 1);
-      statuses.set(`${kind} ${status}`, (statuses.get(`${kind} ${status}`) ?? 0) + 1);
-    }
-  }));
+    }),
+  );
   const wall = (performance.now() - t0) / 1000;
 
   // Redemptions still with the provider settle by themselves; wait for them.
@@ -147,7 +180,8 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
         ops.add(r.operation_id as string);
       });
       const answered = (await send('GET', `/loyalty/points/${user_id}`)).body;
-      if (rows.length && answered?.points > sum) violation(`${user_id}: API spendable ${answered.points} > stored balance ${sum}`);
+      if (rows.length && answered?.points > sum)
+        violation(`${user_id}: API spendable ${answered.points} > stored balance ${sum}`);
       if (rows.length && !(answered?.points >= 0)) violation(`${user_id}: API spendable ${answered?.points}`);
     }
     const redemptions = await conn.collection('gift_redemptions').find({ organization_id }).toArray();
@@ -156,13 +190,20 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
       byStatus.set(r.status as string, (byStatus.get(r.status as string) ?? 0) + 1);
       const holds = await entries.countDocuments({ organization_id, operation_id: `redemption:${r._id}:hold` });
       const refunds = await entries.countDocuments({ organization_id, operation_id: `redemption:${r._id}:refund` });
-      const ok = (r.status === 'completed' && holds === 1 && refunds === 0) || (r.status === 'refunded' && holds === 1 && refunds === 1) || (r.status === 'failed' && holds === 0 && refunds === 0);
+      const ok =
+        (r.status === 'completed' && holds === 1 && refunds === 0) ||
+        (r.status === 'refunded' && holds === 1 && refunds === 1) ||
+        (r.status === 'failed' && holds === 0 && refunds === 0);
       if (!ok) violation(`redemption ${r._id}: ${r.status} with ${holds} hold(s) and ${refunds} refund(s)`);
-      if (String(r.phone_number ?? '').endsWith('0000') && r.status !== 'refunded') violation(`redemption ${r._id} to a refused number ended ${r.status}`);
+      if (String(r.phone_number ?? '').endsWith('0000') && r.status !== 'refunded')
+        violation(`redemption ${r._id} to a refused number ended ${r.status}`);
     }
     const lines = [
       `Economy: ${OPERATIONS} concurrent mixed operations (${CONCURRENCY} at a time) over ${USERS} users in ${wall.toFixed(1)} s = ${(OPERATIONS / wall).toFixed(0)} ops/s; latency p50 ${pct(latency, 50).toFixed(0)} ms, p99 ${pct(latency, 99).toFixed(0)} ms`,
-      `  answers: ${[...statuses].sort().map(([k, n]) => `${k} × ${n}`).join(', ')}`,
+      `  answers: ${[...statuses]
+        .sort()
+        .map(([k, n]) => `${k} × ${n}`)
+        .join(', ')}`,
       `  redemptions: ${[...byStatus].map(([k, n]) => `${n} ${k}`).join(', ')} (${processing.length} answered 202 first); ${total} ledger entries checked`,
       `economy: ${violations} invariant violations (balance = Σ entries, never negative, each redemption debited once or refunded once, one reversal/expiry per credit)`,
     ];

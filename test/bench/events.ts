@@ -36,30 +36,53 @@ export async function benchEvents(base: string, adminKey: string, seconds: numbe
   const receiver = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const send = async (method: string, p: string, body: unknown, key = adminKey) => {
-    const res = await fetch(`${base}${p}`, { method, headers: { ...headers, authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}${p}`, {
+      method,
+      headers: { ...headers, authorization: `Bearer ${key}` },
+      body: JSON.stringify(body),
+    });
     if (res.status >= 300) throw new Error(`${p} answered ${res.status}: ${await res.text()}`);
     return res.json() as Promise<any>;
   };
   const tenant = async (name: string) => {
-    const org = (await send('POST', '/api/organizations', { name: `${name} ${Date.now()}`, tier: 'enterprise' })).organization.organization_id as string;
-    const key = (await send('POST', '/generate_api_key', { user_id: `${name}-admin`, organization_id: org, permissions: ['admin'] })).api_key as string;
+    const org = (await send('POST', '/api/organizations', { name: `${name} ${Date.now()}`, tier: 'enterprise' }))
+      .organization.organization_id as string;
+    const key = (
+      await send('POST', '/generate_api_key', {
+        user_id: `${name}-admin`,
+        organization_id: org,
+        permissions: ['admin'],
+      })
+    ).api_key as string;
     return { org, key };
   };
   const quiet = await tenant('events-bench-none');
   const hooked = await tenant('events-bench-hooked');
   // A build without outgoing events (the baseline of a before/after comparison) measures the award alone.
-  const eventsBuilt = (await fetch(`${base}/api/webhooks/endpoints`, { headers: { authorization: `Bearer ${hooked.key}` } })).status !== 404;
+  const eventsBuilt =
+    (await fetch(`${base}/api/webhooks/endpoints`, { headers: { authorization: `Bearer ${hooked.key}` } })).status !==
+    404;
   if (eventsBuilt) await send('POST', '/api/webhooks/endpoints', { url: receiver, events: ['*'] }, hooked.key);
 
   const USERS = 100;
-  const awards = async (key: string, opts: { rate?: number; connections: number; duration?: number; amount?: number }) => {
+  const awards = async (
+    key: string,
+    opts: { rate?: number; connections: number; duration?: number; amount?: number },
+  ) => {
     let n = 0;
     const r = await autocannon({
       url: base,
       connections: opts.connections,
       ...(opts.rate && { overallRate: opts.rate }),
       ...(opts.amount ? { amount: opts.amount } : { duration: opts.duration }),
-      requests: [{ method: 'POST', headers: { ...headers, authorization: `Bearer ${key}` }, body: JSON.stringify({ action_type: 'purchase' }), setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/ev-${n++ % USERS}` }) }],
+      requests: [
+        {
+          method: 'POST',
+          headers: { ...headers, authorization: `Bearer ${key}` },
+          body: JSON.stringify({ action_type: 'purchase' }),
+          setupRequest: (req: any) => ({ ...req, path: `/loyalty/award-points/ev-${n++ % USERS}` }),
+        },
+      ],
     });
     return r;
   };
@@ -70,7 +93,9 @@ export async function benchEvents(base: string, adminKey: string, seconds: numbe
     await awards(hooked.key, { connections: 10, amount: USERS * 2 });
     if (!eventsBuilt) {
       const alone = await awards(quiet.key, { rate: 100, connections: 10, duration: seconds });
-      lines.push(`Awards at 100/s on a build without outgoing events: p50 ${alone.latency.p50} ms, p99 ${alone.latency.p99} ms (${alone.requests.average.toFixed(0)}/s)`);
+      lines.push(
+        `Awards at 100/s on a build without outgoing events: p50 ${alone.latency.p50} ms, p99 ${alone.latency.p99} ms (${alone.requests.average.toFixed(0)}/s)`,
+      );
       return lines;
     }
     await waitFor(() => received >= USERS * 2, 60_000);
@@ -101,11 +126,21 @@ export async function benchEvents(base: string, adminKey: string, seconds: numbe
     lines.push(`Outgoing events (awards into a local receiver, ${USERS} users, ${seconds} s per phase)`);
     lines.push('| phase | awards/s | award p50 ms | award p99 ms | delivery p50 ms | delivery p99 ms |');
     lines.push('|---|---:|---:|---:|---:|---:|');
-    lines.push(`| 20/s, one endpoint | ${light.requests.average.toFixed(0)} | ${light.latency.p50} | ${light.latency.p99} | ${pct(lightLatency, 50).toFixed(0)} | ${pct(lightLatency, 99).toFixed(0)} |`);
-    lines.push(`| 100/s, no endpoint | ${without.requests.average.toFixed(0)} | ${without.latency.p50} | ${without.latency.p99} | - | - |`);
-    lines.push(`| 100/s, one endpoint | ${withHook.requests.average.toFixed(0)} | ${withHook.latency.p50} | ${withHook.latency.p99} | ${pct(steady, 50).toFixed(0)} | ${pct(steady, 99).toFixed(0)} |`);
-    lines.push(`| burst, 50 connections, one endpoint | ${burst.requests.average.toFixed(0)} | ${burst.latency.p50} | ${burst.latency.p99} | ${pct(burstLatency, 50).toFixed(0)} | ${pct(burstLatency, 99).toFixed(0)} |`);
-    lines.push(`Award p50 with an endpoint / without: ${(withHook.latency.p50 / without.latency.p50).toFixed(2)}× (goal < 1.10×); change-to-delivery p99 at 100/s: ${pct(steady, 99).toFixed(0)} ms (goal < 2,000 ms); burst: ${burst.requests.total} events delivered at ${deliveredPerSecond.toFixed(0)} events/s (first to last arrival), ${received} requests received (duplicates: ${received - arrivals.size})`);
+    lines.push(
+      `| 20/s, one endpoint | ${light.requests.average.toFixed(0)} | ${light.latency.p50} | ${light.latency.p99} | ${pct(lightLatency, 50).toFixed(0)} | ${pct(lightLatency, 99).toFixed(0)} |`,
+    );
+    lines.push(
+      `| 100/s, no endpoint | ${without.requests.average.toFixed(0)} | ${without.latency.p50} | ${without.latency.p99} | - | - |`,
+    );
+    lines.push(
+      `| 100/s, one endpoint | ${withHook.requests.average.toFixed(0)} | ${withHook.latency.p50} | ${withHook.latency.p99} | ${pct(steady, 50).toFixed(0)} | ${pct(steady, 99).toFixed(0)} |`,
+    );
+    lines.push(
+      `| burst, 50 connections, one endpoint | ${burst.requests.average.toFixed(0)} | ${burst.latency.p50} | ${burst.latency.p99} | ${pct(burstLatency, 50).toFixed(0)} | ${pct(burstLatency, 99).toFixed(0)} |`,
+    );
+    lines.push(
+      `Award p50 with an endpoint / without: ${(withHook.latency.p50 / without.latency.p50).toFixed(2)}× (goal < 1.10×); change-to-delivery p99 at 100/s: ${pct(steady, 99).toFixed(0)} ms (goal < 2,000 ms); burst: ${burst.requests.total} events delivered at ${deliveredPerSecond.toFixed(0)} events/s (first to last arrival), ${received} requests received (duplicates: ${received - arrivals.size})`,
+    );
   } finally {
     server.closeAllConnections();
     await new Promise<void>((r) => server.close(() => r()));

@@ -12,7 +12,8 @@ import { recognize, stopOcr } from '../../activities/adapters/ocr.ts';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { receiptLines, renderReceipt } from '../helpers/receipts.ts';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const words = (s: string) => s.toLowerCase().split(/\s+/).filter(Boolean);
 
 function wordAccuracy(expected: string, got: string): number {
@@ -31,12 +32,22 @@ function wordAccuracy(expected: string, got: string): number {
 }
 
 export async function compareOcrEngines(count = 10): Promise<string[]> {
-  if (spawnSync('tesseract', ['--version']).status !== 0) return ['OCR engines: the tesseract binary is not installed; only tesseract.js was measured'];
+  if (spawnSync('tesseract', ['--version']).status !== 0)
+    return ['OCR engines: the tesseract binary is not installed; only tesseract.js was measured'];
   setConfig(parseEnv({ ...process.env, OCR_ENGINE: 'tesseract' }));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ocr-bench-'));
   const pages: Array<{ file: string; buf: Buffer; text: string }> = [];
   for (let i = 0; i < count; i += 1) {
-    const spec = { merchant: 'Bench Market', address: `${i + 1} Scan Avenue, Testville`, date: `2026-03-${String(i + 1).padStart(2, '0')}`, items: [{ name: 'Whole Milk 1L', price: 1.25 }, { name: 'Sourdough Bread', qty: 2, price: 6.98 }, { name: 'Green Tea 20 bags', price: 2.1 + i / 100 }] };
+    const spec = {
+      merchant: 'Bench Market',
+      address: `${i + 1} Scan Avenue, Testville`,
+      date: `2026-03-${String(i + 1).padStart(2, '0')}`,
+      items: [
+        { name: 'Whole Milk 1L', price: 1.25 },
+        { name: 'Sourdough Bread', qty: 2, price: 6.98 },
+        { name: 'Green Tea 20 bags', price: 2.1 + i / 100 },
+      ],
+    };
     const buf = await renderReceipt(spec);
     const file = path.join(dir, `r${i}.png`);
     fs.writeFileSync(file, buf);
@@ -53,7 +64,10 @@ export async function compareOcrEngines(count = 10): Promise<string[]> {
     js.push(performance.now() - t);
     jsAcc += wordAccuracy(p.text, a.text);
     t = performance.now();
-    const b = execFileSync('tesseract', [p.file, 'stdout', '--psm', '6', '-l', 'eng'], { env: { ...process.env, OMP_THREAD_LIMIT: '1' }, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+    const b = execFileSync('tesseract', [p.file, 'stdout', '--psm', '6', '-l', 'eng'], {
+      env: { ...process.env, OMP_THREAD_LIMIT: '1' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).toString();
     bin.push(performance.now() - t);
     binAcc += wordAccuracy(p.text, b);
   }

@@ -7,12 +7,36 @@ import autocannon from 'autocannon';
 import { renderReceipt, type ReceiptItemSpec } from '../helpers/receipts.ts';
 
 const GROCERIES: Array<[string, number]> = [
-  ['Coca-Cola 330ml', 1.5], ['Organic Bananas 1kg', 1.99], ['Whole Milk 1L', 1.25], ['Sourdough Bread', 3.49], ['Free Range Eggs 12', 3.85],
-  ['Cheddar Cheese 200g', 2.75], ['Greek Yogurt 500g', 2.2], ['Orange Juice 1L', 2.6], ['Basmati Rice 1kg', 2.95], ['Spaghetti 500g', 1.1],
-  ['Tomato Sauce 400g', 1.35], ['Olive Oil 500ml', 5.4], ['Ground Coffee 250g', 4.5], ['Green Tea 20 bags', 2.1], ['Dark Chocolate 100g', 1.8],
-  ['Salted Butter 250g', 2.3], ['Chicken Breast 500g', 5.99], ['Atlantic Salmon 240g', 6.5], ['Baby Spinach 200g', 1.7], ['Red Apples 6 pack', 2.4],
-  ['Sparkling Water 1.5L', 0.9], ['Peanut Butter 340g', 2.65], ['Corn Flakes 500g', 2.99], ['Toilet Paper 9 rolls', 4.99], ['Dish Soap 500ml', 1.6],
-  ['Potato Chips 150g', 1.95], ['Frozen Peas 1kg', 1.45], ['Honey 340g', 3.75], ['Oat Milk 1L', 1.9], ['Mozzarella 125g', 1.15],
+  ['Coca-Cola 330ml', 1.5],
+  ['Organic Bananas 1kg', 1.99],
+  ['Whole Milk 1L', 1.25],
+  ['Sourdough Bread', 3.49],
+  ['Free Range Eggs 12', 3.85],
+  ['Cheddar Cheese 200g', 2.75],
+  ['Greek Yogurt 500g', 2.2],
+  ['Orange Juice 1L', 2.6],
+  ['Basmati Rice 1kg', 2.95],
+  ['Spaghetti 500g', 1.1],
+  ['Tomato Sauce 400g', 1.35],
+  ['Olive Oil 500ml', 5.4],
+  ['Ground Coffee 250g', 4.5],
+  ['Green Tea 20 bags', 2.1],
+  ['Dark Chocolate 100g', 1.8],
+  ['Salted Butter 250g', 2.3],
+  ['Chicken Breast 500g', 5.99],
+  ['Atlantic Salmon 240g', 6.5],
+  ['Baby Spinach 200g', 1.7],
+  ['Red Apples 6 pack', 2.4],
+  ['Sparkling Water 1.5L', 0.9],
+  ['Peanut Butter 340g', 2.65],
+  ['Corn Flakes 500g', 2.99],
+  ['Toilet Paper 9 rolls', 4.99],
+  ['Dish Soap 500ml', 1.6],
+  ['Potato Chips 150g', 1.95],
+  ['Frozen Peas 1kg', 1.45],
+  ['Honey 340g', 3.75],
+  ['Oat Milk 1L', 1.9],
+  ['Mozzarella 125g', 1.15],
 ];
 
 export interface RetailBench {
@@ -34,7 +58,13 @@ function rng(seed: number) {
   };
 }
 
-export async function benchRetail(base: string, adminKey: string, env: Record<string, string>, helloRps: number, seconds: number): Promise<RetailBench> {
+export async function benchRetail(
+  base: string,
+  adminKey: string,
+  env: Record<string, string>,
+  helloRps: number,
+  seconds: number,
+): Promise<RetailBench> {
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const post = async (p: string, body: unknown) => {
     const res = await fetch(`${base}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -48,29 +78,50 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
   const VENUES = Number(process.env.BENCH_VENUES ?? 100_000);
   const { importVenues } = await import('../../activities/retail/venues.ts');
   const center = { lat: 40.4168, lon: -3.7038 };
-  const venues = Array.from({ length: VENUES }, (_, i) => ({ name: `Venue ${i}`, address: `${i} Bench Street`, latitude: center.lat + (random() - 0.5) * 0.9, longitude: center.lon + (random() - 0.5) * 1.2 }));
+  const venues = Array.from({ length: VENUES }, (_, i) => ({
+    name: `Venue ${i}`,
+    address: `${i} Bench Street`,
+    latitude: center.lat + (random() - 0.5) * 0.9,
+    longitude: center.lon + (random() - 0.5) * 1.2,
+  }));
   let t = performance.now();
   await importVenues('default', venues);
-  lines.push(`Nearby venues: ${VENUES} venues imported in ${((performance.now() - t) / 1000).toFixed(1)} s, searched in the database at once (no process loads them)`);
+  lines.push(
+    `Nearby venues: ${VENUES} venues imported in ${((performance.now() - t) / 1000).toFixed(1)} s, searched in the database at once (no process loads them)`,
+  );
   let nearbyP99: number | undefined;
   for (const connections of [1, 10]) {
     const nearby = await autocannon({
       url: base,
       connections,
       duration: seconds,
-      requests: [{
-        method: 'GET',
-        headers,
-        setupRequest: (req: any) => ({ ...req, path: `/retail/venues/nearby?latitude=${(center.lat + (Math.random() - 0.5) * 0.8).toFixed(5)}&longitude=${(center.lon + (Math.random() - 0.5) * 1.1).toFixed(5)}&radius=5000` }),
-      }],
+      requests: [
+        {
+          method: 'GET',
+          headers,
+          setupRequest: (req: any) => ({
+            ...req,
+            path: `/retail/venues/nearby?latitude=${(center.lat + (Math.random() - 0.5) * 0.8).toFixed(5)}&longitude=${(center.lon + (Math.random() - 0.5) * 1.1).toFixed(5)}&radius=5000`,
+          }),
+        },
+      ],
     });
     if (connections === 10) nearbyP99 = nearby.latency.p99;
-    lines.push(`| GET /retail/venues/nearby (5 km, ${VENUES} venues, ${connections} connection${connections > 1 ? 's' : ''}) | ${nearby.requests.average.toFixed(0)} req/s | ${((nearby.requests.average / helloRps) * 100).toFixed(1)}% of hello-world | p50 ${nearby.latency.p50} ms | p99 ${nearby.latency.p99} ms | non-2xx ${nearby.non2xx} |`);
+    lines.push(
+      `| GET /retail/venues/nearby (5 km, ${VENUES} venues, ${connections} connection${connections > 1 ? 's' : ''}) | ${nearby.requests.average.toFixed(0)} req/s | ${((nearby.requests.average / helloRps) * 100).toFixed(1)}% of hello-world | p50 ${nearby.latency.p50} ms | p99 ${nearby.latency.p99} ms | non-2xx ${nearby.non2xx} |`,
+    );
   }
 
   // --- receipt scans ---
   const brand = (await post('/retail/admin/brands', { name: 'Bench Foods' })).brand;
-  const venue = (await post('/retail/admin/venues', { name: 'Bench Market', address: '1 Scan Avenue, Testville', latitude: 10, longitude: 10 })).venue;
+  const venue = (
+    await post('/retail/admin/venues', {
+      name: 'Bench Market',
+      address: '1 Scan Avenue, Testville',
+      latitude: 10,
+      longitude: 10,
+    })
+  ).venue;
   for (const [name, price] of GROCERIES) {
     const product = (await post('/retail/admin/products', { name, brand_id: brand.id })).product;
     await post(`/retail/admin/venues/${venue.id}/products`, { product_id: product.id, price, status: 'active' });
@@ -90,12 +141,22 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
     });
     const sum = Math.round(items.reduce((s, x) => s + x.price, 0) * 100) / 100;
     const day = String(1 + (i % 28)).padStart(2, '0');
-    const image = await renderReceipt({ merchant: 'Bench Market', address: '1 Scan Avenue, Testville', date: `2026-${String(1 + Math.floor(i / 28)).padStart(2, '0')}-${day}`, items, total: sum });
+    const image = await renderReceipt({
+      merchant: 'Bench Market',
+      address: '1 Scan Avenue, Testville',
+      date: `2026-${String(1 + Math.floor(i / 28)).padStart(2, '0')}-${day}`,
+      items,
+      total: sum,
+    });
     const form = new FormData();
     form.append('file', new Blob([image], { type: 'image/png' }), `r${i}.png`);
     form.append('user_id', `bench-scanner-${i}`);
     t = performance.now();
-    const res = await fetch(`${base}/retail/receipts?venue_id=${venue.id}`, { method: 'POST', headers: { authorization: headers.authorization }, body: form });
+    const res = await fetch(`${base}/retail/receipts?venue_id=${venue.id}`, {
+      method: 'POST',
+      headers: { authorization: headers.authorization },
+      body: form,
+    });
     const scan = (await res.json()) as any;
     const ms = performance.now() - t;
     if (res.status !== 200) throw new Error(`receipt scan answered ${res.status}: ${JSON.stringify(scan)}`);
@@ -117,15 +178,23 @@ export async function benchRetail(base: string, adminKey: string, env: Record<st
     if (exact) receiptsExact += 1;
   }
   lines.push('');
-  lines.push(`Receipt scans (${RECEIPTS} sequential generated receipts, 3-8 items of ${GROCERIES.length} catalogue products, warm, the venue's organization holding ${VENUES} venues)`);
+  lines.push(
+    `Receipt scans (${RECEIPTS} sequential generated receipts, 3-8 items of ${GROCERIES.length} catalogue products, warm, the venue's organization holding ${VENUES} venues)`,
+  );
   lines.push('| part | p50 ms | p99 ms |');
   lines.push('|---|---:|---:|');
   lines.push(`| whole request (POST /retail/receipts) | ${pct(total, 50).toFixed(0)} | ${pct(total, 99).toFixed(0)} |`);
   lines.push(`| image checks + thumbnail | ${pct(parts.image, 50).toFixed(0)} | ${pct(parts.image, 99).toFixed(0)} |`);
   lines.push(`| OCR (tesseract.js) | ${pct(parts.ocr, 50).toFixed(0)} | ${pct(parts.ocr, 99).toFixed(0)} |`);
-  lines.push(`| matching (venue, products, duplicates, rules) | ${pct(parts.matching, 50).toFixed(0)} | ${pct(parts.matching, 99).toFixed(0)} |`);
-  lines.push(`| edge + workflow overhead (the rest) | ${pct(parts.overhead, 50).toFixed(0)} | ${pct(parts.overhead, 99).toFixed(0)} |`);
-  lines.push(`Accuracy: items found with the right quantity ${itemsFound}/${itemsExpected} (${((itemsFound / itemsExpected) * 100).toFixed(1)}%), totals read ${totalsFound}/${RECEIPTS}, receipts entirely right ${receiptsExact}/${RECEIPTS} (${((receiptsExact / RECEIPTS) * 100).toFixed(0)}%)`);
+  lines.push(
+    `| matching (venue, products, duplicates, rules) | ${pct(parts.matching, 50).toFixed(0)} | ${pct(parts.matching, 99).toFixed(0)} |`,
+  );
+  lines.push(
+    `| edge + workflow overhead (the rest) | ${pct(parts.overhead, 50).toFixed(0)} | ${pct(parts.overhead, 99).toFixed(0)} |`,
+  );
+  lines.push(
+    `Accuracy: items found with the right quantity ${itemsFound}/${itemsExpected} (${((itemsFound / itemsExpected) * 100).toFixed(1)}%), totals read ${totalsFound}/${RECEIPTS}, receipts entirely right ${receiptsExact}/${RECEIPTS} (${((receiptsExact / RECEIPTS) * 100).toFixed(0)}%)`,
+  );
   void env;
   lines.push('');
   const { compareOcrEngines } = await import('./ocr-engines.ts');

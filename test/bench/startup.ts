@@ -17,13 +17,23 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 type Mode = 'compiled' | 'sources';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+const rssMb = (pid: number) =>
+  Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 
 /** Starts the process and resolves when `ready()` says so, with the elapsed ms and its memory then. */
-function timeStart(mode: Mode, name: 'edge' | 'worker', env: Record<string, string>, ready: (out: string) => Promise<boolean> | boolean): Promise<{ ms: number; mb: number }> {
+function timeStart(
+  mode: Mode,
+  name: 'edge' | 'worker',
+  env: Record<string, string>,
+  ready: (out: string) => Promise<boolean> | boolean,
+): Promise<{ ms: number; mb: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, processArgs(name, mode), { cwd: root, env: { ...process.env, ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, processArgs(name, mode), {
+      cwd: root,
+      env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let done = false;
     const finish = (r: { ms: number; mb: number } | Error) => {
@@ -45,7 +55,8 @@ function timeStart(mode: Mode, name: 'edge' | 'worker', env: Record<string, stri
 }
 
 export async function benchStartup(platformEnv: Record<string, string>): Promise<string[]> {
-  if (!fs.existsSync(new URL('../../dist/workers/worker.js', import.meta.url))) return ['startup: no build in dist/ (run npm run build first): section skipped'];
+  if (!fs.existsSync(new URL('../../dist/workers/worker.js', import.meta.url)))
+    return ['startup: no build in dist/ (run npm run build first): section skipped'];
   const results: Record<Mode, { worker: number[]; workerMb: number[]; edge: number[]; edgeMb: number[] }> = {
     compiled: { worker: [], workerMb: [], edge: [], edgeMb: [] },
     sources: { worker: [], workerMb: [], edge: [], edgeMb: [] },
@@ -53,7 +64,9 @@ export async function benchStartup(platformEnv: Record<string, string>): Promise
   for (let i = 0; i < RUNS; i += 1) {
     for (const mode of (i % 2 ? ['sources', 'compiled'] : ['compiled', 'sources']) as Mode[]) {
       const queue = `bench-startup-${mode}-${i}-${Date.now()}`;
-      const w = await timeStart(mode, 'worker', { ...platformEnv, TEMPORAL_TASK_QUEUE: queue }, (out) => out.includes('polling task queue'));
+      const w = await timeStart(mode, 'worker', { ...platformEnv, TEMPORAL_TASK_QUEUE: queue }, (out) =>
+        out.includes('polling task queue'),
+      );
       results[mode].worker.push(w.ms);
       results[mode].workerMb.push(w.mb);
       const port = await freePort();

@@ -31,8 +31,19 @@ export async function benchStore(mongoUri: string) {
   try {
     const db = client.db();
     const docs = db.collection<{ _id: string }>('docs');
-    const body = { organization_id: 'org_bench', user_id: 'usr_bench', reason: 'purchase', amount: 10, balance_after: 100, created_at: new Date(), note: 'x'.repeat(120) };
-    for (let i = 0; i < DOCS; i += 5_000) await docs.insertMany(Array.from({ length: Math.min(5_000, DOCS - i) }, (_, j) => ({ _id: `doc_${i + j}`, ...body })));
+    const body = {
+      organization_id: 'org_bench',
+      user_id: 'usr_bench',
+      reason: 'purchase',
+      amount: 10,
+      balance_after: 100,
+      created_at: new Date(),
+      note: 'x'.repeat(120),
+    };
+    for (let i = 0; i < DOCS; i += 5_000)
+      await docs.insertMany(
+        Array.from({ length: Math.min(5_000, DOCS - i) }, (_, j) => ({ _id: `doc_${i + j}`, ...body })),
+      );
     const warm = await timed(200, () => db.command({ ping: 1 }));
     void warm;
     const ping = await timed(OPS, () => db.command({ ping: 1 }));
@@ -41,7 +52,14 @@ export async function benchStore(mongoUri: string) {
     await db.dropDatabase();
     const row = (name: string, xs: number[]) => `| ${name} | ${pct(xs, 50).toFixed(2)} | ${pct(xs, 99).toFixed(2)} |`;
     return {
-      lines: [`Store: one connection, ${OPS} sequential commands each, ${DOCS.toLocaleString('en')} documents in the read collection`, '| command | p50 ms | p99 ms |', '|---|---:|---:|', row('ping (the wire round trip)', ping), row('find one by _id', read), row('insert one', insert)],
+      lines: [
+        `Store: one connection, ${OPS} sequential commands each, ${DOCS.toLocaleString('en')} documents in the read collection`,
+        '| command | p50 ms | p99 ms |',
+        '|---|---:|---:|',
+        row('ping (the wire round trip)', ping),
+        row('find one by _id', read),
+        row('insert one', insert),
+      ],
       pingP50: pct(ping, 50),
       readP50: pct(read, 50),
       insertP50: pct(insert, 50),
@@ -55,7 +73,13 @@ export async function benchStore(mongoUri: string) {
 export async function decodedPerMatched(metricsUrl: string | undefined): Promise<number | undefined> {
   if (!metricsUrl) return undefined;
   const text = await (await fetch(metricsUrl)).text();
-  const value = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1]);
+  const value = (name: string) =>
+    Number(
+      text
+        .split('\n')
+        .find((l) => l.startsWith(`${name} `))
+        ?.split(' ')[1],
+    );
   const decoded = value('ferretdb_sqlite_rows_decoded_total');
   const matched = value('ferretdb_handler_documents_matched_total');
   return Number.isFinite(decoded) && matched > 0 ? decoded / matched : undefined;

@@ -49,11 +49,19 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
   const contentType = res.headers.get('content-type') ?? '';
   if (contentType.includes('json')) parsed = JSON.parse(raw.toString('utf8'));
   // Every answer is checked against the document, so the test that got an undocumented one fails.
-  if (!opts.outsideContract) await enforceContract({ edgeUrl: base, contractDir: inject('contractDir') }, method, path, { status: res.status, contentType, body: parsed });
+  if (!opts.outsideContract)
+    await enforceContract({ edgeUrl: base, contractDir: inject('contractDir') }, method, path, {
+      status: res.status,
+      contentType,
+      body: parsed,
+    });
   return { status: res.status, headers: res.headers, body: parsed as T, raw };
 }
 
-export function fileForm(fields: Record<string, string>, file?: { data: Buffer; name: string; type?: string }): FormData {
+export function fileForm(
+  fields: Record<string, string>,
+  file?: { data: Buffer; name: string; type?: string },
+): FormData {
   const form = new FormData();
   for (const [k, v] of Object.entries(fields)) form.append(k, v);
   if (file) form.append('file', new Blob([file.data], { type: file.type ?? 'application/octet-stream' }), file.name);
@@ -72,20 +80,32 @@ export async function newTenant(tier: 'free' | 'business' | 'enterprise' = 'free
   if (org.status !== 201) throw new Error(`creating an organization failed: ${org.status} ${JSON.stringify(org.body)}`);
   const organization_id = org.body.organization.organization_id as string;
   const idp = unique('admin');
-  const key = await call('POST', '/generate_api_key', { key: adminKey(), json: { user_id: idp, organization_id, permissions: ['admin'] } });
+  const key = await call('POST', '/generate_api_key', {
+    key: adminKey(),
+    json: { user_id: idp, organization_id, permissions: ['admin'] },
+  });
   if (key.status !== 200) throw new Error(`creating an admin key failed: ${key.status} ${JSON.stringify(key.body)}`);
   return { organization_id, adminKey: key.body.api_key, admin: { user_id: key.body.metadata.user_id, idp_id: idp } };
 }
 
 /** A basic key for a new user of the tenant. */
-export async function basicUser(t: Tenant, idp = unique('user')): Promise<{ key: string; user_id: string; idp_id: string }> {
+export async function basicUser(
+  t: Tenant,
+  idp = unique('user'),
+): Promise<{ key: string; user_id: string; idp_id: string }> {
   const res = await call('POST', '/generate_api_key', { key: t.adminKey, json: { user_id: idp } });
   if (res.status !== 200) throw new Error(`creating a basic key failed: ${res.status} ${JSON.stringify(res.body)}`);
   return { key: res.body.api_key, user_id: res.body.metadata.user_id, idp_id: idp };
 }
 
 /** Polls `get` every `everyMs` until `ok` holds of its value; throws naming `what` after `ms`. A throwing `get` counts as not yet. */
-export async function until<T>(what: string, get: () => Promise<T>, ok: (v: T) => boolean, ms: number, everyMs = 250): Promise<T> {
+export async function until<T>(
+  what: string,
+  get: () => Promise<T>,
+  ok: (v: T) => boolean,
+  ms: number,
+  everyMs = 250,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await get().catch(() => undefined);

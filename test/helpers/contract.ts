@@ -48,14 +48,27 @@ export interface Seen {
 }
 
 /** Keys whose value is one schema, a list of schemas, or a map of schemas (JSON Schema 2020-12). */
-const ONE = ['items', 'additionalProperties', 'unevaluatedProperties', 'not', 'contains', 'propertyNames', 'if', 'then', 'else', 'unevaluatedItems'];
+const ONE = [
+  'items',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'not',
+  'contains',
+  'propertyNames',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+];
 const LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const MAP = ['properties', 'patternProperties', '$defs', 'dependentSchemas'];
 
 /** An object built from parts: `allOf`, or its own `properties` beside `anyOf`/`oneOf` branches. */
-const composed = (s: Json) => Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
+const composed = (s: Json) =>
+  Array.isArray(s.allOf) || ((Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) && 'properties' in s);
 
-const isObjectSchema = (s: Json) => s.type === 'object' || (Array.isArray(s.type) && s.type.includes('object')) || 'properties' in s;
+const isObjectSchema = (s: Json) =>
+  s.type === 'object' || (Array.isArray(s.type) && s.type.includes('object')) || 'properties' in s;
 
 /**
  * Closes every object schema that does not say otherwise, in place. An object built from parts
@@ -68,14 +81,20 @@ export function closeObjects(schema: unknown, isPart = false): void {
   const s = schema as Json;
   const composes = composed(s);
   for (const key of ONE) closeObjects(s[key]);
-  for (const key of MAP) if (s[key] && typeof s[key] === 'object') for (const child of Object.values(s[key])) closeObjects(child);
+  for (const key of MAP)
+    if (s[key] && typeof s[key] === 'object') for (const child of Object.values(s[key])) closeObjects(child);
   for (const key of LIST) {
     if (!Array.isArray(s[key])) continue;
     const parts = key === 'allOf' || (key !== 'prefixItems' && composes);
     for (const child of s[key]) closeObjects(child, parts);
   }
   if (isPart) return;
-  const objectLike = isObjectSchema(s) || (composes && [s.allOf, s.anyOf, s.oneOf].flat().some((p: Json | undefined) => p && typeof p === 'object' && (isObjectSchema(p) || '$ref' in p)));
+  const objectLike =
+    isObjectSchema(s) ||
+    (composes &&
+      [s.allOf, s.anyOf, s.oneOf]
+        .flat()
+        .some((p: Json | undefined) => p && typeof p === 'object' && (isObjectSchema(p) || '$ref' in p)));
   if (objectLike && !('additionalProperties' in s) && !('unevaluatedProperties' in s)) s.unevaluatedProperties = false;
 }
 
@@ -109,7 +128,8 @@ function absoluteRefs(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(absoluteRefs);
   if (!node || typeof node !== 'object') return node;
   const out: Json = {};
-  for (const [k, v] of Object.entries(node)) out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : absoluteRefs(v);
+  for (const [k, v] of Object.entries(node))
+    out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `${DOC_ID}${v}` : absoluteRefs(v);
   return out;
 }
 
@@ -135,11 +155,20 @@ export function buildContract(doc: Json): Contract {
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries<Json>(doc.paths ?? {})) {
     const segments = template.split('/');
-    const pattern = new RegExp(`^${segments.map((seg) => (/^\{[^}]+\}$/.test(seg) ? '[^/]+' : escapeRegExp(seg))).join('/')}$`);
+    const pattern = new RegExp(
+      `^${segments.map((seg) => (/^\{[^}]+\}$/.test(seg) ? '[^/]+' : escapeRegExp(seg))).join('/')}$`,
+    );
     const params = segments.filter((seg) => seg.startsWith('{')).length;
     for (const [method, op] of Object.entries<Json>(item)) {
       if (!METHODS.includes(method)) continue;
-      operations.push({ method: method.toUpperCase(), template, operationId: op.operationId, pattern, params, responses: op.responses ?? {} });
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        operationId: op.operationId,
+        pattern,
+        params,
+        responses: op.responses ?? {},
+      });
     }
   }
   const compiled = new Map<string, ValidateFunction>();
@@ -166,7 +195,11 @@ export function operationFor(contract: Contract, method: string, rawPath: string
   const p = rawPath.split(/[?#]/)[0];
   const matches = contract.operations.filter((op) => op.method === method.toUpperCase() && op.pattern.test(p));
   if (matches.length <= 1) return matches[0];
-  const rank = (op: Operation) => op.template.split('/').map((seg) => (seg.startsWith('{') ? '1' : '0')).join('');
+  const rank = (op: Operation) =>
+    op.template
+      .split('/')
+      .map((seg) => (seg.startsWith('{') ? '1' : '0'))
+      .join('');
   return matches.sort((a, b) => (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0))[0];
 }
 
@@ -183,7 +216,10 @@ const describeErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? [])
     .slice(0, 20)
     .map((e) => {
-      const extra = e.keyword === 'unevaluatedProperties' || e.keyword === 'additionalProperties' ? ` (${JSON.stringify((e.params as Json).unevaluatedProperty ?? (e.params as Json).additionalProperty)})` : '';
+      const extra =
+        e.keyword === 'unevaluatedProperties' || e.keyword === 'additionalProperties'
+          ? ` (${JSON.stringify((e.params as Json).unevaluatedProperty ?? (e.params as Json).additionalProperty)})`
+          : '';
       return `  ${e.instancePath || '/'} ${e.message}${extra}`;
     })
     .join('\n');
@@ -208,18 +244,38 @@ export function check(contract: Contract, method: string, rawPath: string, answe
   const op = operationFor(contract, method, rawPath);
   if (!op) return {};
   const key = responseKey(op, answer.status);
-  if (!key) return { operationId: op.operationId, kind: 'status', problems: `status ${answer.status} is not documented (documented: ${Object.keys(op.responses).join(', ')})` };
+  if (!key)
+    return {
+      operationId: op.operationId,
+      kind: 'status',
+      problems: `status ${answer.status} is not documented (documented: ${Object.keys(op.responses).join(', ')})`,
+    };
   const content: Json = op.responses[key].content ?? {};
   const media = answer.contentType.split(';')[0].trim().toLowerCase();
   const documented = Object.keys(content);
   if (!documented.length) return { operationId: op.operationId };
-  if (!documented.includes(media)) return { operationId: op.operationId, kind: 'content-type', problems: `content type ${JSON.stringify(media)} is not documented for ${key} (documented: ${documented.join(', ')})` };
+  if (!documented.includes(media))
+    return {
+      operationId: op.operationId,
+      kind: 'content-type',
+      problems: `content type ${JSON.stringify(media)} is not documented for ${key} (documented: ${documented.join(', ')})`,
+    };
   const schema = content[media]?.schema as Json | undefined;
   if (!schema || schema.format === 'binary' || !/json/.test(media)) return { operationId: op.operationId };
   const validate = contract.validator(op, key, media)!;
   if (validate(answer.body)) return { operationId: op.operationId };
-  const errors = (validate.errors ?? []).map(({ instancePath, message, keyword, params }) => ({ instancePath, message, keyword, params }));
-  return { operationId: op.operationId, kind: 'schema', errors, problems: `the answer does not match its schema:\n${describeErrors(validate.errors)}` };
+  const errors = (validate.errors ?? []).map(({ instancePath, message, keyword, params }) => ({
+    instancePath,
+    message,
+    keyword,
+    params,
+  }));
+  return {
+    operationId: op.operationId,
+    kind: 'schema',
+    errors,
+    problems: `the answer does not match its schema:\n${describeErrors(validate.errors)}`,
+  };
 }
 
 // ---- The live document, once per test file, and the records.
@@ -241,29 +297,40 @@ export function contract(edgeUrl: string): Promise<Contract> {
   return loaded;
 }
 
-
 /**
  * Validates an answer `call()` got (this module does not import vitest: the global setup uses it too): records it when valid; otherwise throws an Error naming the
  * request, status, operationId and the schema errors (or appends to CONTRACT_REPORT).
  */
-export async function enforceContract(env: ContractEnv, method: string, rawPath: string, answer: Answer): Promise<void> {
+export async function enforceContract(
+  env: ContractEnv,
+  method: string,
+  rawPath: string,
+  answer: Answer,
+): Promise<void> {
   const c = await contract(env.edgeUrl);
   const verdict = check(c, method, rawPath, answer);
   if (!verdict.operationId) return;
   if (!verdict.problems) {
-    if (env.contractDir) fs.appendFileSync(path.join(env.contractDir, `seen-${process.pid}.jsonl`), `${JSON.stringify({ operationId: verdict.operationId, status: answer.status } satisfies Seen)}\n`);
+    if (env.contractDir)
+      fs.appendFileSync(
+        path.join(env.contractDir, `seen-${process.pid}.jsonl`),
+        `${JSON.stringify({ operationId: verdict.operationId, status: answer.status } satisfies Seen)}\n`,
+      );
     return;
   }
   const report = process.env.CONTRACT_REPORT;
   if (report) {
-    const test = (globalThis as { __vitest_worker__?: { filepath?: string; current?: { name?: string } } }).__vitest_worker__;
+    const test = (globalThis as { __vitest_worker__?: { filepath?: string; current?: { name?: string } } })
+      .__vitest_worker__;
     fs.appendFileSync(
       path.resolve(report),
       `${JSON.stringify({ method, path: rawPath.split('?')[0], status: answer.status, operationId: verdict.operationId, kind: verdict.kind, problems: verdict.problems, errors: verdict.errors, body: answer.body, file: test?.filepath, test: test?.current?.name })}\n`,
     );
     return;
   }
-  throw new Error(`contract: ${method} ${rawPath} answered ${answer.status}, off the OpenAPI document (operation ${verdict.operationId}): ${verdict.problems}`);
+  throw new Error(
+    `contract: ${method} ${rawPath} answered ${answer.status}, off the OpenAPI document (operation ${verdict.operationId}): ${verdict.problems}`,
+  );
 }
 
 /** The coverage record a run left in `dir`: every (operationId, status) seen with a valid answer. */
@@ -282,7 +349,8 @@ export function uncovered(doc: Json, seen: Seen[]): string[] {
   const missing: string[] = [];
   for (const [template, item] of Object.entries<Json>(doc.paths ?? {})) {
     for (const [method, op] of Object.entries<Json>(item)) {
-      if (METHODS.includes(method) && !ok.has(op.operationId)) missing.push(`${op.operationId} (${method.toUpperCase()} ${template})`);
+      if (METHODS.includes(method) && !ok.has(op.operationId))
+        missing.push(`${op.operationId} (${method.toUpperCase()} ${template})`);
     }
   }
   return missing;

@@ -3,12 +3,21 @@ import { strToU8, zipSync } from 'fflate';
 import { PDFDocument, PDFName, PDFHexString, StandardFonts, rgb } from 'pdf-lib';
 import sharp from 'sharp';
 
-export async function pdfWithText(lines: string[], opts: { pages?: number; title?: string; author?: string; image?: boolean } = {}): Promise<Buffer> {
+export async function pdfWithText(
+  lines: string[],
+  opts: { pages?: number; title?: string; author?: string; image?: boolean } = {},
+): Promise<Buffer> {
   const doc = await PDFDocument.create();
   if (opts.title) doc.setTitle(opts.title);
   if (opts.author) doc.setAuthor(opts.author);
   const font = await doc.embedFont(StandardFonts.Helvetica);
-  const png = opts.image ? await doc.embedPng(await sharp({ create: { width: 120, height: 60, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer()) : undefined;
+  const png = opts.image
+    ? await doc.embedPng(
+        await sharp({ create: { width: 120, height: 60, channels: 3, background: { r: 200, g: 30, b: 30 } } })
+          .png()
+          .toBuffer(),
+      )
+    : undefined;
   for (let p = 0; p < (opts.pages ?? 1); p += 1) {
     const page = doc.addPage([595, 842]);
     page.drawRectangle({ x: 0, y: 792, width: 595, height: 50, color: rgb(0.1, 0.3, 0.6) });
@@ -47,7 +56,10 @@ export async function encryptedPdf(): Promise<Buffer> {
   });
   const ref = doc.context.register(encrypt);
   doc.context.trailerInfo.Encrypt = ref;
-  doc.context.trailerInfo.ID = doc.context.obj([PDFHexString.of('0123456789abcdef0123456789abcdef'), PDFHexString.of('0123456789abcdef0123456789abcdef')]);
+  doc.context.trailerInfo.ID = doc.context.obj([
+    PDFHexString.of('0123456789abcdef0123456789abcdef'),
+    PDFHexString.of('0123456789abcdef0123456789abcdef'),
+  ]);
   void PDFName;
   return Buffer.from(await doc.save({ useObjectStreams: false }));
 }
@@ -65,9 +77,15 @@ export function docx(paragraphs: string[], meta: { title?: string; author?: stri
   const body = paragraphs.map((p) => `<w:p><w:r><w:t xml:space="preserve">${xml(p)}</w:t></w:r></w:p>`).join('');
   return Buffer.from(
     zipSync({
-      '[Content_Types].xml': strToU8('<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'),
-      'word/document.xml': strToU8(`<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`),
-      'docProps/core.xml': strToU8(`<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>${xml(meta.title ?? '')}</dc:title><dc:creator>${xml(meta.author ?? '')}</dc:creator></cp:coreProperties>`),
+      '[Content_Types].xml': strToU8(
+        '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+      ),
+      'word/document.xml': strToU8(
+        `<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${body}</w:body></w:document>`,
+      ),
+      'docProps/core.xml': strToU8(
+        `<?xml version="1.0"?><cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>${xml(meta.title ?? '')}</dc:title><dc:creator>${xml(meta.author ?? '')}</dc:creator></cp:coreProperties>`,
+      ),
       'docProps/app.xml': strToU8('<?xml version="1.0"?><Properties><Pages>2</Pages></Properties>'),
     }),
   );

@@ -33,10 +33,25 @@ export async function startPrivateFerret(maxPoolSize = 100): Promise<PrivateFerr
   let client!: mongoose.mongo.MongoClient;
   const start = async () => {
     [port, debugPort] = [await freePort(), await freePort()];
-    proc = spawn(mongo.path, ['--handler=sqlite', `--sqlite-url=file:${dir}/?_pragma=synchronous(NORMAL)`, `--listen-addr=127.0.0.1:${port}`, `--state-dir=${dir}`, `--debug-addr=127.0.0.1:${debugPort}`, '--telemetry=disable', '--log-level=error'], { stdio: 'ignore' });
+    proc = spawn(
+      mongo.path,
+      [
+        '--handler=sqlite',
+        `--sqlite-url=file:${dir}/?_pragma=synchronous(NORMAL)`,
+        `--listen-addr=127.0.0.1:${port}`,
+        `--state-dir=${dir}`,
+        `--debug-addr=127.0.0.1:${debugPort}`,
+        '--telemetry=disable',
+        '--log-level=error',
+      ],
+      { stdio: 'ignore' },
+    );
     for (let i = 0; ; i++) {
       try {
-        client = await new mongoose.mongo.MongoClient(`mongodb://127.0.0.1:${port}/`, { maxPoolSize, serverSelectionTimeoutMS: 500 }).connect();
+        client = await new mongoose.mongo.MongoClient(`mongodb://127.0.0.1:${port}/`, {
+          maxPoolSize,
+          serverSelectionTimeoutMS: 500,
+        }).connect();
         break;
       } catch (err) {
         if (i > 60) throw err;

@@ -8,7 +8,8 @@ import zlib from 'node:zlib';
 export function deflatedZeros(n: number): Buffer {
   const CHUNK = 1 << 20;
   // A full flush empties the compressor's window: each chunk compresses to the same bytes.
-  const block = (len: number) => zlib.deflateRawSync(Buffer.alloc(len), { level: 9, finishFlush: zlib.constants.Z_FULL_FLUSH });
+  const block = (len: number) =>
+    zlib.deflateRawSync(Buffer.alloc(len), { level: 9, finishFlush: zlib.constants.Z_FULL_FLUSH });
   const whole = block(CHUNK);
   const parts: Buffer[] = [Buffer.from([0x78, 0xda])];
   for (let i = 0; i < Math.floor(n / CHUNK); i += 1) parts.push(whole);
@@ -20,21 +21,42 @@ export function deflatedZeros(n: number): Buffer {
   return Buffer.concat(parts);
 }
 
-const stream = (dict: string, data: Buffer) => Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`), data, Buffer.from('\nendstream')]);
+const stream = (dict: string, data: Buffer) =>
+  Buffer.concat([Buffer.from(`<< ${dict} /Length ${data.length} >>\nstream\n`), data, Buffer.from('\nendstream')]);
 
 /**
  * One 300 × 300 pt page with a line of text and a red bar over a `width` × `height` 8-bit gray
  * image of zeros (black). `as: 'smask'` hides the big image as the soft mask of a 10 × 10 image instead.
  */
-export function imageBombPdf(width: number, height: number, opts: { as?: 'image' | 'smask'; text?: string } = {}): Buffer {
+export function imageBombPdf(
+  width: number,
+  height: number,
+  opts: { as?: 'image' | 'smask'; text?: string } = {},
+): Buffer {
   const text = opts.text ?? 'Quarterly invoice total amount due';
-  const big = (extra = '') => stream(`/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode${extra}`, deflatedZeros(width * height));
+  const big = (extra = '') =>
+    stream(
+      `/Type /XObject /Subtype /Image /Width ${width} /Height ${height} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode${extra}`,
+      deflatedZeros(width * height),
+    );
   const objects: Buffer[] = [
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from('<< /Type /Pages /Kids [3 0 R] /Count 1 >>'),
-    Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Resources << /XObject << /Im0 4 0 R >> /Font << /F1 6 0 R >> >> /Contents 5 0 R >>'),
-    opts.as === 'smask' ? stream('/Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceGray /BitsPerComponent 8 /SMask 7 0 R /Filter /FlateDecode', deflatedZeros(100)) : big(),
-    stream('', Buffer.from(`q 300 0 0 300 0 0 cm /Im0 Do Q\n1 0 0 rg 10 10 120 30 re f\nBT /F1 14 Tf 10 150 Td (${text}) Tj ET\n`)),
+    Buffer.from(
+      '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Resources << /XObject << /Im0 4 0 R >> /Font << /F1 6 0 R >> >> /Contents 5 0 R >>',
+    ),
+    opts.as === 'smask'
+      ? stream(
+          '/Type /XObject /Subtype /Image /Width 10 /Height 10 /ColorSpace /DeviceGray /BitsPerComponent 8 /SMask 7 0 R /Filter /FlateDecode',
+          deflatedZeros(100),
+        )
+      : big(),
+    stream(
+      '',
+      Buffer.from(
+        `q 300 0 0 300 0 0 cm /Im0 Do Q\n1 0 0 rg 10 10 120 30 re f\nBT /F1 14 Tf 10 150 Td (${text}) Tj ET\n`,
+      ),
+    ),
     Buffer.from('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'),
   ];
   if (opts.as === 'smask') objects.push(big());
@@ -79,9 +101,22 @@ export function slowPdf(rects: number, pages = 50): Buffer {
     Buffer.from('<< /Type /Catalog /Pages 2 0 R >>'),
     Buffer.from(`<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`),
     // a line of text first: the reader finds words and does not send the pages to OCR
-    stream('/Filter /FlateDecode', zlib.deflateSync(Buffer.from(`BT /F1 12 Tf 10 280 Td (Slow to read: many small rectangles) Tj ET\n${'1 1 2 2 re f\n'.repeat(rects)}`), { level: 9 })),
+    stream(
+      '/Filter /FlateDecode',
+      zlib.deflateSync(
+        Buffer.from(
+          `BT /F1 12 Tf 10 280 Td (Slow to read: many small rectangles) Tj ET\n${'1 1 2 2 re f\n'.repeat(rects)}`,
+        ),
+        { level: 9 },
+      ),
+    ),
     Buffer.from('<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>'),
   ];
-  for (let i = 0; i < pages; i += 1) objects.push(Buffer.from('<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Resources << /Font << /F1 4 0 R >> >> /Contents 3 0 R >>'));
+  for (let i = 0; i < pages; i += 1)
+    objects.push(
+      Buffer.from(
+        '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 300] /Resources << /Font << /F1 4 0 R >> >> /Contents 3 0 R >>',
+      ),
+    );
   return assemble(objects);
 }

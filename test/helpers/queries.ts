@@ -6,7 +6,20 @@
  */
 import mongoose from 'mongoose';
 
-const READS = new Set(['find', 'findOne', 'findOneAndUpdate', 'findOneAndDelete', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'countDocuments', 'aggregate', 'replaceOne', 'distinct']);
+const READS = new Set([
+  'find',
+  'findOne',
+  'findOneAndUpdate',
+  'findOneAndDelete',
+  'updateOne',
+  'updateMany',
+  'deleteOne',
+  'deleteMany',
+  'countDocuments',
+  'aggregate',
+  'replaceOne',
+  'distinct',
+]);
 
 export interface Query {
   collection: string;
@@ -20,8 +33,14 @@ export async function queriesOf(work: () => Promise<unknown>): Promise<Query[]> 
   const seen: Query[] = [];
   mongoose.set('debug', (collection: string, method: string, ...args: unknown[]) => {
     if (!READS.has(method)) return;
-    const options = (method === 'findOneAndUpdate' || method === 'findOneAndDelete' ? args.at(-1) : args[1]) as { sort?: Record<string, 1 | -1> } | undefined;
-    seen.push({ collection, method, filter: (args[0] ?? {}) as Record<string, unknown>, ...(options?.sort && Object.keys(options.sort).length ? { sort: options.sort } : {}) });
+    const options = (method === 'findOneAndUpdate' || method === 'findOneAndDelete' ? args.at(-1) : args[1]) as
+      { sort?: Record<string, 1 | -1> } | undefined;
+    seen.push({
+      collection,
+      method,
+      filter: (args[0] ?? {}) as Record<string, unknown>,
+      ...(options?.sort && Object.keys(options.sort).length ? { sort: options.sort } : {}),
+    });
   });
   try {
     await work();
@@ -31,7 +50,11 @@ export async function queriesOf(work: () => Promise<unknown>): Promise<Query[]> 
   return seen;
 }
 
-export const show = (qs: Query[]) => qs.map((q) => `${q.collection}.${q.method}(${JSON.stringify(q.filter)}${q.sort ? `, sort ${JSON.stringify(q.sort)}` : ''})`);
+export const show = (qs: Query[]) =>
+  qs.map(
+    (q) =>
+      `${q.collection}.${q.method}(${JSON.stringify(q.filter)}${q.sort ? `, sort ${JSON.stringify(q.sort)}` : ''})`,
+  );
 
 /**
  * How the server answers a query: `index` when it reads only what an index finds (SQLite's plan
@@ -40,13 +63,20 @@ export const show = (qs: Query[]) => qs.map((q) => `${q.collection}.${q.method}(
  */
 export async function planOf(q: Query): Promise<{ answer: 'index' | 'scan'; plan: string }> {
   const db = mongoose.connection.db!;
-  const filter = q.method === 'aggregate' ? (((q.filter as unknown as object[])[0] as { $match?: object })?.$match ?? {}) : q.filter;
-  const res = await db.command({ explain: { find: q.collection, filter, ...(q.sort ? { sort: q.sort } : {}) }, verbosity: 'queryPlanner' });
+  const filter =
+    q.method === 'aggregate' ? (((q.filter as unknown as object[])[0] as { $match?: object })?.$match ?? {}) : q.filter;
+  const res = await db.command({
+    explain: { find: q.collection, filter, ...(q.sort ? { sort: q.sort } : {}) },
+    verbosity: 'queryPlanner',
+  });
   if (Array.isArray(res.queryPlanner?.Plan)) {
     const plan = (res.queryPlanner.Plan as string[]).map((row) => row.replace(/^.*detail=/, '')).join(' | ');
     // A sort the server does itself after an index search is fine; a scan of the table is not.
     const scans = /(^|\| )SCAN (?!.*USING (COVERING )?INDEX)/.test(plan);
-    return { answer: /USING (COVERING |INTEGER PRIMARY KEY|PRIMARY KEY )?INDEX/.test(plan) && !scans ? 'index' : 'scan', plan };
+    return {
+      answer: /USING (COVERING |INTEGER PRIMARY KEY|PRIMARY KEY )?INDEX/.test(plan) && !scans ? 'index' : 'scan',
+      plan,
+    };
   }
   const text = JSON.stringify(res.queryPlanner?.winningPlan ?? {});
   return { answer: /IXSCAN|IDHACK|EXPRESS/.test(text) && !/COLLSCAN/.test(text) ? 'index' : 'scan', plan: text };

@@ -39,7 +39,10 @@ export async function renderReceipt(spec: ReceiptSpec, format: 'png' | 'jpeg' = 
   const lines = receiptLines(spec);
   const height = 60 + lines.length * 32;
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="620" height="${height}"><rect width="100%" height="100%" fill="white"/>${lines
-    .map((l, i) => `<text x="20" y="${44 + i * 32}" font-family="DejaVu Sans Mono" font-size="20" xml:space="preserve">${esc(l)}</text>`)
+    .map(
+      (l, i) =>
+        `<text x="20" y="${44 + i * 32}" font-family="DejaVu Sans Mono" font-size="20" xml:space="preserve">${esc(l)}</text>`,
+    )
     .join('')}</svg>`;
   const img = sharp(Buffer.from(svg));
   return format === 'png' ? img.png().toBuffer() : img.jpeg({ quality: 90 }).toBuffer();

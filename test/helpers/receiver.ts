@@ -44,21 +44,34 @@ export async function startReceiver(): Promise<Receiver> {
     url: (path) => `${base}${path}`,
     received: (path) => got.get(path) ?? [],
     plan: (path, answers) => void plans.set(path, [...answers]),
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
 /** The payload if one of the request's signatures verifies with `secret` (throws otherwise). */
-export function verified(secret: string, r: Received): { id: string; type: string; created_at: string; organization_id: string; data: Record<string, any> } {
-  const headers = { 'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']) };
+export function verified(
+  secret: string,
+  r: Received,
+): { id: string; type: string; created_at: string; organization_id: string; data: Record<string, any> } {
+  const headers = {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  };
   return new Webhook(secret).verify(r.body, headers) as any;
 }
 
 /** An endpoint of the tenant's organization at `path` of the receiver; answers its id and secret. */
-export async function addEndpoint(t: Tenant, rx: Receiver, path: string, events: string[] = ['*']): Promise<{ id: string; secret: string }> {
+export async function addEndpoint(
+  t: Tenant,
+  rx: Receiver,
+  path: string,
+  events: string[] = ['*'],
+): Promise<{ id: string; secret: string }> {
   const res = await call('POST', '/api/webhooks/endpoints', { key: t.adminKey, json: { url: rx.url(path), events } });
   if (res.status !== 201) throw new Error(`endpoint not created: ${res.status} ${JSON.stringify(res.body)}`);
   return { id: res.body.endpoint.id, secret: res.body.secret };
@@ -66,6 +79,12 @@ export async function addEndpoint(t: Tenant, rx: Receiver, path: string, events:
 
 /** Waits until `path` received `n` requests (at most `ms`), answers them parsed. */
 export async function receivedAt(rx: Receiver, path: string, n: number, ms = 20_000) {
-  await until(`${n} deliveries at ${path}`, async () => rx.received(path).length, (k) => k >= n, ms, 100);
+  await until(
+    `${n} deliveries at ${path}`,
+    async () => rx.received(path).length,
+    (k) => k >= n,
+    ms,
+    100,
+  );
   return rx.received(path);
 }

@@ -30,7 +30,10 @@ export function useSuiteClients(): SuiteClients {
   const clients = {} as SuiteClients;
   beforeAll(async () => {
     const e = inject('platformEnv');
-    clients.temporal = new Client({ connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }), namespace: e.TEMPORAL_NAMESPACE });
+    clients.temporal = new Client({
+      connection: await Connection.connect({ address: e.TEMPORAL_ADDRESS }),
+      namespace: e.TEMPORAL_NAMESPACE,
+    });
     clients.db = await mongoose.createConnection(e.MONGODB_URI).asPromise();
   });
   afterAll(async () => {
@@ -44,7 +47,10 @@ export function useSuiteClients(): SuiteClients {
  * The environment of a platform a test file launches for itself on the suite's servers: its own
  * task queue, database, bucket, data folder and admin key, plus `extra` (worker count, providers).
  */
-export function isolatedPlatformEnv(o: { queue: string; dataDir: string; adminKey: string }, extra: Record<string, string> = {}): Record<string, string> {
+export function isolatedPlatformEnv(
+  o: { queue: string; dataDir: string; adminKey: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
   const suite = inject('platformEnv');
   const db = new URL(suite.MONGODB_URI);
   db.pathname = `/platform_${o.queue.replace(/-/g, '_')}`;

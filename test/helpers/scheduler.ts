@@ -10,9 +10,16 @@ import { basicUser, newTenant, type Tenant } from './api.ts';
 export const loyalty = { action_type: 'daily_login' };
 
 /** The suite's configuration with some settings changed, for the activities called in this process. */
-export const configure = (extra: Record<string, string> = {}) => setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
+export const configure = (extra: Record<string, string> = {}) =>
+  setConfig(parseEnv({ ...process.env, ...inject('platformEnv'), ...extra }));
 
-export const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({ type_of_event: 'loyalty', recurrency: 'daily', start_event: new Date(start), end_date: null, metadata: loyalty });
+export const daily = (start = '2031-01-05T09:30:00Z'): EventInput => ({
+  type_of_event: 'loyalty',
+  recurrency: 'daily',
+  start_event: new Date(start),
+  end_date: null,
+  metadata: loyalty,
+});
 
 /** A basic user of a new (or the given) organization, as an event's owner and as the saving actor. */
 export async function basicOwner(tenant?: Tenant) {

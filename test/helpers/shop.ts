@@ -17,7 +17,14 @@ export async function shop(): Promise<Shop> {
     return res.body;
   };
   const brand = (await post('/retail/admin/brands', { name: 'FreshCo' })).brand;
-  const venue = (await post('/retail/admin/venues', { name: 'Fresh Mart', address: '12 Main Street, Springfield', latitude: 39.8, longitude: -89.64 })).venue;
+  const venue = (
+    await post('/retail/admin/venues', {
+      name: 'Fresh Mart',
+      address: '12 Main Street, Springfield',
+      latitude: 39.8,
+      longitude: -89.64,
+    })
+  ).venue;
   const products: Shop['products'] = {};
   for (const [name, price] of [
     ['Coca-Cola 330ml', 1.5],
@@ -48,4 +55,3 @@ export async function balance(t: Tenant, user_id: string): Promise<number> {
   if (res.status === 404) return 0; // no ledger entry yet
   return res.body.points;
 }
-

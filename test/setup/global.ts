@@ -107,26 +107,38 @@ export default async function setup(project: TestProject) {
     cfg,
     freePorts: true,
     env,
-    onExit: (name, code, signal) => process.stderr.write(`test platform: ${name} exited unexpectedly (${signal ?? code})\n`),
+    onExit: (name, code, signal) =>
+      process.stderr.write(`test platform: ${name} exited unexpectedly (${signal ?? code})\n`),
   });
-  process.stderr.write(`test platform ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${platform.edgeUrl}\n`);
+  process.stderr.write(
+    `test platform ready in ${((Date.now() - started) / 1000).toFixed(1)} s at ${platform.edgeUrl}\n`,
+  );
   project.provide('edgeUrl', platform.edgeUrl);
   project.provide('adminKey', adminKey);
   project.provide('smtpDir', smtpDir);
   project.provide('placesUrl', places.url);
   project.provide('contractDir', contractDir);
   const { LOG_LEVEL: _quiet, ...shared } = platform.env;
-  project.provide('platformEnv', { ...shared, TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE, TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE });
+  project.provide('platformEnv', {
+    ...shared,
+    TEMPORAL_TASK_QUEUE: cfg.TEMPORAL_TASK_QUEUE,
+    TEMPORAL_NAMESPACE: cfg.TEMPORAL_NAMESPACE,
+  });
   return async () => {
     // Which operations of the document never had their success answer validated (see
     // docs/testing.md). Read before the platform stops: the document comes from the edge.
-    const coverage = await contractCoverage(project, testFiles, platform.edgeUrl, contractDir).catch((err: Error) => err);
+    const coverage = await contractCoverage(project, testFiles, platform.edgeUrl, contractDir).catch(
+      (err: Error) => err,
+    );
     // How much reading the suite's queries cost the embedded server: rows it decoded per document
     // its filters matched (1.0 when every query is answered from an index; see docs/storage.md).
     if (platform.storeMetricsUrl) {
       const { decodedPerMatched } = await import('../bench/store.ts');
       const ratio = await decodedPerMatched(platform.storeMetricsUrl).catch(() => undefined);
-      if (ratio !== undefined) process.stderr.write(`test platform: the embedded server decoded ${ratio.toFixed(2)} rows per document matched\n`);
+      if (ratio !== undefined)
+        process.stderr.write(
+          `test platform: the embedded server decoded ${ratio.toFixed(2)} rows per document matched\n`,
+        );
     }
     await platform.stop();
     await smtp.close();
@@ -142,7 +154,12 @@ export default async function setup(project: TestProject) {
  * a full run: no test name filter and every test file vitest finds was run (a file filter leaves files out), so a
  * subset (`npx vitest run test/x.test.ts`, `-t`, `--shard`) reports without failing.
  */
-async function contractCoverage(project: TestProject, testFiles: string[], edgeUrl: string, dir: string): Promise<Error | undefined> {
+async function contractCoverage(
+  project: TestProject,
+  testFiles: string[],
+  edgeUrl: string,
+  dir: string,
+): Promise<Error | undefined> {
   const res = await fetch(`${edgeUrl}/openapi.json`);
   const doc = (await res.json()) as Record<string, any>;
   const seen = readSeen(dir);
@@ -150,9 +167,13 @@ async function contractCoverage(project: TestProject, testFiles: string[], edgeU
   const total = Object.values<Record<string, unknown>>(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
   const ran = new Set(project.vitest.state.getFiles().map((f) => f.filepath));
   const full = !project.config.testNamePattern && testFiles.every((f) => ran.has(f));
-  process.stderr.write(`contract: ${total - missing.length}/${total} operations of /openapi.json had their success answer validated${full ? '' : ' (a partial run: not enforced, the list is left out)'}\n`);
+  process.stderr.write(
+    `contract: ${total - missing.length}/${total} operations of /openapi.json had their success answer validated${full ? '' : ' (a partial run: not enforced, the list is left out)'}\n`,
+  );
   if (!missing.length || !full) return undefined;
   const list = missing.map((m) => `  ${m}`).join('\n');
   process.stderr.write(`contract: operations never exercised:\n${list}\n`);
-  return new Error(`contract coverage: ${missing.length} operation(s) of the OpenAPI document never answered with success in the suite:\n${list}`);
+  return new Error(
+    `contract coverage: ${missing.length} operation(s) of the OpenAPI document never answered with success in the suite:\n${list}`,
+  );
 }

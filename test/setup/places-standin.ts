@@ -19,10 +19,13 @@ export async function startPlacesStandin(): Promise<{ url: string; close(): Prom
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/places:searchText') return send(404, { error: { code: 404, message: 'not found' } });
+      if (req.method !== 'POST' || req.url !== '/v1/places:searchText')
+        return send(404, { error: { code: 404, message: 'not found' } });
       count += 1;
-      if (req.headers['x-goog-api-key'] !== PLACES_TEST_KEY) return send(403, { error: { code: 403, message: 'API key not valid', status: 'PERMISSION_DENIED' } });
-      if (!String(req.headers['x-goog-fieldmask'] ?? '').includes('places.displayName')) return send(400, { error: { code: 400, message: 'FieldMask is a required parameter' } });
+      if (req.headers['x-goog-api-key'] !== PLACES_TEST_KEY)
+        return send(403, { error: { code: 403, message: 'API key not valid', status: 'PERMISSION_DENIED' } });
+      if (!String(req.headers['x-goog-fieldmask'] ?? '').includes('places.displayName'))
+        return send(400, { error: { code: 400, message: 'FieldMask is a required parameter' } });
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       const query = String(body.textQuery ?? '');
       if (query.includes('Broken')) return send(500, { error: { code: 500, message: 'backend error' } });

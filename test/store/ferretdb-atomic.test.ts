@@ -32,7 +32,10 @@ describe('single-document updates on the embedded server are atomic', () => {
   it('lets exactly one of 20 concurrent conditional updates win, by _id and by another field', async (ctx) => {
     if (!ferret) return ctx.skip();
     const c = coll('cond');
-    await c.insertMany([{ _id: 'a', state: 'open', k: 'x' }, { _id: 'b', state: 'open', k: 'y' }]);
+    await c.insertMany([
+      { _id: 'a', state: 'open', k: 'x' },
+      { _id: 'b', state: 'open', k: 'y' },
+    ]);
     const byId = await times(20, (i) => c.updateOne({ _id: 'a', state: 'open' }, { $set: { state: `won-${i}` } }));
     const byField = await times(20, (i) => c.updateOne({ k: 'y', state: 'open' }, { $set: { state: `won-${i}` } }));
     expect(byId.filter((r) => r.modifiedCount === 1)).toHaveLength(1);
@@ -53,7 +56,13 @@ describe('single-document updates on the embedded server are atomic', () => {
     const c = coll('queue');
     await c.createIndex({ status: 1, at: 1 });
     await c.insertMany(Array.from({ length: 10 }, (_, i) => ({ _id: `job${i}`, status: 'ready', at: i })));
-    const claims = await times(30, (i) => c.findOneAndUpdate({ status: 'ready' }, { $set: { status: 'taken', by: i } }, { sort: { at: 1 }, returnDocument: 'after' }));
+    const claims = await times(30, (i) =>
+      c.findOneAndUpdate(
+        { status: 'ready' },
+        { $set: { status: 'taken', by: i } },
+        { sort: { at: 1 }, returnDocument: 'after' },
+      ),
+    );
     const won = claims.filter((d) => d !== null).map((d) => d!._id);
     expect(won.sort()).toEqual(Array.from({ length: 10 }, (_, i) => `job${i}`).sort());
     expect(await c.countDocuments({ status: 'taken' })).toBe(10);
@@ -64,7 +73,10 @@ describe('single-document updates on the embedded server are atomic', () => {
     const c = coll('del');
     await c.createIndex({ k: 1 });
     await c.insertMany(Array.from({ length: 40 }, (_, i) => ({ _id: `d${i}`, k: 'd', v: 0 })));
-    const [deleted, updated] = await Promise.all([c.deleteMany({ k: 'd', v: 0 }), times(40, (i) => c.updateOne({ _id: `d${i}` }, { $set: { v: 1 } }))]);
+    const [deleted, updated] = await Promise.all([
+      c.deleteMany({ k: 'd', v: 0 }),
+      times(40, (i) => c.updateOne({ _id: `d${i}` }, { $set: { v: 1 } })),
+    ]);
     const left = await c.find({ k: 'd' }).toArray();
     expect(deleted.deletedCount + left.length).toBe(40);
     expect(left.every((d) => d.v === 1)).toBe(true);

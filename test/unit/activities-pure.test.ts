@@ -42,7 +42,11 @@ describe('object names', () => {
     expect(safeName(undefined)).toBe('upload');
     const p = uploadPaths('org', 'usr_1', 'm1', '../x.png');
     // the original keeps the (safe) name; what is made from it is named by the media id alone
-    expect(p).toMatchObject({ original_path: 'org/usr_1/originals/m1-x.png', thumbnail_path: 'org/usr_1/thumbnails/m1.jpg', converted_path: 'org/usr_1/converted/m1.jpg' });
+    expect(p).toMatchObject({
+      original_path: 'org/usr_1/originals/m1-x.png',
+      thumbnail_path: 'org/usr_1/thumbnails/m1.jpg',
+      converted_path: 'org/usr_1/converted/m1.jpg',
+    });
   });
 
   it('formats sizes for people', () => {
@@ -68,14 +72,35 @@ describe('API keys', () => {
 describe('configuration', () => {
   it('applies the documented defaults', () => {
     const cfg = parseEnv({});
-    expect(cfg).toMatchObject({ HOST: '127.0.0.1', PORT: 8000, TEMPORAL_NAMESPACE: 'default', TEMPORAL_TASK_QUEUE: 'platform', MINIO_BUCKET: 'platform', DEFAULT_ORGANIZATION_ID: 'default', RATE_LIMIT_PER_MINUTE: 600, MAX_UPLOAD_MB: 25 });
+    expect(cfg).toMatchObject({
+      HOST: '127.0.0.1',
+      PORT: 8000,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TASK_QUEUE: 'platform',
+      MINIO_BUCKET: 'platform',
+      DEFAULT_ORGANIZATION_ID: 'default',
+      RATE_LIMIT_PER_MINUTE: 600,
+      MAX_UPLOAD_MB: 25,
+    });
     expect(cfg.maxUploadBytes).toBe(25 * 1024 * 1024);
     expect(cfg.TEMPORAL_ADDRESS).toBeUndefined();
   });
 
   it('takes an empty value as unset (its default), never 0 by coercion', () => {
-    const cfg = parseEnv({ GIFT_PROCESSING_LIMIT_SECONDS: '', GIFT_PROVIDER_ATTEMPTS: ' ', AUTH_FAILURES_PER_MINUTE: '', METRICS_ENABLED: '', PORT: '' });
-    expect(cfg).toMatchObject({ GIFT_PROCESSING_LIMIT_SECONDS: 86_400, GIFT_PROVIDER_ATTEMPTS: 20, AUTH_FAILURES_PER_MINUTE: 30, METRICS_ENABLED: true, PORT: 8000 });
+    const cfg = parseEnv({
+      GIFT_PROCESSING_LIMIT_SECONDS: '',
+      GIFT_PROVIDER_ATTEMPTS: ' ',
+      AUTH_FAILURES_PER_MINUTE: '',
+      METRICS_ENABLED: '',
+      PORT: '',
+    });
+    expect(cfg).toMatchObject({
+      GIFT_PROCESSING_LIMIT_SECONDS: 86_400,
+      GIFT_PROVIDER_ATTEMPTS: 20,
+      AUTH_FAILURES_PER_MINUTE: 30,
+      METRICS_ENABLED: true,
+      PORT: 8000,
+    });
   });
 
   it('refuses invalid values with the variable named', () => {
@@ -84,7 +109,15 @@ describe('configuration', () => {
   });
 
   it('reads MINIO_ENDPOINT as host:port', () => {
-    expect(minioSettings(parseEnv({ MINIO_ENDPOINT: 'minio:9000' }))).toMatchObject({ endPoint: 'minio', port: 9000, useSSL: false, accessKey: 'minioadmin' });
-    expect(minioSettings(parseEnv({ MINIO_ENDPOINT: 's3.example.com', MINIO_USE_SSL: 'true' }))).toMatchObject({ port: 443, useSSL: true });
+    expect(minioSettings(parseEnv({ MINIO_ENDPOINT: 'minio:9000' }))).toMatchObject({
+      endPoint: 'minio',
+      port: 9000,
+      useSSL: false,
+      accessKey: 'minioadmin',
+    });
+    expect(minioSettings(parseEnv({ MINIO_ENDPOINT: 's3.example.com', MINIO_USE_SSL: 'true' }))).toMatchObject({
+      port: 443,
+      useSSL: true,
+    });
   });
 });

@@ -10,11 +10,26 @@ describe('barcodes', () => {
   });
 
   it('reads each symbology and reduces it to one GTIN-14', () => {
-    expect(parseBarcode('4006381333931')).toEqual({ kind: 'EAN-13', code: '4006381333931', key: '04006381333931', check_digit_valid: true });
-    expect(parseBarcode('036000291452')).toEqual({ kind: 'UPC-A', code: '036000291452', key: '00036000291452', check_digit_valid: true });
+    expect(parseBarcode('4006381333931')).toEqual({
+      kind: 'EAN-13',
+      code: '4006381333931',
+      key: '04006381333931',
+      check_digit_valid: true,
+    });
+    expect(parseBarcode('036000291452')).toEqual({
+      kind: 'UPC-A',
+      code: '036000291452',
+      key: '00036000291452',
+      check_digit_valid: true,
+    });
     // the UPC-A and its EAN-13 form are the same item
     expect(parseBarcode('0036000291452').key).toBe(parseBarcode('036000291452').key);
-    expect(parseBarcode('96385074')).toEqual({ kind: 'EAN-8', code: '96385074', key: '00000096385074', check_digit_valid: true });
+    expect(parseBarcode('96385074')).toEqual({
+      kind: 'EAN-8',
+      code: '96385074',
+      key: '00000096385074',
+      check_digit_valid: true,
+    });
     expect(parseBarcode('4006-3813 33931')).toMatchObject({ kind: 'EAN-13', code: '4006381333931' });
   });
 
@@ -30,7 +45,12 @@ describe('barcodes', () => {
   });
 
   it('keeps a GTIN with a wrong check digit, flagged, and still matches its other forms', () => {
-    expect(parseBarcode('4006381333932')).toEqual({ kind: 'EAN-13', code: '4006381333932', key: '04006381333932', check_digit_valid: false });
+    expect(parseBarcode('4006381333932')).toEqual({
+      kind: 'EAN-13',
+      code: '4006381333932',
+      key: '04006381333932',
+      check_digit_valid: false,
+    });
     expect(parseBarcode('036000291453')).toMatchObject({ kind: 'UPC-A', check_digit_valid: false });
     expect(parseBarcode('0036000291453').key).toBe(parseBarcode('036000291453').key);
     expect(parseBarcode('96385075')).toMatchObject({ kind: 'EAN-8', check_digit_valid: false });

@@ -7,8 +7,15 @@ const iso = (ds: Date[]) => ds.map((d) => d.toISOString());
 describe('recurrence rules', () => {
   it('daily, weekly and one-off in UTC', () => {
     const start = new Date('2027-01-04T09:30:00Z'); // a Monday
-    expect(iso(nextRuns({ start, recurrency: 'daily' }, start, 3))).toEqual(['2027-01-04T09:30:00.000Z', '2027-01-05T09:30:00.000Z', '2027-01-06T09:30:00.000Z']);
-    expect(iso(nextRuns({ start, recurrency: 'weekly' }, new Date('2027-01-05T00:00:00Z'), 2))).toEqual(['2027-01-11T09:30:00.000Z', '2027-01-18T09:30:00.000Z']);
+    expect(iso(nextRuns({ start, recurrency: 'daily' }, start, 3))).toEqual([
+      '2027-01-04T09:30:00.000Z',
+      '2027-01-05T09:30:00.000Z',
+      '2027-01-06T09:30:00.000Z',
+    ]);
+    expect(iso(nextRuns({ start, recurrency: 'weekly' }, new Date('2027-01-05T00:00:00Z'), 2))).toEqual([
+      '2027-01-11T09:30:00.000Z',
+      '2027-01-18T09:30:00.000Z',
+    ]);
     expect(iso(nextRuns({ start }, new Date('2026-01-01T00:00:00Z'), 5))).toEqual(['2027-01-04T09:30:00.000Z']);
   });
 
@@ -22,7 +29,11 @@ describe('recurrence rules', () => {
       '2028-04-30T08:00:00.000Z',
       '2028-05-31T08:00:00.000Z',
     ]);
-    const feb = nextRuns({ start: new Date('2026-01-30T08:00:00Z'), recurrency: 'monthly' }, new Date('2026-02-01T00:00:00Z'), 2);
+    const feb = nextRuns(
+      { start: new Date('2026-01-30T08:00:00Z'), recurrency: 'monthly' },
+      new Date('2026-02-01T00:00:00Z'),
+      2,
+    );
     expect(iso(feb)).toEqual(['2026-02-28T08:00:00.000Z', '2026-03-30T08:00:00.000Z']);
   });
 
@@ -44,7 +55,11 @@ describe('recurrence rules', () => {
   });
 
   it('builds calendar specs in the event time zone', () => {
-    const spec = scheduleSpec({ start: new Date('2027-01-04T09:30:15Z'), recurrency: 'weekly', timezone: 'Europe/Madrid' });
+    const spec = scheduleSpec({
+      start: new Date('2027-01-04T09:30:15Z'),
+      recurrency: 'weekly',
+      timezone: 'Europe/Madrid',
+    });
     expect(spec.timezone).toBe('Europe/Madrid');
     expect(spec.calendars).toEqual([{ hour: 10, minute: 30, second: 15, dayOfWeek: 'MONDAY' }]);
     expect(scheduleSpec({ start: new Date('2027-05-31T00:00:00Z'), recurrency: 'monthly' }).calendars).toHaveLength(4);
@@ -56,43 +71,96 @@ describe('cron and daylight-saving changes', () => {
   it('reads five-field cron in the time zone (weekdays at 09:00 Madrid)', () => {
     const t = { ...madrid('2031-01-01T00:00:00Z'), recurrency: 'cron' as const, cron: '0 9 * * 1-5' };
     // 2031-01-03 is a Friday; winter: UTC+1
-    expect(iso(nextRuns(t, new Date('2031-01-03T00:00:00Z'), 3))).toEqual(['2031-01-03T08:00:00.000Z', '2031-01-06T08:00:00.000Z', '2031-01-07T08:00:00.000Z']);
+    expect(iso(nextRuns(t, new Date('2031-01-03T00:00:00Z'), 3))).toEqual([
+      '2031-01-03T08:00:00.000Z',
+      '2031-01-06T08:00:00.000Z',
+      '2031-01-07T08:00:00.000Z',
+    ]);
     const spec = scheduleSpec(t);
-    expect(spec.calendars?.[0]).toMatchObject({ minute: [{ start: 0, end: 0 }], hour: [{ start: 9, end: 9 }], dayOfWeek: [{ start: 'MONDAY', end: 'FRIDAY' }] });
+    expect(spec.calendars?.[0]).toMatchObject({
+      minute: [{ start: 0, end: 0 }],
+      hour: [{ start: 9, end: 9 }],
+      dayOfWeek: [{ start: 'MONDAY', end: 'FRIDAY' }],
+    });
     expect(spec.calendars).toHaveLength(1); // 09:00 is never skipped by a clock change in Madrid
   });
 
   it('refuses malformed expressions and day-of-month with day-of-week', () => {
-    for (const bad of ['0 9 * *', '60 9 * * *', '0 24 * * *', '0 9 1 * 1', 'a b c d e', '0 9 * * 8', '*/0 * * * *', '5-1 * * * *']) expect(typeof parseCron(bad), bad).toBe('string');
-    expect(parseCron('*/15 9-17 * 1,7 0,7')).toMatchObject({ minute: [0, 15, 30, 45], hour: [9, 10, 11, 12, 13, 14, 15, 16, 17], month: [1, 7], dayOfWeek: [0] });
+    for (const bad of [
+      '0 9 * *',
+      '60 9 * * *',
+      '0 24 * * *',
+      '0 9 1 * 1',
+      'a b c d e',
+      '0 9 * * 8',
+      '*/0 * * * *',
+      '5-1 * * * *',
+    ])
+      expect(typeof parseCron(bad), bad).toBe('string');
+    expect(parseCron('*/15 9-17 * 1,7 0,7')).toMatchObject({
+      minute: [0, 15, 30, 45],
+      hour: [9, 10, 11, 12, 13, 14, 15, 16, 17],
+      month: [1, 7],
+      dayOfWeek: [0],
+    });
   });
 
   // Europe/Madrid: 2031-03-30 02:00 → 03:00 (02:30 does not exist); 2031-10-26 03:00 → 02:00 (02:30 twice).
   it('spring forward: a 02:30 run that day runs once, at 03:30 (shifted by the gap)', () => {
-    for (const t of [{ ...madrid('2031-03-28T12:00:00Z'), recurrency: 'cron' as const, cron: '30 2 * * *' }, { ...madrid('2031-03-29T01:30:00Z'), recurrency: 'daily' as const }]) {
-      expect(iso(nextRuns(t, new Date('2031-03-29T00:00:00Z'), 3))).toEqual(['2031-03-29T01:30:00.000Z', '2031-03-30T01:30:00.000Z', '2031-03-31T00:30:00.000Z']);
+    for (const t of [
+      { ...madrid('2031-03-28T12:00:00Z'), recurrency: 'cron' as const, cron: '30 2 * * *' },
+      { ...madrid('2031-03-29T01:30:00Z'), recurrency: 'daily' as const },
+    ]) {
+      expect(iso(nextRuns(t, new Date('2031-03-29T00:00:00Z'), 3))).toEqual([
+        '2031-03-29T01:30:00.000Z',
+        '2031-03-30T01:30:00.000Z',
+        '2031-03-31T00:30:00.000Z',
+      ]);
       // The Schedule gets that day at 03:30 as its own entry (Temporal would skip 02:30 that day).
-      expect(scheduleSpec(t).calendars).toContainEqual({ year: 2031, month: 'MARCH', dayOfMonth: 30, hour: 3, minute: [{ start: 30, end: 30 }], second: 0 });
+      expect(scheduleSpec(t).calendars).toContainEqual({
+        year: 2031,
+        month: 'MARCH',
+        dayOfMonth: 30,
+        hour: 3,
+        minute: [{ start: 30, end: 30 }],
+        second: 0,
+      });
     }
   });
 
   it('fall back: a 02:30 run that day runs once, at its second occurrence', () => {
     const t = { ...madrid('2031-10-20T12:00:00Z'), recurrency: 'cron' as const, cron: '30 2 * * *' };
-    expect(iso(nextRuns(t, new Date('2031-10-25T00:00:00Z'), 3))).toEqual(['2031-10-25T00:30:00.000Z', '2031-10-26T01:30:00.000Z', '2031-10-27T01:30:00.000Z']);
+    expect(iso(nextRuns(t, new Date('2031-10-25T00:00:00Z'), 3))).toEqual([
+      '2031-10-25T00:30:00.000Z',
+      '2031-10-26T01:30:00.000Z',
+      '2031-10-27T01:30:00.000Z',
+    ]);
     // New York: 01:30 is repeated on 2031-11-02 (05:30Z EDT, 06:30Z EST); the first is the twin.
-    const ny = { start: new Date('2031-10-20T12:00:00Z'), timezone: 'America/New_York', recurrency: 'cron' as const, cron: '30 1 * * *' };
-    expect(iso(nextRuns(ny, new Date('2031-11-01T12:00:00Z'), 2))).toEqual(['2031-11-02T06:30:00.000Z', '2031-11-03T06:30:00.000Z']);
+    const ny = {
+      start: new Date('2031-10-20T12:00:00Z'),
+      timezone: 'America/New_York',
+      recurrency: 'cron' as const,
+      cron: '30 1 * * *',
+    };
+    expect(iso(nextRuns(ny, new Date('2031-11-01T12:00:00Z'), 2))).toEqual([
+      '2031-11-02T06:30:00.000Z',
+      '2031-11-03T06:30:00.000Z',
+    ]);
     expect(isFoldTwin(ny, new Date('2031-11-02T05:30:00Z'))).toBe(true);
     expect(isFoldTwin(ny, new Date('2031-11-02T06:30:00Z'))).toBe(false);
     expect(isFoldTwin(ny, new Date('2031-11-01T05:30:00Z'))).toBe(false);
   });
 });
 
-describe('the smallest gap between runs (a basic saver\'s minimum interval)', () => {
+describe("the smallest gap between runs (a basic saver's minimum interval)", () => {
   const start = new Date('2031-01-05T09:30:00Z');
-  const gap = (cron: string | null, timezone?: string, recurrency: 'daily' | 'weekly' | 'monthly' | 'cron' | null = 'cron') => minGapSeconds({ start, recurrency, cron, timezone });
+  const gap = (
+    cron: string | null,
+    timezone?: string,
+    recurrency: 'daily' | 'weekly' | 'monthly' | 'cron' | null = 'cron',
+  ) => minGapSeconds({ start, recurrency, cron, timezone });
 
-  it('cron: between the times of a day, and from a day\'s last time to the next day\'s first', () => {
+  it("cron: between the times of a day, and from a day's last time to the next day's first", () => {
     expect(gap('* * * * *')).toBe(60);
     expect(gap('*/20 8,17 * * *')).toBe(1200);
     expect(gap('0 9,17 * * 1-5')).toBe(8 * 3600);
@@ -121,7 +189,12 @@ describe('the smallest gap between runs (a basic saver\'s minimum interval)', ()
     // Hourly stays hourly: the skipped 02:30 runs at 03:30, with the 03:30 run (one run).
     expect(gap('30 * * * *', 'Europe/Madrid')).toBe(3600);
     // The spring-forward rule checked against the runs nextRuns computes for that day.
-    const t = { start: new Date('2031-03-29T00:00:00Z'), recurrency: 'cron' as const, cron: '0 1,3 * * *', timezone: 'Europe/Madrid' };
+    const t = {
+      start: new Date('2031-03-29T00:00:00Z'),
+      recurrency: 'cron' as const,
+      cron: '0 1,3 * * *',
+      timezone: 'Europe/Madrid',
+    };
     const [a, b] = nextRuns(t, new Date('2031-03-30T00:00:00Z'), 2);
     expect((b.getTime() - a.getTime()) / 1000).toBe(minGapSeconds(t));
   });

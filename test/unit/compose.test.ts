@@ -9,7 +9,11 @@ const text = fs.readFileSync(new URL('../../docker-compose.yml', import.meta.url
 const lines = text.split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
 const body = lines.join('\n');
 const indent = (l: string) => l.length - l.trimStart().length;
-const unquote = (v: string) => v.trim().replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1');
+const unquote = (v: string) =>
+  v
+    .trim()
+    .replace(/^"(.*)"$/, '$1')
+    .replace(/^'(.*)'$/, '$1');
 
 /** service name → its `ports:` entries */
 function publishedPorts(): Map<string, string[]> {
@@ -94,7 +98,8 @@ function services(): Map<string, Service> {
     } else if (service && block === 'volumes' && t.startsWith('- ')) service.volumes.push(unquote(t.slice(2)));
     else if (service && block === 'depends_on') {
       if (depth === 6) dependency = t.replace(/:$/, '');
-      else if (depth === 8 && t.startsWith('condition:')) service.dependsOn.set(dependency, t.slice('condition:'.length).trim());
+      else if (depth === 8 && t.startsWith('condition:'))
+        service.dependsOn.set(dependency, t.slice('condition:'.length).trim());
     }
   }
   return out;
@@ -112,16 +117,31 @@ const settings = () =>
 
 const SECRET = /PASSWORD|PWD|SECRET|_KEY$|ACCESS_KEY|ROOT_USER|USERNAME|TOKEN/;
 /** the credentials of the services compose itself runs: no way to start without them */
-const REQUIRED = ['MINIO_ACCESS_KEY', 'MINIO_SECRET_KEY', 'MINIO_ROOT_USER', 'MINIO_ROOT_PASSWORD', 'POSTGRES_PASSWORD', 'POSTGRES_PWD', 'MONGO_INITDB_ROOT_USERNAME', 'MONGO_INITDB_ROOT_PASSWORD', 'CONFIG_ENCRYPTION_KEY', 'MONGO_ROOT_PASSWORD', 'MONGO_PLATFORM_PASSWORD'];
+const REQUIRED = [
+  'MINIO_ACCESS_KEY',
+  'MINIO_SECRET_KEY',
+  'MINIO_ROOT_USER',
+  'MINIO_ROOT_PASSWORD',
+  'POSTGRES_PASSWORD',
+  'POSTGRES_PWD',
+  'MONGO_INITDB_ROOT_USERNAME',
+  'MONGO_INITDB_ROOT_PASSWORD',
+  'CONFIG_ENCRYPTION_KEY',
+  'MONGO_ROOT_PASSWORD',
+  'MONGO_PLATFORM_PASSWORD',
+];
 
 describe('docker-compose.yml', () => {
   it('publishes only the edge beyond the loopback interface', () => {
     const ports = publishedPorts();
     expect(ports.get('edge')).toEqual(['8000:8000']);
-    expect([...ports.keys()]).toEqual(expect.arrayContaining(['temporal', 'temporal-ui', 'minio', 'mongodb', 'postgresql', 'worker']));
+    expect([...ports.keys()]).toEqual(
+      expect.arrayContaining(['temporal', 'temporal-ui', 'minio', 'mongodb', 'postgresql', 'worker']),
+    );
     for (const [service, entries] of ports) {
       if (service === 'edge') continue;
-      for (const entry of entries) expect(entry, `${service} publishes ${entry}`).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+:\d+$/);
+      for (const entry of entries)
+        expect(entry, `${service} publishes ${entry}`).toMatch(/^(127\.0\.0\.1|\[::1\]):\d+:\d+$/);
     }
     expect(body).not.toMatch(/network_mode:\s*"?host/);
   });
@@ -129,7 +149,11 @@ describe('docker-compose.yml', () => {
   it('takes every secret from the environment: required ones with ${VAR:?…}, none with a default value', () => {
     const all = settings();
     const secrets = all.filter((s) => SECRET.test(s.name));
-    for (const name of REQUIRED) expect(secrets.map((s) => s.name), name).toContain(name);
+    for (const name of REQUIRED)
+      expect(
+        secrets.map((s) => s.name),
+        name,
+      ).toContain(name);
     for (const { name, value } of secrets) {
       if (REQUIRED.includes(name)) expect(value, name).toMatch(/^\$\{[A-Z0-9_]+:\?[^}]+\}$/);
       // optional ones (a feature stays off without them) may be empty, never a known value
@@ -149,7 +173,7 @@ describe('docker-compose.yml', () => {
     expect(worker).not.toMatch(/container_name|hostname:/);
   });
 
-  it('gives the worker, which parses untrusted files, no admin key, payment secret or metrics token, and not the edge\'s /data', () => {
+  it("gives the worker, which parses untrusted files, no admin key, payment secret or metrics token, and not the edge's /data", () => {
     const all = services();
     const worker = all.get('worker')!;
     const edge = all.get('edge')!;
@@ -161,7 +185,8 @@ describe('docker-compose.yml', () => {
     expect(worker.environment.has('GIFT_PROVIDER_CLIENT_SECRET')).toBe(true);
     expect(edge.environment.has('GIFT_PROVIDER_CLIENT_SECRET')).toBe(false);
     // The configuration key comes from the environment, the same for both, never from a shared file.
-    for (const p of [worker, edge]) expect(p.environment.get('CONFIG_ENCRYPTION_KEY')).toMatch(/^\$\{CONFIG_ENCRYPTION_KEY:\?[^}]+\}$/);
+    for (const p of [worker, edge])
+      expect(p.environment.get('CONFIG_ENCRYPTION_KEY')).toMatch(/^\$\{CONFIG_ENCRYPTION_KEY:\?[^}]+\}$/);
     // The edge's data volume (its generated admin-key.txt) is mounted by the edge alone.
     const volumeOf = (p: Service) => p.volumes.map((v) => v.split(':')[0]);
     const edgeData = volumeOf(edge).find((v) => edge.volumes.some((m) => m === `${v}:/data`));
@@ -173,8 +198,14 @@ describe('docker-compose.yml', () => {
     const all = services();
     const edge = all.get('edge')!;
     const worker = all.get('worker')!;
-    const mongoRoot = [...variables(all.get('mongodb')!.environment.get('MONGO_INITDB_ROOT_USERNAME')), ...variables(all.get('mongodb')!.environment.get('MONGO_INITDB_ROOT_PASSWORD'))];
-    const minioRoot = [...variables(all.get('minio')!.environment.get('MINIO_ROOT_USER')), ...variables(all.get('minio')!.environment.get('MINIO_ROOT_PASSWORD'))];
+    const mongoRoot = [
+      ...variables(all.get('mongodb')!.environment.get('MONGO_INITDB_ROOT_USERNAME')),
+      ...variables(all.get('mongodb')!.environment.get('MONGO_INITDB_ROOT_PASSWORD')),
+    ];
+    const minioRoot = [
+      ...variables(all.get('minio')!.environment.get('MINIO_ROOT_USER')),
+      ...variables(all.get('minio')!.environment.get('MINIO_ROOT_PASSWORD')),
+    ];
     expect(mongoRoot).toHaveLength(2);
     expect(minioRoot).toHaveLength(2);
     for (const p of [edge, worker]) {
@@ -193,13 +224,16 @@ describe('docker-compose.yml', () => {
     for (const [name, p] of all) {
       const used = [...p.environment.values()].flatMap(variables);
       const roots = used.filter((v) => mongoRoot.includes(v) || minioRoot.includes(v));
-      if (roots.length) expect(['mongodb', 'mongodb-init', 'minio', 'minio-init'], `${name} gets ${roots.join(', ')}`).toContain(name);
+      if (roots.length)
+        expect(['mongodb', 'mongodb-init', 'minio', 'minio-init'], `${name} gets ${roots.join(', ')}`).toContain(name);
     }
     // What the init services grant: readWrite on the platform database; the platform's bucket.
     const mongoInit = fs.readFileSync(new URL('../../docker/mongodb-init.js', import.meta.url), 'utf8');
     expect(mongoInit).toContain("const roles = [{ role: 'readWrite', db: 'platform' }];");
     expect(mongoInit.match(/role:/g)).toHaveLength(1);
-    const policy = JSON.parse(fs.readFileSync(new URL('../../docker/minio-platform-policy.json', import.meta.url), 'utf8')) as { Statement: { Effect: string; Action: string[]; Resource: string[] }[] };
+    const policy = JSON.parse(
+      fs.readFileSync(new URL('../../docker/minio-platform-policy.json', import.meta.url), 'utf8'),
+    ) as { Statement: { Effect: string; Action: string[]; Resource: string[] }[] };
     for (const st of policy.Statement) {
       expect(st.Effect).toBe('Allow');
       for (const r of st.Resource) expect(r).toMatch(/^arn:aws:s3:::@BUCKET@(\/\*)?$/);
@@ -213,7 +247,10 @@ describe('docker-compose.yml', () => {
     expect(images.length).toBeGreaterThanOrEqual(5);
     const dockerfile = fs.readFileSync(new URL('../../Dockerfile', import.meta.url), 'utf8');
     const args = new Map([...dockerfile.matchAll(/^ARG ([A-Z_]+)=(\S+)$/gm)].map((m) => [m[1], m[2]]));
-    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((m, i) => [`Dockerfile stage ${i + 1}`, m[1].replace(/^\$\{(\w+)\}$/, (_, k: string) => args.get(k) ?? k)] as const);
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map(
+      (m, i) =>
+        [`Dockerfile stage ${i + 1}`, m[1].replace(/^\$\{(\w+)\}$/, (_, k: string) => args.get(k) ?? k)] as const,
+    );
     expect(bases).toHaveLength(4);
     for (const [where, image] of [...images, ...bases]) {
       const [ref, digest] = image.split('@');

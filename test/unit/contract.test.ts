@@ -10,23 +10,59 @@ const doc = {
   openapi: '3.1.0',
   components: {
     schemas: {
-      Thing: { type: 'object', properties: { id: { type: 'string' }, note: { type: ['string', 'null'] } }, required: ['id'] },
+      Thing: {
+        type: 'object',
+        properties: { id: { type: 'string' }, note: { type: ['string', 'null'] } },
+        required: ['id'],
+      },
       Open: { type: 'object', properties: { id: { type: 'string' } }, additionalProperties: {} },
-      Both: { allOf: [{ $ref: '#/components/schemas/Thing' }, { type: 'object', properties: { extra: { type: 'integer' } } }] },
+      Both: {
+        allOf: [{ $ref: '#/components/schemas/Thing' }, { type: 'object', properties: { extra: { type: 'integer' } } }],
+      },
       Maybe: { anyOf: [{ $ref: '#/components/schemas/Thing' }, { type: 'null' }] },
       ErrorDetail: { type: 'object', properties: { detail: { type: 'string' } }, required: ['detail'] },
     },
   },
   paths: {
-    '/things/{id}': { get: { operationId: 'getThing', responses: { '200': json({ $ref: '#/components/schemas/Thing' }), '404': json({ $ref: '#/components/schemas/ErrorDetail' }) } } },
-    '/things/featured': { get: { operationId: 'getFeatured', responses: { '200': json({ $ref: '#/components/schemas/Open' }) } } },
+    '/things/{id}': {
+      get: {
+        operationId: 'getThing',
+        responses: {
+          '200': json({ $ref: '#/components/schemas/Thing' }),
+          '404': json({ $ref: '#/components/schemas/ErrorDetail' }),
+        },
+      },
+    },
+    '/things/featured': {
+      get: { operationId: 'getFeatured', responses: { '200': json({ $ref: '#/components/schemas/Open' }) } },
+    },
     '/both': { get: { operationId: 'getBoth', responses: { '200': json({ $ref: '#/components/schemas/Both' }) } } },
-    '/maybe': { get: { operationId: 'getMaybe', responses: { '200': json({ type: 'object', properties: { thing: { $ref: '#/components/schemas/Maybe' } }, required: ['thing'] }) } } },
-    '/image': { get: { operationId: 'getImage', responses: { '200': { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } } } },
+    '/maybe': {
+      get: {
+        operationId: 'getMaybe',
+        responses: {
+          '200': json({
+            type: 'object',
+            properties: { thing: { $ref: '#/components/schemas/Maybe' } },
+            required: ['thing'],
+          }),
+        },
+      },
+    },
+    '/image': {
+      get: {
+        operationId: 'getImage',
+        responses: { '200': { content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } },
+      },
+    },
   },
 };
 const c = buildContract(doc);
-const answer = (status: number, body: unknown, contentType = 'application/json; charset=utf-8') => ({ status, body, contentType });
+const answer = (status: number, body: unknown, contentType = 'application/json; charset=utf-8') => ({
+  status,
+  body,
+  contentType,
+});
 
 describe('the contract check', () => {
   it('matches a concrete path to its operation, a fixed segment before a template, ignoring the query', () => {
@@ -38,8 +74,12 @@ describe('the contract check', () => {
 
   it('refuses an undocumented field and a missing required one, and accepts the documented answer', () => {
     expect(check(c, 'GET', '/things/a', answer(200, { id: 'a', note: null })).problems).toBeUndefined();
-    expect(check(c, 'GET', '/things/a', answer(200, { id: 'a', _id: 'x' })).problems).toMatch(/must NOT have unevaluated properties \("_id"\)/);
-    expect(check(c, 'GET', '/things/a', answer(200, { note: 'n' })).problems).toMatch(/must have required property 'id'/);
+    expect(check(c, 'GET', '/things/a', answer(200, { id: 'a', _id: 'x' })).problems).toMatch(
+      /must NOT have unevaluated properties \("_id"\)/,
+    );
+    expect(check(c, 'GET', '/things/a', answer(200, { note: 'n' })).problems).toMatch(
+      /must have required property 'id'/,
+    );
     expect(check(c, 'GET', '/things/featured', answer(200, { id: 'a', more: 1 })).problems).toBeUndefined(); // says it is open
   });
 
@@ -55,7 +95,10 @@ describe('the contract check', () => {
   });
 
   it('refuses a status or a content type the operation does not document; a binary answer is checked by type only', () => {
-    expect(check(c, 'GET', '/things/a', answer(409, { detail: 'x' }))).toMatchObject({ kind: 'status', operationId: 'getThing' });
+    expect(check(c, 'GET', '/things/a', answer(409, { detail: 'x' }))).toMatchObject({
+      kind: 'status',
+      operationId: 'getThing',
+    });
     expect(check(c, 'GET', '/things/a', answer(404, { detail: 'gone' })).problems).toBeUndefined();
     expect(check(c, 'GET', '/things/a', answer(200, 'hi', 'text/html')).kind).toBe('content-type');
     expect(check(c, 'GET', '/image', answer(200, Buffer.from('x'), 'image/png')).problems).toBeUndefined();
@@ -63,7 +106,12 @@ describe('the contract check', () => {
   });
 
   it('lists the operations whose success answer was never seen', () => {
-    expect(uncovered(doc, [{ operationId: 'getThing', status: 404 }, { operationId: 'getBoth', status: 200 }])).toEqual([
+    expect(
+      uncovered(doc, [
+        { operationId: 'getThing', status: 404 },
+        { operationId: 'getBoth', status: 200 },
+      ]),
+    ).toEqual([
       'getThing (GET /things/{id})',
       'getFeatured (GET /things/featured)',
       'getMaybe (GET /maybe)',

@@ -4,7 +4,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { held, withHold, withSettled } from '../../activities/llm/meter.ts';
-import { budgetWindow, effectiveLimits, maskSecrets, minuteWindow, secondsUntil, TIER_DEFAULTS, tierDefaults } from '../../activities/llm/settings.ts';
+import {
+  budgetWindow,
+  effectiveLimits,
+  maskSecrets,
+  minuteWindow,
+  secondsUntil,
+  TIER_DEFAULTS,
+  tierDefaults,
+} from '../../activities/llm/settings.ts';
 
 const at = (iso: string) => new Date(iso);
 const iso = (w: { start: Date; end: Date }) => [w.start.toISOString(), w.end.toISOString()];
@@ -32,7 +40,10 @@ describe('budget windows (UTC)', () => {
       expect(budgetWindow(period, w.end).start).toEqual(w.end);
       expect(budgetWindow(period, new Date(w.end.getTime() - 1)).start).toEqual(w.start);
     }
-    expect(iso(minuteWindow(at('2031-03-09T10:15:59.999Z')))).toEqual(['2031-03-09T10:15:00.000Z', '2031-03-09T10:16:00.000Z']);
+    expect(iso(minuteWindow(at('2031-03-09T10:15:59.999Z')))).toEqual([
+      '2031-03-09T10:15:00.000Z',
+      '2031-03-09T10:16:00.000Z',
+    ]);
     expect(secondsUntil(at('2031-03-10T00:00:00Z'), at('2031-03-09T23:59:30.200Z'))).toBe(30);
     expect(secondsUntil(at('2031-03-10T00:00:00Z'), at('2031-03-10T00:00:00Z'))).toBe(1);
   });
@@ -48,12 +59,23 @@ describe('tier limits', () => {
     }
     expect(effectiveLimits({ rpm: 5 }, { rpm: 10, tpm: 100 })).toEqual({ rpm: 5, tpm: 100 });
     expect(effectiveLimits({ rpm: 50, tpm: 50 }, { rpm: 10, tpm: 100 })).toEqual({ rpm: 10, tpm: 50 });
-    expect(tierDefaults('free', { tiers: { free: { limits: { rpm: 3 } } } })).toEqual({ limits: { rpm: 3, tpm: TIER_DEFAULTS.free.limits.tpm }, budget: TIER_DEFAULTS.free.budget });
+    expect(tierDefaults('free', { tiers: { free: { limits: { rpm: 3 } } } })).toEqual({
+      limits: { rpm: 3, tpm: TIER_DEFAULTS.free.limits.tpm },
+      budget: TIER_DEFAULTS.free.budget,
+    });
   });
 
   it('masks secret-looking values in version diffs, once', () => {
     const mask = (s: string) => `${s.slice(0, 3)}…${s.slice(-4)}`;
-    expect(maskSecrets({ agent_specific_settings: { to: { api_key: 'sk-abcdefghijkl', max_tokens: 5, note: 'plain' } }, api_key: { to: 'sk-…ijkl' } }, mask)).toEqual({
+    expect(
+      maskSecrets(
+        {
+          agent_specific_settings: { to: { api_key: 'sk-abcdefghijkl', max_tokens: 5, note: 'plain' } },
+          api_key: { to: 'sk-…ijkl' },
+        },
+        mask,
+      ),
+    ).toEqual({
       agent_specific_settings: { to: { api_key: 'sk-…ijkl', max_tokens: 5, note: 'plain' } },
       api_key: { to: 'sk-…ijkl' },
     });

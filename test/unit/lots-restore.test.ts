@@ -7,11 +7,19 @@ import { describe, expect, it } from 'vitest';
 import { restore, standing, taken, type Lot } from '../../activities/loyalty/lots.ts';
 
 const d = (day: number) => new Date(Date.UTC(2026, 0, day));
-const lot = (entry_id: string, seq: number, points: number, expires_at?: Date): Lot => ({ entry_id, seq, points, ...(expires_at ? { expires_at } : {}) });
+const lot = (entry_id: string, seq: number, points: number, expires_at?: Date): Lot => ({
+  entry_id,
+  seq,
+  points,
+  ...(expires_at ? { expires_at } : {}),
+});
 
 describe('taken and restore', () => {
   it('finds what a debit took per credit, the rest free points', () => {
-    expect(taken([lot('a', 1, 100, d(10)), lot('b', 2, 100, d(40))], [lot('b', 2, 50, d(40))], 150)).toEqual({ lots: [lot('a', 1, 100, d(10)), lot('b', 2, 50, d(40))], free: 0 });
+    expect(taken([lot('a', 1, 100, d(10)), lot('b', 2, 100, d(40))], [lot('b', 2, 50, d(40))], 150)).toEqual({
+      lots: [lot('a', 1, 100, d(10)), lot('b', 2, 50, d(40))],
+      free: 0,
+    });
     expect(taken([lot('a', 1, 30, d(10))], [], 50)).toEqual({ lots: [lot('a', 1, 30, d(10))], free: 20 });
     expect(taken([], [], 50)).toEqual({ lots: [], free: 50 });
   });
@@ -23,7 +31,10 @@ describe('taken and restore', () => {
     expect(out.lots).toEqual([lot('b', 2, 100, d(40)), lot('a', 1, 100, d(10))]);
     expect(standing(out, d(12))).toMatchObject({ spendable: 100, lapsed: 100 });
     // before a lapses, everything is back as it was before the debit
-    expect(standing(restore({ balance: 50, lots: [lot('b', 2, 50, d(40))] }, back, d(5)), d(5))).toMatchObject({ spendable: 200, lapsed: 0 });
+    expect(standing(restore({ balance: 50, lots: [lot('b', 2, 50, d(40))] }, back, d(5)), d(5))).toMatchObject({
+      spendable: 200,
+      lapsed: 0,
+    });
   });
 
   it('pays a debt from the free points given back, then from live pieces; lapsed pieces never pay it', () => {

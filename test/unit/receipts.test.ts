@@ -47,7 +47,9 @@ describe('matching', () => {
   });
 
   it('matches products by name and price, merging lines of the same product', () => {
-    const items = parseReceipt('SHOP\nWhole Milk 1L 1.25\nWhole Milk 1L 1.25\nSourdough Bread 5.99\nMystery thing 9.99').items;
+    const items = parseReceipt(
+      'SHOP\nWhole Milk 1L 1.25\nWhole Milk 1L 1.25\nSourdough Bread 5.99\nMystery thing 9.99',
+    ).items;
     const candidates = [
       { id: 1, name: 'Whole Milk 1L', brand_id: 1, price: 1.25, status: 'active' },
       { id: 2, name: 'Sourdough Bread', brand_id: 1, price: 3.49, status: 'active' },

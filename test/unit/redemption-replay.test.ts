@@ -21,7 +21,13 @@ describe('redemption workflow versioning', () => {
     // What the old code did: no review, the points released at once.
     expect(types).toEqual(['reserveRedemption', 'fulfilRedemption', 'releaseRedemption']);
     await expect(
-      Worker.runReplayHistory({ workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)), replayName: 'redemption-pre-review' }, history),
+      Worker.runReplayHistory(
+        {
+          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
+          replayName: 'redemption-pre-review',
+        },
+        history,
+      ),
     ).resolves.toBeUndefined();
   }, 180_000);
 
@@ -30,11 +36,25 @@ describe('redemption workflow versioning', () => {
   // and was refused (409), then a "refunded" one applied without asking. Under a reused patch id
   // the replay would ask there (the first settlement recorded that id's marker).
   it('replays a run whose refund settlement did not ask the provider (after a refused "completed" that did)', async () => {
-    const history = temporal.api.history.v1.History.decode(fs.readFileSync(fileURLToPath(new URL('../fixtures/redemption-history-settle-refund.bin', import.meta.url))));
+    const history = temporal.api.history.v1.History.decode(
+      fs.readFileSync(fileURLToPath(new URL('../fixtures/redemption-history-settle-refund.bin', import.meta.url))),
+    );
     const types = history.events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-    expect(types).toEqual(['reserveRedemption', 'fulfilRedemption', 'reviewRedemption', 'checkRedemption', 'settleReviewed']);
+    expect(types).toEqual([
+      'reserveRedemption',
+      'fulfilRedemption',
+      'reviewRedemption',
+      'checkRedemption',
+      'settleReviewed',
+    ]);
     await expect(
-      Worker.runReplayHistory({ workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)), replayName: 'redemption-settle-refund' }, history),
+      Worker.runReplayHistory(
+        {
+          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
+          replayName: 'redemption-settle-refund',
+        },
+        history,
+      ),
     ).resolves.toBeUndefined();
   }, 180_000);
 });

@@ -16,7 +16,10 @@ const FORBIDDEN: { name: string; pattern: RegExp }[] = [
   { name: ['..', 'shared'].join('/'), pattern: new RegExp(['\\.\\.', 'shared'].join('/'), 'i') },
   { name: ['platform', 'interface'].join('-'), pattern: new RegExp(['platform', 'interface'].join('-'), 'i') },
   // Not TypeScript's `interface Document {` / `interface DocumentMetadata`.
-  { name: ['interface', 'document'].join(' '), pattern: new RegExp(`\\b${['interface', 'documents?'].join('[ -]')}\\b(?!\\s*[{<]|\\s+extends)`, 'i') },
+  {
+    name: ['interface', 'document'].join(' '),
+    pattern: new RegExp(`\\b${['interface', 'documents?'].join('[ -]')}\\b(?!\\s*[{<]|\\s+extends)`, 'i'),
+  },
 ];
 
 /**
@@ -25,7 +28,11 @@ const FORBIDDEN: { name: string; pattern: RegExp }[] = [
  */
 function trackedFiles(): string[] {
   try {
-    const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const listed = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     return [...new Set(listed.split('\0').filter(Boolean))];
   } catch {
     const out: string[] = [];
@@ -66,7 +73,8 @@ describe('the repository is self-contained', () => {
       fs.readFileSync(full, 'utf8')
         .split('\n')
         .forEach((line, i) => {
-          for (const { name, pattern } of FORBIDDEN) if (pattern.test(line)) hits.push(`${file}:${i + 1}: ${name}: ${line.trim().slice(0, 120)}`);
+          for (const { name, pattern } of FORBIDDEN)
+            if (pattern.test(line)) hits.push(`${file}:${i + 1}: ${name}: ${line.trim().slice(0, 120)}`);
         });
     }
     expect(hits, `point to docs/ (in the project's own words) instead:\n${hits.join('\n')}`).toEqual([]);
@@ -79,7 +87,8 @@ describe('the repository is self-contained', () => {
       for (const m of text.matchAll(/\]\(([^)\s#]+)(#[^)\s]*)?\)/g)) {
         const target = m[1];
         if (/^[a-z]+:/i.test(target)) continue; // http(s):, mailto:
-        if (!fs.existsSync(path.resolve(path.dirname(path.join(root, file)), target))) broken.push(`${file}: ${target}`);
+        if (!fs.existsSync(path.resolve(path.dirname(path.join(root, file)), target)))
+          broken.push(`${file}: ${target}`);
       }
     }
     expect(broken).toEqual([]);

@@ -32,7 +32,9 @@ describe('supervise', () => {
     await until('a restart', () => s.current().pid !== first);
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(FIRST_DELAY_MS - 20);
     const second = s.current().pid!;
-    expect(lines[0]).toMatch(new RegExp(`^sleeper \\(pid ${first}\\) exited \\(SIGKILL\\) after [0-9.]+ s; restarting in 0.5 s$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^sleeper \\(pid ${first}\\) exited \\(SIGKILL\\) after [0-9.]+ s; restarting in 0.5 s$`),
+    );
     expect(lines[1]).toBe(`sleeper restarted (pid ${second})`);
     // The backoff doubles for a run that did not last a minute.
     process.kill(second, 'SIGKILL');
@@ -60,7 +62,9 @@ describe('supervise', () => {
     running.push(s);
     await until('giving up', () => gaveUp !== undefined);
     expect(runs).toBe(3);
-    expect(gaveUp).toBe('broken server exited (code 3) 3 times in a row within a minute of starting; not restarting it (see /tmp/broken.log)');
+    expect(gaveUp).toBe(
+      'broken server exited (code 3) 3 times in a row within a minute of starting; not restarting it (see /tmp/broken.log)',
+    );
     await new Promise((r) => setTimeout(r, 1500));
     expect(runs).toBe(3);
   });

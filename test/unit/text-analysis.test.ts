@@ -1,19 +1,36 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
-import { analyse, detectLanguage, entities, keywords, MAX_ENTITIES, sentiment, summary, tokenize } from '../../activities/text/analysis.ts';
+import {
+  analyse,
+  detectLanguage,
+  entities,
+  keywords,
+  MAX_ENTITIES,
+  sentiment,
+  summary,
+  tokenize,
+} from '../../activities/text/analysis.ts';
 import { analyseOffThread, stopAnalysisThread } from '../../activities/text/analysis-runner.ts';
 import { cosine, hashedEmbedding, HASHED_DIMENSIONS } from '../../activities/adapters/embeddings.ts';
 
 describe('local text analysis', () => {
   it('guesses the language from stop-words, or says unknown', () => {
-    expect(detectLanguage(tokenize('The delivery was late and the driver did not call me at all.')).language).toBe('en');
-    expect(detectLanguage(tokenize('El pedido llegó tarde y el repartidor no me llamó para avisar.')).language).toBe('es');
-    expect(detectLanguage(tokenize('Le colis est arrivé en retard et le livreur ne nous a pas appelé.')).language).toBe('fr');
+    expect(detectLanguage(tokenize('The delivery was late and the driver did not call me at all.')).language).toBe(
+      'en',
+    );
+    expect(detectLanguage(tokenize('El pedido llegó tarde y el repartidor no me llamó para avisar.')).language).toBe(
+      'es',
+    );
+    expect(detectLanguage(tokenize('Le colis est arrivé en retard et le livreur ne nous a pas appelé.')).language).toBe(
+      'fr',
+    );
     expect(detectLanguage(tokenize('XJ-9 42 qwerty')).language).toBe('unknown');
   });
 
   it('finds emails, urls, amounts, dates and phone numbers', () => {
-    const e = entities('Write to ana.gomez@example.com or see https://shop.example.com/orders/77. Paid $1,250.50 and 300 MXN on 2026-03-05, due March 5, 2026; call +52 55 1234 5678.');
+    const e = entities(
+      'Write to ana.gomez@example.com or see https://shop.example.com/orders/77. Paid $1,250.50 and 300 MXN on 2026-03-05, due March 5, 2026; call +52 55 1234 5678.',
+    );
     expect(e.emails).toEqual(['ana.gomez@example.com']);
     expect(e.urls).toEqual(['https://shop.example.com/orders/77']);
     expect(e.amounts).toEqual(['$1,250.50', '300 MXN']);
@@ -30,8 +47,12 @@ describe('local text analysis', () => {
   });
 
   it('ranks keywords without stop-words and summarises with the sentences that carry them', () => {
-    const text = 'Loyalty points expire after a year. Customers asked why their loyalty points vanished. The weather was nice. Support explained the loyalty points policy.';
-    expect(keywords(tokenize(text)).slice(0, 2)).toEqual([{ term: 'loyalty', count: 3 }, { term: 'points', count: 3 }]);
+    const text =
+      'Loyalty points expire after a year. Customers asked why their loyalty points vanished. The weather was nice. Support explained the loyalty points policy.';
+    expect(keywords(tokenize(text)).slice(0, 2)).toEqual([
+      { term: 'loyalty', count: 3 },
+      { term: 'points', count: 3 },
+    ]);
     expect(summary(text)).not.toContain('weather');
     const a = analyse(text);
     expect(a).toMatchObject({ language: 'en', word_count: 23, sentence_count: 4 });
@@ -67,7 +88,13 @@ import('tsx/esm/api').then(async ({ tsImport }) => {
 let thread: Promise<Worker> | undefined;
 function analysisThread(): Promise<Worker> {
   thread ??= new Promise((resolve, reject) => {
-    const w = new Worker(THREAD, { eval: true, workerData: { module: './analysis.ts', parent: new URL('../../activities/text/analysis.ts', import.meta.url).href } });
+    const w = new Worker(THREAD, {
+      eval: true,
+      workerData: {
+        module: './analysis.ts',
+        parent: new URL('../../activities/text/analysis.ts', import.meta.url).href,
+      },
+    });
     w.once('message', () => resolve(w));
     w.once('error', reject);
   });
@@ -94,7 +121,8 @@ async function timed(fn: string, text: string, capMs: number): Promise<number> {
 afterAll(async () => (await thread?.catch(() => undefined))?.terminate());
 
 const N = 500_000;
-const fill = (unit: string, prefix = '', suffix = '') => prefix + unit.repeat(Math.floor((N - prefix.length - suffix.length) / unit.length)) + suffix;
+const fill = (unit: string, prefix = '', suffix = '') =>
+  prefix + unit.repeat(Math.floor((N - prefix.length - suffix.length) / unit.length)) + suffix;
 
 // Each aimed at a pattern: a long run it retried from every start position.
 const ADVERSARIAL: [string, string][] = [
@@ -119,33 +147,80 @@ const ADVERSARIAL: [string, string][] = [
 ];
 
 describe('analysis of adversarial text', () => {
-  it.each(ADVERSARIAL)('analyses 500,000 characters of %s within 2 s', async (_name, text) => {
-    expect(text.length).toBeGreaterThan(N - 10);
-    expect(await timed('analyse', text, 2000)).toBeLessThan(2000);
-  }, 20_000);
+  it.each(ADVERSARIAL)(
+    'analyses 500,000 characters of %s within 2 s',
+    async (_name, text) => {
+      expect(text.length).toBeGreaterThan(N - 10);
+      expect(await timed('analyse', text, 2000)).toBeLessThan(2000);
+    },
+    20_000,
+  );
 });
 
 // The patterns as they were before they were made linear: the reference on texts short enough for
 // their backtracking not to matter.
-const OLD_MONTHS = 'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre';
+const OLD_MONTHS =
+  'january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec|enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre';
 const OLD_PATTERNS: Record<string, RegExp> = {
   emails: /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g,
   urls: /\bhttps?:\/\/[^\s<>"')]+/g,
-  amounts: /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|MXN|GBP|COP|BRL|€|\$)|\b(?:USD|EUR|MXN|GBP|COP|BRL)\s?\d[\d,]*(?:\.\d+)?)/g,
-  dates: new RegExp(`\\b(?:\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|(?:${OLD_MONTHS})\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}|\\d{1,2} (?:de )?(?:${OLD_MONTHS})\\.?,? (?:de )?\\d{4})\\b`, 'gi'),
+  amounts:
+    /(?:[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|MXN|GBP|COP|BRL|€|\$)|\b(?:USD|EUR|MXN|GBP|COP|BRL)\s?\d[\d,]*(?:\.\d+)?)/g,
+  dates: new RegExp(
+    `\\b(?:\\d{4}-\\d{2}-\\d{2}|\\d{1,2}[/.]\\d{1,2}[/.]\\d{2,4}|(?:${OLD_MONTHS})\\.? \\d{1,2}(?:st|nd|rd|th)?,? \\d{4}|\\d{1,2} (?:de )?(?:${OLD_MONTHS})\\.?,? (?:de )?\\d{4})\\b`,
+    'gi',
+  ),
   phones: /(?<![\w.])\+?\d[\d\s().-]{7,}\d(?!\w)(?!\.\d)/g,
 };
 function oldEntities(text: string): Record<string, string[]> {
   const out: Record<string, string[]> = {};
   for (const [kind, re] of Object.entries(OLD_PATTERNS)) {
-    const found = [...new Set((text.match(re) ?? []).map((m) => (kind === 'urls' ? m.replace(/[.,;:!?]+$/, '') : m.trim())))];
-    out[kind] = kind === 'phones' ? found.filter((p) => p.replace(/\D/g, '').length >= 8 && !/^\d{4}-\d{2}-\d{2}$/.test(p)) : found;
+    const found = [
+      ...new Set((text.match(re) ?? []).map((m) => (kind === 'urls' ? m.replace(/[.,;:!?]+$/, '') : m.trim()))),
+    ];
+    out[kind] =
+      kind === 'phones'
+        ? found.filter((p) => p.replace(/\D/g, '').length >= 8 && !/^\d{4}-\d{2}-\d{2}$/.test(p))
+        : found;
   }
   return out;
 }
 
 /** Deterministic texts made of the pieces the patterns look for (mulberry32: the same run every time). */
-const PIECES = ['a', 'Zb', 'x_', '1', '42', '2026', '9,5', '.', ',', '@', '.com', '.io', '-', ' ', '\n', '(', ')', '+', '$', '€', '/', ':', 'http://', 'https://', 'USD', 'mxn', 'May', ' de ', '%', "'", '!', 'st'];
+const PIECES = [
+  'a',
+  'Zb',
+  'x_',
+  '1',
+  '42',
+  '2026',
+  '9,5',
+  '.',
+  ',',
+  '@',
+  '.com',
+  '.io',
+  '-',
+  ' ',
+  '\n',
+  '(',
+  ')',
+  '+',
+  '$',
+  '€',
+  '/',
+  ':',
+  'http://',
+  'https://',
+  'USD',
+  'mxn',
+  'May',
+  ' de ',
+  '%',
+  "'",
+  '!',
+  'st',
+];
 const NUMBER_PIECES = ['1', '42', '555', '2026', ' ', ' ', '(', ')', '-', '.', ',', '+', 'x', '$', 'USD', '€'];
 
 function* texts(count: number, maxPieces: number, pieces = PIECES): Generator<string> {
@@ -166,8 +241,14 @@ function* texts(count: number, maxPieces: number, pieces = PIECES): Generator<st
 
 describe('linear entity patterns', () => {
   it('find what the backtracking patterns found on ordinary texts', () => {
-    const e = entities('Mail ana.gomez@example.com, bo@mail.example.org. Site https://shop.example.com/a?b=1... Paid $1,250.50, 300 MXN, EUR 12 and 1,000,000 USD on 2026-03-05 or 5 de marzo de 2026; call +52 55 1234 5678 or (555) 123-4567.');
-    expect(e).toEqual(oldEntities('Mail ana.gomez@example.com, bo@mail.example.org. Site https://shop.example.com/a?b=1... Paid $1,250.50, 300 MXN, EUR 12 and 1,000,000 USD on 2026-03-05 or 5 de marzo de 2026; call +52 55 1234 5678 or (555) 123-4567.'));
+    const e = entities(
+      'Mail ana.gomez@example.com, bo@mail.example.org. Site https://shop.example.com/a?b=1... Paid $1,250.50, 300 MXN, EUR 12 and 1,000,000 USD on 2026-03-05 or 5 de marzo de 2026; call +52 55 1234 5678 or (555) 123-4567.',
+    );
+    expect(e).toEqual(
+      oldEntities(
+        'Mail ana.gomez@example.com, bo@mail.example.org. Site https://shop.example.com/a?b=1... Paid $1,250.50, 300 MXN, EUR 12 and 1,000,000 USD on 2026-03-05 or 5 de marzo de 2026; call +52 55 1234 5678 or (555) 123-4567.',
+      ),
+    );
     expect(e.emails).toEqual(['ana.gomez@example.com', 'bo@mail.example.org']);
     expect(e.amounts).toEqual(['$1,250.50', '300 MXN', 'EUR 12', '1,000,000 USD']);
   });
@@ -177,7 +258,8 @@ describe('linear entity patterns', () => {
     for (const s of texts(20_000, 14)) {
       const now = entities(s);
       const before = oldEntities(s);
-      for (const kind of ['emails', 'urls', 'dates']) expect(now[kind], `${kind} in ${JSON.stringify(s)}`).toEqual(before[kind]);
+      for (const kind of ['emails', 'urls', 'dates'])
+        expect(now[kind], `${kind} in ${JSON.stringify(s)}`).toEqual(before[kind]);
       found += now.emails.length + now.urls.length;
     }
     expect(found).toBeGreaterThan(1000); // the generated texts do exercise the patterns
@@ -217,11 +299,17 @@ describe('analysis off the event loop', () => {
 
   it('answers the analysis and the local embedding from its thread', async () => {
     const text = 'Refund for a late pizza delivery. Write to ana@example.com!';
-    expect(await analyseOffThread(text, { embed: true })).toEqual({ analysis: analyse(text), vector: hashedEmbedding(text) });
+    expect(await analyseOffThread(text, { embed: true })).toEqual({
+      analysis: analyse(text),
+      vector: hashedEmbedding(text),
+    });
   });
 
   it('stops an analysis over its budget with a 503 and analyses the next text in a fresh thread', async () => {
-    await expect(analyseOffThread('word '.repeat(100_000), { embed: true, budgetMs: 1 })).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/^text: the analysis took longer than/) });
+    await expect(analyseOffThread('word '.repeat(100_000), { embed: true, budgetMs: 1 })).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/^text: the analysis took longer than/),
+    });
     expect((await analyseOffThread('Good service.', { embed: false })).analysis.sentiment.label).toBe('positive');
   });
 });

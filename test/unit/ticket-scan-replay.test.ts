@@ -17,7 +17,10 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 
 const workflowsPath = fileURLToPath(new URL('../../workflows/ticket-scan.ts', import.meta.url));
-const load = (name: string) => temporal.api.history.v1.History.decode(fs.readFileSync(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url))));
+const load = (name: string) =>
+  temporal.api.history.v1.History.decode(
+    fs.readFileSync(fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url))),
+  );
 
 /** The local activities a history ran, in order (each is a `core_local_activity` marker). */
 const localActivities = (history: temporal.api.history.v1.IHistory) =>
@@ -31,21 +34,38 @@ describe('ticket-scan workflow versioning', () => {
   it('replays a validated run recorded before the workflow recorded its own scan', async () => {
     const history = load('ticket-scan-history-validated.bin');
     expect(localActivities(history)).toEqual(['readReceipt', 'analyseScan', 'mirrorScan', 'creditScan', 'mirrorScan']);
-    await expect(Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-validated' }, history)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-validated' }, history),
+    ).resolves.toBeUndefined();
   }, 180_000);
 
   it('replays a failed run recorded then: no record dropped by the run (the edge did it)', async () => {
     const history = load('ticket-scan-history-failed-read.bin');
     expect(localActivities(history)).toEqual(['readReceipt', 'discardUpload']);
     expect(history.events!.at(-1)!.workflowExecutionFailedEventAttributes).toBeTruthy();
-    await expect(Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-failed-read' }, history)).resolves.toBeUndefined();
+    await expect(
+      Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-failed-read' }, history),
+    ).resolves.toBeUndefined();
   }, 180_000);
 
   it('replays a failed run recorded with scan-records-itself: recorded, dropped before `processed` failed', async () => {
     const history = load('ticket-scan-history-records-itself-failed.bin');
-    expect(localActivities(history)).toEqual(['recordScanStarted', 'readReceipt', 'dropScanPlaceholder', 'discardUpload']);
-    const types = history.events!.map((e) => (e.markerRecordedEventAttributes?.markerName === 'core_local_activity' ? localActivities({ events: [e] })[0] : e.eventType));
-    expect(types.indexOf('dropScanPlaceholder')).toBeLessThan(types.indexOf(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED));
-    await expect(Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-records-itself-failed' }, history)).resolves.toBeUndefined();
+    expect(localActivities(history)).toEqual([
+      'recordScanStarted',
+      'readReceipt',
+      'dropScanPlaceholder',
+      'discardUpload',
+    ]);
+    const types = history.events!.map((e) =>
+      e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+        ? localActivities({ events: [e] })[0]
+        : e.eventType,
+    );
+    expect(types.indexOf('dropScanPlaceholder')).toBeLessThan(
+      types.indexOf(temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED),
+    );
+    await expect(
+      Worker.runReplayHistory({ workflowsPath, replayName: 'ticket-scan-records-itself-failed' }, history),
+    ).resolves.toBeUndefined();
   }, 180_000);
 });

@@ -15,12 +15,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 const threadPoolLookups = vi.hoisted(() => [] as string[]);
 vi.mock('node:dns/promises', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:dns/promises')>();
-  const lookup = (host: string, ...rest: unknown[]) => (threadPoolLookups.push(host), (real.lookup as (...a: unknown[]) => unknown)(host, ...rest));
+  const lookup = (host: string, ...rest: unknown[]) => (
+    threadPoolLookups.push(host),
+    (real.lookup as (...a: unknown[]) => unknown)(host, ...rest)
+  );
   return { ...real, lookup, default: { ...real, lookup } };
 });
 vi.mock('node:dns', async (importOriginal) => {
   const real = await importOriginal<typeof import('node:dns')>();
-  const lookup = (host: string, ...rest: unknown[]) => (threadPoolLookups.push(host), (real.lookup as (...a: unknown[]) => unknown)(host, ...rest));
+  const lookup = (host: string, ...rest: unknown[]) => (
+    threadPoolLookups.push(host),
+    (real.lookup as (...a: unknown[]) => unknown)(host, ...rest)
+  );
   return { ...real, lookup, default: { ...real, lookup } };
 });
 
@@ -54,8 +60,17 @@ describe('webhook name lookups', () => {
     const poolStarted = Date.now();
     const file = path.join(os.tmpdir(), `dns-pool-${process.pid}.txt`);
     await Promise.all([
-      ...Array.from({ length: 4 }, () => new Promise<void>((ok, fail) => pbkdf2('secret', 'salt', 20_000, 32, 'sha256', (err) => (err ? fail(err) : ok())))),
-      fs.promises.writeFile(file, 'x'.repeat(100_000)).then(() => fs.promises.readFile(file)).then(() => fs.promises.rm(file)),
+      ...Array.from(
+        { length: 4 },
+        () =>
+          new Promise<void>((ok, fail) =>
+            pbkdf2('secret', 'salt', 20_000, 32, 'sha256', (err) => (err ? fail(err) : ok())),
+          ),
+      ),
+      fs.promises
+        .writeFile(file, 'x'.repeat(100_000))
+        .then(() => fs.promises.readFile(file))
+        .then(() => fs.promises.rm(file)),
     ]);
     const poolMs = Date.now() - poolStarted;
     expect(poolMs, 'thread pool work while 8 lookups wait').toBeLessThan(1000);
@@ -76,7 +91,10 @@ describe('webhook name lookups', () => {
     const started = Date.now();
     const held = [resolve('a.silent.test'), resolve('b.silent.test'), resolve('c.silent.test')];
     const refused = resolve('d.silent.test');
-    await expect(refused).rejects.toMatchObject({ status: 503, message: expect.stringMatching(/too many webhook address lookups/i) });
+    await expect(refused).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringMatching(/too many webhook address lookups/i),
+    });
     expect(Date.now() - started).toBeLessThan(200);
     // The one that waited for a slot ends at its own deadline too.
     const times = await Promise.all(held.map((l) => settleTime(l, started)));
@@ -84,31 +102,47 @@ describe('webhook name lookups', () => {
     for (const lookup of held) await expect(lookup).rejects.toThrow(/no answer/);
   });
 
-  it('answer localhost and the hosts file\'s names without a name server; the address check still applies', async () => {
+  it("answer localhost and the hosts file's names without a name server; the address check still applies", async () => {
     const hosts = path.join(os.tmpdir(), `hosts-${process.pid}`);
-    fs.writeFileSync(hosts, '# test hosts\n127.0.0.1 localhost\n10.1.2.3   hooks.internal.test  alias.internal.test # a comment\n');
+    fs.writeFileSync(
+      hosts,
+      '# test hosts\n127.0.0.1 localhost\n10.1.2.3   hooks.internal.test  alias.internal.test # a comment\n',
+    );
     try {
       const resolve = webhookResolver({ servers: [server], timeout_ms: 1000, hosts_file: hosts });
       const started = Date.now();
-      expect(await resolve('localhost')).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+      expect(await resolve('localhost')).toEqual([
+        { address: '127.0.0.1', family: 4 },
+        { address: '::1', family: 6 },
+      ]);
       expect(await resolve('Alias.Internal.Test.')).toEqual([{ address: '10.1.2.3', family: 4 }]);
       expect(Date.now() - started).toBeLessThan(500);
       const target = await resolveWebhookTarget('http://hooks.internal.test:4000/in', true, resolve);
       expect(target.addresses).toEqual([{ address: '10.1.2.3', family: 4 }]);
-      await expect(resolveWebhookTarget('https://hooks.internal.test/in', false, resolve)).rejects.toThrow(/hooks\.internal\.test is a private or local address/);
+      await expect(resolveWebhookTarget('https://hooks.internal.test/in', false, resolve)).rejects.toThrow(
+        /hooks\.internal\.test is a private or local address/,
+      );
       // A name the hosts file does not list goes to the (silent) name server: 422 at the deadline.
-      await expect(resolveWebhookTarget('https://elsewhere.silent.test/in', true, resolve)).rejects.toMatchObject({ status: 422, message: expect.stringMatching(/elsewhere\.silent\.test does not resolve \(no answer from the name server within 1 s\)/) });
+      await expect(resolveWebhookTarget('https://elsewhere.silent.test/in', true, resolve)).rejects.toMatchObject({
+        status: 422,
+        message: expect.stringMatching(
+          /elsewhere\.silent\.test does not resolve \(no answer from the name server within 1 s\)/,
+        ),
+      });
     } finally {
       fs.rmSync(hosts, { force: true });
     }
   });
 
-  it('the platform\'s own check never calls dns.lookup (the thread pool)', async () => {
+  it("the platform's own check never calls dns.lookup (the thread pool)", async () => {
     threadPoolLookups.length = 0;
     // localhost answers locally; the other name goes to the system's name servers through c-ares.
     const local = await resolveWebhookTarget('http://localhost:4000/in', true);
     await resolveWebhookTarget('https://hooks.example.invalid/in', true).catch(() => undefined);
     expect(threadPoolLookups).toEqual([]);
-    expect(local.addresses).toEqual([{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]);
+    expect(local.addresses).toEqual([
+      { address: '127.0.0.1', family: 4 },
+      { address: '::1', family: 6 },
+    ]);
   });
 });

@@ -2,20 +2,64 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { config, parseEnv, setConfig } from '../../activities/core/config.ts';
-import { checkWebhookTarget, deliverWebhook, isPrivateAddress, signature, type Resolver } from '../../activities/adapters/webhooks.ts';
+import {
+  checkWebhookTarget,
+  deliverWebhook,
+  isPrivateAddress,
+  signature,
+  type Resolver,
+} from '../../activities/adapters/webhooks.ts';
 
 describe('webhook targets', () => {
-  it.each(['127.0.0.1', '10.2.3.4', '172.20.0.1', '192.168.1.10', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:10.0.0.1'])('%s is private', (ip) => {
+  it.each([
+    '127.0.0.1',
+    '10.2.3.4',
+    '172.20.0.1',
+    '192.168.1.10',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    'fd00::1',
+    'fe80::1',
+    '::ffff:10.0.0.1',
+  ])('%s is private', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
   it.each([
-    '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:0:7f00:1', '::ffff:a9fe:a9fe', '::', '::127.0.0.1', '0:0:0:0:0:0:0:1',
-    '64:ff9b::7f00:1', '64:ff9b::10.1.2.3', '64:ff9b::a9fe:a9fe', '64:ff9b:1::8.8.8.8', '2002:7f00:1::1', '2002:c0a8:101::',
-    '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:db8::1', 'fec0::1', 'ff02::1', '192.0.2.1', '255.255.255.255', 'not an address',
+    '::ffff:7f00:1',
+    '::ffff:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '::ffff:a9fe:a9fe',
+    '::',
+    '::127.0.0.1',
+    '0:0:0:0:0:0:0:1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::10.1.2.3',
+    '64:ff9b::a9fe:a9fe',
+    '64:ff9b:1::8.8.8.8',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::',
+    '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+    '2001:db8::1',
+    'fec0::1',
+    'ff02::1',
+    '192.0.2.1',
+    '255.255.255.255',
+    'not an address',
   ])('%s is private too (IPv4 inside IPv6, NAT64, 6to4, Teredo, reserved)', (ip) => {
     expect(isPrivateAddress(ip)).toBe(true);
   });
-  it.each(['93.184.216.34', '8.8.8.8', '172.32.0.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '2a00:1450:4001:82b::200e'])('%s is public', (ip) => {
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '172.32.0.1',
+    '2606:4700::1111',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+    '2a00:1450:4001:82b::200e',
+  ])('%s is public', (ip) => {
     expect(isPrivateAddress(ip)).toBe(false);
   });
 
@@ -46,8 +90,13 @@ describe('webhook targets', () => {
   });
 
   it('refuses a name when any of its addresses is private', async () => {
-    const resolve: Resolver = async () => [{ address: '93.184.216.34', family: 4 }, { address: '::ffff:10.0.0.1', family: 6 }];
-    await expect(checkWebhookTarget('https://hooks.example.com/x', false, resolve)).rejects.toThrow(/hooks\.example\.com is a private or local address/);
+    const resolve: Resolver = async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '::ffff:10.0.0.1', family: 6 },
+    ];
+    await expect(checkWebhookTarget('https://hooks.example.com/x', false, resolve)).rejects.toThrow(
+      /hooks\.example\.com is a private or local address/,
+    );
     const none: Resolver = async () => [];
     await expect(checkWebhookTarget('https://hooks.example.com/x', false, none)).rejects.toThrow(/does not resolve/);
   });
@@ -55,7 +104,9 @@ describe('webhook targets', () => {
   it('signs like Stripe: t=<unix>,v1=<hmac of "t.body">, one v1 per secret during a rotation', () => {
     const hmac = (secret: string) => createHmac('sha256', secret).update('1700000000.{"a":1}').digest('hex');
     expect(signature('whsec_x', '{"a":1}', 1_700_000_000)).toBe(`t=1700000000,v1=${hmac('whsec_x')}`);
-    expect(signature(['whsec_new', 'whsec_old'], '{"a":1}', 1_700_000_000)).toBe(`t=1700000000,v1=${hmac('whsec_new')},v1=${hmac('whsec_old')}`);
+    expect(signature(['whsec_new', 'whsec_old'], '{"a":1}', 1_700_000_000)).toBe(
+      `t=1700000000,v1=${hmac('whsec_new')},v1=${hmac('whsec_old')}`,
+    );
   });
 });
 
@@ -99,8 +150,12 @@ describe('webhook delivery', () => {
     try {
       setConfig(parseEnv({ WEBHOOK_ALLOW_PRIVATE: 'false' }));
       const resolve: Resolver = async () => [{ address: '::ffff:127.0.0.1', family: 6 }];
-      await expect(deliverWebhook(`https://hooks.invalid:${port}/in`, {}, 'run-2', ['whsec_unit'], resolve)).rejects.toMatchObject({ status: 422 });
-      await expect(deliverWebhook(`https://[::ffff:127.0.0.1]:${port}/in`, {}, 'run-3', ['whsec_unit'])).rejects.toMatchObject({ status: 422 });
+      await expect(
+        deliverWebhook(`https://hooks.invalid:${port}/in`, {}, 'run-2', ['whsec_unit'], resolve),
+      ).rejects.toMatchObject({ status: 422 });
+      await expect(
+        deliverWebhook(`https://[::ffff:127.0.0.1]:${port}/in`, {}, 'run-3', ['whsec_unit']),
+      ).rejects.toMatchObject({ status: 422 });
       expect(connections).toBe(0);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));

@@ -2,8 +2,21 @@
  * The runs room's Temporal client, connected once per process: how the edge and the composition
  * root start, query, update and signal runs (docs/architecture.md). Components never import it.
  */
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowIdReusePolicy, type WorkflowClientInterceptor, type WorkflowStartOptions } from '@temporalio/client';
-import { TypedSearchAttributes, type SearchAttributePair, type Workflow, type WorkflowResultType } from '@temporalio/common';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
+  WorkflowIdReusePolicy,
+  type WorkflowClientInterceptor,
+  type WorkflowStartOptions,
+} from '@temporalio/client';
+import {
+  TypedSearchAttributes,
+  type SearchAttributePair,
+  type Workflow,
+  type WorkflowResultType,
+} from '@temporalio/common';
 import { config } from '../../activities/core/config.ts';
 import { REQUEST_ID } from '../../workflows/search-attributes.ts';
 
@@ -65,8 +78,10 @@ async function counted<R>(workflowType: string, workflowId: string, start: () =>
 
 /** Every start through this client, whichever caller makes it, goes through here. */
 const requestInterceptor: WorkflowClientInterceptor = {
-  startWithDetails: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
-  signalWithStart: (input, next) => counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
+  startWithDetails: (input, next) =>
+    counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
+  signalWithStart: (input, next) =>
+    counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
 };
 
 let client: Promise<Client> | undefined;
@@ -75,7 +90,11 @@ export function temporal(): Promise<Client> {
   client ??= (async () => {
     const cfg = config();
     const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS!, connectTimeout: 5000 });
-    const c = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE, interceptors: { workflow: [requestInterceptor] } });
+    const c = new Client({
+      connection,
+      namespace: cfg.TEMPORAL_NAMESPACE,
+      interceptors: { workflow: [requestInterceptor] },
+    });
     // Awaiting a result has no interceptor: every await (execute, handle.result) ends here.
     const result = c.workflow.result.bind(c.workflow);
     c.workflow.result = (async (workflowId: string, ...rest: unknown[]) => {
@@ -110,8 +129,18 @@ export async function closeTemporal(): Promise<void> {
 export const taskQueue = () => config().TEMPORAL_TASK_QUEUE;
 
 /** A run keyed by an idempotency key: a failed run with that id may be started again, nothing else. */
-function idempotentStart<W extends Workflow>(workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): WorkflowStartOptions<W> {
-  const options = { taskQueue: taskQueue(), workflowId, workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY, args, typedSearchAttributes: searchAttributes };
+function idempotentStart<W extends Workflow>(
+  workflowId: string,
+  args: Parameters<W>,
+  searchAttributes: SearchAttributePair[],
+): WorkflowStartOptions<W> {
+  const options = {
+    taskQueue: taskQueue(),
+    workflowId,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+    args,
+    typedSearchAttributes: searchAttributes,
+  };
   // The SDK types `args` by a conditional on W that TypeScript cannot resolve for a generic W;
   // the callers' arguments are checked against Parameters<W> above.
   return options as unknown as WorkflowStartOptions<W>;
@@ -122,7 +151,12 @@ function idempotentStart<W extends Workflow>(workflowId: string, args: Parameter
  * id is going on or completed, its result is returned instead (`attached: true`); a failed run
  * may be started again.
  */
-export async function runIdempotent<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): Promise<{ result: WorkflowResultType<W>; attached: boolean }> {
+export async function runIdempotent<W extends Workflow>(
+  workflow: W,
+  workflowId: string,
+  args: Parameters<W>,
+  searchAttributes: SearchAttributePair[],
+): Promise<{ result: WorkflowResultType<W>; attached: boolean }> {
   const client = await temporal();
   try {
     const handle = await client.workflow.start(workflow, idempotentStart(workflowId, args, searchAttributes));
@@ -138,7 +172,12 @@ export async function runIdempotent<W extends Workflow>(workflow: W, workflowId:
  * accepted the work is durable. A run with that id going on or completed counts as started; a
  * failed one is started again.
  */
-export async function startIdempotent<W extends Workflow>(workflow: W, workflowId: string, args: Parameters<W>, searchAttributes: SearchAttributePair[]): Promise<{ started: boolean }> {
+export async function startIdempotent<W extends Workflow>(
+  workflow: W,
+  workflowId: string,
+  args: Parameters<W>,
+  searchAttributes: SearchAttributePair[],
+): Promise<{ started: boolean }> {
   const client = await temporal();
   try {
     await client.workflow.start(workflow, idempotentStart(workflowId, args, searchAttributes));

@@ -3,7 +3,12 @@
  * (`eventSchedules`, handed in by the composition root), which keeps it in step with the event store.
  */
 import { createHash } from 'node:crypto';
-import { ScheduleNotFoundError, ScheduleOverlapPolicy, WorkflowExecutionAlreadyStartedError, type ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
+import {
+  ScheduleNotFoundError,
+  ScheduleOverlapPolicy,
+  WorkflowExecutionAlreadyStartedError,
+  type ScheduleOptionsStartWorkflowAction,
+} from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { scheduleSpec } from '../../activities/scheduler/index.ts';
 import { notFound } from '../../activities/core/errors.ts';
@@ -15,7 +20,11 @@ import { taskQueue, temporal } from './client.ts';
 
 export const scheduleId = (event_id: string) => `event:${event_id}`;
 
-const OVERLAP: Record<Overlap, ScheduleOverlapPolicy> = { skip: ScheduleOverlapPolicy.SKIP, buffer_one: ScheduleOverlapPolicy.BUFFER_ONE, allow_all: ScheduleOverlapPolicy.ALLOW_ALL };
+const OVERLAP: Record<Overlap, ScheduleOverlapPolicy> = {
+  skip: ScheduleOverlapPolicy.SKIP,
+  buffer_one: ScheduleOverlapPolicy.BUFFER_ONE,
+  allow_all: ScheduleOverlapPolicy.ALLOW_ALL,
+};
 
 function options(e: EventDoc) {
   const action: ScheduleOptionsStartWorkflowAction<typeof scheduledEventWorkflow> = {
@@ -27,11 +36,20 @@ function options(e: EventDoc) {
     typedSearchAttributes: platformSearchAttributes(e.organization_id, e.user_id, `scheduler:${e.type_of_event}`),
   };
   return {
-    spec: scheduleSpec({ start: e.start_event, end: e.end_date, recurrency: e.recurrency, cron: e.cron, timezone: e.timezone }),
+    spec: scheduleSpec({
+      start: e.start_event,
+      end: e.end_date,
+      recurrency: e.recurrency,
+      cron: e.cron,
+      timezone: e.timezone,
+    }),
     action,
     // SKIP by default: while a run is pending (e.g. no worker up), later times are not queued behind
     // it, so a worker that comes back runs the missed event once, not once per missed time.
-    policies: { overlap: OVERLAP[e.overlap ?? 'skip'], catchupWindow: (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000 },
+    policies: {
+      overlap: OVERLAP[e.overlap ?? 'skip'],
+      catchupWindow: (e.catchup_window_minutes ?? DEFAULT_CATCHUP_MINUTES) * 60_000,
+    },
     memo: { event_id: e._id, type_of_event: e.type_of_event, user_id: e.user_id },
   };
 }
@@ -46,7 +64,9 @@ export async function createSchedule(e: EventDoc): Promise<void> {
 export async function updateSchedule(e: EventDoc): Promise<void> {
   const client = await temporal();
   const { spec, action, policies } = options(e);
-  await client.schedule.getHandle(scheduleId(e._id)).update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
+  await client.schedule
+    .getHandle(scheduleId(e._id))
+    .update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
 }
 
 export async function deleteSchedule(event_id: string): Promise<void> {
@@ -84,7 +104,13 @@ export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; rep
   const { action } = options(e);
   const workflowId = `event-run:${e._id}-key-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
   try {
-    await client.workflow.start(scheduledEventWorkflow, { workflowId, taskQueue: action.taskQueue, args: action.args, typedSearchAttributes: action.typedSearchAttributes, workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE });
+    await client.workflow.start(scheduledEventWorkflow, {
+      workflowId,
+      taskQueue: action.taskQueue,
+      args: action.args,
+      typedSearchAttributes: action.typedSearchAttributes,
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    });
     return { at: new Date(), replayed: false };
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
@@ -98,9 +124,14 @@ export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; rep
  * admin's run starts whatever runs (ALLOW_ALL); below admin it follows the event's own overlap
  * policy, never `allow_all` (skip for an admin's `allow_all` event), so runs by hand never pile up.
  */
-export async function triggerSchedule(event_id: string, overlap: Overlap | 'admin' = 'admin', at = new Date()): Promise<Date> {
+export async function triggerSchedule(
+  event_id: string,
+  overlap: Overlap | 'admin' = 'admin',
+  at = new Date(),
+): Promise<Date> {
   const client = await temporal();
-  const policy = overlap === 'admin' ? ScheduleOverlapPolicy.ALLOW_ALL : OVERLAP[overlap === 'allow_all' ? 'skip' : overlap];
+  const policy =
+    overlap === 'admin' ? ScheduleOverlapPolicy.ALLOW_ALL : OVERLAP[overlap === 'allow_all' ? 'skip' : overlap];
   await client.schedule.getHandle(scheduleId(event_id)).trigger(policy);
   return at;
 }
@@ -118,4 +149,12 @@ export async function lastActionAt(event_id: string): Promise<Date | null> {
 }
 
 /** What the scheduler component is handed (workers/root.ts, `configureScheduler`). */
-export const eventSchedules: SchedulePort = { createSchedule, updateSchedule, deleteSchedule, pauseSchedule, triggerSchedule, runOnce, lastActionAt };
+export const eventSchedules: SchedulePort = {
+  createSchedule,
+  updateSchedule,
+  deleteSchedule,
+  pauseSchedule,
+  triggerSchedule,
+  runOnce,
+  lastActionAt,
+};

@@ -2,7 +2,13 @@
  * Platform-level Temporal Schedules, created or updated by every worker at start (idempotent).
  * Retention runs from a Schedule, not a TTL index: FerretDB 1.x has no TTL indexes.
  */
-import { Client, ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Connection, type ScheduleOptions } from '@temporalio/client';
+import {
+  Client,
+  ScheduleAlreadyRunning,
+  ScheduleOverlapPolicy,
+  type Connection,
+  type ScheduleOptions,
+} from '@temporalio/client';
 import type { Config } from '../../activities/core/config.ts';
 import { eventsMaintenanceWorkflow } from '../../workflows/events-maintenance.ts';
 import { loyaltyMaintenanceWorkflow } from '../../workflows/loyalty-maintenance.ts';
@@ -57,7 +63,11 @@ export async function ensureSchedules(connection: Connection, cfg: Config): Prom
   });
 }
 
-async function upsert(client: Client, scheduleId: string, s: Pick<ScheduleOptions, 'spec' | 'action' | 'policies'>): Promise<void> {
+async function upsert(
+  client: Client,
+  scheduleId: string,
+  s: Pick<ScheduleOptions, 'spec' | 'action' | 'policies'>,
+): Promise<void> {
   try {
     await client.schedule.create({ scheduleId, ...s });
   } catch (err) {

@@ -53,7 +53,10 @@ export const redemptionRuns: RedemptionRuns = {
     const handle = (await temporal()).workflow.getHandle<typeof redemptionWorkflow>(`redemption:${redemption_id}`);
     const result = handle.result();
     result.catch(() => undefined); // awaited below, or its outcome is read from the record later
-    const done = await Promise.race([result.then(() => true), new Promise<false>((r) => setTimeout(() => r(false), wait_ms))]);
+    const done = await Promise.race([
+      result.then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), wait_ms)),
+    ]);
     if (done) return;
     // The record is written with the hold: once it exists the answer needs no worker (an Update
     // would wait for one, e.g. while a killed worker is restarted).
@@ -164,7 +167,9 @@ export const privacyRuns: PrivacyRuns = {
     const client = await temporal();
     let stopped = 0;
     // A redemption settles money with a provider: it is left to finish (its records are tombstoned).
-    for await (const run of client.workflow.list({ query: userRunsQuery(owner, "Component != 'gifts' AND ExecutionStatus = 'Running'") })) {
+    for await (const run of client.workflow.list({
+      query: userRunsQuery(owner, "Component != 'gifts' AND ExecutionStatus = 'Running'"),
+    })) {
       try {
         await client.workflow.getHandle(run.workflowId, run.runId).terminate('the user was erased');
         stopped += 1;
@@ -180,7 +185,10 @@ export const privacyRuns: PrivacyRuns = {
     let deleted = 0;
     for await (const run of client.workflow.list({ query: userRunsQuery(owner, "ExecutionStatus != 'Running'") })) {
       try {
-        await client.workflowService.deleteWorkflowExecution({ namespace: client.options.namespace, workflowExecution: { workflowId: run.workflowId, runId: run.runId } });
+        await client.workflowService.deleteWorkflowExecution({
+          namespace: client.options.namespace,
+          workflowExecution: { workflowId: run.workflowId, runId: run.runId },
+        });
         deleted += 1;
       } catch (err) {
         if ((err as { code?: number }).code !== 5) throw err; // NOT_FOUND: deleted already

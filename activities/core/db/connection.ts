@@ -23,7 +23,19 @@ export function onCommandTimed(listener: CommandTiming): () => void {
 }
 
 /** Commands whose first field names a collection (find, insert, update, delete, aggregate, count, …). */
-const NAMED_COLLECTION = new Set(['find', 'insert', 'update', 'delete', 'aggregate', 'count', 'distinct', 'findAndModify', 'createIndexes', 'listIndexes', 'drop']);
+const NAMED_COLLECTION = new Set([
+  'find',
+  'insert',
+  'update',
+  'delete',
+  'aggregate',
+  'count',
+  'distinct',
+  'findAndModify',
+  'createIndexes',
+  'listIndexes',
+  'drop',
+]);
 
 function watchCommands(): void {
   const client = mongoose.connection.getClient();
@@ -31,7 +43,12 @@ function watchCommands(): void {
   client.on('commandStarted', (e) => {
     if (!timings.size) return;
     const target = e.command[e.commandName];
-    const collection = e.commandName === 'getMore' ? String(e.command.collection ?? '-') : NAMED_COLLECTION.has(e.commandName) && typeof target === 'string' ? target : '-';
+    const collection =
+      e.commandName === 'getMore'
+        ? String(e.command.collection ?? '-')
+        : NAMED_COLLECTION.has(e.commandName) && typeof target === 'string'
+          ? target
+          : '-';
     pending.set(e.requestId, { collection, command: e.commandName });
   });
   const done = (ok: boolean) => (e: { requestId: number; duration: number }) => {

@@ -30,7 +30,11 @@ export function idFrom(field: string) {
  * name. A collection of its own, so a marker never shows in another collection's listings or
  * counts and no key of theirs can collide with it.
  */
-const DbMarker = mongoose.model('DbMarker', new Schema({ _id: { type: String, required: true }, at: Date }, { versionKey: false }), 'db_markers');
+const DbMarker = mongoose.model(
+  'DbMarker',
+  new Schema({ _id: { type: String, required: true }, at: Date }, { versionKey: false }),
+  'db_markers',
+);
 
 /**
  * Whether the fact `name` holds, asked of the database: its marker answers with one `_id` read;
@@ -58,7 +62,14 @@ const unkeyed = new WeakMap<AnyModel, Promise<boolean>>();
 export function hasUnkeyedDocuments(model: AnyModel): Promise<boolean> {
   let known = unkeyed.get(model);
   if (!known) {
-    const noLegacy = async () => (await model.find({ _id: { $type: 'objectId' } }, { _id: 1 }).limit(1).lean().exec()).length === 0;
+    const noLegacy = async () =>
+      (
+        await model
+          .find({ _id: { $type: 'objectId' } }, { _id: 1 })
+          .limit(1)
+          .lean()
+          .exec()
+      ).length === 0;
     known = markedOnce(model.collection.collectionName, noLegacy).then((keyed) => !keyed);
     known.catch(() => unkeyed.delete(model));
     unkeyed.set(model, known);
@@ -70,10 +81,22 @@ export function hasUnkeyedDocuments(model: AnyModel): Promise<boolean> {
  * The document whose keyed `_id` (see idFrom) is `value`, matching `extra` too; for a document
  * written before the key existed, by `field` (an indexed field) instead.
  */
-export async function byKey<T>(model: AnyModel, field: string, value: string, extra: Record<string, unknown> = {}, projection?: Record<string, 0 | 1>): Promise<T | null> {
-  const doc = (await model.findOne({ _id: value, ...extra }, projection).lean().exec()) as T | null;
+export async function byKey<T>(
+  model: AnyModel,
+  field: string,
+  value: string,
+  extra: Record<string, unknown> = {},
+  projection?: Record<string, 0 | 1>,
+): Promise<T | null> {
+  const doc = (await model
+    .findOne({ _id: value, ...extra }, projection)
+    .lean()
+    .exec()) as T | null;
   if (doc || !(await hasUnkeyedDocuments(model))) return doc;
-  return (await model.findOne({ [field]: value, ...extra }, projection).lean().exec()) as T | null;
+  return (await model
+    .findOne({ [field]: value, ...extra }, projection)
+    .lean()
+    .exec()) as T | null;
 }
 
 /** The filter that names the keyed document `value` in updates and deletes (by `field` while unkeyed documents remain). */
@@ -87,9 +110,16 @@ export async function byId<T>(model: AnyModel, _id: string, projection?: Record<
 }
 
 /** Documents by `_id` (an `$in` on the primary key), keyed by `_id`; missing ones are absent. */
-export async function byIds<T extends { _id: string }>(model: AnyModel, ids: readonly string[], projection?: Record<string, 0 | 1>): Promise<Map<string, T>> {
+export async function byIds<T extends { _id: string }>(
+  model: AnyModel,
+  ids: readonly string[],
+  projection?: Record<string, 0 | 1>,
+): Promise<Map<string, T>> {
   if (!ids.length) return new Map();
-  const docs = (await model.find({ _id: { $in: [...new Set(ids)] } }, projection).lean().exec()) as unknown as T[];
+  const docs = (await model
+    .find({ _id: { $in: [...new Set(ids)] } }, projection)
+    .lean()
+    .exec()) as unknown as T[];
   return new Map(docs.map((d) => [d._id, d]));
 }
 
