@@ -8,50 +8,50 @@
  * only the types of this module; the worker wraps each function so a PlatformError (a client's
  * fault) travels as a non-retryable failure that the edge maps back to its status.
  */
-export { processStoredImage, convertStoredHeic, discardUpload } from './images/index.ts';
-export { storeNormalizedResponse, purgeNormalizedResponses } from './responses/index.ts';
-export { purgeIdempotencyKeys } from './idempotency/index.ts';
 export { purgeAuditRecords } from './audit/index.ts';
-export { purgeOutbox } from './email/index.ts';
-export { recordReferral, creditReferral, completeReferral } from './loyalty/index.ts';
-export { expireLapsedPoints } from './loyalty/index.ts';
-export { composeEmail, sendEmail } from './email/index.ts';
-export { runScheduledEvent } from './scheduler/index.ts';
-export {
-  readReceipt,
-  analyseScan,
-  mirrorScan,
-  creditScan,
-  recordScanStarted,
-  dropScanPlaceholder,
-} from './scanning/index.ts';
-export { analyseFeedback } from './feedback/index.ts';
-export { transcribeStoredAudio } from './support/index.ts';
-export { answerQuestion, requireConversation } from './support/index.ts';
-export { processStoredDocument, thumbnailStoredFile } from './documents/index.ts';
 export { applyPaymentEvent } from './billing/index.ts';
-export { processStoredText } from './text/index.ts';
+export { processStoredDocument, thumbnailStoredFile } from './documents/index.ts';
+export { purgeOutbox } from './email/index.ts';
+export { composeEmail, sendEmail } from './email/index.ts';
+export { attemptDelivery, sweepEvents } from './events/index.ts';
+export { analyseFeedback } from './feedback/index.ts';
 export {
-  reserveRedemption,
-  fulfilRedemption,
   checkRedemption,
-  settleRedemption,
-  releaseRedemption,
   closeUnreserved,
+  fulfilRedemption,
+  releaseRedemption,
+  reserveRedemption,
   reviewRedemption,
+  settleRedemption,
   settleReviewed,
 } from './gifts/index.ts';
-export { attemptDelivery, sweepEvents } from './events/index.ts';
+export { purgeIdempotencyKeys } from './idempotency/index.ts';
+export { convertStoredHeic, discardUpload, processStoredImage } from './images/index.ts';
+export { completeReferral, creditReferral, recordReferral } from './loyalty/index.ts';
+export { expireLapsedPoints } from './loyalty/index.ts';
 export {
-  beginUserExport,
-  exportUserPart,
-  packUserExport,
-  failUserExport,
-  expireUserExport,
   beginUserErasure,
+  beginUserExport,
+  eraseUserPart,
+  expireUserExport,
+  exportUserPart,
+  failUserExport,
+  finishUserErasure,
+  packUserExport,
+  purgeUserRuns,
   stopUserRuns,
   takeErasurePlace,
-  eraseUserPart,
-  purgeUserRuns,
-  finishUserErasure,
 } from './privacy/index.ts';
+export { purgeNormalizedResponses, storeNormalizedResponse } from './responses/index.ts';
+export {
+  analyseScan,
+  creditScan,
+  dropScanPlaceholder,
+  mirrorScan,
+  readReceipt,
+  recordScanStarted,
+} from './scanning/index.ts';
+export { runScheduledEvent } from './scheduler/index.ts';
+export { transcribeStoredAudio } from './support/index.ts';
+export { answerQuestion, requireConversation } from './support/index.ts';
+export { processStoredText } from './text/index.ts';

@@ -2,67 +2,45 @@
  * Builds the h3 application from the route definitions: authentication, rate limiting, parsing,
  * the handler, JSON or binary answers, and error mapping, the same way for every route.
  */
+// Every route registers itself on import (routes/index.ts).
+import './routes/index.ts';
+
 import {
   createApp,
   createRouter,
   eventHandler,
   getRequestHeader,
+  type H3Event,
   send,
   sendStream,
   setResponseHeader,
   setResponseStatus,
-  type H3Event,
 } from 'h3';
+
 import { config } from '../activities/core/config.ts';
+import { invalid } from '../activities/core/errors.ts';
 import { createLogger, type Logger } from '../activities/core/logger.ts';
+import type { Principal } from '../activities/identity/index.ts';
+import { observeRuns } from '../workers/runs/client.ts';
+import { AuditTrail } from './audit-trail.ts';
 import { authenticate, requireLevel } from './auth.ts';
-import { mapError, type ErrorShape } from './errors.ts';
+import { type ErrorShape, mapError } from './errors.ts';
 import {
   base64Room,
   clientAddress,
-  parseWith,
   paramsOf,
+  parseWith,
   queryOf,
   readForm,
   readJson,
   Reply,
+  type RouteDef,
   routes,
   StreamedFile,
-  type RouteDef,
 } from './http.ts';
-import { AuditTrail } from './audit-trail.ts';
 import { countFailure, countStart, observeRequest } from './metrics.ts';
 import { RateLimiter } from './rate-limit.ts';
-import { currentRequest, newRequestContext, runInRequest, type RequestContext } from './request-context.ts';
-import { observeRuns } from '../workers/runs/client.ts';
-import type { Principal } from '../activities/identity/index.ts';
-import { invalid } from '../activities/core/errors.ts';
-
-// Route modules register themselves on import.
-import './routes/system.ts';
-import './routes/docs.ts';
-import './routes/retail.ts';
-import './routes/ticket-scan.ts';
-import './routes/support.ts';
-import './routes/feedback.ts';
-import './routes/search.ts';
-import './routes/documents.ts';
-import './routes/billing.ts';
-import './routes/llm-config.ts';
-import './routes/session.ts';
-import './routes/identity.ts';
-import './routes/images.ts';
-import './routes/loyalty.ts';
-import './routes/referrals.ts';
-import './routes/gifts.ts';
-import './routes/responses.ts';
-import './routes/text.ts';
-import './routes/email.ts';
-import './routes/scheduler.ts';
-import './routes/webhooks.ts';
-import './routes/privacy.ts';
-import './routes/audit.ts';
-import './metrics.ts';
+import { currentRequest, newRequestContext, type RequestContext, runInRequest } from './request-context.ts';
 
 // The runs the edge starts are counted, and filed under the request that started them.
 observeRuns({ request: currentRequest, started: countStart, failed: countFailure });

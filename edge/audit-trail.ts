@@ -9,24 +9,25 @@
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
-import { PlatformError } from '../activities/core/errors.ts';
-import type { Logger } from '../activities/core/logger.ts';
+
 import {
+  type AuditEntry,
   beginIntent,
   bodyChanges,
+  type ChangePolicy,
   dropIntent,
   isPlatformId,
   isUserReferenceName,
+  type JsonSchema,
   mergeChanges,
   newIntentId,
   recordChange,
   recordedUser,
   textLength,
-  type AuditEntry,
-  type ChangePolicy,
-  type JsonSchema,
 } from '../activities/audit/index.ts';
+import { newAuditNotes, withAuditNotes } from '../activities/core/audit-note.ts';
+import { PlatformError } from '../activities/core/errors.ts';
+import type { Logger } from '../activities/core/logger.ts';
 import { findUserRef, isPlatformUserId, type Principal } from '../activities/identity/index.ts';
 import { Reply, type RouteDef } from './http.ts';
 

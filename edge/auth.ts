@@ -5,13 +5,14 @@
  */
 import type { H3Event } from 'h3';
 import { getRequestHeader } from 'h3';
+
 import { config } from '../activities/core/config.ts';
 import { forbidden, notFound, unauthorized } from '../activities/core/errors.ts';
+import type { UserRef } from '../activities/identity/constants.ts';
 import { authenticateKey, type Principal } from '../activities/identity/index.ts';
 import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/index.ts';
-import type { UserRef } from '../activities/identity/constants.ts';
+import { type AuthLevel, clientAddress } from './http.ts';
 import { limited, RateLimiter } from './rate-limit.ts';
-import { clientAddress, type AuthLevel } from './http.ts';
 
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
 

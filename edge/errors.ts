@@ -2,9 +2,10 @@
  * The one place where any thrown error becomes an HTTP status and a body in the component's shape:
  * `{detail}` for most components, `{success:false, error}` for gifts and text processing.
  */
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { z } from 'zod';
+
 import { PlatformError } from '../activities/core/errors.ts';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 

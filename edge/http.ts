@@ -2,15 +2,17 @@
  * Route definitions: one zod schema per request part drives parsing, validation, the handler's
  * types and the OpenAPI document. defineRoute only records; edge/app.ts mounts them.
  */
-import type { Readable } from 'node:stream';
 import { isIP } from 'node:net';
+import type { Readable } from 'node:stream';
+
 import type { H3Event } from 'h3';
 import { getQuery, getRequestHeader, getRouterParams } from 'h3';
 import { z } from 'zod';
+
 import { config } from '../activities/core/config.ts';
 import { PlatformError, tooLarge } from '../activities/core/errors.ts';
 import type { Principal } from '../activities/identity/index.ts';
-import { MalformedJson, zodToPlatform, type ErrorShape } from './errors.ts';
+import { type ErrorShape, MalformedJson, zodToPlatform } from './errors.ts';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -7,15 +7,17 @@
  * Without the header a route behaves as before: every request is a new run.
  */
 import { createHash, webcrypto } from 'node:crypto';
+
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
-import { WorkflowNotFoundError } from '@temporalio/client';
+
 import { noteReplay } from '../activities/core/audit-note.ts';
 import { invalid, PlatformError } from '../activities/core/errors.ts';
 import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/index.ts';
-import { storeUpload, uploadPaths, type StoredUpload } from '../activities/images/index.ts';
-import { mapError } from './errors.ts';
+import { type StoredUpload, storeUpload, uploadPaths } from '../activities/images/index.ts';
 import { temporal } from '../workers/runs/client.ts';
+import { mapError } from './errors.ts';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEY_FORMAT = /^[\x20-\x7e]{1,200}$/;

@@ -7,10 +7,12 @@
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { getRequestHeader } from 'h3';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
+
 import { config } from '../activities/core/config.ts';
 import { onCommandTimed } from '../activities/core/db/index.ts';
 import { PlatformError } from '../activities/core/errors.ts';

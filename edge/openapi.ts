@@ -6,7 +6,8 @@
  * Request schemas stay inline: clients and the security suite read them without resolving refs.
  */
 import { z } from 'zod';
-import { routes, type RouteDef } from './http.ts';
+
+import { type RouteDef, routes } from './http.ts';
 import { API_DESCRIPTION, TAG_DESCRIPTIONS } from './openapi-text.ts';
 
 type Json = Record<string, unknown>;

@@ -3,6 +3,7 @@
  * permission check, and the rate limit a user's keys share.
  */
 import { describe, expect, inject, it } from 'vitest';
+
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 const keyCap = () => Number((inject('platformEnv') as Record<string, string | undefined>).MAX_KEYS_PER_USER ?? 10);

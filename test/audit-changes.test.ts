@@ -5,7 +5,8 @@
  * HTTP: the change is made with an X-Request-Id, and its record is read back with GET /api/audit.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+
+import { adminKey, basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -7,15 +7,16 @@
  *      carried into the record, not by the X-Request-Id a client chose.
  */
 import { describe, expect, it } from 'vitest';
-import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
+
 import { purgeAuditRecords } from '../activities/audit/index.ts';
+import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
 import { newId } from '../activities/core/ids.ts';
 import { claimIdempotencyKey } from '../activities/idempotency/index.ts';
 import { requestHash } from '../edge/idempotency.ts';
-import { basicUser, call, edgeUrl, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { basicUser, call, edgeUrl, newTenant, type Tenant, unique } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop } from './helpers/shop.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
+import { groceries, shop } from './helpers/shop.ts';
 
 useSuiteRuntime();
 

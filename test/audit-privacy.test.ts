@@ -10,21 +10,24 @@
  * too) by markers, through the hook itself: neither its intent nor its record may hold a marker.
  * A route added later is walked the day it is added.
  */
+import '../edge/app.ts';
+
 import { randomBytes } from 'node:crypto';
+
 import type { H3Event } from 'h3';
-import { z } from 'zod';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+
 import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
 import { noteChange } from '../activities/core/audit-note.ts';
 import { createLogger } from '../activities/core/logger.ts';
 import type { Principal } from '../activities/identity/index.ts';
-import '../edge/app.ts';
-import { AuditTrail, auditedRoute } from '../edge/audit-trail.ts';
-import { routes, type RouteDef } from '../edge/http.ts';
-import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { auditedRoute, AuditTrail } from '../edge/audit-trail.ts';
+import { type RouteDef, routes } from '../edge/http.ts';
+import { basicUser, call, newTenant, type Tenant, unique, until } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop, type Shop } from './helpers/shop.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
+import { groceries, type Shop, shop } from './helpers/shop.ts';
 
 useSuiteRuntime();
 

@@ -10,12 +10,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { beforeAll, describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Res, type Tenant } from './helpers/api.ts';
-import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop, type Shop } from './helpers/shop.ts';
-import { useSuiteRuntime } from './helpers/runtime.ts';
+
 import { AuditRecord } from '../activities/audit/models.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, type Res, type Tenant, unique, until } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { groceries, type Shop, shop } from './helpers/shop.ts';
 
 useSuiteRuntime();
 

@@ -4,11 +4,12 @@
  * crash appended as outcome unknown.
  */
 import { describe, expect, it } from 'vitest';
-import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
-import { useSuiteRuntime } from './helpers/runtime.ts';
-import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
+
 import { purgeAuditRecords, recordChange } from '../activities/audit/index.ts';
+import { AuditIntent, AuditRecord } from '../activities/audit/models.ts';
 import { recordId } from '../activities/audit/store.ts';
+import { adminKey, basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();
 

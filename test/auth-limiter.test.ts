@@ -6,7 +6,9 @@
  * its budget is spent only by the test.
  */
 import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { basicUser, newTenant, type Tenant } from './helpers/api.ts';
 import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
 

@@ -1,5 +1,6 @@
 import Stripe from 'stripe';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
 import { useSuiteClients } from './helpers/runtime.ts';

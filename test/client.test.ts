@@ -4,7 +4,10 @@
  * checked by `tsc` (`npx tsc --noEmit -p .`): paths, parameters, bodies, `data` and `error`.
  */
 import { readFile } from 'node:fs/promises';
+
 import { describe, expect, expectTypeOf, it } from 'vitest';
+
+import { SCHEMA_FILE, schemaSource } from '../client/scripts/generate.ts';
 import {
   createPlatformClient,
   type ErrorDetail,
@@ -14,7 +17,6 @@ import {
   type ResponseBody,
   type Schemas,
 } from '../client/src/index.ts';
-import { SCHEMA_FILE, schemaSource } from '../client/scripts/generate.ts';
 import { adminKey, edgeUrl, unique } from './helpers/api.ts';
 
 const clientFor = (apiKey: string): PlatformClient =>

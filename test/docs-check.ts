@@ -17,7 +17,7 @@
  * `google-chrome` on PATH (Debian: `apt-get install chromium`). It is driven through the DevTools
  * protocol over a pipe, so no browser package is needed.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

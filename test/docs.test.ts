@@ -4,13 +4,16 @@
  * render: every $ref resolves, every answer and error is a named schema, operationIds are unique.
  * `npm run check:docs` (test/docs-check.ts) drives the page in headless Chromium.
  */
+import '../edge/app.ts';
+
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call } from './helpers/api.ts';
+
 import { routes } from '../edge/http.ts';
-import '../edge/app.ts';
+import { call } from './helpers/api.ts';
 
 type Json = Record<string, any>;
 const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));

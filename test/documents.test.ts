@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+
 import { strToU8, zipSync } from 'fflate';
-import sharp from 'sharp';
 import { Client as MinioClient } from 'minio';
+import sharp from 'sharp';
 import { describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, fileForm, newTenant } from './helpers/api.ts';
 import { docx, encryptedPdf, hugePagePdf, pdfWithText, scannedPdf, zipBombDocx } from './helpers/documents.ts';
 import { contentBombPdf, imageBombPdf, slowPdf } from './helpers/pdf-bombs.ts';

@@ -5,6 +5,7 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
+
 import { reserveSend } from '../activities/email/policy.ts';
 import { unique } from './helpers/api.ts';
 import { queriesOf, scans } from './helpers/queries.ts';

@@ -8,13 +8,15 @@
  * process with the file transport, against the suite's database. The retention run is the suite's
  * real Schedule, sweeping the worker's DATA_DIR/outbox.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { config, parseEnv, setConfig } from '../activities/core/config.ts';
-import { emailUserData, sendEmail, type EmailRequest } from '../activities/email/index.ts';
+import { type EmailRequest, emailUserData, sendEmail } from '../activities/email/index.ts';
 import { recordSent } from '../activities/email/store.ts';
 import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 import { basicUser, newTenant, unique, until } from './helpers/api.ts';

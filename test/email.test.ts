@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+
 import PostalMime from 'postal-mime';
+import { describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 /** Messages the test SMTP server received for a recipient (parsed). */

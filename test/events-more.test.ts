@@ -7,6 +7,7 @@
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { applyPaymentEvent, creditPurchase } from '../activities/billing/billing.ts';
 import { insertPurchase, movePurchase } from '../activities/billing/store.ts';
 import { eventId, eventsSettled } from '../activities/events/index.ts';
@@ -14,8 +15,8 @@ import { completeReferral, recordReferral } from '../activities/loyalty/referral
 import { completeReferralDoc } from '../activities/loyalty/store.ts';
 import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { insertRun } from '../activities/scheduler/store.ts';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, type Tenant, unique, until } from './helpers/api.ts';
+import { addEndpoint, receivedAt, type Receiver, startReceiver, verified } from './helpers/receiver.ts';
 import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -5,9 +5,10 @@
  * receiver follow the balance.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { expireLapsedPoints } from '../activities/loyalty/index.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
+import { addEndpoint, receivedAt, type Receiver, startReceiver, verified } from './helpers/receiver.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -7,13 +7,15 @@
  * event of every type handed free text in declared and undeclared fields.
  */
 import { randomBytes } from 'node:crypto';
+
 import { describe, expect, it } from 'vitest';
+
 import { EVENT_TYPES, recordEvent } from '../activities/events/index.ts';
-import { EVENT_SCHEMAS } from '../activities/events/schemas.ts';
 import { PlatformEvent } from '../activities/events/models.ts';
+import { EVENT_SCHEMAS } from '../activities/events/schemas.ts';
 import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
 import { insertRun } from '../activities/scheduler/store.ts';
-import { basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { basicUser, call, fileForm, newTenant, type Tenant, unique, until } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -4,17 +4,18 @@
  * starting its deliveries (the sweep finishes both), and an endpoint failing for days.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
-import { attemptDelivery, eventId, sweepEvents } from '../activities/events/index.ts';
 import { deliveryId } from '../activities/events/emit.ts';
+import { attemptDelivery, eventId, sweepEvents } from '../activities/events/index.ts';
 import { PlatformEvent, WebhookEndpoint } from '../activities/events/models.ts';
+import { stopRevocationWatcher } from '../activities/identity/api-keys.ts';
 import { creditPoints } from '../activities/loyalty/index.ts';
 import { LedgerEntry } from '../activities/loyalty/models.ts';
-import { stopRevocationWatcher } from '../activities/identity/api-keys.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
 import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
+import { addEndpoint, receivedAt, type Receiver, startReceiver, verified } from './helpers/receiver.ts';
 
 const queue = unique('events-drill');
 let rx: Receiver;

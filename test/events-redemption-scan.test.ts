@@ -12,27 +12,29 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { parseEnv } from '../activities/core/config.ts';
 import { eventsSettled } from '../activities/events/index.ts';
 import {
   holdOperation,
+  type RedemptionInput,
   refundOperation,
   releaseRedemption,
   reserveRedemption,
   reviewRedemption,
   settleRedemption,
-  type RedemptionInput,
 } from '../activities/gifts/fulfilment.ts';
 import { saveRedemption } from '../activities/gifts/store.ts';
+import { generateSecret } from '../activities/identity/api-keys.ts';
 import { refundDebit } from '../activities/loyalty/ledger.ts';
 import { mirrorScan } from '../activities/scanning/scans.ts';
 import { writeScanMirror } from '../activities/scanning/store.ts';
-import { generateSecret } from '../activities/identity/api-keys.ts';
 import { launchPlatform, type Platform } from '../tools/platform.ts';
-import { basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver, type Received } from './helpers/receiver.ts';
+import { basicUser, call, fileForm, newTenant, type Tenant, unique, until } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
+import { addEndpoint, type Received, receivedAt, type Receiver, startReceiver, verified } from './helpers/receiver.ts';
 import { isolatedPlatformEnv, useSuiteRuntime } from './helpers/runtime.ts';
 import { groceries, shop } from './helpers/shop.ts';
 

@@ -3,8 +3,9 @@
  * another organization's deliveries, and test pings are rationed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { call, newTenant, unique, until } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, type Receiver } from './helpers/receiver.ts';
+import { addEndpoint, receivedAt, type Receiver, startReceiver } from './helpers/receiver.ts';
 
 let rx: Receiver;
 

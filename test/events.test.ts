@@ -4,8 +4,9 @@
  * delivery list, manual retries and the event log.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';
-import { addEndpoint, receivedAt, startReceiver, verified, type Receiver } from './helpers/receiver.ts';
+
+import { basicUser, call, newTenant, type Tenant, unique, until } from './helpers/api.ts';
+import { addEndpoint, receivedAt, type Receiver, startReceiver, verified } from './helpers/receiver.ts';
 
 let rx: Receiver;
 let t: Tenant;

@@ -3,8 +3,9 @@
  * stored and its analysis started, or, when the start fails, nothing is kept.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { configureFeedback, feedbackStats, submitFeedback, type StartAnalysis } from '../activities/feedback/index.ts';
+
 import { newId } from '../activities/core/ids.ts';
+import { configureFeedback, feedbackStats, type StartAnalysis, submitFeedback } from '../activities/feedback/index.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

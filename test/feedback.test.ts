@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { basicUser, call, newTenant } from './helpers/api.ts';
 
 const SUBMISSIONS = [

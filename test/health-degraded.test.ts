@@ -5,6 +5,7 @@
  * a worker polls its queue.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { freePort } from '../tools/infra.ts';
 import { adminKey, newTenant, unique } from './helpers/api.ts';
 import { startExtraEdge, startPlatformProcess, stopEdges } from './helpers/edge-process.ts';

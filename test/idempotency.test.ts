@@ -4,13 +4,15 @@
  * request under the key is 422, concurrent duplicates share one run.
  */
 import fs from 'node:fs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { Client, Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
-import { basicUser, call, fileForm, newTenant, unique, type Res, type Tenant } from './helpers/api.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+import { basicUser, call, fileForm, newTenant, type Res, type Tenant, unique } from './helpers/api.ts';
 import { pdfWithText } from './helpers/documents.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { balance, groceries, shop, type Shop } from './helpers/shop.ts';
+import { balance, groceries, type Shop, shop } from './helpers/shop.ts';
 import { speak } from './helpers/speech.ts';
 
 const fixture = (name: string) => fs.readFileSync(new URL(`./fixtures/${name}`, import.meta.url));

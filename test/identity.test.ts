@@ -1,5 +1,7 @@
 import http from 'node:http';
+
 import { describe, expect, inject, it } from 'vitest';
+
 import { adminKey, basicUser, call, edgeUrl, newTenant, unique } from './helpers/api.ts';
 
 /** A request from another loopback address (127.0.0.2): a second client as far as the edge can tell. */

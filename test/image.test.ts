@@ -7,7 +7,9 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, describe, expect, it } from 'vitest';
+
 import { freePort } from '../tools/infra.ts';
 import { processArgs } from '../tools/processes.ts';
 import { edgeUrl, unique } from './helpers/api.ts';

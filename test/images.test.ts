@@ -1,9 +1,11 @@
 import fs from 'node:fs';
-import { inject, describe, expect, it, beforeAll, afterAll } from 'vitest';
-import sharp from 'sharp';
+
 import { Client, Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
 import mongoose from 'mongoose';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
 
 const fixture = (name: string) => fs.readFileSync(new URL(`./fixtures/${name}`, import.meta.url));

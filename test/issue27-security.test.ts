@@ -3,13 +3,14 @@
  * or an organization's admin would use them (docs/privacy.md, docs/components/audit.md).
  */
 import { describe, expect, it } from 'vitest';
+
+import { newId } from '../activities/core/ids.ts';
 import { runtime } from '../activities/core/runtime.ts';
 import { eventsSettled, eventsUserData } from '../activities/events/index.ts';
 import { ledgerEventsSettled } from '../activities/loyalty/index.ts';
+import { EXPORTS_GATHERED_PER_ORGANIZATION } from '../activities/privacy/constants.ts';
 import { exportUserPart } from '../activities/privacy/exports.ts';
 import { insertExport } from '../activities/privacy/store.ts';
-import { EXPORTS_GATHERED_PER_ORGANIZATION } from '../activities/privacy/constants.ts';
-import { newId } from '../activities/core/ids.ts';
 import { basicUser, call, newTenant, until } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 

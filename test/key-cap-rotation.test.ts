@@ -4,6 +4,7 @@
  * its own per-key budget) past the cap by rotating with a long grace and revoking the successor.
  */
 import { describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, newTenant } from './helpers/api.ts';
 
 const keyCap = () => Number((inject('platformEnv') as Record<string, string | undefined>).MAX_KEYS_PER_USER ?? 10);

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { parseEnv, setConfig } from '../activities/core/config.ts';
 import { decryptSecret } from '../activities/core/encryption.ts';
 import { freePort } from '../tools/infra.ts';

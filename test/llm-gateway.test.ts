@@ -8,9 +8,11 @@
  * Every request it receives is counted per model, so a refusal "before the provider" is checked.
  */
 import http from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { freePort } from '../tools/infra.ts';
-import { adminKey, basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { adminKey, basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
 
 const P = '/api/llm-config';
 const QUESTION = 'How can I get my money back?';

@@ -3,11 +3,12 @@
  * pass is in test/activities/ledger-expiry.test.ts (a controllable clock).
  */
 import { describe, expect, inject, it } from 'vitest';
-import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
-import { useSuiteClients } from './helpers/runtime.ts';
-import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop } from './helpers/shop.ts';
+
 import { loyaltyScheduleId } from '../workers/runs/platform-schedules.ts';
+import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
+import { renderReceipt } from './helpers/receipts.ts';
+import { useSuiteClients } from './helpers/runtime.ts';
+import { groceries, shop } from './helpers/shop.ts';
 
 const suite = useSuiteClients();
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 async function allEntries(key: string, user: string) {

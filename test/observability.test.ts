@@ -2,11 +2,13 @@
  * Request ids (header, workflow memo and search attribute), the access log, the edge's
  * Prometheus metrics and the Temporal worker's own metrics.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { freePort } from '../tools/infra.ts';
 import { processArgs } from '../tools/processes.ts';
 import { basicUser, call, newTenant, unique } from './helpers/api.ts';

@@ -11,22 +11,24 @@
  * it, no other file configures that agent), so the texts' calls go through the LLM gateway and
  * leave attempts and token holds.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import { createHash } from 'node:crypto';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../tools/infra.ts';
-import { runtime } from '../activities/core/runtime.ts';
+
 import { getObject, removeObject } from '../activities/adapters/storage.ts';
+import { runtime } from '../activities/core/runtime.ts';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data.ts';
-import { llmUserData } from '../activities/llm/index.ts';
-import { deleteMeterKey } from '../activities/llm/store.ts';
-import { storeText, textUserData } from '../activities/text/index.ts';
-import { responsesUserData } from '../activities/responses/index.ts';
-import { searchUserData } from '../activities/search/index.ts';
 import { emailUserData } from '../activities/email/index.ts';
 import { idempotencyUserData } from '../activities/idempotency/index.ts';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { llmUserData } from '../activities/llm/index.ts';
+import { deleteMeterKey } from '../activities/llm/store.ts';
+import { responsesUserData } from '../activities/responses/index.ts';
+import { searchUserData } from '../activities/search/index.ts';
+import { storeText, textUserData } from '../activities/text/index.ts';
+import { freePort } from '../tools/infra.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, type Tenant, unique } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -5,26 +5,27 @@
  * erase A (nothing of A readable through the routes or left in MinIO, B untouched, feedback kept
  * anonymized); a second erasure changes nothing.
  */
+import { Client, Connection } from '@temporalio/client';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
+
+import { getObject } from '../activities/adapters/storage.ts';
 import { runtime } from '../activities/core/runtime.ts';
 import type { ErasureScope, ExportPart, UserData } from '../activities/core/user-data.ts';
-import { getObject } from '../activities/adapters/storage.ts';
 import { documentsUserData } from '../activities/documents/index.ts';
 import { feedbackUserData } from '../activities/feedback/index.ts';
 import { Feedback } from '../activities/feedback/models.ts';
 import { imagesUserData } from '../activities/images/index.ts';
 import { retailUserData } from '../activities/retail/index.ts';
 import { scanningUserData } from '../activities/scanning/index.ts';
-import { EventCounter, EventRun, ScheduledEvent } from '../activities/scheduler/models.ts';
 import { schedulerUserData } from '../activities/scheduler/index.ts';
+import { EventCounter, EventRun, ScheduledEvent } from '../activities/scheduler/models.ts';
 import { supportUserData } from '../activities/support/index.ts';
 import { SupportTurn } from '../activities/support/models.ts';
 import { basicUser, call, fileForm, unique, until } from './helpers/api.ts';
-import { useSuiteRuntime } from './helpers/runtime.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop, type Shop } from './helpers/shop.ts';
+import { useSuiteRuntime } from './helpers/runtime.ts';
+import { groceries, type Shop, shop } from './helpers/shop.ts';
 import { speak } from './helpers/speech.ts';
 
 useSuiteRuntime();

@@ -4,13 +4,14 @@
  */
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime, runtime } from '../activities/core/runtime.ts';
 import { eventId } from '../activities/events/index.ts';
 import { PlatformEvent } from '../activities/events/models.ts';
 import { stopRevocationWatcher } from '../activities/identity/api-keys.ts';
 import { requestErasure } from '../activities/privacy/index.ts';
-import { UserErasure, type ErasureDoc } from '../activities/privacy/models.ts';
+import { type ErasureDoc, UserErasure } from '../activities/privacy/models.ts';
 import { basicUser, call, fileForm, newTenant, unique, until } from './helpers/api.ts';
 import { killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
 

@@ -7,15 +7,17 @@
  * every document of every collection, every object (name and bytes) of the bucket, every Temporal
  * history and Schedule of the task queue still kept, and every file under DATA_DIR: it is nowhere.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import mongoose from 'mongoose';
+
+import { Client, Connection } from '@temporalio/client';
 import * as Minio from 'minio';
+import mongoose from 'mongoose';
 import sharp from 'sharp';
-import { Connection, Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
 import { parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
 import { launchPlatform, type Platform } from '../tools/platform.ts';

@@ -6,6 +6,7 @@
  * ledger's chain, B is untouched, and a second erasure changes nothing.
  */
 import { describe, expect, it } from 'vitest';
+
 import { billingUserData, recordUsage, tokenUsage } from '../activities/billing/index.ts';
 import { eventsSettled, eventsUserData } from '../activities/events/index.ts';
 import { giftsUserData } from '../activities/gifts/index.ts';

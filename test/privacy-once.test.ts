@@ -7,8 +7,11 @@
  * person. Also: concurrent exports of one user take one of the organization's places, and an
  * organization's erasures delete a bounded number at a time.
  */
-import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
+import { describe, expect, it } from 'vitest';
+
+import { creditPoints, debitPoints, refundDebit } from '../activities/loyalty/index.ts';
+import { entriesOfUser, tombstoneEntries } from '../activities/loyalty/store.ts';
 import { ERASURES_RUNNING_PER_ORGANIZATION } from '../activities/privacy/constants.ts';
 import {
   erasureKey,
@@ -17,12 +20,10 @@ import {
   releaseErasureSlot,
   takeErasureSlot,
 } from '../activities/privacy/store.ts';
-import { creditPoints, debitPoints, refundDebit } from '../activities/loyalty/index.ts';
-import { entriesOfUser, tombstoneEntries } from '../activities/loyalty/store.ts';
-import { basicUser, call, fileForm, newTenant, until, type Tenant } from './helpers/api.ts';
+import { basicUser, call, fileForm, newTenant, type Tenant, until } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { balance, groceries, shop } from './helpers/shop.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
+import { balance, groceries, shop } from './helpers/shop.ts';
 
 useSuiteRuntime();
 

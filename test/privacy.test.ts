@@ -5,13 +5,15 @@
  * routes or left in MinIO or in Temporal's ended runs; the books kept under a tombstone; other users
  * untouched; the same idp_id joins again as a new user). Other users' keys can do neither.
  */
+import { createHash } from 'node:crypto';
+
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createHash } from 'node:crypto';
-import { runtime } from '../activities/core/runtime.ts';
+
 import { getObject } from '../activities/adapters/storage.ts';
+import { runtime } from '../activities/core/runtime.ts';
 import { takeExportQuota } from '../activities/privacy/store.ts';
-import { adminKey, basicUser, call, fileForm, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { adminKey, basicUser, call, fileForm, newTenant, type Tenant, unique, until } from './helpers/api.ts';
 import { useSuiteClients, useSuiteRuntime } from './helpers/runtime.ts';
 import { unzip } from './helpers/zip.ts';
 

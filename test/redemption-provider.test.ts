@@ -7,12 +7,14 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import type { AddressInfo } from 'node:net';
+
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseEnv } from '../activities/core/config.ts';
+
 import { httpProvider } from '../activities/adapters/gift-provider.ts';
+import { parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
 import { launchPlatform, type Platform } from '../tools/platform.ts';
 import { unique, until } from './helpers/api.ts';

@@ -7,11 +7,12 @@
  * clock can pass an expiry between the hold and the refusal.
  */
 import { describe, expect, it } from 'vitest';
+
 import {
   fulfilRedemption,
+  type RedemptionInput,
   releaseRedemption,
   reserveRedemption,
-  type RedemptionInput,
 } from '../activities/gifts/fulfilment.ts';
 import { findRedemption } from '../activities/gifts/store.ts';
 import { expireLapsedPoints } from '../activities/loyalty/expiry.ts';

@@ -5,6 +5,7 @@
  * once (`refunded`). Either way no points stay held.
  */
 import { describe, expect, it } from 'vitest';
+
 import { closeUnreserved, holdOperation, type RedemptionInput } from '../activities/gifts/fulfilment.ts';
 import { findRedemption } from '../activities/gifts/store.ts';
 import { creditPoints, debitPoints, getHistory } from '../activities/loyalty/ledger.ts';

@@ -4,6 +4,7 @@
  * permissions, idempotent retries, and refusals that change nothing.
  */
 import { describe, expect, it } from 'vitest';
+
 import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 const topUp = {

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import sharp from 'sharp';
 import jsqr from 'jsqr';
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
 // jsqr's types declare an ES default export its CommonJS build does not have: the module is the function.
 const jsQR = ((jsqr as unknown as { default?: unknown }).default ?? jsqr) as unknown as typeof jsqr.default;
 import { basicUser, call, edgeUrl, newTenant } from './helpers/api.ts';

@@ -4,8 +4,9 @@
  * written by an older version (without the indexed fields) are still found, and found the same way.
  */
 import { describe, expect, it } from 'vitest';
-import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../activities/retail/venues.ts';
+
 import { Venue } from '../activities/retail/models.ts';
+import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../activities/retail/venues.ts';
 import { queriesOf, scans } from './helpers/queries.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 

@@ -1,4 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 async function post(t: Tenant, path: string, json: unknown) {

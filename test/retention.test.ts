@@ -1,8 +1,9 @@
 /** Normalized responses leave with their conversation, and with age via the retention Schedule. */
 import { describe, expect, inject, it } from 'vitest';
+
+import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 import { basicUser, call, newTenant } from './helpers/api.ts';
 import { useSuiteClients } from './helpers/runtime.ts';
-import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
 
 const suite = useSuiteClients();
 

@@ -6,10 +6,12 @@
  * of its own) runs test/fixtures/retry-workflow.ts with activities that count their attempts.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { PlatformError } from '../activities/core/errors.ts';
 import { mapError } from '../edge/errors.ts';
 import { wrapActivities } from '../workers/activity-wrapper.ts';

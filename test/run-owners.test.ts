@@ -2,11 +2,12 @@
  * Runs are findable by their owner: every workflow on the platform's task queue carries
  * OrganizationId, UserId and Component; payment runs carry the buyer, system runs "_platform".
  */
+import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Client, Connection, type WorkflowExecutionInfo } from '@temporalio/client';
-import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes.ts';
+
 import { retentionScheduleId } from '../workers/runs/platform-schedules.ts';
+import { COMPONENT, ORGANIZATION_ID, USER_ID } from '../workflows/search-attributes.ts';
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 let client: Client;

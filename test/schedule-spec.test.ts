@@ -1,6 +1,7 @@
 /** The dev server's own next action times for our specs equal the rule computed independently. */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection, ScheduleOverlapPolicy } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { isFoldTwin, nextRuns, scheduleSpec, type Timing } from '../activities/scheduler/calendar.ts';
 import { unique } from './helpers/api.ts';
 

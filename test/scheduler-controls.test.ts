@@ -2,8 +2,9 @@
  * Scheduler controls: pause/resume through the Schedule's own pause, next_runs on every read,
  * per-event overlap and catch-up window, execute-now with an Idempotency-Key, run filters.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, newTenant, type Tenant } from './helpers/api.ts';
 
 let temporal: Client;

@@ -4,9 +4,11 @@
  * Runs in this process with a worker of its own on a task queue of its own.
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import * as activities from '../activities/workflow-activities.ts';

@@ -4,21 +4,23 @@
  * and long catch-up windows kept for admins; and what a run's failure shows to a basic reader.
  */
 import net from 'node:net';
+
 import { describe, expect, inject, it } from 'vitest';
+
 import { parseEnv } from '../activities/core/config.ts';
+import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
+import { EventCounter, ScheduledEvent } from '../activities/scheduler/models.ts';
 import {
   commitUpdate,
   createEvent,
   deleteEvent,
+  type EventInput,
   getEvent,
   prepareUpdate,
   setPaused,
-  type EventInput,
 } from '../activities/scheduler/scheduled-events.ts';
-import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
-import { EventCounter, ScheduledEvent } from '../activities/scheduler/models.ts';
 import { convertPlaces, takePlace } from '../activities/scheduler/store.ts';
-import { basicUser, call, newTenant, unique, until, type Tenant } from './helpers/api.ts';
+import { basicUser, call, newTenant, type Tenant, unique, until } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler.ts';
 

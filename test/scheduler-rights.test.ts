@@ -1,9 +1,11 @@
 /** Scheduled tasks run with the rights of whoever saved the event, checked at save and at each run. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+
 import PostalMime from 'postal-mime';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { describe, expect, inject, it } from 'vitest';
+
+import { basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
 
 const B = '/api/scheduler-service/events';
 const future = (ms: number) => new Date(Date.now() + ms).toISOString();

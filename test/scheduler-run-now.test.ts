@@ -4,22 +4,23 @@
  * editing an ended event; the queries of creating, running and refusing an event at a full cap.
  */
 import { describe, expect, inject, it } from 'vitest';
+
 import { parseEnv } from '../activities/core/config.ts';
+import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
+import { EventCounter, type EventDoc, ScheduledEvent } from '../activities/scheduler/models.ts';
 import {
   commitUpdate,
   createEvent,
   deleteEvent,
-  prepareUpdate,
   type EventInput,
+  prepareUpdate,
 } from '../activities/scheduler/scheduled-events.ts';
-import { runScheduledEvent } from '../activities/scheduler/event-runs.ts';
-import { EventCounter, ScheduledEvent, type EventDoc } from '../activities/scheduler/models.ts';
+import { temporal } from '../workers/runs/client.ts';
+import { scheduleId, triggerSchedule } from '../workers/runs/event-schedules.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
-import { queriesOf, scans, show, type Query } from './helpers/queries.ts';
+import { queriesOf, type Query, scans, show } from './helpers/queries.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 import { basicOwner, configure, daily, loyalty } from './helpers/scheduler.ts';
-import { scheduleId, triggerSchedule } from '../workers/runs/event-schedules.ts';
-import { temporal } from '../workers/runs/client.ts';
 
 useSuiteRuntime();
 

@@ -1,9 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { Client, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import PostalMime from 'postal-mime';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+import { basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
 
 let temporal: Client;
 beforeAll(async () => {

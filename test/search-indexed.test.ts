@@ -4,18 +4,19 @@
  * answered from an index the schemas declare, none reads its collection.
  */
 import { describe, expect, it } from 'vitest';
+
 import { newId } from '../activities/core/ids.ts';
+import { analyseFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback.ts';
+import { removeFeedback } from '../activities/feedback/store.ts';
 import { createOrganization } from '../activities/identity/organizations.ts';
-import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search.ts';
-import { insertEmbedding, embeddingsOf } from '../activities/text/store.ts';
 import {
   listNormalizedResponses,
   purgeNormalizedResponses,
   storeNormalizedResponse,
 } from '../activities/responses/normalized.ts';
-import { analyseFeedback, feedbackStats, storeFeedback } from '../activities/feedback/feedback.ts';
-import { removeFeedback } from '../activities/feedback/store.ts';
-import { queriesOf, scans, type Query } from './helpers/queries.ts';
+import { clearSearchHistory, deleteSearchRecord, searchAndRecord, searchHistory } from '../activities/search/search.ts';
+import { embeddingsOf, insertEmbedding } from '../activities/text/store.ts';
+import { queriesOf, type Query, scans } from './helpers/queries.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

@@ -17,11 +17,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, fileForm, newTenant, type Res, type Tenant } from './helpers/api.ts';
 import { startExtraEdge, stopEdges } from './helpers/edge-process.ts';
 import { renderReceipt } from './helpers/receipts.ts';
-import { groceries, shop, type Shop } from './helpers/shop.ts';
+import { groceries, type Shop, shop } from './helpers/shop.ts';
 
 type Json = Record<string, any>;
 interface Op {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { adminKey, basicUser, call, newTenant, unique } from './helpers/api.ts';
 
 describe.each(['', '/api/session-service'])('session service at "%s"', (prefix) => {

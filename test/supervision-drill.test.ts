@@ -10,11 +10,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import sharp from 'sharp';
+
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Client as MinioClient } from 'minio';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { minioSettings, parseEnv } from '../activities/core/config.ts';
 import { generateSecret } from '../activities/identity/api-keys.ts';
 import { launchPlatform, type Platform } from '../tools/platform.ts';

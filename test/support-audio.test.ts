@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { basicUser, call, fileForm, newTenant, type Tenant } from './helpers/api.ts';
 import { convert, speak, tone, wer } from './helpers/speech.ts';
 

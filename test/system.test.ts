@@ -1,7 +1,9 @@
-import { describe, expect, inject, it } from 'vitest';
-import { call } from './helpers/api.ts';
-import { routes } from '../edge/http.ts';
 import '../edge/app.ts';
+
+import { describe, expect, inject, it } from 'vitest';
+
+import { routes } from '../edge/http.ts';
+import { call } from './helpers/api.ts';
 
 describe('system routes', () => {
   it('reports health of Temporal, MongoDB and storage', async () => {

@@ -1,5 +1,6 @@
-import { describe, expect, it, inject } from 'vitest';
 import { Client as MinioClient } from 'minio';
+import { describe, expect, inject, it } from 'vitest';
+
 import { basicUser, call, newTenant } from './helpers/api.ts';
 
 async function stored(path: string): Promise<string> {

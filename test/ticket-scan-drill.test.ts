@@ -3,23 +3,24 @@
  * starts: a worker killed (SIGKILL) while a scan waits for validation, a new worker, the
  * validation, points credited once; and a pending scan expiring at its deadline.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { config, parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { storeUpload } from '../activities/images/images.ts';
 import {
   processedUpdate,
-  ticketScanWorkflow,
-  validateUpdate,
   type ScanInput,
   type ScanView,
+  ticketScanWorkflow,
   type ValidateInput,
+  validateUpdate,
 } from '../workflows/ticket-scan.ts';
 import { basicUser, call, unique } from './helpers/api.ts';
+import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { balance, groceries, shop } from './helpers/shop.ts';
-import { drillWorkerRunning, killDrillWorkers, startDrillWorker } from './helpers/drill-worker.ts';
 
 const queue = unique('scan-drill');
 let client: Client;

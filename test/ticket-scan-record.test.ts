@@ -6,7 +6,8 @@
  * the edge reads too fast to be seen in progress).
  */
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+import { Context } from '@temporalio/activity';
 import {
   Client,
   Connection,
@@ -14,15 +15,16 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateStage,
 } from '@temporalio/client';
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { config, parseEnv, setConfig } from '../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { dropScanPlaceholder, mirrorScan, recordScanStarted } from '../activities/scanning/index.ts';
 import { TicketScan } from '../activities/scanning/models.ts';
 import { wrapActivities } from '../workers/activity-wrapper.ts';
-import { processedUpdate, ticketScanWorkflow, type ScanInput } from '../workflows/ticket-scan.ts';
+import { processedUpdate, type ScanInput, ticketScanWorkflow } from '../workflows/ticket-scan.ts';
 import { basicUser, call, newTenant, unique, until } from './helpers/api.ts';
 
 const L = '/api/ticket-scan/loyalty/ticket-scan';

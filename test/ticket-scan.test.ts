@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { basicUser, call, fileForm, newTenant, unique } from './helpers/api.ts';
 import { renderReceipt } from './helpers/receipts.ts';
 import { balance, groceries, shop } from './helpers/shop.ts';

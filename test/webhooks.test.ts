@@ -1,8 +1,10 @@
-import http from 'node:http';
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
 import { taskFor } from '../activities/scheduler/registry.ts';
-import { basicUser, call, newTenant, unique, type Tenant } from './helpers/api.ts';
+import { basicUser, call, newTenant, type Tenant, unique } from './helpers/api.ts';
 import { useSuiteRuntime } from './helpers/runtime.ts';
 
 useSuiteRuntime();

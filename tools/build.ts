@@ -14,10 +14,12 @@ import fs from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import ts from 'typescript';
-import { sourceFiles, sourceStamp, STAMP_FILE } from './source-stamp.ts';
+
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from '../workers/workflow-sources.ts';
+import { sourceFiles, sourceStamp, STAMP_FILE } from './source-stamp.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = path.join(root, 'dist');

@@ -5,17 +5,19 @@
  * supervised: one that exits is started again on the same port and data (tools/supervise.ts);
  * one that keeps failing is given up and onFatal says why.
  */
-import { msToTs } from '@temporalio/common/lib/time.js';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+
 import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import mongoose from 'mongoose';
+
 import type { Config } from '../activities/core/config.ts';
-import { ensureBinaries, type BinaryName } from './setup.ts';
-import { startServer, type ServerSpec, type Supervised } from './supervise.ts';
 import { prepareServers } from '../workers/servers.ts';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
+import { type BinaryName, ensureBinaries } from './setup.ts';
+import { type ServerSpec, startServer, type Supervised } from './supervise.ts';
 
 export interface InfraOptions {
   cfg: Config;

@@ -6,11 +6,13 @@
  * every server answers and a worker polls the task queue).
  */
 import { spawn } from 'node:child_process';
+
 import { Connection } from '@temporalio/client';
+
 import type { Config } from '../activities/core/config.ts';
 import { freshPollers } from '../activities/core/health.ts';
 import { freePort, startInfra } from './infra.ts';
-import { processArgs, type PlatformProcess } from './processes.ts';
+import { type PlatformProcess, processArgs } from './processes.ts';
 import { GUARD, supervise, type Supervised } from './supervise.ts';
 
 export interface LaunchOptions {

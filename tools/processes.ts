@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+
 import { sourceStamp, STAMP_FILE } from './source-stamp.ts';
 
 /** The processes, and the image's health check (a script run the same way). */

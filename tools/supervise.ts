@@ -5,7 +5,7 @@
  * then stops, saying why); workers and the edge are restarted for as long as the platform runs.
  * startServer runs a server this way, under guard.sh, with its output in a log file.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+
 import { PlatformError } from '../activities/core/errors.ts';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 

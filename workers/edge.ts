@@ -1,13 +1,14 @@
 /** The HTTP edge process: h3 app served by listhen. */
-import { listen } from 'listhen';
 import { toNodeListener } from 'h3';
+import { listen } from 'listhen';
+
 import { config } from '../activities/core/config.ts';
+import { ensureConfigEncryptionKey } from '../activities/core/encryption.ts';
 import { createLogger } from '../activities/core/logger.ts';
-import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
+import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { eventsSettled } from '../activities/events/index.ts';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/index.ts';
 import { ledgerEventsSettled } from '../activities/loyalty/index.ts';
-import { ensureConfigEncryptionKey } from '../activities/core/encryption.ts';
 import { createEdgeApp } from '../edge/app.ts';
 import { wirePlatform } from './root.ts';
 import { closeTemporal } from './runs/client.ts';

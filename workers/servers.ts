@@ -5,6 +5,7 @@
  */
 import { Connection } from '@temporalio/client';
 import { Client as MinioClient } from 'minio';
+
 import type { Config } from '../activities/core/config.ts';
 import { minioSettings } from '../activities/core/config.ts';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';

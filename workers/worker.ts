@@ -4,27 +4,29 @@
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+import { Connection } from '@temporalio/client';
 import {
   DefaultLogger,
-  NativeConnection,
-  Worker,
-  Runtime,
-  makeTelemetryFilterString,
   type LogLevel,
+  makeTelemetryFilterString,
+  NativeConnection,
+  Runtime,
+  Worker,
 } from '@temporalio/worker';
-import { config, type Config } from '../activities/core/config.ts';
-import { createLogger, type Logger } from '../activities/core/logger.ts';
-import { initRuntime, closeRuntime } from '../activities/core/runtime.ts';
+
 import { stopOcr } from '../activities/adapters/ocr.ts';
 import { stopSpeech } from '../activities/adapters/speech.ts';
+import { type Config, config } from '../activities/core/config.ts';
+import { createLogger, type Logger } from '../activities/core/logger.ts';
+import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/index.ts';
 import * as activities from '../activities/workflow-activities.ts';
+import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 import { wrapActivities } from './activity-wrapper.ts';
 import { wirePlatform } from './root.ts';
-import { prepareServers } from './servers.ts';
 import { ensureSchedules } from './runs/platform-schedules.ts';
-import { Connection } from '@temporalio/client';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { prepareServers } from './servers.ts';
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from './workflow-sources.ts';
 
 /** This code runs from dist/ (`npm run build`): the workflows come from the prebuilt bundle beside it. */

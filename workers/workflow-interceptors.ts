@@ -8,13 +8,13 @@
  * gets HEARTBEAT_TIMEOUT_MS; the worker heartbeats for each running activity (activity-wrapper.ts),
  * so a dead worker's activity is retried elsewhere within that time.
  */
+import { msOptionalToNumber } from '@temporalio/common/lib/time.js';
 import type {
   ActivityInput,
   Next,
   WorkflowInterceptorsFactory,
   WorkflowOutboundCallsInterceptor,
 } from '@temporalio/workflow';
-import { msOptionalToNumber } from '@temporalio/common/lib/time.js';
 
 export const HEARTBEAT_TIMEOUT_MS = 20_000;
 

@@ -1,7 +1,8 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { StoredUpload } from '../activities/images/index.ts';
 import type { SupportAnswer } from '../activities/support/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { INTERACTIVE } from './retry.ts';
 import { orDiscard } from './uploads.ts';
 

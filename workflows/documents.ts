@@ -1,7 +1,8 @@
 import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
-import type { StoredUpload } from '../activities/images/index.ts';
+
 import type { ProcessedDocument } from '../activities/documents/index.ts';
+import type { StoredUpload } from '../activities/images/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 import { orDiscard, uploadContext } from './uploads.ts';

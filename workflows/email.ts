@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { EmailRequest, SentEmail } from '../activities/email/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND, INTERACTIVE } from './retry.ts';
 
 const { composeEmail } = proxyActivities<typeof activities>({ startToCloseTimeout: '30 seconds', retry: INTERACTIVE });

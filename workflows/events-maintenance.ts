@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { SweepResult } from '../activities/events/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 
 const { sweepEvents } = proxyActivities<typeof activities>({ startToCloseTimeout: '10 minutes', retry: BACKGROUND });

@@ -1,6 +1,7 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+
+import type { ImageMetadata, StoredUpload } from '../activities/images/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
-import type { StoredUpload, ImageMetadata } from '../activities/images/index.ts';
 import { INTERACTIVE } from './retry.ts';
 import { orDiscard, uploadContext } from './uploads.ts';
 

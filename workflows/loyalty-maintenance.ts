@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { ExpiryRun } from '../activities/loyalty/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 
 // One run may write many expiry entries; a retry writes none twice (each is one ledger operation).

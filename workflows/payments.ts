@@ -1,6 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { PaymentEventInput } from '../activities/billing/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 
 const { applyPaymentEvent } = proxyActivities<typeof activities>({

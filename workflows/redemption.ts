@@ -1,6 +1,6 @@
 import {
-  ApplicationFailure,
   allHandlersFinished,
+  ApplicationFailure,
   condition,
   defineUpdate,
   patched,
@@ -8,7 +8,8 @@ import {
   setHandler,
   sleep,
 } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
+import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants.ts';
 import type {
   FulfilAnswer,
   RedemptionInput,
@@ -16,7 +17,7 @@ import type {
   ReviewCheck,
   Settlement,
 } from '../activities/gifts/index.ts';
-import type { RedemptionStatus, SettleOutcome } from '../activities/gifts/constants.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { BACKGROUND, INTERACTIVE } from './retry.ts';
 

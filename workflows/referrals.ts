@@ -1,4 +1,5 @@
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+
 import type * as activities from '../activities/workflow-activities.ts';
 import { PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';

@@ -1,4 +1,5 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+
 import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 

@@ -1,4 +1,4 @@
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair } from '@temporalio/common';
+import { defineSearchAttributeKey, type SearchAttributePair, SearchAttributeType } from '@temporalio/common';
 
 /** Custom search attributes every platform workflow carries, so operators find a user's runs. */
 export const ORGANIZATION_ID = defineSearchAttributeKey('OrganizationId', SearchAttributeType.KEYWORD);

@@ -1,6 +1,7 @@
 import { proxyLocalActivities } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { StoredTextInput } from '../activities/text/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { ONCE } from './retry.ts';
 
 // A local activity, as for documents: the caller waits over HTTP. One attempt: the analysis is

@@ -1,7 +1,7 @@
 import {
+  allHandlersFinished,
   ApplicationFailure,
   CancellationScope,
-  allHandlersFinished,
   condition,
   defineQuery,
   defineUpdate,
@@ -11,10 +11,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { StoredUpload } from '../activities/images/index.ts';
 import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/index.ts';
 import type { VenueMatch } from '../activities/scanning/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 

@@ -1,5 +1,6 @@
 /** What the workflows over a stored upload (images, documents, audio) share. */
 import { workflowInfo } from '@temporalio/workflow';
+
 import type { StoredUpload } from '../activities/images/index.ts';
 import { isClientFailure } from './failures.ts';
 

@@ -1,4 +1,5 @@
 import { continueAsNew, patched, proxyActivities, sleep } from '@temporalio/workflow';
+
 import type * as activities from '../activities/workflow-activities.ts';
 import { PERSISTENT } from './retry.ts';
 

@@ -1,6 +1,7 @@
 import { condition, defineSignal, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type * as activities from '../activities/workflow-activities.ts';
+
 import type { AttemptResult, DeliveryRun } from '../activities/events/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
 import { BACKGROUND } from './retry.ts';
 
 // Each attempt is a local activity: it runs in the worker that runs the workflow task, with no

@@ -16,6 +16,7 @@
  * The engine imports no component: storage, secrets and settings come in as arguments.
  */
 import { createHmac } from 'node:crypto';
+
 import { PlatformError } from '../core/errors.ts';
 
 export type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';

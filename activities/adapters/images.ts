@@ -4,10 +4,12 @@
  * HEIC pixels are decoded once, in a worker thread, and encoded by sharp: ~1.5× faster than
  * heic-convert's JS encoder, and the event loop stays free meanwhile.
  */
-import sharp from 'sharp';
 import { Worker } from 'node:worker_threads';
+
+import sharp from 'sharp';
+
 import { PlatformError } from '../core/errors.ts';
-import { sniff, RASTER_IMAGE_FORMATS, type Sniffed } from './sniff.ts';
+import { RASTER_IMAGE_FORMATS, sniff, type Sniffed } from './sniff.ts';
 
 sharp.cache(false); // thumbnails are one-shot; libvips' operation cache only costs memory here
 sharp.concurrency(1); // the worker runs several activities at once on 2 cores

@@ -7,7 +7,9 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+
 import nodemailer, { type Transporter } from 'nodemailer';
+
 import { config } from '../core/config.ts';
 
 export interface OutgoingMail {

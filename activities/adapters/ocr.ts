@@ -5,8 +5,10 @@
  * instead (OPENAI_BASE_URL, OPENAI_API_KEY, OCR_MODEL). Every result names its engine.
  */
 import { createRequire } from 'node:module';
+
 import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
+
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 

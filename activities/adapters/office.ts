@@ -4,6 +4,7 @@
  * declared and its actual size.
  */
 import { unzipSync } from 'fflate';
+
 import { PlatformError } from '../core/errors.ts';
 
 const MAX_PART_BYTES = 20 * 1024 * 1024;

@@ -5,6 +5,7 @@
  * way Stripe's test mode does, and says it is the sandbox. Neither: 503, nothing is bought.
  */
 import Stripe from 'stripe';
+
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 

@@ -4,11 +4,13 @@
  * are the client's problem (422); page and text caps keep a 500-page PDF cheap. The platform reads
  * PDFs through pdfInChild: a child process with a memory cap and a time limit (decompression bombs).
  */
-import { createCanvas } from '@napi-rs/canvas';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
+import { createCanvas } from '@napi-rs/canvas';
 import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
+
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 

@@ -8,13 +8,15 @@
  * SPEECH_ENGINE=auto takes pocketsphinx when installed. With none: 500 "transcription engine not
  * configured". Silence is refused, never transcribed into invented words.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
 import OpenAI, { toFile } from 'openai';
+
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { AUDIO_DEMUXERS, sniff } from './sniff.ts';

@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
+
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 

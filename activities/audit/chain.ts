@@ -5,7 +5,8 @@
  * of two writers of seq n one wins, the other reads forward to the real tail and tries again.
  */
 import { createHash } from 'node:crypto';
-import { ZERO_HASH, type BreakReason } from './constants.ts';
+
+import { type BreakReason, ZERO_HASH } from './constants.ts';
 import type { AuditRecordDoc } from './models.ts';
 import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store.ts';
 

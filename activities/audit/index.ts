@@ -1,29 +1,29 @@
 /** The audit trail's surface: administrative changes, hash-chained per organization (docs/components/audit.md). */
+export { verifyChain, type VerifyResult } from './chain.ts';
 export {
   ACTOR_LEVELS,
+  type ActorLevel,
   AUDIT_OUTCOMES,
+  type AuditOutcome,
   BREAK_REASONS,
+  type BreakReason,
   MASK,
   PERSONAL,
-  UNKNOWN_USER,
   textLength,
-  type ActorLevel,
-  type AuditOutcome,
-  type BreakReason,
+  UNKNOWN_USER,
 } from './constants.ts';
+export { beginIntent, dropIntent, newIntentId, settleStaleIntents } from './intents.ts';
 export {
   bodyChanges,
+  type ChangePolicy,
+  type Changes,
   isPlatformId,
   isSecretName,
   isUserReferenceName,
+  type JsonSchema,
   masked,
   mergeChanges,
   recordedUser,
-  type ChangePolicy,
-  type Changes,
-  type JsonSchema,
 } from './mask.ts';
-export { listAuditRecords, recordChange, type AuditEntry, type AuditRecordView } from './records.ts';
-export { beginIntent, dropIntent, newIntentId, settleStaleIntents } from './intents.ts';
-export { verifyChain, type VerifyResult } from './chain.ts';
-export { purgeAuditRecords, type AuditRetentionResult } from './retention.ts';
+export { type AuditEntry, type AuditRecordView, listAuditRecords, recordChange } from './records.ts';
+export { type AuditRetentionResult, purgeAuditRecords } from './retention.ts';

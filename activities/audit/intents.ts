@@ -6,7 +6,7 @@
  */
 import { newId } from '../core/ids.ts';
 import { INTENT_SETTLE_MINUTES } from './constants.ts';
-import { decodeChanges, encodeChanges, recordChange, type AuditEntry } from './records.ts';
+import { type AuditEntry, decodeChanges, encodeChanges, recordChange } from './records.ts';
 import { deleteIntent, insertIntent, recordOfIntent, staleIntents } from './store.ts';
 
 /** A new intent's id: chosen here, so no client can make two requests share one. */

@@ -1,4 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
+
 import type { ActorLevel, AuditOutcome } from './constants.ts';
 
 const actorSchema = new Schema(

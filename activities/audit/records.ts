@@ -1,10 +1,10 @@
 /** Appending what an audited request did, and reading the trail (list, one record's view). */
 import { jsonText } from '../core/db/index.ts';
-import type { ActorLevel, AuditOutcome } from './constants.ts';
 import { appendRecord } from './chain.ts';
+import type { ActorLevel, AuditOutcome } from './constants.ts';
 import type { Changes } from './mask.ts';
 import type { AuditRecordDoc } from './models.ts';
-import { recordsPage, type RecordFilter } from './store.ts';
+import { type RecordFilter, recordsPage } from './store.ts';
 
 const changesText = jsonText<Changes>({});
 

@@ -7,10 +7,10 @@ import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db/index.ts';
 import { groupCommit } from '../core/group-commit.ts';
 import {
   AuditHead,
-  AuditIntent,
-  AuditRecord,
   type AuditHeadDoc,
+  AuditIntent,
   type AuditIntentDoc,
+  AuditRecord,
   type AuditRecordDoc,
 } from './models.ts';
 

@@ -3,11 +3,12 @@
  * crediting them once per paid purchase, and the balance a model call draws on.
  */
 import { createHash } from 'node:crypto';
-import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
+
+import { charge, paymentProvider } from '../adapters/payments.ts';
 import { warnLine } from '../core/background.ts';
+import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
-import { charge, paymentProvider } from '../adapters/payments.ts';
 import { computeBalance } from './balance.ts';
 import {
   creditDoc,
@@ -22,10 +23,10 @@ import {
   packagesByPrice,
   paymentEventDoc,
   purchaseByPaymentIntent,
-  purchaseDoc,
-  tokenLedgerOf,
   type PurchaseDoc,
+  purchaseDoc,
   type TokenCreditDoc,
+  tokenLedgerOf,
   type TokenPackageDoc,
 } from './store.ts';
 

@@ -1,8 +1,8 @@
 /** The billing component's scheduled task: the owner's token usage report, emailed. */
 import { PlatformError } from '../core/errors.ts';
-import { tokenUsage } from './billing.ts';
-import { mailOnce, recipientOrOwner } from '../email/index.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { mailOnce, recipientOrOwner } from '../email/index.ts';
+import { tokenUsage } from './billing.ts';
 
 export const billingTask: TaskDefinition = {
   mails_report: true,

@@ -7,17 +7,17 @@
 import { byId, insertOnce } from '../core/db/index.ts';
 import {
   PaymentEvent,
-  Purchase,
-  TokenCredit,
-  TokenPackage,
-  TokenRefund,
-  TokenUsage,
   type PaymentEventDoc,
+  Purchase,
   type PurchaseDoc,
   type PurchaseStatus,
+  TokenCredit,
   type TokenCreditDoc,
+  TokenPackage,
   type TokenPackageDoc,
+  TokenRefund,
   type TokenRefundDoc,
+  TokenUsage,
   type TokenUsageDoc,
 } from './models.ts';
 

@@ -1,5 +1,6 @@
-import { z } from 'zod';
 import path from 'node:path';
+
+import { z } from 'zod';
 
 /**
  * Configuration is read once, validated with zod, at process start (the variables and their

@@ -10,6 +10,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { config } from './config.ts';
 import { PlatformError } from './errors.ts';
 

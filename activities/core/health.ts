@@ -1,4 +1,5 @@
 import mongoose from 'mongoose';
+
 import { runtime } from './runtime.ts';
 
 async function within<T>(ms: number, work: Promise<T>): Promise<T> {

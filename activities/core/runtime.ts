@@ -3,8 +3,9 @@
  * MinIO client. Both the worker and the edge call initRuntime once at start.
  */
 import { Client as MinioClient } from 'minio';
+
+import { type Config, config, type MinioSettings, minioSettings } from './config.ts';
 import { connectDb, disconnectDb } from './db/index.ts';
-import { config, minioSettings, type Config, type MinioSettings } from './config.ts';
 
 interface Runtime {
   cfg: Config;

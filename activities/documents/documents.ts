@@ -5,19 +5,20 @@
  */
 import { createCanvas } from '@napi-rs/canvas';
 import { Context } from '@temporalio/activity';
+
+import { humanSize, receiptImages, THUMBNAIL_SIZE, thumbnailOf } from '../adapters/images.ts';
+import { recognize } from '../adapters/ocr.ts';
+import { isDocx, readDocx } from '../adapters/office.ts';
+import { type PdfCaller, pdfInChild } from '../adapters/pdf.ts';
+import { RASTER_IMAGE_FORMATS, sniff } from '../adapters/sniff.ts';
+import { getObject, putObject } from '../adapters/storage.ts';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
-import { gatewayChat, type Caller } from '../llm/index.ts';
+import { type StoredUpload, uploadPaths } from '../images/index.ts';
+import { type Caller, gatewayChat } from '../llm/index.ts';
 import { visionModel } from '../llm/index.ts';
-import { humanSize, receiptImages, thumbnailOf, THUMBNAIL_SIZE } from '../adapters/images.ts';
-import { recognize } from '../adapters/ocr.ts';
-import { isDocx, readDocx } from '../adapters/office.ts';
-import { pdfInChild, type PdfCaller } from '../adapters/pdf.ts';
-import { RASTER_IMAGE_FORMATS, sniff } from '../adapters/sniff.ts';
-import { getObject, putObject } from '../adapters/storage.ts';
-import { uploadPaths, type StoredUpload } from '../images/index.ts';
-import { CATEGORIES, classify, folderOf, type Classification } from './classify.ts';
+import { CATEGORIES, type Classification, classify, folderOf } from './classify.ts';
 
 export type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';
 

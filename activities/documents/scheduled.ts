@@ -1,7 +1,7 @@
 /** The documents component's scheduled task: the owner's processed documents per folder, optionally emailed. */
-import { userResponses } from '../responses/index.ts';
-import { mailOnce, periodDays } from '../email/index.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { mailOnce, periodDays } from '../email/index.ts';
+import { userResponses } from '../responses/index.ts';
 
 export const documentsTask: TaskDefinition = {
   mails_report: true,

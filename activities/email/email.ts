@@ -1,10 +1,11 @@
 /** The steps of the email workflow: compose, then send once per idempotency key. */
 import { createHash } from 'node:crypto';
-import { notFound } from '../core/errors.ts';
+
 import { deliver } from '../adapters/mail.ts';
+import { notFound } from '../core/errors.ts';
 import { findOrganization } from '../identity/index.ts';
 import { listNormalizedResponses } from '../responses/index.ts';
-import { notificationContent, summaryContent, type Content, type EmailType } from './compose.ts';
+import { type Content, type EmailType, notificationContent, summaryContent } from './compose.ts';
 import { recordSent, sentRecord } from './store.ts';
 
 export interface EmailRequest {

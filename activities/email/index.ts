@@ -1,10 +1,10 @@
 /** The email component's surface: what the edge, the workflows and other components may use. */
 export { EMAIL_TYPES, notificationContent } from './compose.ts';
-export { composeEmail, sendEmail } from './email.ts';
 export type { EmailRequest, SentEmail } from './email.ts';
+export { composeEmail, sendEmail } from './email.ts';
+export { type OutboxRetentionResult, purgeOutbox } from './outbox.ts';
 export { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
-export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
 export type { Mail } from './reports.ts';
+export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
 export { emailTask } from './scheduled.ts';
 export { emailUserData } from './user-data.ts';
-export { purgeOutbox, type OutboxRetentionResult } from './outbox.ts';

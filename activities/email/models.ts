@@ -1,5 +1,6 @@
 /** What was sent, and the per-user hourly limit's counts: schemas imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
+
 import type { EmailType } from './compose.ts';
 
 /** One document per (organization, idempotency key): the record that a message was sent. */

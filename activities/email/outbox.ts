@@ -4,8 +4,8 @@
  * written, by the hourly retention run (workflows/retention.ts), and a user's erasure removes the
  * files of the user's messages by the names recorded on them (user-data.ts).
  */
-import { config } from '../core/config.ts';
 import { removeOutboxFiles, removeOutboxFilesBefore } from '../adapters/mail.ts';
+import { config } from '../core/config.ts';
 import type { EmailLogDoc } from './models.ts';
 
 export interface OutboxRetentionResult {

@@ -4,11 +4,11 @@
  * within EMAIL_USER_LIMIT_PER_HOUR messages per user. Admin keys are not restricted.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../core/config.ts';
-import { PlatformError, forbidden } from '../core/errors.ts';
-import { countKey, sentRecord, takeSend, uncountKey } from './store.ts';
 
+import { config } from '../core/config.ts';
+import { forbidden, PlatformError } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { countKey, sentRecord, takeSend, uncountKey } from './store.ts';
 
 const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 

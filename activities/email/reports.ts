@@ -3,10 +3,10 @@
  * idempotency key), a basic owner's mail counted against its hourly budget.
  */
 import { PlatformError } from '../core/errors.ts';
+import type { ScheduledTask } from '../core/scheduled-task.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
 import { getUser } from '../identity/index.ts';
-import type { ScheduledTask } from '../core/scheduled-task.ts';
-import { composeEmail, sendEmail, type EmailRequest } from './email.ts';
+import { composeEmail, type EmailRequest, sendEmail } from './email.ts';
 import { reserveSend } from './policy.ts';
 
 /** metadata.recipient, else the owner's own address (422 when it has none). */

@@ -1,7 +1,7 @@
 /** The email component's scheduled task: one email per run, to metadata.recipient or the owner. */
+import type { TaskDefinition } from '../core/scheduled-task.ts';
 import { checkFreeText } from './policy.ts';
 import { mailOnce, recipientOrOwner } from './reports.ts';
-import type { TaskDefinition } from '../core/scheduled-task.ts';
 
 const emailType = (m: Record<string, unknown>) =>
   m.email_type === 'conversation_summary' ? ('conversation_summary' as const) : ('notification' as const);

@@ -5,7 +5,7 @@
  * a conditional `$inc` (`n < limit`), exact when senders race in any process.
  */
 import { byId, insertOnce } from '../core/db/index.ts';
-import { EmailLog, SendCount, type EmailLogDoc } from './models.ts';
+import { EmailLog, type EmailLogDoc, SendCount } from './models.ts';
 
 const BATCH = 500;
 

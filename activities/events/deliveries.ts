@@ -6,17 +6,20 @@
  * workflow's schedule until it runs out, and an endpoint without a success for
  * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
  */
+import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
 import { config } from '../core/config.ts';
 import { conflict, notFound } from '../core/errors.ts';
-import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
 import type { DeliveryStatus } from './constants.ts';
-import { deliveryRuns, type DeliveryRun } from './emit.ts';
+import { type DeliveryRun, deliveryRuns } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
 import type { DeliveryDoc } from './models.ts';
+import { signedHeaders } from './signing.ts';
 import {
   addOutcomes,
   deliveriesPage,
   deliveryById,
+  type DeliveryFilter,
+  type DeliveryKey,
   deliveryOf,
   disableEndpoint,
   endDelivery,
@@ -27,10 +30,7 @@ import {
   markSucceeding,
   outcomeCounts,
   recordAttempt,
-  type DeliveryFilter,
-  type DeliveryKey,
 } from './store.ts';
-import { signedHeaders } from './signing.ts';
 
 export interface AttemptInput extends DeliveryRun {
   /** 1 for the first attempt of this run */

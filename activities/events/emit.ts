@@ -6,6 +6,7 @@
  * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
  */
 import { createHash } from 'node:crypto';
+
 import { Background, warnLine } from '../core/background.ts';
 import { handedIn } from '../core/wiring.ts';
 import type { EventType } from './constants.ts';

@@ -3,13 +3,14 @@
  * secret that signs them (shown once, stored encrypted, rotated with a grace during which both
  * old and new sign).
  */
-import { noteChange } from '../core/audit-note.ts';
-import { conflict, invalid, notFound } from '../core/errors.ts';
-import { decryptSecret, encryptSecret } from '../core/encryption.ts';
-import { newId } from '../core/ids.ts';
 import { checkWebhookTarget } from '../adapters/webhooks.ts';
+import { noteChange } from '../core/audit-note.ts';
+import { decryptSecret, encryptSecret } from '../core/encryption.ts';
+import { conflict, invalid, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants.ts';
 import type { EndpointDoc } from './models.ts';
+import { newSecret } from './signing.ts';
 import {
   deleteEndpoint,
   endpointOf,
@@ -19,7 +20,6 @@ import {
   takeEndpointPlace,
   updateEndpoint,
 } from './store.ts';
-import { newSecret } from './signing.ts';
 
 export interface EndpointView {
   id: string;

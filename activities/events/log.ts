@@ -1,10 +1,10 @@
 /** The event log: what happened in an organization, kept EVENT_RETENTION_DAYS, for consumers catching up. */
-import { newId } from '../core/ids.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { PING_GAP_SECONDS } from './constants.ts';
 import { recordEvent } from './emit.ts';
 import type { EventDoc } from './models.ts';
-import { endpointOf, eventsPage, takePingSlot, type EventFilter } from './store.ts';
+import { endpointOf, type EventFilter, eventsPage, takePingSlot } from './store.ts';
 
 /** An event as delivered: the same object every endpoint received (its `body`). */
 export const viewEvent = (e: EventDoc) => ({

@@ -1,4 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
+
 import { DELIVERY_STATUSES, type DeliveryStatus, type EventType } from './constants.ts';
 
 /**

@@ -6,15 +6,15 @@
 import { byId, byIds, Cache, isDuplicateKey } from '../core/db/index.ts';
 import type { DeliveryStatus } from './constants.ts';
 import {
+  type AttemptDoc,
   DeliveryCounter,
+  type DeliveryDoc,
   EndpointCount,
+  type EndpointDoc,
+  type EventDoc,
   PlatformEvent,
   WebhookDelivery,
   WebhookEndpoint,
-  type AttemptDoc,
-  type DeliveryDoc,
-  type EndpointDoc,
-  type EventDoc,
 } from './models.ts';
 
 // --- endpoints ---

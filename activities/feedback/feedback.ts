@@ -8,7 +8,7 @@ import { handedIn } from '../core/wiring.ts';
 import { gatewayChat } from '../llm/index.ts';
 import { sentences, sentiment, tokenize } from '../text/index.ts';
 import type { FeedbackType } from './constants.ts';
-import { feedbackById, insertFeedback, removeFeedback, statsRows, writeAnalysis, type FeedbackDoc } from './store.ts';
+import { feedbackById, type FeedbackDoc, insertFeedback, removeFeedback, statsRows, writeAnalysis } from './store.ts';
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
 export const CATEGORIES: Record<string, string[]> = {

@@ -1,5 +1,6 @@
 /** The feedback schema; store.ts is the one file that reads and writes it. */
 import mongoose, { Schema } from 'mongoose';
+
 import { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';
 
 export { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';

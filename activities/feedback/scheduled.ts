@@ -1,7 +1,7 @@
 /** The feedback component's scheduled task: the organization's feedback statistics, optionally emailed. */
-import { feedbackStats } from './feedback.ts';
-import { mailOnce, periodDays } from '../email/index.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { mailOnce, periodDays } from '../email/index.ts';
+import { feedbackStats } from './feedback.ts';
 
 export const feedbackTask: TaskDefinition = {
   admin_only: "the organization's feedback statistics",

@@ -8,20 +8,21 @@
  * (publish.ts) before it answers; run again, it records nothing new.
  */
 import { Context } from '@temporalio/activity';
+
+import { type GiftOrder, type GiftProvider, httpProvider, sandboxProvider } from '../adapters/gift-provider.ts';
 import { config } from '../core/config.ts';
+import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { PlatformError } from '../core/errors.ts';
 import { scrubber } from '../core/scrub.ts';
-import { httpProvider, sandboxProvider, type GiftOrder, type GiftProvider } from '../adapters/gift-provider.ts';
-import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
-import { recordRedemptionEvent } from './publish.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import { recordRedemptionEvent } from './publish.ts';
 import {
   findRedemption,
-  sandboxTransactions,
-  saveRedemption,
   type PersonalFields,
   type RedemptionOwner,
+  sandboxTransactions,
+  saveRedemption,
 } from './store.ts';
 
 export interface RedemptionInput {

@@ -1,4 +1,5 @@
 /** The gifts component's surface: what the edge, the workflows and other components may use. */
+export type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from './fulfilment.ts';
 export {
   checkRedemption,
   closeUnreserved,
@@ -9,10 +10,9 @@ export {
   settleRedemption,
   settleReviewed,
 } from './fulfilment.ts';
-export type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from './fulfilment.ts';
 export { createGift, deleteGift, getGift, listGifts, replaceGift } from './gifts.ts';
 export { getRedemption, listRedemptions } from './redemptions.ts';
-export { configureGifts, redeemGift, settleInReview } from './runs.ts';
 export type { RedemptionRuns } from './runs.ts';
+export { configureGifts, redeemGift, settleInReview } from './runs.ts';
 export { giftsForSearch } from './store.ts';
 export { giftsUserData } from './user-data.ts';

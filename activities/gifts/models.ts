@@ -1,21 +1,22 @@
 import mongoose, { Schema } from 'mongoose';
+
 import {
   GIFT_TYPES,
-  REDEMPTION_STATUSES,
-  SETTLE_OUTCOMES,
   type GiftType,
+  REDEMPTION_STATUSES,
   type RedemptionStatus,
+  SETTLE_OUTCOMES,
   type SettleOutcome,
 } from './constants.ts';
 
 export {
   GIFT_FIELDS,
   GIFT_TYPES,
+  type GiftType,
   REDEMPTION_STATUSES,
+  type RedemptionStatus,
   REQUIRED_BY_TYPE,
   SETTLE_OUTCOMES,
-  type GiftType,
-  type RedemptionStatus,
   type SettleOutcome,
 } from './constants.ts';
 

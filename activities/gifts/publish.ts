@@ -8,7 +8,7 @@
  * never carries the PIN, the phone number or account reference, nor an admin's own note, nor the
  * status's reason (a provider's answer, an admin's word): the status and the settlement tell it.
  */
-import { recordEvent, type EventType } from '../events/index.ts';
+import { type EventType, recordEvent } from '../events/index.ts';
 import type { RedemptionDoc } from './models.ts';
 
 const TYPES: Partial<Record<RedemptionDoc['status'], EventType>> = {

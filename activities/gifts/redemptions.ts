@@ -3,14 +3,15 @@
  * redemption as its owner, an admin or another user may read it.
  */
 import { createHash } from 'node:crypto';
+
+import type { GiftOrder } from '../adapters/gift-provider.ts';
 import { config } from '../core/config.ts';
+import { decryptSecret } from '../core/encryption.ts';
 import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { decryptSecret } from '../core/encryption.ts';
-import type { GiftOrder } from '../adapters/gift-provider.ts';
+import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
 import { giftNotFound } from './gifts.ts';
 import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
-import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
 import { findGift, findRedemption, pageRedemptions } from './store.ts';
 
 export interface RedeemRequest {

@@ -11,10 +11,10 @@ import type { RedemptionInput } from './fulfilment.ts';
 import type { RedemptionDoc, SettleOutcome } from './models.ts';
 import {
   prepareRedemption,
-  viewRedemption,
   type RedeemRequest,
   type RedemptionView,
   type Viewer,
+  viewRedemption,
 } from './redemptions.ts';
 import { findRedemption } from './store.ts';
 

@@ -4,16 +4,16 @@
  * (`_id` is the gift id, the redemption id, the order's customIdentifier); lists use the compound
  * indexes in models.ts.
  */
-import { isDuplicateKey } from '../core/errors.ts';
 import type { SandboxTransaction } from '../adapters/gift-provider.ts';
+import { isDuplicateKey } from '../core/errors.ts';
 import {
   Gift,
   GIFT_FIELDS,
-  Redemption,
-  SandboxTransaction as SandboxTransactionModel,
   type GiftDoc,
   type GiftType,
+  Redemption,
   type RedemptionDoc,
+  SandboxTransaction as SandboxTransactionModel,
   type SandboxTransactionDoc,
 } from './models.ts';
 

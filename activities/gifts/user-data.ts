@@ -11,8 +11,8 @@
  */
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
-import { viewRedemption } from './redemptions.ts';
 import type { RedemptionDoc } from './models.ts';
+import { viewRedemption } from './redemptions.ts';
 import { redemptionsOfUser, tombstoneRedemption } from './store.ts';
 
 async function exportGifts(scope: UserScope): Promise<ExportPart> {

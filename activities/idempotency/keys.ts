@@ -8,10 +8,10 @@ import { PlatformError } from '../core/errors.ts';
 import {
   claimDoc,
   dropClaim,
+  type IdempotencyState,
   insertClaim,
   purgeClaimsBefore,
   settleClaim,
-  type IdempotencyState,
   type StoredClaim,
 } from './store.ts';
 

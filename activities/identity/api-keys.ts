@@ -1,23 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+
 import { config } from '../core/config.ts';
 import { Cache } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { PERMISSIONS, type Permission, type UserRef } from './constants.ts';
+import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
+import { ensureDefaultOrganization } from './organizations.ts';
 import {
+  type ApiKeyDoc,
+  type ApiKeyRotationDoc,
   insertKeyDoc,
   keyByHash,
   lastUsedOf,
   rotationOf,
   userRateLimit,
   writeLastUses,
-  type ApiKeyDoc,
-  type ApiKeyRotationDoc,
 } from './store.ts';
 import { resolveOrCreateUser } from './users.ts';
-import { ensureDefaultOrganization } from './organizations.ts';
 
 /** What an authenticated request carries through the edge. */
 export interface Principal {

@@ -9,7 +9,6 @@ import { forgetKey } from './api-keys.ts';
 import { lastUses } from './api-keys.ts';
 import { slotOwner } from './key-management.ts';
 import { rememberErasedAccount } from './returning.ts';
-import { forgetUserRef, isTombstone } from './users.ts';
 import {
   deleteSlotsOf,
   deleteUserDoc,
@@ -23,6 +22,7 @@ import {
   tombstoneKeysOf,
   userDocForErasure,
 } from './store.ts';
+import { forgetUserRef, isTombstone } from './users.ts';
 
 const iso = (d: Date | undefined | null) => (d ? new Date(d).toISOString() : null);
 

@@ -1,4 +1,5 @@
 /** The identity component's surface: what the edge, the workflows and other components may use. */
+export type { Principal } from './api-keys.ts';
 export {
   authenticateKey,
   ensureBootstrapAdminKey,
@@ -6,7 +7,7 @@ export {
   stopRevocationWatcher,
   verifyApiKey,
 } from './api-keys.ts';
-export type { Principal } from './api-keys.ts';
+export { beginIdentityErasure, exportIdentity, finishIdentityErasure, idpHeld, releaseIdp } from './erasure.ts';
 export {
   currentKeyLevel,
   issueApiKey,
@@ -16,17 +17,16 @@ export {
   whyUnusable,
 } from './key-management.ts';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations.ts';
+export type { Returning } from './returning.ts';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation.ts';
 export {
   findUser,
   findUserRef,
   getUser,
-  returningFacts,
   isPlatformUserId,
   isTombstone,
   resolveOrCreateUserRef,
+  returningFacts,
   updateUser,
   upsertUser,
 } from './users.ts';
-export { beginIdentityErasure, exportIdentity, finishIdentityErasure, idpHeld, releaseIdp } from './erasure.ts';
-export type { Returning } from './returning.ts';

@@ -19,16 +19,18 @@ import {
   forgetKey,
   hashKey,
   insertKey,
+  type IssuedKey,
   lastUses,
   levelOf,
   maskKey,
+  type Principal,
   unusableBecause,
   usable,
-  type IssuedKey,
-  type Principal,
 } from './api-keys.ts';
-import { PERMISSIONS, type Permission, type UserRef } from './constants.ts';
+import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
 import {
+  type ApiKeyDoc,
+  type ApiKeySlotDoc,
   freeSlot,
   keyById,
   keysOfUser,
@@ -39,8 +41,6 @@ import {
   slotOwner,
   slotsOf,
   takeKeySlot,
-  type ApiKeyDoc,
-  type ApiKeySlotDoc,
 } from './store.ts';
 
 export { rotationsOf, slotOwner };

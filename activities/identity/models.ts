@@ -6,10 +6,11 @@
  * written before that have an ObjectId and are found by the same queries.
  */
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../core/db/index.ts';
-import { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef } from './constants.ts';
 
-export { PERMISSIONS, TIERS, type Permission, type Tier, type UserRef };
+import { idFrom } from '../core/db/index.ts';
+import { type Permission, PERMISSIONS, type Tier, TIERS, type UserRef } from './constants.ts';
+
+export { type Permission, PERMISSIONS, type Tier, TIERS, type UserRef };
 
 const organizationSchema = new Schema(
   {

@@ -6,9 +6,9 @@ import type { Tier } from './constants.ts';
 import {
   insertOrganization,
   insertOrganizationOnce,
+  type OrganizationDoc,
   organizationDoc,
   patchOrganization,
-  type OrganizationDoc,
 } from './store.ts';
 
 export interface OrganizationView {

@@ -7,8 +7,8 @@
  * never a link to the erased account's kept records). A new account with that idp_id starts with
  * a zero balance and is flagged `returning`; the once-only rules read the facts back through it.
  */
-import type { OnceFacts } from '../core/user-data.ts';
 import { keyedHash } from '../core/encryption.ts';
+import type { OnceFacts } from '../core/user-data.ts';
 import { erasedPerson, markReturning, rememberErasedPerson, type UserDoc } from './store.ts';
 
 const markerOf = (organization_id: string, idp_id: string) =>

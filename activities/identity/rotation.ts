@@ -15,11 +15,12 @@
  * grace ends (key-management.ts releases the places of keys that stopped working).
  */
 import { createHash } from 'node:crypto';
+
 import { noteChange } from '../core/audit-note.ts';
 import { conflict, isDuplicateKey } from '../core/errors.ts';
 import { endOf, forgetKey, insertKey, type IssuedKey, type Principal } from './api-keys.ts';
 import { findKey, inheritedExpiry, inheritedRateLimit, requireRank, takePlace, usableCount } from './key-management.ts';
-import { endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf, type ApiKeyDoc } from './store.ts';
+import { type ApiKeyDoc, endGrace, freeSlot, insertRotation, keysOfUser, moveSlot, rotationOf } from './store.ts';
 
 /** The longest grace a rotation may give the old key. */
 export const MAX_GRACE_SECONDS = 7 * 24 * 3600;

@@ -8,20 +8,20 @@
 import { insertOnce } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import {
-  ErasedPerson,
-  ErasedUser,
   ApiKey,
-  ApiKeyRotation,
-  ApiKeySlot,
-  ApiKeyUsage,
-  Organization,
-  User,
   type ApiKeyDoc,
-  type ErasedPersonDoc,
+  ApiKeyRotation,
   type ApiKeyRotationDoc,
+  ApiKeySlot,
   type ApiKeySlotDoc,
+  ApiKeyUsage,
+  ErasedPerson,
+  type ErasedPersonDoc,
+  ErasedUser,
+  Organization,
   type OrganizationDoc,
   type Tier,
+  User,
   type UserDoc,
 } from './models.ts';
 

@@ -4,7 +4,7 @@ import { invalid, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { UserRef } from './constants.ts';
 import { findOrganization } from './organizations.ts';
-import { returningByIdp, settleReturning, wasErased, type Returning } from './returning.ts';
+import { type Returning, returningByIdp, settleReturning, wasErased } from './returning.ts';
 import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store.ts';
 
 export interface UserView {

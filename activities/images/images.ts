@@ -3,10 +3,10 @@
  * and thumbnails it (processStoredImage), stores the normalized response, or cleans up.
  * Object keys are derived from the media id, so a retried activity overwrites, never duplicates.
  */
+import { heicToJpeg, humanSize, type ImageInfo, thumbnailOf } from '../adapters/images.ts';
+import { getObject, putObject, removeObject, safeName } from '../adapters/storage.ts';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
-import { heicToJpeg, humanSize, thumbnailOf, type ImageInfo } from '../adapters/images.ts';
-import { getObject, putObject, removeObject, safeName } from '../adapters/storage.ts';
 
 export interface StoredUpload {
   media_id: string;

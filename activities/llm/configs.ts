@@ -3,13 +3,26 @@
  * organization's own (business and enterprise tiers only; free organizations use the default),
  * provider configurations with encrypted keys, versioned changes and the system overview.
  */
+import { usageTotals } from '../billing/index.ts';
 import { noteChange } from '../core/audit-note.ts';
 import { config } from '../core/config.ts';
 import { jsonText } from '../core/db/index.ts';
+import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption.ts';
 import { forbidden, PlatformError } from '../core/errors.ts';
 import { findOrganization } from '../identity/index.ts';
-import { usageTotals } from '../billing/index.ts';
-import { AGENTS, type AgentName } from './constants.ts';
+import { type AgentName, AGENTS } from './constants.ts';
+import {
+  type Budget,
+  DEFAULT_TIMEOUT_MS,
+  defaultConfigSchema,
+  effectiveLimits,
+  type Fallback,
+  type Limits,
+  maskSecrets,
+  type SettingsInput,
+  type Tier,
+  tierDefaults,
+} from './settings.ts';
 import {
   allProviders,
   countOrganizationConfigs,
@@ -19,26 +32,13 @@ import {
   lastVersion,
   organizationConfig,
   providerByLabel,
+  type ProviderConfigDoc,
   providerDoc,
   versionsOf,
   writeDefaultConfig,
   writeOrganizationConfig,
   writeProviderConfig,
-  type ProviderConfigDoc,
 } from './store.ts';
-import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption.ts';
-import {
-  DEFAULT_TIMEOUT_MS,
-  defaultConfigSchema,
-  effectiveLimits,
-  maskSecrets,
-  tierDefaults,
-  type Budget,
-  type Fallback,
-  type Limits,
-  type SettingsInput,
-  type Tier,
-} from './settings.ts';
 
 export interface AgentSettings {
   provider: string;

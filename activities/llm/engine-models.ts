@@ -4,7 +4,7 @@
  */
 import type { VisionModel } from '../adapters/ocr.ts';
 import type { SpeechModel } from '../adapters/speech.ts';
-import { gatewayTranscribe, gatewayVision, usesModel, type Caller } from './gateway.ts';
+import { type Caller, gatewayTranscribe, gatewayVision, usesModel } from './gateway.ts';
 
 /** The caller's ticket_scan model (null answers when the organization configures none). */
 export const visionModel = (who: Caller): VisionModel => ({

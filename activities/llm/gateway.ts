@@ -11,22 +11,23 @@
  * agent's settings say `fallback_to_local`.
  */
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile } from 'openai';
-import { config } from '../core/config.ts';
-import { newId } from '../core/ids.ts';
-import { PlatformError } from '../core/errors.ts';
+
 import { recordUsage } from '../billing/index.ts';
+import { config } from '../core/config.ts';
+import { Cache } from '../core/db/index.ts';
+import { PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import {
+  type AgentSettings,
   effectiveConfig,
   providerSecret,
   providerSecretByLabel,
   settingsEpoch,
-  type AgentSettings,
 } from './configs.ts';
-import { Cache } from '../core/db/index.ts';
 import type { AgentName } from './constants.ts';
-import { insertAttempt } from './store.ts';
-import { reserve, settle, type Caller, type Reservation } from './reservations.ts';
+import { type Caller, type Reservation, reserve, settle } from './reservations.ts';
 import type { Fallback } from './settings.ts';
+import { insertAttempt } from './store.ts';
 
 export type { Caller } from './reservations.ts';
 

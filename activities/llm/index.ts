@@ -1,4 +1,5 @@
 /** The llm component's surface: what the edge, the workflows and other components may use. */
+export type { AgentSettings } from './configs.ts';
 export {
   effectiveConfig,
   getDefaultConfig,
@@ -8,11 +9,10 @@ export {
   updateOrganizationConfig,
   updateProviderConfig,
 } from './configs.ts';
-export type { AgentSettings } from './configs.ts';
 export { speechRoute, visionModel } from './engine-models.ts';
-export { gatewayChat, gatewayEmbed, usesModel } from './gateway.ts';
 export type { Caller } from './gateway.ts';
+export { gatewayChat, gatewayEmbed, usesModel } from './gateway.ts';
 export { budgetStatus } from './reservations.ts';
 export { settingsSchema } from './settings.ts';
-export { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from './versions.ts';
 export { llmUserData } from './user-data.ts';
+export { configHistory, listAttempts, rollbackDefault, rollbackOrganization, scopesOf } from './versions.ts';

@@ -11,11 +11,11 @@ import { PlatformError } from '../core/errors.ts';
 import { withKeyLock } from '../core/locks.ts';
 import {
   insertMeterEntry,
-  meterHead,
-  pruneMeter,
   type MeterEntryDoc,
+  meterHead,
   type MeterHold,
   type MeterKind,
+  pruneMeter,
 } from './store.ts';
 
 export interface MeterState {

@@ -1,8 +1,9 @@
 /** The LLM component's schemas, imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
-import { AGENTS, type AgentName } from './constants.ts';
 
-export { AGENTS, type AgentName };
+import { type AgentName, AGENTS } from './constants.ts';
+
+export { type AgentName, AGENTS };
 
 /** An organization's own configuration of one agent (business and enterprise tiers). */
 const llmConfigSchema = new Schema(

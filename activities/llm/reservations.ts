@@ -9,12 +9,12 @@
  * most, so a call that crashed between the two stops holding tokens then; HOLD_MS is far above
  * the longest attempt (timeout_ms ≤ 120 s).
  */
+import { tokenUsage } from '../billing/index.ts';
 import { PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { tokenUsage } from '../billing/index.ts';
 import type { AgentName } from './constants.ts';
 import { held, Meter, withHold, withSettled } from './meter.ts';
-import { budgetWindow, minuteWindow, secondsUntil, type Budget, type Limits } from './settings.ts';
+import { type Budget, budgetWindow, type Limits, minuteWindow, secondsUntil } from './settings.ts';
 
 export const HOLD_MS = 10 * 60_000;
 

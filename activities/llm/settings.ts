@@ -3,6 +3,7 @@
  * limits and budgets, and the UTC windows limits and budgets are counted in.
  */
 import { z } from 'zod';
+
 import { AGENTS } from './constants.ts';
 
 export const PERIODS = ['daily', 'weekly', 'monthly'] as const;

@@ -6,24 +6,25 @@
  * key (docs/storage.md, "LLM").
  */
 import type { Model } from 'mongoose';
+
 import { byId, insertOnce, jsonText } from '../core/db/index.ts';
 import type { AgentName } from './constants.ts';
 import {
   Attempt,
+  type AttemptDoc,
   BalanceMeter,
   BudgetMeter,
   ConfigVersion,
-  DefaultConfig,
-  LlmConfig,
-  ProviderConfig,
-  RateMeter,
-  type AttemptDoc,
   type ConfigVersionDoc,
+  DefaultConfig,
   type DefaultConfigDoc,
+  LlmConfig,
   type LlmConfigDoc,
   type MeterEntryDoc,
   type MeterHold,
+  ProviderConfig,
   type ProviderConfigDoc,
+  RateMeter,
 } from './models.ts';
 
 export type { AttemptDoc, ConfigVersionDoc, MeterEntryDoc, MeterHold, ProviderConfigDoc };

@@ -3,12 +3,12 @@
  * masked), and rollback: a new version whose configuration equals an earlier one's. Versions
  * store diffs of whole top-level values, so replaying versions 1..n rebuilds version n exactly.
  */
+import { maskSecret } from '../core/encryption.ts';
 import { forbidden, notFound, PlatformError } from '../core/errors.ts';
 import { setDefaultConfig, tierOf, updateOrganizationConfig } from './configs.ts';
-import { AGENTS, type AgentName } from './constants.ts';
-import { attemptsOf, versionsOf, versionsUpTo, type AttemptDoc, type ConfigVersion } from './store.ts';
-import { maskSecret } from '../core/encryption.ts';
+import { type AgentName, AGENTS } from './constants.ts';
 import { maskSecrets, settingsSchema } from './settings.ts';
+import { type AttemptDoc, attemptsOf, type ConfigVersion, versionsOf, versionsUpTo } from './store.ts';
 
 export const organizationScope = (organization_id: string, agent: AgentName) => `org:${organization_id}:${agent}`;
 

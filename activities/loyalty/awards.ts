@@ -2,11 +2,11 @@
  * Awards for actions: the points the organization's rules give an action, credited to the ledger
  * within the action's policy (self-service, limits per window).
  */
-import { PlatformError, invalid } from '../core/errors.ts';
+import { invalid, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { type AppendResult, appliedRequest, applyChange, type LedgerChange } from './ledger.ts';
 import { earnedIn, loyaltyFactsOf } from './once-only.ts';
-import { appliedRequest, applyChange, type AppendResult, type LedgerChange } from './ledger.ts';
-import { describeLimit, windowOf, type ActionLimit } from './policies.ts';
+import { type ActionLimit, describeLimit, windowOf } from './policies.ts';
 import { getRules } from './rules.ts';
 import { operationsStartingWith } from './store.ts';
 

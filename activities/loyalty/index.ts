@@ -1,10 +1,11 @@
 /** The loyalty component's surface: what the edge, the workflows and other components may use. */
-export { awardAction, clientRequestId } from './awards.ts';
 export type { ActorLevel } from './awards.ts';
-export { expireLapsedPoints } from './expiry.ts';
+export { awardAction, clientRequestId } from './awards.ts';
 export type { ExpiryRun } from './expiry.ts';
+export { expireLapsedPoints } from './expiry.ts';
 export { appliedRequest, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from './ledger.ts';
 export { LIMIT_PERIODS, MAX_LIMIT } from './policies.ts';
+export { ledgerEventsSettled, publishPendingEntries } from './publish.ts';
 export {
   completeReferral,
   creditReferral,
@@ -13,9 +14,8 @@ export {
   referralCodeOwner,
   referralQr,
 } from './referrals.ts';
-export { onScanCreditReversed, reverseOperation } from './reversal.ts';
 export type { ReversalMark, ScanReversedListener } from './reversal.ts';
+export { onScanCreditReversed, reverseOperation } from './reversal.ts';
 export { getRules, putRules } from './rules.ts';
 export { loyaltyTask } from './scheduled.ts';
-export { ledgerEventsSettled, publishPendingEntries } from './publish.ts';
 export { loyaltyUserData } from './user-data.ts';

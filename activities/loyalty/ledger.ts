@@ -6,11 +6,11 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
-import { PlatformError, isDuplicateKey, notFound } from '../core/errors.ts';
+import { isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { withKeyLock } from '../core/locks.ts';
 import { isTombstone } from '../identity/index.ts';
-import { credit, debit, expiring, isLapsed, restore, standing, taken, type Lot, type LotState } from './lots.ts';
+import { credit, debit, expiring, isLapsed, type Lot, type LotState, restore, standing, taken } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { publishLater } from './publish.ts';
 import { getRules } from './rules.ts';
@@ -21,8 +21,8 @@ import {
   entryByRequest,
   insertEntry,
   keySpaceOf,
-  newestEntry,
   type NewEntry,
+  newestEntry,
 } from './store.ts';
 
 export interface LedgerChange {

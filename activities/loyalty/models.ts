@@ -1,6 +1,6 @@
 import mongoose, { Schema } from 'mongoose';
-import { idFrom } from '../core/db/index.ts';
 
+import { idFrom } from '../core/db/index.ts';
 import { LEDGER_REASONS, type LedgerReason } from './constants.ts';
 
 export { LEDGER_REASONS, type LedgerReason } from './constants.ts';

@@ -7,7 +7,7 @@
  * records the events a process that died in between left unrecorded (`publishPendingEntries`).
  */
 import { Background } from '../core/background.ts';
-import { eventId, eventsRecorded, recordEvent, type EventType } from '../events/index.ts';
+import { eventId, eventsRecorded, type EventType, recordEvent } from '../events/index.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { clearEventPending, entriesWithPendingEvent } from './store.ts';
 

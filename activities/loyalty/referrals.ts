@@ -1,15 +1,16 @@
 /** Referral codes with QR images, and the steps of the referral workflow. */
 import { randomBytes } from 'node:crypto';
+
+import { qrPngBase64 } from '../adapters/qr.ts';
 import { config } from '../core/config.ts';
 import { conflict, notFound, PlatformError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
-import { loyaltyFactsOf } from './once-only.ts';
-import { newId } from '../core/ids.ts';
-import { qrPngBase64 } from '../adapters/qr.ts';
 import { creditPoints } from './ledger.ts';
-import { getRules } from './rules.ts';
+import { loyaltyFactsOf } from './once-only.ts';
 import type { ReferralCodeDoc, ReferralDoc } from './referral-models.ts';
+import { getRules } from './rules.ts';
 import {
   completeReferralDoc,
   deleteReferralPair,

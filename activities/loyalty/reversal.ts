@@ -6,11 +6,11 @@
  */
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
-import { append, viewEntry, type EntryView } from './ledger.ts';
+import { clientRequestId } from './awards.ts';
+import { append, type EntryView, viewEntry } from './ledger.ts';
 import { debit, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { markReferralReversed } from './referrals.ts';
-import { clientRequestId } from './awards.ts';
 import { entryByOperation, entryByRequest } from './store.ts';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */

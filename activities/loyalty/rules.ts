@@ -6,7 +6,7 @@
 import { noteChange } from '../core/audit-note.ts';
 import { Cache } from '../core/db/index.ts';
 import { invalid } from '../core/errors.ts';
-import { defaultPolicy, type ActionLimit, type ActionPolicy } from './policies.ts';
+import { type ActionLimit, type ActionPolicy, defaultPolicy } from './policies.ts';
 import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store.ts';
 
 export const DEFAULT_ACTIONS: Record<string, number> = {

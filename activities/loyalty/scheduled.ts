@@ -1,9 +1,9 @@
 /** The loyalty component's scheduled task: award metadata.action_type to the owner, once per run. */
 import { forbidden, invalid, PlatformError } from '../core/errors.ts';
-import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { awardAction, type ActorLevel } from './awards.ts';
-import { getRules } from './rules.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { type ActorLevel, awardAction } from './awards.ts';
+import { getRules } from './rules.ts';
 
 export const loyaltyTask: TaskDefinition = {
   checkMetadata(metadata) {

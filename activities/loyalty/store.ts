@@ -6,23 +6,23 @@
  * each is answered, and the rules' 2 s cache: docs/storage.md, "Loyalty".
  */
 import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db/index.ts';
-import type { ActionPolicy } from './policies.ts';
 import {
   ExpiryCursor,
-  LedgerEntry,
-  LoyaltyRules,
   type ExpiryCursorDoc,
+  LedgerEntry,
   type LedgerEntryDoc,
+  LoyaltyRules,
   type LoyaltyRulesDoc,
 } from './models.ts';
+import type { ActionPolicy } from './policies.ts';
 import {
   Referral,
   ReferralCode,
-  ReferralPair,
-  ReferralReversal,
   type ReferralCodeDoc,
   type ReferralDoc,
+  ReferralPair,
   type ReferralPairDoc,
+  ReferralReversal,
   type ReferralReversalDoc,
 } from './referral-models.ts';
 

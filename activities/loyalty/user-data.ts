@@ -11,14 +11,15 @@
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
 import { getBalance, viewEntry } from './ledger.ts';
-import { publishEntry } from './publish.ts';
-import { gatherLoyaltyFacts } from './once-only.ts';
-import { referralUrl } from './referrals.ts';
 import type { LedgerEntryDoc } from './models.ts';
+import { gatherLoyaltyFacts } from './once-only.ts';
+import { publishEntry } from './publish.ts';
+import { referralUrl } from './referrals.ts';
 import {
   clearEventPending,
   deleteReferralCodesOf,
   entriesOfUser,
+  type EntryTombstone,
   referralCodesOf,
   referralPairsNaming,
   referralReversalsOf,
@@ -27,7 +28,6 @@ import {
   setReferralReversal,
   tombstoneEntries,
   tombstoneReferrals,
-  type EntryTombstone,
 } from './store.ts';
 
 /** What replaces an entry's person: the same entry, as the tombstone's. */

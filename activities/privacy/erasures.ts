@@ -7,10 +7,11 @@
  * last end, then `user.erased`.
  */
 import { randomBytes } from 'node:crypto';
+
 import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { recordEvent } from '../events/index.ts';
 import type { OnceFacts, UserScope } from '../core/user-data.ts';
+import { recordEvent } from '../events/index.ts';
 import { beginIdentityErasure, findUser, idpHeld, isPlatformUserId, releaseIdp } from '../identity/index.ts';
 import { ERASURES_RUNNING_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { removeExportObjects } from './exports.ts';
@@ -20,6 +21,7 @@ import {
   deleteExports,
   dropExportQuota,
   erasureById,
+  type ErasureDoc,
   erasureKey,
   insertErasureOnce,
   markErasureCompleted,
@@ -29,7 +31,6 @@ import {
   setErasureStep,
   takeErasureSlot,
   touchErasureSlot,
-  type ErasureDoc,
 } from './store.ts';
 
 /** The part erased last: identity deletes the user itself once every other part is done. */

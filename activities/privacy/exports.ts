@@ -3,11 +3,11 @@
  * durable run `user-export:<export_id>` (one activity per component, then the zip), downloadable
  * until it expires, then removed by the same run.
  */
+import { removeObject } from '../adapters/storage.ts';
 import { config } from '../core/config.ts';
 import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { runtime } from '../core/runtime.ts';
-import { removeObject } from '../adapters/storage.ts';
 import { findUser } from '../identity/index.ts';
 import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
@@ -15,6 +15,7 @@ import {
   claimExportSlot,
   deleteExport,
   exportById,
+  type ExportDoc,
   exportsGathered,
   insertExport,
   markExportExpired,
@@ -23,9 +24,8 @@ import {
   releaseExportSlot,
   setExportPart,
   takeExportQuota,
-  type ExportDoc,
 } from './store.ts';
-import { packZip, type PackedPart } from './zip.ts';
+import { type PackedPart, packZip } from './zip.ts';
 
 export interface ExportView {
   export_id: string;

@@ -1,20 +1,9 @@
 /** The privacy component's surface: a user's data exported and erased (docs/privacy.md). */
-export { EXPORT_STATUSES, ERASURE_STATUSES, type Requester } from './constants.ts';
-export { configurePrivacy, registerUserData, type PrivacyOwner, type PrivacyRuns } from './registry.ts';
-export {
-  beginUserExport,
-  exportUserPart,
-  expireUserExport,
-  failUserExport,
-  getExport,
-  openExportDownload,
-  packUserExport,
-  requestExport,
-  type ExportView,
-} from './exports.ts';
+export { ERASURE_STATUSES, EXPORT_STATUSES, type Requester } from './constants.ts';
 export {
   beginUserErasure,
   eraseUserPart,
+  type ErasureView,
   finishUserErasure,
   getErasure,
   LAST_PART,
@@ -22,5 +11,16 @@ export {
   requestErasure,
   stopUserRuns,
   takeErasurePlace,
-  type ErasureView,
 } from './erasures.ts';
+export {
+  beginUserExport,
+  expireUserExport,
+  exportUserPart,
+  type ExportView,
+  failUserExport,
+  getExport,
+  openExportDownload,
+  packUserExport,
+  requestExport,
+} from './exports.ts';
+export { configurePrivacy, type PrivacyOwner, type PrivacyRuns, registerUserData } from './registry.ts';

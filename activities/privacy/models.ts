@@ -1,8 +1,9 @@
 import mongoose, { Schema } from 'mongoose';
+
 import {
   ERASURE_STATUSES,
-  EXPORT_STATUSES,
   type ErasureStatus,
+  EXPORT_STATUSES,
   type ExportStatus,
   type Requester,
 } from './constants.ts';

@@ -3,8 +3,8 @@
  * composition root, workers/root.ts, in the order erasures run them) and the starts of the two
  * durable runs, handed in because a component holds no Temporal client.
  */
-import { handedIn } from '../core/wiring.ts';
 import type { UserData } from '../core/user-data.ts';
+import { handedIn } from '../core/wiring.ts';
 import type { Requester } from './constants.ts';
 
 const parts = new Map<string, UserData>();

@@ -8,16 +8,16 @@ import { byId, insertOnce } from '../core/db/index.ts';
 import { PlatformError } from '../core/errors.ts';
 import type { Requester } from './constants.ts';
 import {
-  UserErasure,
-  UserErasureSlot,
-  UserExport,
-  UserExportQuota,
-  UserExportSlot,
   type ErasureDoc,
   type ErasureSlotDoc,
   type ExportDoc,
   type ExportSlotDoc,
   type QuotaDoc,
+  UserErasure,
+  UserErasureSlot,
+  UserExport,
+  UserExportQuota,
+  UserExportSlot,
 } from './models.ts';
 
 export type { ErasureDoc, ExportDoc };

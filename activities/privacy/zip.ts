@@ -4,7 +4,9 @@
  * (nothing held whole in memory but one part's records).
  */
 import type { Readable } from 'node:stream';
+
 import { ZipFile } from 'yazl';
+
 import { runtime } from '../core/runtime.ts';
 import type { ExportFile } from '../core/user-data.ts';
 

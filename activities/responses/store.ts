@@ -7,6 +7,7 @@
  * by created_at.
  */
 import mongoose, { Schema } from 'mongoose';
+
 import { isDuplicateKey, jsonText } from '../core/db/index.ts';
 
 const normalizedSchema = new Schema(

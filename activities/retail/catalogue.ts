@@ -3,21 +3,21 @@
  * Admin writes, key reads; everything is scoped to the caller's organization.
  */
 import { conflict, invalid, isDuplicateKey, PlatformError } from '../core/errors.ts';
-import { BarcodeError, parseBarcode, type Barcode } from './barcodes.ts';
-import { allocateIds } from './ids.ts';
+import { type Barcode, BarcodeError, parseBarcode } from './barcodes.ts';
 import type { MappingStatus } from './constants.ts';
-import { brands, mappings, products, type BrandDoc, type ProductDoc } from './store.ts';
+import { allocateIds } from './ids.ts';
+import { missing, nameFilter, type Page } from './queries.ts';
+import { type BrandDoc, brands, mappings, type ProductDoc, products } from './store.ts';
+import { getVenue, organizationVenues } from './venues.ts';
 import {
+  type BrandView,
   brandView,
+  type MappingView,
   mappingView,
   noteViewChanges,
-  productView,
-  type BrandView,
-  type MappingView,
   type ProductView,
+  productView,
 } from './views.ts';
-import { getVenue, organizationVenues } from './venues.ts';
-import { missing, nameFilter, type Page } from './queries.ts';
 
 export interface BrandInput {
   name: string;

@@ -1,7 +1,7 @@
 /** The retail component's surface: what the edge, the workflows and other components may use. */
 /** The catalogue and venue operations, by module (the edge's retail routes use most of them). */
 export { getBrand, organizationProducts, searchableCatalogue, venueProducts } from './catalogue.ts';
-export { getVenue, nearbyVenues, organizationVenues } from './venues.ts';
 export * as catalogue from './catalogue.ts';
-export * as venues from './venues.ts';
 export { retailUserData } from './user-data.ts';
+export { getVenue, nearbyVenues, organizationVenues } from './venues.ts';
+export * as venues from './venues.ts';

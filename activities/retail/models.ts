@@ -1,4 +1,5 @@
 import mongoose, { Schema } from 'mongoose';
+
 import { MAPPING_STATUS_MAX_LENGTH, type MappingStatus } from './constants.ts';
 
 /**

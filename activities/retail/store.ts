@@ -6,20 +6,21 @@
  * bands and a longitude range); older venues get them on first use (hasOlderVenues).
  */
 import type { Model } from 'mongoose';
-import { Cache, jsonText } from '../core/db/index.ts';
+
 import type { CachedPlace, Place, PlacesCache as PlacesCacheApi } from '../adapters/places.ts';
+import { Cache, jsonText } from '../core/db/index.ts';
 import type { MappingStatus, RetailKind } from './constants.ts';
 import { latBand } from './geo.ts';
 import {
   Brand,
+  type BrandDoc,
   PlacesCache,
   Product,
+  type ProductDoc,
   RetailId,
   Venue,
-  VenueProduct,
-  type BrandDoc,
-  type ProductDoc,
   type VenueDoc,
+  VenueProduct,
   type VenueProductDoc,
 } from './models.ts';
 

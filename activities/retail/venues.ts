@@ -4,13 +4,13 @@
  * (boxes of latitude bands and a longitude range, widened until they hold the venues asked for),
  * with the exact great-circle distance deciding in JS. Nothing is kept per process.
  */
+import { type PlacesAnswer, placesFor } from '../adapters/places.ts';
 import { invalid } from '../core/errors.ts';
-import { placesFor, type PlacesAnswer } from '../adapters/places.ts';
-import { allocateIds } from './ids.ts';
-import { placesCache, venues, type VenueDoc } from './store.ts';
 import { bandsOf, boundingBox, distanceM } from './geo.ts';
-import { noteViewChanges, venueView, type VenueView } from './views.ts';
+import { allocateIds } from './ids.ts';
 import { missing, nameFilter, type Page } from './queries.ts';
+import { placesCache, type VenueDoc, venues } from './store.ts';
+import { noteViewChanges, type VenueView, venueView } from './views.ts';
 
 export interface VenueInput {
   name: string;

@@ -1,7 +1,7 @@
 /** The JSON shapes of retail resources. */
-import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './store.ts';
 import { noteChange } from '../core/audit-note.ts';
 import { describeBarcode } from './barcodes.ts';
+import type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc } from './store.ts';
 
 const iso = (d: Date | undefined) => (d ? new Date(d).toISOString() : null);
 

@@ -12,9 +12,9 @@ import {
   insertScanPlaceholder,
   insertScanReversal,
   scanById,
+  type ScanFilter,
   scanReversal,
   scanReversals,
-  type ScanFilter,
 } from './store.ts';
 
 /**

@@ -8,7 +8,7 @@
  * nothing new. The data leaves out what an admin typed (validation notes) and the receipt's text:
  * products are the catalogue's (id and name), and a rejection is told by its code.
  */
-import { recordEvent, type EventType } from '../events/index.ts';
+import { type EventType, recordEvent } from '../events/index.ts';
 import type { VenueMatch } from './matching.ts';
 import type { ScanProduct } from './products.ts';
 

@@ -4,23 +4,24 @@
  * credit its points once.
  */
 import { createHash } from 'node:crypto';
-import { config } from '../core/config.ts';
-import { PlatformError } from '../core/errors.ts';
+
 import { receiptImages } from '../adapters/images.ts';
 import { recognize } from '../adapters/ocr.ts';
-import { visionModel } from '../llm/index.ts';
 import { getObject, putObject } from '../adapters/storage.ts';
-import { uploadPaths, type StoredUpload } from '../images/index.ts';
+import { config } from '../core/config.ts';
+import { PlatformError } from '../core/errors.ts';
+import { type StoredUpload, uploadPaths } from '../images/index.ts';
+import { visionModel } from '../llm/index.ts';
 import { creditPoints } from '../loyalty/index.ts';
 import { getRules } from '../loyalty/index.ts';
 import { organizationProducts, venueProducts } from '../retail/index.ts';
 import { getVenue, nearbyVenues, organizationVenues } from '../retail/index.ts';
-import { recordScanEvent, type MirroredScan } from './publish.ts';
 import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
-import { parseReceipt, type ParsedReceipt } from './receipt.ts';
-import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
 import type { ScanProduct } from './products.ts';
+import { type MirroredScan, recordScanEvent } from './publish.ts';
+import { type ParsedReceipt, parseReceipt } from './receipt.ts';
+import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
 
 export type { ProductValidation, ScanProduct, ScanStatus } from './products.ts';
 

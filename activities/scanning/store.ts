@@ -8,10 +8,10 @@
 import { byId, byIds, insertOnce } from '../core/db/index.ts';
 import {
   ScanFingerprint,
-  ScanReversal,
-  TicketScan,
   type ScanFingerprintDoc,
+  ScanReversal,
   type ScanReversalDoc,
+  TicketScan,
   type TicketScanDoc,
 } from './models.ts';
 

@@ -5,8 +5,9 @@
  * Monthly on the 29th–31st runs on the last day of shorter months.
  */
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
-import { cronDay, parseCron, ranges, type Cron } from './cron.ts';
+
 import { Cache } from '../core/db/cache.ts';
+import { type Cron, cronDay, parseCron, ranges } from './cron.ts';
 
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
 export type Recurrence = (typeof RECURRENCES)[number];

@@ -1,17 +1,23 @@
 /** The runs of scheduled events: a run now by hand (claimed once per key and window), the run a Schedule starts, and their records. */
+import { createHash } from 'node:crypto';
+
+import { Context } from '@temporalio/activity';
+
 import { config } from '../core/config.ts';
-import { PlatformError, conflict } from '../core/errors.ts';
-import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { recordEvent } from '../events/index.ts';
-import { isFoldTwin, nextRuns } from './calendar.ts';
-import { INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT, type Failure } from './constants.ts';
-import { taskFor } from './registry.ts';
+import { conflict, PlatformError } from '../core/errors.ts';
 import type { ScheduledTask } from '../core/scheduled-task.ts';
+import { recordEvent } from '../events/index.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { isFoldTwin, nextRuns } from './calendar.ts';
+import { type Failure, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT } from './constants.ts';
+import { taskFor } from './registry.ts';
 import { checkRunRights } from './rights.ts';
+import { checkLoad, duration } from './scheduled-events.ts';
 import {
   deleteManualRun,
   endedEvents,
   eventById,
+  type EventDoc,
   eventMetadata,
   insertCompletion,
   insertManualRun,
@@ -20,15 +26,11 @@ import {
   manualRunById,
   manualWindowId,
   runById,
-  runsOf,
-  windowClaimsNear,
-  type EventDoc,
   type RunDoc,
   type RunRecord,
+  runsOf,
+  windowClaimsNear,
 } from './store.ts';
-import { Context } from '@temporalio/activity';
-import { checkLoad, duration } from './scheduled-events.ts';
-import { createHash } from 'node:crypto';
 
 export interface ManualRun {
   at: Date;

@@ -6,23 +6,23 @@
 import { noteChange } from '../core/audit-note.ts';
 import { invalid } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { claimManualRun, listRuns, type RunFilter } from './event-runs.ts';
+import { type SchedulePort, schedules } from './port.ts';
+import { type Actor, checkEventRights } from './rights.ts';
 import {
   abandonUpdate,
   commitUpdate,
   createEvent,
   deleteEvent,
+  type EventInput,
   eventNotFound,
   getEvent,
   listEvents,
   prepareUpdate,
   setPaused,
   storedEvent,
-  type EventInput,
 } from './scheduled-events.ts';
-import { claimManualRun, listRuns, type RunFilter } from './event-runs.ts';
-import { schedules, type SchedulePort } from './port.ts';
-import { checkEventRights, type Actor } from './rights.ts';
-import { eventMetadata, type EventDoc } from './store.ts';
+import { type EventDoc, eventMetadata } from './store.ts';
 import { pauseView } from './views.ts';
 
 /** Who asks: a caller below the admin level may only see its own events. */

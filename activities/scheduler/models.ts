@@ -1,8 +1,9 @@
 /** The scheduler's schemas; store.ts is the one file that reads and writes them. */
 import mongoose, { Schema } from 'mongoose';
-import { EVENT_TYPES, FAILURES, OVERLAPS, type EventType, type Failure, type Overlap } from './constants.ts';
 
-export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, OVERLAPS, type EventType, type Overlap } from './constants.ts';
+import { EVENT_TYPES, type EventType, type Failure, FAILURES, type Overlap, OVERLAPS } from './constants.ts';
+
+export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, type EventType, type Overlap, OVERLAPS } from './constants.ts';
 
 const eventSchema = new Schema(
   {

@@ -4,8 +4,8 @@
  * a URL is the scheduler's own.
  */
 import { checkWebhookTarget, deliverWebhook } from '../adapters/webhooks.ts';
-import type { EventType } from './constants.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import type { EventType } from './constants.ts';
 import { requireWebhookSecret, webhookSigningSecrets } from './webhook-secret.ts';
 
 export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task.ts';

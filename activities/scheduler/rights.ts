@@ -4,11 +4,11 @@
  * is saved and again at every run, because a key can stop working meanwhile: revoked, expired, or
  * rotated and past its grace (identity's one definition of a usable key).
  */
-import { PlatformError, forbidden } from '../core/errors.ts';
+import { forbidden, PlatformError } from '../core/errors.ts';
+import { checkRecipient } from '../email/index.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
 import { currentKeyLevel, whyUnusable } from '../identity/index.ts';
 import { getUser } from '../identity/index.ts';
-import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { checkRecipient } from '../email/index.ts';
 import type { EventType } from './constants.ts';
 import { taskFor } from './registry.ts';
 import type { EventDoc } from './store.ts';

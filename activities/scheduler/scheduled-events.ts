@@ -1,34 +1,34 @@
 /** Scheduled events (both interface variants share this store): creating, changing, pausing, listing, deleting. Their runs: event-runs.ts. */
 import { config } from '../core/config.ts';
-import { PlatformError, conflict, forbidden, invalid, notFound } from '../core/errors.ts';
-import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { conflict, forbidden, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { ADMIN_LEVEL } from '../identity/constants.ts';
 import { isTimeZone, minGapSeconds, nextRuns, type Recurrence } from './calendar.ts';
-import { parseCron } from './cron.ts';
 import { DEFAULT_CATCHUP_MINUTES, type EventType, type Overlap } from './constants.ts';
+import { parseCron } from './cron.ts';
 import { taskFor } from './registry.ts';
-import { checkEventRights, type Actor } from './rights.ts';
+import { type Actor, checkEventRights } from './rights.ts';
 import {
   completedEvents,
   encodeMetadata,
   endsAt,
   eventById,
+  type EventDoc,
   eventsOf,
   giveBackTaken,
   insertEvent,
   keepTaken,
   placeFields,
+  type PlaceKind,
+  type Places,
   placesOf,
   placesReady,
   removeEvent,
+  type Taken,
   takePlace,
   tokenFields,
   writeOverRevision,
   writePause,
-  type EventDoc,
-  type PlaceKind,
-  type Places,
-  type Taken,
 } from './store.ts';
 
 export interface EventInput {

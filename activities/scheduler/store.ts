@@ -5,20 +5,21 @@
  * and written, and why: docs/storage.md, Scheduler.
  */
 import { randomBytes } from 'node:crypto';
+
 import { insertOnce, jsonText, markedOnce } from '../core/db/index.ts';
 import { nextRuns } from './calendar.ts';
 import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
 import {
+  type CounterDoc,
   EventCompletion,
   EventCounter,
+  type EventDoc,
   EventManualRun,
   EventRun,
-  ScheduledEvent,
-  WebhookSecret,
-  type CounterDoc,
-  type EventDoc,
   type ManualRunDoc,
   type RunDoc,
+  ScheduledEvent,
+  WebhookSecret,
   type WebhookSecretDoc,
 } from './models.ts';
 

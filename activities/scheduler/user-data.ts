@@ -5,9 +5,9 @@
  * user's cap counters.
  */
 import type { ErasureScope, UserData, UserScope } from '../core/user-data.ts';
-import { listEvents } from './scheduled-events.ts';
 import { listRuns } from './event-runs.ts';
 import { schedules } from './port.ts';
+import { listEvents } from './scheduled-events.ts';
 import { deleteRunsOf, deleteUserCounters, eventsOf, removeEvent } from './store.ts';
 import { eventViewB } from './views.ts';
 

@@ -6,7 +6,7 @@
  */
 import { nextRuns } from './calendar.ts';
 import { DEFAULT_CATCHUP_MINUTES } from './constants.ts';
-import { eventMetadata, type EventDoc } from './store.ts';
+import { type EventDoc, eventMetadata } from './store.ts';
 
 const NEXT_RUNS = 5;
 

@@ -6,11 +6,12 @@
  * so a receiver switches at its own pace; at most two sign at once.
  */
 import { randomBytes } from 'node:crypto';
+
 import { noteChange } from '../core/audit-note.ts';
 import { decryptSecret, encryptSecret } from '../core/encryption.ts';
-import { PlatformError, conflict } from '../core/errors.ts';
+import { conflict, PlatformError } from '../core/errors.ts';
 import { WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS } from './constants.ts';
-import { insertWebhookSecret, replaceWebhookSecrets, webhookSecretOf, type WebhookSecretDoc } from './store.ts';
+import { insertWebhookSecret, replaceWebhookSecrets, type WebhookSecretDoc, webhookSecretOf } from './store.ts';
 
 export interface WebhookSecretView {
   organization_id: string;

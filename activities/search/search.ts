@@ -5,11 +5,12 @@
  * normalized query, its primary key); at most HISTORY_LIMIT entries per user are kept.
  */
 import { createHash } from 'node:crypto';
+
 import { jsonText } from '../core/db/index.ts';
 import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { handedIn } from '../core/wiring.ts';
-import { deleteRecord, deleteUserRecords, saveRecord, userRecords, type SearchRecordDoc } from './store.ts';
+import { deleteRecord, deleteUserRecords, saveRecord, type SearchRecordDoc, userRecords } from './store.ts';
 
 /**
  * What a search reads, from the components that own it; the composition root hands them in

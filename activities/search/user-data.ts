@@ -3,8 +3,8 @@
  * Entries are the user's own queries and what they found (the catalogue, the user's own texts
  * and documents), so all of them leave; nothing is kept for the organization's books.
  */
-import type { UserData } from '../core/user-data.ts';
 import { parseJsonText } from '../core/db/index.ts';
+import type { UserData } from '../core/user-data.ts';
 import { allUserRecords, deleteUserRecords } from './store.ts';
 
 export const searchUserData: UserData = {

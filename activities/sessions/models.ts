@@ -4,6 +4,7 @@
  * a user's recent sessions by (organization, user, last_activity).
  */
 import mongoose, { Schema } from 'mongoose';
+
 import { idFrom } from '../core/db/index.ts';
 import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants.ts';
 

@@ -11,9 +11,9 @@ import {
   recentOpenSessions,
   recordEnd,
   restoreEnded,
+  type SessionDoc,
   sessionDoc,
   updateSession,
-  type SessionDoc,
 } from './store.ts';
 
 export interface SessionView {

@@ -7,10 +7,10 @@
 import { insertOnce } from '../core/db/index.ts';
 import {
   Conversation,
-  Session,
-  SessionEnd,
   type ConversationDoc,
+  Session,
   type SessionDoc,
+  SessionEnd,
   type SessionSource,
   type SessionStatus,
 } from './models.ts';

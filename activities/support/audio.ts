@@ -1,7 +1,7 @@
 /** Activities of the audio-qa workflow: transcribe the stored upload, then answer its text. */
-import { PlatformError } from '../core/errors.ts';
-import { getObject } from '../adapters/storage.ts';
 import { transcribe, type Transcript } from '../adapters/speech.ts';
+import { getObject } from '../adapters/storage.ts';
+import { PlatformError } from '../core/errors.ts';
 import type { StoredUpload } from '../images/index.ts';
 import { speechRoute } from '../llm/index.ts';
 

@@ -1,7 +1,7 @@
 /** The support component's scheduled task: a check-in question answered in the owner's conversation. */
 import { PlatformError } from '../core/errors.ts';
-import { answerQuestion, requireConversation } from './support.ts';
 import type { TaskDefinition } from '../core/scheduled-task.ts';
+import { answerQuestion, requireConversation } from './support.ts';
 
 export const supportTask: TaskDefinition = {
   /** Answers metadata.prompt in the owner's conversation metadata.conversation_id. */

@@ -6,7 +6,7 @@
  * articles themselves always carried organization_id, so older databases need nothing.
  */
 import { insertOnce, jsonText } from '../core/db/index.ts';
-import { KnowledgeArticle, SupportTurn, type ArticleDoc, type SupportTurnDoc } from './models.ts';
+import { type ArticleDoc, KnowledgeArticle, SupportTurn, type SupportTurnDoc } from './models.ts';
 
 export type { ArticleDoc };
 

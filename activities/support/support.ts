@@ -3,14 +3,14 @@
  * composed locally from them with citations, or written by the configured model with those
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
+import { Cache } from '../core/db/index.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
-import { verifySession } from '../sessions/index.ts';
 import { newId } from '../core/ids.ts';
 import { gatewayChat, usesModel } from '../llm/index.ts';
 import { storeNormalizedResponse } from '../responses/index.ts';
-import { Cache } from '../core/db/index.ts';
-import { insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle, type ArticleDoc } from './store.ts';
-import { buildIndex, isRelevant, search, terms, type Hit, type KnowledgeIndex } from './retrieval.ts';
+import { verifySession } from '../sessions/index.ts';
+import { buildIndex, type Hit, isRelevant, type KnowledgeIndex, search, terms } from './retrieval.ts';
+import { type ArticleDoc, insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle } from './store.ts';
 
 export interface ArticleView {
   id: string;

@@ -4,6 +4,7 @@
  * budget is stopped by ending the thread (a fresh one takes the next text).
  */
 import { Worker } from 'node:worker_threads';
+
 import { PlatformError } from '../core/errors.ts';
 import type { analyse } from './analysis.ts';
 

@@ -3,8 +3,8 @@
  * by term frequency, entities by pattern, lexicon sentiment with negation, extractive summary.
  * Deterministic, so tests can state exact expectations.
  */
-import { NEGATIONS, NEGATIVE, POSITIVE, STOPWORDS } from './lexicon.ts';
 import { tokenize } from '../adapters/tokens.ts';
+import { NEGATIONS, NEGATIVE, POSITIVE, STOPWORDS } from './lexicon.ts';
 
 const ALL_STOPWORDS = new Set(Object.values(STOPWORDS).flat());
 

@@ -4,6 +4,7 @@
  * (organization_id, engine) index), a user's texts by the (organization_id, user_id) index.
  */
 import mongoose, { Schema } from 'mongoose';
+
 import { insertOnce } from '../core/db/index.ts';
 
 const embeddingSchema = new Schema(

@@ -2,11 +2,11 @@
  * Text processing: the edge stores the text (storeText), the workflow `text:<text id>` analyses
  * and embeds it in the worker (processStoredText); and similarity search within an organization.
  */
+import { cosine, HASHED_ENGINE, hashedEmbedding } from '../adapters/embeddings.ts';
+import { getObject, putObject, removeObject } from '../adapters/storage.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { getObject, putObject, removeObject } from '../adapters/storage.ts';
-import { cosine, hashedEmbedding, HASHED_ENGINE } from '../adapters/embeddings.ts';
-import { gatewayEmbed, usesModel, type Caller } from '../llm/index.ts';
+import { type Caller, gatewayEmbed, usesModel } from '../llm/index.ts';
 import { storeNormalizedResponse } from '../responses/index.ts';
 import { analyseOffThread } from './analysis-runner.ts';
 import { embeddingById, embeddingsOf, insertEmbedding } from './store.ts';

@@ -9,9 +9,10 @@
  * prefix) for the second call to finish with.
  */
 import { basename } from 'node:path';
-import type { ErasureReport, ExportFile, UserData } from '../core/user-data.ts';
-import { runtime } from '../core/runtime.ts';
+
 import { removeObject } from '../adapters/storage.ts';
+import { runtime } from '../core/runtime.ts';
+import type { ErasureReport, ExportFile, UserData } from '../core/user-data.ts';
 import { deleteUserEmbeddings, userEmbeddings } from './store.ts';
 
 const textsPrefix = (organization_id: string, user_id: string) => `${organization_id}/${user_id}/texts/`;

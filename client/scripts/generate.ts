@@ -11,6 +11,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
 
 export const SCHEMA_FILE = fileURLToPath(new URL('../src/schema.ts', import.meta.url));

@@ -11,6 +11,7 @@
  *   const { data, error, response } = await client.GET('/loyalty/points/{internal_user_id}', { params: { path: { internal_user_id } } });
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
+
 import type { components, operations, paths } from './schema.ts';
 
 export type { components, operations, paths } from './schema.ts';

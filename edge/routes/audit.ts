@@ -4,6 +4,7 @@
  * route changes or deletes a record.
  */
 import { z } from 'zod';
+
 import {
   ACTOR_LEVELS,
   AUDIT_OUTCOMES,

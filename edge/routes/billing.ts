@@ -5,24 +5,25 @@
 import { getRequestHeader } from 'h3';
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { config } from '../../activities/core/config.ts';
-import { PlatformError } from '../../activities/core/errors.ts';
+
+import { PaymentsNotConfigured, stripe } from '../../activities/adapters/payments.ts';
 import {
   createPackage,
   listPackages,
+  type PaymentEventInput,
   PaymentRequired,
   purchaseOwner,
   purchaseTokens,
   tokenUsage,
-  type PaymentEventInput,
 } from '../../activities/billing/index.ts';
-import { PaymentsNotConfigured, stripe } from '../../activities/adapters/payments.ts';
+import { config } from '../../activities/core/config.ts';
+import { PlatformError } from '../../activities/core/errors.ts';
+import { startIdempotent } from '../../workers/runs/client.ts';
 import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute, readBodyLimited, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { startIdempotent } from '../../workers/runs/client.ts';
 
 const tag = 'billing';
 const pkg = z

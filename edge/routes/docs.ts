@@ -7,8 +7,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { getQuery, setResponseHeader, type H3Event } from 'h3';
+
+import { getQuery, type H3Event, setResponseHeader } from 'h3';
 import { z } from 'zod';
+
 import { notFound } from '../../activities/core/errors.ts';
 import { defineRoute } from '../http.ts';
 import { openApiJson } from '../openapi.ts';

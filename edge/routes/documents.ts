@@ -4,18 +4,20 @@
  * key's own user unless `user_id` names another. Both take an Idempotency-Key (edge/idempotency.ts).
  */
 import { randomUUID } from 'node:crypto';
+
 import type { H3Event } from 'h3';
 import { z } from 'zod';
+
 import { invalid } from '../../activities/core/errors.ts';
-import { readStoredObject, type StoredUpload } from '../../activities/images/index.ts';
 import type { UserRef } from '../../activities/identity/constants.ts';
+import { readStoredObject, type StoredUpload } from '../../activities/images/index.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
 import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, type UploadedFile } from '../http.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { runIdempotent } from '../../workers/runs/client.ts';
 
 const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);

@@ -1,18 +1,20 @@
 /** Email: conversation summaries and notifications, sent by the workflow email:<org>:<key>. */
 import { createHash, randomUUID } from 'node:crypto';
+
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
+
 import { invalid } from '../../activities/core/errors.ts';
-import { getUser } from '../../activities/identity/index.ts';
 import { EMAIL_TYPES, notificationContent } from '../../activities/email/index.ts';
-import { ADMIN_LEVEL } from '../../activities/identity/constants.ts';
 import { checkFreeText, checkRecipient, reserveSend } from '../../activities/email/index.ts';
-import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
-import { organizationId, requiredId } from '../schemas.ts';
+import { ADMIN_LEVEL } from '../../activities/identity/constants.ts';
+import { getUser } from '../../activities/identity/index.ts';
 import { runIdempotent } from '../../workers/runs/client.ts';
 import { emailWorkflow } from '../../workflows/email.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { actingUser, organizationFor } from '../auth.ts';
+import { defineRoute } from '../http.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const address = z.email();
 

@@ -3,8 +3,9 @@
  * `feedback-analysis:<id>`, summarized for admins.
  */
 import { z } from 'zod';
-import { feedbackStats, submitFeedback } from '../../activities/feedback/index.ts';
+
 import { FEEDBACK_TYPES } from '../../activities/feedback/constants.ts';
+import { feedbackStats, submitFeedback } from '../../activities/feedback/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

@@ -4,6 +4,9 @@
  */
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { z } from 'zod';
+
+import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants.ts';
+import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants.ts';
 import {
   createGift,
   deleteGift,
@@ -15,8 +18,6 @@ import {
   replaceGift,
   settleInReview,
 } from '../../activities/gifts/index.ts';
-import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants.ts';
-import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

@@ -3,17 +3,19 @@
  * for its result; an operator finds every run in the Temporal UI by organization and user.
  * `/process_image` takes an Idempotency-Key (edge/idempotency.ts).
  */
-import { z } from 'zod';
 import { randomUUID } from 'node:crypto';
-import { storeUpload, readStoredObject } from '../../activities/images/index.ts';
+
+import { z } from 'zod';
+
+import type { Principal } from '../../activities/identity/index.ts';
+import { readStoredObject, storeUpload } from '../../activities/images/index.ts';
+import { runIdempotent, taskQueue, temporal } from '../../workers/runs/client.ts';
+import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, type UploadedFile } from '../http.ts';
-import { requiredId, organizationId } from '../schemas.ts';
-import { runIdempotent, temporal, taskQueue } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
-import type { Principal } from '../../activities/identity/index.ts';
-import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'images';
 

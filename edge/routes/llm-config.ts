@@ -7,11 +7,13 @@
  * attempts.
  */
 import { z } from 'zod';
+
+import { forbidden } from '../../activities/core/errors.ts';
 import { AGENTS } from '../../activities/llm/constants.ts';
 import {
+  type AgentSettings,
   effectiveConfig,
   getDefaultConfig,
-  type AgentSettings,
   getProviderConfig,
   setDefaultConfig,
   systemOverview,
@@ -27,7 +29,6 @@ import {
   rollbackOrganization,
   scopesOf,
 } from '../../activities/llm/index.ts';
-import { forbidden } from '../../activities/core/errors.ts';
 import { LEVEL, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId } from '../schemas.ts';

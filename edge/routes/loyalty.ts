@@ -1,9 +1,10 @@
 /** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
 import { getRequestHeader } from 'h3';
 import { z } from 'zod';
-import { getBalance, getHistory } from '../../activities/loyalty/index.ts';
-import { awardAction, clientRequestId, getRules, putRules, type ActorLevel } from '../../activities/loyalty/index.ts';
+
 import { LEDGER_REASONS } from '../../activities/loyalty/constants.ts';
+import { getBalance, getHistory } from '../../activities/loyalty/index.ts';
+import { type ActorLevel, awardAction, clientRequestId, getRules, putRules } from '../../activities/loyalty/index.ts';
 import { reverseOperation } from '../../activities/loyalty/index.ts';
 import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';

@@ -1,6 +1,11 @@
 /** A user's data handed back (export) or erased on request (docs/privacy.md). */
 import { z } from 'zod';
+
+import { notFound } from '../../activities/core/errors.ts';
+import type { Principal } from '../../activities/identity/index.ts';
 import { findUser, requireRankOver } from '../../activities/identity/index.ts';
+import { isPlatformUserId } from '../../activities/identity/index.ts';
+import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
 import {
   getErasure,
   getExport,
@@ -8,10 +13,6 @@ import {
   requestErasure,
   requestExport,
 } from '../../activities/privacy/index.ts';
-import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
-import { isPlatformUserId } from '../../activities/identity/index.ts';
-import { notFound } from '../../activities/core/errors.ts';
-import type { Principal } from '../../activities/identity/index.ts';
 import { existingUser, organizationFor } from '../auth.ts';
 import { defineRoute, Reply, StreamedFile } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

@@ -1,15 +1,16 @@
 /** Referral codes with QR images, and referrals as the durable workflow referral:<org>:<referred>. */
 import { z } from 'zod';
+
 import { conflict, forbidden, invalid, notFound } from '../../activities/core/errors.ts';
+import type { Principal } from '../../activities/identity/index.ts';
 import { findUserRef } from '../../activities/identity/index.ts';
 import { lookupReferralCode, referralCodeOwner, referralQr } from '../../activities/loyalty/index.ts';
-import type { Principal } from '../../activities/identity/index.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
+import { referralWorkflow } from '../../workflows/referrals.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { runIdempotent } from '../../workers/runs/client.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
-import { referralWorkflow } from '../../workflows/referrals.ts';
 
 const tag = 'loyalty';
 

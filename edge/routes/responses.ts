@@ -1,9 +1,10 @@
 /** Normalized responses per conversation, and stored thumbnails. */
 import { z } from 'zod';
-import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/index.ts';
-import { deleteConversation } from '../../activities/sessions/index.ts';
+
 import { notFound } from '../../activities/core/errors.ts';
 import { readThumbnail } from '../../activities/images/index.ts';
+import { deleteConversationResponses, listNormalizedResponses } from '../../activities/responses/index.ts';
+import { deleteConversation } from '../../activities/sessions/index.ts';
 import { existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

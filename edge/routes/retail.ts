@@ -3,14 +3,15 @@
  * writes, key reads. Ids are integers; every unknown or foreign item is 404 "Resource not found".
  */
 import { z } from 'zod';
+
 import { config } from '../../activities/core/config.ts';
 import { invalid } from '../../activities/core/errors.ts';
-import { catalogue, venues } from '../../activities/retail/index.ts';
 import {
   DEFAULT_MAPPING_STATUS,
   MAPPING_STATUS_MAX_LENGTH,
   NOT_ON_SALE_STATUSES,
 } from '../../activities/retail/constants.ts';
+import { catalogue, venues } from '../../activities/retail/index.ts';
 import { organizationFor } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
 import { organizationId } from '../schemas.ts';

@@ -5,9 +5,20 @@
  * recurrency, start_event, end_date, idp_id). Each handler parses, authorizes, and makes one call.
  */
 import { z } from 'zod';
+
+import type { Principal } from '../../activities/identity/index.ts';
+import {
+  DEFAULT_CATCHUP_MINUTES,
+  EVENT_TYPES,
+  FAILURES,
+  OVERLAPS,
+  WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS,
+  WEBHOOK_SECRET_MAX_GRACE_SECONDS,
+} from '../../activities/scheduler/constants.ts';
 import {
   createScheduledEvent,
   deleteScheduledEvent,
+  type EventInput,
   eventRuns,
   eventViewA,
   eventViewB,
@@ -20,21 +31,11 @@ import {
   updateScheduledEvent,
   visibleEvent,
   webhookSecretStatus,
-  type EventInput,
 } from '../../activities/scheduler/index.ts';
-import {
-  DEFAULT_CATCHUP_MINUTES,
-  EVENT_TYPES,
-  FAILURES,
-  OVERLAPS,
-  WEBHOOK_SECRET_DEFAULT_GRACE_SECONDS,
-  WEBHOOK_SECRET_MAX_GRACE_SECONDS,
-} from '../../activities/scheduler/constants.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { idempotencyKeyOf } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import type { Principal } from '../../activities/identity/index.ts';
 
 const tag = 'scheduler';
 const when = z.iso.datetime({ offset: true }).transform((s) => new Date(s));

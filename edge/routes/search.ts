@@ -3,6 +3,8 @@
  * newest first. Errors are `{detail}`.
  */
 import { z } from 'zod';
+
+import { forbidden, notFound } from '../../activities/core/errors.ts';
 import type { Principal } from '../../activities/identity/index.ts';
 import { findUserRef } from '../../activities/identity/index.ts';
 import {
@@ -14,7 +16,6 @@ import {
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { forbidden, notFound } from '../../activities/core/errors.ts';
 
 const tag = 'search history';
 const when = z.iso.datetime({ offset: true }).or(z.iso.date());

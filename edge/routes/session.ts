@@ -1,9 +1,13 @@
 /** Session service: the seven operations, at `/` and at `/api/session-service` (same handlers). */
 import { z } from 'zod';
+
+import { config } from '../../activities/core/config.ts';
+import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
+import { PERMISSIONS } from '../../activities/identity/constants.ts';
 import { verifyApiKey } from '../../activities/identity/index.ts';
 import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/index.ts';
 import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/index.ts';
-import { PERMISSIONS } from '../../activities/identity/constants.ts';
+import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
 import {
   getSession,
   initializeSession,
@@ -11,12 +15,9 @@ import {
   setSessionStatus,
   verifySession,
 } from '../../activities/sessions/index.ts';
-import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
-import { config } from '../../activities/core/config.ts';
-import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
 import { actingUser, budgetSpent, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
-import { requiredId, organizationId } from '../schemas.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const both = (path: string) => [path, `/api/session-service${path}`];
 const tag = 'session';

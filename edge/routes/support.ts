@@ -3,11 +3,9 @@
  * Errors are `{detail}`; a conversation that is not the user's is 400 "Invalid conversation ID".
  */
 import { randomUUID } from 'node:crypto';
+
 import { z } from 'zod';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
-import { audioQaWorkflow, type AudioQaInput } from '../../workflows/audio-qa.ts';
-import { runIdempotent } from '../../workers/runs/client.ts';
-import { once, uploadFor } from '../idempotency.ts';
+
 import {
   answerQuestion,
   createArticle,
@@ -15,8 +13,12 @@ import {
   listArticles,
   requireConversation,
 } from '../../activities/support/index.ts';
+import { runIdempotent } from '../../workers/runs/client.ts';
+import { type AudioQaInput, audioQaWorkflow } from '../../workflows/audio-qa.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
+import { once, uploadFor } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'support';

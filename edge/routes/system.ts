@@ -1,11 +1,12 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { check, freshPollers, mongoHealthy, storageHealthy, POLLER_FRESH_MS } from '../../activities/core/health.ts';
+
 import { config } from '../../activities/core/config.ts';
+import { check, freshPollers, mongoHealthy, POLLER_FRESH_MS, storageHealthy } from '../../activities/core/health.ts';
 import { createLogger, type Logger } from '../../activities/core/logger.ts';
+import { taskQueue, temporal, temporalHealthy } from '../../workers/runs/client.ts';
 import { LEVEL, optionalPrincipal } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
-import { taskQueue, temporal, temporalHealthy } from '../../workers/runs/client.ts';
 
 const healthResponse = z.object({
   status: z.enum(['ok', 'degraded']),

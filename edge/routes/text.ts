@@ -4,14 +4,15 @@
  * analysis and the embedding run in the worker, never on the edge's event loop.
  */
 import { z } from 'zod';
-import { similarTexts, storeText, type StoredTextInput } from '../../activities/text/index.ts';
+
 import { invalid } from '../../activities/core/errors.ts';
+import { similarTexts, type StoredTextInput, storeText } from '../../activities/text/index.ts';
+import { taskQueue, temporal } from '../../workers/runs/client.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { processTextWorkflow } from '../../workflows/text.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
-import { taskQueue, temporal } from '../../workers/runs/client.ts';
 
 const tag = 'text';
 const errors = 'success' as const;

@@ -9,28 +9,29 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
+
 import { config } from '../../activities/core/config.ts';
 import { invalid, notFound, PlatformError } from '../../activities/core/errors.ts';
 import { newId } from '../../activities/core/ids.ts';
-import { readStoredObject } from '../../activities/images/index.ts';
 import type { Principal } from '../../activities/identity/index.ts';
+import { readStoredObject } from '../../activities/images/index.ts';
 import { getBrand, getVenue } from '../../activities/retail/index.ts';
 import { listScans, readScanMirror } from '../../activities/scanning/index.ts';
+import { startIdempotent, temporal } from '../../workers/runs/client.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import {
   processedUpdate,
-  scanQuery,
-  ticketScanWorkflow,
-  validateUpdate,
   type ScanInput,
+  scanQuery,
   type ScanView,
+  ticketScanWorkflow,
   type ValidateInput,
+  validateUpdate,
 } from '../../workflows/ticket-scan.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
-import { organizationId, requiredId } from '../schemas.ts';
-import { startIdempotent, temporal } from '../../workers/runs/client.ts';
 import { once, uploadFor } from '../idempotency.ts';
+import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'ticket scan';
 const BASE = '/api/ticket-scan/loyalty/ticket-scan';

@@ -4,6 +4,8 @@
  * way and delivered by `webhook-delivery:<id>` runs (docs/components/events.md).
  */
 import { z } from 'zod';
+
+import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../../activities/events/constants.ts';
 import {
   changeEndpoint,
   createEndpoint,
@@ -16,7 +18,6 @@ import {
   rotateSecret,
   sendPing,
 } from '../../activities/events/index.ts';
-import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../../activities/events/constants.ts';
 import { organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

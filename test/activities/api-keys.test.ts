@@ -6,19 +6,20 @@
  */
 import mongoose from 'mongoose';
 import { describe, expect, it } from 'vitest';
+
 import {
   authenticateKey,
   flushKeyUsage,
   generateSecret,
   hashKey,
   insertKey,
+  type Principal,
   REVOCATION_POLL_MS,
   verifyApiKey,
-  type Principal,
 } from '../../activities/identity/api-keys.ts';
 import { currentKeyLevel, issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/key-management.ts';
-import { writeLastUses } from '../../activities/identity/store.ts';
 import { ApiKey, ApiKeyRotation, ApiKeyUsage } from '../../activities/identity/models.ts';
+import { writeLastUses } from '../../activities/identity/store.ts';
 import { resolveOrCreateUser } from '../../activities/identity/users.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 

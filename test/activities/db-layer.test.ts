@@ -6,8 +6,7 @@
  */
 import mongoose, { Schema } from 'mongoose';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useSuiteRuntime } from '../helpers/runtime.ts';
-import { queriesOf, show } from '../helpers/queries.ts';
+
 import {
   byKey,
   Cache,
@@ -17,6 +16,8 @@ import {
   jsonText,
   keyFilter,
 } from '../../activities/core/db/index.ts';
+import { queriesOf, show } from '../helpers/queries.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 const Slot = mongoose.model(
   'DbTestSlot',

@@ -7,19 +7,20 @@
  * three documents and writes nothing; last uses are written in batches, one command for many keys.
  */
 import { describe, expect, it } from 'vitest';
-import { queriesOf, scans } from '../helpers/queries.ts';
+
 import { onCommandTimed } from '../../activities/core/db/index.ts';
 import {
   authenticateKey,
   flushKeyUsage,
   insertKey,
+  type Principal,
   stopRevocationWatcher,
   verifyApiKey,
-  type Principal,
 } from '../../activities/identity/api-keys.ts';
 import { currentKeyLevel, issueApiKey, listApiKeys } from '../../activities/identity/key-management.ts';
 import { findUser, resolveOrCreateUser } from '../../activities/identity/users.ts';
 import { initializeSession, newConversation, verifySession } from '../../activities/sessions/sessions.ts';
+import { queriesOf, scans } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 const sysadmin: Principal = {

@@ -3,6 +3,8 @@
  * instant it runs at, so a test walks days ahead without waiting. Against the real database.
  */
 import { describe, expect, it, vi } from 'vitest';
+
+import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry.ts';
 import {
   applyChange,
   creditPoints,
@@ -11,7 +13,6 @@ import {
   getHistory,
   refundDebit,
 } from '../../activities/loyalty/ledger.ts';
-import { expireCredit, expireLapsedPoints } from '../../activities/loyalty/expiry.ts';
 import { ExpiryCursor, LedgerEntry } from '../../activities/loyalty/models.ts';
 import { reverseOperation } from '../../activities/loyalty/reversal.ts';
 import { putRules } from '../../activities/loyalty/rules.ts';

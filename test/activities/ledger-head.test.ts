@@ -5,10 +5,11 @@
  * unique key, not a process's idea of the head, decides between two writers of one user.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useSuiteRuntime } from '../helpers/runtime.ts';
+
 import { append, creditPoints, getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger.ts';
 import { LedgerEntry } from '../../activities/loyalty/models.ts';
 import { planOf, queriesOf, scans } from '../helpers/queries.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 useSuiteRuntime();
 

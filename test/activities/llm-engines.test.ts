@@ -6,22 +6,24 @@
  * and that the answer and labels say which model produced them.
  */
 import http from 'node:http';
+
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+import { recognize } from '../../activities/adapters/ocr.ts';
+import { transcribe } from '../../activities/adapters/speech.ts';
+import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing.ts';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { closeRuntime, initRuntime } from '../../activities/core/runtime.ts';
 import { analyseFeedback, storeFeedback } from '../../activities/feedback/feedback.ts';
-import { answerQuestion, createArticle } from '../../activities/support/support.ts';
-import { createPackage, purchaseTokens, tokenUsage } from '../../activities/billing/billing.ts';
 import { createOrganization } from '../../activities/identity/organizations.ts';
 import { updateOrganizationConfig, updateProviderConfig } from '../../activities/llm/configs.ts';
-import { AGENTS } from '../../activities/llm/models.ts';
-import { recognize } from '../../activities/adapters/ocr.ts';
-import { transcribe } from '../../activities/adapters/speech.ts';
 import { speechRoute, visionModel } from '../../activities/llm/engine-models.ts';
-import { speak } from '../helpers/speech.ts';
-import { processStoredText, similarTexts, storeText, type ProcessTextInput } from '../../activities/text/text.ts';
+import { AGENTS } from '../../activities/llm/models.ts';
+import { answerQuestion, createArticle } from '../../activities/support/support.ts';
+import { processStoredText, type ProcessTextInput, similarTexts, storeText } from '../../activities/text/text.ts';
 import { freePort } from '../../tools/infra.ts';
 import { unique } from '../helpers/api.ts';
+import { speak } from '../helpers/speech.ts';
 
 const requests: any[] = [];
 

@@ -8,11 +8,13 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
-import { createPackage, purchaseTokens } from '../../activities/billing/billing.ts';
-import { HOLD_MS, reserve, settle, type Caller } from '../../activities/llm/reservations.ts';
-import type { Budget } from '../../activities/llm/settings.ts';
+
 import mongoose from 'mongoose';
+import { describe, expect, inject, it } from 'vitest';
+
+import { createPackage, purchaseTokens } from '../../activities/billing/billing.ts';
+import { type Caller, HOLD_MS, reserve, settle } from '../../activities/llm/reservations.ts';
+import type { Budget } from '../../activities/llm/settings.ts';
 import { unique } from '../helpers/api.ts';
 import { queriesOf, scans, show } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';

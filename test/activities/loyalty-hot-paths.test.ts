@@ -6,12 +6,13 @@
  * is asked how it answers it (`explain`). Their database commands are counted too.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
+
 import { onCommandTimed } from '../../activities/core/db/index.ts';
+import { awardAction } from '../../activities/loyalty/awards.ts';
+import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger.ts';
+import { putRules } from '../../activities/loyalty/rules.ts';
 import { queriesOf, scans } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
-import { getBalance, getHistory, ledgerHead } from '../../activities/loyalty/ledger.ts';
-import { awardAction } from '../../activities/loyalty/awards.ts';
-import { putRules } from '../../activities/loyalty/rules.ts';
 
 const org = `hot-loyalty-${Date.now()}`;
 

@@ -2,10 +2,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+
 import PostalMime from 'postal-mime';
-import { parseEnv, setConfig } from '../../activities/core/config.ts';
+import { describe, expect, it } from 'vitest';
+
 import { deliver } from '../../activities/adapters/mail.ts';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
 
 describe('file mail transport', () => {
   it('writes a parseable .eml with both parts under DATA_DIR/outbox', async () => {

@@ -4,9 +4,11 @@
  * (mocked provider API); the test checks the request the platform sends and the answer it reads.
  */
 import http from 'node:http';
+
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config.ts';
+
 import { recognize } from '../../activities/adapters/ocr.ts';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { freePort } from '../../tools/infra.ts';
 
 const received: any[] = [];

@@ -6,9 +6,11 @@
  */
 import fs from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+
 import { describe, expect, it } from 'vitest';
-import { config } from '../../activities/core/config.ts';
+
 import { pdfInChild, type PdfJob } from '../../activities/adapters/pdf.ts';
+import { config } from '../../activities/core/config.ts';
 import { pdfWithText } from '../helpers/documents.ts';
 import { slowPdf } from '../helpers/pdf-bombs.ts';
 

@@ -3,11 +3,12 @@
  * in this process against the suite's database: two users claiming each other at the same instant
  * many times over, and a claim left by a referral that lost to another referrer.
  */
-import { inject, describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
-import { useSuiteRuntime } from '../helpers/runtime.ts';
-import { recordReferral } from '../../activities/loyalty/referrals.ts';
+import { describe, expect, inject, it } from 'vitest';
+
 import { upsertUser } from '../../activities/identity/users.ts';
+import { recordReferral } from '../../activities/loyalty/referrals.ts';
+import { useSuiteRuntime } from '../helpers/runtime.ts';
 
 useSuiteRuntime();
 

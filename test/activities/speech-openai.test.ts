@@ -4,9 +4,11 @@
  * API). Also: no engine configured is a 500 that says so.
  */
 import http from 'node:http';
+
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseEnv, setConfig } from '../../activities/core/config.ts';
+
 import { transcribe } from '../../activities/adapters/speech.ts';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { freePort } from '../../tools/infra.ts';
 import { speak } from '../helpers/speech.ts';
 

@@ -4,12 +4,13 @@
  * by earlier versions (beside their `support_kb_entries`, no longer read) are found as they are,
  * and no query of a question or of an article's create or delete reads the collection.
  */
-import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
-import { createArticle, deleteArticle, listArticles } from '../../activities/support/support.ts';
+import { describe, expect, it } from 'vitest';
+
+import { KnowledgeArticle } from '../../activities/support/models.ts';
 import { buildIndex, search } from '../../activities/support/retrieval.ts';
 import { knowledgeBase } from '../../activities/support/store.ts';
-import { KnowledgeArticle } from '../../activities/support/models.ts';
+import { createArticle, deleteArticle, listArticles } from '../../activities/support/support.ts';
 import { queriesOf, scans, show } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { readPdf, renderPage, withPdf } from '../../activities/adapters/pdf.ts';
 import { pdfWithText } from '../helpers/documents.ts';
 

@@ -11,9 +11,10 @@
  * ahead, so credits written with a one-day expiry lapse during the run.
  */
 import mongoose from 'mongoose';
+
 import { parseEnv } from '../../activities/core/config.ts';
-import { expireCredit } from '../../activities/loyalty/expiry.ts';
 import { initRuntime } from '../../activities/core/runtime.ts';
+import { expireCredit } from '../../activities/loyalty/expiry.ts';
 
 const USERS = 100;
 const OPERATIONS = 1000;

@@ -7,6 +7,7 @@
  * - the cost an event adds to the award: the award's p50/p99 with an endpoint against without.
  */
 import http from 'node:http';
+
 import autocannon from 'autocannon';
 
 const pct = (xs: number[], p: number) => {

@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { recognize, stopOcr } from '../../activities/adapters/ocr.ts';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { receiptLines, renderReceipt } from '../helpers/receipts.ts';

@@ -4,7 +4,8 @@
  * matching and workflow overhead, plus accuracy on generated receipts whose items and totals are known).
  */
 import autocannon from 'autocannon';
-import { renderReceipt, type ReceiptItemSpec } from '../helpers/receipts.ts';
+
+import { type ReceiptItemSpec, renderReceipt } from '../helpers/receipts.ts';
 
 const GROCERIES: Array<[string, number]> = [
   ['Coca-Cola 330ml', 1.5],

@@ -3,12 +3,14 @@
  * hello-world on the same machine, and the Temporal workflow overhead of process_image against
  * calling the image activity directly. Prints ratios measured in one run; asserts nothing.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
 import autocannon from 'autocannon';
+
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { generateSecret } from '../../activities/identity/api-keys.ts';
 import { freePort } from '../../tools/infra.ts';

@@ -11,18 +11,20 @@ import { execFileSync } from 'node:child_process';
 import { PerformanceObserver } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+
 import mongoose from 'mongoose';
+
+import { onCommandTimed } from '../../activities/core/db/index.ts';
+import { newId } from '../../activities/core/ids.ts';
 import { hashKey } from '../../activities/identity/api-keys.ts';
 import { ApiKey, ApiKeySlot, User } from '../../activities/identity/models.ts';
-import { Conversation, Session } from '../../activities/sessions/models.ts';
 import { LedgerEntry } from '../../activities/loyalty/models.ts';
-import { onCommandTimed } from '../../activities/core/db/index.ts';
-import { ScheduledEvent } from '../../activities/scheduler/models.ts';
-import { KnowledgeArticle } from '../../activities/support/models.ts';
 import { importVenues } from '../../activities/retail/venues.ts';
 import { runScheduledEvent } from '../../activities/scheduler/event-runs.ts';
+import { ScheduledEvent } from '../../activities/scheduler/models.ts';
+import { Conversation, Session } from '../../activities/sessions/models.ts';
+import { KnowledgeArticle } from '../../activities/support/models.ts';
 import { knowledgeBase } from '../../activities/support/store.ts';
-import { newId } from '../../activities/core/ids.ts';
 
 const ORG = 'default';
 const BATCH = 5_000;

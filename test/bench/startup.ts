@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
 import { freePort } from '../../tools/infra.ts';
 import { processArgs } from '../../tools/processes.ts';
 

@@ -1,6 +1,8 @@
 /** HTTP helpers for tests: every test talks to the real edge over HTTP. */
-import { inject } from 'vitest';
 import { randomBytes } from 'node:crypto';
+
+import { inject } from 'vitest';
+
 import { enforceContract } from './contract.ts';
 
 export interface Res<T = any> {

@@ -1,6 +1,6 @@
 /** Document fixtures made by the tests: PDFs with pdf-lib, DOCX with fflate, and hostile ones. */
 import { strToU8, zipSync } from 'fflate';
-import { PDFDocument, PDFName, PDFHexString, StandardFonts, rgb } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, rgb, StandardFonts } from 'pdf-lib';
 import sharp from 'sharp';
 
 export async function pdfWithText(

@@ -3,9 +3,11 @@
  * (so only the drill's workers run its runs), answered once it polls. killDrillWorkers() in the
  * file's afterAll ends those still running.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
 import { inject } from 'vitest';
+
 import { processArgs } from '../../tools/processes.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

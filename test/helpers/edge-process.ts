@@ -3,11 +3,13 @@
  * admin key) with some settings changed, for tests of what they do under another configuration.
  * Stopped with stopEdges() in the file's afterAll.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+
 import { inject } from 'vitest';
+
 import { freePort } from '../../tools/infra.ts';
-import { processArgs, type PlatformProcess } from '../../tools/processes.ts';
+import { type PlatformProcess, processArgs } from '../../tools/processes.ts';
 import { adminKey } from './api.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

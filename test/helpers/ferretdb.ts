@@ -4,13 +4,15 @@
  * that use it check FerretDB's own behaviour (plans, atomicity, decode counts), so they run
  * against the embedded server even when the suite itself is pointed at another one.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import mongoose from 'mongoose';
-import { findBinaries } from '../../tools/setup.ts';
+
 import { freePort } from '../../tools/infra.ts';
+import { findBinaries } from '../../tools/setup.ts';
 
 export interface PrivateFerret {
   client: mongoose.mongo.MongoClient;

@@ -4,8 +4,10 @@
  * Standard Webhooks library, as a receiver would.
  */
 import http from 'node:http';
+
 import { Webhook } from 'standardwebhooks';
-import { call, until, type Tenant } from './api.ts';
+
+import { call, type Tenant, until } from './api.ts';
 
 export interface Received {
   headers: http.IncomingHttpHeaders;

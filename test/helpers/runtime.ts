@@ -1,12 +1,13 @@
 /**
  * Connections of a test file to the suite's stack, opened before its tests and closed after.
  */
-import { afterAll, beforeAll, inject } from 'vitest';
 import { Client, Connection } from '@temporalio/client';
 import mongoose from 'mongoose';
+import { afterAll, beforeAll, inject } from 'vitest';
+
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
-import { stopRevocationWatcher } from '../../activities/identity/api-keys.ts';
 import { closeRuntime, initRuntime } from '../../activities/core/runtime.ts';
+import { stopRevocationWatcher } from '../../activities/identity/api-keys.ts';
 
 /** Activity tests call the components' functions in the test process: their configuration and database. */
 export function useSuiteRuntime(): void {

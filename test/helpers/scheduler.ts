@@ -3,6 +3,7 @@
  * configuration with some settings changed, a daily event, and a basic user as owner and saver.
  */
 import { inject } from 'vitest';
+
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import type { EventInput } from '../../activities/scheduler/scheduled-events.ts';
 import { basicUser, newTenant, type Tenant } from './api.ts';

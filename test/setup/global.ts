@@ -3,18 +3,20 @@
  * ports in a temp dir (or the servers named by TEMPORAL_ADDRESS / MONGODB_URI / MINIO_ENDPOINT),
  * plus the worker and edge processes exactly as `npm start` runs them. Torn down at the end.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import type { TestProject } from 'vitest/node';
+
 import { SMTPServer } from 'smtp-server';
+import type { TestProject } from 'vitest/node';
+
 import { parseEnv } from '../../activities/core/config.ts';
 import { generateSecret } from '../../activities/identity/api-keys.ts';
 import { freePort } from '../../tools/infra.ts';
 import { launchPlatform } from '../../tools/platform.ts';
-import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin.ts';
 import { readSeen, uncovered } from '../helpers/contract.ts';
+import { PLACES_TEST_KEY, startPlacesStandin } from './places-standin.ts';
 
 /** A real SMTP server for the suite: the platform sends to it, tests read what arrived. */
 async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<void> }> {

@@ -4,6 +4,7 @@
  * counts requests (`GET /__count`) so tests can see the cache working.
  */
 import http from 'node:http';
+
 import { freePort } from '../../tools/infra.ts';
 
 export const PLACES_TEST_KEY = 'test-places-key';

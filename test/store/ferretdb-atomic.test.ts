@@ -6,7 +6,8 @@
  * patch: 100 `$inc`s gave +12, 20 conditional updates by `_id` all won, upserts failed with E11000.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateFerret, type PrivateFerret } from '../helpers/ferretdb.ts';
+
+import { type PrivateFerret, startPrivateFerret } from '../helpers/ferretdb.ts';
 
 let ferret: PrivateFerret | undefined;
 const coll = (name: string) => ferret!.db.collection<{ _id: string; [k: string]: any }>(name);

@@ -7,7 +7,8 @@
  */
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPrivateFerret, type PrivateFerret } from '../helpers/ferretdb.ts';
+
+import { type PrivateFerret, startPrivateFerret } from '../helpers/ferretdb.ts';
 
 type Doc = { _id: string; [k: string]: unknown };
 let ferret: PrivateFerret | undefined;

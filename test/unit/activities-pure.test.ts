@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { sniff } from '../../activities/adapters/sniff.ts';
+
 import { humanSize } from '../../activities/adapters/images.ts';
+import { sniff } from '../../activities/adapters/sniff.ts';
 import { safeName } from '../../activities/adapters/storage.ts';
-import { parseEnv, minioSettings, ConfigError } from '../../activities/core/config.ts';
+import { ConfigError, minioSettings, parseEnv } from '../../activities/core/config.ts';
 import { generateSecret, hashKey, levelOf, maskKey } from '../../activities/identity/api-keys.ts';
 import { uploadPaths } from '../../activities/images/images.ts';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { computeBalance } from '../../activities/billing/balance.ts';
 
 const d = (day: number) => new Date(Date.UTC(2026, 0, day));

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { BarcodeError, checkDigit, expandUpcE, parseBarcode } from '../../activities/retail/barcodes.ts';
 import { boundingBox, distanceM } from '../../activities/retail/geo.ts';
 

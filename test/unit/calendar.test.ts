@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { isFoldTwin, minGapSeconds, nextRuns, scheduleSpec, zonedToUtc } from '../../activities/scheduler/calendar.ts';
 import { parseCron } from '../../activities/scheduler/cron.ts';
 

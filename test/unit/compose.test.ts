@@ -3,6 +3,7 @@
  * (the file is plain block YAML; no YAML parser is a dependency of the project).
  */
 import fs from 'node:fs';
+
 import { describe, expect, it } from 'vitest';
 
 const text = fs.readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8');

@@ -3,6 +3,7 @@
  * built with allOf), required fields, statuses and content types, path templates.
  */
 import { describe, expect, it } from 'vitest';
+
 import { buildContract, check, closeObjects, operationFor, uncovered } from '../helpers/contract.ts';
 
 const json = (schema: object) => ({ content: { 'application/json': { schema } } });

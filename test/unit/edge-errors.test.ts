@@ -1,9 +1,10 @@
-import { describe, expect, it, vi } from 'vitest';
-import { ApplicationFailure, ActivityFailure, RetryState } from '@temporalio/common';
 import { WorkflowFailedError } from '@temporalio/client';
+import { ActivityFailure, ApplicationFailure, RetryState } from '@temporalio/common';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
+
 import { PlatformError } from '../../activities/core/errors.ts';
-import { mapError, MalformedJson } from '../../edge/errors.ts';
+import { MalformedJson, mapError } from '../../edge/errors.ts';
 import { RateLimiter } from '../../edge/rate-limit.ts';
 
 describe('mapError', () => {

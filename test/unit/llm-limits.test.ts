@@ -3,6 +3,7 @@
  * on Monday 00:00 UTC and on the first of the month; a hold stops counting when it expires.
  */
 import { describe, expect, it } from 'vitest';
+
 import { held, withHold, withSettled } from '../../activities/llm/meter.ts';
 import {
   budgetWindow,

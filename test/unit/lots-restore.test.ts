@@ -4,7 +4,8 @@
  * never pay a debt.
  */
 import { describe, expect, it } from 'vitest';
-import { restore, standing, taken, type Lot } from '../../activities/loyalty/lots.ts';
+
+import { type Lot, restore, standing, taken } from '../../activities/loyalty/lots.ts';
 
 const d = (day: number) => new Date(Date.UTC(2026, 0, day));
 const lot = (entry_id: string, seq: number, points: number, expires_at?: Date): Lot => ({

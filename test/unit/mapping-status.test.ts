@@ -1,5 +1,6 @@
 /** Venue-product statuses: any short label is stored; the known ones keep their meaning in ticket scanning. */
 import { describe, expect, it } from 'vitest';
+
 import { matchProducts } from '../../activities/scanning/matching.ts';
 import { parseReceipt } from '../../activities/scanning/receipt.ts';
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+
 import { matchProducts, matchVenue, similarity } from '../../activities/scanning/matching.ts';
 import { parseReceipt } from '../../activities/scanning/receipt.ts';
 

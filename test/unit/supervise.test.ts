@@ -4,7 +4,9 @@
  * allowed short runs, with the reason; a stopped one is not restarted.
  */
 import { spawn } from 'node:child_process';
+
 import { afterEach, describe, expect, it } from 'vitest';
+
 import { FIRST_DELAY_MS, supervise, type Supervised } from '../../tools/supervise.ts';
 
 const running: Supervised[] = [];

@@ -1,5 +1,8 @@
-import { afterAll, describe, expect, it } from 'vitest';
 import { Worker } from 'node:worker_threads';
+
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { cosine, HASHED_DIMENSIONS, hashedEmbedding } from '../../activities/adapters/embeddings.ts';
 import {
   analyse,
   detectLanguage,
@@ -11,7 +14,6 @@ import {
   tokenize,
 } from '../../activities/text/analysis.ts';
 import { analyseOffThread, stopAnalysisThread } from '../../activities/text/analysis-runner.ts';
-import { cosine, hashedEmbedding, HASHED_DIMENSIONS } from '../../activities/adapters/embeddings.ts';
 
 describe('local text analysis', () => {
   it('guesses the language from stop-words, or says unknown', () => {

@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';

@@ -9,6 +9,7 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // dns.lookup (getaddrinfo on the thread pool) must never be what a webhook's check calls.

@@ -1,5 +1,6 @@
 /** The delivery workflow's retry schedule: growing waits, capped, with bounded jitter, within the horizon. */
 import { describe, expect, it } from 'vitest';
+
 import { retryDelay } from '../../workflows/webhook-delivery.ts';
 
 describe('webhook retry schedule', () => {

@@ -1,14 +1,16 @@
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
+
 import { afterEach, describe, expect, it } from 'vitest';
-import { config, parseEnv, setConfig } from '../../activities/core/config.ts';
+
 import {
   checkWebhookTarget,
   deliverWebhook,
   isPrivateAddress,
-  signature,
   type Resolver,
+  signature,
 } from '../../activities/adapters/webhooks.ts';
+import { config, parseEnv, setConfig } from '../../activities/core/config.ts';
 
 describe('webhook targets', () => {
   it.each([

@@ -5,18 +5,19 @@
 import {
   Client,
   Connection,
+  type WorkflowClientInterceptor,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowIdReusePolicy,
-  type WorkflowClientInterceptor,
   type WorkflowStartOptions,
 } from '@temporalio/client';
 import {
-  TypedSearchAttributes,
   type SearchAttributePair,
+  TypedSearchAttributes,
   type Workflow,
   type WorkflowResultType,
 } from '@temporalio/common';
+
 import { config } from '../../activities/core/config.ts';
 import { REQUEST_ID } from '../../workflows/search-attributes.ts';
 

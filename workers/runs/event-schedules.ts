@@ -3,17 +3,19 @@
  * (`eventSchedules`, handed in by the composition root), which keeps it in step with the event store.
  */
 import { createHash } from 'node:crypto';
+
 import {
   ScheduleNotFoundError,
+  type ScheduleOptionsStartWorkflowAction,
   ScheduleOverlapPolicy,
   WorkflowExecutionAlreadyStartedError,
-  type ScheduleOptionsStartWorkflowAction,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { scheduleSpec } from '../../activities/scheduler/index.ts';
+
 import { notFound } from '../../activities/core/errors.ts';
 import { DEFAULT_CATCHUP_MINUTES, type Overlap } from '../../activities/scheduler/constants.ts';
 import type { EventDoc, SchedulePort } from '../../activities/scheduler/index.ts';
+import { scheduleSpec } from '../../activities/scheduler/index.ts';
 import { scheduledEventWorkflow } from '../../workflows/scheduler.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { taskQueue, temporal } from './client.ts';

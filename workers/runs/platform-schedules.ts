@@ -4,11 +4,12 @@
  */
 import {
   Client,
-  ScheduleAlreadyRunning,
-  ScheduleOverlapPolicy,
   type Connection,
+  ScheduleAlreadyRunning,
   type ScheduleOptions,
+  ScheduleOverlapPolicy,
 } from '@temporalio/client';
+
 import type { Config } from '../../activities/core/config.ts';
 import { eventsMaintenanceWorkflow } from '../../workflows/events-maintenance.ts';
 import { loyaltyMaintenanceWorkflow } from '../../workflows/loyalty-maintenance.ts';

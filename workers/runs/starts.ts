@@ -4,18 +4,19 @@
  * never call them never load the edge's client.
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
+
+import { config } from '../../activities/core/config.ts';
 import type { DeliveryRun, DeliveryRuns } from '../../activities/events/index.ts';
-import type { PrivacyOwner, PrivacyRuns } from '../../activities/privacy/index.ts';
 import type { StartAnalysis } from '../../activities/feedback/index.ts';
 import type { RedemptionRuns } from '../../activities/gifts/index.ts';
+import type { PrivacyOwner, PrivacyRuns } from '../../activities/privacy/index.ts';
 import type { ScanRunOpen } from '../../activities/scanning/index.ts';
-import { config } from '../../activities/core/config.ts';
 import { feedbackAnalysisWorkflow } from '../../workflows/feedback.ts';
-import { retryNowSignal, webhookDeliveryWorkflow, type DeliveryInput } from '../../workflows/webhook-delivery.ts';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflows/redemption.ts';
+import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { userErasureWorkflow } from '../../workflows/user-erasure.ts';
 import { userExportWorkflow } from '../../workflows/user-export.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { type DeliveryInput, retryNowSignal, webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
 import { taskQueue, temporal } from './client.ts';
 
 /** `feedback-analysis:<id>`: analyses a stored feedback in the background. */

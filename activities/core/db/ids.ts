@@ -3,10 +3,10 @@
  * (see README.md here), and inserts under a unique key, the one write both keep exact when
  * several processes race.
  */
-import mongoose, { Schema, type Model } from 'mongoose';
+import mongoose, { type Model, Schema } from 'mongoose';
+
 import { isDuplicateKey } from '../errors.ts';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyModel = Model<any>;
 
 /**

@@ -1,0 +1,25 @@
+// The linter CI runs (`npm run lint`, docs/testing.md): imports once each and sorted, no `any`
+// outside the tests, no promise left floating (a background task says so with `void`).
+import tseslint from 'typescript-eslint';
+import simpleImportSort from 'eslint-plugin-simple-import-sort';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'dist.building-*/**', 'client/dist/**', 'client/node_modules/**', 'client/src/schema.ts', 'test/fixtures/**', 'tools/patches/**', '**/*.mjs', '**/*.cjs'] },
+  {
+    files: ['**/*.ts', '**/*.mts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { '@typescript-eslint': tseslint.plugin, 'simple-import-sort': simpleImportSort },
+    rules: {
+      'no-duplicate-imports': ['error', { allowSeparateTypeImports: true }],
+      'simple-import-sort/imports': 'error',
+      'simple-import-sort/exports': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+  { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
+);
