@@ -4,7 +4,20 @@ import tseslint from 'typescript-eslint';
 import simpleImportSort from 'eslint-plugin-simple-import-sort';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'dist.building-*/**', 'client/dist/**', 'client/node_modules/**', 'client/src/schema.ts', 'test/fixtures/**', 'tools/patches/**', '**/*.mjs', '**/*.cjs'] },
+  {
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      'dist.building-*/**',
+      'client/dist/**',
+      'client/node_modules/**',
+      'client/src/schema.ts',
+      'test/fixtures/**',
+      'tools/patches/**',
+      '**/*.mjs',
+      '**/*.cjs',
+    ],
+  },
   {
     files: ['**/*.ts', '**/*.mts'],
     languageOptions: {
