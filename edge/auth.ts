@@ -9,8 +9,7 @@ import { getRequestHeader } from 'h3';
 import { config } from '../activities/core/config.ts';
 import { forbidden, notFound, unauthorized } from '../activities/core/errors.ts';
 import type { UserRef } from '../activities/identity/constants.ts';
-import { authenticateKey, type Principal } from '../activities/identity/index.ts';
-import { findUserRef, resolveOrCreateUserRef } from '../activities/identity/index.ts';
+import { authenticateKey, findUserRef, type Principal, resolveOrCreateUserRef } from '../activities/identity/index.ts';
 import { type AuthLevel, clientAddress } from './http.ts';
 import { limited, RateLimiter } from './rate-limit.ts';
 

@@ -8,40 +8,31 @@
  *
  * docs/architecture.md draws the rooms and the import rules (.dependency-cruiser.cjs checks them).
  */
-import { billingTask } from '../activities/billing/index.ts';
-import { billingUserData } from '../activities/billing/index.ts';
-import { documentsTask } from '../activities/documents/index.ts';
-import { documentsUserData } from '../activities/documents/index.ts';
-import { emailTask } from '../activities/email/index.ts';
-import { emailUserData } from '../activities/email/index.ts';
-import { configureEvents, registerEventSource } from '../activities/events/index.ts';
-import { eventsUserData } from '../activities/events/index.ts';
-import { configureFeedback, feedbackTask } from '../activities/feedback/index.ts';
-import { feedbackUserData } from '../activities/feedback/index.ts';
-import { configureGifts, giftsForSearch } from '../activities/gifts/index.ts';
-import { giftsUserData } from '../activities/gifts/index.ts';
+import { billingTask, billingUserData } from '../activities/billing/index.ts';
+import { documentsTask, documentsUserData } from '../activities/documents/index.ts';
+import { emailTask, emailUserData } from '../activities/email/index.ts';
+import { configureEvents, eventsUserData,registerEventSource } from '../activities/events/index.ts';
+import { configureFeedback, feedbackTask, feedbackUserData } from '../activities/feedback/index.ts';
+import { configureGifts, giftsForSearch, giftsUserData } from '../activities/gifts/index.ts';
 import { idempotencyUserData } from '../activities/idempotency/index.ts';
 import { exportIdentity, finishIdentityErasure } from '../activities/identity/index.ts';
 import { imagesUserData } from '../activities/images/index.ts';
 import { llmUserData } from '../activities/llm/index.ts';
-import { loyaltyTask, onScanCreditReversed, publishPendingEntries } from '../activities/loyalty/index.ts';
-import { loyaltyUserData } from '../activities/loyalty/index.ts';
+import {
+  loyaltyTask,
+  loyaltyUserData,
+  onScanCreditReversed,
+  publishPendingEntries,
+} from '../activities/loyalty/index.ts';
 import { configurePrivacy, LAST_PART, registerUserData } from '../activities/privacy/index.ts';
-import { userResponses } from '../activities/responses/index.ts';
-import { responsesUserData } from '../activities/responses/index.ts';
-import { searchableCatalogue } from '../activities/retail/index.ts';
-import { retailUserData } from '../activities/retail/index.ts';
-import { configureScanning, markScanReversed } from '../activities/scanning/index.ts';
-import { scanningUserData } from '../activities/scanning/index.ts';
-import { configureScheduler, registerTask } from '../activities/scheduler/index.ts';
-import { schedulerUserData } from '../activities/scheduler/index.ts';
-import { configureSearch } from '../activities/search/index.ts';
-import { searchUserData } from '../activities/search/index.ts';
+import { responsesUserData,userResponses } from '../activities/responses/index.ts';
+import { retailUserData,searchableCatalogue } from '../activities/retail/index.ts';
+import { configureScanning, markScanReversed, scanningUserData } from '../activities/scanning/index.ts';
+import { configureScheduler, registerTask, schedulerUserData } from '../activities/scheduler/index.ts';
+import { configureSearch, searchUserData } from '../activities/search/index.ts';
 import { sessionsUserData } from '../activities/sessions/index.ts';
-import { supportTask } from '../activities/support/index.ts';
-import { supportUserData } from '../activities/support/index.ts';
-import { userTextExcerpts } from '../activities/text/index.ts';
-import { textUserData } from '../activities/text/index.ts';
+import { supportTask, supportUserData } from '../activities/support/index.ts';
+import { textUserData,userTextExcerpts } from '../activities/text/index.ts';
 import { eventSchedules } from './runs/event-schedules.ts';
 import { eventDeliveries, privacyRuns, redemptionRuns, scanRunOpen, startFeedbackAnalysis } from './runs/starts.ts';
 

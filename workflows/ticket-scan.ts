@@ -13,8 +13,7 @@ import {
 } from '@temporalio/workflow';
 
 import type { StoredUpload } from '../activities/images/index.ts';
-import type { ReadReceipt, ScanProduct, ScanStatus } from '../activities/scanning/index.ts';
-import type { VenueMatch } from '../activities/scanning/index.ts';
+import type { ReadReceipt, ScanProduct, ScanStatus, VenueMatch } from '../activities/scanning/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
 import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';

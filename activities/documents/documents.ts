@@ -16,8 +16,7 @@ import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
-import { type Caller, gatewayChat } from '../llm/index.ts';
-import { visionModel } from '../llm/index.ts';
+import { type Caller, gatewayChat, visionModel } from '../llm/index.ts';
 import { CATEGORIES, type Classification, classify, folderOf } from './classify.ts';
 
 export type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';

@@ -5,8 +5,7 @@
  * its keys keep only their ids, for the audit trail) after all of them.
  */
 import type { ExportPart, OnceFacts, UserScope } from '../core/user-data.ts';
-import { forgetKey } from './api-keys.ts';
-import { lastUses } from './api-keys.ts';
+import { forgetKey, lastUses } from './api-keys.ts';
 import { slotOwner } from './key-management.ts';
 import { rememberErasedAccount } from './returning.ts';
 import {

@@ -5,8 +5,13 @@ import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 
 import { invalid } from '../../activities/core/errors.ts';
-import { EMAIL_TYPES, notificationContent } from '../../activities/email/index.ts';
-import { checkFreeText, checkRecipient, reserveSend } from '../../activities/email/index.ts';
+import {
+  checkFreeText,
+  checkRecipient,
+  EMAIL_TYPES,
+  notificationContent,
+  reserveSend,
+} from '../../activities/email/index.ts';
 import { ADMIN_LEVEL } from '../../activities/identity/constants.ts';
 import { getUser } from '../../activities/identity/index.ts';
 import { runIdempotent } from '../../workers/runs/client.ts';

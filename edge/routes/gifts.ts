@@ -5,8 +5,12 @@
 import { getRequestHeader, setResponseHeader } from 'h3';
 import { z } from 'zod';
 
-import { REDEMPTION_STATUSES, SETTLE_OUTCOMES } from '../../activities/gifts/constants.ts';
-import { GIFT_TYPES, REQUIRED_BY_TYPE } from '../../activities/gifts/constants.ts';
+import {
+  GIFT_TYPES,
+  REDEMPTION_STATUSES,
+  REQUIRED_BY_TYPE,
+  SETTLE_OUTCOMES,
+} from '../../activities/gifts/constants.ts';
 import {
   createGift,
   deleteGift,

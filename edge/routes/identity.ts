@@ -3,10 +3,17 @@ import { z } from 'zod';
 
 import { forbidden } from '../../activities/core/errors.ts';
 import { TIERS } from '../../activities/identity/constants.ts';
-import { createOrganization, getOrganization, updateOrganization } from '../../activities/identity/index.ts';
-import { getUser, isPlatformUserId, updateUser, upsertUser } from '../../activities/identity/index.ts';
-import { forgetUserKeys } from '../../activities/identity/index.ts';
-import { requireRankOver } from '../../activities/identity/index.ts';
+import {
+  createOrganization,
+  forgetUserKeys,
+  getOrganization,
+  getUser,
+  isPlatformUserId,
+  requireRankOver,
+  updateOrganization,
+  updateUser,
+  upsertUser,
+} from '../../activities/identity/index.ts';
 import { actingUser, organizationFor, requireLevel } from '../auth.ts';
 import { defineRoute, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

@@ -12,22 +12,20 @@ import { forbidden } from '../../activities/core/errors.ts';
 import { AGENTS } from '../../activities/llm/constants.ts';
 import {
   type AgentSettings,
+  budgetStatus,
+  configHistory,
   effectiveConfig,
   getDefaultConfig,
   getProviderConfig,
-  setDefaultConfig,
-  systemOverview,
-  updateOrganizationConfig,
-  updateProviderConfig,
-} from '../../activities/llm/index.ts';
-import { budgetStatus } from '../../activities/llm/index.ts';
-import { settingsSchema } from '../../activities/llm/index.ts';
-import {
-  configHistory,
   listAttempts,
   rollbackDefault,
   rollbackOrganization,
   scopesOf,
+  setDefaultConfig,
+  settingsSchema,
+  systemOverview,
+  updateOrganizationConfig,
+  updateProviderConfig,
 } from '../../activities/llm/index.ts';
 import { LEVEL, organizationFor } from '../auth.ts';
 import { defineRoute } from '../http.ts';

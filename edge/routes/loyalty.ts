@@ -3,10 +3,18 @@ import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 
 import { LEDGER_REASONS } from '../../activities/loyalty/constants.ts';
-import { getBalance, getHistory } from '../../activities/loyalty/index.ts';
-import { type ActorLevel, awardAction, clientRequestId, getRules, putRules } from '../../activities/loyalty/index.ts';
-import { reverseOperation } from '../../activities/loyalty/index.ts';
-import { LIMIT_PERIODS, MAX_LIMIT } from '../../activities/loyalty/index.ts';
+import {
+  type ActorLevel,
+  awardAction,
+  clientRequestId,
+  getBalance,
+  getHistory,
+  getRules,
+  LIMIT_PERIODS,
+  MAX_LIMIT,
+  putRules,
+  reverseOperation,
+} from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
 import { defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';

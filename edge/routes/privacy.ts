@@ -3,8 +3,7 @@ import { z } from 'zod';
 
 import { notFound } from '../../activities/core/errors.ts';
 import type { Principal } from '../../activities/identity/index.ts';
-import { findUser, requireRankOver } from '../../activities/identity/index.ts';
-import { isPlatformUserId } from '../../activities/identity/index.ts';
+import { findUser, isPlatformUserId,requireRankOver } from '../../activities/identity/index.ts';
 import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
 import {
   getErasure,

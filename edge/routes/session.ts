@@ -4,9 +4,14 @@ import { z } from 'zod';
 import { config } from '../../activities/core/config.ts';
 import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
 import { PERMISSIONS } from '../../activities/identity/constants.ts';
-import { verifyApiKey } from '../../activities/identity/index.ts';
-import { issueApiKey, listApiKeys, revokeApiKey } from '../../activities/identity/index.ts';
-import { MAX_GRACE_SECONDS, rotateApiKey } from '../../activities/identity/index.ts';
+import {
+  issueApiKey,
+  listApiKeys,
+  MAX_GRACE_SECONDS,
+  revokeApiKey,
+  rotateApiKey,
+  verifyApiKey,
+} from '../../activities/identity/index.ts';
 import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
 import {
   getSession,
