@@ -114,7 +114,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
   });
   const router = createRouter({ preemptive: true });
 
-  const mount = (def: RouteDef<any, any, any, any>) => {
+  const mount = (def: RouteDef) => {
     const shape: ErrorShape = def.errors ?? 'detail';
     const handle = async (event: H3Event) => {
       let principal = undefined as unknown as Principal;

@@ -34,8 +34,7 @@ import { Reply, type RouteDef } from './http.ts';
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** Whether a route's successful admin requests are recorded. */
-export const auditedRoute = (def: RouteDef<any, any, any, any>) =>
-  def.audit !== false && MUTATING.has(def.method) && def.auth !== 'none';
+export const auditedRoute = (def: RouteDef) => def.audit !== false && MUTATING.has(def.method) && def.auth !== 'none';
 
 const snake = (s: string) =>
   s
@@ -83,23 +82,22 @@ export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): {
   return { action: `${resource}.${verb}`, resource, param };
 }
 
-const answerBody = (result: unknown) =>
-  (result instanceof Reply ? result.body : result) as Record<string, any> | undefined;
+type Fields = Record<string, unknown>;
+const asFields = (v: unknown): Fields | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Fields) : undefined;
+const answerBody = (result: unknown) => asFields(result instanceof Reply ? result.body : result);
 
 /** An id the answer gives for the resource: `{gift: {id}}`, `{id}`, `{gift_id}`. */
-function idInAnswer(body: Record<string, any> | undefined, resource: string): string | undefined {
-  if (!body || typeof body !== 'object') return undefined;
-  const nested = body[resource];
-  const v =
-    (nested && typeof nested === 'object' ? (nested.id ?? nested[`${resource}_id`]) : undefined) ??
-    body.id ??
-    body[`${resource}_id`];
+function idInAnswer(body: Fields | undefined, resource: string): string | undefined {
+  if (!body) return undefined;
+  const nested = asFields(body[resource]);
+  const v = (nested ? (nested.id ?? nested[`${resource}_id`]) : undefined) ?? body.id ?? body[`${resource}_id`];
   return v === undefined || v === null || typeof v === 'object' ? undefined : String(v);
 }
 
 /** The request body's JSON Schema of a route (its enums tell which values are vocabulary), once per route. */
-const schemas = new WeakMap<RouteDef<any, any, any, any>, JsonSchema | undefined>();
-function bodySchema(def: RouteDef<any, any, any, any>): JsonSchema | undefined {
+const schemas = new WeakMap<RouteDef, JsonSchema | undefined>();
+function bodySchema(def: RouteDef): JsonSchema | undefined {
   if (schemas.has(def)) return schemas.get(def);
   const zod = def.body ?? def.form?.fields;
   let schema: JsonSchema | undefined;
@@ -128,11 +126,12 @@ function userReferences(value: unknown, out: Set<string>, key = '', depth = 0): 
 /** An id a record may name as it is: a platform id or a catalogue number; anything else may be a person's words. */
 const recordableId = (id: string) => isPlatformId(id) || /^\d{1,16}$/.test(id);
 
+/** What the request sent, as parsed by its route's schemas (each may be absent). */
 export interface RequestParts {
-  params: any;
-  query: any;
-  body: any;
-  form: any;
+  params: unknown;
+  query: unknown;
+  body: unknown;
+  form: unknown;
 }
 
 const APPEND_ATTEMPTS = 3;
@@ -145,7 +144,7 @@ export class AuditTrail {
   private intent?: string;
 
   private constructor(
-    private readonly def: RouteDef<any, any, any, any>,
+    private readonly def: RouteDef,
     private readonly principal: Principal,
     private readonly parts: RequestParts,
     private readonly request_id: string,
@@ -158,7 +157,7 @@ export class AuditTrail {
    * anything changes.
    */
   static async begin(
-    def: RouteDef<any, any, any, any>,
+    def: RouteDef,
     principal: Principal | undefined,
     parts: RequestParts,
     request_id: string,
@@ -201,8 +200,9 @@ export class AuditTrail {
     target ??= this.notes.target;
     // A path value names the target only through the trail's own rules below: it may be a person.
     let fromPath: string | undefined;
-    if (!target && derived.param && this.parts.params?.[derived.param] !== undefined) {
-      target = { type: derived.resource, id: this.parts.params[derived.param] };
+    const pathValue = derived.param ? asFields(this.parts.params)?.[derived.param] : undefined;
+    if (!target && (typeof pathValue === 'string' || typeof pathValue === 'number')) {
+      target = { type: derived.resource, id: pathValue };
       fromPath = derived.param;
     }
     const organization_id = this.organization(target);
@@ -271,7 +271,7 @@ export class AuditTrail {
     if (this.principal.level < 2) return this.principal.organization_id;
     if (target?.type === 'organization') return String(target.id);
     for (const part of [this.parts.params, this.parts.body, this.parts.form, this.parts.query]) {
-      const named = part && typeof part === 'object' ? part.organization_id : undefined;
+      const named = asFields(part)?.organization_id;
       if (typeof named === 'string' && named) return named;
     }
     return this.principal.organization_id;
@@ -285,7 +285,7 @@ export class AuditTrail {
   private replayed(result: unknown): boolean {
     if (this.notes.replayed) return true;
     const body = answerBody(result);
-    return !!body && typeof body === 'object' && (body.duplicate === true || body.replayed === true);
+    return !!body && (body.duplicate === true || body.replayed === true);
   }
 
   /**

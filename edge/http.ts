@@ -75,7 +75,8 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
    * derived from the tag, method and path would be poor.
    */
   audit?: false | RouteAudit<B, Q, P>;
-  handler: (ctx: Ctx<B, Q, P, F>) => Promise<unknown> | unknown;
+  // A method, so a route of any body, query and path types is a RouteDef (the registry's type).
+  handler(ctx: Ctx<B, Q, P, F>): Promise<unknown> | unknown;
 }
 
 /** What a route's audit record says it changed, when the derived action and target would be poor. */
@@ -86,13 +87,13 @@ export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
    * what was changed: from the path, the body or the answer (a created id). A target of type
    * `user` is recorded as the platform user id its id resolves to, whatever the request named.
    */
-  target?: (c: {
+  target?(c: {
     params: P;
     body: B;
     query: Q;
-    result: any;
+    result: unknown;
     principal: Principal;
-  }) => { type: string; id: string | number } | undefined;
+  }): { type: string; id: string | number } | undefined;
   /**
    * The body's fields (and the fields components note) recorded as they are: configuration and
    * catalogue fields that are never a person's words (`url`, `gift_name`, `metadata.template`;
@@ -104,7 +105,18 @@ export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
   keep?: readonly string[];
 }
 
-export const routes: RouteDef<any, any, any, any>[] = [];
+export const routes: RouteDef[] = [];
+
+/**
+ * A scalar of a route's answer by its path (`answerField(result, 'gift', 'id')`), for an audit
+ * target named by what the route created; throws when it is not there (the trail then derives one).
+ */
+export function answerField(result: unknown, ...path: string[]): string | number {
+  let at: unknown = result;
+  for (const key of path) at = at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined;
+  if (typeof at !== 'string' && typeof at !== 'number') throw new Error(`no ${path.join('.')} in the answer`);
+  return at;
+}
 
 export function defineRoute<B = undefined, Q = undefined, P = undefined, F = undefined>(
   def: RouteDef<B, Q, P, F>,

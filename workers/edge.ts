@@ -69,7 +69,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   startEdge()
     .then((edge) => {
       const stop = () => {
-        edge.close().finally(() => process.exit(0));
+        void edge.close().finally(() => process.exit(0));
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -11,7 +11,7 @@
 import { billingTask, billingUserData } from '../activities/billing/index.ts';
 import { documentsTask, documentsUserData } from '../activities/documents/index.ts';
 import { emailTask, emailUserData } from '../activities/email/index.ts';
-import { configureEvents, eventsUserData,registerEventSource } from '../activities/events/index.ts';
+import { configureEvents, eventsUserData, registerEventSource } from '../activities/events/index.ts';
 import { configureFeedback, feedbackTask, feedbackUserData } from '../activities/feedback/index.ts';
 import { configureGifts, giftsForSearch, giftsUserData } from '../activities/gifts/index.ts';
 import { idempotencyUserData } from '../activities/idempotency/index.ts';
@@ -25,14 +25,14 @@ import {
   publishPendingEntries,
 } from '../activities/loyalty/index.ts';
 import { configurePrivacy, LAST_PART, registerUserData } from '../activities/privacy/index.ts';
-import { responsesUserData,userResponses } from '../activities/responses/index.ts';
-import { retailUserData,searchableCatalogue } from '../activities/retail/index.ts';
+import { responsesUserData, userResponses } from '../activities/responses/index.ts';
+import { retailUserData, searchableCatalogue } from '../activities/retail/index.ts';
 import { configureScanning, markScanReversed, scanningUserData } from '../activities/scanning/index.ts';
 import { configureScheduler, registerTask, schedulerUserData } from '../activities/scheduler/index.ts';
 import { configureSearch, searchUserData } from '../activities/search/index.ts';
 import { sessionsUserData } from '../activities/sessions/index.ts';
 import { supportTask, supportUserData } from '../activities/support/index.ts';
-import { textUserData,userTextExcerpts } from '../activities/text/index.ts';
+import { textUserData, userTextExcerpts } from '../activities/text/index.ts';
 import { eventSchedules } from './runs/event-schedules.ts';
 import { eventDeliveries, privacyRuns, redemptionRuns, scanRunOpen, startFeedbackAnalysis } from './runs/starts.ts';
 

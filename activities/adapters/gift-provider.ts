@@ -149,6 +149,17 @@ interface ProviderTx {
   pinCode?: string;
 }
 
+/**
+ * What the provider's JSON may be (each field may be missing; every use checks it): a transaction,
+ * a page of them (`content`), a wrapped one (`transaction`), an error, a list of cards.
+ */
+type ProviderAnswer =
+  (ProviderTx & { content?: ProviderTx[]; transaction?: ProviderTx; errorCode?: string }) | ProviderTx[] | null;
+
+/** The answer as one object (a list's first item), or an empty one. */
+const single = (json: ProviderAnswer): ProviderTx & { errorCode?: string; transaction?: ProviderTx } =>
+  (Array.isArray(json) ? json[0] : json) ?? {};
+
 const PATHS: Record<GiftKind, string> = {
   'mobile_top-ups': '/topups',
   electronic_pins: '/orders',
@@ -207,7 +218,11 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
     return body.access_token;
   }
 
-  async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; json: any }> {
+  async function request(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; json: ProviderAnswer }> {
     for (let attempt = 0; ; attempt += 1) {
       const bearer = token && token.expires_at > Date.now() ? token.value : await fetchToken();
       let res: Response;
@@ -225,7 +240,7 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       } catch (err) {
         throw unavailable(`${method} ${path}: ${(err as Error).message}`);
       }
-      const json = await res.json().catch(() => null);
+      const json = (await res.json().catch(() => null)) as ProviderAnswer;
       if (res.status === 401 && attempt === 0) {
         token = undefined; // revoked or expired early: one new token, then the answer stands
         continue;
@@ -264,7 +279,7 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       const cards = await request('GET', `/orders/transactions/${encodeURIComponent(transaction_id)}/cards`);
       if (cards.status >= 400)
         throw unavailable(`the PIN of transaction ${transaction_id} answered HTTP ${cards.status}`);
-      pin = text((Array.isArray(cards.json) ? cards.json[0] : cards.json)?.pinCode);
+      pin = text(single(cards.json).pinCode);
       if (!pin) throw unavailable(`transaction ${transaction_id} has no PIN yet`);
     }
     return { state: 'delivered', transaction_id, pin };
@@ -278,7 +293,8 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
         if (first) return fulfilment(o, first);
       }
       const { status, json } = await request('POST', PATHS[o.kind], orderBody(o));
-      const code = String(json?.errorCode ?? '').toUpperCase();
+      const answer = single(json);
+      const code = String(answer.errorCode ?? '').toUpperCase();
       if (status === 409 || code.includes('DUPLICATE')) {
         const first = await lookup(o.custom_identifier);
         if (!first) throw unavailable(`a duplicate answer for ${o.custom_identifier} but no such transaction`);
@@ -288,9 +304,10 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
         return {
           state: 'refused',
           transaction_id: null,
-          reason: text(json?.message) ?? text(json?.errorMessage) ?? `The provider refused the order (HTTP ${status})`,
+          reason:
+            text(answer.message) ?? text(answer.errorMessage) ?? `The provider refused the order (HTTP ${status})`,
         };
-      return fulfilment(o, json ?? {});
+      return fulfilment(o, answer);
     },
     async check(o, transaction_id) {
       if (transaction_id === null) {
@@ -300,7 +317,8 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       }
       const { status, json } = await request('GET', `/transactions/${encodeURIComponent(transaction_id)}`);
       if (status >= 400) throw unavailable(`transaction ${transaction_id} answered HTTP ${status}`);
-      return fulfilment(o, json?.transaction ?? json ?? {});
+      const answer = single(json);
+      return fulfilment(o, answer.transaction ?? answer);
     },
   };
 }

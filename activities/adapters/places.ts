@@ -53,7 +53,34 @@ const TIMEOUT_MS = 5000;
 const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
 const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-async function fetchJson(url: string, init: RequestInit): Promise<any> {
+/** What Google's searchText answers (the fields asked for; each may be missing). */
+interface GooglePlace {
+  id?: string;
+  displayName?: { text?: string };
+  formattedAddress?: string;
+  location?: { latitude?: number; longitude?: number };
+  rating?: number;
+  userRatingCount?: number;
+  nationalPhoneNumber?: string;
+  websiteUri?: string;
+  googleMapsUri?: string;
+  regularOpeningHours?: { weekdayDescriptions?: unknown[] };
+  primaryType?: string;
+}
+
+/** What Nominatim's search answers (each field may be missing). */
+interface OsmPlace {
+  osm_type?: string;
+  osm_id?: string | number;
+  name?: string;
+  display_name?: string;
+  lat?: string;
+  lon?: string;
+  type?: string;
+  extratags?: Record<string, string | undefined>;
+}
+
+async function fetchJson(url: string, init: RequestInit): Promise<unknown> {
   const res = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
   if (!res.ok) throw new Error(`places provider answered HTTP ${res.status}`);
   return res.json();
@@ -63,7 +90,7 @@ async function google(v: VenueQuery): Promise<Place | null> {
   const cfg = config();
   if (!cfg.PLACES_API_KEY) throw new Error('PLACES_API_KEY is not set');
   const base = (cfg.PLACES_BASE_URL ?? 'https://places.googleapis.com').replace(/\/$/, '');
-  const body = await fetchJson(`${base}/v1/places:searchText`, {
+  const body = (await fetchJson(`${base}/v1/places:searchText`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -76,7 +103,7 @@ async function google(v: VenueQuery): Promise<Place | null> {
       maxResultCount: 1,
       locationBias: { circle: { center: { latitude: v.latitude, longitude: v.longitude }, radius: 500 } },
     }),
-  });
+  })) as { places?: GooglePlace[] } | null;
   const p = body?.places?.[0];
   if (!p) return null;
   return {
@@ -108,9 +135,9 @@ async function osm(v: VenueQuery): Promise<Place | null> {
     viewbox: `${v.longitude - d},${v.latitude + d},${v.longitude + d},${v.latitude - d}`,
   });
   // Nominatim's usage policy asks for an identifying User-Agent.
-  const body = await fetchJson(`${base}/search?${params}`, {
+  const body = (await fetchJson(`${base}/search?${params}`, {
     headers: { 'user-agent': 'loyalty-assistant-platform/0.1 (venue details)', accept: 'application/json' },
-  });
+  })) as OsmPlace[] | null;
   const p = Array.isArray(body) ? body[0] : undefined;
   if (!p) return null;
   const tags = p.extratags ?? {};
@@ -125,7 +152,7 @@ async function osm(v: VenueQuery): Promise<Place | null> {
     phone: str(tags.phone ?? tags['contact:phone']),
     website: str(tags.website ?? tags['contact:website']),
     maps_url: p.osm_type && p.osm_id ? `https://www.openstreetmap.org/${p.osm_type}/${p.osm_id}` : null,
-    opening_hours: str(tags.opening_hours) ? [tags.opening_hours] : null,
+    opening_hours: tags.opening_hours ? [tags.opening_hours] : null,
     category: str(p.type),
   };
 }

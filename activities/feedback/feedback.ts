@@ -197,14 +197,25 @@ async function analyseWithModel(doc: FeedbackDoc, text: string): Promise<Feedbac
     max_tokens: 300,
   });
   if (!out) return null;
-  const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim());
-  const score = Math.max(-1, Math.min(1, Number(parsed.sentiment_score) || 0));
+  // The model's words: every field is checked before it is used.
+  const parsed = JSON.parse(out.text.replace(/^```(json)?|```$/g, '').trim()) as {
+    sentiment_score?: unknown;
+    categories?: unknown;
+  } | null;
+  const score = Math.max(-1, Math.min(1, Number(parsed?.sentiment_score) || 0));
   const allowed = new Set([...Object.keys(CATEGORIES), 'other']);
-  const categories = (Array.isArray(parsed.categories) ? parsed.categories : [])
-    .filter((c: any) => allowed.has(c?.category))
-    .map((c: any) => ({
-      category: String(c.category),
-      polarity: ['praise', 'complaint'].includes(c.polarity) ? c.polarity : 'neutral',
+  const given = (Array.isArray(parsed?.categories) ? parsed.categories : []) as Array<{
+    category?: unknown;
+    polarity?: unknown;
+  } | null>;
+  const categories = given
+    .filter((c) => typeof c?.category === 'string' && allowed.has(c.category))
+    .map((c) => ({
+      category: String(c!.category),
+      polarity:
+        c!.polarity === 'praise' || c!.polarity === 'complaint'
+          ? (c!.polarity as 'praise' | 'complaint')
+          : ('neutral' as const),
     }));
   return {
     sentiment_score: Math.round(score * 100) / 100,

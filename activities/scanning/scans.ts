@@ -13,7 +13,7 @@ import { PlatformError } from '../core/errors.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { visionModel } from '../llm/index.ts';
 import { creditPoints, getRules } from '../loyalty/index.ts';
-import { getVenue, nearbyVenues, organizationProducts, organizationVenues,venueProducts } from '../retail/index.ts';
+import { getVenue, nearbyVenues, organizationProducts, organizationVenues, venueProducts } from '../retail/index.ts';
 import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
 import type { ScanProduct } from './products.ts';

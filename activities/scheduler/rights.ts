@@ -7,7 +7,7 @@
 import { forbidden, PlatformError } from '../core/errors.ts';
 import { checkRecipient } from '../email/index.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
-import { currentKeyLevel, getUser,whyUnusable } from '../identity/index.ts';
+import { currentKeyLevel, getUser, whyUnusable } from '../identity/index.ts';
 import type { EventType } from './constants.ts';
 import { taskFor } from './registry.ts';
 import type { EventDoc } from './store.ts';

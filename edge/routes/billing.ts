@@ -22,7 +22,7 @@ import { startIdempotent } from '../../workers/runs/client.ts';
 import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
-import { defineRoute, readBodyLimited, Reply } from '../http.ts';
+import { answerField, defineRoute, readBodyLimited, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'billing';
@@ -56,7 +56,7 @@ defineRoute({
   auth: 'sysadmin',
   audit: {
     action: 'token_package.create',
-    target: ({ result }) => ({ type: 'token_package', id: result.package.id }),
+    target: ({ result }) => ({ type: 'token_package', id: answerField(result, 'package', 'id') }),
     keep: ['id', 'name', 'currency'],
   },
   body: z.object({
@@ -105,7 +105,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'tokens.purchase',
-    target: ({ result }) => ({ type: 'purchase', id: result.transaction_id }),
+    target: ({ result }) => ({ type: 'purchase', id: answerField(result, 'transaction_id') }),
     keep: ['package_id', 'payment_method.type'],
   },
   idempotent: true,

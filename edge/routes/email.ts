@@ -18,7 +18,7 @@ import { runIdempotent } from '../../workers/runs/client.ts';
 import { emailWorkflow } from '../../workflows/email.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const address = z.email();
@@ -31,7 +31,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'email.send',
-    target: ({ result }) => ({ type: 'email', id: result.message_id }),
+    target: ({ result }) => ({ type: 'email', id: answerField(result, 'message_id') }),
     keep: ['conversation_id', 'metadata.template', 'metadata.email_type'],
   },
   idempotent: true,

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { FEEDBACK_TYPES } from '../../activities/feedback/constants.ts';
 import { feedbackStats, submitFeedback } from '../../activities/feedback/index.ts';
 import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'feedback';
@@ -24,7 +24,10 @@ defineRoute({
   summary:
     'Stores feedback; its sentiment and categories are analysed asynchronously (workflow feedback-analysis:<id>)',
   auth: 'key',
-  audit: { action: 'feedback.submit', target: ({ result }) => ({ type: 'feedback', id: result.feedback_id }) },
+  audit: {
+    action: 'feedback.submit',
+    target: ({ result }) => ({ type: 'feedback', id: answerField(result, 'feedback_id') }),
+  },
   body: z
     .object({
       user_id: requiredId,

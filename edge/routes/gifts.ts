@@ -23,7 +23,7 @@ import {
   settleInReview,
 } from '../../activities/gifts/index.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
-import { defineRoute, Reply } from '../http.ts';
+import { answerField, defineRoute, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'gifts';
@@ -142,7 +142,11 @@ defineRoute({
   errors,
   summary: 'Creates a gift (admin); required fields depend on gift_type',
   auth: 'admin',
-  audit: { action: 'gift.create', target: ({ result }) => ({ type: 'gift', id: result.gift.id }), keep: GIFT_FIELDS },
+  audit: {
+    action: 'gift.create',
+    target: ({ result }) => ({ type: 'gift', id: answerField(result, 'gift', 'id') }),
+    keep: GIFT_FIELDS,
+  },
   query: z.object({ organization_id: organizationId }),
   body: giftInput,
   status: 201,
@@ -246,7 +250,10 @@ defineRoute({
   summary:
     "Redeems a gift with the user's points: held at once, delivered by the gift provider, then completed or refunded; 202 while the provider works",
   auth: 'key',
-  audit: { action: 'gift.redeem', target: ({ result }) => ({ type: 'redemption', id: result.redemption.id }) },
+  audit: {
+    action: 'gift.redeem',
+    target: ({ result }) => ({ type: 'redemption', id: answerField(result, 'redemption', 'id') }),
+  },
   idempotent: true,
   params: giftId,
   body: z.object({

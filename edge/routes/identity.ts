@@ -15,7 +15,7 @@ import {
   upsertUser,
 } from '../../activities/identity/index.ts';
 import { actingUser, organizationFor, requireLevel } from '../auth.ts';
-import { defineRoute, Reply } from '../http.ts';
+import { answerField, defineRoute, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'identity';
@@ -54,7 +54,7 @@ defineRoute({
   auth: 'sysadmin',
   audit: {
     action: 'organization.create',
-    target: ({ result }) => ({ type: 'organization', id: result.organization.organization_id }),
+    target: ({ result }) => ({ type: 'organization', id: answerField(result, 'organization', 'organization_id') }),
     keep: ['name'],
   },
   body: z.object({
@@ -115,7 +115,10 @@ defineRoute({
   tag,
   summary: 'Creates a user, idempotent on idp_id (a repeat updates email/display_name)',
   auth: 'key',
-  audit: { action: 'user.upsert', target: ({ result }) => ({ type: 'user', id: result.user.user_id }) },
+  audit: {
+    action: 'user.upsert',
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user', 'user_id') }),
+  },
   body: z.object({
     idp_id: requiredId.refine((v) => !isPlatformUserId(v), 'usr_… is reserved for platform user ids'),
     organization_id: organizationId,
@@ -162,7 +165,10 @@ defineRoute({
   tag,
   summary: "Updates a user's email, display name or shared rate limit (null removes)",
   auth: 'key',
-  audit: { action: 'user.update', target: ({ result }) => ({ type: 'user', id: result.user.user_id }) },
+  audit: {
+    action: 'user.update',
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user', 'user_id') }),
+  },
   params: z.object({ user_ref: requiredId }),
   query: z.object({ organization_id: organizationId }),
   body: z.object({

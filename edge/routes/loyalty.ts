@@ -16,7 +16,7 @@ import {
   reverseOperation,
 } from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'loyalty';
@@ -171,7 +171,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'points.award',
-    target: ({ result }) => ({ type: 'user', id: result.user_id }),
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user_id') }),
     keep: ['action_type', 'operation_id'],
   },
   idempotent: true,
@@ -233,7 +233,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'loyalty_rules.update',
-    target: ({ result }) => ({ type: 'loyalty_rules', id: result.organization_id }),
+    target: ({ result }) => ({ type: 'loyalty_rules', id: answerField(result, 'organization_id') }),
     keep: ['actions', 'policies'],
   },
   body: z.object({
@@ -304,7 +304,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'points.reverse',
-    target: ({ result }) => ({ type: 'ledger_operation', id: result.credit_operation_id }),
+    target: ({ result }) => ({ type: 'ledger_operation', id: answerField(result, 'credit_operation_id') }),
     keep: ['operation_id'],
   },
   body: z.object({

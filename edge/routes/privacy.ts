@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { notFound } from '../../activities/core/errors.ts';
 import type { Principal } from '../../activities/identity/index.ts';
-import { findUser, isPlatformUserId,requireRankOver } from '../../activities/identity/index.ts';
+import { findUser, isPlatformUserId, requireRankOver } from '../../activities/identity/index.ts';
 import { ERASURE_STATUSES, EXPORT_STATUSES } from '../../activities/privacy/constants.ts';
 import {
   getErasure,
@@ -13,7 +13,7 @@ import {
   requestExport,
 } from '../../activities/privacy/index.ts';
 import { existingUser, organizationFor } from '../auth.ts';
-import { defineRoute, Reply, StreamedFile } from '../http.ts';
+import { answerField, defineRoute, Reply, StreamedFile } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'privacy';
@@ -126,7 +126,7 @@ defineRoute({
   // The user_id, never the user_ref: an idp_id (often an email) would outlive the erasure in the trail.
   audit: {
     action: 'user.erase',
-    target: ({ result }) => (result?.user_id ? { type: 'user', id: result.user_id } : undefined),
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user_id') }),
   },
   params: userParams,
   query: orgQuery,

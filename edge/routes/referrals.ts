@@ -9,7 +9,7 @@ import { runIdempotent } from '../../workers/runs/client.ts';
 import { referralWorkflow } from '../../workflows/referrals.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'loyalty';
@@ -114,7 +114,10 @@ defineRoute({
   summary:
     "Credits referrer and referred once (workflow referral:<org>:<referred>); a repeat answers the first result. A basic key claims only as the referred user and names the referrer by referral code. 409 when the user was referred by someone else, when the referrer is a user they referred, or when their account is older than the rules' referral_window_days",
   auth: 'key',
-  audit: { action: 'referral.process', target: ({ result }) => ({ type: 'referral', id: result.referral_id }) },
+  audit: {
+    action: 'referral.process',
+    target: ({ result }) => ({ type: 'referral', id: answerField(result, 'referral_id') }),
+  },
   body: z.object({
     referred_internal_id: requiredId.describe("the newcomer; a basic key's own user"),
     referrer_internal_id: requiredId.describe(

@@ -13,7 +13,7 @@ import {
 } from '../../activities/retail/constants.ts';
 import { catalogue, venues } from '../../activities/retail/index.ts';
 import { organizationFor } from '../auth.ts';
-import { defineRoute, Reply } from '../http.ts';
+import { answerField, defineRoute, Reply } from '../http.ts';
 import { organizationId } from '../schemas.ts';
 
 const tag = 'retail';
@@ -137,7 +137,7 @@ function adminRoutes<I>(
     auth: 'admin',
     audit: {
       action: `${kind}.create`,
-      target: ({ result }) => ({ type: kind, id: result[kind].id }),
+      target: ({ result }) => ({ type: kind, id: answerField(result, kind, 'id') }),
       keep: CATALOGUE_FIELDS,
     },
     query: orgQuery,

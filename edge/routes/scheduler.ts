@@ -33,7 +33,7 @@ import {
   webhookSecretStatus,
 } from '../../activities/scheduler/index.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { idempotencyKeyOf } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
@@ -320,7 +320,7 @@ defineRoute({
   statuses: { 409: 'A cap on active or stored scheduled events is reached' },
   audit: {
     action: 'scheduled_event.create',
-    target: ({ result }) => ({ type: 'scheduled_event', id: result.event_id }),
+    target: ({ result }) => ({ type: 'scheduled_event', id: answerField(result, 'event_id') }),
     keep: SCHEDULE_FIELDS,
   },
   summary: 'Creates an event and its Temporal Schedule (variant A)',
@@ -417,7 +417,7 @@ defineRoute({
   statuses: { 409: 'A cap on active or stored scheduled events is reached' },
   audit: {
     action: 'scheduled_event.create',
-    target: ({ result }) => ({ type: 'scheduled_event', id: result.event.id }),
+    target: ({ result }) => ({ type: 'scheduled_event', id: answerField(result, 'event', 'id') }),
     keep: SCHEDULE_FIELDS,
   },
   summary: 'Creates an event and its Temporal Schedule (variant B)',

@@ -21,7 +21,7 @@ import {
   verifySession,
 } from '../../activities/sessions/index.ts';
 import { actingUser, budgetSpent, existingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const both = (path: string) => [path, `/api/session-service${path}`];
@@ -41,7 +41,10 @@ defineRoute({
   tag,
   summary: 'Creates a session in the organization and its first conversation',
   auth: 'key',
-  audit: { action: 'session.create', target: ({ result }) => ({ type: 'session', id: result.session_id }) },
+  audit: {
+    action: 'session.create',
+    target: ({ result }) => ({ type: 'session', id: answerField(result, 'session_id') }),
+  },
   body: z.object({
     user_id: requiredId.describe('platform user_id or idp_id; unknown idp_ids create the user'),
     organization_id: organizationId,
@@ -86,7 +89,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'conversation.create',
-    target: ({ result }) => ({ type: 'conversation', id: result.conversation_id }),
+    target: ({ result }) => ({ type: 'conversation', id: answerField(result, 'conversation_id') }),
     keep: ['session_id'],
   },
   body: z.object({
@@ -155,7 +158,10 @@ defineRoute({
   summary:
     'Issues a key for a user; shown once. A key grants at most its own permissions and rate limit and expires no later than itself; at most MAX_KEYS_PER_USER active keys per user (409)',
   auth: 'key',
-  audit: { action: 'api_key.create', target: ({ result }) => ({ type: 'api_key', id: result.metadata.key_id }) },
+  audit: {
+    action: 'api_key.create',
+    target: ({ result }) => ({ type: 'api_key', id: answerField(result, 'metadata', 'key_id') }),
+  },
   body: z.object({
     user_id: requiredId,
     organization_id: organizationId,
@@ -241,7 +247,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'api_key.revoke',
-    target: ({ result }) => ({ type: 'api_key', id: result.key_id }),
+    target: ({ result }) => ({ type: 'api_key', id: answerField(result, 'key_id') }),
     keep: ['status'],
   },
   body: z.object({
@@ -274,7 +280,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'api_key.rotate',
-    target: ({ result }) => ({ type: 'api_key', id: result.previous.key_id }),
+    target: ({ result }) => ({ type: 'api_key', id: answerField(result, 'previous', 'key_id') }),
     keep: ['key_id', 'status', 'rotated_to'],
   },
   body: z.object({

@@ -17,7 +17,7 @@ import { runIdempotent } from '../../workers/runs/client.ts';
 import { type AudioQaInput, audioQaWorkflow } from '../../workflows/audio-qa.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute, Reply } from '../http.ts';
+import { answerField, defineRoute, Reply } from '../http.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
@@ -120,7 +120,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'knowledge_article.create',
-    target: ({ result }) => ({ type: 'knowledge_article', id: result.article.id }),
+    target: ({ result }) => ({ type: 'knowledge_article', id: answerField(result, 'article', 'id') }),
     keep: ['title', 'tags'],
   },
   query: z.object({ organization_id: organizationId }),

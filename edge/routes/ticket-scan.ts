@@ -29,7 +29,7 @@ import {
   validateUpdate,
 } from '../../workflows/ticket-scan.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { once, uploadFor } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
@@ -220,7 +220,7 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'ticket_scan.create',
-    target: ({ result }) => ({ type: 'ticket_scan', id: result.id }),
+    target: ({ result }) => ({ type: 'ticket_scan', id: answerField(result, 'id') }),
     keep: ['brand_id', 'venue_id'],
   },
   idempotent: true,
@@ -258,7 +258,10 @@ defineRoute({
   summary:
     'Processes a receipt photo (multipart field `file`) for venue_id: the same scan pipeline and answer as ticket scanning',
   auth: 'key',
-  audit: { action: 'receipt_scan.create', target: ({ result }) => ({ type: 'ticket_scan', id: result.id }) },
+  audit: {
+    action: 'receipt_scan.create',
+    target: ({ result }) => ({ type: 'ticket_scan', id: answerField(result, 'id') }),
+  },
   idempotent: true,
   query: z.object({
     venue_id: z.coerce.number({ message: 'must be a number' }).int().positive(),

@@ -19,7 +19,7 @@ import {
   sendPing,
 } from '../../activities/events/index.ts';
 import { organizationFor } from '../auth.ts';
-import { defineRoute } from '../http.ts';
+import { answerField, defineRoute } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'webhooks';
@@ -81,7 +81,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'webhook_endpoint.create',
-    target: ({ result }) => ({ type: 'webhook_endpoint', id: result.endpoint.id }),
+    target: ({ result }) => ({ type: 'webhook_endpoint', id: answerField(result, 'endpoint', 'id') }),
     keep: ['url'],
   },
   status: 201,

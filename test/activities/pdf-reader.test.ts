@@ -135,8 +135,8 @@ describe('PDF reader queue', () => {
       return settled(p);
     };
     try {
-      read(SLOW, mine);
-      read(SLOW, mine);
+      void read(SLOW, mine); // settled through `reads` below
+      void read(SLOW, mine);
       // a third PDF of the same owner: refused (one reading, one waiting is the owner's share)
       const third = await read(SLOW, mine);
       expect(third.ok).toBe(false);
@@ -148,9 +148,9 @@ describe('PDF reader queue', () => {
       expect(other.ok, String(other.err)).toBe(true);
       expect(other.ms).toBeLessThan(8000);
       // both readers busy: PDF_QUEUE_MAX PDFs of other owners wait, the next is refused
-      read(SLOW, owner());
+      void read(SLOW, owner());
       const small = await pdfWithText(['Waiting']);
-      for (let i = 0; i < config().PDF_QUEUE_MAX - 1; i += 1) read(small, owner()); // mine's second already waits
+      for (let i = 0; i < config().PDF_QUEUE_MAX - 1; i += 1) void read(small, owner()); // mine's second already waits
       const full = await read(small, owner());
       expect(full.ok).toBe(false);
       expect(full.err?.status).toBe(503);

@@ -10,6 +10,6 @@ app.use(
   ),
 );
 const port = Number(process.env.PORT);
-listen(toNodeListener(app), { hostname: '127.0.0.1', port, showURL: false, isProd: true, qr: false }).then(() => {
+void listen(toNodeListener(app), { hostname: '127.0.0.1', port, showURL: false, isProd: true, qr: false }).then(() => {
   process.stdout.write('ready\n');
 });

@@ -85,5 +85,5 @@ export async function compareOcrEngines(count = 10): Promise<string[]> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  compareOcrEngines().then((lines) => process.stdout.write(`${lines.join('\n')}\n`));
+  void compareOcrEngines().then((lines) => process.stdout.write(`${lines.join('\n')}\n`));
 }

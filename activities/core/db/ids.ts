@@ -7,6 +7,9 @@ import mongoose, { type Model, Schema } from 'mongoose';
 
 import { isDuplicateKey } from '../errors.ts';
 
+// A helper over every model: mongoose's Model is invariant in its document type, so no other
+// type takes them all (Model<unknown> refuses each model's own _id and document types).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 type AnyModel = Model<any>;
 
 /**
