@@ -56,7 +56,7 @@ const VERB: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'up
  * the documented path. `/x/things` POST → `thing.create`; `/x/things/:id` PUT, PATCH, DELETE →
  * `thing.update` / `thing.delete` (target the `:id`); `/x/things/:id/settle` → `thing.settle`.
  */
-export function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): {
+function derivedAudit(def: Pick<RouteDef, 'method' | 'paths' | 'tag'>): {
   action: string;
   resource: string;
   param?: string;
@@ -197,7 +197,6 @@ export class AuditTrail {
         target = undefined;
       }
     }
-    target ??= this.notes.target;
     // A path value names the target only through the trail's own rules below: it may be a person.
     let fromPath: string | undefined;
     const pathValue = derived.param ? asFields(this.parts.params)?.[derived.param] : undefined;
@@ -267,7 +266,6 @@ export class AuditTrail {
    * system_admin created or changed, the one a system_admin named; an admin acts only in its own.
    */
   private organization(target: { type: string; id: string | number } | undefined): string {
-    if (this.notes.organization_id) return this.notes.organization_id;
     if (this.principal.level < 2) return this.principal.organization_id;
     if (target?.type === 'organization') return String(target.id);
     for (const part of [this.parts.params, this.parts.body, this.parts.form, this.parts.query]) {

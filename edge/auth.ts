@@ -15,7 +15,7 @@ import { limited, RateLimiter } from './rate-limit.ts';
 
 export const LEVEL: Record<Exclude<AuthLevel, 'none'>, number> = { key: 0, admin: 1, sysadmin: 2 };
 
-export function presentedKey(event: H3Event): string | undefined {
+function presentedKey(event: H3Event): string | undefined {
   const header = getRequestHeader(event, 'authorization');
   if (header) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -58,7 +58,7 @@ const SERVER_TEXT: Record<number, string> = {
   503: 'Temporarily unavailable; try again later',
   504: 'An upstream service timed out; try again later',
 };
-export const serverErrorText = (status: number) => SERVER_TEXT[status] ?? SERVER_TEXT[500];
+const serverErrorText = (status: number) => SERVER_TEXT[status] ?? SERVER_TEXT[500];
 
 /**
  * Who reads the answer: `end_user` (a basic key) gets the fixed text of every server error;

@@ -14,7 +14,7 @@ import { PlatformError, tooLarge } from '../activities/core/errors.ts';
 import type { Principal } from '../activities/identity/index.ts';
 import { type ErrorShape, MalformedJson, zodToPlatform } from './errors.ts';
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface UploadedFile {
   filename: string;
@@ -22,7 +22,7 @@ export interface UploadedFile {
   data: Buffer;
 }
 
-export interface Ctx<B, Q, P, F> {
+interface Ctx<B, Q, P, F> {
   event: H3Event;
   principal: Principal;
   body: B;
@@ -80,7 +80,7 @@ export interface RouteDef<B = unknown, Q = unknown, P = unknown, F = unknown> {
 }
 
 /** What a route's audit record says it changed, when the derived action and target would be poor. */
-export interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
+interface RouteAudit<B = unknown, Q = unknown, P = unknown> {
   /** a stable dotted name: `webhook_endpoint.create`, `api_key.revoke` */
   action?: string;
   /**

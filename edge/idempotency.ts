@@ -19,7 +19,7 @@ import { type StoredUpload, storeUpload, uploadPaths } from '../activities/image
 import { temporal } from '../workers/runs/client.ts';
 import { mapError } from './errors.ts';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 const KEY_FORMAT = /^[\x20-\x7e]{1,200}$/;
 
 /** The request's key, if any; a malformed one is 422 before anything is read or stored. */

@@ -20,7 +20,7 @@ import { deliveryOutcomes } from '../activities/events/index.ts';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
 import { defineRoute } from './http.ts';
 
-export const registry = new Registry();
+const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
 const labels = ['method', 'route', 'status'] as const;
@@ -101,7 +101,7 @@ export function countFailure(workflow_type: string, err: WorkflowFailedError): v
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
 /** `Authorization: Bearer <token>` names the metrics token: compared in constant time (of equal-length digests). */
-export function metricsTokenMatches(authorization: string | undefined, token: string): boolean {
+function metricsTokenMatches(authorization: string | undefined, token: string): boolean {
   const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
   return given !== undefined && timingSafeEqual(digest(given), digest(token));
 }

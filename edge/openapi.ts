@@ -13,7 +13,7 @@ import { API_DESCRIPTION, TAG_DESCRIPTIONS } from './openapi-text.ts';
 type Json = Record<string, unknown>;
 type Schema = z.ZodType;
 
-export const componentRef = (name: string) => `#/components/schemas/${name}`;
+const componentRef = (name: string) => `#/components/schemas/${name}`;
 const ref = (name: string) => ({ $ref: componentRef(name) });
 
 const ERROR_SCHEMAS: Record<string, Json> = {

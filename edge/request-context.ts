@@ -24,7 +24,7 @@ const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const POOL = 4096;
 let pool = randomBytes(POOL);
 let used = 0;
-export function newRequestId(): string {
+function newRequestId(): string {
   if (used + 12 > POOL) {
     pool = randomBytes(POOL);
     used = 0;
@@ -33,7 +33,7 @@ export function newRequestId(): string {
   return `req_${pool.toString('hex', used - 12, used)}`;
 }
 
-export function requestIdFrom(header: string | undefined): string {
+function requestIdFrom(header: string | undefined): string {
   const given = header?.trim();
   return given && VALID_ID.test(given) ? given : newRequestId();
 }

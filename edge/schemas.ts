@@ -9,4 +9,3 @@ export const organizationId = z
   .max(100)
   .optional()
   .describe("defaults to the API key's organization");
-export const iso = (d: Date | string) => (typeof d === 'string' ? d : d.toISOString());

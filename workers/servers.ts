@@ -10,7 +10,7 @@ import type { Config } from '../activities/core/config.ts';
 import { minioSettings } from '../activities/core/config.ts';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes.ts';
 
-export async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
+async function registerSearchAttributes(connection: Connection, namespace: string): Promise<void> {
   const { temporal } = await import('@temporalio/proto');
   const existing = await connection.operatorService.listSearchAttributes({ namespace });
   const missing: Record<string, number> = {};

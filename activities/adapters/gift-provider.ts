@@ -19,7 +19,7 @@ import { createHmac } from 'node:crypto';
 
 import { PlatformError } from '../core/errors.ts';
 
-export type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';
+type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';
 
 export interface GiftOrder {
   /** the redemption id, sent as the provider's customIdentifier */
@@ -33,7 +33,7 @@ export interface GiftOrder {
   account_reference?: string | null;
 }
 
-export type Fulfilment =
+type Fulfilment =
   | { state: 'delivered'; transaction_id: string; pin: string | null }
   | { state: 'processing'; transaction_id: string }
   | { state: 'refused'; transaction_id: string | null; reason: string };
@@ -55,7 +55,7 @@ const unavailable = (what: string) => new PlatformError(502, `The gift provider 
 
 // ---------------------------------------------------------------- sandbox
 
-export const SANDBOX_PROCESSING_MS = 30_000;
+const SANDBOX_PROCESSING_MS = 30_000;
 
 export interface SandboxTransaction {
   custom_identifier: string;

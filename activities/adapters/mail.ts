@@ -32,12 +32,12 @@ export interface Delivered {
 
 let smtp: Transporter | undefined;
 
-export const outboxDir = () => path.join(config().dataDir, 'outbox');
+const outboxDir = () => path.join(config().dataDir, 'outbox');
 
 const OUTBOX_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.eml$/;
 
 /** The outbox file of a Message-ID: its letters and digits, so one message has one file. */
-export const outboxFileName = (messageId: string) =>
+const outboxFileName = (messageId: string) =>
   `${
     messageId
       .replace(/[^A-Za-z0-9]+/g, '_')

@@ -14,8 +14,8 @@ import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 
-export const MAX_TEXT_PAGES = 50;
-export const MAX_TEXT_CHARS = 200_000;
+const MAX_TEXT_PAGES = 50;
+const MAX_TEXT_CHARS = 200_000;
 /** a rendered page's longest side never exceeds this, whatever size the page claims */
 const MAX_RENDER_SIDE = 2000;
 
@@ -129,7 +129,10 @@ export interface PdfJobResult {
 
 const words = (t: string) => t.split(/\s+/).filter(Boolean).length;
 
-/** The whole reading of one PDF, in this process (the child runs this). */
+/**
+ * The whole reading of one PDF, in this process: the child runs it (pdf-child.mjs, through importBeside).
+ * @public
+ */
 export async function runPdfJob(buf: Buffer, job: PdfJob): Promise<PdfJobResult> {
   return withPdf(buf, async (pdf) => {
     const info = job.text ? await readPdf(pdf) : null;
@@ -144,7 +147,7 @@ export async function runPdfJob(buf: Buffer, job: PdfJob): Promise<PdfJobResult>
 }
 
 /** A job gets this long in the child before the child is killed and the file refused. */
-export const PDF_JOB_TIMEOUT_MS = 60_000;
+const PDF_JOB_TIMEOUT_MS = 60_000;
 
 /** An idle child exits after this long. */
 const PDF_CHILD_IDLE_MS = 60_000;
@@ -160,7 +163,7 @@ const MEMORY_POLL_MS = 25;
  * stream that inflates to gigabytes) gets the child killed. Measured from the child's size at ready,
  * the limit is the same whether the platform runs compiled or from the sources.
  */
-export function pdfChildMemoryBytes(): number {
+function pdfChildMemoryBytes(): number {
   return 256 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000;
 }
 
@@ -193,7 +196,7 @@ export interface PdfCaller {
 }
 
 /** PDFs of one owner in the reader at once, read or waiting; another is refused (503). */
-export const PDF_JOBS_PER_OWNER = 2;
+const PDF_JOBS_PER_OWNER = 2;
 
 /** What a busy answer asks the client to wait before sending the PDF again. */
 const BUSY_RETRY_AFTER_S = 5;

@@ -116,6 +116,4 @@ export const AUDIO_DEMUXERS: Record<string, string> = {
   webm: 'webm',
   flac: 'flac',
 };
-export const AUDIO_FORMATS = new Set(Object.keys(AUDIO_DEMUXERS));
-
 export const RASTER_IMAGE_FORMATS = new Set(['jpeg', 'png', 'gif', 'webp', 'tiff', 'heic', 'heif', 'avif']);

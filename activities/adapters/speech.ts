@@ -30,7 +30,7 @@ const SAMPLE_RATE = 16_000;
 /** RMS of 16-bit samples under this (≈ −56 dBFS) is silence */
 const SILENCE_RMS = 50;
 
-export interface DecodedAudio {
+interface DecodedAudio {
   pcm: Buffer;
   duration: number;
   format: string;
@@ -70,7 +70,7 @@ function run(
 }
 
 /** 4xx for what the client sent: not audio, empty, unreadable, too long, silent. */
-export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
+async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   if (!body.length) throw new PlatformError(422, 'file: the uploaded audio is empty', 'file');
   const kind = sniff(body);
   const demuxer = AUDIO_DEMUXERS[kind.format];
@@ -131,13 +131,13 @@ export async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
 
 // --- pocketsphinx helper process ---
 
-export function speechPythonDir(): string {
+function speechPythonDir(): string {
   const bin = config().PLATFORM_BIN_DIR || path.join(os.homedir(), '.cache', 'loyalty-platform', 'bin');
   return path.join(path.dirname(bin), 'python');
 }
 
 let installed: boolean | undefined;
-export function pocketsphinxInstalled(): boolean {
+function pocketsphinxInstalled(): boolean {
   installed ??=
     spawnSync('python3', ['-c', 'import pocketsphinx'], {
       env: { ...process.env, PYTHONPATH: speechPythonDir() },
@@ -226,7 +226,7 @@ async function withOpenAI(audio: Buffer, format: string): Promise<{ text: string
   return { text: res.text ?? '', engine: `openai:${cfg.SPEECH_MODEL}` };
 }
 
-export function speechEngine(): 'pocketsphinx' | 'openai' | null {
+function speechEngine(): 'pocketsphinx' | 'openai' | null {
   const cfg = config();
   if (cfg.SPEECH_ENGINE === 'openai') return 'openai';
   if (cfg.SPEECH_ENGINE === 'none') return null;

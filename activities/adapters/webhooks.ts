@@ -92,7 +92,7 @@ export interface LookupOptions {
   hosts_file?: string;
 }
 
-export const LOOKUP_TIMEOUT_MS = 5000;
+const LOOKUP_TIMEOUT_MS = 5000;
 const LOOKUP_DEFAULTS = {
   timeout_ms: LOOKUP_TIMEOUT_MS,
   max_concurrent: 16,
@@ -103,7 +103,7 @@ const LOOKUP_DEFAULTS = {
 const OTHER_FAMILY_GRACE_MS = 1000;
 
 /** The lookup ran out of time (its wait for a slot included): the name server did not answer. */
-export class LookupTimeout extends Error {
+class LookupTimeout extends Error {
   constructor(host: string, ms: number) {
     super(`${host}: no answer from the name server within ${ms / 1000} s`);
     this.name = 'LookupTimeout';

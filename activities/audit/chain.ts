@@ -11,7 +11,7 @@ import type { AuditRecordDoc } from './models.ts';
 import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store.ts';
 
 /** JSON with object keys sorted at every depth; dates as ISO text; undefined fields left out. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (value instanceof Date) return JSON.stringify(value.toISOString());
   if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalJson(v))).join(',')}]`;
   if (value && typeof value === 'object') {

@@ -59,7 +59,7 @@ const MAX_ITEMS = 50;
 const MAX_DEPTH = 8;
 
 /** Whether a field's name says its value is secret (`api_key`, `grace_token`, `pinCode`, `card`; not `tokens`, not `key_id`). */
-export function isSecretName(name: string): boolean {
+function isSecretName(name: string): boolean {
   const parts = name
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .toLowerCase()
@@ -76,14 +76,14 @@ export const isUserReferenceName = (name: string): boolean => USER_REFERENCE.tes
 export const isPlatformId = (value: string): boolean => PLATFORM_ID.test(value);
 
 /** Whether a field's name says its value is a person's contact detail or name. */
-export const isPersonalName = (name: string): boolean => PERSONAL_FIELDS.has(name);
+const isPersonalName = (name: string): boolean => PERSONAL_FIELDS.has(name);
 
 /**
  * `value` with every secret-like part masked (objects and arrays copied, never changed in place),
  * contact details `[personal]` and long texts as their length: what a field a route declares kept
  * is recorded as.
  */
-export function masked(value: unknown, depth = 0): unknown {
+function masked(value: unknown, depth = 0): unknown {
   if (value === null || value === undefined || typeof value === 'number' || typeof value === 'boolean')
     return value ?? null;
   if (value instanceof Date) return value.toISOString();
@@ -154,7 +154,7 @@ function listed(schema: JsonSchema | undefined, value: unknown): boolean {
 }
 
 /** The schema of a property (or of a map's values), looked up through anyOf/oneOf/allOf. */
-export function propertySchema(schema: JsonSchema | undefined, key: string): JsonSchema | undefined {
+function propertySchema(schema: JsonSchema | undefined, key: string): JsonSchema | undefined {
   if (!schema) return undefined;
   const direct = asSchema((schema.properties as Record<string, unknown> | undefined)?.[key]);
   if (direct) return direct;
@@ -244,7 +244,7 @@ function field(
 }
 
 /** A value of the top-level field `key` as recorded under `policy`. */
-export const recordedField = (key: string, value: unknown, policy: ChangePolicy = {}): unknown =>
+const recordedField = (key: string, value: unknown, policy: ChangePolicy = {}): unknown =>
   field(key, value, key, propertySchema(policy.schema, key), policy, 0);
 
 export type Changes = Record<string, { from?: unknown; to?: unknown }>;

@@ -37,7 +37,7 @@ export interface AuditRecordView {
   hash: string;
 }
 
-export const viewRecord = (d: AuditRecordDoc): AuditRecordView => ({
+const viewRecord = (d: AuditRecordDoc): AuditRecordView => ({
   id: d._id,
   seq: d.seq,
   at: new Date(d.at).toISOString(),

@@ -3,7 +3,7 @@
  * by `_id` (`$in` of computed ids), the one lookup both database servers answer from an index;
  * the list reads the `{organization_id, …, at}` indexes.
  */
-import { byId, byIds, insertOnce, isDuplicateKey } from '../core/db/index.ts';
+import { byId, byIds, isDuplicateKey } from '../core/db/index.ts';
 import { groupCommit } from '../core/group-commit.ts';
 import {
   AuditHead,

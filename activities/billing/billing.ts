@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 
 import { charge, paymentProvider } from '../adapters/payments.ts';
 import { warnLine } from '../core/background.ts';
-import { conflict, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
+import { conflict, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
 import { computeBalance } from './balance.ts';
@@ -34,7 +34,7 @@ export { usageTotals } from './store.ts';
 
 const DAY = 86_400_000;
 
-export const packageView = (p: TokenPackageDoc) => ({
+const packageView = (p: TokenPackageDoc) => ({
   id: p._id,
   name: p.name,
   tokens: p.tokens,
@@ -377,10 +377,4 @@ export async function applyPaymentEvent(
   }
   await insertPaymentEventOnce({ _id: e.id, type: e.type, outcome, transaction_id: txn?._id, livemode: e.livemode });
   return { outcome, transaction_id: txn?._id ?? null };
-}
-
-export async function getPurchase(id: string): Promise<PurchaseDoc> {
-  const p = await purchaseDoc(id);
-  if (!p) throw notFound('Purchase not found');
-  return p;
 }

@@ -19,7 +19,7 @@ const tokenPackageSchema = new Schema(
   { timestamps: ts, versionKey: false },
 );
 
-export const PURCHASE_STATUSES = ['pending', 'requires_action', 'succeeded', 'failed', 'refunded'] as const;
+const PURCHASE_STATUSES = ['pending', 'requires_action', 'succeeded', 'failed', 'refunded'] as const;
 export type PurchaseStatus = (typeof PURCHASE_STATUSES)[number];
 
 const purchaseSchema = new Schema(

@@ -10,9 +10,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 export interface AuditNotes {
   /** field → {from, to}; a field noted twice keeps its first `from` and its last `to` */
   changes: Record<string, { from?: unknown; to?: unknown }>;
-  target?: { type: string; id: string };
-  /** the organization the change was made in, when it is not the one the request named */
-  organization_id?: string;
   /** the request was answered from an earlier one (an idempotent replay): no record */
   replayed?: boolean;
 }
@@ -31,18 +28,6 @@ export function noteChange(field: string, from: unknown, to: unknown): void {
   const earlier = notes.changes[field];
   notes.changes[field] =
     earlier && 'from' in earlier ? { from: earlier.from, to } : from === undefined ? { to } : { from, to };
-}
-
-/** What the request changed, when the route's path does not name it (a created id). */
-export function noteTarget(type: string, id: string): void {
-  const notes = storage.getStore();
-  if (notes) notes.target = { type, id: String(id) };
-}
-
-/** The organization the change belongs to, when it is not the one the request acted in. */
-export function noteOrganization(organization_id: string): void {
-  const notes = storage.getStore();
-  if (notes) notes.organization_id = organization_id;
 }
 
 /** The request repeated an earlier one and changed nothing (answered from the idempotency store). */

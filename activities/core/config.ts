@@ -16,7 +16,7 @@ const optional = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-export const envSchema = z.object({
+const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: port.default(8000),
   DATA_DIR: z.string().default('./data'),
@@ -131,7 +131,7 @@ export const envSchema = z.object({
   WORKER_HEARTBEAT_FILE: optional,
 });
 
-export type Env = z.infer<typeof envSchema>;
+type Env = z.infer<typeof envSchema>;
 
 export interface MinioSettings {
   endPoint: string;

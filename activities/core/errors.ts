@@ -15,16 +15,12 @@ export class PlatformError extends Error {
   }
 }
 
-export const badRequest = (message: string, field?: string) => new PlatformError(400, message, field);
 export const unauthorized = () => new PlatformError(401, 'Not authenticated');
 export const forbidden = (message: string) => new PlatformError(403, message);
 export const notFound = (message: string) => new PlatformError(404, message);
 export const conflict = (message: string) => new PlatformError(409, message);
 export const tooLarge = (message: string) => new PlatformError(413, message);
 export const invalid = (field: string, message: string) => new PlatformError(422, `${field}: ${message}`, field);
-
-/** The failure type name PlatformErrors carry through Temporal. */
-export const PLATFORM_FAILURE_TYPE = 'PlatformError';
 
 export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;

@@ -18,7 +18,7 @@ export interface ScheduledTask {
 }
 
 /** The event as its rights are checked: when saved and again at every run. */
-export interface EventForRights {
+interface EventForRights {
   organization_id: string;
   user_id: string;
   metadata: Record<string, unknown>;

@@ -2,7 +2,7 @@
  * Rule-based document classification (pure): keyword evidence per category, the best category
  * with a confidence from how much evidence it has and how far it leads the runner-up.
  */
-export interface FolderStructure {
+interface FolderStructure {
   folder_name: string;
   category: string;
   subcategory: string;

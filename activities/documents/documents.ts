@@ -19,9 +19,9 @@ import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { type Caller, gatewayChat, visionModel } from '../llm/index.ts';
 import { CATEGORIES, type Classification, classify, folderOf } from './classify.ts';
 
-export type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';
+type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';
 
-export interface Detected {
+interface Detected {
   kind: DocumentKind;
   format: string;
   mime: string;
@@ -30,7 +30,7 @@ export interface Detected {
 const OCR_PAGES = 3;
 
 /** The type from the content; the name only tells Markdown and CSV from other plain text. */
-export function detectDocument(buf: Buffer, filename: string): Detected {
+function detectDocument(buf: Buffer, filename: string): Detected {
   if (!buf.length) throw new PlatformError(422, 'file: the uploaded file is empty', 'file');
   const s = sniff(buf);
   if (s.format === 'pdf') return { kind: 'pdf', format: 'pdf', mime: s.mime };
@@ -85,7 +85,7 @@ function decodeUtf8(buf: Buffer): string {
   }
 }
 
-export interface DocumentMetadata {
+interface DocumentMetadata {
   pages: number;
   size: string;
   size_bytes: number;

@@ -3,7 +3,7 @@ import { PlatformError } from '../core/errors.ts';
 
 export const EMAIL_TYPES = ['conversation_summary', 'notification'] as const;
 export type EmailType = (typeof EMAIL_TYPES)[number];
-export const TEMPLATES = ['generic', 'points_awarded', 'welcome', 'reminder'] as const;
+const TEMPLATES = ['generic', 'points_awarded', 'welcome', 'reminder'] as const;
 
 export interface Content {
   subject: string;

@@ -2,9 +2,8 @@
 export { EMAIL_TYPES, notificationContent } from './compose.ts';
 export type { EmailRequest, SentEmail } from './email.ts';
 export { composeEmail, sendEmail } from './email.ts';
-export { type OutboxRetentionResult, purgeOutbox } from './outbox.ts';
+export { purgeOutbox } from './outbox.ts';
 export { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
-export type { Mail } from './reports.ts';
 export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
 export { emailTask } from './scheduled.ts';
 export { emailUserData } from './user-data.ts';

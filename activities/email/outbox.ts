@@ -8,7 +8,7 @@ import { removeOutboxFiles, removeOutboxFilesBefore } from '../adapters/mail.ts'
 import { config } from '../core/config.ts';
 import type { EmailLogDoc } from './models.ts';
 
-export interface OutboxRetentionResult {
+interface OutboxRetentionResult {
   removed: number;
   cutoff: string;
 }

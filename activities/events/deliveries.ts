@@ -206,7 +206,7 @@ export interface DeliveryView {
   created_at: string;
 }
 
-export const viewDelivery = (d: DeliveryDoc): DeliveryView => ({
+const viewDelivery = (d: DeliveryDoc): DeliveryView => ({
   id: d._id,
   endpoint_id: d.endpoint_id,
   event_id: d.event_id,

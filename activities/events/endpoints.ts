@@ -42,7 +42,7 @@ export interface EndpointView {
 
 const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : null);
 
-export function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
+function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
   const previous = e.secrets.slice(1).find((s) => s.expires_at && s.expires_at > now);
   return {
     id: e._id,

@@ -16,7 +16,7 @@ import type { EventType } from './constants.ts';
  * gift's or a product's name, a document folder); path: a storage key made of ids; mime: a media type.
  */
 type Scalar = 'id' | 'user' | 'code' | 'label' | 'path' | 'mime' | 'date' | 'number' | 'integer' | 'boolean';
-export type FieldKind = Scalar | { enum: readonly string[] } | { object: Shape } | { array: FieldKind };
+type FieldKind = Scalar | { enum: readonly string[] } | { object: Shape } | { array: FieldKind };
 export type Shape = Readonly<Record<string, FieldKind>>;
 
 const ID = /^[^\s@]{1,200}$/;

@@ -7,7 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-export function sign(secret: string, id: string, timestamp: number, body: string): string {
+function sign(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }

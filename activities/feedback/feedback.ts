@@ -11,7 +11,7 @@ import type { FeedbackType } from './constants.ts';
 import { feedbackById, type FeedbackDoc, insertFeedback, removeFeedback, statsRows, writeAnalysis } from './store.ts';
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
-export const CATEGORIES: Record<string, string[]> = {
+const CATEGORIES: Record<string, string[]> = {
   app_performance: [
     'slow',
     'fast',
@@ -158,7 +158,7 @@ export interface FeedbackAnalysis {
 }
 
 /** Lexicon sentiment of the whole text, and each category with the sentiment of its sentences. */
-export function analyseLocally(text: string): FeedbackAnalysis {
+function analyseLocally(text: string): FeedbackAnalysis {
   const overall = sentiment(tokenize(text));
   const found = new Map<string, number>();
   for (const s of sentences(text)) {

@@ -3,8 +3,6 @@ import mongoose, { Schema } from 'mongoose';
 
 import { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';
 
-export { FEEDBACK_TYPES, type FeedbackType } from './constants.ts';
-
 /**
  * One piece of feedback. The analysis is written once by the feedback-analysis workflow;
  * until then `analysis_status` is `pending` and stats count it as such.

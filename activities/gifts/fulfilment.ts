@@ -77,11 +77,11 @@ export type ReviewCheck =
   | { state: 'unconfirmed'; transaction_id: string | null; reason: string };
 
 /** Kept as status_reason and in the ledger: the admin's own note stays in `settlement.reason`, shown to admins only. */
-export const REFUNDED_AFTER_REVIEW = 'Refunded by an administrator after review';
+const REFUNDED_AFTER_REVIEW = 'Refunded by an administrator after review';
 
 export const holdOperation = (redemption_id: string) => `redemption:${redemption_id}:hold`;
 export const refundOperation = (redemption_id: string) => `redemption:${redemption_id}:refund`;
-export const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
+const FINAL_STATUSES: ReadonlySet<RedemptionStatus> = new Set(['completed', 'refunded', 'failed']);
 /** The admin's note is about the person: after their erasure, the tombstone stands in for it (as the erasure wrote). */
 const settlementOf = (s: Settlement, erased?: string | null) => ({
   outcome: s.outcome,
@@ -124,7 +124,7 @@ const pinField = (pin_encrypted: string | null | undefined): PersonalFields => (
 let provider: { key: string; engine: GiftProvider } | undefined;
 
 /** The configured provider, built once per process (the HTTP provider keeps its OAuth token). */
-export function giftProvider(): GiftProvider {
+function giftProvider(): GiftProvider {
   const cfg = config();
   const key = [
     cfg.GIFT_PROVIDER,

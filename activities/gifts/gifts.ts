@@ -17,7 +17,7 @@ export interface GiftView extends Omit<GiftDoc, '_id' | 'gift_id' | 'created_at'
   updated_at: string;
 }
 
-export function viewGift(g: GiftDoc): GiftView {
+function viewGift(g: GiftDoc): GiftView {
   const view: Record<string, unknown> = { id: g.gift_id, organization_id: g.organization_id };
   for (const f of GIFT_FIELDS) if (g[f] !== undefined && g[f] !== null) view[f] = g[f];
   view.created_at = g.created_at.toISOString();

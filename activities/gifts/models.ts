@@ -9,16 +9,7 @@ import {
   type SettleOutcome,
 } from './constants.ts';
 
-export {
-  GIFT_FIELDS,
-  GIFT_TYPES,
-  type GiftType,
-  REDEMPTION_STATUSES,
-  type RedemptionStatus,
-  REQUIRED_BY_TYPE,
-  SETTLE_OUTCOMES,
-  type SettleOutcome,
-} from './constants.ts';
+export { GIFT_FIELDS, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
 
 const giftSchema = new Schema(
   {

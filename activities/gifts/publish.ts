@@ -18,7 +18,7 @@ const TYPES: Partial<Record<RedemptionDoc['status'], EventType>> = {
 };
 
 /** The event's data: what a receiver needs to act on the redemption. */
-export function redemptionEventData(r: RedemptionDoc): Record<string, unknown> {
+function redemptionEventData(r: RedemptionDoc): Record<string, unknown> {
   const s = r.settlement;
   return {
     redemption_id: r.redemption_id,

@@ -24,7 +24,7 @@ export interface RedeemRequest {
 }
 
 /** A redemption id per (organization, user, idempotency key): a retry reaches the same workflow. */
-export const redemptionIdFor = (organization_id: string, user_id: string, key?: string) =>
+const redemptionIdFor = (organization_id: string, user_id: string, key?: string) =>
   key
     ? `rdm_${createHash('sha256').update(`${organization_id}\u0000${user_id}\u0000${key}`).digest('base64url').slice(0, 22)}`
     : newId('rdm');

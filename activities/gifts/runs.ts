@@ -19,7 +19,7 @@ import {
 import { findRedemption } from './store.ts';
 
 /** How long a redeem request waits for the provider before answering `processing`. */
-export const REDEEM_WAIT_MS = 5000;
+const REDEEM_WAIT_MS = 5000;
 
 export interface RedemptionRuns {
   /** starts the run; false when this redemption's run already exists (a retried request) */

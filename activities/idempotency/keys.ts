@@ -15,7 +15,7 @@ import {
   type StoredClaim,
 } from './store.ts';
 
-export const IDEMPOTENCY_KEY_HOURS = 24;
+const IDEMPOTENCY_KEY_HOURS = 24;
 const LIFETIME_MS = IDEMPOTENCY_KEY_HOURS * 3_600_000;
 
 /** A request's claim on its key; `resource_id` is the id a run started by this request works on, used only if this request is the first. */

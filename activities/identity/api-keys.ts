@@ -37,7 +37,7 @@ export interface Principal {
 }
 
 /** Why a presented key is refused; verify_api_key tells no more than this. */
-export type KeyRefusal = 'not_found' | 'revoked' | 'expired';
+type KeyRefusal = 'not_found' | 'revoked' | 'expired';
 
 export const levelOf = (permissions: readonly string[]): number =>
   Math.max(0, ...permissions.map((p) => PERMISSIONS.indexOf(p as Permission)));

@@ -17,7 +17,6 @@ export {
   whyUnusable,
 } from './key-management.ts';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations.ts';
-export type { Returning } from './returning.ts';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation.ts';
 export {
   findUser,

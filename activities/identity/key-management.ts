@@ -43,7 +43,7 @@ import {
   takeKeySlot,
 } from './store.ts';
 
-export { rotationsOf, slotOwner };
+export { slotOwner };
 
 /** A slot whose key was never written is taken as abandoned after this long (a crashed creation). */
 const ABANDONED_SLOT_MS = 60_000;
@@ -195,7 +195,7 @@ export async function issueApiKey(
   }
 }
 
-export type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
+type KeyState = 'active' | 'expiring' | 'revoked' | 'expired';
 
 export interface ListedKey {
   key: string;

@@ -8,9 +8,9 @@
 import mongoose, { Schema } from 'mongoose';
 
 import { idFrom } from '../core/db/index.ts';
-import { type Permission, PERMISSIONS, type Tier, TIERS, type UserRef } from './constants.ts';
+import { type Permission, type Tier, TIERS } from './constants.ts';
 
-export { type Permission, PERMISSIONS, type Tier, TIERS, type UserRef };
+export { type Tier };
 
 const organizationSchema = new Schema(
   {

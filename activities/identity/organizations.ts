@@ -19,7 +19,7 @@ export interface OrganizationView {
   updated_at: string;
 }
 
-export function viewOrganization(o: OrganizationDoc): OrganizationView {
+function viewOrganization(o: OrganizationDoc): OrganizationView {
   return {
     organization_id: o.organization_id,
     name: o.name,

@@ -19,7 +19,7 @@ export interface UserView {
   updated_at: string;
 }
 
-export function viewUser(u: UserDoc): UserView {
+function viewUser(u: UserDoc): UserView {
   return {
     user_id: u.user_id,
     idp_id: u.idp_id,

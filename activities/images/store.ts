@@ -8,7 +8,7 @@
 import { runtime } from '../core/runtime.ts';
 
 /** The folders of a user's uploads and what is made from them. */
-export const UPLOAD_FOLDERS = ['originals', 'thumbnails', 'converted'] as const;
+const UPLOAD_FOLDERS = ['originals', 'thumbnails', 'converted'] as const;
 
 export const userFolder = (organization_id: string, user_id: string) => `${organization_id}/${user_id}/`;
 

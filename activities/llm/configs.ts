@@ -59,7 +59,7 @@ type StoredSettings = Omit<AgentSettings, 'limits' | 'budget' | 'fallbacks' | 't
 export let settingsEpoch = 0;
 
 /** Used until a system admin sets a default: every agent on its local engine. */
-export const BUILT_IN_DEFAULT: { agents: Record<AgentName, StoredSettings> } = {
+const BUILT_IN_DEFAULT: { agents: Record<AgentName, StoredSettings> } = {
   agents: Object.fromEntries(
     AGENTS.map((a) => [
       a,
@@ -131,7 +131,7 @@ async function recordVersion(
   throw new PlatformError(503, 'configuration is being changed concurrently; retry');
 }
 
-export async function versionHistory(scope?: string, limit = 50) {
+async function versionHistory(scope?: string, limit = 50) {
   const { versions } = await versionsOf(scope ? [scope] : undefined, 1, limit);
   return versions.map((d) => ({
     scope: d.scope,
@@ -405,5 +405,3 @@ export async function systemOverview() {
     },
   };
 }
-
-export const isAgent = (a: string): a is AgentName => (AGENTS as readonly string[]).includes(a);

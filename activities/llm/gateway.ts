@@ -60,7 +60,7 @@ const cache = new Cache<string, { epoch: number; settings: Promise<AgentSettings
   ttlMs: SETTINGS_TTL_MS,
 });
 
-export function agentSettings(organization_id: string, agent: AgentName): Promise<AgentSettings> {
+function agentSettings(organization_id: string, agent: AgentName): Promise<AgentSettings> {
   const key = `${organization_id}|${agent}`;
   const hit = cache.get(key);
   if (hit && hit.epoch === settingsEpoch) return hit.settings;
@@ -105,7 +105,7 @@ function client(base_url: string | null, api_key: string | null): OpenAI {
 }
 
 /** A call's most tokens: its prompt (≈ 4 characters a token) plus the answer's limit. */
-export const estimateTokens = (text: string, maxTokens: number) => Math.ceil(text.length / 4) + maxTokens;
+const estimateTokens = (text: string, maxTokens: number) => Math.ceil(text.length / 4) + maxTokens;
 
 /** What one attempt may use: its prompt, and at most `answer` more. */
 interface Estimate {

@@ -33,8 +33,7 @@ interface Head {
 const EMPTY: MeterState = { used: 0, requests: 0, open: [] };
 
 /** Holds that still count at `now`: the hold of a call that crashed stops counting when it expires. */
-export const liveHolds = (open: MeterHold[], now: Date) =>
-  open.filter((h) => new Date(h.exp).getTime() > now.getTime());
+const liveHolds = (open: MeterHold[], now: Date) => open.filter((h) => new Date(h.exp).getTime() > now.getTime());
 
 export function held(s: MeterState, now: Date): { tokens: number; requests: number } {
   return liveHolds(s.open, now).reduce((a, h) => ({ tokens: a.tokens + h.tokens, requests: a.requests + h.requests }), {

@@ -1,9 +1,9 @@
 /** The LLM component's schemas, imported by store.ts alone. */
 import mongoose, { Schema } from 'mongoose';
 
-import { type AgentName, AGENTS } from './constants.ts';
+import { AGENTS } from './constants.ts';
 
-export { type AgentName, AGENTS };
+export { AGENTS };
 
 /** An organization's own configuration of one agent (business and enterprise tiers). */
 const llmConfigSchema = new Schema(

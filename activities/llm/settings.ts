@@ -6,7 +6,7 @@ import { z } from 'zod';
 
 import { AGENTS } from './constants.ts';
 
-export const PERIODS = ['daily', 'weekly', 'monthly'] as const;
+const PERIODS = ['daily', 'weekly', 'monthly'] as const;
 export type Period = (typeof PERIODS)[number];
 export type Tier = 'free' | 'business' | 'enterprise';
 
@@ -27,20 +27,20 @@ export interface Fallback {
   max_tokens?: number;
 }
 
-export const limitsSchema = z
+const limitsSchema = z
   .object({
     rpm: z.number().int().min(1).max(1_000_000).optional(),
     tpm: z.number().int().min(1).max(1_000_000_000).optional(),
   })
   .strict()
   .describe("lower than the tier's limits only: a higher value counts as the tier's");
-export const budgetSchema = z
+const budgetSchema = z
   .object({ tokens: z.number().int().min(0).max(1_000_000_000_000), period: z.enum(PERIODS) })
   .strict()
   .describe(
     'tokens the organization may spend on this agent per period (UTC windows), on top of each user having to hold the tokens',
   );
-export const fallbackSchema = z
+const fallbackSchema = z
   .object({
     model: z.string().trim().min(1).max(200),
     provider: z.string().trim().min(1).max(50).optional(),

@@ -27,7 +27,7 @@ import {
   RateMeter,
 } from './models.ts';
 
-export type { AttemptDoc, ConfigVersionDoc, MeterEntryDoc, MeterHold, ProviderConfigDoc };
+export type { AttemptDoc, MeterEntryDoc, MeterHold, ProviderConfigDoc };
 
 type Changes = Record<string, { from: unknown; to: unknown }>;
 /** A version's changes, and an organization's settings, are stored as JSON text. */

@@ -36,7 +36,7 @@ export async function configHistory(scopes: string[], page: number, limit: numbe
 }
 
 /** The configuration of `scope` as of `version`, rebuilt from the diffs up to it. */
-export async function configAt(scope: string, version: number): Promise<Record<string, unknown>> {
+async function configAt(scope: string, version: number): Promise<Record<string, unknown>> {
   const docs = await versionsUpTo(scope, version);
   if (!docs.some((d) => d.version === version)) throw notFound(`Version ${version} of this configuration not found`);
   const state: Record<string, unknown> = {};

@@ -14,7 +14,6 @@ export {
   referralCodeOwner,
   referralQr,
 } from './referrals.ts';
-export type { ReversalMark, ScanReversedListener } from './reversal.ts';
 export { onScanCreditReversed, reverseOperation } from './reversal.ts';
 export { getRules, putRules } from './rules.ts';
 export { loyaltyTask } from './scheduled.ts';

@@ -83,7 +83,7 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
 });
 
 /** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
-export class InsufficientPoints extends PlatformError {
+class InsufficientPoints extends PlatformError {
   constructor(
     readonly balance: number,
     readonly needed: number,

@@ -23,7 +23,7 @@ export interface Standing {
 
 const time = (d: Date | null | undefined) => (d ? new Date(d).getTime() : Number.POSITIVE_INFINITY);
 export const isLapsed = (l: Lot, now: Date) => time(l.expires_at) <= now.getTime();
-export const isPending = (l: Lot, now: Date) =>
+const isPending = (l: Lot, now: Date) =>
   !isLapsed(l, now) && l.available_at != null && time(l.available_at) > now.getTime();
 
 export function standing(s: LotState, now: Date): Standing {

@@ -3,7 +3,7 @@ import mongoose, { Schema } from 'mongoose';
 import { idFrom } from '../core/db/index.ts';
 import { LEDGER_REASONS, type LedgerReason } from './constants.ts';
 
-export { LEDGER_REASONS, type LedgerReason } from './constants.ts';
+export { type LedgerReason } from './constants.ts';
 
 /** What is left of one credit that expires or waits (see LedgerEntryDoc.lots). */
 const lotSchema = new Schema(

@@ -12,7 +12,7 @@ import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { clearEventPending, entriesWithPendingEvent } from './store.ts';
 
 /** The event an entry is told as (every entry is told: a consumer can follow a balance from the events alone). */
-export function entryEventType(reason: LedgerReason, amount: number): EventType {
+function entryEventType(reason: LedgerReason, amount: number): EventType {
   if (reason === 'reversal') return 'points.reversed';
   if (reason === 'expiry') return 'points.expired';
   return amount > 0 ? 'points.credited' : 'points.debited';

@@ -14,7 +14,7 @@ import { markReferralReversed } from './referrals.ts';
 import { entryByOperation, entryByRequest } from './store.ts';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
-export const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];
+const REVERSIBLE_REASONS: readonly LedgerReason[] = ['action', 'referral', 'receipt', 'ticket_scan'];
 
 export interface ReversalInput {
   organization_id: string;
@@ -29,7 +29,7 @@ export interface ReversalInput {
   now?: Date;
 }
 
-export interface ReversalRecord {
+interface ReversalRecord {
   type: 'scan' | 'referral';
   id: string;
 }
@@ -139,7 +139,7 @@ export function onScanCreditReversed(listener: ScanReversedListener): void {
   scanReversed.set(listener);
 }
 
-export interface ReversalMark {
+interface ReversalMark {
   reversed_at: string;
   reason: string;
   entry_id: string;

@@ -9,7 +9,7 @@ import { invalid } from '../core/errors.ts';
 import { type ActionLimit, type ActionPolicy, defaultPolicy } from './policies.ts';
 import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store.ts';
 
-export const DEFAULT_ACTIONS: Record<string, number> = {
+const DEFAULT_ACTIONS: Record<string, number> = {
   daily_login: 5,
   profile_completed: 50,
   purchase: 10,
@@ -19,11 +19,11 @@ export const DEFAULT_ACTIONS: Record<string, number> = {
   app_download: 25,
   newsletter_signup: 10,
 };
-export const DEFAULT_REFERRAL_POINTS = 100;
-export const DEFAULT_REFERRED_POINTS = 50;
-export const DEFAULT_MAX_POINTS_PER_SCAN = 500;
+const DEFAULT_REFERRAL_POINTS = 100;
+const DEFAULT_REFERRED_POINTS = 50;
+const DEFAULT_MAX_POINTS_PER_SCAN = 500;
 /** A user may be referred only this many days after their account was created. */
-export const DEFAULT_REFERRAL_WINDOW_DAYS = 30;
+const DEFAULT_REFERRAL_WINDOW_DAYS = 30;
 
 export interface Rules {
   organization_id: string;
@@ -43,8 +43,8 @@ export interface Rules {
 }
 
 /** An action as an admin sets it: points alone (the name's default policy), or with its policy. */
-export type ActionInput = number | { points: number; self_service?: boolean; limit?: ActionLimit | null };
-export type PolicyInput = { self_service?: boolean; limit?: ActionLimit | null };
+type ActionInput = number | { points: number; self_service?: boolean; limit?: ActionLimit | null };
+type PolicyInput = { self_service?: boolean; limit?: ActionLimit | null };
 export interface RulesInput {
   actions?: Record<string, ActionInput>;
   policies?: Record<string, PolicyInput>;
@@ -60,7 +60,7 @@ export interface RulesInput {
  * Rules are read on every award: each process keeps them for RULES_CACHE_MS. A change is seen at
  * once by the process that made it and within that time by the others (edge replicas).
  */
-export const RULES_CACHE_MS = 2000;
+const RULES_CACHE_MS = 2000;
 const cache = new Cache<string, Rules>({ max: 10_000, ttlMs: RULES_CACHE_MS });
 
 export const getRules = (organization_id: string): Promise<Rules> =>

@@ -19,9 +19,6 @@ export const ERASURES_RUNNING_PER_ORGANIZATION = 2;
 export const ERASURE_STATUSES = ['processing', 'completed'] as const;
 export type ErasureStatus = (typeof ERASURE_STATUSES)[number];
 
-export const STEP_STATUSES = ['pending', 'done'] as const;
-export type StepStatus = (typeof STEP_STATUSES)[number];
-
 /** Who asked: kept on the request's record (the audit trail has the full actor too). */
 export interface Requester {
   key_id: string;

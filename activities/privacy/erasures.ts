@@ -49,7 +49,7 @@ export interface ErasureView {
 
 const iso = (d?: Date) => (d ? new Date(d).toISOString() : null);
 
-export function viewErasure(d: ErasureDoc): ErasureView {
+function viewErasure(d: ErasureDoc): ErasureView {
   const steps: ErasureView['steps'] = {};
   for (const [k, v] of Object.entries(d.steps ?? {}))
     steps[k] = { status: v.status, report: v.report ?? {}, at: iso(v.at) };
@@ -91,7 +91,7 @@ export async function requestErasure(
 }
 
 /** The erasure of `ref`: a user_id (during or after the erasure) or the idp_id of a user being erased. */
-export async function findErasure(organization_id: string, ref: string): Promise<ErasureDoc | null> {
+async function findErasure(organization_id: string, ref: string): Promise<ErasureDoc | null> {
   if (isPlatformUserId(ref)) return erasureById(erasureKey(organization_id, ref));
   const user = await findUser(organization_id, ref);
   return user ? erasureById(erasureKey(organization_id, user.user_id)) : null;

@@ -42,7 +42,7 @@ export interface ExportView {
 
 const iso = (d?: Date) => (d ? new Date(d).toISOString() : null);
 
-export function viewExport(d: ExportDoc): ExportView {
+function viewExport(d: ExportDoc): ExportView {
   return {
     export_id: d._id,
     user_id: d.user_id,
@@ -56,9 +56,9 @@ export function viewExport(d: ExportDoc): ExportView {
   };
 }
 
-export const objectPrefix = (export_id: string) => `privacy/exports/${export_id}/`;
+const objectPrefix = (export_id: string) => `privacy/exports/${export_id}/`;
 const partKey = (export_id: string, part: string) => `${objectPrefix(export_id)}parts/${part}.json`;
-export const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.zip`;
+const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.zip`;
 
 /**
  * Starts an export of the user's data. One at a time per user: while one is gathered, asking again

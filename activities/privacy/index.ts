@@ -1,9 +1,7 @@
 /** The privacy component's surface: a user's data exported and erased (docs/privacy.md). */
-export { ERASURE_STATUSES, EXPORT_STATUSES, type Requester } from './constants.ts';
 export {
   beginUserErasure,
   eraseUserPart,
-  type ErasureView,
   finishUserErasure,
   getErasure,
   LAST_PART,
@@ -16,7 +14,6 @@ export {
   beginUserExport,
   expireUserExport,
   exportUserPart,
-  type ExportView,
   failUserExport,
   getExport,
   openExportDownload,

@@ -77,7 +77,7 @@ const erasureSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false, minimize: false },
 );
 
-export interface ErasureStep {
+interface ErasureStep {
   status: 'pending' | 'done';
   report: Record<string, number>;
   at?: Date;

@@ -31,7 +31,7 @@ const segment = (s: string) =>
     .replace(/[^A-Za-z0-9._-]+/g, '_')
     .replace(/^\.+/, '_')
     .slice(0, 120) || '_';
-export const zipPath = (component: string, name: string) =>
+const zipPath = (component: string, name: string) =>
   `files/${segment(component)}/${name.split('/').map(segment).join('/')}`;
 
 async function sizeOf(key: string): Promise<number | null> {

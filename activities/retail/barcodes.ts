@@ -13,7 +13,7 @@
  * Any other code is kept and matched exactly as given (trimmed): printable ASCII, at most
  * 64 characters.
  */
-export type BarcodeKind = 'EAN-13' | 'EAN-8' | 'UPC-A' | 'UPC-E' | 'GTIN-14' | 'OTHER';
+type BarcodeKind = 'EAN-13' | 'EAN-8' | 'UPC-A' | 'UPC-E' | 'GTIN-14' | 'OTHER';
 
 export interface Barcode {
   kind: BarcodeKind;
@@ -27,7 +27,7 @@ export interface Barcode {
 
 export class BarcodeError extends Error {}
 
-export const MAX_BARCODE_LENGTH = 64;
+const MAX_BARCODE_LENGTH = 64;
 
 /** GS1 check digit of the digits before it (weights 3,1,3,… from the right). */
 export function checkDigit(body: string): number {

@@ -266,10 +266,6 @@ export async function venueProducts(organization_id: string, venue_id: number): 
   });
 }
 
-export async function deleteVenueMappings(organization_id: string, venue_id: number): Promise<void> {
-  await mappings.removeOfVenue(organization_id, venue_id);
-}
-
 /** What catalogue search scores: the organization's brands, products and venues, as answered. */
 export async function searchableCatalogue(
   organization_id: string,

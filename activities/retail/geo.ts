@@ -1,5 +1,5 @@
 /** Great-circle distances, the bounding box of a search radius and latitude bands (pure). */
-export const EARTH_RADIUS_M = 6_371_008.8;
+const EARTH_RADIUS_M = 6_371_008.8;
 const rad = (d: number) => (d * Math.PI) / 180;
 
 /** Haversine distance in meters. */
@@ -55,7 +55,7 @@ export function boundingBox(lat: number, lon: number, radiusM: number): Box {
  * longitude range, which a B-tree answers with one seek per band on MongoDB and on SQLite. Changing
  * the width means rewriting every venue's band.
  */
-export const LAT_BAND_DEG = 0.002;
+const LAT_BAND_DEG = 0.002;
 
 export const latBand = (lat: number) => Math.floor(lat / LAT_BAND_DEG);
 

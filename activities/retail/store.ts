@@ -32,7 +32,7 @@ export interface Page {
 }
 
 /** One page in id order, with the total. */
-export async function paged<D, V>(
+async function paged<D, V>(
   model: Model<D>,
   filter: Record<string, unknown>,
   page: Page,

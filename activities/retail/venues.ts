@@ -20,7 +20,7 @@ export interface VenueInput {
 }
 
 /** What nearby answers report as `engine`. */
-export const NEARBY_ENGINE = 'latitude-bands';
+const NEARBY_ENGINE = 'latitude-bands';
 
 /** Candidates for a receipt without a venue, and for search: the organization's first venues. */
 const ORGANIZATION_VENUES_MAX = 5000;

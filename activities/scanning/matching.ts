@@ -5,7 +5,7 @@
 import { isOnSaleStatus } from '../retail/constants.ts';
 import type { ParsedReceipt, ReceiptItem } from './receipt.ts';
 
-export const normalize = (s: string) =>
+const normalize = (s: string) =>
   s
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -130,7 +130,7 @@ export interface ProductMatch {
 }
 
 /** Below this name similarity a line is not taken for any product. */
-export const MIN_NAME_SIMILARITY = 0.5;
+const MIN_NAME_SIMILARITY = 0.5;
 
 function priceAgreement(unit: number, expected: number | null): number | null {
   if (expected === null || expected <= 0) return null;

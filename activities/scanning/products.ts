@@ -1,6 +1,6 @@
 /** The shapes of a scan's answer shared by its steps and its events: its status and each product found on the receipt. */
 export type ScanStatus = 'processing' | 'pending_validation' | 'completed' | 'rejected' | 'failed';
-export type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';
+type ProductValidation = 'auto_approved' | 'pending' | 'approved' | 'rejected';
 
 export interface ScanProduct {
   id: string;

@@ -43,7 +43,7 @@ const TYPES: Record<string, EventType> = {
 };
 
 /** Why a scan was rejected, as a code: the workflow's reasons (workflows/ticket-scan.ts) are sentences. */
-export function rejectionCode(reason: string | null | undefined): string | null {
+function rejectionCode(reason: string | null | undefined): string | null {
   if (!reason) return null;
   if (reason.startsWith('Duplicate of scan')) return 'duplicate';
   if (reason.startsWith('No catalogue products')) return 'no_products_recognized';
@@ -53,7 +53,7 @@ export function rejectionCode(reason: string | null | undefined): string | null 
 }
 
 /** The event's data: what a receiver needs to act on the scan. */
-export function scanEventData(v: MirroredScan): Record<string, unknown> {
+function scanEventData(v: MirroredScan): Record<string, unknown> {
   return {
     scan_id: v.id,
     user_id: v.user_id,

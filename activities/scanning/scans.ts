@@ -21,7 +21,7 @@ import { type MirroredScan, recordScanEvent } from './publish.ts';
 import { type ParsedReceipt, parseReceipt } from './receipt.ts';
 import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
 
-export type { ProductValidation, ScanProduct, ScanStatus } from './products.ts';
+export type { ScanProduct, ScanStatus } from './products.ts';
 
 export interface ReadReceipt {
   media_public_id: string;
@@ -83,7 +83,7 @@ async function claim(key: string, scan_id: string): Promise<string | null> {
   return null;
 }
 
-export interface AnalyseInput {
+interface AnalyseInput {
   scan_id: string;
   organization_id: string;
   user_id: string;
@@ -93,7 +93,7 @@ export interface AnalyseInput {
   threshold: number;
 }
 
-export interface Analysis {
+interface Analysis {
   venue_match: VenueMatch;
   products: ScanProduct[];
   unmatched_lines: string[];

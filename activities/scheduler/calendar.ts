@@ -104,7 +104,7 @@ export function zonedToUtc(p: Omit<Parts, 'weekday'>, tz: string): Date {
   return new Date(Math.max(...valid));
 }
 
-export const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
+const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
 const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 
 function monthlyCalendars(

@@ -3,8 +3,6 @@ import mongoose, { Schema } from 'mongoose';
 
 import { EVENT_TYPES, type EventType, type Failure, FAILURES, type Overlap, OVERLAPS } from './constants.ts';
 
-export { DEFAULT_CATCHUP_MINUTES, EVENT_TYPES, type EventType, type Overlap, OVERLAPS } from './constants.ts';
-
 const eventSchema = new Schema(
   {
     _id: { type: String, required: true }, // evt_…; the Temporal Schedule is `event:<_id>`

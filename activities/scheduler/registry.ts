@@ -8,7 +8,7 @@ import type { TaskDefinition } from '../core/scheduled-task.ts';
 import type { EventType } from './constants.ts';
 import { requireWebhookSecret, webhookSigningSecrets } from './webhook-secret.ts';
 
-export type { ScheduledTask, TaskDefinition } from '../core/scheduled-task.ts';
+export type { TaskDefinition } from '../core/scheduled-task.ts';
 
 /**
  * A signed POST to `metadata.url`, signed with the event's organization's own secret

@@ -65,7 +65,7 @@ async function saverStopped(ev: EventDoc): Promise<string> {
  * rotated key's successor), never more than the level it was saved with. Events saved before the
  * saver was recorded use their owner's keys. No usable key: 403.
  */
-export async function currentLevel(ev: EventDoc): Promise<number> {
+async function currentLevel(ev: EventDoc): Promise<number> {
   const user_id = ev.actor_user_id ?? ev.user_id;
   const saved = ev.actor_level ?? Number.POSITIVE_INFINITY;
   const level = await currentKeyLevel(ev.organization_id, user_id, ev.actor_key_id);

@@ -61,7 +61,7 @@ const normalized = (input: EventInput): EventInput => ({
 const LAST_TIME = Date.UTC(2100, 11, 31);
 
 /** Rules every create and update passes (422 naming the field). */
-export function checkTiming(input: EventInput, now = new Date()): string | null {
+function checkTiming(input: EventInput, now = new Date()): string | null {
   const tz = typeof input.metadata.timezone === 'string' ? input.metadata.timezone : null;
   if (tz && !isTimeZone(tz)) throw invalid('metadata.timezone', `unknown IANA time zone "${tz}"`);
   if (input.start_event.getTime() >= LAST_TIME)

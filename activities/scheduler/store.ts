@@ -399,7 +399,7 @@ export async function eventsOf(organization_id: string, user_id?: string): Promi
     .lean<EventDoc[]>();
 }
 
-export const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
+const completionKey = (event_id: string, start_event: Date) => `${event_id}@${start_event.toISOString()}`;
 
 /** Which of these one-off events' start-time runs happened (their completions, by the event_id index). */
 export async function completedEvents(events: Array<Pick<EventDoc, '_id' | 'start_event'>>): Promise<Set<string>> {

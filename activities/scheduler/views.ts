@@ -11,7 +11,7 @@ import { type EventDoc, eventMetadata } from './store.ts';
 const NEXT_RUNS = 5;
 
 /** The Schedule's controls and the next 5 times by the rule (computed while paused too; none once completed). */
-export const controlView = (e: EventDoc) => ({
+const controlView = (e: EventDoc) => ({
   cron: e.cron ?? null,
   paused: e.paused === true,
   pause_note: e.paused ? (e.pause_note ?? null) : null,

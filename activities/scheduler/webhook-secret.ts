@@ -25,7 +25,7 @@ export interface WebhookSecretView {
 const ROTATE_ROUTE = 'POST /api/scheduler-service/webhook-secret/rotate';
 
 /** Why a scheduled webhook of an organization without a secret is refused (saved or run). */
-export const noWebhookSecret = () =>
+const noWebhookSecret = () =>
   new PlatformError(
     422,
     `Scheduled webhooks are signed with the organization's own secret, and this organization has none: an admin creates it with ${ROTATE_ROUTE} (shown once)`,
@@ -61,7 +61,7 @@ export async function webhookSigningSecrets(organization_id: string, now = new D
   return doc.secrets.filter((s, i) => i === 0 || inGrace(s, now)).map((s) => decryptSecret(s.value));
 }
 
-export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 /**
  * Creates the organization's secret, or replaces it: the current one keeps signing for

@@ -42,10 +42,10 @@ export function configureSearch(s: SearchSources): void {
   sources.set(s);
 }
 
-export const HISTORY_LIMIT = 100;
+const HISTORY_LIMIT = 100;
 const PER_TYPE = 10;
 
-export const normalizeQuery = (q: string) =>
+const normalizeQuery = (q: string) =>
   q
     .toLowerCase()
     .normalize('NFKD')
@@ -68,7 +68,7 @@ function top<T>(items: T[], scoreOf: (x: T) => number): Array<T & { score: numbe
     .slice(0, PER_TYPE);
 }
 
-export interface SearchData {
+interface SearchData {
   query: string;
   brands: unknown[];
   products: unknown[];
@@ -79,7 +79,7 @@ export interface SearchData {
   total: number;
 }
 
-export async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
+async function runSearch(organization_id: string, user_id: string, query: string): Promise<SearchData> {
   const terms = [
     ...new Set(
       normalizeQuery(query)

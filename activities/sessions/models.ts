@@ -8,7 +8,7 @@ import mongoose, { Schema } from 'mongoose';
 import { idFrom } from '../core/db/index.ts';
 import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants.ts';
 
-export { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus };
+export { type SessionSource, type SessionStatus };
 
 const sessionSchema = new Schema(
   {

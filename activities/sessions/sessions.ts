@@ -29,7 +29,7 @@ export interface SessionView {
   };
 }
 
-export function viewSession(s: SessionDoc): SessionView {
+function viewSession(s: SessionDoc): SessionView {
   return {
     session_id: s.session_id,
     user_id: s.user_id,

@@ -78,7 +78,7 @@ const SYNONYMS: string[][] = [
 ];
 
 /** Very light English stemming: enough to fold plurals and common verb endings. */
-export function stem(word: string): string {
+function stem(word: string): string {
   let w = word.toLowerCase();
   if (w.length > 5 && w.endsWith('ies')) w = `${w.slice(0, -3)}y`;
   for (const suffix of [
@@ -115,7 +115,7 @@ export function terms(text: string): string[] {
 const synonymGroups = SYNONYMS.map((g) => g.map((phrase) => terms(phrase).join(' ')));
 
 /** The query's terms plus the terms of every synonym group one of its words or phrases belongs to. */
-export function expandQuery(text: string): { terms: string[]; expanded: Set<string> } {
+function expandQuery(text: string): { terms: string[]; expanded: Set<string> } {
   const base = terms(text);
   const joined = ` ${base.join(' ')} `;
   const expanded = new Set(base);
@@ -134,7 +134,7 @@ export interface Article {
   tags: string[];
 }
 
-export interface Passage {
+interface Passage {
   article: Article;
   index: number;
   text: string;

@@ -79,7 +79,7 @@ export async function deleteArticle(organization_id: string, id: string): Promis
   indexes.delete(organization_id);
 }
 
-export interface Citation {
+interface Citation {
   article_id: string;
   title: string;
   passage: string;

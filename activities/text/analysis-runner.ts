@@ -14,7 +14,7 @@ export type Analysis = ReturnType<typeof analyse>;
  * Every pattern is linear, so 500,000 characters take well under a second; the budget only
  * matters when something regresses or the machine is starved.
  */
-export const ANALYSIS_BUDGET_MS = 5000;
+const ANALYSIS_BUDGET_MS = 5000;
 
 type Reply = { analysis: Analysis; vector?: number[]; error?: undefined } | { error: string };
 

@@ -38,8 +38,6 @@ const answer = z.object({
     })
     .passthrough(),
 });
-export const supportAnswer = answer;
-
 defineRoute({
   method: 'POST',
   paths: ['/support'],

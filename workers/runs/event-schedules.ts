@@ -56,14 +56,14 @@ function options(e: EventDoc) {
   };
 }
 
-export async function createSchedule(e: EventDoc): Promise<void> {
+async function createSchedule(e: EventDoc): Promise<void> {
   const client = await temporal();
   const { memo, ...rest } = options(e);
   await client.schedule.create({ scheduleId: scheduleId(e._id), ...rest, memo });
 }
 
 /** The Schedule is updated in place (its id, history and run list stay), never recreated. */
-export async function updateSchedule(e: EventDoc): Promise<void> {
+async function updateSchedule(e: EventDoc): Promise<void> {
   const client = await temporal();
   const { spec, action, policies } = options(e);
   await client.schedule
@@ -71,7 +71,7 @@ export async function updateSchedule(e: EventDoc): Promise<void> {
     .update((prev) => ({ ...prev, spec, action, policies: { ...prev.policies, ...policies } }));
 }
 
-export async function deleteSchedule(event_id: string): Promise<void> {
+async function deleteSchedule(event_id: string): Promise<void> {
   const client = await temporal();
   try {
     await client.schedule.getHandle(scheduleId(event_id)).delete();
@@ -81,7 +81,7 @@ export async function deleteSchedule(event_id: string): Promise<void> {
 }
 
 /** Pause or resume through the Schedule itself: a paused Schedule starts nothing on its own. */
-export async function pauseSchedule(event_id: string, paused: boolean, note: string | null): Promise<void> {
+async function pauseSchedule(event_id: string, paused: boolean, note: string | null): Promise<void> {
   const handle = (await temporal()).schedule.getHandle(scheduleId(event_id));
   const why = note ?? (paused ? 'Paused through the scheduler API' : 'Resumed through the scheduler API');
   try {
@@ -101,7 +101,7 @@ export async function pauseSchedule(event_id: string, paused: boolean, note: str
  * run's history). Started directly rather than through the Schedule's trigger, which cannot be
  * given a workflow id; the run has no scheduled time, so it is recorded as manual like a trigger's.
  */
-export async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; replayed: boolean }> {
+async function runOnce(e: EventDoc, key: string): Promise<{ at: Date; replayed: boolean }> {
   const client = await temporal();
   const { action } = options(e);
   const workflowId = `event-run:${e._id}-key-${createHash('sha256').update(key).digest('hex').slice(0, 32)}`;
@@ -139,7 +139,7 @@ export async function triggerSchedule(
 }
 
 /** When the Schedule last started a run (on time or triggered by hand), from its recent actions; null: none yet. */
-export async function lastActionAt(event_id: string): Promise<Date | null> {
+async function lastActionAt(event_id: string): Promise<Date | null> {
   const handle = (await temporal()).schedule.getHandle(scheduleId(event_id));
   try {
     const times = (await handle.describe()).info.recentActions.map((a) => a.takenAt.getTime());

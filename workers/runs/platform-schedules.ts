@@ -22,7 +22,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
  */
 export const retentionScheduleId = (taskQueue: string) => `retention:normalized-responses:${taskQueue}`;
 export const loyaltyScheduleId = (taskQueue: string) => `loyalty:maintenance:${taskQueue}`;
-export const eventsScheduleId = (taskQueue: string) => `events:maintenance:${taskQueue}`;
+const eventsScheduleId = (taskQueue: string) => `events:maintenance:${taskQueue}`;
 
 export async function ensureSchedules(connection: Connection, cfg: Config): Promise<void> {
   const client = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });

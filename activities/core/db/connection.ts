@@ -75,7 +75,7 @@ export async function connectDb(uri: string): Promise<void> {
 }
 
 /** Creates the indexes of every registered model (idempotent; models imported late call it again). */
-export async function ensureIndexes(): Promise<void> {
+async function ensureIndexes(): Promise<void> {
   await Promise.all(Object.values(mongoose.models).map((m) => m.createIndexes()));
 }
 
