@@ -217,6 +217,23 @@ describe('purchases without a payment provider', () => {
   const clients = useSuiteClients();
   afterAll(() => stopEdges());
 
+  it('the payment webhook without PAYMENT_WEBHOOK_SECRET answers what a purchase answers: 503 payment provider not configured, nothing started', async () => {
+    const url = await startExtraEdge({ PAYMENT_WEBHOOK_SECRET: '' });
+    const body = JSON.stringify({ id: 'evt_unconfigured', type: 'payment_intent.succeeded', data: { object: {} } });
+    const res = await call('POST', '/api/billing/webhooks/payment', {
+      baseUrl: url,
+      body,
+      contentType: 'application/json',
+      headers: { 'stripe-signature': 't=1,v1=00' },
+    });
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ detail: 'payment provider not configured' });
+    expect(
+      await clients.db.collection('billing_payment_events').countDocuments({ _id: 'evt_unconfigured' as never }),
+    ).toBe(0);
+    await expect(clients.temporal.workflow.getHandle('payment:evt_unconfigured').describe()).rejects.toThrow();
+  });
+
   it('test payment methods buy nothing unless PAYMENTS_TEST_MODE is on: 503, no purchase, no tokens', async () => {
     // An edge with no Stripe key and the test mode left at its default (off); the suite's edge has it on.
     const url = await startExtraEdge({ STRIPE_SECRET_KEY: '', PAYMENTS_TEST_MODE: '' });

@@ -8,7 +8,7 @@
  *
  * docs/architecture.md draws the rooms and the import rules (.dependency-cruiser.cjs checks them).
  */
-import { billingTask, billingUserData } from '../activities/billing/index.ts';
+import { billingTask, billingUserData, configureBilling } from '../activities/billing/index.ts';
 import { documentsTask, documentsUserData } from '../activities/documents/index.ts';
 import { emailTask, emailUserData } from '../activities/email/index.ts';
 import { configureEvents, eventsUserData, registerEventSource } from '../activities/events/index.ts';
@@ -34,7 +34,14 @@ import { sessionsUserData } from '../activities/sessions/index.ts';
 import { supportTask, supportUserData } from '../activities/support/index.ts';
 import { textUserData, userTextExcerpts } from '../activities/text/index.ts';
 import { eventSchedules } from './runs/event-schedules.ts';
-import { eventDeliveries, privacyRuns, redemptionRuns, scanRunOpen, startFeedbackAnalysis } from './runs/starts.ts';
+import {
+  eventDeliveries,
+  privacyRuns,
+  redemptionRuns,
+  scanRunOpen,
+  startFeedbackAnalysis,
+  startPaymentEvent,
+} from './runs/starts.ts';
 
 let wired = false;
 
@@ -59,6 +66,7 @@ export function wirePlatform(): void {
   });
   // --- the runs components need but cannot start themselves (they hold no Temporal client) ---
   configureFeedback({ startAnalysis: startFeedbackAnalysis });
+  configureBilling({ startPaymentEvent });
   configureGifts({ runs: redemptionRuns });
   // whether a scan's run is still open (the list drops records of runs that are gone)
   configureScanning({ runOpen: scanRunOpen });

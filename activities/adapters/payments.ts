@@ -61,7 +61,7 @@ export class PaymentsNotConfigured extends PlatformError {
 }
 
 let stripeClient: Stripe | undefined;
-export function stripe(): Stripe {
+function stripe(): Stripe {
   stripeClient ??= new Stripe(config().STRIPE_SECRET_KEY ?? 'sk_test_webhooks_only', {
     maxNetworkRetries: 2,
     timeout: 30_000,
@@ -123,4 +123,48 @@ export async function charge(input: {
       };
     throw err;
   }
+}
+
+/** A payment provider's event, verified: what the platform reads of it (nothing else is kept). */
+export interface VerifiedPaymentEvent {
+  id: string;
+  type: string;
+  livemode: boolean;
+  object: {
+    id?: string;
+    metadata?: Record<string, string>;
+    payment_intent?: string | null;
+    last_payment_error?: { message?: string } | null;
+  };
+}
+
+/** How old a signed event may be (Stripe's own default). */
+const SIGNATURE_TOLERANCE_S = 300;
+
+/**
+ * Checks a provider event's signature on its raw body (PAYMENT_WEBHOOK_SECRET) and reads it:
+ * without a secret nothing can be checked, so nothing is accepted (payment provider not
+ * configured, as for a purchase); a missing, wrong or stale signature is refused.
+ */
+export function verifyPaymentEvent(raw: string | Buffer, signature: string | undefined): VerifiedPaymentEvent {
+  const secret = config().PAYMENT_WEBHOOK_SECRET;
+  if (!secret) throw new PaymentsNotConfigured();
+  let verified: Stripe.Event;
+  try {
+    verified = stripe().webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
+  } catch {
+    throw new PlatformError(400, 'Invalid payment webhook signature');
+  }
+  const object = verified.data.object as unknown as Record<string, unknown>;
+  return {
+    id: verified.id,
+    type: verified.type,
+    livemode: verified.livemode,
+    object: {
+      id: typeof object.id === 'string' ? object.id : undefined,
+      metadata: (object.metadata as Record<string, string>) ?? {},
+      payment_intent: typeof object.payment_intent === 'string' ? object.payment_intent : null,
+      last_payment_error: (object.last_payment_error as { message?: string }) ?? null,
+    },
+  };
 }

@@ -4,10 +4,11 @@
  */
 import { createHash } from 'node:crypto';
 
-import { charge, paymentProvider } from '../adapters/payments.ts';
+import { charge, paymentProvider, type VerifiedPaymentEvent, verifyPaymentEvent } from '../adapters/payments.ts';
 import { warnLine } from '../core/background.ts';
 import { conflict, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { handedIn } from '../core/wiring.ts';
 import { recordEvent } from '../events/index.ts';
 import { computeBalance } from './balance.ts';
 import {
@@ -311,16 +312,31 @@ export async function recordUsage(input: {
   }); // the same call recorded twice counts once
 }
 
-export interface PaymentEventInput {
-  id: string;
-  type: string;
-  livemode: boolean;
-  object: {
-    id?: string;
-    metadata?: Record<string, string>;
-    payment_intent?: string | null;
-    last_payment_error?: { message?: string } | null;
-  };
+/** A verified provider event, as the payment workflow applies it. */
+export type PaymentEventInput = VerifiedPaymentEvent;
+
+/** Starts the run that applies a provider event (`payment:<event id>`), filed under its buyer: handed in by the root. */
+export type StartPaymentEvent = (
+  event: PaymentEventInput,
+  owner: { organization_id: string; user_id: string } | null,
+) => Promise<void>;
+
+const paymentRuns = handedIn<StartPaymentEvent>("billing's payment event runs");
+
+/** Hands billing the start of its payment event runs (the composition root, once per process). */
+export function configureBilling(deps: { startPaymentEvent: StartPaymentEvent }): void {
+  paymentRuns.set(deps.startPaymentEvent);
+}
+
+/**
+ * A provider's event as it arrived (POST /api/billing/webhooks/payment): verified on its raw body,
+ * then applied once by its own run, filed under the buyer our purchase record names (one read),
+ * not the event's metadata. Acknowledged once the run is durably started (the provider wants a
+ * quick 2xx); the same event again finds its run started or done and starts nothing new.
+ */
+export async function receivePaymentEvent(raw: string | Buffer, signature: string | undefined): Promise<void> {
+  const event = verifyPaymentEvent(raw, signature);
+  await paymentRuns.get()(event, await purchaseOwner(event));
 }
 
 /** The purchase a provider event is about: named by `metadata.transaction_id`, or for a refund by its payment intent. */
@@ -332,7 +348,7 @@ async function purchaseOf(e: PaymentEventInput): Promise<PurchaseDoc | null> {
 }
 
 /** Who bought what an event settles, so its run is filed under them; null when no purchase matches. */
-export async function purchaseOwner(
+async function purchaseOwner(
   e: PaymentEventInput,
 ): Promise<{ organization_id: string; user_id: string } | null> {
   const txn = await purchaseOf(e);

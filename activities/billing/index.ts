@@ -1,12 +1,13 @@
 /** The billing component's surface: what the edge, the workflows and other components may use. */
-export type { PaymentEventInput } from './billing.ts';
+export type { PaymentEventInput, StartPaymentEvent } from './billing.ts';
 export {
   applyPaymentEvent,
+  configureBilling,
   createPackage,
   listPackages,
   PaymentRequired,
-  purchaseOwner,
   purchaseTokens,
+  receivePaymentEvent,
   recordUsage,
   tokenUsage,
   usageTotals,

@@ -9024,6 +9024,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
+            /** @description Payments are not configured (no PAYMENT_WEBHOOK_SECRET): nothing can be verified, nothing is accepted */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
         };
     };
     getLlmConfigLlmConfigs: {

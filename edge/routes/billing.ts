@@ -3,24 +3,18 @@
  * sandbox when PAYMENTS_TEST_MODE is on), usage, and the signed payment webhook applied by `payment:<event id>`.
  */
 import { getRequestHeader } from 'h3';
-import Stripe from 'stripe';
 import { z } from 'zod';
 
-import { PaymentsNotConfigured, stripe } from '../../activities/adapters/payments.ts';
+import { PaymentsNotConfigured } from '../../activities/adapters/payments.ts';
 import {
   createPackage,
   listPackages,
   type PaymentEventInput,
   PaymentRequired,
-  purchaseOwner,
   purchaseTokens,
+  receivePaymentEvent,
   tokenUsage,
 } from '../../activities/billing/index.ts';
-import { config } from '../../activities/core/config.ts';
-import { PlatformError } from '../../activities/core/errors.ts';
-import { startIdempotent } from '../../workers/runs/client.ts';
-import { paymentEventWorkflow } from '../../workflows/payments.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute, readBodyLimited, Reply } from '../http.ts';
 import { organizationId, requiredId } from '../schemas.ts';
@@ -187,7 +181,11 @@ defineRoute({
 defineRoute({
   method: 'POST',
   paths: ['/api/billing/webhooks/payment'],
-  statuses: { 400: 'The signature is missing or invalid (or older than 300 s)', 413: 'Body over 1 MB' },
+  statuses: {
+    400: 'The signature is missing or invalid (or older than 300 s)',
+    413: 'Body over 1 MB',
+    503: 'Payments are not configured (no PAYMENT_WEBHOOK_SECRET): nothing can be verified, nothing is accepted',
+  },
   tag,
   summary:
     "The payment provider's events: Stripe signature (payment-signature or stripe-signature header, 300 s tolerance) checked on the raw body, then applied once by the workflow payment:<event id> (acknowledged once the run is started)",
@@ -195,40 +193,11 @@ defineRoute({
   rateLimit: 'ip',
   response: z.object({ status: z.literal('success') }),
   handler: async ({ event }) => {
-    const secret = config().PAYMENT_WEBHOOK_SECRET;
-    if (!secret) throw new PlatformError(500, 'payment provider not configured');
     const raw = await readBodyLimited(event, 1024 * 1024);
-    const signature = getRequestHeader(event, 'payment-signature') ?? getRequestHeader(event, 'stripe-signature');
-    let verified: Stripe.Event;
-    try {
-      verified = stripe().webhooks.constructEvent(raw, signature ?? '', secret, 300);
-    } catch {
-      throw new PlatformError(400, 'Invalid payment webhook signature');
-    }
-    const object = verified.data.object as unknown as Record<string, unknown>;
-    const input: PaymentEventInput = {
-      id: verified.id,
-      type: verified.type,
-      livemode: verified.livemode,
-      object: {
-        id: typeof object.id === 'string' ? object.id : undefined,
-        metadata: (object.metadata as Record<string, string>) ?? {},
-        payment_intent: typeof object.payment_intent === 'string' ? object.payment_intent : null,
-        last_payment_error: (object.last_payment_error as { message?: string }) ?? null,
-      },
-    };
-    // The run is filed under the buyer, found from our own purchase record (one read), not from
-    // the event's metadata; an event that settles no purchase is filed under "_platform" (no
-    // organization id starts with "_").
-    const owner = await purchaseOwner(input);
-    const attributes = platformSearchAttributes(
-      owner?.organization_id ?? '_platform',
-      owner?.user_id ?? '_payment-provider',
-      'billing',
+    await receivePaymentEvent(
+      raw,
+      getRequestHeader(event, 'payment-signature') ?? getRequestHeader(event, 'stripe-signature'),
     );
-    // Acknowledged once the run is durably started (the provider wants a quick 2xx); a repeat of
-    // the event finds the run started or done and is acknowledged without a second one.
-    await startIdempotent(paymentEventWorkflow, `payment:${verified.id}`, [input], attributes);
     return { status: 'success' };
   },
 });

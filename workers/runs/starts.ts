@@ -5,6 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNotFoundError } from '@temporalio/client';
 
+import type { StartPaymentEvent } from '../../activities/billing/index.ts';
 import { config } from '../../activities/core/config.ts';
 import type { DeliveryRun, DeliveryRuns } from '../../activities/events/index.ts';
 import type { StartAnalysis } from '../../activities/feedback/index.ts';
@@ -12,12 +13,13 @@ import type { RedemptionRuns } from '../../activities/gifts/index.ts';
 import type { PrivacyOwner, PrivacyRuns } from '../../activities/privacy/index.ts';
 import type { ScanRunOpen } from '../../activities/scanning/index.ts';
 import { feedbackAnalysisWorkflow } from '../../workflows/feedback.ts';
+import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflows/redemption.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { userErasureWorkflow } from '../../workflows/user-erasure.ts';
 import { userExportWorkflow } from '../../workflows/user-export.ts';
 import { type DeliveryInput, retryNowSignal, webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
-import { taskQueue, temporal } from './client.ts';
+import { startIdempotent, taskQueue, temporal } from './client.ts';
 
 /** `feedback-analysis:<id>`: analyses a stored feedback in the background. */
 export const startFeedbackAnalysis: StartAnalysis = async ({ feedback_id, organization_id, user_id }) => {
@@ -197,4 +199,18 @@ export const privacyRuns: PrivacyRuns = {
     }
     return deleted;
   },
+};
+
+/**
+ * `payment:<event id>`: applies a verified payment provider event once (the provider's retries
+ * find the run started or done), filed under the buyer our purchase record names, else under
+ * "_platform" (no organization id starts with "_").
+ */
+export const startPaymentEvent: StartPaymentEvent = async (event, owner) => {
+  await startIdempotent(
+    paymentEventWorkflow,
+    `payment:${event.id}`,
+    [event],
+    platformSearchAttributes(owner?.organization_id ?? '_platform', owner?.user_id ?? '_payment-provider', 'billing'),
+  );
 };
