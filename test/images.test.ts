@@ -47,15 +47,6 @@ async function objectBytes(key: string): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function objectExists(key: string): Promise<boolean> {
-  try {
-    await minio.statObject(env().MINIO_BUCKET, key);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Colour of a pixel near the left and right edge of a JPEG: tells orientation from the pixels. */
 async function sides(jpeg: Buffer) {
   const { data, info } = await sharp(jpeg).raw().toBuffer({ resolveWithObject: true });

@@ -187,7 +187,7 @@ describe('the caps count active events only (activities in this process, small c
 
   it('a paused event keeps its place, past its end_date too (a resume never meets the cap); an ended one next to it does not', async () => {
     configure({ SCHEDULER_MAX_EVENTS_PER_USER: '3', SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000' });
-    const { t, u, owner, actor } = await basicOwner();
+    const { t, owner, actor } = await basicOwner();
     const [paused, ended] = [await createEvent(owner, daily(), actor), await createEvent(owner, daily(), actor)];
     await createEvent(owner, daily(), actor);
     // Both past their end; only the paused one keeps its place (it is not over until resumed).
@@ -211,7 +211,7 @@ describe("a user's stored events, ended ones included (activities in this proces
       SCHEDULER_MAX_EVENTS_PER_ORGANIZATION: '1000',
       SCHEDULER_MAX_STORED_EVENTS_PER_USER: '5',
     });
-    const { t, u, owner, actor } = await basicOwner();
+    const { owner, actor } = await basicOwner();
     for (let i = 0; i < 4; i += 1) await createEvent(owner, daily(), actor);
     const statuses = await Promise.all(Array.from({ length: 20 }, () => statusOf(createEvent(owner, daily(), actor))));
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
@@ -257,7 +257,7 @@ describe("a user's stored events, ended ones included (activities in this proces
 describe("scheduler caps over HTTP (the suite's default cap)", () => {
   it('the edge answers 409 {detail} naming the cap once the user holds the default number of events; deleting one over HTTP frees it', async () => {
     configure();
-    const { t, u, owner } = await basicOwner();
+    const { u, owner } = await basicOwner();
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
     const made = [];
     for (let i = 0; i < n; i += 1)
@@ -282,7 +282,7 @@ describe("scheduler caps over HTTP (the suite's default cap)", () => {
 describe('a one-off event that ran no longer counts (HTTP, the worker runs it)', () => {
   it('at the default cap, once the one-off event has run a create over HTTP succeeds; moving the completed event to a new time is 409 and changes nothing', async () => {
     configure();
-    const { t, u, owner } = await basicOwner();
+    const { u, owner } = await basicOwner();
     const n = parseEnv({ ...process.env, ...inject('platformEnv') }).SCHEDULER_MAX_EVENTS_PER_USER;
     const soon = new Date(Math.ceil((Date.now() + 4000) / 1000) * 1000).toISOString();
     const once = await call('POST', B, {

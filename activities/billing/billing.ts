@@ -348,9 +348,7 @@ async function purchaseOf(e: PaymentEventInput): Promise<PurchaseDoc | null> {
 }
 
 /** Who bought what an event settles, so its run is filed under them; null when no purchase matches. */
-async function purchaseOwner(
-  e: PaymentEventInput,
-): Promise<{ organization_id: string; user_id: string } | null> {
+async function purchaseOwner(e: PaymentEventInput): Promise<{ organization_id: string; user_id: string } | null> {
   const txn = await purchaseOf(e);
   return txn ? { organization_id: txn.organization_id, user_id: txn.user_id } : null;
 }

@@ -9,7 +9,6 @@ import { PaymentsNotConfigured } from '../../activities/adapters/payments.ts';
 import {
   createPackage,
   listPackages,
-  type PaymentEventInput,
   PaymentRequired,
   purchaseTokens,
   receivePaymentEvent,

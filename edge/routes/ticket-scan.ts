@@ -6,7 +6,6 @@
  * rejected or failed, and its points are credited once, when no product is pending any more.
  * What a scan records (listed from its start, not listed once failed) is the workflow's own.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 
@@ -17,17 +16,8 @@ import type { Principal } from '../../activities/identity/index.ts';
 import { readStoredObject } from '../../activities/images/index.ts';
 import { getBrand, getVenue } from '../../activities/retail/index.ts';
 import { listScans, readScanMirror } from '../../activities/scanning/index.ts';
-import { startIdempotent, temporal } from '../../workers/runs/client.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
-import {
-  processedUpdate,
-  type ScanInput,
-  scanQuery,
-  type ScanView,
-  ticketScanWorkflow,
-  type ValidateInput,
-  validateUpdate,
-} from '../../workflows/ticket-scan.ts';
+import { runTicketScan, ticketScanState, validateTicketScan } from '../../workers/runs/ticket-scans.ts';
+import type { ScanInput, ScanView } from '../../workflows/ticket-scan.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
 import { once, uploadFor } from '../idempotency.ts';
@@ -170,22 +160,7 @@ async function runScan(
     deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
     image_base_url: `${cfg.publicUrl}${BASE}`,
   };
-  await startIdempotent(
-    ticketScanWorkflow,
-    workflowId,
-    [input],
-    platformSearchAttributes(org, user.user_id, 'ticket_scan'),
-  );
-  const handle = (await temporal()).workflow.getHandle<typeof ticketScanWorkflow>(workflowId);
-  try {
-    return await handle.executeUpdate(processedUpdate);
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw err;
-    // The scan finished (or failed) before the update reached it: its result says how.
-    const { status } = await handle.describe();
-    if (status.name === 'RUNNING') throw err;
-    return await handle.result();
-  }
+  return runTicketScan(input);
 }
 
 /** The scan as the caller may see it: its organization's, and a basic key only its own user's. */
@@ -195,8 +170,7 @@ async function readScan(p: Principal, organization_id: string | undefined, scan_
   let scan: ScanView | null = mirror && FINAL.has(mirror.status) ? mirror : null;
   if (!scan) {
     try {
-      const client = await temporal();
-      scan = await client.workflow.getHandle(`ticket-scan:${scan_id}`).query(scanQuery);
+      scan = await ticketScanState(scan_id);
     } catch {
       scan = mirror; // the workflow is gone (retention) or unreachable: the mirror answers
     }
@@ -394,9 +368,7 @@ defineRoute({
     const scan = await readScan(principal, query.organization_id, params.ticket_id);
     if (scan.status !== 'pending_validation')
       throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
-    const client = await temporal();
-    const update: ValidateInput = { validations: body.validations, validated_by: principal.user_id };
-    return client.workflow.getHandle(`ticket-scan:${scan.id}`).executeUpdate(validateUpdate, { args: [update] });
+    return validateTicketScan(scan.id, { validations: body.validations, validated_by: principal.user_id });
   },
 });
 
