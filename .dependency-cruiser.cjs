@@ -71,6 +71,16 @@ module.exports = {
       to: { path: '^workers/(?!runs/)' },
     },
     {
+      name: 'routes-no-vendor',
+      severity: 'error',
+      comment:
+        'A route validates, calls its component and answers: the vendor SDKs live in activities/adapters/ and Temporal in the runs room (workers/runs/).',
+      from: { path: '^edge/routes/' },
+      to: {
+        path: '^node_modules/(stripe|openai|minio|mongoose|nodemailer|sharp|heic-convert|pdfjs-dist|qrcode|@temporalio)/',
+      },
+    },
+    {
       name: 'tools-stand-apart',
       severity: 'error',
       comment:
@@ -89,7 +99,7 @@ module.exports = {
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: '^(node_modules|test|dist|client)/' },
+    exclude: { path: '^(test|dist|client)/' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     enhancedResolveOptions: { extensions: ['.ts', '.mts', '.js', '.mjs', '.json'] },
