@@ -10,7 +10,7 @@
  * too) by markers, through the hook itself: neither its intent nor its record may hold a marker.
  * A route added later is walked the day it is added.
  */
-import '../edge/app.ts';
+import '../../edge/app.ts';
 
 import { randomBytes } from 'node:crypto';
 

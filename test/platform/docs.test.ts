@@ -4,7 +4,7 @@
  * render: every $ref resolves, every answer and error is a named schema, operationIds are unique.
  * `npm run check:docs` (test/docs-check.ts) drives the page in headless Chromium.
  */
-import '../edge/app.ts';
+import '../../edge/app.ts';
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';

@@ -1,4 +1,4 @@
-import '../edge/app.ts';
+import '../../edge/app.ts';
 
 import { describe, expect, inject, it } from 'vitest';
 
