@@ -8,7 +8,6 @@
  */
 import { createHash, webcrypto } from 'node:crypto';
 
-import { WorkflowNotFoundError } from '@temporalio/client';
 import type { H3Event } from 'h3';
 import { getRequestHeader, setResponseHeader } from 'h3';
 
@@ -16,7 +15,8 @@ import { noteReplay } from '../activities/core/audit-note.ts';
 import { invalid, PlatformError } from '../activities/core/errors.ts';
 import { claimIdempotencyKey, settleIdempotencyKey } from '../activities/idempotency/index.ts';
 import { type StoredUpload, storeUpload, uploadPaths } from '../activities/images/index.ts';
-import { temporal } from '../workers/runs/client.ts';
+import { runLiveOrDone } from '../workers/runs/client.ts';
+import type { UploadWorkflow } from '../workers/runs/uploads.ts';
 import { mapError } from './errors.ts';
 
 const IDEMPOTENCY_HEADER = 'Idempotency-Key';
@@ -43,7 +43,7 @@ export async function requestHash(fields: Record<string, unknown>, file: Buffer)
 /** 4xx answers are the request's own fault and come again for the same key; others may be retried. */
 const isRefusal = (status: number) => status >= 400 && status < 500 && status !== 408 && status !== 429;
 
-export interface Once<R> {
+interface Once<R> {
   event: H3Event;
   /** the route's name in the key's scope (`process_image`, …) */
   route: string;
@@ -72,7 +72,7 @@ function replayed(event: H3Event): void {
  * no replay, and the audit trail records it. Of several requests that wait for one run, the one
  * whose answer settles the key is the one that made the change; the others are replays.
  */
-export async function once<R>(o: Once<R>): Promise<R> {
+async function once<R>(o: Once<R>): Promise<R> {
   const key = idempotencyKeyOf(o.event);
   if (key === undefined) return o.run(o.newId(), false);
   const request_sha256 = await requestHash(o.fields, o.file);
@@ -121,28 +121,16 @@ export async function once<R>(o: Once<R>): Promise<R> {
   return result;
 }
 
-/** Whether the workflow is running or has completed: then a retry attaches to it. */
-async function liveOrDone(workflowId: string): Promise<boolean> {
-  const client = await temporal();
-  try {
-    const { status } = await client.workflow.getHandle(workflowId).describe();
-    return status.name === 'RUNNING' || status.name === 'COMPLETED';
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
-    throw err;
-  }
-}
-
 /**
  * Stores the upload of the run `workflowId` works on. The object's name comes from the media id,
  * so a retry writes the same object at most, and none while the run it attaches to exists.
  */
-export async function uploadFor(
+async function uploadFor(
   workflowId: string,
   retry: boolean,
   input: Parameters<typeof storeUpload>[0],
 ): Promise<StoredUpload> {
-  if (retry && (await liveOrDone(workflowId))) {
+  if (retry && (await runLiveOrDone(workflowId))) {
     const paths = uploadPaths(input.organization_id, input.user_id, input.media_id, input.filename);
     return {
       media_id: input.media_id,
@@ -153,4 +141,61 @@ export async function uploadFor(
     };
   }
   return storeUpload(input);
+}
+
+/** A file a route received and the run that works on it. */
+export interface UploadRun<Rest, R> {
+  organization_id: string;
+  user_id: string;
+  file: { data: Buffer; filename: string; contentType: string };
+  /** a new media or scan id */
+  newId: () => string;
+  /** the run (workers/runs/uploads.ts) and the rest of its input */
+  workflow: UploadWorkflow<Rest, R>;
+  input: Rest;
+}
+
+/** An upload route that honours an Idempotency-Key. */
+export interface KeyedUploadRun<Rest, R> extends UploadRun<Rest, R> {
+  event: H3Event;
+  /** the route's name in the key's scope (`process_image`, …) */
+  route: string;
+  /** every request field the run depends on besides the file */
+  fields: Record<string, unknown>;
+}
+
+/** Stores the file under the run's media id (once: see `uploadFor`), then runs (or attaches to) the run. */
+async function storeAndRun<Rest, R>(u: UploadRun<Rest, R>, media_id: string, retry: boolean): Promise<R> {
+  const workflowId = u.workflow.workflowId(media_id);
+  const upload = await uploadFor(workflowId, retry, {
+    media_id,
+    organization_id: u.organization_id,
+    user_id: u.user_id,
+    filename: u.file.filename,
+    body: u.file.data,
+    content_type: u.file.contentType,
+  });
+  return u.workflow.run(workflowId, upload, u.input);
+}
+
+/** "Store the upload, then run the workflow" for a route without an Idempotency-Key: a new run each time. */
+export function runUpload<Rest, R>(u: UploadRun<Rest, R>): Promise<R> {
+  return storeAndRun(u, u.newId(), false);
+}
+
+/**
+ * "Store the upload once, then run the workflow", as every keyed upload route does it: once per
+ * Idempotency-Key (`once`), the file stored under the run's media id, then the run.
+ */
+export function runOnUpload<Rest, R>(u: KeyedUploadRun<Rest, R>): Promise<R> {
+  return once<R>({
+    event: u.event,
+    route: u.route,
+    organization_id: u.organization_id,
+    user_id: u.user_id,
+    fields: { ...u.fields, filename: u.file.filename, content_type: u.file.contentType },
+    file: u.file.data,
+    newId: u.newId,
+    run: (media_id, retry) => storeAndRun(u, media_id, retry),
+  });
 }

@@ -10,7 +10,7 @@
  */
 import { billingTask, billingUserData, configureBilling } from '../activities/billing/index.ts';
 import { documentsTask, documentsUserData } from '../activities/documents/index.ts';
-import { emailTask, emailUserData } from '../activities/email/index.ts';
+import { configureEmail, emailTask, emailUserData } from '../activities/email/index.ts';
 import { configureEvents, eventsUserData, registerEventSource } from '../activities/events/index.ts';
 import { configureFeedback, feedbackTask, feedbackUserData } from '../activities/feedback/index.ts';
 import { configureGifts, giftsForSearch, giftsUserData } from '../activities/gifts/index.ts';
@@ -38,6 +38,7 @@ import {
   eventDeliveries,
   privacyRuns,
   redemptionRuns,
+  runEmailSend,
   scanRunOpen,
   startFeedbackAnalysis,
   startPaymentEvent,
@@ -67,6 +68,7 @@ export function wirePlatform(): void {
   // --- the runs components need but cannot start themselves (they hold no Temporal client) ---
   configureFeedback({ startAnalysis: startFeedbackAnalysis });
   configureBilling({ startPaymentEvent });
+  configureEmail({ runSend: runEmailSend });
   configureGifts({ runs: redemptionRuns });
   // whether a scan's run is still open (the list drops records of runs that are gone)
   configureScanning({ runOpen: scanRunOpen });

@@ -5,5 +5,6 @@ export { composeEmail, sendEmail } from './email.ts';
 export { purgeOutbox } from './outbox.ts';
 export { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
 export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
+export { configureEmail, requestEmail, type RunSend } from './requests.ts';
 export { emailTask } from './scheduled.ts';
 export { emailUserData } from './user-data.ts';

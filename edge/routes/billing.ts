@@ -16,6 +16,7 @@ import {
 } from '../../activities/billing/index.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute, readBodyLimited, Reply } from '../http.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'billing';
@@ -126,7 +127,7 @@ defineRoute({
   handler: async ({ event, principal, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
+    const idempotency_key = body.idempotency_key ?? idempotencyKeyOf(event);
     try {
       return await purchaseTokens({
         organization_id: org,

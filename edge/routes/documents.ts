@@ -10,50 +10,28 @@ import { z } from 'zod';
 
 import { invalid } from '../../activities/core/errors.ts';
 import type { UserRef } from '../../activities/identity/constants.ts';
-import { readStoredObject, type StoredUpload } from '../../activities/images/index.ts';
-import { runIdempotent } from '../../workers/runs/client.ts';
-import { generateThumbnailWorkflow, processDocumentWorkflow } from '../../workflows/documents.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { readStoredObject } from '../../activities/images/index.ts';
+import { documentRun, thumbnailRun, type UploadWorkflow } from '../../workers/runs/uploads.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { defineRoute, type UploadedFile } from '../http.ts';
-import { once, uploadFor } from '../idempotency.ts';
+import { runOnUpload } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'documents';
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
 
-/** The workflow `<prefix>:<media_id>` over the stored file, once per Idempotency-Key. */
-function runOnce<R>(
+/** The run over the stored file, once per Idempotency-Key. */
+function runOnce<Rest, R>(
   event: H3Event,
   route: string,
-  org: string,
-  user: UserRef,
+  user: UserRef & { organization_id: string },
   file: UploadedFile,
   fields: Record<string, unknown>,
-  prefix: string,
-  run: (workflowId: string, upload: StoredUpload) => Promise<{ result: R }>,
+  workflow: UploadWorkflow<Rest, R>,
+  input: Rest,
 ) {
-  return once<R>({
-    event,
-    route,
-    organization_id: org,
-    user_id: user.user_id,
-    fields: { ...fields, filename: file.filename, content_type: file.contentType },
-    file: file.data,
-    newId: newMediaId,
-    run: async (media_id, retry) => {
-      const workflowId = `${prefix}:${media_id}`;
-      const upload = await uploadFor(workflowId, retry, {
-        media_id,
-        organization_id: org,
-        user_id: user.user_id,
-        filename: file.filename,
-        body: file.data,
-        content_type: file.contentType,
-      });
-      return (await run(workflowId, upload)).result;
-    },
-  });
+  const { organization_id, user_id } = user;
+  return runOnUpload({ event, route, organization_id, user_id, file, fields, newId: newMediaId, workflow, input });
 }
 
 defineRoute({
@@ -93,22 +71,15 @@ defineRoute({
     const org = organizationFor(principal, form.organization_id);
     const user = await actingUser(principal, org, form.user_id);
     const { session_id, conversation_id } = form;
-    const attributes = platformSearchAttributes(org, user.user_id, 'documents');
+    const input = { idp_id: user.idp_id, session_id, conversation_id };
     return runOnce(
       event,
       'process_document',
-      org,
-      user,
+      { ...user, organization_id: org },
       file!,
       { session_id, conversation_id },
-      'document',
-      (workflowId, upload) =>
-        runIdempotent(
-          processDocumentWorkflow,
-          workflowId,
-          [{ upload, idp_id: user.idp_id, session_id, conversation_id }],
-          attributes,
-        ),
+      documentRun,
+      input,
     );
   },
 });
@@ -144,9 +115,14 @@ defineRoute({
     if (!form.user_id && org !== principal.organization_id)
       throw invalid('user_id', "required when acting in another organization: the key's own user is not there");
     const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
-    const attributes = platformSearchAttributes(org, user.user_id, 'documents');
-    const out = await runOnce(event, 'generate_thumbnail', org, user, file!, {}, 'thumbnail', (workflowId, upload) =>
-      runIdempotent(generateThumbnailWorkflow, workflowId, [{ upload }], attributes),
+    const out = await runOnce(
+      event,
+      'generate_thumbnail',
+      { ...user, organization_id: org },
+      file!,
+      {},
+      thumbnailRun,
+      {},
     );
     event.node.res.setHeader('x-thumbnail-path', out.thumbnail_path);
     return readStoredObject(out.thumbnail_path);

@@ -2,7 +2,7 @@
  * Gift catalogue (per organization). Errors here are `{success:false, error}`, invalid input 400.
  * Redemption: redemptions.ts.
  */
-import { getRequestHeader, setResponseHeader } from 'h3';
+import { setResponseHeader } from 'h3';
 import { z } from 'zod';
 
 import {
@@ -24,6 +24,7 @@ import {
 } from '../../activities/gifts/index.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute, Reply } from '../http.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'gifts';
@@ -285,7 +286,7 @@ defineRoute({
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, body.user_id);
-    const idempotency_key = body.idempotency_key ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
+    const idempotency_key = body.idempotency_key ?? idempotencyKeyOf(event);
     const { duplicate, redemption: view } = await redeemGift(
       {
         organization_id: org,

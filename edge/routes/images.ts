@@ -7,14 +7,11 @@ import { randomUUID } from 'node:crypto';
 
 import { z } from 'zod';
 
-import type { Principal } from '../../activities/identity/index.ts';
-import { readStoredObject, storeUpload } from '../../activities/images/index.ts';
-import { runIdempotent, taskQueue, temporal } from '../../workers/runs/client.ts';
-import { convertHeicWorkflow, processImageWorkflow } from '../../workflows/images.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { readStoredObject } from '../../activities/images/index.ts';
+import { heicRun, imageRun } from '../../workers/runs/uploads.ts';
 import { actingUser, organizationFor } from '../auth.ts';
-import { defineRoute, type UploadedFile } from '../http.ts';
-import { once, uploadFor } from '../idempotency.ts';
+import { defineRoute } from '../http.ts';
+import { runOnUpload, runUpload } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'images';
@@ -31,21 +28,6 @@ const imageMetadata = z.object({
 });
 
 const newMediaId = () => randomUUID().replace(/-/g, '').slice(0, 20);
-
-async function stage(principal: Principal, orgRequested: string | undefined, userRef: string, file: UploadedFile) {
-  const org = organizationFor(principal, orgRequested);
-  const user = await actingUser(principal, org, userRef);
-  const media_id = newMediaId();
-  const upload = await storeUpload({
-    media_id,
-    organization_id: org,
-    user_id: user.user_id,
-    filename: file.filename,
-    body: file.data,
-    content_type: file.contentType,
-  });
-  return { org, user, upload };
-}
 
 defineRoute({
   method: 'POST',
@@ -76,34 +58,16 @@ defineRoute({
     const org = organizationFor(principal, form.organization_id);
     const user = await actingUser(principal, org, form.user_id);
     const { session_id, conversation_id } = form;
-    return once({
+    return runOnUpload({
       event,
       route: 'process_image',
       organization_id: org,
       user_id: user.user_id,
-      fields: { session_id, conversation_id, filename: file!.filename, content_type: file!.contentType },
-      file: file!.data,
+      file: file!,
+      fields: { session_id, conversation_id },
       newId: newMediaId,
-      run: async (media_id, retry) => {
-        const workflowId = `image:${media_id}`;
-        const upload = await uploadFor(workflowId, retry, {
-          media_id,
-          organization_id: org,
-          user_id: user.user_id,
-          filename: file!.filename,
-          body: file!.data,
-          content_type: file!.contentType,
-        });
-        const input = { upload, idp_id: user.idp_id, session_id, conversation_id };
-        return (
-          await runIdempotent(
-            processImageWorkflow,
-            workflowId,
-            [input],
-            platformSearchAttributes(org, user.user_id, 'images'),
-          )
-        ).result;
-      },
+      workflow: imageRun,
+      input: { idp_id: user.idp_id, session_id, conversation_id },
     });
   },
 });
@@ -124,18 +88,15 @@ defineRoute({
   },
   produces: 'image/jpeg',
   handler: async ({ principal, form, file }) => {
-    const { org, user, upload } = await stage(
-      principal,
-      form.organization_id,
-      form.user_id ?? principal.user_id,
-      file!,
-    );
-    const client = await temporal();
-    const out = await client.workflow.execute(convertHeicWorkflow, {
-      taskQueue: taskQueue(),
-      workflowId: `heic:${upload.media_id}`,
-      args: [{ upload }],
-      typedSearchAttributes: platformSearchAttributes(org, user.user_id, 'images'),
+    const org = organizationFor(principal, form.organization_id);
+    const user = await actingUser(principal, org, form.user_id ?? principal.user_id);
+    const out = await runUpload({
+      organization_id: org,
+      user_id: user.user_id,
+      file: file!,
+      newId: newMediaId,
+      workflow: heicRun,
+      input: {},
     });
     return readStoredObject(out.jpeg_path);
   },

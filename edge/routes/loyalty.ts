@@ -1,5 +1,4 @@
 /** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
-import { getRequestHeader } from 'h3';
 import { z } from 'zod';
 
 import { LEDGER_REASONS } from '../../activities/loyalty/constants.ts';
@@ -17,6 +16,7 @@ import {
 } from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
+import { idempotencyKeyOf } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'loyalty';
@@ -190,7 +190,7 @@ defineRoute({
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
     const user = await actingUser(principal, org, params.idp_id);
-    const key = body.operation_id ?? getRequestHeader(event, 'idempotency-key')?.trim() ?? undefined;
+    const key = body.operation_id ?? idempotencyKeyOf(event);
     const out = await awardAction({
       organization_id: org,
       user_id: user.user_id,

@@ -13,12 +13,10 @@ import {
   listArticles,
   requireConversation,
 } from '../../activities/support/index.ts';
-import { runIdempotent } from '../../workers/runs/client.ts';
-import { type AudioQaInput, audioQaWorkflow } from '../../workflows/audio-qa.ts';
-import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
+import { audioQaRun } from '../../workers/runs/uploads.ts';
 import { actingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute, Reply } from '../http.ts';
-import { once, uploadFor } from '../idempotency.ts';
+import { runOnUpload } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'support';
@@ -191,45 +189,16 @@ defineRoute({
     const user = await actingUser(principal, org, form.user_id);
     const conv = await requireConversation(org, user.user_id, form.conversation_id); // before anything is stored
     const session_id = form.session_id || conv.session_id;
-    return once({
+    return runOnUpload({
       event,
       route: 'support_transcribe',
       organization_id: org,
       user_id: user.user_id,
-      fields: {
-        conversation_id: form.conversation_id,
-        session_id,
-        filename: file!.filename,
-        content_type: file!.contentType,
-      },
-      file: file!.data,
+      file: file!,
+      fields: { conversation_id: form.conversation_id, session_id },
       newId: () => randomUUID().replace(/-/g, '').slice(0, 20),
-      run: async (media_id, retry) => {
-        const workflowId = `audio-qa:${media_id}`;
-        const upload = await uploadFor(workflowId, retry, {
-          media_id,
-          organization_id: org,
-          user_id: user.user_id,
-          filename: file!.filename,
-          body: file!.data,
-          content_type: file!.contentType,
-        });
-        const input: AudioQaInput = {
-          upload,
-          organization_id: org,
-          user_id: user.user_id,
-          conversation_id: form.conversation_id,
-          session_id,
-        };
-        return (
-          await runIdempotent(
-            audioQaWorkflow,
-            workflowId,
-            [input],
-            platformSearchAttributes(org, user.user_id, 'support'),
-          )
-        ).result;
-      },
+      workflow: audioQaRun,
+      input: { organization_id: org, user_id: user.user_id, conversation_id: form.conversation_id, session_id },
     });
   },
 });

@@ -16,11 +16,12 @@ import type { Principal } from '../../activities/identity/index.ts';
 import { readStoredObject } from '../../activities/images/index.ts';
 import { getBrand, getVenue } from '../../activities/retail/index.ts';
 import { listScans, readScanMirror } from '../../activities/scanning/index.ts';
-import { runTicketScan, ticketScanState, validateTicketScan } from '../../workers/runs/ticket-scans.ts';
+import { ticketScanState, validateTicketScan } from '../../workers/runs/ticket-scans.ts';
+import { ticketScanRun } from '../../workers/runs/uploads.ts';
 import type { ScanInput, ScanView } from '../../workflows/ticket-scan.ts';
 import { actingUser, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
-import { once, uploadFor } from '../idempotency.ts';
+import { runOnUpload } from '../idempotency.ts';
 import { organizationId, requiredId } from '../schemas.ts';
 
 const tag = 'ticket scan';
@@ -109,58 +110,28 @@ async function startScan(event: H3Event, p: Principal, req: ScanRequest): Promis
     await getBrand(org, Number(req.brand_id)).catch(() =>
       Promise.reject(invalid('brand_id', `brand ${req.brand_id} does not exist in this organization`)),
     );
-  return once({
+  const cfg = config();
+  return runOnUpload({
     event,
     route: req.source === 'receipt' ? 'retail_receipts' : 'ticket_scan',
     organization_id: org,
     user_id: user.user_id,
-    fields: {
+    file: { data: req.body, filename: req.filename, contentType: req.content_type },
+    fields: { brand_id: req.brand_id ?? null, venue_id: req.venue_id ?? null },
+    newId: () => newId('scan', 12),
+    workflow: ticketScanRun,
+    input: {
+      source: req.source,
+      organization_id: org,
+      user_id: user.user_id,
+      idp_id: user.idp_id,
       brand_id: req.brand_id ?? null,
       venue_id: req.venue_id ?? null,
-      filename: req.filename,
-      content_type: req.content_type,
+      threshold: cfg.SCAN_CONFIDENCE_THRESHOLD,
+      deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
+      image_base_url: `${cfg.publicUrl}${BASE}`,
     },
-    file: req.body,
-    newId: () => newId('scan', 12),
-    run: (scan_id, retry) => runScan(scan_id, retry, org, user, req),
   });
-}
-
-/**
- * Starts the scan workflow on scan_id (or attaches to it) and waits until it has read the receipt.
- * The workflow records the scan as it starts and drops the record if it fails.
- */
-async function runScan(
-  scan_id: string,
-  retry: boolean,
-  org: string,
-  user: { user_id: string; idp_id: string },
-  req: ScanRequest,
-): Promise<ScanView> {
-  const workflowId = `ticket-scan:${scan_id}`;
-  const upload = await uploadFor(workflowId, retry, {
-    media_id: scan_id,
-    organization_id: org,
-    user_id: user.user_id,
-    filename: req.filename,
-    body: req.body,
-    content_type: req.content_type,
-  });
-  const cfg = config();
-  const input: ScanInput = {
-    scan_id,
-    source: req.source,
-    upload,
-    organization_id: org,
-    user_id: user.user_id,
-    idp_id: user.idp_id,
-    brand_id: req.brand_id ?? null,
-    venue_id: req.venue_id ?? null,
-    threshold: cfg.SCAN_CONFIDENCE_THRESHOLD,
-    deadline_hours: cfg.SCAN_VALIDATION_DEADLINE_HOURS,
-    image_base_url: `${cfg.publicUrl}${BASE}`,
-  };
-  return runTicketScan(input);
 }
 
 /** The scan as the caller may see it: its organization's, and a basic key only its own user's. */

@@ -5,15 +5,19 @@
 import {
   Client,
   Connection,
+  WithStartWorkflowOperation,
   type WorkflowClientInterceptor,
   WorkflowExecutionAlreadyStartedError,
   WorkflowFailedError,
   WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
   type WorkflowStartOptions,
+  WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import {
   type SearchAttributePair,
   TypedSearchAttributes,
+  type UpdateDefinition,
   type Workflow,
   type WorkflowResultType,
 } from '@temporalio/common';
@@ -83,6 +87,10 @@ const requestInterceptor: WorkflowClientInterceptor = {
     counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
   signalWithStart: (input, next) =>
     counted(input.workflowType, input.options.workflowId, () => next({ ...input, options: tagged(input.options) })),
+  startUpdateWithStart: (input, next) =>
+    counted(input.workflowType, input.workflowStartOptions.workflowId, () =>
+      next({ ...input, workflowStartOptions: tagged(input.workflowStartOptions) }),
+    ),
 };
 
 let client: Promise<Client> | undefined;
@@ -185,6 +193,46 @@ export async function startIdempotent<W extends Workflow>(
     return { started: true };
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) return { started: false };
+    throw err;
+  }
+}
+
+/**
+ * Starts the run keyed by an idempotency key (or finds the one there) and executes an Update on it
+ * in one round trip (update-with-start). A run that completed before the Update could reach it
+ * answers with its result, which is then the Update's answer too.
+ */
+export async function updateWithStartIdempotent<W extends Workflow, R>(
+  workflow: W,
+  workflowId: string,
+  args: Parameters<W>,
+  searchAttributes: SearchAttributePair[],
+  update: UpdateDefinition<R, []>,
+): Promise<R> {
+  const client = await temporal();
+  const startWorkflowOperation = new WithStartWorkflowOperation(workflow, {
+    ...idempotentStart(workflowId, args, searchAttributes),
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  try {
+    return await client.workflow.executeUpdateWithStart(update, { startWorkflowOperation });
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) throw err;
+    const handle = client.workflow.getHandle<W>(workflowId);
+    const { status } = await handle.describe();
+    if (status.name === 'RUNNING') throw err;
+    return (await handle.result()) as R;
+  }
+}
+
+/** Whether the run `workflowId` is going on or has completed (a retry then attaches to it). */
+export async function runLiveOrDone(workflowId: string): Promise<boolean> {
+  const client = await temporal();
+  try {
+    const { status } = await client.workflow.getHandle(workflowId).describe();
+    return status.name === 'RUNNING' || status.name === 'COMPLETED';
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
     throw err;
   }
 }

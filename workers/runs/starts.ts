@@ -7,11 +7,13 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNo
 
 import type { StartPaymentEvent } from '../../activities/billing/index.ts';
 import { config } from '../../activities/core/config.ts';
+import type { RunSend } from '../../activities/email/index.ts';
 import type { DeliveryRun, DeliveryRuns } from '../../activities/events/index.ts';
 import type { StartAnalysis } from '../../activities/feedback/index.ts';
 import type { RedemptionRuns } from '../../activities/gifts/index.ts';
 import type { PrivacyOwner, PrivacyRuns } from '../../activities/privacy/index.ts';
 import type { ScanRunOpen } from '../../activities/scanning/index.ts';
+import { emailWorkflow } from '../../workflows/email.ts';
 import { feedbackAnalysisWorkflow } from '../../workflows/feedback.ts';
 import { paymentEventWorkflow } from '../../workflows/payments.ts';
 import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflows/redemption.ts';
@@ -19,7 +21,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { userErasureWorkflow } from '../../workflows/user-erasure.ts';
 import { userExportWorkflow } from '../../workflows/user-export.ts';
 import { type DeliveryInput, retryNowSignal, webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
-import { startIdempotent, taskQueue, temporal } from './client.ts';
+import { runIdempotent, startIdempotent, taskQueue, temporal } from './client.ts';
 
 /** `feedback-analysis:<id>`: analyses a stored feedback in the background. */
 export const startFeedbackAnalysis: StartAnalysis = async ({ feedback_id, organization_id, user_id }) => {
@@ -214,3 +216,7 @@ export const startPaymentEvent: StartPaymentEvent = async (event, owner) => {
     platformSearchAttributes(owner?.organization_id ?? '_platform', owner?.user_id ?? '_payment-provider', 'billing'),
   );
 };
+
+/** `email:<org>:<hash of the key>`: one send per key, started or attached to, filed under the user. */
+export const runEmailSend: RunSend = (workflowId, req) =>
+  runIdempotent(emailWorkflow, workflowId, [req], platformSearchAttributes(req.organization_id, req.user_id, 'email'));

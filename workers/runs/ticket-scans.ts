@@ -3,8 +3,6 @@
  * routes use them: started (or attached to) and awaited until the receipt is read, asked where a
  * scan stands, and given an admin's validation.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
-
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import {
   processedUpdate,
@@ -15,32 +13,23 @@ import {
   type ValidateInput,
   validateUpdate,
 } from '../../workflows/ticket-scan.ts';
-import { startIdempotent, temporal } from './client.ts';
+import { temporal, updateWithStartIdempotent } from './client.ts';
 
 const workflowId = (scan_id: string) => `ticket-scan:${scan_id}`;
 
 /**
  * Starts the scan's run (or attaches to the one there) and waits until it has read the receipt
- * (its `processed` Update). A run that finished or failed before the Update reached it answers
- * with its result.
+ * (its `processed` Update), in one round trip. A run that finished before the Update reached it
+ * answers with its result.
  */
-export async function runTicketScan(input: ScanInput): Promise<ScanView> {
-  const id = workflowId(input.scan_id);
-  await startIdempotent(
+export function runTicketScan(input: ScanInput): Promise<ScanView> {
+  return updateWithStartIdempotent(
     ticketScanWorkflow,
-    id,
+    workflowId(input.scan_id),
     [input],
     platformSearchAttributes(input.organization_id, input.user_id, 'ticket_scan'),
+    processedUpdate,
   );
-  const handle = (await temporal()).workflow.getHandle<typeof ticketScanWorkflow>(id);
-  try {
-    return await handle.executeUpdate(processedUpdate);
-  } catch (err) {
-    if (err instanceof WorkflowUpdateFailedError) throw err;
-    const { status } = await handle.describe();
-    if (status.name === 'RUNNING') throw err;
-    return await handle.result();
-  }
 }
 
 /** Where the scan stands, from its run (throws when the run is gone or unreachable). */
