@@ -140,7 +140,7 @@ describe('audit records carry the previous value', () => {
       url: { from: 'http://127.0.0.1:9/before', to: 'http://127.0.0.1:9/after' },
       events: { from: ['*'], to: ['points.credited'] },
       enabled: { from: true, to: false },
-      // an admin's own words: their length only (test/audit/audit-privacy.test.ts)
+      // an admin's own words: their length only (test/audit/no-personal-data-in-trail.test.ts)
       description: { from: '<text: 5 characters>', to: null },
     });
 

@@ -151,7 +151,7 @@ describe('document.processed', () => {
       text_source: 'file',
       thumbnail_path: res.body.thumbnail_path,
     });
-    expect(got.body).not.toMatch(/secret garden|Dear Ana|letter\.txt/); // nor the name it was uploaded under (test/events/events-privacy.test.ts)
+    expect(got.body).not.toMatch(/secret garden|Dear Ana|letter\.txt/); // nor the name it was uploaded under (test/events/no-personal-text-in-events.test.ts)
     await quiet();
     expect(rx.received(path)).toHaveLength(1);
   });
@@ -408,7 +408,7 @@ describe('scheduled_event.run_failed', () => {
       finished_at: iso,
       failure: 'refused',
     });
-    // the kind of failure only: the message stays in the run list (test/events/events-privacy.test.ts)
+    // the kind of failure only: the message stays in the run list (test/events/no-personal-text-in-events.test.ts)
     expect(run.error).toBe('metadata.recipient: no recipient and the user has no email');
     // a second failed run is a second event (a second later: a run's id carries its start time to the second)
     await quiet(1100);

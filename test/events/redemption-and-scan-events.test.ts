@@ -157,7 +157,7 @@ describe('redemption events (sandbox provider)', () => {
 
     const refund = byId.get(refused.body.redemption.id)!;
     expect(refund.type).toBe('redemption.refunded');
-    // the status's reason (the provider's answer) is the redemption's, not the event's (test/events/events-privacy.test.ts)
+    // the status's reason (the provider's answer) is the redemption's, not the event's (test/events/no-personal-text-in-events.test.ts)
     expect(refund.data).not.toHaveProperty('status_reason');
     expect(refund.data).toMatchObject({
       redemption_id: refused.body.redemption.id,
