@@ -86,6 +86,37 @@ const readyResponse = z.object({
   missing: z.array(z.string()).describe('the checks that fail'),
 });
 
+/** The servers, and whether a worker polls each task queue lately: what a load balancer asks before it sends work. */
+async function readiness(event: H3Event) {
+  const queue = taskQueue();
+  const pollers = { workflow: 0, activity: 0 };
+  const pollerCheck = (type: keyof typeof pollers) =>
+    check(async () => {
+      const c = await temporal();
+      pollers[type] = await freshPollers(c.connection.workflowService, config().TEMPORAL_NAMESPACE, queue, type);
+      if (!pollers[type])
+        throw new Error(`no worker polled the ${type} task queue ${queue} in the last ${POLLER_FRESH_MS / 1000} s`);
+    });
+  const [servers, workflow_pollers, activity_pollers] = await Promise.all([
+    serverChecks(),
+    pollerCheck('workflow'),
+    pollerCheck('activity'),
+  ]);
+  const checks = await shown(event, '/health/ready', { ...servers, workflow_pollers, activity_pollers });
+  const missing = Object.entries(checks)
+    .filter(([, v]) => v !== 'ok')
+    .map(([k]) => k);
+  const ready = missing.length === 0;
+  return {
+    ready,
+    status: ready ? ('ready' as const) : ('not_ready' as const),
+    task_queue: queue,
+    checks,
+    pollers,
+    missing,
+  };
+}
+
 defineRoute({
   method: 'GET',
   paths: ['/health/ready'],
@@ -96,31 +127,7 @@ defineRoute({
   auth: 'none',
   response: readyResponse,
   handler: async ({ event }) => {
-    const queue = taskQueue();
-    const pollers = { workflow: 0, activity: 0 };
-    const pollerCheck = (type: keyof typeof pollers) =>
-      check(async () => {
-        const c = await temporal();
-        pollers[type] = await freshPollers(c.connection.workflowService, config().TEMPORAL_NAMESPACE, queue, type);
-        if (!pollers[type])
-          throw new Error(`no worker polled the ${type} task queue ${queue} in the last ${POLLER_FRESH_MS / 1000} s`);
-      });
-    const [servers, workflow_pollers, activity_pollers] = await Promise.all([
-      serverChecks(),
-      pollerCheck('workflow'),
-      pollerCheck('activity'),
-    ]);
-    const checks = await shown(event, '/health/ready', { ...servers, workflow_pollers, activity_pollers });
-    const missing = Object.entries(checks)
-      .filter(([, v]) => v !== 'ok')
-      .map(([k]) => k);
-    const ready = missing.length === 0;
-    return new Reply(ready ? 200 : 503, {
-      status: ready ? 'ready' : 'not_ready',
-      task_queue: queue,
-      checks,
-      pollers,
-      missing,
-    });
+    const { ready, ...answer } = await readiness(event);
+    return new Reply(ready ? 200 : 503, answer);
   },
 });
