@@ -169,7 +169,7 @@ export class AuditTrail {
       trail.intent = await beginIntent(await trail.entry(undefined), trail.intent_id);
     } catch (err) {
       logger.error({ err, request_id }, 'audit intent not written: the request is refused');
-      throw new PlatformError(503, 'The audit trail is unavailable; nothing was changed. Try again shortly');
+      throw new PlatformError('unavailable', 'The audit trail is unavailable; nothing was changed. Try again shortly');
     }
     return trail;
   }

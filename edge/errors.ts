@@ -1,6 +1,8 @@
 /**
  * The one place where any thrown error becomes an HTTP status and a body in the component's shape:
  * `{detail}` for most components, `{success:false, error}` for gifts and text processing.
+ * Components name an error's kind; its status is the kind's (PlatformError.status, the table in
+ * activities/core/errors.ts).
  */
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
@@ -24,7 +26,7 @@ export function zodToPlatform(err: z.ZodError, where: 'body' | 'query' | 'path' 
   const first = err.issues[0];
   const field = first?.path.length ? first.path.join('.') : where;
   const message = first?.message ?? 'invalid input';
-  return new PlatformError(422, `${field}: ${message}`, field);
+  return new PlatformError('invalid', `${field}: ${message}`, field);
 }
 
 /** Walks a Temporal failure chain to the PlatformError an activity raised, if any. */

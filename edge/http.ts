@@ -173,14 +173,14 @@ export async function readForm(
 ): Promise<{ fields: Record<string, string>; file?: UploadedFile }> {
   const type = getRequestHeader(event, 'content-type') ?? '';
   if (!/^multipart\/form-data/i.test(type))
-    throw new PlatformError(415, 'Expected multipart/form-data with a `file` field');
+    throw new PlatformError('unsupported_media', 'Expected multipart/form-data with a `file` field');
   // The limit covers the whole request: the file plus a little room for the other fields.
   const raw = await readBodyLimited(event, limit + 64 * 1024);
   let form: FormData;
   try {
     form = await new Response(raw, { headers: { 'content-type': type } }).formData();
   } catch {
-    throw new PlatformError(400, 'Malformed multipart/form-data body');
+    throw new PlatformError('malformed', 'Malformed multipart/form-data body');
   }
   const fields: Record<string, string> = {};
   let file: UploadedFile | undefined;
@@ -214,7 +214,7 @@ export const paramsOf = (event: H3Event) => {
     try {
       decoded[k] = decodeURIComponent(v);
     } catch {
-      throw new PlatformError(400, `Malformed path parameter: ${k}`);
+      throw new PlatformError('malformed', `Malformed path parameter: ${k}`);
     }
   }
   return decoded;

@@ -122,9 +122,9 @@ defineRoute({
   handler: async ({ event }) => {
     const { METRICS_ENABLED, METRICS_TOKEN } = config();
     // Per-route traffic and every organization's webhook outcomes: never to anyone who asks.
-    if (!METRICS_ENABLED || !METRICS_TOKEN) throw new PlatformError(404, 'Not found');
+    if (!METRICS_ENABLED || !METRICS_TOKEN) throw new PlatformError('not_found', 'Not found');
     if (!metricsTokenMatches(getRequestHeader(event, 'authorization'), METRICS_TOKEN)) {
-      throw new PlatformError(401, 'Metrics need Authorization: Bearer <METRICS_TOKEN>', undefined, {
+      throw new PlatformError('unauthenticated', 'Metrics need Authorization: Bearer <METRICS_TOKEN>', undefined, {
         'WWW-Authenticate': 'Bearer realm="metrics"',
       });
     }

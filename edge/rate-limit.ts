@@ -4,7 +4,7 @@
  * State is per edge process: with several edge replicas behind a balancer the effective limit is
  * the per-process limit times the replicas (docs/api-conventions.md, "Rate limits").
  */
-import { PlatformError } from '../activities/core/errors.ts';
+import { rateLimited } from '../activities/core/errors.ts';
 
 interface Window {
   start: number;
@@ -72,5 +72,4 @@ export class RateLimiter {
   }
 }
 
-export const limited = (message: string, retryAfter: number) =>
-  new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
+export const limited = (message: string, retryAfter: number) => rateLimited(message, retryAfter);

@@ -28,7 +28,10 @@ function heartbeating(): NodeJS.Timeout | undefined {
 
 /**
  * Wraps activity functions so a PlatformError becomes an ApplicationFailure the edge can map back:
- * client errors (4xx) are non-retryable, server-side ones keep Temporal's retries.
+ * the client's doing (a 4xx kind) is non-retryable, a server-side one keeps Temporal's retries.
+ * The failure carries the kind's HTTP status (PlatformError.status, the one table in
+ * activities/core/errors.ts) in its details, `{status, field, headers}`: the format every
+ * recorded history holds, read by workflows/failures.ts and the runs room (workers/runs/failures.ts).
  */
 export function wrapActivities<T extends Record<string, AnyFn>>(activities: T): T {
   const wrapped: Record<string, AnyFn> = {};
@@ -42,7 +45,7 @@ export function wrapActivities<T extends Record<string, AnyFn>>(activities: T): 
           throw ApplicationFailure.create({
             type: PLATFORM_FAILURE_TYPE,
             message: err.message,
-            nonRetryable: err.status < 500,
+            nonRetryable: err.byClient,
             // headers such as Retry-After travel too, so a 429/503 raised in a workflow still says when to retry
             details: [{ status: err.status, field: err.field ?? null, headers: err.headers ?? null }],
           });

@@ -17,7 +17,7 @@
  */
 import { createHmac } from 'node:crypto';
 
-import { PlatformError } from '../core/errors.ts';
+import { upstreamFailed } from '../core/errors.ts';
 
 type GiftKind = 'mobile_top-ups' | 'electronic_pins' | 'service_payments';
 
@@ -51,7 +51,7 @@ export interface GiftProvider {
 }
 
 /** A provider that cannot be reached or answers 5xx: the caller retries (the order is idempotent). */
-const unavailable = (what: string) => new PlatformError(502, `The gift provider failed: ${what}`);
+const unavailable = (what: string) => upstreamFailed(`The gift provider failed: ${what}`);
 
 // ---------------------------------------------------------------- sandbox
 

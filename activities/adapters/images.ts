@@ -31,14 +31,14 @@ export interface ImageLimits {
   maxPixels: number;
 }
 
-const unsupported = (s: Sniffed) => new PlatformError(400, `Unsupported file type: ${s.mime}`, 'file');
-const corrupt = (why: string) => new PlatformError(422, `file: corrupt or unreadable image (${why})`, 'file');
+const unsupported = (s: Sniffed) => new PlatformError('malformed', `Unsupported file type: ${s.mime}`, 'file');
+const corrupt = (why: string) => new PlatformError('invalid', `file: corrupt or unreadable image (${why})`, 'file');
 
 function checkPixels(width: number, height: number, limits: ImageLimits): void {
   if (!width || !height) throw corrupt('no dimensions');
   if (width * height > limits.maxPixels) {
     throw new PlatformError(
-      422,
+      'invalid',
       `file: image is ${width}x${height} pixels, more than the ${Math.round(limits.maxPixels / 1e6)} megapixel limit`,
       'file',
     );
@@ -106,7 +106,7 @@ async function decodeHeif(buf: Buffer, limits: ImageLimits): Promise<{ raw: Buff
 
 /** A sharp pipeline over the image's pixels, upright (EXIF orientation applied). */
 async function open(buf: Buffer, limits: ImageLimits): Promise<{ pipeline: sharp.Sharp; info: ImageInfo }> {
-  if (!buf.length) throw new PlatformError(422, 'file: the uploaded file is empty', 'file');
+  if (!buf.length) throw new PlatformError('invalid', 'file: the uploaded file is empty', 'file');
   const kind = sniff(buf);
   if (!RASTER_IMAGE_FORMATS.has(kind.format)) throw unsupported(kind);
   if (isHeif(kind)) {
@@ -152,7 +152,7 @@ async function render(pipeline: sharp.Sharp): Promise<Buffer> {
     return await pipeline.toBuffer();
   } catch (err) {
     const message = (err as Error).message;
-    if (/pixel limit/i.test(message)) throw new PlatformError(422, `file: ${message}`, 'file');
+    if (/pixel limit/i.test(message)) throw new PlatformError('invalid', `file: ${message}`, 'file');
     throw corrupt(message);
   }
 }
@@ -175,9 +175,10 @@ export async function heicToJpeg(
   limits: ImageLimits,
   quality = 90,
 ): Promise<{ info: ImageInfo; jpeg: Buffer }> {
-  if (!buf.length) throw new PlatformError(422, 'file: the uploaded file is empty', 'file');
+  if (!buf.length) throw new PlatformError('invalid', 'file: the uploaded file is empty', 'file');
   const kind = sniff(buf);
-  if (!isHeif(kind)) throw new PlatformError(400, `Unsupported file type: ${kind.mime} (expected HEIC/HEIF)`, 'file');
+  if (!isHeif(kind))
+    throw new PlatformError('malformed', `Unsupported file type: ${kind.mime} (expected HEIC/HEIF)`, 'file');
   const { pipeline, info } = await open(buf, limits);
   const jpeg = await render(pipeline.flatten({ background: '#ffffff' }).jpeg({ quality }));
   return { info, jpeg };

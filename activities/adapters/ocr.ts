@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
 
 import { config } from '../core/config.ts';
-import { PlatformError } from '../core/errors.ts';
+import { misconfigured } from '../core/errors.ts';
 
 /**
  * A vision model the caller routes through (the organization's metered LLM model): null means the
@@ -66,7 +66,7 @@ async function withTesseract(image: Buffer): Promise<OcrResult> {
 async function withVisionModel(image: Buffer): Promise<OcrResult> {
   const cfg = config();
   if (!cfg.OPENAI_API_KEY && !cfg.OPENAI_BASE_URL)
-    throw new PlatformError(500, 'OCR_ENGINE=openai needs OPENAI_BASE_URL and/or OPENAI_API_KEY');
+    throw misconfigured('OCR_ENGINE=openai needs OPENAI_BASE_URL and/or OPENAI_API_KEY');
   const started = performance.now();
   const client = new OpenAI({
     apiKey: cfg.OPENAI_API_KEY ?? 'not-needed',

@@ -42,17 +42,21 @@ export function readDocx(buf: Buffer): DocxInfo {
       filter: (f) => {
         if (!PARTS.has(f.name)) return false;
         if (f.originalSize > MAX_PART_BYTES)
-          throw new PlatformError(422, `file: ${f.name} would inflate to ${f.originalSize} bytes (zip bomb?)`, 'file');
+          throw new PlatformError(
+            'invalid',
+            `file: ${f.name} would inflate to ${f.originalSize} bytes (zip bomb?)`,
+            'file',
+          );
         return true;
       },
     });
   } catch (err) {
     if (err instanceof PlatformError) throw err;
-    throw new PlatformError(422, `file: corrupt DOCX (${(err as Error).message})`, 'file');
+    throw new PlatformError('invalid', `file: corrupt DOCX (${(err as Error).message})`, 'file');
   }
   for (const [name, data] of Object.entries(parts)) {
     if (data.length > MAX_PART_BYTES)
-      throw new PlatformError(422, `file: ${name} inflates beyond ${MAX_PART_BYTES} bytes (zip bomb?)`, 'file');
+      throw new PlatformError('invalid', `file: ${name} inflates beyond ${MAX_PART_BYTES} bytes (zip bomb?)`, 'file');
   }
   const xml = Buffer.from(parts['word/document.xml'] ?? new Uint8Array()).toString('utf8');
   const text = unescape(

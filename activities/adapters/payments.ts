@@ -56,7 +56,7 @@ export function paymentProvider(): 'stripe' | 'sandbox' {
 /** 503 whose text every caller reads (a buyer too): it names no host, only that nothing can be bought here. */
 export class PaymentsNotConfigured extends PlatformError {
   constructor() {
-    super(503, 'payment provider not configured');
+    super('not_configured', 'payment provider not configured');
   }
 }
 
@@ -80,7 +80,7 @@ export async function charge(input: {
     const outcome = SANDBOX[input.token];
     if (!outcome)
       throw new PlatformError(
-        422,
+        'invalid',
         `payment_method.token: not a sandbox test payment method (use pm_card_visa, pm_card_chargeDeclined or pm_card_authenticationRequired)`,
         'payment_method.token',
       );
@@ -153,7 +153,7 @@ export function verifyPaymentEvent(raw: string | Buffer, signature: string | und
   try {
     verified = stripe().webhooks.constructEvent(raw, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
   } catch {
-    throw new PlatformError(400, 'Invalid payment webhook signature');
+    throw new PlatformError('malformed', 'Invalid payment webhook signature');
   }
   const object = verified.data.object as unknown as Record<string, unknown>;
   return {

@@ -13,7 +13,7 @@ process.on('message', async ({ id, pdf, job }) => {
     const result = await runPdfJob(Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength), job);
     process.send({ id, result });
   } catch (err) {
-    process.send({ id, error: { status: err?.status, message: String(err?.message ?? err), field: err?.field } });
+    process.send({ id, error: { kind: err?.kind, message: String(err?.message ?? err), field: err?.field } });
   }
 });
 process.send({ ready: true });

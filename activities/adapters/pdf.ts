@@ -12,7 +12,7 @@ import { createCanvas } from '@napi-rs/canvas';
 import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 import { config } from '../core/config.ts';
-import { PlatformError } from '../core/errors.ts';
+import { type ErrorKind, PlatformError } from '../core/errors.ts';
 
 const MAX_TEXT_PAGES = 50;
 const MAX_TEXT_CHARS = 200_000;
@@ -49,8 +49,8 @@ async function open(buf: Buffer): Promise<PdfDoc> {
   } catch (err) {
     const name = (err as Error).name;
     if (name === 'PasswordException')
-      throw new PlatformError(422, 'file: the PDF is encrypted (password protected)', 'file');
-    throw new PlatformError(422, `file: corrupt or unreadable PDF (${(err as Error).message})`, 'file');
+      throw new PlatformError('invalid', 'file: the PDF is encrypted (password protected)', 'file');
+    throw new PlatformError('invalid', `file: corrupt or unreadable PDF (${(err as Error).message})`, 'file');
   }
 }
 
@@ -62,7 +62,7 @@ export async function withPdf<T>(buf: Buffer, work: (pdf: PdfDoc) => Promise<T>)
     return await work(pdf);
   } catch (err) {
     if (err instanceof PlatformError) throw err;
-    throw new PlatformError(422, `file: corrupt or unreadable PDF (${(err as Error).message})`, 'file');
+    throw new PlatformError('invalid', `file: corrupt or unreadable PDF (${(err as Error).message})`, 'file');
   } finally {
     await pdf.destroy();
   }
@@ -202,9 +202,12 @@ const PDF_JOBS_PER_OWNER = 2;
 const BUSY_RETRY_AFTER_S = 5;
 
 const busy = (why: string) =>
-  new PlatformError(503, `The PDF reader is busy (${why}); send the PDF again in ${BUSY_RETRY_AFTER_S} s`, undefined, {
-    'Retry-After': String(BUSY_RETRY_AFTER_S),
-  });
+  new PlatformError(
+    'busy',
+    `The PDF reader is busy (${why}); send the PDF again in ${BUSY_RETRY_AFTER_S} s`,
+    undefined,
+    { 'Retry-After': String(BUSY_RETRY_AFTER_S) },
+  );
 
 interface Pending {
   id: number;
@@ -218,7 +221,8 @@ interface Pending {
 }
 
 type Reply =
-  { id: number; result?: PdfJobResult; error?: { status?: number; message: string; field?: string } } | { ready: true };
+  | { id: number; result?: PdfJobResult; error?: { kind?: ErrorKind; message: string; field?: string } }
+  | { ready: true };
 
 const u8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
 
@@ -347,8 +351,8 @@ class PdfReader {
           thumbnail: u8(reply.result.thumbnail),
           ocrPages: reply.result.ocrPages.map(u8),
         });
-      else if (reply.error?.status)
-        job.reject(new PlatformError(reply.error.status, reply.error.message, reply.error.field));
+      else if (reply.error?.kind)
+        job.reject(new PlatformError(reply.error.kind, reply.error.message, reply.error.field));
       else job.reject(new Error(reply.error?.message ?? 'PDF reader failed'));
       this.pump();
     });
@@ -363,7 +367,7 @@ class PdfReader {
         job.reject(
           err ??
             new PlatformError(
-              422,
+              'invalid',
               `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`,
               'file',
             ),

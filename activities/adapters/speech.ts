@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import OpenAI, { toFile } from 'openai';
 
 import { config } from '../core/config.ts';
-import { PlatformError } from '../core/errors.ts';
+import { misconfigured, PlatformError, upstreamFailed } from '../core/errors.ts';
 import { AUDIO_DEMUXERS, sniff } from './sniff.ts';
 
 /** A transcription model the caller routes through; null from it means the provider failed. */
@@ -71,10 +71,10 @@ function run(
 
 /** 4xx for what the client sent: not audio, empty, unreadable, too long, silent. */
 async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
-  if (!body.length) throw new PlatformError(422, 'file: the uploaded audio is empty', 'file');
+  if (!body.length) throw new PlatformError('invalid', 'file: the uploaded audio is empty', 'file');
   const kind = sniff(body);
   const demuxer = AUDIO_DEMUXERS[kind.format];
-  if (!demuxer) throw new PlatformError(400, `Unsupported file type: ${kind.mime}`, 'file');
+  if (!demuxer) throw new PlatformError('malformed', `Unsupported file type: ${kind.mime}`, 'file');
   const max = config().MAX_AUDIO_SECONDS;
   const limitBytes = Math.ceil((max + 1) * SAMPLE_RATE * 2);
   // A file, not a pipe: MP4/M4A keep their index at the end and need a seekable input.
@@ -113,19 +113,19 @@ async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   }
   if (res.code !== 0 || !res.stdout.length) {
     const reason = (res.stderr.split('\n').filter(Boolean).at(-1) ?? 'unreadable').replaceAll(input, 'input');
-    throw new PlatformError(422, `file: unreadable ${kind.format} audio (${reason.slice(0, 200)})`, 'file');
+    throw new PlatformError('invalid', `file: unreadable ${kind.format} audio (${reason.slice(0, 200)})`, 'file');
   }
   const pcm = res.stdout.subarray(0, res.stdout.length - (res.stdout.length % 2));
   const duration = pcm.length / 2 / SAMPLE_RATE;
-  if (duration > max) throw new PlatformError(422, `file: the audio is longer than ${max} seconds`, 'file');
-  if (duration < 0.1) throw new PlatformError(422, 'file: the audio is too short to contain speech', 'file');
+  if (duration > max) throw new PlatformError('invalid', `file: the audio is longer than ${max} seconds`, 'file');
+  if (duration < 0.1) throw new PlatformError('invalid', 'file: the audio is too short to contain speech', 'file');
   let sum = 0;
   for (let i = 0; i < pcm.length; i += 2) {
     const v = pcm.readInt16LE(i);
     sum += v * v;
   }
   const rms = Math.sqrt(sum / (pcm.length / 2));
-  if (rms < SILENCE_RMS) throw new PlatformError(422, 'file: the audio is silent', 'file');
+  if (rms < SILENCE_RMS) throw new PlatformError('invalid', 'file: the audio is silent', 'file');
   return { pcm, duration: Math.round(duration * 1000) / 1000, format: kind.format, rms: Math.round(rms) };
 }
 
@@ -249,7 +249,7 @@ export interface Transcript {
  */
 export async function transcribe(body: Buffer, route?: { model: SpeechModel | null }): Promise<Transcript> {
   const engine = route ? (route.model ? 'gateway' : pocketsphinxInstalled() ? 'pocketsphinx' : null) : speechEngine();
-  if (!engine) throw new PlatformError(500, 'transcription engine not configured');
+  if (!engine) throw misconfigured('transcription engine not configured');
   const audio = await decodeAudio(body);
   const started = performance.now();
   let out: { text: string; engine: string } | null = null;
@@ -257,11 +257,11 @@ export async function transcribe(body: Buffer, route?: { model: SpeechModel | nu
     const g = await route!.model!.transcribe(body, `audio.${audio.format}`);
     if (g) out = { text: g.value, engine: `llm:${g.model}` };
     else if (!pocketsphinxInstalled())
-      throw new PlatformError(502, 'the transcription provider failed and no local engine is installed');
+      throw upstreamFailed('the transcription provider failed and no local engine is installed');
   }
   out ??= engine === 'openai' ? await withOpenAI(body, audio.format) : await withPocketsphinx(audio.pcm);
   const text = out.text.replace(/\s+/g, ' ').trim();
-  if (!text) throw new PlatformError(422, 'file: no speech was recognized in the audio', 'file');
+  if (!text) throw new PlatformError('invalid', 'file: no speech was recognized in the audio', 'file');
   return {
     text,
     duration: audio.duration,

@@ -12,7 +12,7 @@ import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 
 import { config } from '../core/config.ts';
-import { PlatformError } from '../core/errors.ts';
+import { busy, PlatformError } from '../core/errors.ts';
 
 const V4_BLOCKED: [string, number][] = [
   ['0.0.0.0', 8],
@@ -123,9 +123,7 @@ class Slots {
   async take(deadline: number): Promise<(() => void) | null> {
     if (this.used < this.max) return this.hold();
     if (this.waiting.length >= this.maxWaiting) {
-      throw new PlatformError(503, 'Too many webhook address lookups at once; try again shortly', undefined, {
-        'Retry-After': '5',
-      });
+      throw busy('Too many webhook address lookups at once; try again shortly', 5);
     }
     return new Promise((resolve) => {
       const turn = () => {
@@ -262,7 +260,7 @@ export async function resolveWebhookTarget(
   resolve: Resolver = systemResolver,
   field = 'metadata.url',
 ): Promise<WebhookTarget> {
-  const refuse = (why: string) => new PlatformError(422, `${field}: ${why}`, field);
+  const refuse = (why: string) => new PlatformError('invalid', `${field}: ${why}`, field);
   if (typeof raw !== 'string') throw refuse(`a webhook needs ${field}`);
   let url: URL;
   try {
@@ -397,7 +395,7 @@ export async function deliverWebhook(
   });
   if (status >= 200 && status < 300) return { status };
   if (status >= 400 && status < 500 && status !== 408 && status !== 429) {
-    throw new PlatformError(422, `webhook receiver answered ${status}`);
+    throw new PlatformError('invalid', `webhook receiver answered ${status}`);
   }
   throw new Error(`webhook receiver answered ${status}`);
 }

@@ -173,7 +173,7 @@ export class PaymentRequired extends PlatformError {
       payment_intent_id: string | null;
     },
   ) {
-    super(402, message, 'payment_method');
+    super('payment_required', message, 'payment_method');
   }
 }
 
@@ -211,7 +211,7 @@ export async function purchaseTokens(input: {
   idempotency_key?: string;
 }): Promise<PurchaseAnswer> {
   const pkg = await packageDoc(input.package_id);
-  if (!pkg) throw new PlatformError(422, `package_id: package ${input.package_id} does not exist`, 'package_id');
+  if (!pkg) throw new PlatformError('invalid', `package_id: package ${input.package_id} does not exist`, 'package_id');
   const transaction_id = input.idempotency_key
     ? `txn_${createHash('sha256').update(`${input.organization_id}|${input.user_id}|${input.idempotency_key}`).digest('base64url').slice(0, 22)}`
     : newId('txn');

@@ -10,7 +10,7 @@ export const billingTask: TaskDefinition = {
   async run(task) {
     const period = typeof task.metadata.period === 'string' ? task.metadata.period : undefined;
     if (period !== undefined && !/^\d{4}-(0[1-9]|1[0-2])$/.test(period))
-      throw new PlatformError(422, 'metadata.period: must be YYYY-MM');
+      throw new PlatformError('invalid', 'metadata.period: must be YYYY-MM');
     const usage = await tokenUsage(task.organization_id, task.user_id, period);
     const recipient = await recipientOrOwner(task);
     const byAgent =

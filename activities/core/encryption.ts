@@ -18,7 +18,7 @@ const KEY_FILE = 'config-key.txt';
 
 function readKeyFile(file: string): string {
   const secret = fs.readFileSync(file, 'utf8').trim();
-  if (!secret) throw new PlatformError(500, `${file} is empty: provider secrets cannot be stored or read`);
+  if (!secret) throw new PlatformError('misconfigured', `${file} is empty: provider secrets cannot be stored or read`);
   return secret;
 }
 
@@ -67,14 +67,14 @@ export function encryptSecret(plain: string): string {
 
 export function decryptSecret(stored: string): string {
   const [v, iv, tag, data] = stored.split(':');
-  if (v !== 'v1') throw new PlatformError(500, 'unknown secret format');
+  if (v !== 'v1') throw new PlatformError('internal', 'unknown secret format');
   const decipher = createDecipheriv('aes-256-gcm', key(), Buffer.from(iv, 'base64'));
   decipher.setAuthTag(Buffer.from(tag, 'base64'));
   try {
     return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
   } catch {
     throw new PlatformError(
-      500,
+      'misconfigured',
       'a stored provider secret cannot be decrypted with the configuration key (CONFIG_ENCRYPTION_KEY, else DATA_DIR/config-key.txt)',
     );
   }

@@ -31,7 +31,7 @@ const OCR_PAGES = 3;
 
 /** The type from the content; the name only tells Markdown and CSV from other plain text. */
 function detectDocument(buf: Buffer, filename: string): Detected {
-  if (!buf.length) throw new PlatformError(422, 'file: the uploaded file is empty', 'file');
+  if (!buf.length) throw new PlatformError('invalid', 'file: the uploaded file is empty', 'file');
   const s = sniff(buf);
   if (s.format === 'pdf') return { kind: 'pdf', format: 'pdf', mime: s.mime };
   if (RASTER_IMAGE_FORMATS.has(s.format)) return { kind: 'image', format: s.format, mime: s.mime };
@@ -52,7 +52,7 @@ function detectDocument(buf: Buffer, filename: string): Detected {
       return { kind: 'csv', format: 'csv', mime: 'text/csv' };
     return { kind: 'text', format: 'txt', mime: 'text/plain' };
   }
-  throw new PlatformError(400, `Unsupported file type: ${s.mime}`, 'file');
+  throw new PlatformError('malformed', `Unsupported file type: ${s.mime}`, 'file');
 }
 
 /** A page-like thumbnail of text documents: a header bar and the first lines. */
@@ -81,7 +81,7 @@ function decodeUtf8(buf: Buffer): string {
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(buf);
   } catch {
-    throw new PlatformError(422, 'file: the text is not valid UTF-8', 'file');
+    throw new PlatformError('invalid', 'file: the text is not valid UTF-8', 'file');
   }
 }
 
@@ -263,7 +263,7 @@ export interface ProcessedDocument {
 
 async function readUpload(upload: StoredUpload): Promise<Buffer> {
   const body = await getObject(upload.original_path);
-  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  if (!body) throw new PlatformError('not_found', `Upload not found in storage: ${upload.original_path}`);
   return body;
 }
 

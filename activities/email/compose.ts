@@ -14,7 +14,7 @@ export interface Content {
 const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const bad = (field: string, message: string) =>
-  new PlatformError(422, `metadata.${field}: ${message}`, `metadata.${field}`);
+  new PlatformError('invalid', `metadata.${field}: ${message}`, `metadata.${field}`);
 
 /** A header value the client supplied: one line, bounded. */
 function headerText(meta: Record<string, unknown>, field: string, required = true): string | undefined {

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 
 import { config } from '../core/config.ts';
-import { forbidden, PlatformError } from '../core/errors.ts';
+import { forbidden, rateLimited } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
 import { countKey, sentRecord, takeSend, uncountKey } from './store.ts';
 
@@ -56,7 +56,5 @@ export async function reserveSend(
   if (await takeSend(u, limit)) return;
   await uncountKey(u, keyHash); // not sent: a retry after the hour is counted then
   const retryAfter = Math.max(1, Math.ceil((hour.getTime() + HOUR - now.getTime()) / 1000));
-  throw new PlatformError(429, `Email limit reached: ${limit} messages per hour for this user`, undefined, {
-    'Retry-After': String(retryAfter),
-  });
+  throw rateLimited(`Email limit reached: ${limit} messages per hour for this user`, retryAfter);
 }

@@ -13,7 +13,7 @@ import { reserveSend } from './policy.ts';
 export async function recipientOrOwner(task: ScheduledTask): Promise<string> {
   if (typeof task.metadata.recipient === 'string') return task.metadata.recipient;
   const own = (await getUser(task.organization_id, task.user_id)).email;
-  if (!own) throw new PlatformError(422, 'metadata.recipient: no recipient and the user has no email');
+  if (!own) throw new PlatformError('invalid', 'metadata.recipient: no recipient and the user has no email');
   return own;
 }
 
@@ -54,6 +54,6 @@ export async function mailOnce(task: ScheduledTask, mail: Mail): Promise<{ messa
 export function periodDays(metadata: Record<string, unknown>): number {
   const days = Number(metadata.period_days ?? 7);
   if (!Number.isFinite(days) || days <= 0 || days > 3660)
-    throw new PlatformError(422, 'metadata.period_days: must be a number of days between 1 and 3660');
+    throw new PlatformError('invalid', 'metadata.period_days: must be a number of days between 1 and 3660');
   return days;
 }

@@ -1,5 +1,5 @@
 /** The event log: what happened in an organization, kept EVENT_RETENTION_DAYS, for consumers catching up. */
-import { notFound, PlatformError } from '../core/errors.ts';
+import { notFound, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { PING_GAP_SECONDS } from './constants.ts';
 import { recordEvent } from './emit.ts';
@@ -28,9 +28,7 @@ export async function sendPing(organization_id: string, endpoint_id: string): Pr
   const endpoint = await endpointOf(organization_id, endpoint_id);
   if (!endpoint) throw notFound('Webhook endpoint not found');
   if (!(await takePingSlot(organization_id, endpoint_id, PING_GAP_SECONDS * 1000))) {
-    throw new PlatformError(429, `One test ping per endpoint every ${PING_GAP_SECONDS} s`, undefined, {
-      'Retry-After': String(PING_GAP_SECONDS),
-    });
+    throw rateLimited(`One test ping per endpoint every ${PING_GAP_SECONDS} s`, PING_GAP_SECONDS);
   }
   const key = newId('ping');
   return recordEvent(

@@ -12,7 +12,7 @@ import { Context } from '@temporalio/activity';
 import { type GiftOrder, type GiftProvider, httpProvider, sandboxProvider } from '../adapters/gift-provider.ts';
 import { config } from '../core/config.ts';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
-import { PlatformError } from '../core/errors.ts';
+import { misconfigured } from '../core/errors.ts';
 import { scrubber } from '../core/scrub.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
@@ -137,7 +137,7 @@ function giftProvider(): GiftProvider {
   let engine: GiftProvider;
   if (cfg.GIFT_PROVIDER === 'reloadly') {
     if (!cfg.GIFT_PROVIDER_URL || !cfg.GIFT_PROVIDER_CLIENT_ID || !cfg.GIFT_PROVIDER_CLIENT_SECRET)
-      throw new PlatformError(500, 'gift provider not configured');
+      throw misconfigured('gift provider not configured');
     const url = cfg.GIFT_PROVIDER_URL.replace(/\/+$/, '');
     engine = httpProvider({
       url,

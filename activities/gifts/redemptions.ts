@@ -55,7 +55,7 @@ export async function prepareRedemption(
   const gift = await findGift(req.organization_id, req.gift_id);
   if (!gift) throw giftNotFound(req.gift_id);
   if (!gift.points_value)
-    throw new PlatformError(409, `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
+    throw new PlatformError('conflict', `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
   const order: GiftOrder = {
     custom_identifier: redemption_id,
     kind: gift.gift_type,

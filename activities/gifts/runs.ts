@@ -44,7 +44,7 @@ export function configureGifts(deps: { runs: RedemptionRuns }): void {
 
 async function record(redemption_id: string): Promise<RedemptionDoc> {
   const doc = await findRedemption(redemption_id);
-  if (!doc) throw new PlatformError(500, `redemption ${redemption_id} has no record`);
+  if (!doc) throw new PlatformError('internal', `redemption ${redemption_id} has no record`);
   return doc;
 }
 
@@ -75,7 +75,7 @@ export async function redeemGift(
   }
   const doc = await record(redemption_id);
   if (doc.gift_id !== req.gift_id)
-    throw new PlatformError(409, 'This idempotency key was already used to redeem another gift');
+    throw new PlatformError('conflict', 'This idempotency key was already used to redeem another gift');
   return { duplicate, redemption: viewRedemption(doc, viewer) };
 }
 
@@ -94,7 +94,10 @@ export async function settleInReview(
   const decided = (doc: RedemptionDoc) => {
     if (!doc.settlement) return null;
     if (doc.settlement.outcome !== s.outcome)
-      throw new PlatformError(409, `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`);
+      throw new PlatformError(
+        'conflict',
+        `Redemption ${redemption_id} was already settled as ${doc.settlement.outcome}`,
+      );
     return { duplicate: true, redemption: viewRedemption(doc, viewer) };
   };
   const doc = await findRedemption(redemption_id);
@@ -103,7 +106,7 @@ export async function settleInReview(
   if (done) return done;
   if (doc.status !== 'needs_review')
     throw new PlatformError(
-      409,
+      'conflict',
       `Redemption ${redemption_id} is ${doc.status}; only a redemption in needs_review can be settled`,
     );
   let duplicate: boolean;

@@ -72,7 +72,7 @@ export async function claimIdempotencyKey(input: IdempotencyClaim): Promise<Idem
     await dropClaim(_id, held.created_at);
   }
   throw new PlatformError(
-    409,
+    'conflict',
     'Idempotency-Key: this key is being reused concurrently; retry the request',
     'Idempotency-Key',
   );

@@ -96,7 +96,7 @@ export async function whyUnusable(
 }
 
 const overCap = (cap: number, why = 'revoke one before creating another') =>
-  new PlatformError(409, `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); ${why}`);
+  new PlatformError('conflict', `A user may hold at most ${cap} active API keys (MAX_KEYS_PER_USER); ${why}`);
 
 /**
  * Frees slots whose key no longer holds a place: a key that stopped working (revoked, expired,

@@ -86,7 +86,7 @@ function metadataOf(info: ImageInfo): ImageMetadata {
 
 async function readUpload(upload: StoredUpload): Promise<Buffer> {
   const body = await getObject(upload.original_path);
-  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  if (!body) throw new PlatformError('not_found', `Upload not found in storage: ${upload.original_path}`);
   return body;
 }
 
@@ -124,14 +124,14 @@ export async function discardUpload(path: string): Promise<void> {
 
 export async function readStoredObject(path: string): Promise<Buffer> {
   const body = await getObject(path);
-  if (!body) throw new PlatformError(404, `Object not found: ${path}`);
+  if (!body) throw new PlatformError('not_found', `Object not found: ${path}`);
   return body;
 }
 
 /** A stored thumbnail; the name is one path segment (checked by the caller and here). */
 export async function readThumbnail(organization_id: string, user_id: string, filename: string): Promise<Buffer> {
-  if (filename.includes('/') || filename.includes('..')) throw new PlatformError(404, 'Thumbnail not found');
+  if (filename.includes('/') || filename.includes('..')) throw new PlatformError('not_found', 'Thumbnail not found');
   const body = await getObject(`${organization_id}/${user_id}/thumbnails/${filename}`);
-  if (!body) throw new PlatformError(404, 'Thumbnail not found');
+  if (!body) throw new PlatformError('not_found', 'Thumbnail not found');
   return body;
 }

@@ -8,7 +8,7 @@ import { noteChange } from '../core/audit-note.ts';
 import { config } from '../core/config.ts';
 import { jsonText } from '../core/db/index.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption.ts';
-import { forbidden, PlatformError } from '../core/errors.ts';
+import { busy, forbidden, PlatformError } from '../core/errors.ts';
 import { findOrganization } from '../identity/index.ts';
 import { type AgentName, AGENTS } from './constants.ts';
 import {
@@ -128,7 +128,7 @@ async function recordVersion(
     )
       return version;
   }
-  throw new PlatformError(503, 'configuration is being changed concurrently; retry');
+  throw busy('configuration is being changed concurrently; retry');
 }
 
 async function versionHistory(scope?: string, limit = 50) {
@@ -156,14 +156,14 @@ export async function setDefaultConfig(text: string, changed_by: string, rollbac
   try {
     parsed = parse(text);
   } catch {
-    throw new PlatformError(422, 'config: must be JSON text', 'config');
+    throw new PlatformError('invalid', 'config: must be JSON text', 'config');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-    throw new PlatformError(422, 'config: must be a JSON object', 'config');
+    throw new PlatformError('invalid', 'config: must be a JSON object', 'config');
   const checked = defaultConfigSchema.safeParse(parsed);
   if (!checked.success) {
     const issue = checked.error.issues[0];
-    throw new PlatformError(422, `config: ${issue.path.join('.')}: ${issue.message}`, 'config');
+    throw new PlatformError('invalid', `config: ${issue.path.join('.')}: ${issue.message}`, 'config');
   }
   const before = defaultText.decode((await getDefaultConfig()).config);
   const changes = diff(before, parsed);
@@ -194,7 +194,7 @@ function complete(s: StoredSettings, tier: Tier, defaults: Record<string, unknow
 
 export async function tierOf(organization_id: string): Promise<Tier> {
   const org = await findOrganization(organization_id);
-  if (!org) throw new PlatformError(404, `Organization not found: ${organization_id}`);
+  if (!org) throw new PlatformError('not_found', `Organization not found: ${organization_id}`);
   return org.tier as Tier;
 }
 
@@ -287,7 +287,7 @@ export async function updateProviderConfig(agent: AgentName, input: ProviderInpu
   // or scheme) without a new key would hand the stored key to that server on the first call.
   if (!input.api_key && before?.api_key_enc && originOf(before.base_url) !== originOf(input.base_url)) {
     throw new PlatformError(
-      422,
+      'invalid',
       `config_json.api_key: required when base_url moves to another server (${originOf(before.base_url)} → ${originOf(input.base_url)}); the stored key is never sent to a new host`,
       'config_json.api_key',
     );

@@ -15,7 +15,7 @@ import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile
 import { recordUsage } from '../billing/index.ts';
 import { config } from '../core/config.ts';
 import { Cache } from '../core/db/index.ts';
-import { PlatformError } from '../core/errors.ts';
+import { PlatformError, upstreamFailed } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import {
   type AgentSettings,
@@ -249,7 +249,7 @@ async function through<T>(
         `gateway: the ${agent} model provider failed (${endpoint.provider}/${s.model}, attempt ${i + 1}): ${(err as Error).message}\n`,
       );
       failed = new PlatformError(
-        502,
+        'upstream_failed',
         `The ${agent} model provider failed${f.status !== null ? ` (HTTP ${f.status})` : f.outcome === 'timeout' ? ' (timed out)' : ''}`,
       );
       if (f.next) continue;
@@ -282,7 +282,7 @@ async function through<T>(
     };
   }
   if (toLocal) return null;
-  throw failed ?? new PlatformError(502, `No provider of the ${agent} model is configured`);
+  throw failed ?? upstreamFailed(`No provider of the ${agent} model is configured`);
 }
 
 /** One chat call of a text agent (support, feedback, documents). */

@@ -7,7 +7,7 @@
  * by another. (A chain rather than one document per key updated on a condition: the chains
  * earlier versions wrote stay valid as they are, and each entry records the hold it took or settled.)
  */
-import { PlatformError } from '../core/errors.ts';
+import { busy } from '../core/errors.ts';
 import { withKeyLock } from '../core/locks.ts';
 import {
   insertMeterEntry,
@@ -109,9 +109,7 @@ export class Meter {
         // another process appended entry seq + 1: decide again on the state after it
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
-      throw new PlatformError(503, 'Model calls are busy for this organization; retry shortly', undefined, {
-        'Retry-After': '1',
-      });
+      throw busy('Model calls are busy for this organization; retry shortly', 1);
     });
   }
 

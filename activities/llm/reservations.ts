@@ -10,7 +10,7 @@
  * the longest attempt (timeout_ms ≤ 120 s).
  */
 import { tokenUsage } from '../billing/index.ts';
-import { PlatformError } from '../core/errors.ts';
+import { PlatformError, rateLimited } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { AgentName } from './constants.ts';
 import { held, Meter, withHold, withSettled } from './meter.ts';
@@ -35,8 +35,7 @@ export interface Reservation {
   balance: { key: string };
 }
 
-const limited = (message: string, retryAfter: number) =>
-  new PlatformError(429, message, undefined, { 'Retry-After': String(retryAfter) });
+const limited = (message: string, retryAfter: number) => rateLimited(message, retryAfter);
 
 const budgetKey = (who: Caller, agent: AgentName, b: Budget, start: Date) =>
   `${who.organization_id}|${agent}|${b.period}|${start.toISOString()}`;
@@ -96,7 +95,7 @@ export async function reserve(
       const free = remaining_tokens - held(st, now).tokens;
       if (tokens > free) {
         throw new PlatformError(
-          402,
+          'payment_required',
           `Not enough tokens for this ${agent} call: it may use up to ${tokens} tokens and ${Math.max(0, free)} remain${free < remaining_tokens ? ` (${remaining_tokens - free} are held by calls in progress)` : ''}; buy a token package`,
         );
       }

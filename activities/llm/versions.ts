@@ -63,7 +63,7 @@ export async function rollbackOrganization(
   const old = settingsSchema.safeParse(await configAt(organizationScope(organization_id, agent), version));
   if (!old.success)
     throw new PlatformError(
-      409,
+      'conflict',
       `Version ${version} is no longer valid settings (${old.error.issues[0].path.join('.')}: ${old.error.issues[0].message}); set the settings instead`,
     );
   return updateOrganizationConfig(organization_id, agent, old.data, changed_by, version);
@@ -75,9 +75,9 @@ export async function rollbackDefault(version: number, changed_by: string) {
   try {
     return await setDefaultConfig(JSON.stringify(old), changed_by, version);
   } catch (err) {
-    if (err instanceof PlatformError && err.status === 422)
+    if (err instanceof PlatformError && err.kind === 'invalid')
       throw new PlatformError(
-        409,
+        'conflict',
         `Version ${version} is no longer a valid default configuration (${err.message}); set it instead`,
       );
     throw err;

@@ -54,7 +54,7 @@ export async function awardAction(input: AwardInput) {
       .filter((n) => rules.policies[n].self_service)
       .sort();
     throw new PlatformError(
-      403,
+      'forbidden',
       `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`,
     );
   }
@@ -119,7 +119,7 @@ async function limitedAward(
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
   throw new PlatformError(
-    409,
+    'conflict',
     `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`,
     'action_type',
   );

@@ -6,7 +6,7 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
-import { isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
+import { busy, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { withKeyLock } from '../core/locks.ts';
 import { isTombstone } from '../identity/index.ts';
@@ -88,7 +88,7 @@ class InsufficientPoints extends PlatformError {
     readonly balance: number,
     readonly needed: number,
   ) {
-    super(409, `Not enough points: balance ${balance}, needed ${needed}`);
+    super('conflict', `Not enough points: balance ${balance}, needed ${needed}`);
   }
 }
 
@@ -220,9 +220,7 @@ export async function append(
         await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
       }
     }
-    throw new PlatformError(503, 'The points ledger is busy for this user; retry shortly', undefined, {
-      'Retry-After': '1',
-    });
+    throw busy('The points ledger is busy for this user; retry shortly', 1);
   });
 }
 
@@ -252,7 +250,7 @@ async function creditTerms(
  */
 export async function applyChange(change: LedgerChange): Promise<AppendResult> {
   if (!Number.isSafeInteger(change.amount) || change.amount === 0)
-    throw new PlatformError(422, 'amount: must be a non-zero integer', 'amount');
+    throw new PlatformError('invalid', 'amount: must be a non-zero integer', 'amount');
   const now = change.now ?? new Date();
   const { amount, allow_negative, now: _now, ...spec } = change;
   const terms = amount > 0 ? await creditTerms(change.organization_id, change.reason, now) : {};

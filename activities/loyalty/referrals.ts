@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 
 import { qrPngBase64 } from '../adapters/qr.ts';
 import { config } from '../core/config.ts';
-import { conflict, notFound, PlatformError } from '../core/errors.ts';
+import { busy, conflict, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
@@ -142,7 +142,7 @@ async function claimPair(input: Parties): Promise<string> {
     if (!theirs || theirs.referrer_user_id === pair.referrer_user_id) throw conflict(MUTUAL);
     await deleteReferralPair(pair);
   }
-  throw new PlatformError(503, 'Referral busy for these users; retry shortly', undefined, { 'Retry-After': '1' });
+  throw busy('Referral busy for these users; retry shortly', 1);
 }
 
 /**

@@ -69,7 +69,7 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
   const operation_id = original.operation_id;
   if (!REVERSIBLE_REASONS.includes(original.reason)) {
     throw new PlatformError(
-      422,
+      'invalid',
       `operation_id: a "${original.reason}" entry cannot be reversed; only credits earned by ${REVERSIBLE_REASONS.join(', ')} can`,
       'operation_id',
     );
@@ -93,7 +93,7 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
         }
         if (amount <= 0)
           throw new PlatformError(
-            422,
+            'invalid',
             `operation_id: nothing left to reverse, the points of ${operation_id} expired`,
             'operation_id',
           );
@@ -103,7 +103,7 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
         const after = standing(next, now).spendable;
         if (after < 0 && after < before && !input.allow_negative) {
           throw new PlatformError(
-            409,
+            'conflict',
             `Reversing ${operation_id} takes back ${amount} points and would leave the user ${after} spendable points; send allow_negative: true to reverse anyway`,
           );
         }

@@ -22,7 +22,7 @@ export const loyaltyTask: TaskDefinition = {
   },
   async run(task) {
     if (typeof task.metadata.action_type !== 'string')
-      throw new PlatformError(422, 'metadata.action_type: required for loyalty events');
+      throw new PlatformError('invalid', 'metadata.action_type: required for loyalty events');
     const out = await awardAction({
       organization_id: task.organization_id,
       user_id: task.user_id,

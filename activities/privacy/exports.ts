@@ -5,7 +5,7 @@
  */
 import { removeObject } from '../adapters/storage.ts';
 import { config } from '../core/config.ts';
-import { conflict, notFound, PlatformError } from '../core/errors.ts';
+import { busy, conflict, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { runtime } from '../core/runtime.ts';
 import { findUser } from '../identity/index.ts';
@@ -76,10 +76,7 @@ export async function requestExport(organization_id: string, user_id: string, by
     const doc = await exportById(running);
     if (doc) return viewExport(doc);
     // Refused and deleted meanwhile (its slot given back): claim again.
-    if (attempt >= 3)
-      throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, {
-        'Retry-After': '1',
-      });
+    if (attempt >= 3) throw busy("An export of this user's data is being started; try again shortly", 1);
   }
   const refuse = async (err: PlatformError) => {
     await deleteExport(export_id);
@@ -94,14 +91,14 @@ export async function requestExport(organization_id: string, user_id: string, by
   if (place < 0 || place >= EXPORTS_GATHERED_PER_ORGANIZATION) {
     throw await refuse(
       new PlatformError(
-        429,
+        'rate_limited',
         `At most ${EXPORTS_GATHERED_PER_ORGANIZATION} exports of an organization are gathered at a time; try again when one is ready`,
       ),
     );
   }
   if (!(await takeExportQuota(organization_id, user_id, cfg.USER_EXPORTS_PER_DAY))) {
     throw await refuse(
-      new PlatformError(429, `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`),
+      new PlatformError('rate_limited', `At most ${cfg.USER_EXPORTS_PER_DAY} exports of a user's data in 24 hours`),
     );
   }
   try {
@@ -132,7 +129,7 @@ export async function openExportDownload(organization_id: string, user_id: strin
   if (doc.status === 'processing') throw conflict('The export is still being prepared');
   if (doc.status === 'failed') throw conflict(`The export failed: ${doc.error ?? 'unknown error'}`);
   if (doc.status === 'expired' || !doc.object_key || (doc.expires_at && doc.expires_at.getTime() <= Date.now()))
-    throw new PlatformError(410, 'The export has expired');
+    throw new PlatformError('gone', 'The export has expired');
   const { minio, minioSettings } = runtime();
   const stream = await minio.getObject(minioSettings.bucket, doc.object_key);
   return { stream, size: doc.bytes ?? 0, filename: `user-export-${doc._id}.zip` };

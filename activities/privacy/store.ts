@@ -5,7 +5,7 @@
  * created_at) index.
  */
 import { byId, insertOnce } from '../core/db/index.ts';
-import { PlatformError } from '../core/errors.ts';
+import { busy } from '../core/errors.ts';
 import type { Requester } from './constants.ts';
 import {
   type ErasureDoc,
@@ -166,9 +166,7 @@ export async function claimExportSlot(
     const taken = await UserExportSlot.updateOne({ _id, export_id: slot.export_id }, { $set: { export_id, at: now } });
     if (taken.modifiedCount) return null;
   }
-  throw new PlatformError(503, "An export of this user's data is being started; try again shortly", undefined, {
-    'Retry-After': '1',
-  });
+  throw busy("An export of this user's data is being started; try again shortly", 1);
 }
 
 /** Gives the slot back when the export it was claimed for was refused. */

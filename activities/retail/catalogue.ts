@@ -238,7 +238,7 @@ export async function mapVenueProduct(
     price: input.price,
     status: input.status,
   });
-  if (!doc) throw new PlatformError(500, 'mapping was not stored');
+  if (!doc) throw new PlatformError('internal', 'mapping was not stored');
   return mappingView(doc);
 }
 

@@ -37,7 +37,7 @@ export interface ReadReceipt {
 export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
   const started = performance.now();
   const body = await getObject(upload.original_path);
-  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  if (!body) throw new PlatformError('not_found', `Upload not found in storage: ${upload.original_path}`);
   const { thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');

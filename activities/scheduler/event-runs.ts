@@ -42,7 +42,7 @@ export interface ManualRun {
 
 const tooSoon = (min: number, waitMs: number) =>
   new PlatformError(
-    429,
+    'rate_limited',
     `The event ran less than ${duration(min / 1000)} ago: a basic key runs it by hand only once its last run (scheduled or by hand) started at least ${duration(min / 1000)} ago (SCHEDULER_MIN_INTERVAL_SECONDS_BASIC)`,
     undefined,
     {
@@ -136,9 +136,9 @@ function errorFor(r: Pick<RunDoc, 'outcome' | 'error' | 'failure'>, level: numbe
 }
 
 function failureOf(err: unknown): Failure {
-  if (!(err instanceof PlatformError) || err.status >= 500) return 'internal';
-  if (err.status === 403) return 'not_allowed';
-  return err.status === 409 || err.status === 429 ? 'limit' : 'refused';
+  if (!(err instanceof PlatformError) || !err.byClient) return 'internal';
+  if (err.kind === 'forbidden') return 'not_allowed';
+  return err.kind === 'conflict' || err.kind === 'rate_limited' ? 'limit' : 'refused';
 }
 
 /** Where a run's failure detail goes besides its record: the worker's log (Temporal's activity logger). */

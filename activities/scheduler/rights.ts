@@ -88,7 +88,7 @@ export async function checkRunRights(ev: EventDoc, metadata: Record<string, unkn
       level,
     );
   } catch (err) {
-    if (err instanceof PlatformError && err.status === 403 && level < (ev.actor_level ?? level + 1)) {
+    if (err instanceof PlatformError && err.kind === 'forbidden' && level < (ev.actor_level ?? level + 1)) {
       throw forbidden(
         `${err.message}; the key that scheduled this event ${await saverStopped(ev)} and its user now holds a lower level`,
       );

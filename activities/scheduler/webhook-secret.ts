@@ -27,7 +27,7 @@ const ROTATE_ROUTE = 'POST /api/scheduler-service/webhook-secret/rotate';
 /** Why a scheduled webhook of an organization without a secret is refused (saved or run). */
 const noWebhookSecret = () =>
   new PlatformError(
-    422,
+    'invalid',
     `Scheduled webhooks are signed with the organization's own secret, and this organization has none: an admin creates it with ${ROTATE_ROUTE} (shown once)`,
   );
 

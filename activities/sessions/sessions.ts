@@ -109,7 +109,7 @@ export async function newConversation(input: {
     session = await sessionDoc(input.organization_id, input.session_id, input.user_id);
     if (!session) throw notFound(`Session not found: ${input.session_id}`);
     if (session.status === 'ended' || !(await touch(session.session_id)))
-      throw new PlatformError(409, `Session has ended: ${input.session_id}`);
+      throw new PlatformError('conflict', `Session has ended: ${input.session_id}`);
   } else {
     session = await latestOpenSession(input.organization_id, input.user_id);
     if (!session || !(await touch(session.session_id))) {
@@ -145,7 +145,7 @@ export async function getSession(organization_id: string, session_id: string): P
   return viewSession(session);
 }
 
-const reopen = () => new PlatformError(409, 'An ended session cannot be reopened');
+const reopen = () => new PlatformError('conflict', 'An ended session cannot be reopened');
 
 /**
  * Status changes: active ⇄ paused, either → ended; ended is final. Ending inserts the end record

@@ -7,6 +7,6 @@ import { speechRoute } from '../llm/index.ts';
 
 export async function transcribeStoredAudio(upload: StoredUpload): Promise<Transcript> {
   const body = await getObject(upload.original_path);
-  if (!body) throw new PlatformError(404, `Upload not found in storage: ${upload.original_path}`);
+  if (!body) throw new PlatformError('not_found', `Upload not found in storage: ${upload.original_path}`);
   return transcribe(body, await speechRoute({ organization_id: upload.organization_id, user_id: upload.user_id }));
 }

@@ -8,9 +8,9 @@ export const supportTask: TaskDefinition = {
   async run(task) {
     const { prompt, conversation_id } = task.metadata;
     if (typeof prompt !== 'string' || !prompt.trim())
-      throw new PlatformError(422, 'metadata.prompt: required for support events');
+      throw new PlatformError('invalid', 'metadata.prompt: required for support events');
     if (typeof conversation_id !== 'string')
-      throw new PlatformError(422, 'metadata.conversation_id: required for support events');
+      throw new PlatformError('invalid', 'metadata.conversation_id: required for support events');
     const { session_id } = await requireConversation(task.organization_id, task.user_id, conversation_id);
     // The run id names the turn: a retried run stores one turn, not two.
     const out = await answerQuestion({

@@ -232,6 +232,6 @@ export async function requireConversation(
 ): Promise<{ session_id: string }> {
   const check = await verifySession({ organization_id, user_id, conversation_id });
   if (!check.valid || !check.session_id)
-    throw new PlatformError(400, `Invalid conversation ID: ${conversation_id}`, 'conversation_id');
+    throw new PlatformError('malformed', `Invalid conversation ID: ${conversation_id}`, 'conversation_id');
   return { session_id: check.session_id };
 }

@@ -54,7 +54,7 @@ class AnalysisThread {
         this.end();
         reject(
           new PlatformError(
-            503,
+            'unavailable',
             `text: the analysis took longer than ${budgetMs / 1000} s and was stopped; try again later or send a shorter text`,
             'text',
           ),

@@ -55,7 +55,7 @@ async function modelEmbedding(text: string, who: Caller): Promise<{ vector: numb
   const out = await gatewayEmbed(who, text);
   if (!out)
     throw new PlatformError(
-      502,
+      'upstream_failed',
       'the embeddings provider failed; a local vector would not be comparable with the stored ones',
     );
   return { vector: out.value, engine: `llm:${out.model}` };
