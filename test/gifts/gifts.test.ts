@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
+import { api, basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
 
 const topUp = {
   gift_name: 'Telcel 100 MXN',
@@ -31,17 +31,19 @@ async function give(t: Tenant, user: string, action: string, times: number) {
 describe('gift catalogue', () => {
   it('creates, reads, replaces and deletes gifts of each type', async () => {
     const t = await newTenant();
-    const created = await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: topUp });
+    const created = await api('post', '/api/gifts/gifts', { key: t.adminKey, json: topUp });
     expect(created.status).toBe(201);
     expect(created.body.success).toBe(true);
     expect(created.body.gift).toMatchObject({ ...topUp, country: 'MX', organization_id: t.organization_id });
     const id = created.body.gift.id;
-    expect((await call('GET', `/api/gifts/gifts/${id}`, { key: t.adminKey })).body.gift).toEqual(created.body.gift);
+    const read = await api('get', '/api/gifts/gifts/{gift_id}', { key: t.adminKey, params: { gift_id: id } });
+    expect(read.body.gift).toEqual(created.body.gift);
     for (const g of [pin, bill])
       expect((await call('POST', '/api/gifts/gifts', { key: t.adminKey, json: g })).status).toBe(201);
 
-    const replaced = await call('PUT', `/api/gifts/gifts/${id}`, {
+    const replaced = await api('put', '/api/gifts/gifts/{gift_id}', {
       key: t.adminKey,
+      params: { gift_id: id },
       json: { ...pin, gift_name: 'Now a PIN' },
     });
     expect(replaced.status).toBe(200);
@@ -54,9 +56,12 @@ describe('gift catalogue', () => {
     expect(replaced.body.gift.telco_supplier).toBeUndefined();
     expect(Date.parse(replaced.body.gift.updated_at)).toBeGreaterThanOrEqual(Date.parse(created.body.gift.updated_at));
 
-    const del = await call('DELETE', `/api/gifts/gifts/${id}`, { key: t.adminKey });
+    const del = await api('delete', '/api/gifts/gifts/{gift_id}', { key: t.adminKey, params: { gift_id: id } });
     expect(del.body).toMatchObject({ success: true });
-    const gone = await call('GET', `/api/gifts/gifts/${id}`, { key: t.adminKey });
+    const gone = await api<'/api/gifts/gifts/{gift_id}', 'get', 404>('get', '/api/gifts/gifts/{gift_id}', {
+      key: t.adminKey,
+      params: { gift_id: id },
+    });
     expect(gone.status).toBe(404);
     expect(gone.body).toEqual({ success: false, error: `Gift not found: ${id}` });
     expect((await call('DELETE', `/api/gifts/gifts/${id}`, { key: t.adminKey })).status).toBe(404);

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 
 import { inject } from 'vitest';
 
+import type { paths } from '../../client/src/schema.ts';
 import { enforceContract } from './contract.ts';
 
 export interface Res<T = any> {
@@ -27,6 +28,58 @@ export interface CallOptions {
   outsideContract?: string;
   /** another edge than the suite's (a test's own platform): its answers are checked the same way */
   baseUrl?: string;
+}
+
+/** A path of the OpenAPI document, as written there: `/loyalty/points/{user_id}`. */
+export type ApiPath = keyof paths;
+type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
+/** The methods the document declares for a path. */
+export type MethodOf<P extends ApiPath> = {
+  [M in HttpMethod]: paths[P][M] extends { responses: unknown } ? M : never;
+}[HttpMethod];
+type Responses<P extends ApiPath, M extends MethodOf<P>> = paths[P][M] extends { responses: infer R } ? R : never;
+type JsonOf<R> = R extends { content: { 'application/json': infer J } } ? J : undefined;
+/** The statuses the document declares for an operation, and its 2xx ones. */
+export type StatusOf<P extends ApiPath, M extends MethodOf<P>> = keyof Responses<P, M> & number;
+type SuccessOf<P extends ApiPath, M extends MethodOf<P>> = Extract<StatusOf<P, M>, 200 | 201 | 202 | 204>;
+/**
+ * The JSON body of `method path` answered with `status` (by default its 2xx answers), from the
+ * generated client's types (client/src/schema.ts): `Body<'/loyalty/points/{user_id}', 'get'>`.
+ */
+export type Body<P extends ApiPath, M extends MethodOf<P>, S extends StatusOf<P, M> = SuccessOf<P, M>> = JsonOf<
+  Responses<P, M>[S]
+>;
+
+export interface ApiOptions extends CallOptions {
+  /** values for the `{name}` parts of the path */
+  params?: Record<string, string | number>;
+  /** a query string, left out where undefined */
+  query?: Record<string, string | number | boolean | undefined>;
+}
+
+/**
+ * A call named by the document's path and method, whose body is typed from the generated client:
+ * `await api('get', '/loyalty/points/{user_id}', { key, params: { user_id } })`. The path must be
+ * one the document declares (a typo does not compile); `S` picks the answer a test expects when
+ * it is not the success: `api<'/x', 'post', 409>(...)`. Answers are checked against the document
+ * at run time exactly as with `call`.
+ */
+export async function api<P extends ApiPath, M extends MethodOf<P>, S extends StatusOf<P, M> = SuccessOf<P, M>>(
+  method: M,
+  path: P,
+  opts: ApiOptions = {},
+): Promise<Res<Body<P, M, S>>> {
+  const { params = {}, query, ...rest } = opts;
+  let url = (path as string).replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (params[name] === undefined) throw new Error(`api(): no value for {${name}} in ${path}`);
+    return encodeURIComponent(String(params[name]));
+  });
+  if (query) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) q.set(k, String(v));
+    if ([...q].length) url += `?${q}`;
+  }
+  return call<Body<P, M, S>>(method.toUpperCase(), url, rest);
 }
 
 export const edgeUrl = () => inject('edgeUrl');

@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
 
-import { basicUser, call, newTenant, unique } from '../helpers/api.ts';
+import { api, basicUser, type Body, call, newTenant, unique } from '../helpers/api.ts';
+
+type HistoryEntry = Body<'/loyalty/points/{internal_user_id}/history', 'get'>['entries'][number];
 
 async function allEntries(key: string, user: string) {
-  const entries: any[] = [];
+  const entries: HistoryEntry[] = [];
   for (let page = 1; ; page += 1) {
-    const res = await call('GET', `/loyalty/points/${user}/history?limit=100&page=${page}`, { key });
+    const res = await api('get', '/loyalty/points/{internal_user_id}/history', {
+      key,
+      params: { internal_user_id: user },
+      query: { limit: 100, page },
+    });
     expect(res.status).toBe(200);
     entries.push(...res.body.entries);
     if (!res.body.has_more) return { entries, body: res.body };
@@ -16,10 +22,24 @@ describe('loyalty points', () => {
   it('answers 404 "User points not found" before the first entry, for unknown and known users', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const mine = await call('GET', `/loyalty/points/${u.user_id}`, { key: u.key });
+    const mine = await api<'/loyalty/points/{internal_user_id}', 'get', 404>(
+      'get',
+      '/loyalty/points/{internal_user_id}',
+      {
+        key: u.key,
+        params: { internal_user_id: u.user_id },
+      },
+    );
     expect(mine.status).toBe(404);
     expect(mine.body).toEqual({ detail: 'User points not found' });
-    const unknown = await call('GET', `/loyalty/points/${unique('nobody')}`, { key: t.adminKey });
+    const unknown = await api<'/loyalty/points/{internal_user_id}', 'get', 404>(
+      'get',
+      '/loyalty/points/{internal_user_id}',
+      {
+        key: t.adminKey,
+        params: { internal_user_id: unique('nobody') },
+      },
+    );
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ detail: 'User points not found' });
   });
@@ -27,11 +47,12 @@ describe('loyalty points', () => {
   it('awards points per action from the default rules and keeps the balance', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
-    const rules = await call('GET', '/loyalty/rules', { key: u.key });
+    const rules = await api('get', '/loyalty/rules', { key: u.key });
     expect(rules.body.rules).toMatchObject({ is_default: true, organization_id: t.organization_id });
     const perPurchase = rules.body.rules.actions.purchase;
-    const award = await call('POST', `/loyalty/award-points/${u.idp_id}`, {
+    const award = await api('post', '/loyalty/award-points/{idp_id}', {
       key: t.adminKey,
+      params: { idp_id: u.idp_id },
       json: { action_type: 'purchase' },
     });
     expect(award.status).toBe(200);
@@ -47,8 +68,10 @@ describe('loyalty points', () => {
       key: u.key,
       json: { action_type: 'daily_login', organization_id: t.organization_id },
     });
-    const balance = await call('GET', `/loyalty/points/${u.user_id}?organization_id=${t.organization_id}`, {
+    const balance = await api('get', '/loyalty/points/{internal_user_id}', {
       key: u.key,
+      params: { internal_user_id: u.user_id },
+      query: { organization_id: t.organization_id },
     });
     expect(balance.status).toBe(200);
     expect(balance.body).toMatchObject({
@@ -57,8 +80,11 @@ describe('loyalty points', () => {
       organization_id: t.organization_id,
     });
     expect(new Date(balance.body.last_updated).toISOString()).toBe(balance.body.last_updated);
-    const history = await call('GET', `/loyalty/points/${u.idp_id}/history`, { key: u.key });
-    expect(history.body.entries.map((e: any) => e.description)).toEqual(['daily_login', 'purchase']);
+    const history = await api('get', '/loyalty/points/{internal_user_id}/history', {
+      key: u.key,
+      params: { internal_user_id: u.idp_id },
+    });
+    expect(history.body.entries.map((e) => e.description)).toEqual(['daily_login', 'purchase']);
     expect(history.body.entries[0]).toMatchObject({ reason: 'action', seq: 2, balance_after: balance.body.points });
   });
 
