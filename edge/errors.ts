@@ -2,14 +2,12 @@
  * The one place where any thrown error becomes an HTTP status and a body in the component's shape:
  * `{detail}` for most components, `{success:false, error}` for gifts and text processing.
  * Components name an error's kind; its status is the kind's (PlatformError.status, the table in
- * activities/core/errors.ts).
+ * activities/core/errors.ts). A run's failure is read by the runs room (workers/runs/failures.ts).
  */
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure, TemporalFailure } from '@temporalio/common';
 import { z } from 'zod';
 
 import { PlatformError } from '../activities/core/errors.ts';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { isWorkflowFailure, platformFailureOf } from '../workers/runs/failures.ts';
 
 export type ErrorShape = 'detail' | 'success';
 
@@ -27,23 +25,6 @@ export function zodToPlatform(err: z.ZodError, where: 'body' | 'query' | 'path' 
   const field = first?.path.length ? first.path.join('.') : where;
   const message = first?.message ?? 'invalid input';
   return new PlatformError('invalid', `${field}: ${message}`, field);
-}
-
-/** Walks a Temporal failure chain to the PlatformError an activity raised, if any. */
-function platformFailure(err: unknown): PlatformError | undefined {
-  let cur: unknown = err;
-  for (let depth = 0; cur && depth < 8; depth += 1) {
-    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
-      const info = (cur.details?.[0] ?? {}) as {
-        status?: number;
-        field?: string | null;
-        headers?: Record<string, string> | null;
-      };
-      return new PlatformError(info.status ?? 500, cur.message, info.field ?? undefined, info.headers ?? undefined);
-    }
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
 }
 
 const STATUS_TEXT: Record<number, string> = { 404: 'Not found', 405: 'Method not allowed' };
@@ -94,12 +75,8 @@ export function mapError(
   } else if (err instanceof MalformedJson) {
     status = 400;
     message = `Malformed JSON body: ${err.message}`;
-  } else if (
-    err instanceof WorkflowFailedError ||
-    err instanceof WorkflowUpdateFailedError ||
-    err instanceof TemporalFailure
-  ) {
-    const p = platformFailure(err);
+  } else if (isWorkflowFailure(err)) {
+    const p = platformFailureOf(err);
     if (p) {
       status = p.status;
       message = p.message;

@@ -8,7 +8,6 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
-import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import { getRequestHeader } from 'h3';
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
@@ -17,7 +16,7 @@ import { config } from '../activities/core/config.ts';
 import { onCommandTimed } from '../activities/core/db/index.ts';
 import { PlatformError } from '../activities/core/errors.ts';
 import { deliveryOutcomes } from '../activities/events/index.ts';
-import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
+import { isRefusedRun } from '../workers/runs/failures.ts';
 import { defineRoute } from './http.ts';
 
 const registry = new Registry();
@@ -90,12 +89,9 @@ export function countStart(workflow_type: string, outcome: 'started' | 'already_
   starts.inc({ workflow_type, outcome });
 }
 
-export function countFailure(workflow_type: string, err: WorkflowFailedError): void {
-  let rejected = false;
-  for (let cur: unknown = err, depth = 0; cur && depth < 8; cur = (cur as { cause?: unknown }).cause, depth += 1) {
-    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE && cur.nonRetryable) rejected = true;
-  }
-  failures.inc({ workflow_type, reason: rejected ? 'rejected' : 'failed' });
+/** A run the edge awaited failed (a WorkflowFailedError): refused by a step, or failed. */
+export function countFailure(workflow_type: string, err: unknown): void {
+  failures.inc({ workflow_type, reason: isRefusedRun(err) ? 'rejected' : 'failed' });
 }
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
