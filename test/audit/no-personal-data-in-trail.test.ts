@@ -114,7 +114,7 @@ describe('over HTTP: what the issue reproduced', () => {
     expect((await recordOf(t, key.rid)).changes.user_id).toEqual({ to: usr });
   });
 
-  it('records free text as its length: feedback, a reversal reason, mail, a note, a description', async () => {
+  it("records free text as its length: a feedback's title, a reversal's reason", async () => {
     const feedback = await as('POST', '/api/feedback/submit', {
       user_id: IDP,
       feedback_type: 'general',
@@ -146,7 +146,9 @@ describe('over HTTP: what the issue reproduced', () => {
       reason: { to: `<text: ${WORDS.length} characters>` },
       allow_negative: { to: true },
     });
+  }, 120_000);
 
+  it("records a mail's subject and body as their lengths and its recipient as [personal]", async () => {
     const conversation = ok(
       await call('POST', '/initialize_session', { key: t.adminKey, json: { user_id: IDP } }),
       'session',
@@ -173,7 +175,9 @@ describe('over HTTP: what the issue reproduced', () => {
         idempotency_key: '***',
       },
     });
+  }, 120_000);
 
+  it("records an admin's words as their length: a pause note, an endpoint's description", async () => {
     const event = ok(
       await call('POST', '/api/scheduler-service/events', {
         key: t.adminKey,
@@ -210,8 +214,9 @@ describe('over HTTP: what the issue reproduced', () => {
       description: { from: '<text: 5 characters>', to: `<text: ${WORDS.length} characters>` },
       url: { from: 'http://127.0.0.1:9/privacy', to: 'http://127.0.0.1:9/privacy-2' },
     });
+  }, 120_000);
 
-    // A scan's validation notes (an admin's words about a person's receipt).
+  it("records a scan's validation notes (an admin's words about a person's receipt) as their length", async () => {
     const receipt = (await renderReceipt({ ...groceries('2026-10-19'), total: 5.0 })).toString('base64');
     const scan = ok(
       await call('POST', '/api/ticket-scan/loyalty/ticket-scan', {

@@ -23,8 +23,16 @@ const settle = async () => {
   await eventsSettled();
 };
 
+/** A stage run once, by the first test that awaits it. */
+const once = <T>(stage: () => Promise<T>) => {
+  let run: Promise<T> | undefined;
+  return () => (run ??= stage());
+};
+
 describe('privacy: loyalty, gifts, billing and events of one user', () => {
-  it('exports A without B, erases A keeping the books under the tombstone, and a second erasure changes nothing', async () => {
+  // One organization's data made once, then exported, then erased: each stage runs once, when
+  // the first test needing it asks, so every test below also runs alone (-t) and in any order.
+  const made = once(async () => {
     const t = await newTenant();
     const admin = t.adminKey;
     expect(
@@ -160,14 +168,60 @@ describe('privacy: loyalty, gifts, billing and events of one user', () => {
     const logBefore = await allEvents(admin, org);
     const namingA = logBefore.filter((e) => JSON.stringify(e).includes(a.user_id));
     expect(namingA.length).toBeGreaterThanOrEqual(8);
-
-    // ---- export
+    return {
+      t,
+      admin,
+      a,
+      b,
+      c,
+      award,
+      codeA,
+      phoneA,
+      r1,
+      r2,
+      rb,
+      buyA,
+      org,
+      scope,
+      historyA,
+      balanceA,
+      balanceB,
+      tokensA,
+      tokensB,
+      logBefore,
+      namingA,
+    };
+  });
+  const exported = once(async () => {
+    const m = await made();
+    const { scope } = m;
     const parts = {
       loyalty: await loyaltyUserData.export(scope),
       gifts: await giftsUserData.export(scope),
       billing: await billingUserData.export(scope),
       events: await eventsUserData.export(scope),
     };
+    return { ...m, parts };
+  });
+  // The erasure (events last: the others' changes are told there), and what it leaves.
+  const erased = once(async () => {
+    const m = await exported();
+    const { admin, org, scope } = m;
+    const tomb = `del_${unique('t').replace('-', '')}`;
+    const erase = { ...scope, tombstone: tomb };
+    const first = {
+      loyalty: await loyaltyUserData.erase(erase),
+      gifts: await giftsUserData.erase(erase),
+      billing: await billingUserData.erase(erase),
+      events: await eventsUserData.erase(erase),
+    };
+    const logAfter = await allEvents(admin, org);
+    const kept = await entriesOfUser(org, tomb);
+    return { ...m, tomb, erase, first, logAfter, kept };
+  });
+
+  it('exports A without B: loyalty, gifts, billing and the events naming A', async () => {
+    const { a, b, c, codeA, phoneA, r1, r2, rb, buyA, historyA, balanceA, tokensA, namingA, parts } = await exported();
     const text = JSON.stringify(parts);
     for (const other of [b.user_id, b.idp_id, c.user_id, c.idp_id, '+525598765432', rb.body.redemption.id, 'pte_never'])
       expect(text).not.toContain(other);
@@ -208,16 +262,34 @@ describe('privacy: loyalty, gifts, billing and events of one user', () => {
         'referral.completed',
       ]),
     );
+  }, 120_000);
 
-    // ---- erasure (events last: the others' changes are told there)
-    const tomb = `del_${unique('t').replace('-', '')}`;
-    const erase = { ...scope, tombstone: tomb };
-    const first = {
-      loyalty: await loyaltyUserData.erase(erase),
-      gifts: await giftsUserData.erase(erase),
-      billing: await billingUserData.erase(erase),
-      events: await eventsUserData.erase(erase),
-    };
+  it('erases A: nothing of A through the routes or in the event log, the books kept under the tombstone, B untouched', async () => {
+    const {
+      admin,
+      a,
+      b,
+      c,
+      codeA,
+      phoneA,
+      r1,
+      r2,
+      rb,
+      org,
+      historyA,
+      balanceA,
+      balanceB,
+      tokensA,
+      tokensB,
+      logBefore,
+      namingA,
+      parts,
+      tomb,
+      first,
+      logAfter,
+      kept,
+    } = await erased();
+    const L = parts.loyalty.data as Record<string, any[]>;
     expect(first.loyalty).toMatchObject({
       entries_tombstoned: historyA.total,
       referral_codes_deleted: 1,
@@ -242,14 +314,12 @@ describe('privacy: loyalty, gifts, billing and events of one user', () => {
     expect(listA.body.redemptions).toEqual([]);
     const usageA = (await call('GET', `/api/billing/usage/${a.user_id}`, { key: admin })).body.usage;
     expect(usageA).toMatchObject({ total_tokens: 0, remaining_tokens: 0, credits: [] });
-    const logAfter = await allEvents(admin, org);
     expect(logAfter.map((e) => e.id).sort()).toEqual(logBefore.map((e) => e.id).sort()); // the log is kept
     const logText = JSON.stringify(logAfter);
     for (const gone of [a.user_id, a.idp_id, phoneA, '+525511112222']) expect(logText).not.toContain(gone);
     expect(logText).toContain(tomb);
 
     // The books, under the tombstone: the same entries, seq 1..n, balance_after the running sum.
-    const kept = await entriesOfUser(org, tomb);
     expect(kept.map((e) => e.entry_id)).toEqual(L.entries.map((e) => e.entry_id));
     let sum = 0;
     kept.forEach((e, i) => {
@@ -288,8 +358,10 @@ describe('privacy: loyalty, gifts, billing and events of one user', () => {
     const redB = await call('GET', `/api/gifts/redemptions/${rb.body.redemption.id}`, { key: b.key });
     expect(redB.body.redemption).toMatchObject({ user_id: b.user_id, phone_number: '+525598765432' });
     expect(logAfter.filter((e) => JSON.stringify(e).includes(b.user_id)).length).toBeGreaterThanOrEqual(4);
+  }, 120_000);
 
-    // A second erasure changes nothing and does not throw.
+  it('a second erasure changes nothing, and a later write for the erased user is refused', async () => {
+    const { admin, a, org, award, tomb, erase, logAfter, kept } = await erased();
     const second = {
       loyalty: await loyaltyUserData.erase(erase),
       gifts: await giftsUserData.erase(erase),
