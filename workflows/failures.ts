@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 
+import type { ErrorKind } from '../activities/core/errors.ts';
+
 /** PlatformErrors cross Temporal as ApplicationFailures of this type (see workers/activity-wrapper). */
 export const PLATFORM_FAILURE_TYPE = 'PlatformError';
 
@@ -26,4 +28,16 @@ export function isClientFailure(err: unknown): boolean {
     cur = (cur as { cause?: unknown }).cause;
   }
   return false;
+}
+
+/**
+ * The refusals a workflow raises itself, as the worker's wrapper would carry a PlatformError of
+ * that kind (details `{status, field}`, the format recorded histories hold): workflow code names the
+ * kind; this is the one place on the workflow side that knows its status.
+ */
+const REFUSAL_STATUS = { malformed: 400, conflict: 409 } as const satisfies Partial<Record<ErrorKind, number>>;
+
+export function refusal(kind: keyof typeof REFUSAL_STATUS, message: string, field?: string): ApplicationFailure {
+  const details = field === undefined ? { status: REFUSAL_STATUS[kind] } : { status: REFUSAL_STATUS[kind], field };
+  return ApplicationFailure.create({ type: PLATFORM_FAILURE_TYPE, message, nonRetryable: true, details: [details] });
 }

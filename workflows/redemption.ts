@@ -1,6 +1,5 @@
 import {
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   defineUpdate,
   patched,
@@ -18,7 +17,7 @@ import type {
   Settlement,
 } from '../activities/gifts/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { isClientFailure, refusal as platformRefusal } from './failures.ts';
 import { BACKGROUND, INTERACTIVE } from './retry.ts';
 
 export type { RedemptionInput, RedemptionState };
@@ -63,8 +62,8 @@ const pollDelay = (n: number, elapsedMs: number) => (elapsedMs > 600_000 ? 60_00
 
 const span = (ms: number) => (ms % 3600_000 === 0 ? `${ms / 3600_000} hours` : `${Math.round(ms / 1000)} seconds`);
 
-function refuse(status: number, message: string): never {
-  throw ApplicationFailure.create({ type: PLATFORM_FAILURE_TYPE, message, nonRetryable: true, details: [{ status }] });
+function refuse(message: string): never {
+  throw platformRefusal('conflict', message);
 }
 
 /** A settling step keeps its retries: the ledger and the record must end consistent, whatever it takes. */
@@ -191,7 +190,7 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
         // The same outcome is being (or was) decided: join it, and share its refusal if any.
         const mine = round;
         await condition(() => settled !== undefined || round !== mine);
-        if (settled === undefined) refuse(409, refusal);
+        if (settled === undefined) refuse(refusal);
         return { ...settled, duplicate: true };
       }
       claim = req.outcome;
@@ -212,7 +211,7 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
           claim = undefined;
           round += 1;
           refusal = `Redemption ${input.redemption_id} ${contradicts}`;
-          refuse(409, refusal);
+          refuse(refusal);
         }
         answer = asked;
       }
@@ -226,14 +225,10 @@ export async function redemptionWorkflow(input: RedemptionInput): Promise<Redemp
         const taken = decision?.outcome ?? claim;
         if (taken && taken !== req.outcome)
           refuse(
-            409,
             `Redemption ${input.redemption_id} ${decision ? 'was already settled' : 'is being settled'} as ${taken}`,
           );
         if (!taken && status !== 'needs_review')
-          refuse(
-            409,
-            `Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`,
-          );
+          refuse(`Redemption ${input.redemption_id} is ${status}; only a redemption in needs_review can be settled`);
       },
     },
   );

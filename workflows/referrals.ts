@@ -1,7 +1,7 @@
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 
 import type * as activities from '../activities/workflow-activities.ts';
-import { PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { refusal } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 
 const { recordReferral, creditReferral, completeReferral } = proxyActivities<typeof activities>({
@@ -36,12 +36,7 @@ export interface ReferralResult {
 export async function referralWorkflow(input: ReferralInput): Promise<ReferralResult> {
   const { referral, existing } = await recordReferral(input);
   if (existing && referral.referrer_user_id !== input.referrer_user_id) {
-    throw ApplicationFailure.create({
-      type: PLATFORM_FAILURE_TYPE,
-      message: 'This user has already been referred by another user',
-      nonRetryable: true,
-      details: [{ status: 409, field: 'referred_internal_id' }],
-    });
+    throw refusal('conflict', 'This user has already been referred by another user', 'referred_internal_id');
   }
   // Also on `existing`: completes a referral whose earlier run stopped between its steps.
   await creditReferral({

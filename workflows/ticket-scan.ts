@@ -1,6 +1,5 @@
 import {
   allHandlersFinished,
-  ApplicationFailure,
   CancellationScope,
   condition,
   defineQuery,
@@ -15,7 +14,7 @@ import {
 import type { StoredUpload } from '../activities/images/index.ts';
 import type { ReadReceipt, ScanProduct, ScanStatus, VenueMatch } from '../activities/scanning/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
-import { isClientFailure, PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { isClientFailure, refusal } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 
 // Local activities: the caller waits over HTTP for the first answer (see workflows/images.ts).
@@ -145,12 +144,7 @@ function viewOf(input: ScanInput, s: State) {
 }
 
 function refuse(message: string): never {
-  throw ApplicationFailure.create({
-    type: PLATFORM_FAILURE_TYPE,
-    message,
-    nonRetryable: true,
-    details: [{ status: 400, field: 'validations' }],
-  });
+  throw refusal('malformed', message, 'validations');
 }
 
 /**

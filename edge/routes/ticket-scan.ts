@@ -84,7 +84,7 @@ function decodeImage(image: string): Buffer {
   if (!body.length) throw invalid('image', 'is empty');
   const limit = config().maxUploadBytes;
   if (body.length > limit)
-    throw new PlatformError(413, `image is larger than the ${config().MAX_UPLOAD_MB} MB limit`, 'image');
+    throw new PlatformError('too_large', `image is larger than the ${config().MAX_UPLOAD_MB} MB limit`, 'image');
   return body;
 }
 
@@ -338,7 +338,11 @@ defineRoute({
   handler: async ({ principal, params, query, body }) => {
     const scan = await readScan(principal, query.organization_id, params.ticket_id);
     if (scan.status !== 'pending_validation')
-      throw new PlatformError(400, `Scan ${scan.id} is ${scan.status}; there is nothing to validate`, 'validations');
+      throw new PlatformError(
+        'malformed',
+        `Scan ${scan.id} is ${scan.status}; there is nothing to validate`,
+        'validations',
+      );
     return validateTicketScan(scan.id, { validations: body.validations, validated_by: principal.user_id });
   },
 });
