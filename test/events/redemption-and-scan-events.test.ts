@@ -36,7 +36,7 @@ import { basicUser, call, fileForm, newTenant, type Tenant, unique, until } from
 import { renderReceipt } from '../helpers/receipts.ts';
 import { addEndpoint, type Received, receivedAt, type Receiver, startReceiver, verified } from '../helpers/receiver.ts';
 import { isolatedPlatformEnv, useSuiteRuntime } from '../helpers/runtime.ts';
-import { groceries, shop } from '../helpers/shop.ts';
+import { groceries, type Shop, shop } from '../helpers/shop.ts';
 
 const REDEMPTION_TYPES = ['redemption.completed', 'redemption.refunded', 'redemption.needs_review'];
 const SCAN_TYPES = ['scan.completed', 'scan.pending_validation', 'scan.rejected'];
@@ -75,6 +75,18 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const eventsAt = (secret: string, at: string) => rx.received(at).map((r: Received) => verified(secret, r));
 
 /** No more than `n` deliveries arrive at `path` (waiting a little for late ones): one per change. */
+/** A receipt of the shop scanned by a basic user, left pending_validation (its items exceed its total). */
+async function pendingScan(s: Shop, user: { key: string; user_id: string }, date: string) {
+  const image = await renderReceipt({ ...groceries(date), total: 5.0 });
+  const res = await call('POST', '/api/ticket-scan/loyalty/ticket-scan', {
+    key: user.key,
+    json: { user_id: user.user_id, venue_id: String(s.venue.id), image: image.toString('base64') },
+  });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  expect(res.body.status).toBe('pending_validation');
+  return res.body;
+}
+
 async function exactly(at: string, n: number) {
   await receivedAt(rx, at, n, 30_000);
   await pause(2000);
@@ -288,24 +300,14 @@ describe('scan events', () => {
     });
   }, 120_000);
 
-  it('scan.pending_validation while products wait for an admin, then scan.completed (approved) or scan.rejected (every product rejected); a refused validation emits nothing', async () => {
+  it('scan.pending_validation while products wait for an admin, then scan.completed (approved) or scan.rejected (every product rejected)', async () => {
     const s = await shop();
     const at = unique('/validated');
     const ep = await addEndpoint(s.t, rx, at, SCAN_TYPES);
     const user = await basicUser(s.t);
     const L = '/api/ticket-scan/loyalty/ticket-scan';
-    const pending = async (date: string) => {
-      const image = await renderReceipt({ ...groceries(date), total: 5.0 });
-      const res = await call('POST', L, {
-        key: user.key,
-        json: { user_id: user.user_id, venue_id: String(s.venue.id), image: image.toString('base64') },
-      });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      expect(res.body.status).toBe('pending_validation');
-      return res.body;
-    };
-    const approve = await pending('2026-10-05');
-    const reject = await pending('2026-10-06');
+    const approve = await pendingScan(s, user, '2026-10-05');
+    const reject = await pendingScan(s, user, '2026-10-06');
     await receivedAt(rx, at, 2, 30_000);
     const waiting = eventsAt(ep.secret, at);
     expect(waiting.map((e) => e.type)).toEqual(['scan.pending_validation', 'scan.pending_validation']);
@@ -328,24 +330,6 @@ describe('scan events', () => {
     expect(first.data.validation_expires_at).toEqual(expect.any(String));
     expect(first.data.products.map((p: any) => p.validation_status)).toEqual(approve.products.map(() => 'pending'));
 
-    // A refused validation (a basic key: 403; an unknown product: 400) changes nothing and emits nothing.
-    expect(
-      (
-        await call('POST', `${L}/${approve.id}/validate`, {
-          key: user.key,
-          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
-        })
-      ).status,
-    ).toBe(403);
-    expect(
-      (
-        await call('POST', `${L}/${approve.id}/validate`, {
-          key: s.t.adminKey,
-          json: { validations: [{ product_id: '999999', is_valid: true }] },
-        })
-      ).status,
-    ).toBe(400);
-
     const note = 'typed by the admin: checked the shelf price';
     const ok = await call('POST', `${L}/${approve.id}/validate`, {
       key: s.t.adminKey,
@@ -363,15 +347,6 @@ describe('scan events', () => {
       json: { validations: reject.products.map((p: any) => ({ product_id: p.id, is_valid: false })) },
     });
     expect(no.body).toMatchObject({ status: 'rejected', rejection_reason: 'Every product was rejected in validation' });
-    // Validating again is refused (400): nothing new.
-    expect(
-      (
-        await call('POST', `${L}/${approve.id}/validate`, {
-          key: s.t.adminKey,
-          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
-        })
-      ).status,
-    ).toBe(400);
 
     await exactly(at, 4);
     const events = eventsAt(ep.secret, at);
@@ -407,6 +382,58 @@ describe('scan events', () => {
     });
     expect(rejected.data.products.every((p: any) => p.validation_status === 'rejected')).toBe(true);
     for (const r of rx.received(at)) expect(r.body).not.toContain(note);
+  }, 120_000);
+
+  it('a refused validation changes nothing and emits nothing: a basic key (403), an unknown product (400), a scan validated already (400)', async () => {
+    const s = await shop();
+    const at = unique('/refused');
+    const ep = await addEndpoint(s.t, rx, at, SCAN_TYPES);
+    const user = await basicUser(s.t);
+    const L = '/api/ticket-scan/loyalty/ticket-scan';
+    const approve = await pendingScan(s, user, '2026-10-07');
+    await receivedAt(rx, at, 1, 30_000);
+
+    // A refused validation (a basic key: 403; an unknown product: 400) changes nothing and emits nothing.
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: user.key,
+          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
+        })
+      ).status,
+    ).toBe(403);
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: s.t.adminKey,
+          json: { validations: [{ product_id: '999999', is_valid: true }] },
+        })
+      ).status,
+    ).toBe(400);
+    const still = await call('GET', `${L}/${approve.id}`, { key: s.t.adminKey });
+    expect(still.body.status).toBe('pending_validation');
+
+    const ok = await call('POST', `${L}/${approve.id}/validate`, {
+      key: s.t.adminKey,
+      json: { validations: approve.products.map((p: any) => ({ product_id: p.id, is_valid: true })) },
+    });
+    expect(ok.body).toMatchObject({ status: 'completed' });
+    // Validating again is refused (400): nothing new.
+    expect(
+      (
+        await call('POST', `${L}/${approve.id}/validate`, {
+          key: s.t.adminKey,
+          json: { validations: [{ product_id: approve.products[0].id, is_valid: true }] },
+        })
+      ).status,
+    ).toBe(400);
+
+    await exactly(at, 2);
+    expect(
+      eventsAt(ep.secret, at)
+        .map((e) => e.type)
+        .sort(),
+    ).toEqual(['scan.completed', 'scan.pending_validation']);
   }, 120_000);
 });
 
