@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { decryptSecret } from '../../activities/core/encryption.ts';
 import { freePort } from '../../tools/infra.ts';
-import { adminKey, basicUser, call, newTenant } from '../helpers/api.ts';
+import { adminKey, basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
 
 const P = '/api/llm-config';
 let standin: http.Server;
@@ -246,23 +246,26 @@ describe('LLM provider settings: the stored key never follows base_url to anothe
 });
 
 describe('LLM configuration versions', () => {
+  /** Saves the support agent's configuration of `t`; answers the new version. */
+  const saveConfig = async (t: Tenant, config_json: Record<string, unknown>) => {
+    const res = await call('POST', `${P}/update-llm-config`, {
+      key: t.adminKey,
+      json: { agent_name: 'support', config_json },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body.version as number;
+  };
+  const rollback = (key: string, json: Record<string, unknown>) => call('POST', `${P}/rollback`, { key, json });
+
   it('lists the history paged with secrets masked, and rolls back to an earlier version as a new one', async () => {
     const biz = await newTenant('business');
-    const set = async (config_json: Record<string, unknown>) => {
-      const res = await call('POST', `${P}/update-llm-config`, {
-        key: biz.adminKey,
-        json: { agent_name: 'support', config_json },
-      });
-      expect(res.status, JSON.stringify(res.body)).toBe(200);
-      return res.body.version as number;
-    };
+    const set = (config_json: Record<string, unknown>) => saveConfig(biz, config_json);
     expect(await set({ model: 'm1', temperature: 0.1 })).toBe(1);
     expect(
       await set({ model: 'm2', limits: { rpm: 5 }, agent_specific_settings: { api_key: 'sk-org-0123456789SECRET' } }),
     ).toBe(2);
     expect(await set({ model: 'm3', budget: { tokens: 1000, period: 'weekly' } })).toBe(3);
 
-    const rollback = (key: string, json: Record<string, unknown>) => call('POST', `${P}/rollback`, { key, json });
     const back = await rollback(biz.adminKey, { version: 1, agent_name: 'support' });
     expect(back.status, JSON.stringify(back.body)).toBe(200);
     expect(back.body).toMatchObject({
@@ -304,7 +307,11 @@ describe('LLM configuration versions', () => {
       fallback_to_local: true,
       api_key: 'sk-org-0123456789SECRET',
     });
+  });
 
+  it("lets admins of business and enterprise organizations roll back their own versions only; the default is system admins'", async () => {
+    const biz = await newTenant('business');
+    expect(await saveConfig(biz, { model: 'm1', temperature: 0.1 })).toBe(1);
     // who may: admins of business/enterprise organizations; the default configuration: system admins
     expect((await rollback(biz.adminKey, { version: 9, agent_name: 'support' })).status).toBe(404);
     expect((await rollback((await basicUser(biz)).key, { version: 1, agent_name: 'support' })).status).toBe(403);
@@ -324,7 +331,10 @@ describe('LLM configuration versions', () => {
     expect((await rollback(biz.adminKey, { version: 1 })).status).toBe(403);
     expect((await call('GET', `${P}/history?scope=default`, { key: biz.adminKey })).status).toBe(403);
     expect((await rollback(biz.adminKey, { version: 0, agent_name: 'support' })).status).toBe(422);
+  });
 
+  it('keeps versions of the default configuration, rolled back by a system admin for every organization', async () => {
+    const free = await newTenant('free');
     // the default configuration, by a system admin
     const sys = adminKey();
     const v1 = (

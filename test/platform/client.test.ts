@@ -22,6 +22,39 @@ import { adminKey, edgeUrl, unique } from '../helpers/api.ts';
 const clientFor = (apiKey: string): PlatformClient =>
   createPlatformClient({ baseUrl: edgeUrl(), apiKey, headers: { 'X-Request-Id': unique('client-test') } });
 
+/** Identity through the client: an organization, its admin key, a user and the user's basic key. */
+async function newOrganization() {
+  const system = clientFor(adminKey());
+  const org = await system.POST('/api/organizations', { body: { name: unique('Org'), tier: 'business' } });
+  expect(org.response.status).toBe(201);
+  expect(org.error).toBeUndefined();
+  const organization_id = org.data!.organization.organization_id;
+  expectTypeOf(org.data!.organization).toEqualTypeOf<Schemas['Organization']>();
+
+  const adminIdp = unique('boss');
+  const adminKeyRes = await system.POST('/generate_api_key', {
+    body: { user_id: adminIdp, organization_id, permissions: ['admin'] },
+  });
+  expect(adminKeyRes.data).toMatchObject({
+    success: true,
+    metadata: { organization_id, idp_id: adminIdp, permissions: ['admin'] },
+  });
+  const admin = clientFor(adminKeyRes.data!.api_key);
+
+  const idp = unique('ana');
+  const user = await admin.POST('/api/users', { body: { idp_id: idp, email: `${idp}@example.com` } });
+  expect(user.data).toMatchObject({
+    success: true,
+    created: true,
+    user: { idp_id: idp, organization_id, email: `${idp}@example.com` },
+  });
+  const user_id = user.data!.user.user_id;
+  const anaKey = await admin.POST('/generate_api_key', { body: { user_id: idp } });
+  expect(anaKey.data?.metadata).toMatchObject({ user_id, permissions: ['basic'] });
+  const ana = clientFor(anaKey.data!.api_key);
+  return { organization_id, admin, ana, idp, user_id };
+}
+
 describe('typed client', () => {
   it('its generated types match the live OpenAPI document (else: npm run client:generate)', async () => {
     const live = await fetch(`${edgeUrl()}/openapi.json`);
@@ -40,37 +73,8 @@ describe('typed client', () => {
     );
   });
 
-  it('tours identity, loyalty and gifts with typed calls, answers and errors', async () => {
-    const system = clientFor(adminKey());
-
-    // Identity: an organization, its admin key, a user and the user's basic key.
-    const org = await system.POST('/api/organizations', { body: { name: unique('Org'), tier: 'business' } });
-    expect(org.response.status).toBe(201);
-    expect(org.error).toBeUndefined();
-    const organization_id = org.data!.organization.organization_id;
-    expectTypeOf(org.data!.organization).toEqualTypeOf<Schemas['Organization']>();
-
-    const adminIdp = unique('boss');
-    const adminKeyRes = await system.POST('/generate_api_key', {
-      body: { user_id: adminIdp, organization_id, permissions: ['admin'] },
-    });
-    expect(adminKeyRes.data).toMatchObject({
-      success: true,
-      metadata: { organization_id, idp_id: adminIdp, permissions: ['admin'] },
-    });
-    const admin = clientFor(adminKeyRes.data!.api_key);
-
-    const idp = unique('ana');
-    const user = await admin.POST('/api/users', { body: { idp_id: idp, email: `${idp}@example.com` } });
-    expect(user.data).toMatchObject({
-      success: true,
-      created: true,
-      user: { idp_id: idp, organization_id, email: `${idp}@example.com` },
-    });
-    const user_id = user.data!.user.user_id;
-    const anaKey = await admin.POST('/generate_api_key', { body: { user_id: idp } });
-    expect(anaKey.data?.metadata).toMatchObject({ user_id, permissions: ['basic'] });
-    const ana = clientFor(anaKey.data!.api_key);
+  it('tours identity, loyalty and gifts with typed calls and answers', async () => {
+    const { organization_id, admin, ana, idp, user_id } = await newOrganization();
 
     // Loyalty: the admin awards a purchase, Ana reads her balance by her platform id.
     const award = await admin.POST('/loyalty/award-points/{idp_id}', {
@@ -113,7 +117,10 @@ describe('typed client', () => {
     expect(gift).toMatchObject({ ...topUp, country: 'MX', organization_id });
     const read = await admin.GET('/api/gifts/gifts/{gift_id}', { params: { path: { gift_id: gift.id } } });
     expect(read.data?.gift).toEqual(gift);
+  });
 
+  it("types errors by the route's error schema, and refuses at compile time what the platform refuses", async () => {
+    const { admin, ana, idp, user_id } = await newOrganization();
     // Errors: typed by the route's error schema, `ErrorDetail` {detail} or `ErrorSuccess` {success, error}.
     const nobody = await admin.GET('/loyalty/points/{internal_user_id}', {
       params: { path: { internal_user_id: unique('nobody') } },
