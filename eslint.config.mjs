@@ -34,5 +34,19 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
     },
   },
+  {
+    // Components name an error's kind; only the edge's mapper and the worker's wrapper know
+    // statuses (docs/architecture.md, "Errors: components name kinds").
+    files: ['activities/**/*.ts', 'edge/**/*.ts', 'workers/**/*.ts', 'workflows/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "NewExpression[callee.name='PlatformError'][arguments.0.type='Literal'][arguments.0.raw=/^[0-9]/]",
+          message: 'name the kind of the error (activities/core/errors.ts ErrorKind), not an HTTP status',
+        },
+      ],
+    },
+  },
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );
