@@ -81,6 +81,14 @@ module.exports = {
       },
     },
     {
+      name: 'temporal-client-in-runs',
+      severity: 'error',
+      comment:
+        'Starting, querying, updating and signalling runs is the runs room\'s (workers/runs/): nothing else loads the Temporal client (tools stand apart; a type-only import loads nothing).',
+      from: { path: '^(activities|edge|workflows|workers)/', pathNot: '^workers/runs/' },
+      to: { path: '^node_modules/@temporalio/client/', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'tools-stand-apart',
       severity: 'error',
       comment:

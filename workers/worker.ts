@@ -5,7 +5,6 @@
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-import { Connection } from '@temporalio/client';
 import {
   DefaultLogger,
   type LogLevel,
@@ -40,12 +39,7 @@ export async function createWorker() {
   // The text analysis thread loads its code on first use (~0.5-1 s): pay that at start, not on a user's text.
   analyseOffThread('warm up', { embed: true }).catch(() => undefined);
   const connection = await NativeConnection.connect({ address: cfg.TEMPORAL_ADDRESS! });
-  const clientConnection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
-  try {
-    await ensureSchedules(clientConnection, cfg);
-  } finally {
-    await clientConnection.close();
-  }
+  await ensureSchedules(cfg);
   const worker = await Worker.create({
     connection,
     namespace: cfg.TEMPORAL_NAMESPACE,

@@ -4,7 +4,7 @@
  */
 import {
   Client,
-  type Connection,
+  Connection,
   ScheduleAlreadyRunning,
   type ScheduleOptions,
   ScheduleOverlapPolicy,
@@ -24,8 +24,16 @@ export const retentionScheduleId = (taskQueue: string) => `retention:normalized-
 export const loyaltyScheduleId = (taskQueue: string) => `loyalty:maintenance:${taskQueue}`;
 const eventsScheduleId = (taskQueue: string) => `events:maintenance:${taskQueue}`;
 
-export async function ensureSchedules(connection: Connection, cfg: Config): Promise<void> {
-  const client = new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE });
+export async function ensureSchedules(cfg: Config): Promise<void> {
+  const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
+  try {
+    await ensureSchedulesOn(new Client({ connection, namespace: cfg.TEMPORAL_NAMESPACE }), cfg);
+  } finally {
+    await connection.close();
+  }
+}
+
+async function ensureSchedulesOn(client: Client, cfg: Config): Promise<void> {
   const spec = { intervals: [{ every: '1 hour' }] };
   const action = {
     type: 'startWorkflow' as const,
