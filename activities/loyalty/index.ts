@@ -14,7 +14,7 @@ export {
   referralCodeOwner,
   referralQr,
 } from './referrals.ts';
-export { onScanCreditReversed, reverseOperation } from './reversal.ts';
+export { onScanCreditReversed, reverseCredit } from './reversal.ts';
 export { getRules, putRules } from './rules.ts';
 export { loyaltyTask } from './scheduled.ts';
 export { loyaltyUserData } from './user-data.ts';

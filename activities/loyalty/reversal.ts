@@ -7,7 +7,7 @@
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
 import { clientRequestId } from './awards.ts';
-import { append, type EntryView, viewEntry } from './ledger.ts';
+import { append, type EntryView, getBalance, viewEntry } from './ledger.ts';
 import { debit, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { markReferralReversed } from './referrals.ts';
@@ -159,4 +159,13 @@ async function markRecord(original: LedgerEntryDoc, mark: ReversalMark): Promise
     return { type: 'referral', id: referral[1] };
   }
   return null;
+}
+
+/** A reversal asked for by an admin (POST /loyalty/reversals): the reversal and the user's balance after it. */
+export async function reverseCredit(
+  input: ReversalInput,
+): Promise<Reversal & { points: number; pending_points: number }> {
+  const out = await reverseOperation(input);
+  const { points, pending_points } = await getBalance(input.organization_id, out.user_id);
+  return { ...out, points, pending_points };
 }

@@ -12,7 +12,7 @@ import {
   LIMIT_PERIODS,
   MAX_LIMIT,
   putRules,
-  reverseOperation,
+  reverseCredit,
 } from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
@@ -351,7 +351,7 @@ defineRoute({
       body.user_id === undefined
         ? undefined
         : await existingUser(principal, org, body.user_id, `User not found: ${body.user_id}`);
-    const out = await reverseOperation({
+    const out = await reverseCredit({
       organization_id: org,
       operation_id: body.operation_id,
       user_id: user?.user_id,
@@ -359,15 +359,9 @@ defineRoute({
       allow_negative: body.allow_negative,
       reversed_by: principal.key_id,
     });
-    const b = await getBalance(org, out.user_id);
     // operation_id echoes what was sent (clients match answers by it); the ledger's name beside it.
-    return {
-      success: true,
-      ...out,
-      operation_id: body.operation_id,
-      credit_operation_id: out.operation_id,
-      points: b.points,
-      pending_points: b.pending_points,
-    };
+    const { points, pending_points, ...reversal } = out;
+    const echo = { operation_id: body.operation_id, credit_operation_id: out.operation_id };
+    return { success: true, ...reversal, ...echo, points, pending_points };
   },
 });
