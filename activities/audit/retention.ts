@@ -5,8 +5,8 @@
  * written on the head before the records go, so verify always starts from a record that exists
  * or from the tail; a crash in between leaves old records one run longer, never a gap.
  */
-import { config } from '../core/config.ts';
 import { settleStaleIntents } from './intents.ts';
+import { auditSettings } from './settings.ts';
 import { allHeads, deleteRecords, newestBefore, seqOfId, setAnchor } from './store.ts';
 
 export interface AuditRetentionResult {
@@ -19,7 +19,7 @@ export interface AuditRetentionResult {
 export async function purgeAuditRecords(input: { now?: string } = {}): Promise<AuditRetentionResult> {
   const now = input.now ? new Date(input.now) : new Date();
   const unknown_recorded = await settleStaleIntents(now);
-  const cutoff = new Date(now.getTime() - config().AUDIT_RETENTION_DAYS * 86_400_000);
+  const cutoff = new Date(now.getTime() - auditSettings().AUDIT_RETENTION_DAYS * 86_400_000);
   let removed = 0;
   let organizations = 0;
   for (const head of await allHeads()) {

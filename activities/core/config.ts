@@ -189,6 +189,20 @@ export function setConfig(next: Config): void {
   cached = next;
 }
 
+/**
+ * A component's slice of the configuration (its `settings.ts`, docs/architecture.md): a function
+ * reading these keys of config() when called, never at import, so a configuration set later
+ * (setConfig in the tests) applies at once.
+ */
+export function slice<K extends keyof Config>(keys: readonly K[]): () => Pick<Config, K> {
+  return () => {
+    const c = config();
+    const picked = {} as Pick<Config, K>;
+    for (const k of keys) picked[k] = c[k];
+    return picked;
+  };
+}
+
 export function minioSettings(cfg: Config): MinioSettings {
   if (!cfg.MINIO_ENDPOINT) throw new ConfigError('MINIO_ENDPOINT is not set');
   const [host, portText] = cfg.MINIO_ENDPOINT.replace(/^https?:\/\//, '').split(':');

@@ -5,8 +5,8 @@
  * files of the user's messages by the names recorded on them (user-data.ts).
  */
 import { removeOutboxFiles, removeOutboxFilesBefore } from '../adapters/mail.ts';
-import { config } from '../core/config.ts';
 import type { EmailLogDoc } from './models.ts';
+import { emailSettings } from './settings.ts';
 
 interface OutboxRetentionResult {
   removed: number;
@@ -16,7 +16,7 @@ interface OutboxRetentionResult {
 /** The retention run's step: outbox files older than OUTBOX_RETENTION_DAYS go. */
 export async function purgeOutbox(input: { now?: string } = {}): Promise<OutboxRetentionResult> {
   const now = input.now ? new Date(input.now) : new Date();
-  const cutoff = new Date(now.getTime() - config().OUTBOX_RETENTION_DAYS * 86_400_000);
+  const cutoff = new Date(now.getTime() - emailSettings().OUTBOX_RETENTION_DAYS * 86_400_000);
   return { removed: await removeOutboxFilesBefore(cutoff), cutoff: cutoff.toISOString() };
 }
 

@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 
-import { config } from '../core/config.ts';
 import { forbidden, rateLimited } from '../core/errors.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
+import { emailSettings } from './settings.ts';
 import { countKey, sentRecord, takeSend, uncountKey } from './store.ts';
 
 const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
@@ -45,7 +45,7 @@ export async function reserveSend(
   input: { organization_id: string; user_id: string; idempotency_key: string },
   now = new Date(),
 ): Promise<void> {
-  const limit = config().EMAIL_USER_LIMIT_PER_HOUR;
+  const limit = emailSettings().EMAIL_USER_LIMIT_PER_HOUR;
   if (!limit) return;
   // A key already sent (possibly in an earlier hour) is a repeat: it sends nothing and costs nothing.
   if (await sentRecord(input.organization_id, input.idempotency_key)) return;

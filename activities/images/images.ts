@@ -5,8 +5,8 @@
  */
 import { heicToJpeg, humanSize, type ImageInfo, thumbnailOf } from '../adapters/images.ts';
 import { getObject, putObject, removeObject, safeName } from '../adapters/storage.ts';
-import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
+import { imagesSettings } from './settings.ts';
 
 export interface StoredUpload {
   media_id: string;
@@ -90,7 +90,7 @@ async function readUpload(upload: StoredUpload): Promise<Buffer> {
   return body;
 }
 
-const limits = () => ({ maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
+const limits = () => ({ maxPixels: imagesSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
 
 export async function processStoredImage(upload: StoredUpload): Promise<ProcessedImage> {
   const body = await readUpload(upload);

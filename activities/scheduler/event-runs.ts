@@ -3,7 +3,6 @@ import { createHash } from 'node:crypto';
 
 import { Context } from '@temporalio/activity';
 
-import { config } from '../core/config.ts';
 import { conflict, PlatformError } from '../core/errors.ts';
 import type { ScheduledTask } from '../core/scheduled-task.ts';
 import { recordEvent } from '../events/index.ts';
@@ -13,6 +12,7 @@ import { type Failure, INTERNAL_FAILURE_TEXT, UNCLASSED_FAILURE_TEXT } from './c
 import { taskFor } from './registry.ts';
 import { checkRunRights } from './rights.ts';
 import { checkLoad, duration } from './scheduled-events.ts';
+import { schedulerSettings } from './settings.ts';
 import {
   deleteManualRun,
   endedEvents,
@@ -75,7 +75,7 @@ export async function claimManualRun(
   if ((await endedEvents([e])).has(e._id)) throw conflict('The event has ended; update it to run again');
   const now = new Date();
   const t = now.getTime();
-  const min = config().SCHEDULER_MIN_INTERVAL_SECONDS_BASIC * 1000;
+  const min = schedulerSettings().SCHEDULER_MIN_INTERVAL_SECONDS_BASIC * 1000;
   const claims: Array<{ _id: string; at: Date }> = [];
   const release = async () => void (await Promise.all(claims.map((c) => deleteManualRun(c).catch(() => undefined))));
   /** null: this call holds the window; else how long to wait (ms). */

@@ -1,5 +1,4 @@
 /** Scheduled events (both interface variants share this store): creating, changing, pausing, listing, deleting. Their runs: event-runs.ts. */
-import { config } from '../core/config.ts';
 import { conflict, forbidden, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
@@ -8,6 +7,7 @@ import { DEFAULT_CATCHUP_MINUTES, type EventType, type Overlap } from './constan
 import { parseCron } from './cron.ts';
 import { taskFor } from './registry.ts';
 import { type Actor, checkEventRights } from './rights.ts';
+import { schedulerSettings } from './settings.ts';
 import {
   completedEvents,
   encodeMetadata,
@@ -115,7 +115,7 @@ export function checkLoad(
   level: number,
 ): void {
   if (level >= ADMIN_LEVEL) return;
-  const cfg = config();
+  const cfg = schedulerSettings();
   if (e.overlap === 'allow_all')
     throw forbidden(
       'overlap "allow_all" requires the admin permission (runs of a basic key\'s event never pile up: use "skip" or "buffer_one")',
@@ -169,7 +169,7 @@ async function takePlaces(
   event_id: string,
   holds?: Places,
 ): Promise<Taken[]> {
-  const cfg = config();
+  const cfg = schedulerSettings();
   const counters: Array<{ kind: PlaceKind; cap: number; over: (cap: number) => PlatformError }> = [
     { kind: 'stored', cap: cfg.SCHEDULER_MAX_STORED_EVENTS_PER_USER, over: overStoredCap },
     { kind: 'user', cap: cfg.SCHEDULER_MAX_EVENTS_PER_USER, over: overUserCap },
