@@ -10,13 +10,13 @@
 import { Context } from '@temporalio/activity';
 
 import { type GiftOrder, type GiftProvider, httpProvider, sandboxProvider } from '../adapters/gift-provider.ts';
-import { config } from '../core/config.ts';
 import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
 import { misconfigured } from '../core/errors.ts';
 import { scrubber } from '../core/scrub.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
 import { recordRedemptionEvent } from './publish.ts';
+import { giftsSettings } from './settings.ts';
 import {
   findRedemption,
   type PersonalFields,
@@ -125,7 +125,7 @@ let provider: { key: string; engine: GiftProvider } | undefined;
 
 /** The configured provider, built once per process (the HTTP provider keeps its OAuth token). */
 function giftProvider(): GiftProvider {
-  const cfg = config();
+  const cfg = giftsSettings();
   const key = [
     cfg.GIFT_PROVIDER,
     cfg.GIFT_PROVIDER_URL,

@@ -5,13 +5,13 @@
 import { createHash } from 'node:crypto';
 
 import type { GiftOrder } from '../adapters/gift-provider.ts';
-import { config } from '../core/config.ts';
 import { decryptSecret } from '../core/encryption.ts';
 import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
 import { giftNotFound } from './gifts.ts';
 import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import { giftsSettings } from './settings.ts';
 import { findGift, findRedemption, pageRedemptions } from './store.ts';
 
 export interface RedeemRequest {
@@ -31,8 +31,8 @@ const redemptionIdFor = (organization_id: string, user_id: string, key?: string)
 
 /** When a redemption's outcome counts as unknown (it then waits for an admin): set per run, from the configuration. */
 const redemptionLimits = (): RedemptionLimits => ({
-  processing_ms: config().GIFT_PROCESSING_LIMIT_SECONDS * 1000,
-  attempts: config().GIFT_PROVIDER_ATTEMPTS,
+  processing_ms: giftsSettings().GIFT_PROCESSING_LIMIT_SECONDS * 1000,
+  attempts: giftsSettings().GIFT_PROVIDER_ATTEMPTS,
 });
 
 const E164 = /^\+[1-9]\d{7,14}$/;

@@ -2,12 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { config } from '../core/config.ts';
 import { Cache } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
 import { ensureDefaultOrganization } from './organizations.ts';
+import { identitySettings } from './settings.ts';
 import {
   type ApiKeyDoc,
   type ApiKeyRotationDoc,
@@ -367,7 +367,7 @@ export async function insertKey(
  * else the key in DATA_DIR/admin-key.txt, else a new one written there (mode 0600).
  */
 export async function ensureBootstrapAdminKey(): Promise<{ source: 'env' | 'file' | 'generated'; file?: string }> {
-  const cfg = config();
+  const cfg = identitySettings();
   await ensureDefaultOrganization();
   const file = path.join(cfg.dataDir, 'admin-key.txt');
   let secret = cfg.PLATFORM_ADMIN_KEY;

@@ -11,7 +11,6 @@
  *   than its creator.
  */
 import { noteChange } from '../core/audit-note.ts';
-import { config } from '../core/config.ts';
 import { forbidden, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import {
@@ -28,6 +27,7 @@ import {
   usable,
 } from './api-keys.ts';
 import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
+import { identitySettings } from './settings.ts';
 import {
   type ApiKeyDoc,
   type ApiKeySlotDoc,
@@ -138,7 +138,7 @@ export async function takePlace(
   holding: number,
   why?: string,
 ): Promise<string> {
-  const cap = config().MAX_KEYS_PER_USER;
+  const cap = identitySettings().MAX_KEYS_PER_USER;
   if (holding >= cap) throw overCap(cap, why);
   const owner = slotOwner(user.organization_id, user.user_id);
   const slots = await slotsOf(owner);

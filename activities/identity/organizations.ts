@@ -1,8 +1,8 @@
 import { noteChange } from '../core/audit-note.ts';
-import { config } from '../core/config.ts';
 import { conflict, isDuplicateKey, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Tier } from './constants.ts';
+import { identitySettings } from './settings.ts';
 import {
   insertOrganization,
   insertOrganizationOnce,
@@ -32,7 +32,7 @@ function viewOrganization(o: OrganizationDoc): OrganizationView {
 /** The default organization always exists, tier free. */
 export async function ensureDefaultOrganization(): Promise<void> {
   await insertOrganizationOnce({
-    organization_id: config().DEFAULT_ORGANIZATION_ID,
+    organization_id: identitySettings().DEFAULT_ORGANIZATION_ID,
     name: 'Default organization',
     tier: 'free',
   });

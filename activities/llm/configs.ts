@@ -5,7 +5,6 @@
  */
 import { usageTotals } from '../billing/index.ts';
 import { noteChange } from '../core/audit-note.ts';
-import { config } from '../core/config.ts';
 import { jsonText } from '../core/db/index.ts';
 import { decryptSecret, encryptSecret, maskSecret } from '../core/encryption.ts';
 import { busy, forbidden, PlatformError } from '../core/errors.ts';
@@ -18,6 +17,7 @@ import {
   effectiveLimits,
   type Fallback,
   type Limits,
+  llmSettings,
   maskSecrets,
   type SettingsInput,
   type Tier,
@@ -258,7 +258,7 @@ const providerView = (p: ProviderConfigDoc) => ({
 export async function getProviderConfig(agent: AgentName) {
   const doc = await providerDoc(agent);
   if (doc) return providerView(doc);
-  const cfg = config();
+  const cfg = llmSettings();
   // Not configured per agent: the environment's endpoint (if any) serves every agent.
   return {
     agent_name: agent,
@@ -326,7 +326,7 @@ export async function providerSecret(
       base_url: doc.base_url,
       api_key: doc.api_key_enc ? decryptSecret(doc.api_key_enc) : null,
     };
-  const cfg = config();
+  const cfg = llmSettings();
   return {
     provider: cfg.OPENAI_BASE_URL || cfg.OPENAI_API_KEY ? 'openai' : 'local',
     base_url: cfg.OPENAI_BASE_URL ?? null,

@@ -13,7 +13,6 @@
 import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, toFile } from 'openai';
 
 import { recordUsage } from '../billing/index.ts';
-import { config } from '../core/config.ts';
 import { Cache } from '../core/db/index.ts';
 import { PlatformError, upstreamFailed } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -27,6 +26,7 @@ import {
 import type { AgentName } from './constants.ts';
 import { type Caller, type Reservation, reserve, settle } from './reservations.ts';
 import type { Fallback } from './settings.ts';
+import { llmSettings } from './settings.ts';
 import { insertAttempt } from './store.ts';
 
 export type { Caller } from './reservations.ts';
@@ -65,7 +65,7 @@ function agentSettings(organization_id: string, agent: AgentName): Promise<Agent
   const hit = cache.get(key);
   if (hit && hit.epoch === settingsEpoch) return hit.settings;
   const settings = effectiveConfig(organization_id, agent).then((c) => {
-    const cfg = config();
+    const cfg = llmSettings();
     // The built-in default is local; the environment's engine switches make their model the default.
     if (c.source === 'default' && c.settings.provider === 'local') {
       const env: Record<AgentName, [boolean, string]> = {

@@ -1,9 +1,11 @@
 /**
  * What an agent's settings may hold (validated with zod at every write), the tiers' default
- * limits and budgets, and the UTC windows limits and budgets are counted in.
+ * limits and budgets, the UTC windows limits and budgets are counted in, and the component's slice
+ * of the configuration (llmSettings).
  */
 import { z } from 'zod';
 
+import { slice } from '../core/config.ts';
 import { AGENTS } from './constants.ts';
 
 const PERIODS = ['daily', 'weekly', 'monthly'] as const;
@@ -139,3 +141,21 @@ export function maskSecrets(v: unknown, mask: (s: string) => string, name = ''):
     return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, maskSecrets(x, mask, k)]));
   return v;
 }
+
+/**
+ * The environment's endpoint, and each agent's engine switch and model: the defaults of an agent not
+ * configured for the organization (docs/configuration.md). Read at call time, so a changed
+ * configuration applies at once.
+ */
+export const llmSettings = slice([
+  'OPENAI_BASE_URL',
+  'OPENAI_API_KEY',
+  'LLM_PROVIDER',
+  'LLM_MODEL',
+  'OCR_ENGINE',
+  'OCR_MODEL',
+  'SPEECH_ENGINE',
+  'SPEECH_MODEL',
+  'EMBEDDINGS_PROVIDER',
+  'EMBEDDINGS_MODEL',
+] as const);

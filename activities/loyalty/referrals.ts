@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 
 import { qrPngBase64 } from '../adapters/qr.ts';
-import { config } from '../core/config.ts';
 import { busy, conflict, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
@@ -11,6 +10,7 @@ import { creditPoints } from './ledger.ts';
 import { loyaltyFactsOf } from './once-only.ts';
 import type { ReferralCodeDoc, ReferralDoc } from './referral-models.ts';
 import { getRules } from './rules.ts';
+import { loyaltySettings } from './settings.ts';
 import {
   completeReferralDoc,
   deleteReferralPair,
@@ -29,7 +29,7 @@ const ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
 const newCode = () => Array.from(randomBytes(10), (b) => ALPHABET[b % ALPHABET.length]).join('');
 
 export function referralUrl(code: string): string {
-  return `${config().publicUrl}/referral/${code}`;
+  return `${loyaltySettings().publicUrl}/referral/${code}`;
 }
 
 /** The user's referral code (created once), its URL and a QR PNG of that URL. */

@@ -4,13 +4,13 @@
  * until it expires, then removed by the same run.
  */
 import { removeObject } from '../adapters/storage.ts';
-import { config } from '../core/config.ts';
 import { busy, conflict, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { runtime } from '../core/runtime.ts';
 import { findUser } from '../identity/index.ts';
 import { EXPORTS_GATHERED_PER_ORGANIZATION, type Requester } from './constants.ts';
 import { privacyRuns, userDataPart, userDataParts } from './registry.ts';
+import { privacySettings } from './settings.ts';
 import {
   claimExportSlot,
   deleteExport,
@@ -66,7 +66,7 @@ const zipKey = (export_id: string) => `${objectPrefix(export_id)}export.zip`;
  * everything the user has.
  */
 export async function requestExport(organization_id: string, user_id: string, by: Requester): Promise<ExportView> {
-  const cfg = config();
+  const cfg = privacySettings();
   const since = new Date(Date.now() - 86_400_000);
   // One at a time per user, claimed atomically: concurrent requests of one user take one place.
   const export_id = newId('exp');
