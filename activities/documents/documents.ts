@@ -12,12 +12,12 @@ import { isDocx, readDocx } from '../adapters/office.ts';
 import { type PdfCaller, pdfInChild } from '../adapters/pdf.ts';
 import { RASTER_IMAGE_FORMATS, sniff } from '../adapters/sniff.ts';
 import { getObject, putObject } from '../adapters/storage.ts';
-import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { type Caller, gatewayChat, visionModel } from '../llm/index.ts';
 import { CATEGORIES, type Classification, classify, folderOf } from './classify.ts';
+import { documentsSettings } from './settings.ts';
 
 type DocumentKind = 'pdf' | 'image' | 'docx' | 'text' | 'markdown' | 'csv';
 
@@ -174,7 +174,7 @@ async function extract(
   }
   if (d.kind === 'image') {
     const { info, thumbnail, page } = await receiptImages(body, {
-      maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000,
+      maxPixels: documentsSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000,
     });
     const out = await recognize(page, vision);
     const text = out.text.trim();
@@ -346,7 +346,8 @@ export async function thumbnailStoredFile(upload: StoredUpload): Promise<{ thumb
   if (d.kind === 'pdf')
     thumbnail = (await pdfInChild(body, { text: false, thumbnail: THUMBNAIL_SIZE }, reader)).thumbnail;
   else if (d.kind === 'image')
-    thumbnail = (await thumbnailOf(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 })).thumbnail;
+    thumbnail = (await thumbnailOf(body, { maxPixels: documentsSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000 }))
+      .thumbnail;
   else if (d.kind === 'docx') {
     const info = readDocx(body);
     thumbnail = textThumbnail(info.text, info.title ?? upload.filename);

@@ -7,12 +7,12 @@
  * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
  */
 import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
-import { config } from '../core/config.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { DeliveryStatus } from './constants.ts';
 import { type DeliveryRun, deliveryRuns } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
 import type { DeliveryDoc } from './models.ts';
+import { eventsSettings } from './settings.ts';
 import { signedHeaders } from './signing.ts';
 import {
   addOutcomes,
@@ -157,7 +157,7 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   }
   if (!endpoint.failing_since) await markFailing(endpoint._id, at);
   const since = endpoint.failing_since ?? at;
-  const limitDays = config().WEBHOOK_DISABLE_AFTER_DAYS;
+  const limitDays = eventsSettings().WEBHOOK_DISABLE_AFTER_DAYS;
   // Decided on the stored date (an admin who enabled the endpoint meanwhile cleared it).
   if (
     at.getTime() - since.getTime() >= limitDays * DAY_MS &&

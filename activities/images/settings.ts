@@ -1,4 +1,7 @@
 import { slice } from '../core/config.ts';
 
-/** The largest image images decodes (docs/configuration.md): read at call time, so a changed configuration applies at once. */
+/**
+ * The largest image images decodes (docs/configuration.md): read at call time, so a changed
+ * configuration applies at once.
+ */
 export const imagesSettings = slice(['MAX_IMAGE_MEGAPIXELS'] as const);

@@ -8,7 +8,6 @@ import { createHash } from 'node:crypto';
 import { receiptImages } from '../adapters/images.ts';
 import { recognize } from '../adapters/ocr.ts';
 import { getObject, putObject } from '../adapters/storage.ts';
-import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { visionModel } from '../llm/index.ts';
@@ -19,6 +18,7 @@ import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './m
 import type { ScanProduct } from './products.ts';
 import { type MirroredScan, recordScanEvent } from './publish.ts';
 import { type ParsedReceipt, parseReceipt } from './receipt.ts';
+import { scanningSettings } from './settings.ts';
 import { dropFingerprint, fingerprint, insertFingerprint, scanStatus, writeScanMirror } from './store.ts';
 
 export type { ScanProduct, ScanStatus } from './products.ts';
@@ -38,7 +38,9 @@ export async function readReceipt(upload: StoredUpload): Promise<ReadReceipt> {
   const started = performance.now();
   const body = await getObject(upload.original_path);
   if (!body) throw new PlatformError('not_found', `Upload not found in storage: ${upload.original_path}`);
-  const { thumbnail, page } = await receiptImages(body, { maxPixels: config().MAX_IMAGE_MEGAPIXELS * 1_000_000 });
+  const { thumbnail, page } = await receiptImages(body, {
+    maxPixels: scanningSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000,
+  });
   const { thumbnail_path } = uploadPaths(upload.organization_id, upload.user_id, upload.media_id, upload.filename);
   await putObject(thumbnail_path, thumbnail, 'image/jpeg');
   const image_ms = Math.round(performance.now() - started);
