@@ -1,9 +1,9 @@
 /** The email component's surface: what the edge, the workflows and other components may use. */
-export { EMAIL_TYPES, notificationContent } from './compose.ts';
+export { EMAIL_TYPES } from './compose.ts';
 export type { EmailRequest, SentEmail } from './email.ts';
 export { composeEmail, sendEmail } from './email.ts';
 export { purgeOutbox } from './outbox.ts';
-export { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
+export { checkRecipient } from './policy.ts';
 export { mailOnce, periodDays, recipientOrOwner } from './reports.ts';
 export { configureEmail, requestEmail, type RunSend } from './requests.ts';
 export { emailTask } from './scheduled.ts';
