@@ -57,12 +57,13 @@ const STATUS_OF_KIND: Record<ErrorKind, number> = {
   rate_limited: 429,
   internal: 500,
   misconfigured: 500,
-  not_configured: 503,
   not_implemented: 501,
   upstream_failed: 502,
   upstream_timed_out: 504,
-  busy: 503,
+  // a bare 503 read back from a failure is `unavailable`: the first kind with its status
   unavailable: 503,
+  busy: 503,
+  not_configured: 503,
 };
 
 /** The kind a bare status stands for (the first kind of the table with that status). */
