@@ -10,7 +10,7 @@ import path from 'node:path';
 
 import nodemailer, { type Transporter } from 'nodemailer';
 
-import { config } from '../core/config.ts';
+import { mailSettings } from './settings.ts';
 
 export interface OutgoingMail {
   from?: string;
@@ -32,7 +32,7 @@ export interface Delivered {
 
 let smtp: Transporter | undefined;
 
-const outboxDir = () => path.join(config().dataDir, 'outbox');
+const outboxDir = () => path.join(mailSettings().dataDir, 'outbox');
 
 const OUTBOX_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,200}\.eml$/;
 
@@ -49,7 +49,7 @@ const outboxFileName = (messageId: string) =>
 const legacySuffix = (messageId: string) => `-${messageId.replace(/[^A-Za-z0-9]+/g, '_').slice(1, 60)}.eml`;
 
 export async function deliver(mail: OutgoingMail): Promise<Delivered> {
-  const cfg = config();
+  const cfg = mailSettings();
   const message = { ...mail, from: mail.from ?? cfg.EMAIL_FROM };
   if (cfg.SMTP_URL) {
     smtp ??= nodemailer.createTransport(cfg.SMTP_URL);

@@ -9,8 +9,8 @@ import { createRequire } from 'node:module';
 import OpenAI from 'openai';
 import { createWorker, PSM, type Worker } from 'tesseract.js';
 
-import { config } from '../core/config.ts';
 import { misconfigured } from '../core/errors.ts';
+import { ocrSettings } from './settings.ts';
 
 /**
  * A vision model the caller routes through (the organization's metered LLM model): null means the
@@ -64,7 +64,7 @@ async function withTesseract(image: Buffer): Promise<OcrResult> {
 }
 
 async function withVisionModel(image: Buffer): Promise<OcrResult> {
-  const cfg = config();
+  const cfg = ocrSettings();
   if (!cfg.OPENAI_API_KEY && !cfg.OPENAI_BASE_URL)
     throw misconfigured('OCR_ENGINE=openai needs OPENAI_BASE_URL and/or OPENAI_API_KEY');
   const started = performance.now();
@@ -114,7 +114,7 @@ export async function recognize(image: Buffer, vision?: VisionModel): Promise<Oc
       };
     return withTesseract(image);
   }
-  return config().OCR_ENGINE === 'openai' ? withVisionModel(image) : withTesseract(image);
+  return ocrSettings().OCR_ENGINE === 'openai' ? withVisionModel(image) : withTesseract(image);
 }
 
 export async function stopOcr(): Promise<void> {

@@ -6,8 +6,8 @@
  */
 import Stripe from 'stripe';
 
-import { config } from '../core/config.ts';
 import { PlatformError } from '../core/errors.ts';
+import { paymentsSettings } from './settings.ts';
 
 export interface ChargeResult {
   provider: 'stripe' | 'sandbox';
@@ -47,7 +47,7 @@ const SANDBOX: Record<string, Omit<ChargeResult, 'provider' | 'payment_intent_id
  * sandbox needs PAYMENTS_TEST_MODE said explicitly (the start-up banner says when it is on).
  */
 export function paymentProvider(): 'stripe' | 'sandbox' {
-  const cfg = config();
+  const cfg = paymentsSettings();
   if (cfg.STRIPE_SECRET_KEY) return 'stripe';
   if (cfg.PAYMENTS_TEST_MODE) return 'sandbox';
   throw new PaymentsNotConfigured();
@@ -62,7 +62,7 @@ export class PaymentsNotConfigured extends PlatformError {
 
 let stripeClient: Stripe | undefined;
 function stripe(): Stripe {
-  stripeClient ??= new Stripe(config().STRIPE_SECRET_KEY ?? 'sk_test_webhooks_only', {
+  stripeClient ??= new Stripe(paymentsSettings().STRIPE_SECRET_KEY ?? 'sk_test_webhooks_only', {
     maxNetworkRetries: 2,
     timeout: 30_000,
   });
@@ -147,7 +147,7 @@ const SIGNATURE_TOLERANCE_S = 300;
  * configured, as for a purchase); a missing, wrong or stale signature is refused.
  */
 export function verifyPaymentEvent(raw: string | Buffer, signature: string | undefined): VerifiedPaymentEvent {
-  const secret = config().PAYMENT_WEBHOOK_SECRET;
+  const secret = paymentsSettings().PAYMENT_WEBHOOK_SECRET;
   if (!secret) throw new PaymentsNotConfigured();
   let verified: Stripe.Event;
   try {

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { createCanvas } from '@napi-rs/canvas';
 import * as pdfjs from 'pdfjs-dist/legacy/build/pdf.mjs';
 
-import { config } from '../core/config.ts';
 import { type ErrorKind, PlatformError } from '../core/errors.ts';
+import { pdfSettings } from './settings.ts';
 
 const MAX_TEXT_PAGES = 50;
 const MAX_TEXT_CHARS = 200_000;
@@ -36,7 +36,7 @@ async function open(buf: Buffer): Promise<PdfDoc> {
     // maxImageSize: an embedded image over MAX_IMAGE_MEGAPIXELS is left out of the page (pdfjs
     // warns and draws the rest) instead of being inflated in full: a 400 KB PDF can hold a
     // 20,000 × 20,000 image of zeros, ~5 GB and 20 s of this process (pdfjs runs in-thread here).
-    const maxImageSize = Math.floor(config().MAX_IMAGE_MEGAPIXELS * 1_000_000);
+    const maxImageSize = Math.floor(pdfSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000);
     return await pdfjs.getDocument({
       data: new Uint8Array(buf),
       isEvalSupported: false,
@@ -164,7 +164,7 @@ const MEMORY_POLL_MS = 25;
  * the limit is the same whether the platform runs compiled or from the sources.
  */
 function pdfChildMemoryBytes(): number {
-  return 256 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000;
+  return 256 * 2 ** 20 + 16 * pdfSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000;
 }
 
 /** The child's size at ready when /proc cannot say (not Linux): the watchdog is off there anyway. */
@@ -174,7 +174,7 @@ const CHILD_AT_READY_BYTES = 256 * 2 ** 20;
  * The hard stop behind the watchdog (ulimit -d, address space that may be written), for when
  * this process is too busy to poll: @napi-rs/canvas reserves ~1 GB of it at load, untouched.
  */
-const childDataLimitBytes = () => 2 ** 30 + 2 * (512 * 2 ** 20 + 16 * config().MAX_IMAGE_MEGAPIXELS * 1_000_000);
+const childDataLimitBytes = () => 2 ** 30 + 2 * (512 * 2 ** 20 + 16 * pdfSettings().MAX_IMAGE_MEGAPIXELS * 1_000_000);
 
 function residentBytes(pid: number): number | null {
   try {
@@ -293,7 +293,7 @@ class PdfReader {
       this.queue.push(pending);
       this.pump();
       // Still waiting (every child busy, or its owner's PDF is being read): bounded.
-      if (this.queue.length > config().PDF_QUEUE_MAX && this.queue.includes(pending)) {
+      if (this.queue.length > pdfSettings().PDF_QUEUE_MAX && this.queue.includes(pending)) {
         this.queue.splice(this.queue.indexOf(pending), 1);
         pending.reject(busy(`${this.queue.length} PDFs are waiting`));
       }
@@ -368,7 +368,7 @@ class PdfReader {
           err ??
             new PlatformError(
               'invalid',
-              `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${config().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`,
+              `file: the PDF could not be read within the limits (${killedFor ?? `the reader died, ${why}, most likely at its memory limit`}): something in it, e.g. an image or mask far over ${pdfSettings().MAX_IMAGE_MEGAPIXELS} megapixels, needs more memory or time than allowed`,
               'file',
             ),
         );
@@ -422,7 +422,7 @@ class PdfReader {
         continue;
       }
       let reader = [...this.readers].find((r) => !r.current && r.ready);
-      if (!reader && this.readers.size < config().PDF_READERS) reader = this.spawnReader();
+      if (!reader && this.readers.size < pdfSettings().PDF_READERS) reader = this.spawnReader();
       if (!reader) break;
       this.queue.splice(i, 1);
       reading.add(next.owner);

@@ -4,7 +4,7 @@
  * or the tests' local stand-in). Answers are normalized to one shape and kept per venue for
  * PLACES_CACHE_HOURS in the caller's cache (the retail store), misses included.
  */
-import { config } from '../core/config.ts';
+import { placesSettings } from './settings.ts';
 
 export interface Place {
   provider_id: string;
@@ -87,7 +87,7 @@ async function fetchJson(url: string, init: RequestInit): Promise<unknown> {
 }
 
 async function google(v: VenueQuery): Promise<Place | null> {
-  const cfg = config();
+  const cfg = placesSettings();
   if (!cfg.PLACES_API_KEY) throw new Error('PLACES_API_KEY is not set');
   const base = (cfg.PLACES_BASE_URL ?? 'https://places.googleapis.com').replace(/\/$/, '');
   const body = (await fetchJson(`${base}/v1/places:searchText`, {
@@ -125,7 +125,7 @@ async function google(v: VenueQuery): Promise<Place | null> {
 }
 
 async function osm(v: VenueQuery): Promise<Place | null> {
-  const base = (config().PLACES_BASE_URL ?? 'https://nominatim.openstreetmap.org').replace(/\/$/, '');
+  const base = (placesSettings().PLACES_BASE_URL ?? 'https://nominatim.openstreetmap.org').replace(/\/$/, '');
   const d = 0.01;
   const params = new URLSearchParams({
     q: [v.name, v.address].filter(Boolean).join(', '),
@@ -159,7 +159,7 @@ async function osm(v: VenueQuery): Promise<Place | null> {
 
 /** Places data for the venue; a provider failure is reported, never fatal to the caller. */
 export async function placesFor(v: VenueQuery, cache: PlacesCache): Promise<PlacesAnswer> {
-  const cfg = config();
+  const cfg = placesSettings();
   const source = cfg.PLACES_PROVIDER;
   if (source === 'none') return { places: null, places_source: 'none' };
   const cached = await cache.get(v.id);

@@ -17,8 +17,8 @@ import { fileURLToPath } from 'node:url';
 
 import OpenAI, { toFile } from 'openai';
 
-import { config } from '../core/config.ts';
 import { misconfigured, PlatformError, upstreamFailed } from '../core/errors.ts';
+import { speechSettings } from './settings.ts';
 import { AUDIO_DEMUXERS, sniff } from './sniff.ts';
 
 /** A transcription model the caller routes through; null from it means the provider failed. */
@@ -38,7 +38,7 @@ interface DecodedAudio {
 }
 
 function ffmpegPath(): string {
-  const configured = config().FFMPEG_PATH;
+  const configured = speechSettings().FFMPEG_PATH;
   if (configured) return configured;
   try {
     const require = createRequire(import.meta.url);
@@ -75,7 +75,7 @@ async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
   const kind = sniff(body);
   const demuxer = AUDIO_DEMUXERS[kind.format];
   if (!demuxer) throw new PlatformError('malformed', `Unsupported file type: ${kind.mime}`, 'file');
-  const max = config().MAX_AUDIO_SECONDS;
+  const max = speechSettings().MAX_AUDIO_SECONDS;
   const limitBytes = Math.ceil((max + 1) * SAMPLE_RATE * 2);
   // A file, not a pipe: MP4/M4A keep their index at the end and need a seekable input.
   const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'speech-'));
@@ -132,7 +132,7 @@ async function decodeAudio(body: Buffer): Promise<DecodedAudio> {
 // --- pocketsphinx helper process ---
 
 function speechPythonDir(): string {
-  const bin = config().PLATFORM_BIN_DIR || path.join(os.homedir(), '.cache', 'loyalty-platform', 'bin');
+  const bin = speechSettings().PLATFORM_BIN_DIR || path.join(os.homedir(), '.cache', 'loyalty-platform', 'bin');
   return path.join(path.dirname(bin), 'python');
 }
 
@@ -212,7 +212,7 @@ async function withPocketsphinx(pcm: Buffer): Promise<{ text: string; engine: st
 }
 
 async function withOpenAI(audio: Buffer, format: string): Promise<{ text: string; engine: string }> {
-  const cfg = config();
+  const cfg = speechSettings();
   const client = new OpenAI({
     apiKey: cfg.OPENAI_API_KEY ?? 'not-needed',
     baseURL: cfg.OPENAI_BASE_URL,
@@ -227,7 +227,7 @@ async function withOpenAI(audio: Buffer, format: string): Promise<{ text: string
 }
 
 function speechEngine(): 'pocketsphinx' | 'openai' | null {
-  const cfg = config();
+  const cfg = speechSettings();
   if (cfg.SPEECH_ENGINE === 'openai') return 'openai';
   if (cfg.SPEECH_ENGINE === 'none') return null;
   if (pocketsphinxInstalled()) return 'pocketsphinx';

@@ -11,8 +11,8 @@ import http from 'node:http';
 import https from 'node:https';
 import net, { type LookupFunction } from 'node:net';
 
-import { config } from '../core/config.ts';
 import { busy, PlatformError } from '../core/errors.ts';
+import { webhooksSettings } from './settings.ts';
 
 const V4_BLOCKED: [string, number][] = [
   ['0.0.0.0', 8],
@@ -256,7 +256,7 @@ export interface WebhookTarget {
  */
 export async function resolveWebhookTarget(
   raw: unknown,
-  allowPrivate = config().WEBHOOK_ALLOW_PRIVATE,
+  allowPrivate = webhooksSettings().WEBHOOK_ALLOW_PRIVATE,
   resolve: Resolver = systemResolver,
   field = 'metadata.url',
 ): Promise<WebhookTarget> {
@@ -301,7 +301,7 @@ export async function resolveWebhookTarget(
 /** Refuses a target the platform must not call (422, the reason named after `field`). */
 export async function checkWebhookTarget(
   raw: unknown,
-  allowPrivate = config().WEBHOOK_ALLOW_PRIVATE,
+  allowPrivate = webhooksSettings().WEBHOOK_ALLOW_PRIVATE,
   resolve?: Resolver,
   field?: string,
 ): Promise<URL> {
