@@ -2,7 +2,8 @@
  * The import rules of docs/architecture.md, checked on every CI run (`npm run check:deps`).
  * Rooms: core (activities/core) and the vendor adapters (activities/adapters) import no component; a component
  * (activities/<name>/) is used by others only through its surface, `index.ts` (and `constants.ts`);
- * activities never import the edge or the processes; workflows import only types; no cycles.
+ * activities never import the edge or the processes; a component or adapter reads the configuration through its
+ * settings.ts slice; workflows import only types; no cycles.
  */
 const COMPONENT_PRIVATE = '^activities/(?!core/|adapters/)[^/]+/(?!index\\.ts$|constants\\.ts$)';
 
@@ -49,6 +50,14 @@ module.exports = {
       to: { path: '^(activities/(?!core/|adapters/)|edge/|workers/|workflows/)' },
     },
     {
+      name: 'config-through-slices',
+      severity: 'error',
+      comment:
+        'A component or adapter reads its own slice of the configuration, from its settings.ts (slice(keys) of activities/core/config.ts, read at call time), never the whole configuration: only activities/core/ and the settings.ts files import activities/core/config.ts.',
+      from: { path: '^activities/(?!core/)', pathNot: '/settings\\.ts$' },
+      to: { path: '^activities/core/config\\.ts$' },
+    },
+    {
       name: 'activities-not-up',
       severity: 'error',
       comment: 'Components run in the worker and the edge alike: they never import the edge or the processes.',
@@ -84,7 +93,7 @@ module.exports = {
       name: 'temporal-client-in-runs',
       severity: 'error',
       comment:
-        'Starting, querying, updating and signalling runs is the runs room\'s (workers/runs/): nothing else loads the Temporal client (tools stand apart; a type-only import loads nothing).',
+        "Starting, querying, updating and signalling runs is the runs room's (workers/runs/): nothing else loads the Temporal client (tools stand apart; a type-only import loads nothing).",
       from: { path: '^(activities|edge|workflows|workers)/', pathNot: '^workers/runs/' },
       to: { path: '^node_modules/@temporalio/client/', dependencyTypesNot: ['type-only'] },
     },
