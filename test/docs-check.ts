@@ -336,6 +336,42 @@ async function openEveryOperation(page: Page, expected: Expected[]) {
   return { seen, never: [...pending.values()].map((e) => e.label) };
 }
 
+/**
+ * Clicks an operation's Execute until the page has sent the request (seen in the page's resource
+ * timing), then waits for the answer it shows. Swagger UI renders Execute before the operation's
+ * resolved definition reaches the block, and the block is not drawn again when it arrives; a click
+ * then sends nothing (the console says "Operation … not found"). A user presses Cancel and Try it
+ * out and clicks again, as this does.
+ */
+async function execute(page: Page, block: string, apiPath: string, what: string): Promise<string> {
+  const sent = `performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname === ${JSON.stringify(apiPath)}).length`;
+  const before = await page.eval<number>(sent);
+  const problems = page.problems.length;
+  for (let attempt = 0; ; attempt += 1) {
+    await page.click(`${block} .execute`);
+    try {
+      await page.waitFor(`${sent} > ${before}`, `the request of ${what}`, 5_000);
+      break;
+    } catch (err) {
+      if (attempt >= 3) throw err;
+    }
+    // Cancel and Try it out again: the block renders anew, now with the resolved definition.
+    await page.click(`${block} .try-out__btn`);
+    await page.waitFor(`!document.querySelector('${block} .execute')`, 'try-it-out to be off');
+    await page.click(`${block} .try-out__btn`);
+    await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button again');
+  }
+  // The lost clicks' console errors are this retry's, not the page's.
+  page.problems
+    .splice(problems)
+    .filter((p) => !/OperationNotFoundError/.test(p))
+    .forEach((p) => page.problems.push(p));
+  return page.waitFor<string>(
+    `document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
+    what,
+  );
+}
+
 /** The reference as a user meets it; throws on the first thing that does not work. */
 async function checkDocs(base: string, key: string, out: string) {
   const doc = (await (await fetch(`${base}/openapi.json`)).json()) as Json;
@@ -347,6 +383,10 @@ async function checkDocs(base: string, key: string, out: string) {
   try {
     await page.send('Page.navigate', { url: `${base}/docs` });
     await page.waitFor(`document.querySelector('.opblock')`, 'the operations to render');
+    await page.waitFor(
+      `window.ui.specSelectors.specResolvedSubtree(['paths', '/loyalty/rules', 'get'])`,
+      'the operations to be resolved',
+    );
     // From 150 tags and operations on, Swagger UI renders only those in view (a virtual list):
     // scroll through the page and collect each operation as it appears.
     const shown = new Set<string>();
@@ -441,11 +481,7 @@ async function checkDocs(base: string, key: string, out: string) {
     await reveal(page, block);
     await page.click(`${block} .opblock-summary-control`);
     await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button (try-it-out is on)');
-    await page.click(`${block} .execute`);
-    const status = await page.waitFor<string>(
-      `document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
-      'the live answer',
-    );
+    const status = await execute(page, block, '/loyalty/rules', 'the live answer');
     check(status.startsWith('200'), `GET /loyalty/rules executed from the page answers ${status}`);
     const curl = await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`);
     check(curl.includes('X-API-Key'), 'the request carried the key as X-API-Key');
@@ -600,11 +636,7 @@ async function checkDocs(base: string, key: string, out: string) {
       `document.querySelector('${editor}').value.includes('gift card points') && !document.querySelector('${editor}').value.includes('embedding_id')`,
       'the edited body',
     );
-    await page.click(`${postBlock} .execute`);
-    const postStatus = await page.waitFor<string>(
-      `document.querySelector('${postBlock} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
-      'the live answer of POST /text/similar',
-    );
+    const postStatus = await execute(page, postBlock, '/text/similar', 'the live answer of POST /text/similar');
     check(
       /^2\d\d/.test(postStatus),
       `POST /text/similar executed from the page with an edited JSON body answers ${postStatus}`,
@@ -656,6 +688,10 @@ async function checkDocs(base: string, key: string, out: string) {
     // The key survives a reload (persistAuthorization), so the next visit needs no paste.
     await page.send('Page.reload');
     await page.waitFor(`document.querySelector('.opblock')`, 'the page after reload');
+    await page.waitFor(
+      `window.ui.specSelectors.specResolvedSubtree(['paths', '/loyalty/rules', 'get'])`,
+      'the operations to be resolved',
+    );
     check(
       await page.waitFor(`document.querySelector('.auth-wrapper .authorize.locked')`, 'the authorized lock'),
       'the key is remembered after a reload',
@@ -676,15 +712,15 @@ async function checkDocs(base: string, key: string, out: string) {
       'logging out in the dialog removes the key',
     );
     await reveal(page, block);
-    if (!(await page.eval(`document.querySelector('${block}').classList.contains('is-open')`)))
+    // Opened by the deep link as the page loaded: closed and opened again, drawn now it is resolved.
+    if (await page.eval(`document.querySelector('${block}').classList.contains('is-open')`)) {
       await page.click(`${block} .opblock-summary-control`);
+      await page.waitFor(`!document.querySelector('${block}').classList.contains('is-open')`, 'the operation to close');
+    }
+    await page.click(`${block} .opblock-summary-control`);
     await page.waitFor(`document.querySelector('${block} .execute')`, 'the Execute button of GET /loyalty/rules');
     const problemsBefore = page.problems.length;
-    await page.click(`${block} .execute`);
-    const noKey = await page.waitFor<string>(
-      `document.querySelector('${block} .live-responses-table tr.response .response-col_status')?.textContent.trim()`,
-      'the live answer without the key',
-    );
+    const noKey = await execute(page, block, '/loyalty/rules', 'the live answer without the key');
     check(noKey.startsWith('401'), `GET /loyalty/rules executed from the page without the key answers ${noKey}`);
     check(
       !(await page.eval<string>(`document.querySelector('${block} .curl-command')?.textContent ?? ''`)).includes(

@@ -29,6 +29,9 @@ const INIT_JS = `window.ui = SwaggerUIBundle({
   docExpansion: 'list',
   defaultModelsExpandDepth: 0,
   validatorUrl: null,
+  // Resolve every operation once the document is in: an operation opened before its definition
+  // was resolved is not drawn again when it arrives, and its Execute then sends nothing.
+  onComplete: () => window.ui.specActions.requestResolvedSubtree(['paths']),
 });
 `;
 
