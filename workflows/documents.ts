@@ -1,9 +1,9 @@
-import { ApplicationFailure, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 
 import type { ProcessedDocument } from '../activities/documents/index.ts';
 import type { StoredUpload } from '../activities/images/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
-import { PLATFORM_FAILURE_TYPE } from './failures.ts';
+import { asksToResend } from './failures.ts';
 import { INTERACTIVE } from './retry.ts';
 import { orDiscard, uploadContext } from './uploads.ts';
 
@@ -18,19 +18,6 @@ const { processStoredDocument, thumbnailStoredFile, discardUpload, storeNormaliz
   retry: { ...INTERACTIVE, maximumAttempts: 3 },
 });
 
-/** A failure that asks the client to send the file again later (503 with Retry-After: the PDF reader is full). */
-function askedToResend(err: unknown): boolean {
-  let cur: unknown = err;
-  for (let depth = 0; cur && depth < 6; depth += 1) {
-    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
-      const info = cur.details?.[0] as { status?: number; headers?: Record<string, string> | null } | undefined;
-      return info?.status === 503 && Boolean(info.headers?.['Retry-After']);
-    }
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
 /**
  * orDiscard, and nothing kept either when the client is told to send the file again: its retry
  * stores it anew (the same object with its Idempotency-Key), so the refused copy would only pile up.
@@ -39,7 +26,7 @@ async function readOrDiscard<T>(upload: StoredUpload, stage: () => Promise<T>): 
   try {
     return await orDiscard(discardUpload, upload, stage);
   } catch (err) {
-    if (askedToResend(err)) await discardUpload(upload.original_path);
+    if (asksToResend(err)) await discardUpload(upload.original_path);
     throw err;
   }
 }

@@ -31,6 +31,22 @@ export function isClientFailure(err: unknown): boolean {
 }
 
 /**
+ * True when a step asks the client to send its request again later: busy, with a Retry-After
+ * (the PDF reader is full). What the client sent need not be kept: its retry sends it anew.
+ */
+export function asksToResend(err: unknown): boolean {
+  let cur: unknown = err;
+  for (let depth = 0; cur && depth < 6; depth += 1) {
+    if (cur instanceof ApplicationFailure && cur.type === PLATFORM_FAILURE_TYPE) {
+      const info = cur.details?.[0] as { status?: number; headers?: Record<string, string> | null } | undefined;
+      return info?.status === 503 && Boolean(info.headers?.['Retry-After']);
+    }
+    cur = (cur as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
  * The refusals a workflow raises itself, as the worker's wrapper would carry a PlatformError of
  * that kind (details `{status, field}`, the format recorded histories hold): workflow code names the
  * kind; this is the one place on the workflow side that knows its status.
