@@ -20,7 +20,7 @@ import path from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
-import { basicUser, call, fileForm, newTenant, type Res, type Tenant } from '../helpers/api.ts';
+import { basicUser, call, fileForm, newTenant, type Res, type Tenant, until } from '../helpers/api.ts';
 import { startExtraEdge, stopEdges } from '../helpers/edge-process.ts';
 import { renderReceipt } from '../helpers/receipts.ts';
 import { groceries, type Shop, shop } from '../helpers/shop.ts';
@@ -186,6 +186,14 @@ async function buildWorld(): Promise<World> {
       json: { user_id: victim.user_id, feedback_type: 'general', rating: 4, title: 'ok', comment: 'fine' },
     }),
     'feedback',
+  );
+  // Its analysis runs in the background: the victim's world is snapshot once it is done, so only
+  // what the attacker's requests change can differ afterwards.
+  await until(
+    "the victim's feedback to be analysed",
+    () => call('GET', '/api/feedback/stats', admin),
+    (r) => r.status === 200 && r.body.stats.pending_analysis === 0,
+    120_000,
   );
   const ids: World['ids'] = {
     organization_id: a.organization_id,
