@@ -34,8 +34,8 @@ export interface SendRequest {
   conversation_id: string;
   email_type: EmailType;
   metadata: Record<string, unknown>;
-  /** the request's Idempotency-Key, when `metadata.idempotency_key` does not name one */
-  header_key?: string;
+  /** reads the request's Idempotency-Key: only when `metadata.idempotency_key` names none (the body wins) */
+  headerKey: () => string | undefined;
 }
 
 const address = z.email();
@@ -70,7 +70,7 @@ export async function requestEmail(r: SendRequest): Promise<{ sent: SentEmail; d
   }
   const rawKey =
     (typeof metadata.idempotency_key === 'string' && metadata.idempotency_key.trim()) ||
-    r.header_key ||
+    r.headerKey() ||
     `auto-${randomUUID()}`;
   if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
   const idempotency_key = `${user_id}:${rawKey}`;

@@ -43,7 +43,7 @@ defineRoute({
       conversation_id: body.conversation_id,
       email_type: body.email_type,
       metadata: body.metadata,
-      header_key: idempotencyKeyOf(event),
+      headerKey: () => idempotencyKeyOf(event),
     });
     const { message_id, sent_at, recipient, email_type, transport } = sent;
     return { success: true, message_id, metadata: { sent_at, recipient, email_type }, duplicate, transport };

@@ -54,7 +54,9 @@ describe('events security', () => {
     // The attacker holds at most its share of attempts at once.
     await new Promise((r) => setTimeout(r, 2000));
     expect(rx.received(tarpit).length).toBeLessThanOrEqual(8 * (Number(process.env.WORKER_COUNT ?? 1) + 1));
-    expect(latency).toBeLessThan(5_000);
+    // Held behind a tarpit slot, the delivery would wait out a hung attempt's 10 s timeout; below
+    // that it went around them (on a loaded 2-core machine it takes 1-6 s).
+    expect(latency).toBeLessThan(9_000);
   }, 120_000);
 
   it('sends one test ping per endpoint every 10 s (429 with Retry-After otherwise)', async () => {

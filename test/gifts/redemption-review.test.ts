@@ -38,6 +38,8 @@ const mock = {
   txs: new Map<number, { id: string; status: string; phone: string; pinCode?: string; errorMessage?: string }>(),
   /** orders whose status checks fail (the provider cannot answer) */
   down: new Set<string>(),
+  /** orders whose status checks take 1.5 s: requests sent together surely overlap */
+  slow: new Set<string>(),
   /** PIN orders answer 503 (they may or may not have been taken) */
   failOrders: false,
   /** transactions found only by their customIdentifier (an order taken although its call failed) */
@@ -86,13 +88,16 @@ function providerServer(): http.Server {
       mock.checks.set(tx.id, (mock.checks.get(tx.id) ?? 0) + 1);
       // 5555: every status check fails; 6666: PROCESSING for ever
       if (tx.phone.endsWith('5555') || mock.down.has(tx.id)) return send(500, { message: 'internal error' });
-      return send(200, {
-        transactionId: Number(one[1]),
-        customIdentifier: tx.id,
-        status: tx.status,
-        pinCode: tx.pinCode,
-        errorMessage: tx.errorMessage,
-      });
+      const answer = () =>
+        send(200, {
+          transactionId: Number(one[1]),
+          customIdentifier: tx.id,
+          status: tx.status,
+          pinCode: tx.pinCode,
+          errorMessage: tx.errorMessage,
+        });
+      if (mock.slow.has(tx.id)) return void setTimeout(answer, 1500);
+      return answer();
     }
     send(404, { message: 'no such route' });
   });
@@ -367,10 +372,12 @@ describe('a redemption whose outcome is unknown (mocked provider)', () => {
 
     // Two at once: the second joins the first and shares its refusal.
     const failedChecks = mock.checks.get(failed) ?? 0;
+    mock.slow.add(failed); // the first's status check is still out when the second arrives
     const nos = await Promise.all([
       settle(failed, admin, { outcome: 'completed' }),
       settle(failed, admin, { outcome: 'completed' }),
     ]);
+    mock.slow.delete(failed);
     for (const no of nos) {
       expect(no.status, JSON.stringify(no.body)).toBe(409);
       expect(no.body).toEqual({ success: false, error: expect.stringMatching(/Out of stock at the supplier/) });

@@ -198,9 +198,10 @@ export async function startIdempotent<W extends Workflow>(
 }
 
 /**
- * Starts the run keyed by an idempotency key (or finds the one there) and executes an Update on it
- * in one round trip (update-with-start). A run that completed before the Update could reach it
- * answers with its result, which is then the Update's answer too.
+ * Starts the run keyed by an idempotency key (or uses the one running; a failed one is started
+ * again) and executes an Update on it in one round trip (update-with-start). A run that completed
+ * before the Update could reach it answers with its result, which is then the Update's answer too.
+ * Using the running run counts as a start in `workflow_starts_total` (the server does not say).
  */
 export async function updateWithStartIdempotent<W extends Workflow, R>(
   workflow: W,
@@ -219,7 +220,8 @@ export async function updateWithStartIdempotent<W extends Workflow, R>(
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw err;
     const handle = client.workflow.getHandle<W>(workflowId);
-    const { status } = await handle.describe();
+    // No run to read (the start itself failed): the start's error is the one to report.
+    const { status } = await handle.describe().catch(() => Promise.reject(err));
     if (status.name === 'RUNNING') throw err;
     return (await handle.result()) as R;
   }
