@@ -6,6 +6,8 @@
  */
 import { createHash } from 'node:crypto';
 
+import { groupCommit } from '../core/group-commit.ts';
+
 import { type BreakReason, ZERO_HASH } from './constants.ts';
 import type { AuditRecordDoc } from './models.ts';
 import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store.ts';
@@ -53,60 +55,27 @@ async function tailFrom(organization_id: string, seq: number): Promise<{ seq: nu
 
 /**
  * Appends records at the organization's tail. Appends are grouped per organization in this
- * process: one writer per organization takes every record waiting and writes them as consecutive
- * seqs in one ordered insert, so N concurrent admin changes cost about one insert, not N racing
+ * process (core/group-commit.ts): one writer per organization takes every record waiting and
+ * writes them as consecutive seqs in one ordered insert, so N concurrent admin changes cost about one insert, not N racing
  * ones (awards by admin keys are audited, and arrive by the hundred a second). The tail is kept
  * per process; another process's appends make the insert stop at the first taken seq, and the
  * rest is written after the real tail (read forward by `_id`). The head is only a hint, moved
  * after each batch.
  */
-export function appendRecord(body: RecordBody): Promise<AuditRecordDoc> {
-  return new Promise((resolve, reject) => {
-    const org = body.organization_id;
-    let queue = waiting.get(org);
-    if (!queue) waiting.set(org, (queue = []));
-    queue.push({ body, resolve, reject });
-    if (!writing.has(org)) void drain(org);
-  });
-}
+export const appendRecord = groupCommit<RecordBody, AuditRecordDoc>(
+  async (bodies, org) => {
+    try {
+      return await appendBatch(org, bodies);
+    } catch (err) {
+      tails.delete(org);
+      throw err;
+    }
+  },
+  { key: (body) => body.organization_id, max: 200 },
+);
 
-interface Waiter {
-  body: RecordBody;
-  resolve: (doc: AuditRecordDoc) => void;
-  reject: (err: unknown) => void;
-}
-
-const MAX_BATCH = 200;
-const waiting = new Map<string, Waiter[]>();
-const writing = new Set<string>();
 /** The last tail this process wrote or read per organization: saves the head's read. */
 const tails = new Map<string, { seq: number; prev: string }>();
-
-async function drain(org: string): Promise<void> {
-  writing.add(org);
-  try {
-    for (;;) {
-      const queue = waiting.get(org);
-      if (!queue?.length) {
-        waiting.delete(org);
-        return;
-      }
-      const batch = queue.splice(0, MAX_BATCH);
-      try {
-        const docs = await appendBatch(
-          org,
-          batch.map((w) => w.body),
-        );
-        batch.forEach((w, i) => w.resolve(docs[i]));
-      } catch (err) {
-        tails.delete(org);
-        for (const w of batch) w.reject(err);
-      }
-    }
-  } finally {
-    writing.delete(org);
-  }
-}
 
 async function appendBatch(org: string, bodies: RecordBody[]): Promise<AuditRecordDoc[]> {
   let tail = tails.get(org);

@@ -3,7 +3,7 @@
  * by `_id` (`$in` of computed ids), the one lookup both database servers answer from an index;
  * the list reads the `{organization_id, …, at}` indexes.
  */
-import { byId, byIds, isDuplicateKey } from '../core/db/index.ts';
+import { byId, byIds, insertEach, insertInOrder, isDuplicateKey } from '../core/db/index.ts';
 import { groupCommit } from '../core/group-commit.ts';
 import {
   AuditHead,
@@ -34,16 +34,9 @@ export const allHeads = () => AuditHead.find({}).lean<AuditHeadDoc[]>();
  * sealed (the raw collection: no cast or default may change a hashed field).
  */
 export async function insertRecordsInOrder(docs: AuditRecordDoc[]): Promise<number> {
-  try {
-    await AuditRecord.collection.insertMany(docs as unknown as Record<string, unknown>[], { ordered: true });
-    return docs.length;
-  } catch (err) {
-    const first = (err as { writeErrors?: { index: number; code?: number }[] | { index: number; code?: number } })
-      .writeErrors;
-    const e = Array.isArray(first) ? first[0] : first;
-    if (!e || e.code !== 11000) throw err;
-    return e.index;
-  }
+  const { written, error } = await insertInOrder(AuditRecord.collection, docs as unknown as Record<string, unknown>[]);
+  if (error && !isDuplicateKey(error)) throw error;
+  return written;
 }
 
 /** The records `first`..`first+count-1` of the organization that exist, by seq. */
@@ -137,9 +130,9 @@ export async function recordOfIntent(organization_id: string, intent_id: string)
 // ---- intents ----
 
 /** Intents are written and removed in groups: every audited request writes one and removes it (core/group-commit). */
-export const insertIntent = groupCommit<AuditIntentDoc>(async (docs) => {
-  await AuditIntent.collection.insertMany(docs as unknown as Record<string, unknown>[], { ordered: false });
-});
+export const insertIntent = groupCommit<AuditIntentDoc, true>((docs) =>
+  insertEach(AuditIntent.collection, docs as unknown as Record<string, unknown>[]),
+);
 
 export const deleteIntent = groupCommit<string>(async (ids) => {
   await AuditIntent.deleteMany({ _id: { $in: ids } });

@@ -3,7 +3,8 @@
  * (`webhook_endpoints`), the event log (`events`), each event's delivery to each endpoint
  * (`webhook_deliveries`) and the attempt counters `/metrics` reads. docs/storage.md, "Events".
  */
-import { byId, byIds, Cache, isDuplicateKey } from '../core/db/index.ts';
+import { byId, byIds, Cache, insertEach, isDuplicateKey } from '../core/db/index.ts';
+import { groupCommit } from '../core/group-commit.ts';
 import type { DeliveryStatus } from './constants.ts';
 import {
   type AttemptDoc,
@@ -142,15 +143,16 @@ export async function disableEndpoint(
  * driver's insert, not mongoose's create: the document is built here whole, and an event is
  * recorded for every change of the award path, where create's casting and validation showed.
  */
-export async function insertEvent(doc: Omit<EventDoc, 'recorded_at'>): Promise<boolean> {
-  try {
-    await PlatformEvent.collection.insertOne({ ...doc, recorded_at: new Date() } as never);
-    return true;
-  } catch (err) {
-    if (isDuplicateKey(err)) return false;
-    throw err;
-  }
-}
+/**
+ * Records an event unless one with its id is there (false then). Concurrent events go out in one
+ * unordered insert (group commit: an award's event and the other awards' of the moment).
+ */
+const insertEvents = groupCommit<EventDoc, boolean>(async (docs) =>
+  (await insertEach(PlatformEvent.collection, docs)).map((r) => (r === true || !isDuplicateKey(r.error) ? r : false)),
+);
+
+export const insertEvent = (doc: Omit<EventDoc, 'recorded_at'>): Promise<boolean> =>
+  insertEvents({ ...doc, recorded_at: new Date() } as EventDoc);
 
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
 

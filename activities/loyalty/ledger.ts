@@ -6,81 +6,35 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
-import { busy, isDuplicateKey, notFound, PlatformError } from '../core/errors.ts';
+import { notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { withKeyLock } from '../core/locks.ts';
 import { isTombstone } from '../identity/index.ts';
-import { credit, debit, expiring, isLapsed, type Lot, type LotState, restore, standing, taken } from './lots.ts';
-import type { LedgerEntryDoc, LedgerReason } from './models.ts';
-import { publishLater } from './publish.ts';
-import { getRules } from './rules.ts';
+import { credit, debit, expiring, isLapsed, restore, standing, taken } from './lots.ts';
 import {
-  entriesBetween,
-  entryAt,
-  entryByOperation,
-  entryByRequest,
-  insertEntry,
-  keySpaceOf,
-  type NewEntry,
-  newestEntry,
-} from './store.ts';
+  type AppendResult,
+  type AppendSpec,
+  type EntryView,
+  duplicateOf,
+  ledgerHead,
+  memberQueue,
+  type Plan,
+  viewEntry,
+} from './member.ts';
+import type { LedgerReason } from './models.ts';
+import { getRules } from './rules.ts';
+import { entriesBetween, entryAt, entryByOperation, entryByRequest } from './store.ts';
 
-export interface LedgerChange {
-  organization_id: string;
-  user_id: string;
+export type { AppendResult, Draft, EntryView, Head } from './member.ts';
+export { ledgerHead, viewEntry } from './member.ts';
+
+export interface LedgerChange extends Omit<AppendSpec, 'created_at'> {
   /** positive credits, negative debits; integers */
   amount: number;
-  reason: LedgerReason;
-  /** idempotency key, unique per organization: `award:<key>`, `referral:<id>:referrer`, … */
-  operation_id: string;
-  /** the operation id was generated for this call, so it cannot have been applied before */
-  new_operation?: boolean;
-  /** the caller's idempotency key, kept on the entry when operation_id is not derived from it */
-  request_id?: string;
-  description?: string;
   /** a debit may leave the spendable balance below zero (an admin's reversal) */
   allow_negative?: boolean;
   /** the instant of the change, which decides what has lapsed or is still pending (tests pass a clock) */
   now?: Date;
 }
-
-export interface EntryView {
-  entry_id: string;
-  seq: number;
-  amount: number;
-  balance_after: number;
-  reason: LedgerReason;
-  operation_id: string;
-  description: string | null;
-  /** a credit that lapses: when what is left of it does */
-  expires_at: string | null;
-  /** a credit held until then before it may be spent */
-  available_at: string | null;
-  created_at: string;
-}
-
-export interface AppendResult {
-  entry: EntryView;
-  /** true when the operation had already been applied: nothing changed this time */
-  duplicate: boolean;
-  /** the entry's request_id (of the first application, for a duplicate) */
-  request_id: string | null;
-  /** what the user could spend right after the entry (balance_after less pending and lapsed points) */
-  spendable_after: number;
-}
-
-export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
-  entry_id: e.entry_id,
-  seq: e.seq,
-  amount: e.amount,
-  balance_after: e.balance_after,
-  reason: e.reason,
-  operation_id: e.operation_id,
-  description: e.description ?? null,
-  expires_at: e.expires_at ? e.expires_at.toISOString() : null,
-  available_at: e.available_at ? e.available_at.toISOString() : null,
-  created_at: e.created_at.toISOString(),
-});
 
 /** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
 class InsufficientPoints extends PlatformError {
@@ -91,38 +45,6 @@ class InsufficientPoints extends PlatformError {
     super('conflict', `Not enough points: balance ${balance}, needed ${needed}`);
   }
 }
-
-const MAX_ATTEMPTS = 200;
-const userKey = (organization_id: string, user_id: string) => `${organization_id}\u0000${user_id}`;
-
-export interface Head extends LotState {
-  seq: number;
-  at: Date | null;
-  /** the `_id` prefix the next entry is written under (store.ts keySpaceOf) */
-  key: string;
-}
-
-/** The user's newest entry as a head (seq 0 and no balance for a user without entries). */
-export async function ledgerHead(organization_id: string, user_id: string): Promise<Head> {
-  const e = await newestEntry(organization_id, user_id);
-  const key = keySpaceOf(e, organization_id, user_id);
-  return e
-    ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key }
-    : { seq: 0, balance: 0, at: null, lots: [], key };
-}
-
-const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) =>
-  standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
-const duplicateOf = (done: LedgerEntryDoc): AppendResult => {
-  // A repeat of a change whose event is not recorded yet records it (its first run died in between).
-  publishLater(done);
-  return {
-    entry: viewEntry(done),
-    duplicate: true,
-    request_id: done.request_id ?? null,
-    spendable_after: spendableAfter(done),
-  };
-};
 
 /** The entry a caller's idempotency key already produced, as its operation id or as its request_id. */
 export async function appliedRequest(
@@ -139,89 +61,15 @@ export async function appliedRequest(
   return done && duplicateOf(done);
 }
 
-/** The entry to write on top of the head: its amount and the lots after it. */
-export interface Draft {
-  amount: number;
-  lots: Lot[];
-  expires_at?: Date;
-  available_at?: Date;
-  reverses?: string;
-}
-
-export type AppendSpec = Omit<LedgerChange, 'amount' | 'allow_negative' | 'now'>;
-
 /**
  * Appends the entry `plan` drafts on top of the user's newest entry, as entry seq+1. `plan` may
  * be called again on a newer head (another writer got there first); it throws to refuse and
  * answers null when there is nothing to write. A repeated operation_id answers the first entry.
+ * The member's changes queue in this process (member.ts): what waits is drafted together on one
+ * fresh read of the head and written in one command.
  */
-export async function append(
-  spec: AppendSpec & { created_at?: Date },
-  plan: (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>,
-): Promise<AppendResult | null> {
-  const { organization_id, user_id } = spec;
-  // One writer per user at a time in this process (fewer collisions); across processes the unique keys decide.
-  return withKeyLock(userKey(organization_id, user_id), async () => {
-    const applied = async () => (spec.new_operation ? null : entryByOperation(organization_id, spec.operation_id));
-    const entry_id = newId('pte');
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt += 1) {
-      const head = await ledgerHead(organization_id, user_id);
-      let draft: Draft | null;
-      try {
-        draft = await plan(head, entry_id);
-      } catch (err) {
-        // Refused on this head: unless the operation was applied before (its answer stands).
-        if (!(err instanceof PlatformError)) throw err;
-        const done = await applied();
-        if (done) return duplicateOf(done);
-        throw err;
-      }
-      if (!draft) {
-        const done = await applied();
-        return done ? duplicateOf(done) : null;
-      }
-      const seq = head.seq + 1;
-      const balance = head.balance + draft.amount;
-      try {
-        const doc = await insertEntry(
-          {
-            entry_id,
-            organization_id,
-            user_id,
-            seq,
-            amount: draft.amount,
-            balance_after: balance,
-            reason: spec.reason,
-            operation_id: spec.operation_id,
-            request_id: spec.request_id,
-            description: spec.description,
-            expires_at: draft.expires_at,
-            available_at: draft.available_at,
-            reverses: draft.reverses,
-            lots: draft.lots.length ? draft.lots : undefined,
-            event_pending: true,
-            ...(spec.created_at && { created_at: spec.created_at }), // else the insert's instant
-          } as NewEntry,
-          head.key,
-        );
-        publishLater(doc);
-        return {
-          entry: viewEntry(doc),
-          duplicate: false,
-          request_id: spec.request_id ?? null,
-          spendable_after: spendableAfter({ balance_after: balance, lots: draft.lots }),
-        };
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-        // The operation was applied (by an earlier call or a concurrent copy), or another writer
-        // appended entry `seq`: then the next attempt drafts again on the newer head.
-        const done = await applied();
-        if (done) return duplicateOf(done);
-        await new Promise((r) => setTimeout(r, Math.random() * Math.min(50, 2 + attempt * 2)));
-      }
-    }
-    throw busy('The points ledger is busy for this user; retry shortly', 1);
-  });
+export function append(spec: AppendSpec, plan: Plan): Promise<AppendResult | null> {
+  return memberQueue(spec.organization_id, spec.user_id, { spec, plan, entry_id: newId('pte'), attempts: 0 });
 }
 
 const DAY_MS = 86_400_000;

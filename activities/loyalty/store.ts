@@ -5,7 +5,17 @@
  * these functions. Every hot path is answered from an index the schemas declare (models.ts); how
  * each is answered, and the rules' 2 s cache: docs/storage.md, "Loyalty".
  */
-import { byId, byKey, insertOnce, isDuplicateKey, jsonText, keyFilter } from '../core/db/index.ts';
+import {
+  byId,
+  byKey,
+  insertEach,
+  insertInOrder,
+  insertOnce,
+  isDuplicateKey,
+  jsonText,
+  keyFilter,
+} from '../core/db/index.ts';
+import { groupCommit } from '../core/group-commit.ts';
 import {
   ExpiryCursor,
   type ExpiryCursorDoc,
@@ -57,17 +67,23 @@ export function keySpaceOf(
   return newest ? newest._id.slice(0, newest._id.lastIndexOf('|')) : `${organization_id}|${user_id}`;
 }
 
+/** An entry as the ledger writes it: its `_id` in its key space (keySpaceOf) and its date. */
+export type EntryToWrite = NewEntry & { _id: string; created_at: Date };
+
 /**
- * Writes entry `seq` of the user in its key space (keySpaceOf). Throws the duplicate-key error when
- * the ledger has an entry `seq` already (primary key) or the operation was applied (unique
- * operation index).
+ * Writes one entry, in one unordered insert with the other members' entries of the moment (group
+ * commit: each member has at most one entry in flight here). Throws the duplicate-key error when
+ * the ledger has that entry `seq` already (primary key) or the operation was applied (unique
+ * operation index). Written as drafted (the raw collection: the drafts are typed, and the
+ * model's cast would cost more than the write).
  */
-export async function insertEntry(
-  doc: NewEntry,
-  keySpace = `${doc.organization_id}|${doc.user_id}`,
-): Promise<LedgerEntryDoc> {
-  return (await LedgerEntry.create({ _id: `${keySpace}|${doc.seq}`, ...doc })).toObject() as LedgerEntryDoc;
-}
+export const insertEntry = groupCommit<EntryToWrite, true>(async (docs) => insertEach(LedgerEntry.collection, docs));
+
+/**
+ * Writes one member's consecutive entries in one ordered insert, stopping at the first refused:
+ * how many were written, and the error that stopped the rest.
+ */
+export const insertEntries = (docs: EntryToWrite[]) => insertInOrder(LedgerEntry.collection, docs);
 
 /** Entries written before `before` whose event is not recorded yet, oldest first. */
 export const entriesWithPendingEvent = (before: Date, limit: number) =>

@@ -4,3 +4,4 @@ export { Cache } from './cache.ts';
 export { connectDb, disconnectDb, onCommandTimed } from './connection.ts';
 export { byId, byIds, byKey, hasUnkeyedDocuments, idFrom, insertOnce, keyFilter, markedOnce } from './ids.ts';
 export { jsonText, parseJsonText } from './json-text.ts';
+export { insertEach, insertInOrder, writeErrorsOf } from './batch.ts';
