@@ -7,7 +7,6 @@
 import { createHash } from 'node:crypto';
 
 import { groupCommit } from '../core/group-commit.ts';
-
 import { type BreakReason, ZERO_HASH } from './constants.ts';
 import type { AuditRecordDoc } from './models.ts';
 import { advanceHead, headOf, insertRecordsInOrder, recordId, recordsFrom, seqOfId } from './store.ts';

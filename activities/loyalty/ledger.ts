@@ -13,8 +13,8 @@ import { credit, debit, expiring, isLapsed, restore, standing, taken } from './l
 import {
   type AppendResult,
   type AppendSpec,
-  type EntryView,
   duplicateOf,
+  type EntryView,
   ledgerHead,
   memberQueue,
   type Plan,

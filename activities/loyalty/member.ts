@@ -12,7 +12,7 @@ import { busy, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { type LotState, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason, LotDoc } from './models.ts';
 import { publishLater } from './publish.ts';
-import { entryByOperation, insertEntries, insertEntry, keySpaceOf, type EntryToWrite, newestEntry } from './store.ts';
+import { entryByOperation, type EntryToWrite, insertEntries, insertEntry, keySpaceOf, newestEntry } from './store.ts';
 
 export interface EntryView {
   entry_id: string;
