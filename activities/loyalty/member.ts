@@ -5,9 +5,12 @@
  * the drafted entries in one ordered insert. A member alone writes through the ledger's group
  * commit, with the other members' entries of the moment. Across processes the entry's primary key
  * (`<org>|<user>|<seq>`) and the unique operation index still decide: a writer that lost drafts
- * again on a fresh head. Nothing is kept between batches: each batch reads the head afresh.
- * docs/storage.md, "Group commit", says what each write relies on.
+ * again on a fresh head. A head this process read is used to draft for at most HEAD_KEPT_MS: a
+ * write on it that another process got ahead of collides and is drafted again on a fresh read,
+ * and a refusal is only ever answered from a fresh read. docs/storage.md, "Group commit", says
+ * what each write relies on.
  */
+import { Cache } from '../core/db/index.ts';
 import { busy, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { type LotState, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason, LotDoc } from './models.ts';
@@ -119,6 +122,15 @@ interface Change {
   reject?: (err: unknown) => void;
 }
 
+/**
+ * How long after its read from the store a member's head drafts this process's next changes
+ * without reading it again. An erasure waits this out twice before its last round (user-data.ts),
+ * so no head of an erased member is drafted on after it.
+ */
+export const HEAD_KEPT_MS = 1000;
+/** The head after this process's last write or read of a member, and until when it may be drafted on. */
+const heads = new Cache<string, { head: Head; until: number }>({ max: 100_000, ttlMs: HEAD_KEPT_MS });
+
 const MAX_ATTEMPTS = 200;
 /** Changes drafted on one read of the head and written in one command. */
 const MAX_BATCH = 100;
@@ -143,8 +155,9 @@ async function run(member: string, organization_id: string, user_id: string): Pr
       const batch = queue.splice(0, MAX_BATCH);
       let retry: Change[] = [];
       try {
-        retry = await step(organization_id, user_id, batch);
+        retry = await step(member, organization_id, user_id, batch);
       } catch (err) {
+        heads.delete(member);
         for (const c of batch) c.reject!(err);
       }
       if (!retry.length) continue;
@@ -168,8 +181,27 @@ type Drafted = { change: Change; doc?: EntryToWrite; refusal?: unknown };
  * One round of the member's actor: drafts the batch on a fresh head, writes what it drafted, and
  * answers each change. Answers the changes to draft again (another writer took a seq).
  */
-async function step(organization_id: string, user_id: string, batch: Change[]): Promise<Change[]> {
-  let head = await ledgerHead(organization_id, user_id);
+async function step(member: string, organization_id: string, user_id: string, batch: Change[]): Promise<Change[]> {
+  const kept = heads.get(member);
+  if (kept && Date.now() < kept.until) {
+    const drafted = await draft(organization_id, user_id, kept.head, batch);
+    // A refusal, or nothing to write, is decided on a fresh read only.
+    if (drafted.drafts.every((d) => d.doc)) return write(member, kept.until, drafted);
+  }
+  heads.delete(member);
+  const until = Date.now() + HEAD_KEPT_MS;
+  return write(member, until, await draft(organization_id, user_id, await ledgerHead(organization_id, user_id), batch));
+}
+
+interface Drafts {
+  drafts: Drafted[];
+  /** the head after the last drafted entry */
+  head: Head;
+}
+
+/** Drafts the batch's changes, each on the head the previous one leaves. */
+async function draft(organization_id: string, user_id: string, first: Head, batch: Change[]): Promise<Drafts> {
+  let head = first;
   const drafted: Drafted[] = [];
   for (const change of batch) {
     try {
@@ -207,17 +239,26 @@ async function step(organization_id: string, user_id: string, batch: Change[]): 
       drafted.push({ change, refusal: err });
     }
   }
-  const docs = drafted.flatMap((d) => (d.doc ? [d.doc] : []));
+  return { drafts: drafted, head };
+}
+
+/** Writes what was drafted; the member's head is kept as the last entry written (until `until`). */
+async function write(member: string, until: number, { drafts, head }: Drafts): Promise<Change[]> {
+  const docs = drafts.flatMap((d) => (d.doc ? [d.doc] : []));
+  let out: { written: number; error?: unknown };
   if (docs.length === 1) {
     // Alone: written with the other members' entries of the moment (store.ts insertEntry).
     try {
       await insertEntry(docs[0]);
-      return settle(drafted, { written: 1 });
+      out = { written: 1 };
     } catch (err) {
-      return settle(drafted, { written: 0, error: err as Error });
+      out = { written: 0, error: err };
     }
-  }
-  return settle(drafted, docs.length ? await insertEntries(docs) : { written: 0 });
+  } else out = docs.length ? await insertEntries(docs) : { written: 0 };
+  // Another writer got ahead (or the write failed): the next batch reads the head afresh.
+  if (out.written === docs.length && docs.length) heads.set(member, { head, until });
+  else if (docs.length) heads.delete(member);
+  return settle(drafts, out);
 }
 
 /**

@@ -11,6 +11,7 @@
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
 import { getBalance, viewEntry } from './ledger.ts';
+import { HEAD_KEPT_MS } from './member.ts';
 import type { LedgerEntryDoc } from './models.ts';
 import { gatherLoyaltyFacts } from './once-only.ts';
 import { publishEntry } from './publish.ts';
@@ -120,9 +121,19 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
 
   // The ledger. An entry whose event is not recorded yet is told first (as it was written, keyed by
   // its operation: events' erasure then tombstones the event), so no event is lost or told twice.
+  // A process may draft on a head it read up to HEAD_KEPT_MS ago (member.ts): the rounds go on
+  // until twice that has passed since the first entry was tombstoned, so an append drafted on a
+  // head read before it is caught too.
+  let first: number | undefined;
   for (let round = 0; round < MAX_ROUNDS; round += 1) {
     const entries = await entriesOfUser(organization_id, user_id);
-    if (!entries.length) break;
+    if (!entries.length) {
+      const wait = first === undefined ? 0 : first + 2 * HEAD_KEPT_MS - Date.now();
+      if (wait <= 0) break;
+      await new Promise((r) => setTimeout(r, wait));
+      continue;
+    }
+    first ??= Date.now();
     const pending = entries.filter((e) => e.event_pending);
     for (const e of pending) await publishEntry(e);
     await clearEventPending(pending.map((e) => e._id));

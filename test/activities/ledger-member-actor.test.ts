@@ -184,3 +184,65 @@ describe('members alone', () => {
     await expect(getBalance(org, `actor-${run}-thief`)).rejects.toMatchObject({ status: 404 });
   });
 });
+
+describe("a member's head between batches", () => {
+  it('drafts the next change on the head it wrote, without a read, for a second at most', async () => {
+    const user_id = `actor-${run}-kept`;
+    const credit = (n: number) =>
+      creditPoints({ organization_id: org, user_id, points: 1, reason: 'action', operation_id: `k${n}:${user_id}` });
+    await credit(0);
+    const warm = await ledgerCommands(() => credit(1));
+    expect(warm.findOne ?? 0).toBe(0);
+    await new Promise((r) => setTimeout(r, 1100));
+    const later = await ledgerCommands(() => credit(2));
+    expect(later.findOne).toBe(1);
+    expect(await getBalance(org, user_id)).toMatchObject({ points: 3, entries: 3 });
+  });
+
+  it('a kept head another process wrote past: the write collides and is drafted again on a fresh read', async () => {
+    const user_id = `actor-${run}-passed`;
+    const credit = (op: string, points: number) =>
+      creditPoints({ organization_id: org, user_id, points, reason: 'action', operation_id: `${op}:${user_id}` });
+    await credit('a', 10);
+    await LedgerEntry.collection.insertOne({
+      _id: `${org}|${user_id}|2` as never,
+      entry_id: `pte_${user_id}_elsewhere`,
+      organization_id: org,
+      user_id,
+      seq: 2,
+      amount: 5,
+      balance_after: 15,
+      reason: 'action',
+      operation_id: `elsewhere:${user_id}`,
+      created_at: new Date(),
+    });
+    const out = await credit('b', 1);
+    expect(out.entry).toMatchObject({ seq: 3, balance_after: 16 });
+    await denseLedger(user_id);
+  });
+
+  it('a debit refused on a kept head is decided again on a fresh read (another process credited meanwhile)', async () => {
+    const user_id = `actor-${run}-refuse`;
+    await creditPoints({ organization_id: org, user_id, points: 5, reason: 'action', operation_id: `a:${user_id}` });
+    await LedgerEntry.collection.insertOne({
+      _id: `${org}|${user_id}|2` as never,
+      entry_id: `pte_${user_id}_elsewhere`,
+      organization_id: org,
+      user_id,
+      seq: 2,
+      amount: 50,
+      balance_after: 55,
+      reason: 'action',
+      operation_id: `elsewhere:${user_id}`,
+      created_at: new Date(),
+    });
+    const out = await debitPoints({
+      organization_id: org,
+      user_id,
+      points: 20,
+      reason: 'redemption',
+      operation_id: `d:${user_id}`,
+    });
+    expect(out.entry).toMatchObject({ seq: 3, balance_after: 35 });
+  });
+});

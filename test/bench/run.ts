@@ -15,6 +15,7 @@ import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { generateSecret } from '../../activities/identity/api-keys.ts';
 import { freePort } from '../../tools/infra.ts';
 import { launchPlatform } from '../../tools/platform.ts';
+import { commandsBetween, edgeDbTimes } from './db-times.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 8);
 const CONNECTIONS = 50;
@@ -132,8 +133,10 @@ async function main() {
           },
         ],
       };
-      await autocannon({ ...awardOptions, duration: 2 }); // warm-up: creates the users, caches heads
+      await autocannon({ ...awardOptions, duration: 2 }); // warm-up: creates the users
+      const dbBefore = await edgeDbTimes(base, metricsToken);
       const award = await autocannon({ ...awardOptions, duration: DURATION });
+      const awardCommands = commandsBetween(dbBefore, await edgeDbTimes(base, metricsToken), award.requests.total);
       results.push({
         name: `POST /loyalty/award-points (${USERS} users)`,
         rps: award.requests.average,
@@ -143,6 +146,9 @@ async function main() {
         non2xx: award.non2xx,
       });
       const invariant = await checkLedger(platform.env.MONGODB_URI, USERS);
+      line(
+        `Award points at ${CONNECTIONS} connections (audited, events recorded): ${awardCommands.perRequest.toFixed(2)} database commands per award (${awardCommands.top})`,
+      );
       line(
         `Ledger invariant after the award run: ${invariant.users} users, ${invariant.entries} entries, ${invariant.violations} violations (balance = sum of entries = last balance_after, seq dense)`,
       );

@@ -25,6 +25,7 @@ import { ScheduledEvent } from '../../activities/scheduler/models.ts';
 import { Conversation, Session } from '../../activities/sessions/models.ts';
 import { KnowledgeArticle } from '../../activities/support/models.ts';
 import { knowledgeBase } from '../../activities/support/store.ts';
+import { edgeDbTimes } from './db-times.ts';
 
 const ORG = 'default';
 const BATCH = 5_000;
@@ -294,22 +295,6 @@ interface PathResult {
   /** database commands per request: `collection.command` → [count, total ms], summed over the edge and this process */
   db: Map<string, [number, number]>;
   requests: number;
-}
-
-/** The edge's `db_command_duration_seconds` sums and counts, by `collection.command`. */
-async function edgeDbTimes(base: string, metricsToken: string): Promise<Map<string, [number, number]>> {
-  const out = new Map<string, [number, number]>();
-  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } })).text();
-  for (const m of text.matchAll(
-    /^db_command_duration_seconds_(sum|count)\{collection="([^"]*)",command="([^"]*)",ok="[^"]*"\} (\S+)$/gm,
-  )) {
-    const key = `${m[2]}.${m[3]}`;
-    const v = out.get(key) ?? [0, 0];
-    if (m[1] === 'count') v[0] += Number(m[4]);
-    else v[1] += Number(m[4]) * 1000;
-    out.set(key, v);
-  }
-  return out;
 }
 
 v8.setFlagsFromString('--expose-gc');
