@@ -3,7 +3,8 @@
  * interceptor reads it to file every workflow a request starts under its request id.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { randomBytes } from 'node:crypto';
+
+import { randomText } from '../activities/core/ids.ts';
 
 export interface RequestContext {
   request_id: string;
@@ -19,19 +20,7 @@ const storage = new AsyncLocalStorage<RequestContext>();
 // A caller's id is kept only when it is safe to echo in a header, a log line and a search query.
 const VALID_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-// Random bytes are drawn 4 KiB at a time: one randomBytes call per request was 4-5% of a cached
-// key check's CPU.
-const POOL = 4096;
-let pool = randomBytes(POOL);
-let used = 0;
-function newRequestId(): string {
-  if (used + 12 > POOL) {
-    pool = randomBytes(POOL);
-    used = 0;
-  }
-  used += 12;
-  return `req_${pool.toString('hex', used - 12, used)}`;
-}
+const newRequestId = () => `req_${randomText(12, 'hex')}`;
 
 function requestIdFrom(header: string | undefined): string {
   const given = header?.trim();
