@@ -84,6 +84,38 @@ describe('single-document updates on the embedded server are atomic', () => {
     expect(updated.filter((r) => r.modifiedCount === 1).length).toBe(left.length);
   });
 
+  it('deletes batches by _id $in whole (patch 7), each document once, beside updates and overlapping batches', async (ctx) => {
+    if (!ferret) return ctx.skip();
+    const c = coll('del-in');
+    await c.insertMany(Array.from({ length: 60 }, (_, i) => ({ _id: `i${i}`, v: 0 })));
+    // Six batches of 20 overlapping by half, in opposite orders, while every document is updated.
+    const batches = Array.from({ length: 6 }, (_, b) => {
+      const ids = Array.from({ length: 20 }, (_, k) => `i${(b * 10 + k) % 60}`);
+      return b % 2 ? ids.reverse() : ids;
+    });
+    const [deleted] = await Promise.all([
+      Promise.all(batches.map((ids) => c.deleteMany({ _id: { $in: ids } }))),
+      times(60, (i) => c.updateOne({ _id: `i${i}` }, { $set: { v: 1 } })),
+    ]);
+    expect(deleted.reduce((n, r) => n + r.deletedCount, 0)).toBe(60);
+    expect(await c.countDocuments({})).toBe(0);
+    // One read of the batch, not one read and one reread per document.
+    await c.insertMany(Array.from({ length: 20 }, (_, i) => ({ _id: `j${i}`, v: 0 })));
+    const decoded = await ferret.metric('ferretdb_sqlite_rows_decoded_total');
+    await c.deleteMany({ _id: { $in: Array.from({ length: 20 }, (_, i) => `j${i}`) } });
+    expect((await ferret.metric('ferretdb_sqlite_rows_decoded_total')) - decoded).toBe(20);
+    // Ids that do not exist, and none at all, delete nothing.
+    expect((await c.deleteMany({ _id: { $in: ['nope', 'i1'] } })).deletedCount).toBe(0);
+    expect((await c.deleteMany({ _id: { $in: [] } })).deletedCount).toBe(0);
+    // With another condition the filter is decided per document, as before.
+    await c.insertMany([
+      { _id: 'x', v: 0 },
+      { _id: 'y', v: 1 },
+    ]);
+    expect((await c.deleteMany({ _id: { $in: ['x', 'y'] }, v: 0 })).deletedCount).toBe(1);
+    expect((await c.find({}).toArray()).map((d) => d._id)).toEqual(['y']);
+  });
+
   it('makes one document of 20 concurrent upserts of one _id', async (ctx) => {
     if (!ferret) return ctx.skip();
     const c = coll('upsert');
