@@ -19,7 +19,7 @@ import {
 
 import { config } from '../activities/core/config.ts';
 import { invalid } from '../activities/core/errors.ts';
-import { createLogger, type Logger } from '../activities/core/logger.ts';
+import { createAccessLogger, createLogger, type Logger } from '../activities/core/logger.ts';
 import type { Principal } from '../activities/identity/index.ts';
 import { observeRuns } from '../workers/runs/client.ts';
 import { AuditTrail } from './audit-trail.ts';
@@ -47,6 +47,8 @@ observeRuns({ request: currentRequest, started: countStart, failed: countFailure
 
 export interface EdgeOptions {
   logger?: Logger;
+  /** the access log's logger (default: createAccessLogger, or `logger` when that is given) */
+  accessLogger?: Logger;
 }
 
 function sendJson(event: H3Event, status: number, body: unknown, headers?: Record<string, string>) {
@@ -100,12 +102,13 @@ function beginRequest(event: H3Event, logger: Logger) {
 export function createEdgeApp(opts: EdgeOptions = {}) {
   const cfg = config();
   const logger = opts.logger ?? createLogger('edge', cfg.LOG_LEVEL);
+  const accessLogger = opts.accessLogger ?? (opts.logger ? logger : createAccessLogger(cfg.LOG_LEVEL));
   const logFor = (event: H3Event) => (err: unknown) =>
     logger.error({ err, request_id: requestOf(event)?.request_id, route: routeOf(event) }, 'request failed');
   const limiter = RateLimiter.forEdge(cfg.RATE_LIMIT_PER_MINUTE);
 
   const app = createApp({
-    onRequest: (event) => beginRequest(event, logger),
+    onRequest: (event) => beginRequest(event, accessLogger),
     // Only router-level failures land here (unknown route 404, wrong method 405).
     onError: (error, event) => {
       const mapped = mapError(error.cause ?? error, 'detail', logFor(event));

@@ -4,7 +4,7 @@ import { listen } from 'listhen';
 
 import { config } from '../activities/core/config.ts';
 import { ensureConfigEncryptionKey } from '../activities/core/encryption.ts';
-import { createLogger } from '../activities/core/logger.ts';
+import { createAccessLogger, createLogger } from '../activities/core/logger.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { eventsSettled } from '../activities/events/index.ts';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/index.ts';
@@ -20,7 +20,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
   const bootstrap = await ensureBootstrapAdminKey();
   const configKey = ensureConfigEncryptionKey();
   const logger = createLogger('edge', cfg.LOG_LEVEL);
-  const app = createEdgeApp({ logger });
+  const app = createEdgeApp({ logger, accessLogger: createAccessLogger(cfg.LOG_LEVEL) });
   const listener = await listen(toNodeListener(app), {
     hostname: cfg.HOST,
     port: opts.port ?? cfg.PORT,
