@@ -6,10 +6,11 @@
  */
 import { type PlacesAnswer, placesFor } from '../adapters/places.ts';
 import { invalid } from '../core/errors.ts';
-import { bandsOf, boundingBox, distanceM } from './geo.ts';
+import { boundingBox, distanceM } from './geo.ts';
 import { allocateIds } from './ids.ts';
 import { missing, nameFilter, type Page } from './queries.ts';
 import { placesCache, type VenueDoc, venues } from './store.ts';
+import { venuesChanged, venuesInBox } from './venue-cells.ts';
 import { noteViewChanges, type VenueView, venueView } from './views.ts';
 
 export interface VenueInput {
@@ -27,13 +28,16 @@ const ORGANIZATION_VENUES_MAX = 5000;
 
 export async function createVenue(organization_id: string, input: VenueInput): Promise<VenueView> {
   const [id] = await allocateIds('venue');
-  return venueView(await venues.insert({ _id: id, organization_id, address: '', ...input }));
+  const doc = await venues.insert({ _id: id, organization_id, address: '', ...input });
+  await venuesChanged(organization_id);
+  return venueView(doc);
 }
 
 /** Many venues at once (seeding, the bench). */
 export async function importVenues(organization_id: string, input: VenueInput[]): Promise<number[]> {
   const ids = await allocateIds('venue', input.length);
   await venues.insertMany(input.map((v, i) => ({ _id: ids[i], organization_id, address: '', ...v })));
+  await venuesChanged(organization_id);
   return ids;
 }
 
@@ -52,6 +56,7 @@ export async function updateVenue(organization_id: string, venue_id: number, inp
   const doc = await venues.set(organization_id, venue_id, { address: '', ...input });
   if (!doc) throw missing();
   noteViewChanges(venueView(before), venueView(doc));
+  await venuesChanged(organization_id);
   await placesCache.forget(venue_id);
   return venueView(doc);
 }
@@ -59,6 +64,7 @@ export async function updateVenue(organization_id: string, venue_id: number, inp
 export async function deleteVenue(organization_id: string, venue_id: number): Promise<void> {
   await venueDoc(organization_id, venue_id);
   await venues.remove(organization_id, venue_id);
+  await venuesChanged(organization_id);
 }
 
 export const listVenues = (organization_id: string, filter: { q?: string }, page: Page) =>
@@ -72,23 +78,10 @@ export interface NearbyResult {
 /**
  * The first box is this radius (or the one asked, if smaller); each next one is wider by the
  * factor that should hold `limit` venues at the density seen so far, kept to ×1.25..×2 (clustered
- * venues make that density a poor guess): at 100,000 bench venues a 5 km / 50 search read ~114
- * venues in ~7 queries (×4 steps: ~148 venues).
+ * venues make that density a poor guess). Each box's venues come from the process's cells
+ * (venue-cells.ts): a search over cells read before sends no query, one over new ground one.
  */
 const FIRST_RADIUS_M = 500;
-
-type LonRange = [number, number];
-
-/** The parts of `ranges` outside `minus` (closed intervals: a shared edge is read twice, and kept once). */
-function subtract(ranges: LonRange[], minus: LonRange[]): LonRange[] {
-  let out = ranges;
-  for (const [c, d] of minus) {
-    out = out.flatMap(([a, b]): LonRange[] =>
-      d < a || c > b ? [[a, b]] : [...(a < c ? [[a, c] as LonRange] : []), ...(d < b ? [[d, b] as LonRange] : [])],
-    );
-  }
-  return out;
-}
 
 /** Venues of the organization within radius, nearest first (then by id). */
 export async function nearbyVenues(
@@ -102,25 +95,16 @@ export async function nearbyVenues(
     throw invalid('latitude', 'must be a number between -90 and 90');
   const found = new Map<number, { v: VenueDoc; d: number }>();
   const add = (docs: VenueDoc[]) => {
-    for (const v of docs) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
+    for (const v of docs)
+      if (!found.has(v._id)) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
   };
-  let read: { bands: Set<number>; lonRanges: LonRange[] } | null = null;
   let r = Math.min(radiusM, FIRST_RADIUS_M);
   for (;;) {
-    // Each round reads only what the previous boxes did not: new bands, and the old bands' new longitudes.
     const box = boundingBox(latitude, longitude, r);
-    const bands = bandsOf(box.minLat, box.maxLat);
-    const newBands = read ? bands.filter((b) => !read!.bands.has(b)) : bands;
     // Venues an earlier version wrote, until they are given their bands (none, without a read,
-    // after). Read before the bands: a venue given its band meanwhile is then in the band read.
+    // after). Read before the cells: a venue given its band meanwhile is then in a cell read.
     add((await Promise.all(box.lonRanges.map(([w, e]) => venues.olderInBox(organization_id, box, w, e)))).flat());
-    const reads: Array<Promise<VenueDoc[]>> = [];
-    if (newBands.length) for (const [w, e] of box.lonRanges) reads.push(venues.inBox(organization_id, newBands, w, e));
-    if (read)
-      for (const [w, e] of subtract(box.lonRanges, read.lonRanges))
-        reads.push(venues.inBox(organization_id, [...read.bands], w, e));
-    add((await Promise.all(reads)).flat());
-    read = { bands: new Set(bands), lonRanges: box.lonRanges };
+    add(await venuesInBox(organization_id, box));
     // Every venue within r is in the box: when `limit` of them are, no unread venue is nearer.
     let within = 0;
     for (const { d } of found.values()) if (d <= r) within += 1;

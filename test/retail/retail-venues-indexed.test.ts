@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { Venue } from '../../activities/retail/models.ts';
+import { Venue, VenueVersion } from '../../activities/retail/models.ts';
 import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../../activities/retail/venues.ts';
 import { queriesOf, scans } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
@@ -44,6 +44,37 @@ describe('venues answered from indexes', () => {
     expect((await nearbyVenues(org, sol.lat + 0.00136 * 5.5, sol.lon, 10, 5)).venues.map((v) => v.name)).toEqual([
       'V0 moved',
     ]);
+  });
+
+  it("answers a search over ground searched before from the cells kept, and sees another process's venue within a second", async () => {
+    const org = `org_venues_cells_${run}`;
+    for (let i = 0; i < 20; i += 1)
+      await createVenue(org, { name: `C${i}`, latitude: sol.lat + i * 0.0009, longitude: sol.lon + (i % 3) * 0.001 });
+    const first = await nearbyVenues(org, sol.lat, sol.lon, 3000, 10);
+    const again = await queriesOf(async () => {
+      expect((await nearbyVenues(org, sol.lat, sol.lon, 3000, 10)).venues).toEqual(first.venues);
+    });
+    expect(again.filter((q) => q.collection === 'retail_venues')).toEqual([]);
+    // Another process writes a venue at the very spot and moves the organization's version.
+    await Venue.collection.insertOne({
+      _id: 800_000_000 + (run % 1_000_000),
+      organization_id: org,
+      venue_id: 800_000_000 + (run % 1_000_000),
+      name: 'Elsewhere',
+      address: '',
+      latitude: sol.lat,
+      longitude: sol.lon,
+      lat_band: Math.floor(sol.lat / 0.002),
+      created_at: new Date(),
+      updated_at: new Date(),
+    } as never);
+    await VenueVersion.updateOne({ _id: org }, { $inc: { v: 1 } }, { upsert: true });
+    let seen = false;
+    for (let i = 0; i < 30 && !seen; i += 1) {
+      seen = (await nearbyVenues(org, sol.lat, sol.lon, 3000, 10)).venues.some((v) => v.name === 'Elsewhere');
+      if (!seen) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(seen).toBe(true);
   });
 
   it('finds venues written before their indexed fields existed, then from the index', async () => {

@@ -1,0 +1,133 @@
+/**
+ * The venues of the cells nearby searches read, kept per process: a cell is a latitude band (geo.ts,
+ * about 220 m) by a longitude strip of CELL_LON_DEG, read from the store with the other missing
+ * cells of a search in one indexed query ({organization_id, lat_band, longitude}) and then answered
+ * from memory. A venue write moves the organization's version (store.ts); this process drops the
+ * organization's cells at once, every other process within VERSION_POLL_MS, when it reads the
+ * version again (one `_id` read per organization and second, never one per search). So a search
+ * sees a venue written by another process at most about a second late. docs/storage.md, "Retail".
+ */
+import { Cache } from '../core/db/index.ts';
+import { bandsOf, type Box } from './geo.ts';
+import { type VenueDoc, venues } from './store.ts';
+
+const CELL_LON_DEG = 0.01;
+const VERSION_POLL_MS = 1000;
+/** Cells kept per process (least recently used out): at two venues a cell, about 100 MB. */
+const MAX_CELLS = 200_000;
+/** A box wider than this many strips (near a pole) is read directly, not by cells. */
+const MAX_STRIPS = 2_000;
+/** Read margin (degrees): a venue on a strip's edge is in that strip's read whatever the rounding. */
+const EDGE = 1e-9;
+
+const lonCell = (lon: number) => Math.floor(lon / CELL_LON_DEG);
+const cellKey = (organization_id: string, band: number, strip: number) => `${organization_id}|${band}|${strip}`;
+
+const cells = new Cache<string, VenueDoc[]>({ max: MAX_CELLS });
+
+interface OrgState {
+  version: number | undefined;
+  checked: number;
+  /** moved whenever the organization's cells are dropped: a read begun before keeps nothing */
+  generation: number;
+  reading?: Promise<void>;
+}
+const orgs = new Map<string, OrgState>();
+
+function stateOf(organization_id: string): OrgState {
+  let s = orgs.get(organization_id);
+  if (!s) orgs.set(organization_id, (s = { version: undefined, checked: 0, generation: 0 }));
+  return s;
+}
+
+function drop(organization_id: string, s: OrgState): void {
+  s.generation += 1;
+  const prefix = `${organization_id}|`;
+  cells.deleteWhere((_v, k) => k.startsWith(prefix));
+}
+
+/**
+ * Reads the organization's version when it was last read over VERSION_POLL_MS ago (in the
+ * background; waited for after a quiet spell of twice that, or the first time), and drops its
+ * cells when it moved.
+ */
+function heedVersion(organization_id: string): Promise<void> | undefined {
+  const s = stateOf(organization_id);
+  const now = Date.now();
+  if (!s.reading && now - s.checked >= VERSION_POLL_MS) {
+    s.reading = venues
+      .version(organization_id)
+      .then((v) => {
+        if (s.version !== undefined && v !== s.version) drop(organization_id, s);
+        s.version = v;
+        s.checked = now;
+      })
+      .catch(() => undefined)
+      .finally(() => {
+        s.reading = undefined;
+      });
+  }
+  return s.version === undefined || now - s.checked > 2 * VERSION_POLL_MS ? s.reading : undefined;
+}
+
+/** A venue of the organization was written here: its cells go now, and everyone else's within a second. */
+export async function venuesChanged(organization_id: string): Promise<void> {
+  const s = stateOf(organization_id);
+  drop(organization_id, s);
+  await venues.bumpVersion(organization_id);
+  drop(organization_id, s); // a read that began between the two
+}
+
+/**
+ * The venues of every cell the box touches (and so of every place in it), reading the cells not
+ * kept yet in one query per longitude range of the box.
+ */
+export async function venuesInBox(organization_id: string, box: Box): Promise<VenueDoc[]> {
+  await heedVersion(organization_id);
+  const s = stateOf(organization_id);
+  const bands = bandsOf(box.minLat, box.maxLat);
+  const out: VenueDoc[] = [];
+  for (const [west, east] of box.lonRanges) {
+    // While older venues are given their fields, cells would miss them: read directly.
+    if (lonCell(east) - lonCell(west) > MAX_STRIPS || !venues.fieldsSettled(organization_id)) {
+      out.push(...(await venues.inBox(organization_id, bands, west, east)));
+      continue;
+    }
+    const strips: number[] = [];
+    for (let c = lonCell(west); c <= lonCell(east); c += 1) strips.push(c);
+    const missing = new Set<number>();
+    const strip = new Set<number>();
+    for (const b of bands)
+      for (const c of strips)
+        if (!cells.get(cellKey(organization_id, b, c))) {
+          missing.add(b);
+          strip.add(c);
+        }
+    if (missing.size) {
+      // One read: the missing bands over the missing strips (cells kept already in that span are read again).
+      const generation = s.generation;
+      const lo = Math.min(...strip);
+      const hi = Math.max(...strip);
+      const read = await venues.inBox(
+        organization_id,
+        [...missing],
+        lo * CELL_LON_DEG - EDGE,
+        (hi + 1) * CELL_LON_DEG + EDGE,
+      );
+      if (generation === s.generation) {
+        const found = new Map<string, VenueDoc[]>();
+        for (const b of missing) for (let c = lo; c <= hi; c += 1) found.set(cellKey(organization_id, b, c), []);
+        for (const v of read) found.get(cellKey(organization_id, v.lat_band, lonCell(v.longitude)))?.push(v);
+        for (const [k, list] of found) cells.set(k, list);
+      } else {
+        out.push(...read);
+      }
+    }
+    for (const b of bands)
+      for (const c of strips) {
+        const kept = cells.get(cellKey(organization_id, b, c));
+        if (kept) out.push(...kept);
+      }
+  }
+  return out;
+}
