@@ -113,9 +113,17 @@ export async function nearbyVenues(
   }
   const nearest = [...found.values()].filter(({ d }) => d <= radiusM).sort((a, b) => a.d - b.d || a.v._id - b.v._id);
   return {
-    venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...venueView(v), distance_m: Math.round(d * 10) / 10 })),
+    venues: nearest.slice(0, limit).map(({ v, d }) => ({ ...keptView(v), distance_m: Math.round(d * 10) / 10 })),
     engine: NEARBY_ENGINE,
   };
+}
+
+/** A kept venue's view, made once per venue a cell holds (its dates' text was a tenth of a search's CPU). */
+const views = new WeakMap<VenueDoc, VenueView>();
+function keptView(v: VenueDoc): VenueView {
+  let view = views.get(v);
+  if (!view) views.set(v, (view = venueView(v)));
+  return view;
 }
 
 /** Candidate venues for matching a receipt without a venue, and for search. */

@@ -88,14 +88,20 @@ export async function benchRetail(
   let t = performance.now();
   await importVenues('default', venues);
   lines.push(
-    `Nearby venues: ${VENUES} venues imported in ${((performance.now() - t) / 1000).toFixed(1)} s, searched in the database at once (no process loads them)`,
+    `Nearby venues: ${VENUES} venues imported in ${((performance.now() - t) / 1000).toFixed(1)} s, searchable at once (each process keeps the cells it has searched)`,
   );
   let nearbyP99: number | undefined;
-  for (const connections of [1, 10]) {
+  // The first searches read the cells of new ground (venue-cells.ts); the searches after them are
+  // answered from the cells kept: both are reported.
+  for (const [label, connections] of [
+    ['first searches after the import', 10],
+    ['ground searched before', 1],
+    ['ground searched before', 10],
+  ] as const) {
     const nearby = await autocannon({
       url: base,
       connections,
-      duration: seconds,
+      duration: label.startsWith('first') ? 2 * seconds : seconds,
       requests: [
         {
           method: 'GET',
@@ -107,9 +113,9 @@ export async function benchRetail(
         },
       ],
     });
-    if (connections === 10) nearbyP99 = nearby.latency.p99;
+    if (connections === 10 && !label.startsWith('first')) nearbyP99 = nearby.latency.p99;
     lines.push(
-      `| GET /retail/venues/nearby (5 km, ${VENUES} venues, ${connections} connection${connections > 1 ? 's' : ''}) | ${nearby.requests.average.toFixed(0)} req/s | ${((nearby.requests.average / helloRps) * 100).toFixed(1)}% of hello-world | p50 ${nearby.latency.p50} ms | p99 ${nearby.latency.p99} ms | non-2xx ${nearby.non2xx} |`,
+      `| GET /retail/venues/nearby (5 km, ${VENUES} venues, ${connections} connection${connections > 1 ? 's' : ''}, ${label}) | ${nearby.requests.average.toFixed(0)} req/s | ${((nearby.requests.average / helloRps) * 100).toFixed(1)}% of hello-world | p50 ${nearby.latency.p50} ms | p99 ${nearby.latency.p99} ms | non-2xx ${nearby.non2xx} |`,
     );
   }
 
