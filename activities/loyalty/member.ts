@@ -256,8 +256,8 @@ async function write(member: string, until: number, { drafts, head }: Drafts): P
     }
   } else out = docs.length ? await insertEntries(docs) : { written: 0 };
   // Another writer got ahead (or the write failed): the next batch reads the head afresh.
-  if (out.written === docs.length && docs.length) heads.set(member, { head, until });
-  else if (docs.length) heads.delete(member);
+  if (out.written === docs.length) heads.set(member, { head, until });
+  else heads.delete(member);
   return settle(drafts, out);
 }
 
