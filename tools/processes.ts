@@ -43,5 +43,5 @@ export function processArgs(
   // Node with tsx's loader, not the tsx command: one process, whose pid is the one a supervisor
   // watches and the one Temporal shows as the poller's identity (pid@host).
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  return [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/prof/out'] : []), '--import', tsx, fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url))];
+  return ['--import', tsx, fileURLToPath(new URL(`../workers/${name}.ts`, import.meta.url))];
 }
