@@ -24,7 +24,7 @@ import type { LedgerReason } from './models.ts';
 import { getRules } from './rules.ts';
 import { entriesBetween, entryAt, entryByOperation, entryByRequest } from './store.ts';
 
-export type { AppendResult, Draft, EntryView, Head } from './member.ts';
+export type { AppendResult, EntryView } from './member.ts';
 export { ledgerHead, viewEntry } from './member.ts';
 
 export interface LedgerChange extends Omit<AppendSpec, 'created_at'> {

@@ -86,7 +86,7 @@ export const duplicateOf = (done: LedgerEntryDoc): AppendResult => {
 };
 
 /** The entry to write on top of the head: its amount and the lots after it. */
-export interface Draft {
+interface Draft {
   amount: number;
   lots: LotDoc[];
   expires_at?: Date;

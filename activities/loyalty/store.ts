@@ -51,7 +51,7 @@ export const entriesBetween = (organization_id: string, user_id: string, from: n
     .sort({ seq: -1 })
     .lean<LedgerEntryDoc[]>();
 
-export type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
+type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
 
 /**
  * The `_id` prefix of the ledger's next entry: the newest entry's own (`<org>|<user>`), so a ledger

@@ -14,7 +14,7 @@ interface WriteErrorLike {
 }
 
 /** The per-document errors of a failed bulk command (the driver answers one or an array). */
-export function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
+function writeErrorsOf(err: unknown): WriteErrorLike[] | undefined {
   const found = (err as { writeErrors?: WriteErrorLike | WriteErrorLike[] } | null)?.writeErrors;
   if (!found) return undefined;
   return Array.isArray(found) ? found : [found];

@@ -1,6 +1,6 @@
 /** What every component's store needs; README.md here says how each server answers it. */
 export { isDuplicateKey } from '../errors.ts';
-export { insertEach, insertInOrder, writeErrorsOf } from './batch.ts';
+export { insertEach, insertInOrder } from './batch.ts';
 export { Cache } from './cache.ts';
 export { connectDb, disconnectDb, onCommandTimed } from './connection.ts';
 export { byId, byIds, byKey, hasUnkeyedDocuments, idFrom, insertOnce, keyFilter, markedOnce } from './ids.ts';
