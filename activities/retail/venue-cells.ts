@@ -114,14 +114,15 @@ export async function venuesInBox(organization_id: string, box: Box): Promise<Ve
         lo * CELL_LON_DEG - EDGE,
         (hi + 1) * CELL_LON_DEG + EDGE,
       );
-      if (generation === s.generation) {
-        const found = new Map<string, VenueDoc[]>();
-        for (const b of missing) for (let c = lo; c <= hi; c += 1) found.set(cellKey(organization_id, b, c), []);
-        for (const v of read) found.get(cellKey(organization_id, v.lat_band, lonCell(v.longitude)))?.push(v);
-        for (const [k, list] of found) cells.set(k, list);
-      } else {
-        out.push(...read);
+      if (generation !== s.generation) {
+        // A venue write dropped the cells meanwhile (the kept ones too): this box is read whole.
+        out.push(...(await venues.inBox(organization_id, bands, west, east)));
+        continue;
       }
+      const found = new Map<string, VenueDoc[]>();
+      for (const b of missing) for (let c = lo; c <= hi; c += 1) found.set(cellKey(organization_id, b, c), []);
+      for (const v of read) found.get(cellKey(organization_id, v.lat_band, lonCell(v.longitude)))?.push(v);
+      for (const [k, list] of found) cells.set(k, list);
     }
     for (const b of bands)
       for (const c of strips) {

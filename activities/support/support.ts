@@ -45,11 +45,12 @@ const view = (a: ArticleDoc): ArticleView => ({
 
 /**
  * The built BM25 index of an organization, kept per process until the organization's knowledge
- * version moves: at 1,000 articles reading and indexing them takes ~100 ms against ~15 ms for a
- * question, so it is never rebuilt on a question's path once built. This process's own article
- * writes drop it at once; another process's are seen once this process reads the version again
- * (at most once every VERSION_POLL_MS, in the background, one `_id` read) and has built the new
- * index, questions meanwhile answered from the one before (docs/components/support.md).
+ * version moves (at most INDEX_KEPT_MS, for the 200 organizations asked last: that bounds the
+ * memory). At 1,000 articles reading and indexing them takes ~100 ms against ~15 ms for a
+ * question, so a version check never puts a rebuild on a question's path. This process's own
+ * article writes drop it at once; another process's are seen once this process reads the version
+ * again (at most once every VERSION_POLL_MS, in the background, one `_id` read) and has built the
+ * new index, questions meanwhile answered from the one before (docs/components/support.md).
  */
 const VERSION_POLL_MS = 1000;
 
@@ -59,7 +60,8 @@ interface Kept {
   checked: number;
   checking?: boolean;
 }
-const indexes = new Cache<string, Kept>({ max: 1000 });
+const INDEX_KEPT_MS = 10 * 60_000;
+const indexes = new Cache<string, Kept>({ max: 200, ttlMs: INDEX_KEPT_MS });
 
 /** Builds the index from the articles read after the version (`version`, or read first): a write after that read moves it again. */
 function build(organization_id: string, version?: number): Kept {
