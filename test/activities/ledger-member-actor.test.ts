@@ -29,6 +29,22 @@ async function ledgerCommands(work: () => Promise<unknown>): Promise<Record<stri
   return seen;
 }
 
+/** Entry `seq` of the user as another process would have appended it. */
+async function writtenElsewhere(user_id: string, seq: number, amount: number, balance_after: number) {
+  await LedgerEntry.collection.insertOne({
+    _id: `${org}|${user_id}|${seq}` as never,
+    entry_id: `pte_${user_id}_elsewhere`,
+    organization_id: org,
+    user_id,
+    seq,
+    amount,
+    balance_after,
+    reason: 'action',
+    operation_id: `elsewhere:${user_id}`,
+    created_at: new Date(),
+  });
+}
+
 async function denseLedger(user_id: string) {
   const rows = await LedgerEntry.find({ organization_id: org, user_id }).sort({ seq: 1 }).lean();
   let sum = 0;
@@ -113,18 +129,7 @@ describe("one member's concurrent changes", () => {
       if (once) {
         once = false;
         // Another process writes entry 3 between this batch's read of the head and its write.
-        await LedgerEntry.collection.insertOne({
-          _id: `${org}|${user_id}|3` as never,
-          entry_id: `pte_${user_id}_elsewhere`,
-          organization_id: org,
-          user_id,
-          seq: 3,
-          amount: 1,
-          balance_after: 12,
-          reason: 'action',
-          operation_id: `elsewhere:${user_id}`,
-          created_at: new Date(),
-        });
+        await writtenElsewhere(user_id, 3, 1, 12);
       }
       return { amount: 2, lots: head.lots };
     });
@@ -204,18 +209,7 @@ describe("a member's head between batches", () => {
     const credit = (op: string, points: number) =>
       creditPoints({ organization_id: org, user_id, points, reason: 'action', operation_id: `${op}:${user_id}` });
     await credit('a', 10);
-    await LedgerEntry.collection.insertOne({
-      _id: `${org}|${user_id}|2` as never,
-      entry_id: `pte_${user_id}_elsewhere`,
-      organization_id: org,
-      user_id,
-      seq: 2,
-      amount: 5,
-      balance_after: 15,
-      reason: 'action',
-      operation_id: `elsewhere:${user_id}`,
-      created_at: new Date(),
-    });
+    await writtenElsewhere(user_id, 2, 5, 15);
     const out = await credit('b', 1);
     expect(out.entry).toMatchObject({ seq: 3, balance_after: 16 });
     await denseLedger(user_id);
@@ -224,18 +218,7 @@ describe("a member's head between batches", () => {
   it('a debit refused on a kept head is decided again on a fresh read (another process credited meanwhile)', async () => {
     const user_id = `actor-${run}-refuse`;
     await creditPoints({ organization_id: org, user_id, points: 5, reason: 'action', operation_id: `a:${user_id}` });
-    await LedgerEntry.collection.insertOne({
-      _id: `${org}|${user_id}|2` as never,
-      entry_id: `pte_${user_id}_elsewhere`,
-      organization_id: org,
-      user_id,
-      seq: 2,
-      amount: 50,
-      balance_after: 55,
-      reason: 'action',
-      operation_id: `elsewhere:${user_id}`,
-      created_at: new Date(),
-    });
+    await writtenElsewhere(user_id, 2, 50, 55);
     const out = await debitPoints({
       organization_id: org,
       user_id,
