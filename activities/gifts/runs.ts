@@ -7,6 +7,7 @@
 import { noteChange } from '../core/audit-note.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
+import { whilePledged } from '../loyalty/index.ts';
 import type { RedemptionInput } from './fulfilment.ts';
 import type { RedemptionDoc, SettleOutcome } from './models.ts';
 import {
@@ -22,6 +23,8 @@ import { findRedemption } from './store.ts';
 const REDEEM_WAIT_MS = 5000;
 
 export interface RedemptionRuns {
+  /** whether the redemption's run is going on or has completed (a retried request joins it) */
+  liveOrDone(redemption_id: string): Promise<boolean>;
   /** starts the run; false when this redemption's run already exists (a retried request) */
   start(input: RedemptionInput, owner: { organization_id: string; user_id: string }): Promise<boolean>;
   /**
@@ -59,19 +62,31 @@ export async function redeemGift(
 ): Promise<{ duplicate: boolean; redemption: RedemptionView }> {
   const r = runs.get();
   const prepared = await prepareRedemption(req);
-  const { redemption_id } = prepared;
+  const { redemption_id, input } = prepared;
   let duplicate = prepared.existing !== null;
-  if (
-    prepared.input &&
-    !(await r.start(prepared.input, { organization_id: req.organization_id, user_id: req.user_id }))
-  )
-    duplicate = true;
-  if (!prepared.existing || prepared.existing.status === 'processing') {
-    await r.untilSettledOrHeld(
-      redemption_id,
-      REDEEM_WAIT_MS,
-      async () => (await findRedemption(redemption_id)) !== null,
-    );
+  const untilHeld = () =>
+    r.untilSettledOrHeld(redemption_id, REDEEM_WAIT_MS, async () => (await findRedemption(redemption_id)) !== null);
+  const startAndWait = async (run: RedemptionInput) => {
+    if (!(await r.start(run, { organization_id: req.organization_id, user_id: req.user_id }))) duplicate = true;
+    await untilHeld();
+  };
+  if (input) {
+    let admitted = false;
+    try {
+      // Points this process already promised to runs count: a redemption they leave uncovered
+      // is refused here, without a run (loyalty's pledges).
+      await whilePledged(req.organization_id, req.user_id, input.points, () => {
+        admitted = true;
+        return startAndWait(input);
+      });
+    } catch (err) {
+      // A retry of a request whose run is under way elsewhere (its hold already spent the
+      // points) joins that run instead of being refused.
+      if (admitted || !req.idempotency_key || !(await r.liveOrDone(redemption_id))) throw err;
+      await startAndWait(input);
+    }
+  } else if (prepared.existing?.status === 'processing') {
+    await untilHeld();
   }
   const doc = await record(redemption_id);
   if (doc.gift_id !== req.gift_id)

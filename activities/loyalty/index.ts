@@ -4,6 +4,7 @@ export { awardAction, clientRequestId } from './awards.ts';
 export type { ExpiryRun } from './expiry.ts';
 export { expireLapsedPoints } from './expiry.ts';
 export { appliedRequest, creditPoints, debitPoints, getBalance, getHistory, refundDebit } from './ledger.ts';
+export { whilePledged } from './pledges.ts';
 export { LIMIT_PERIODS, MAX_LIMIT } from './policies.ts';
 export { ledgerEventsSettled, publishPendingEntries } from './publish.ts';
 export {

@@ -37,7 +37,7 @@ export interface LedgerChange extends Omit<AppendSpec, 'created_at'> {
 }
 
 /** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
-class InsufficientPoints extends PlatformError {
+export class InsufficientPoints extends PlatformError {
   constructor(
     readonly balance: number,
     readonly needed: number,

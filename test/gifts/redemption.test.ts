@@ -6,6 +6,9 @@
 import { describe, expect, it } from 'vitest';
 
 import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
+import { useSuiteClients } from '../helpers/runtime.ts';
+
+const suite = useSuiteClients();
 
 const topUp = {
   gift_name: 'Telcel 100 MXN',
@@ -324,5 +327,45 @@ describe('redemption with the sandbox provider', () => {
     expect(h.points).toBe(500);
     expect(h.entries.filter((e: any) => e.reason === 'redemption')).toHaveLength(1);
     expect((await call('GET', '/api/gifts/redemptions', { key: u.key })).body.total).toBe(1);
+  });
+
+  it('holds a retried redemption once when the balance covers exactly one: the retries join the run, none is refused', async () => {
+    const { t, u } = await funded(500);
+    const g = await gift(t, topUp);
+    const body = { user_id: u.user_id, phone_number: '+525512345678', idempotency_key: 'cart-exact' };
+    const answers = await Promise.all(Array.from({ length: 4 }, () => redeem(u.key, g, body)));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    expect(new Set(answers.map((a) => a.body.redemption.id)).size).toBe(1);
+    expect((await history(t, u.user_id)).points).toBe(0);
+  });
+
+  it('starts a run only for the redemptions the balance covers: 6 at once with points for 2 give 2 runs, 4 × 409 at once', async () => {
+    const { t, u } = await funded(1000);
+    const g = await gift(t, topUp);
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678' })),
+    );
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 409, 409, 409, 409]);
+    for (const a of answers.filter((x) => x.status === 409))
+      expect(a.body).toEqual({ success: false, error: 'Not enough points: balance 0, needed 500' });
+    const runs = () =>
+      suite.temporal.workflow
+        .count(`WorkflowType = 'redemptionWorkflow' AND UserId = '${u.user_id}'`)
+        .then((c) => c.count);
+    await expect.poll(runs, { timeout: 10_000 }).toBe(2);
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(await runs()).toBe(2);
+  });
+
+  it("runs its ledger steps as local activities: the order is the run's only activity task", async () => {
+    const { t, u } = await funded(1000);
+    const g = await gift(t, topUp);
+    const res = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678' });
+    expect(res.body.redemption.status).toBe('completed');
+    const { events } = await suite.temporal.workflow.getHandle(`redemption:${res.body.redemption.id}`).fetchHistory();
+    const scheduled = events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(scheduled).toEqual(['fulfilRedemption']);
+    const markers = events!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
+    expect(markers.filter((m) => m === 'core_local_activity')).toHaveLength(2);
   });
 });

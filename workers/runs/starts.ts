@@ -21,7 +21,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { userErasureWorkflow } from '../../workflows/user-erasure.ts';
 import { userExportWorkflow } from '../../workflows/user-export.ts';
 import { type DeliveryInput, retryNowSignal, webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
-import { runIdempotent, startIdempotent, taskQueue, temporal } from './client.ts';
+import { runIdempotent, runLiveOrDone, startIdempotent, taskQueue, temporal } from './client.ts';
 
 /** `feedback-analysis:<id>`: analyses a stored feedback in the background. */
 export const startFeedbackAnalysis: StartAnalysis = async ({ feedback_id, organization_id, user_id }) => {
@@ -36,6 +36,8 @@ export const startFeedbackAnalysis: StartAnalysis = async ({ feedback_id, organi
 
 /** The redemption workflow `redemption:<id>`, as gifts needs it (activities/gifts/runs.ts). */
 export const redemptionRuns: RedemptionRuns = {
+  liveOrDone: (redemption_id) => runLiveOrDone(`redemption:${redemption_id}`),
+
   async start(input, owner) {
     const client = await temporal();
     try {
@@ -83,15 +85,7 @@ export const redemptionRuns: RedemptionRuns = {
 };
 
 /** Whether a scan's run `ticket-scan:<id>` is running or completed (activities/scanning/list.ts). */
-export const scanRunOpen: ScanRunOpen = async (scan_id) => {
-  try {
-    const { status } = await (await temporal()).workflow.getHandle(`ticket-scan:${scan_id}`).describe();
-    return status.name === 'RUNNING' || status.name === 'COMPLETED';
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return false;
-    throw err;
-  }
-};
+export const scanRunOpen: ScanRunOpen = (scan_id) => runLiveOrDone(`ticket-scan:${scan_id}`);
 
 const deliveryInput = (run: DeliveryRun): DeliveryInput => {
   const cfg = config();
