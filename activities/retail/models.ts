@@ -178,21 +178,3 @@ export const RetailId = mongoose.model<{ _id: string; kind: string; n: number }>
   'retail_ids',
 );
 export const PlacesCache = mongoose.model<PlacesCacheDoc>('PlacesCache', placesCacheSchema, 'retail_places_cache');
-
-/**
- * Each organization's venue version, moved by every venue write: processes keep the venues of the
- * cells they searched (venue-cells.ts) and drop an organization's cells when its version moves.
- */
-const venueVersionSchema = new Schema(
-  {
-    _id: { type: String, required: true },
-    v: { type: Number, required: true },
-  },
-  { versionKey: false },
-);
-
-export const VenueVersion = mongoose.model<{ _id: string; v: number }>(
-  'VenueVersion',
-  venueVersionSchema,
-  'retail_venue_versions',
-);

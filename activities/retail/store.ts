@@ -22,7 +22,6 @@ import {
   type VenueDoc,
   VenueProduct,
   type VenueProductDoc,
-  VenueVersion,
 } from './models.ts';
 
 export type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc };
@@ -263,13 +262,6 @@ export const venues = {
    * left, checked within 10 minutes): only then may a process keep cells of them (venue-cells.ts).
    */
   fieldsSettled: (organization_id: string) => upToDate.has(organization_id),
-  /** The organization's venue version (0 before its first venue write): one `_id` read. */
-  version: async (organization_id: string) =>
-    (await VenueVersion.findById(organization_id).lean<{ v: number }>())?.v ?? 0,
-  /** Moves the organization's venue version (after every venue write). */
-  bumpVersion: async (organization_id: string) => {
-    await VenueVersion.updateOne({ _id: organization_id }, { $inc: { v: 1 } }, { upsert: true });
-  },
 };
 
 // --- venue products ---

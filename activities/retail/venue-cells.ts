@@ -2,17 +2,16 @@
  * The venues of the cells nearby searches read, kept per process: a cell is a latitude band (geo.ts,
  * about 220 m) by a longitude strip of CELL_LON_DEG, read from the store with the other missing
  * cells of a search in one indexed query ({organization_id, lat_band, longitude}) and then answered
- * from memory. A venue write moves the organization's version (store.ts); this process drops the
- * organization's cells at once, every other process within VERSION_POLL_MS, when it reads the
- * version again (one `_id` read per organization and second, never one per search). So a search
- * sees a venue written by another process at most about a second late. docs/storage.md, "Retail".
+ * from memory. A venue write moves the organization's venue version (core/db/versions.ts); this
+ * process drops the organization's cells at once, every other process when it next reads the
+ * version (at most once a second, one `_id` read). So a search sees a venue written by another
+ * process at most about a second late. docs/storage.md, "Retail".
  */
-import { Cache } from '../core/db/index.ts';
+import { Cache, versionsOf } from '../core/db/index.ts';
 import { bandsOf, type Box } from './geo.ts';
 import { type VenueDoc, venues } from './store.ts';
 
 const CELL_LON_DEG = 0.01;
-const VERSION_POLL_MS = 1000;
 /** Cells kept per process (least recently used out): at two venues a cell, about 100 MB. */
 const MAX_CELLS = 200_000;
 /** A box wider than this many strips (near a pole) is read directly, not by cells. */
@@ -25,57 +24,23 @@ const cellKey = (organization_id: string, band: number, strip: number) => `${org
 
 const cells = new Cache<string, VenueDoc[]>({ max: MAX_CELLS });
 
-interface OrgState {
-  version: number | undefined;
-  checked: number;
-  /** moved whenever the organization's cells are dropped: a read begun before keeps nothing */
-  generation: number;
-  reading?: Promise<void>;
-}
-const orgs = new Map<string, OrgState>();
+/** Moved whenever an organization's cells are dropped: a read begun before keeps nothing. */
+const generations = new Map<string, number>();
+const generationOf = (organization_id: string) => generations.get(organization_id) ?? 0;
 
-function stateOf(organization_id: string): OrgState {
-  let s = orgs.get(organization_id);
-  if (!s) orgs.set(organization_id, (s = { version: undefined, checked: 0, generation: 0 }));
-  return s;
-}
-
-function drop(organization_id: string, s: OrgState): void {
-  s.generation += 1;
+function drop(organization_id: string): void {
+  generations.set(organization_id, generationOf(organization_id) + 1);
   const prefix = `${organization_id}|`;
   cells.deleteWhere((_v, k) => k.startsWith(prefix));
 }
 
-/**
- * Reads the organization's version when it was last read over VERSION_POLL_MS ago (in the
- * background; waited for after a quiet spell of twice that, or the first time), and drops its
- * cells when it moved.
- */
-function heedVersion(organization_id: string): Promise<void> | undefined {
-  const s = stateOf(organization_id);
-  const now = Date.now();
-  if (!s.reading && now - s.checked >= VERSION_POLL_MS) {
-    s.reading = venues
-      .version(organization_id)
-      .then((v) => {
-        if (s.version !== undefined && v !== s.version) drop(organization_id, s);
-        s.version = v;
-        s.checked = now;
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        s.reading = undefined;
-      });
-  }
-  return s.version === undefined || now - s.checked > 2 * VERSION_POLL_MS ? s.reading : undefined;
-}
+const versions = versionsOf('retail.venues', drop);
 
 /** A venue of the organization was written here: its cells go now, and everyone else's within a second. */
 export async function venuesChanged(organization_id: string): Promise<void> {
-  const s = stateOf(organization_id);
-  drop(organization_id, s);
-  await venues.bumpVersion(organization_id);
-  drop(organization_id, s); // a read that began between the two
+  drop(organization_id);
+  await versions.move(organization_id);
+  drop(organization_id); // a read that began between the two
 }
 
 /**
@@ -83,8 +48,7 @@ export async function venuesChanged(organization_id: string): Promise<void> {
  * kept yet in one query per longitude range of the box.
  */
 export async function venuesInBox(organization_id: string, box: Box): Promise<VenueDoc[]> {
-  await heedVersion(organization_id);
-  const s = stateOf(organization_id);
+  await versions.heed(organization_id);
   const bands = bandsOf(box.minLat, box.maxLat);
   const out: VenueDoc[] = [];
   for (const [west, east] of box.lonRanges) {
@@ -105,7 +69,7 @@ export async function venuesInBox(organization_id: string, box: Box): Promise<Ve
         }
     if (missing.size) {
       // One read: the missing bands over the missing strips (cells kept already in that span are read again).
-      const generation = s.generation;
+      const generation = generationOf(organization_id);
       const lo = Math.min(...strip);
       const hi = Math.max(...strip);
       const read = await venues.inBox(
@@ -114,7 +78,7 @@ export async function venuesInBox(organization_id: string, box: Box): Promise<Ve
         lo * CELL_LON_DEG - EDGE,
         (hi + 1) * CELL_LON_DEG + EDGE,
       );
-      if (generation !== s.generation) {
+      if (generation !== generationOf(organization_id)) {
         // A venue write dropped the cells meanwhile (the kept ones too): this box is read whole.
         out.push(...(await venues.inBox(organization_id, bands, west, east)));
         continue;

@@ -62,21 +62,3 @@ export interface SupportTurnDoc {
 
 export const KnowledgeArticle = mongoose.model<ArticleDoc>('KnowledgeArticle', articleSchema, 'support_articles');
 export const SupportTurn = mongoose.model<SupportTurnDoc>('SupportTurn', supportTurnSchema, 'support_turns');
-
-/**
- * Each organization's knowledge version, moved by every article written or removed: processes
- * keep an organization's built index until its version moves (support.ts).
- */
-const knowledgeVersionSchema = new Schema(
-  {
-    _id: { type: String, required: true },
-    v: { type: Number, required: true },
-  },
-  { versionKey: false },
-);
-
-export const KnowledgeVersion = mongoose.model<{ _id: string; v: number }>(
-  'KnowledgeVersion',
-  knowledgeVersionSchema,
-  'support_knowledge_versions',
-);

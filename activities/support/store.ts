@@ -6,7 +6,7 @@
  * articles themselves always carried organization_id, so older databases need nothing.
  */
 import { insertOnce, jsonText } from '../core/db/index.ts';
-import { type ArticleDoc, KnowledgeArticle, KnowledgeVersion, SupportTurn, type SupportTurnDoc } from './models.ts';
+import { type ArticleDoc, KnowledgeArticle, SupportTurn, type SupportTurnDoc } from './models.ts';
 
 export type { ArticleDoc };
 
@@ -23,15 +23,6 @@ export async function knowledgeBase(organization_id: string): Promise<KbArticle[
     .sort({ created_at: 1, _id: 1 })
     .lean<ArticleDoc[]>();
   return docs.map((d) => ({ id: d._id, title: d.title, body: d.body, tags: d.tags ?? [] }));
-}
-
-/** The organization's knowledge version (0 before its first article write): one `_id` read. */
-export const knowledgeVersion = async (organization_id: string) =>
-  (await KnowledgeVersion.findById(organization_id).lean<{ v: number }>())?.v ?? 0;
-
-/** Moves the organization's knowledge version (after every article written or removed). */
-export async function bumpKnowledgeVersion(organization_id: string): Promise<void> {
-  await KnowledgeVersion.updateOne({ _id: organization_id }, { $inc: { v: 1 } }, { upsert: true });
 }
 
 export async function insertArticle(doc: Omit<ArticleDoc, 'created_at' | 'updated_at'>): Promise<ArticleDoc> {

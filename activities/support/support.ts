@@ -3,23 +3,14 @@
  * composed locally from them with citations, or written by the configured model with those
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
-import { Cache } from '../core/db/index.ts';
+import { Cache, versionsOf } from '../core/db/index.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { gatewayChat, usesModel } from '../llm/index.ts';
 import { storeNormalizedResponse } from '../responses/index.ts';
 import { verifySession } from '../sessions/index.ts';
 import { buildIndex, type Hit, isRelevant, type KnowledgeIndex, search, terms } from './retrieval.ts';
-import {
-  type ArticleDoc,
-  bumpKnowledgeVersion,
-  insertArticle,
-  insertTurn,
-  knowledgeBase,
-  knowledgeVersion,
-  pageArticles,
-  removeArticle,
-} from './store.ts';
+import { type ArticleDoc, insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle } from './store.ts';
 
 export interface ArticleView {
   id: string;
@@ -45,28 +36,33 @@ const view = (a: ArticleDoc): ArticleView => ({
 
 /**
  * The built BM25 index of an organization, kept per process until the organization's knowledge
- * version moves (at most INDEX_KEPT_MS, for the 200 organizations asked last: that bounds the
- * memory). At 1,000 articles reading and indexing them takes ~100 ms against ~15 ms for a
- * question, so a version check never puts a rebuild on a question's path. This process's own
- * article writes drop it at once; another process's are seen once this process reads the version
- * again (at most once every VERSION_POLL_MS, in the background, one `_id` read) and has built the
- * new index, questions meanwhile answered from the one before (docs/components/support.md).
+ * version moves (core/db/versions.ts), at most INDEX_KEPT_MS, for the 200 organizations asked
+ * last: that bounds the memory. At 1,000 articles reading and indexing them takes ~100 ms against
+ * ~15 ms for a question, so a version check never puts a rebuild on a question's path. This
+ * process's own article writes drop it at once; another process's are seen once this process
+ * reads the version again (at most once a second, in the background) and has built the new
+ * index, questions meanwhile answered from the one before (docs/components/support.md).
  */
-const VERSION_POLL_MS = 1000;
-
 interface Kept {
   index: Promise<KnowledgeIndex>;
   version: number | undefined;
-  checked: number;
-  checking?: boolean;
 }
 const INDEX_KEPT_MS = 10 * 60_000;
 const indexes = new Cache<string, Kept>({ max: 200, ttlMs: INDEX_KEPT_MS });
 
+/** Moved by another process: build the new index, then answer from it. */
+const versions = versionsOf('support.knowledge', async (organization_id, version) => {
+  const was = indexes.get(organization_id);
+  if (!was || was.version === version) return;
+  const next = build(organization_id, version);
+  await next.index;
+  if (indexes.get(organization_id) === was) indexes.set(organization_id, next);
+});
+
 /** Builds the index from the articles read after the version (`version`, or read first): a write after that read moves it again. */
 function build(organization_id: string, version?: number): Kept {
-  const kept: Kept = { index: Promise.resolve(undefined as never), version, checked: Date.now() };
-  kept.index = (version === undefined ? knowledgeVersion(organization_id) : Promise.resolve(version))
+  const kept: Kept = { index: Promise.resolve(undefined as never), version };
+  kept.index = (version === undefined ? versions.current(organization_id) : Promise.resolve(version))
     .then((v) => {
       kept.version = v;
       return knowledgeBase(organization_id);
@@ -85,30 +81,14 @@ function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
     indexes.set(organization_id, kept);
     return kept.index;
   }
-  if (!kept.checking && Date.now() - kept.checked >= VERSION_POLL_MS) {
-    const was = kept;
-    was.checking = true;
-    void knowledgeVersion(organization_id)
-      .then(async (v) => {
-        was.checked = Date.now();
-        if (was.version === undefined || v === was.version) return;
-        // Moved by another process: build the new index, then answer from it.
-        const next = build(organization_id, v);
-        await next.index;
-        if (indexes.get(organization_id) === was) indexes.set(organization_id, next);
-      })
-      .catch(() => undefined)
-      .finally(() => {
-        was.checking = false;
-      });
-  }
+  void versions.heed(organization_id);
   return kept.index;
 }
 
 /** An article of the organization was written or removed here: its index goes now, everyone else's within a second. */
 async function knowledgeChanged(organization_id: string): Promise<void> {
   indexes.delete(organization_id);
-  await bumpKnowledgeVersion(organization_id);
+  await versions.move(organization_id);
   indexes.delete(organization_id); // an index begun between the two
 }
 

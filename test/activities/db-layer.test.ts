@@ -15,6 +15,7 @@ import {
   insertOnce,
   jsonText,
   keyFilter,
+  versionsOf,
 } from '../../activities/core/db/index.ts';
 import { queriesOf, show } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
@@ -118,5 +119,29 @@ describe('JSON-text fields and the cache', () => {
     expect(cache.size).toBe(3);
     await new Promise((r) => setTimeout(r, 150));
     expect(cache.get('d')).toBeUndefined();
+  });
+});
+
+describe('versions of what processes keep in memory', () => {
+  it("hears another process's move within about a second, reading at most once a second however often asked", async () => {
+    const org = `org_versions_${Date.now()}`;
+    const moves: number[] = [];
+    const here = versionsOf('test.memory', (o, v) => {
+      if (o === org) moves.push(v);
+    });
+    const elsewhere = versionsOf('test.memory', () => undefined);
+    await here.heed(org); // the first time: waited for
+    const reads = await queriesOf(async () => {
+      for (let i = 0; i < 200; i += 1) expect(here.heed(org)).toBeUndefined();
+    });
+    expect(reads.filter((q) => q.collection === 'memory_versions')).toEqual([]);
+    await elsewhere.move(org);
+    const began = Date.now();
+    while (!moves.length && Date.now() - began < 3000) {
+      void here.heed(org);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(moves).toEqual([1]);
+    expect(await here.current(org)).toBe(1);
   });
 });

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { Venue, VenueVersion } from '../../activities/retail/models.ts';
+import { versionsOf } from '../../activities/core/db/index.ts';
+import { Venue } from '../../activities/retail/models.ts';
 import { createVenue, deleteVenue, getVenue, nearbyVenues, updateVenue } from '../../activities/retail/venues.ts';
 import { queriesOf, scans } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
@@ -68,7 +69,7 @@ describe('venues answered from indexes', () => {
       created_at: new Date(),
       updated_at: new Date(),
     } as never);
-    await VenueVersion.updateOne({ _id: org }, { $inc: { v: 1 } }, { upsert: true });
+    await versionsOf('retail.venues', () => undefined).move(org); // as the other process's write does
     let seen = false;
     for (let i = 0; i < 30 && !seen; i += 1) {
       seen = (await nearbyVenues(org, sol.lat, sol.lon, 3000, 10)).venues.some((v) => v.name === 'Elsewhere');

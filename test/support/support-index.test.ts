@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 
+import { versionsOf } from '../../activities/core/db/index.ts';
 import { KnowledgeArticle } from '../../activities/support/models.ts';
-import { bumpKnowledgeVersion } from '../../activities/support/store.ts';
 import { basicUser, call, newTenant } from '../helpers/api.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 
@@ -41,7 +41,7 @@ describe('the knowledge index between article writes', () => {
       tags: [],
       created_by: 'usr_elsewhere',
     });
-    await bumpKnowledgeVersion(t.organization_id);
+    await versionsOf('support.knowledge', () => undefined).move(t.organization_id);
     let answer = await ask();
     for (let i = 0; i < 40 && answer.metadata.escalate; i += 1) {
       await new Promise((r) => setTimeout(r, 100));

@@ -5,3 +5,4 @@ export { Cache } from './cache.ts';
 export { connectDb, disconnectDb, onCommandTimed } from './connection.ts';
 export { byId, byIds, byKey, hasUnkeyedDocuments, idFrom, insertOnce, keyFilter, markedOnce } from './ids.ts';
 export { jsonText, parseJsonText } from './json-text.ts';
+export { versionsOf } from './versions.ts';
