@@ -8,7 +8,7 @@ import { noteChange } from '../core/audit-note.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
 import { whilePledged } from '../loyalty/index.ts';
-import type { RedemptionInput } from './fulfilment.ts';
+import { holdOperation, type RedemptionInput } from './fulfilment.ts';
 import type { RedemptionDoc, SettleOutcome } from './models.ts';
 import {
   prepareRedemption,
@@ -73,17 +73,19 @@ export async function redeemGift(
   if (input) {
     let admitted = false;
     try {
-      // Points this process already promised to runs count: a redemption they leave uncovered
-      // is refused here, without a run (loyalty's pledges).
-      await whilePledged(req.organization_id, req.user_id, input.points, () => {
+      // Points this process already promised to runs whose holds are not written yet count: a
+      // redemption they leave uncovered is refused here, without a run (loyalty's pledges).
+      const pledge = { ...input, operation_id: holdOperation(redemption_id) };
+      await whilePledged(pledge, () => {
         admitted = true;
         return startAndWait(input);
       });
     } catch (err) {
       // A retry of a request whose run is under way elsewhere (its hold already spent the
-      // points) joins that run instead of being refused.
-      if (admitted || !req.idempotency_key || !(await r.liveOrDone(redemption_id))) throw err;
-      await startAndWait(input);
+      // points) joins that run (its outcome, a refusal included, is the answer); it starts none.
+      if (admitted || !req.idempotency_key || !(await r.liveOrDone(redemption_id).catch(() => false))) throw err;
+      duplicate = true;
+      await untilHeld();
     }
   } else if (prepared.existing?.status === 'processing') {
     await untilHeld();

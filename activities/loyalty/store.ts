@@ -100,6 +100,16 @@ export async function clearEventPending(ids: string[]): Promise<void> {
 export const entryByOperation = (organization_id: string, operation_id: string) =>
   LedgerEntry.findOne({ organization_id, operation_id }).lean<LedgerEntryDoc>();
 
+/** Which of these operations of the organization have their entry (one read on the operation index). */
+export const appliedOperations = async (organization_id: string, operation_ids: string[]) =>
+  new Set(
+    (
+      await LedgerEntry.find({ organization_id, operation_id: { $in: operation_ids } }, { operation_id: 1 }).lean<
+        { operation_id: string }[]
+      >()
+    ).map((e) => e.operation_id),
+  );
+
 /** An entry written with this request_id (the caller's idempotency key), or null. Several may carry one: any answers. */
 export const entryByRequest = (organization_id: string, request_id: string) =>
   LedgerEntry.findOne({ organization_id, request_id }).lean<LedgerEntryDoc>();

@@ -22,7 +22,9 @@ const EDGE = 1e-9;
 const lonCell = (lon: number) => Math.floor(lon / CELL_LON_DEG);
 const cellKey = (organization_id: string, band: number, strip: number) => `${organization_id}|${band}|${strip}`;
 
-const cells = new Cache<string, VenueDoc[]>({ max: MAX_CELLS });
+/** Read again after CELL_KEPT_MS whatever the version says: a bound on staleness if a move is ever missed. */
+const CELL_KEPT_MS = 10 * 60_000;
+const cells = new Cache<string, VenueDoc[]>({ max: MAX_CELLS, ttlMs: CELL_KEPT_MS });
 
 /** Moved whenever an organization's cells are dropped: a read begun before keeps nothing. */
 const generations = new Map<string, number>();

@@ -137,11 +137,11 @@ describe('versions of what processes keep in memory', () => {
     expect(reads.filter((q) => q.collection === 'memory_versions')).toEqual([]);
     await elsewhere.move(org);
     const began = Date.now();
-    while (!moves.length && Date.now() - began < 3000) {
+    while (moves.length < 2 && Date.now() - began < 3000) {
       void here.heed(org);
       await new Promise((r) => setTimeout(r, 50));
     }
-    expect(moves).toEqual([1]);
+    expect(moves).toEqual([0, 1]); // the first version read counts as a move (nothing kept before it stays)
     expect(await here.current(org)).toBe(1);
   });
 });

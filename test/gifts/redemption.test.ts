@@ -3,6 +3,9 @@
  * its three outcomes, the PIN shown to its owner only, the redemption reads and their
  * permissions, idempotent retries, and refusals that change nothing.
  */
+import { fileURLToPath } from 'node:url';
+
+import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 
 import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
@@ -362,10 +365,21 @@ describe('redemption with the sandbox provider', () => {
     const g = await gift(t, topUp);
     const res = await redeem(u.key, g, { user_id: u.user_id, phone_number: '+525512345678' });
     expect(res.body.redemption.status).toBe('completed');
-    const { events } = await suite.temporal.workflow.getHandle(`redemption:${res.body.redemption.id}`).fetchHistory();
+    const history = await suite.temporal.workflow.getHandle(`redemption:${res.body.redemption.id}`).fetchHistory();
+    const { events } = history;
     const scheduled = events!.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(scheduled).toEqual(['fulfilRedemption']);
     const markers = events!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
     expect(markers.filter((m) => m === 'core_local_activity')).toHaveLength(2);
-  });
+    // ... and the run replays on today's code (the versioning test replays the older shapes).
+    await expect(
+      Worker.runReplayHistory(
+        {
+          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
+          replayName: 'redemption-local-steps',
+        },
+        history,
+      ),
+    ).resolves.toBeUndefined();
+  }, 120_000);
 });

@@ -26,8 +26,9 @@ export interface Versions {
   current(organization_id: string): Promise<number>;
   /**
    * Reads the version again when last read over POLL_MS ago, in the background, calling `onMove`
-   * (awaited within the read) when it moved since. Answers the read to wait for when this process
-   * has no recent version (never read, or not for twice POLL_MS), else undefined.
+   * (awaited within the read) when it differs from the one last seen (or none was). Answers the
+   * read to wait for when this process has no recent version (never read, or not for twice
+   * POLL_MS), else undefined.
    */
   heed(organization_id: string): Promise<void> | undefined;
   /** This process wrote what the organization's memory is built from: moves the version for everyone. */
@@ -59,14 +60,17 @@ export function versionsOf(
       const s = stateOf(organization_id);
       const now = Date.now();
       if (!s.reading && now - s.checked >= POLL_MS) {
+        // The version is taken as seen only once onMove has dealt with it (a failed rebuild is
+        // tried again at the next read). The first one read counts as a move too: what was kept
+        // while the store could not be read goes then.
         s.reading = read(organization_id)
           .then(async (v) => {
-            const was = s.version;
-            Object.assign(s, { version: v, checked: now });
-            if (was !== undefined && v !== was) await onMove(organization_id, v);
+            if (v !== s.version) await onMove(organization_id, v);
+            s.version = v;
           })
           .catch(() => undefined)
           .finally(() => {
+            s.checked = now;
             s.reading = undefined;
           });
       }
