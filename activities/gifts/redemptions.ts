@@ -37,6 +37,27 @@ const redemptionLimits = (): RedemptionLimits => ({
 
 const E164 = /^\+[1-9]\d{7,14}$/;
 
+/** The phone number as stored: without spaces, dots, dashes and parentheses. */
+const phoneOf = (req: RedeemRequest) => req.phone_number?.replace(/[\s().-]/g, '');
+
+/**
+ * A redemption an idempotency key made answers a request with that key only if it asked for the
+ * same thing: another gift, or the same gift to another number or account, is 409 (answering the
+ * first would tell the user their new number or account got the gift).
+ */
+export function sameRedemption(
+  existing: Pick<RedemptionDoc, 'gift_id' | 'phone_number' | 'account_reference'>,
+  req: RedeemRequest,
+): void {
+  if (existing.gift_id !== req.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
+  const phone = phoneOf(req);
+  if (phone && existing.phone_number && phone !== existing.phone_number)
+    throw conflict('This idempotency key was already used for a top-up to another phone_number');
+  const reference = req.account_reference?.trim();
+  if (reference && existing.account_reference && reference !== existing.account_reference)
+    throw conflict('This idempotency key was already used for a payment to another account_reference');
+}
+
 /**
  * What a redeem request starts: the workflow's input, or the redemption its idempotency key
  * already made (409 when that key was used for another gift; one still processing is joined). The fields the gift's type needs
@@ -48,8 +69,7 @@ export async function prepareRedemption(
   const redemption_id = redemptionIdFor(req.organization_id, req.user_id, req.idempotency_key);
   const existing = req.idempotency_key ? await findRedemption(redemption_id) : null;
   if (existing) {
-    if (existing.gift_id !== req.gift_id)
-      throw conflict('This idempotency key was already used to redeem another gift');
+    sameRedemption(existing, req);
     return { redemption_id, existing, input: null };
   }
   const gift = await findGift(req.organization_id, req.gift_id);
@@ -64,7 +84,7 @@ export async function prepareRedemption(
     country: gift.country ?? null,
   };
   if (gift.gift_type === 'mobile_top-ups') {
-    const phone = req.phone_number?.replace(/[\s().-]/g, '');
+    const phone = phoneOf(req);
     if (!phone) throw invalid('phone_number', 'required for a mobile top-up (E.164, e.g. +5215512345678)');
     if (!E164.test(phone))
       throw invalid('phone_number', 'must be an E.164 number: + and 8 to 15 digits, e.g. +5215512345678');

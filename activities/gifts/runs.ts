@@ -14,6 +14,7 @@ import {
   prepareRedemption,
   type RedeemRequest,
   type RedemptionView,
+  sameRedemption,
   type Viewer,
   viewRedemption,
 } from './redemptions.ts';
@@ -91,8 +92,8 @@ export async function redeemGift(
     await untilHeld();
   }
   const doc = await record(redemption_id);
-  if (doc.gift_id !== req.gift_id)
-    throw new PlatformError('conflict', 'This idempotency key was already used to redeem another gift');
+  // (a retry that joined a run before its record existed is checked here)
+  sameRedemption(doc, req);
   return { duplicate, redemption: viewRedemption(doc, viewer) };
 }
 

@@ -332,6 +332,48 @@ describe('redemption with the sandbox provider', () => {
     expect((await call('GET', '/api/gifts/redemptions', { key: u.key })).body.total).toBe(1);
   });
 
+  it('refuses an idempotency key used again for another phone number or account (409), answering the first only to the same request', async () => {
+    const { t, u } = await funded(1000);
+    const top = await gift(t, topUp);
+    const first = await redeem(u.key, top, {
+      user_id: u.user_id,
+      phone_number: '+52 55 1234 5678',
+      idempotency_key: 'dest-1',
+    });
+    expect(first.status).toBe(200);
+    const again = await redeem(u.key, top, {
+      user_id: u.user_id,
+      phone_number: '+525512345678',
+      idempotency_key: 'dest-1',
+    });
+    expect([again.status, again.body.duplicate, again.body.redemption.id]).toEqual([
+      200,
+      true,
+      first.body.redemption.id,
+    ]);
+    const other = await redeem(u.key, top, {
+      user_id: u.user_id,
+      phone_number: '+525599999999',
+      idempotency_key: 'dest-1',
+    });
+    expect(other.status).toBe(409);
+    expect(other.body).toEqual({
+      success: false,
+      error: 'This idempotency key was already used for a top-up to another phone_number',
+    });
+    const pay = await gift(t, bill);
+    expect(
+      (await redeem(u.key, pay, { user_id: u.user_id, account_reference: 'ACC-1', idempotency_key: 'dest-2' })).status,
+    ).toBe(200);
+    const elsewhere = await redeem(u.key, pay, {
+      user_id: u.user_id,
+      account_reference: 'ACC-2',
+      idempotency_key: 'dest-2',
+    });
+    expect(elsewhere.status).toBe(409);
+    expect((await history(t, u.user_id)).points).toBe(1000 - 500 - 200);
+  });
+
   it('holds a retried redemption once when the balance covers exactly one: the retries join the run, none is refused', async () => {
     const { t, u } = await funded(500);
     const g = await gift(t, topUp);
