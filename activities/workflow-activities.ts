@@ -13,7 +13,7 @@ export { applyPaymentEvent } from './billing/index.ts';
 export { processStoredDocument, thumbnailStoredFile } from './documents/index.ts';
 export { purgeOutbox } from './email/index.ts';
 export { composeEmail, sendEmail } from './email/index.ts';
-export { attemptDelivery, sweepEvents } from './events/index.ts';
+export { attemptDelivery, beforeSleep, deliverDue, sweepEvents } from './events/index.ts';
 export { analyseFeedback } from './feedback/index.ts';
 export {
   checkRedemption,

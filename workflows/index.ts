@@ -16,3 +16,4 @@ export { ticketScanWorkflow } from './ticket-scan.ts';
 export { userErasureWorkflow } from './user-erasure.ts';
 export { userExportWorkflow } from './user-export.ts';
 export { webhookDeliveryWorkflow } from './webhook-delivery.ts';
+export { webhookEndpointWorkflow } from './webhook-endpoint.ts';

@@ -15,9 +15,9 @@ const { attemptDelivery } = proxyLocalActivities<typeof activities>({
 });
 
 /** A manual retry: an attempt now instead of at the scheduled time. */
-export const retryNowSignal = defineSignal('retryNow');
+const retryNowSignal = defineSignal('retryNow');
 
-export interface DeliveryInput extends DeliveryRun {
+interface DeliveryInput extends DeliveryRun {
   /** the first retry's delay; each next one is 4 times longer, at most 12 hours, with ±20% jitter */
   base_ms: number;
   /** no attempt is scheduled later than this after the run's start */
@@ -26,14 +26,20 @@ export interface DeliveryInput extends DeliveryRun {
 
 const MAX_DELAY_MS = 12 * 3_600_000;
 
-/** The delay before retry `n` (1-based): deterministic in the workflow (its Math.random replays). */
-export function retryDelay(n: number, base_ms: number, random: number): number {
+/**
+ * The delay before retry `n` (1-based): deterministic in the workflow (its Math.random replays).
+ * The same schedule as activities/events/backoff.ts, which endpoints' actors use; this copy stays,
+ * unchanged, for the runs of older builds (one per delivery) until the last of them has ended.
+ */
+function retryDelay(n: number, base_ms: number, random: number): number {
   const plain = Math.min(base_ms * 4 ** (n - 1), MAX_DELAY_MS);
   return Math.round(plain * (0.8 + 0.4 * random));
 }
 
 /**
- * `webhook-delivery:<delivery_id>`: one event to one endpoint, at least once. Attempts until one
+ * `webhook-delivery:<delivery_id>`: one event to one endpoint, at least once. Deliveries are now
+ * sent by their endpoint's actor (webhook-endpoint.ts); this workflow is kept for the runs older
+ * builds started, until the last of them ends (WEBHOOK_RETRY_HOURS after it started). Attempts until one
  * succeeds, the endpoint answers 410 or is disabled or deleted, or the schedule runs out
  * (docs/components/events.md lists it); a `retryNow` signal cuts the wait.
  */

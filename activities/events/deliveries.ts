@@ -9,9 +9,9 @@
 import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
 import { conflict, notFound } from '../core/errors.ts';
 import type { DeliveryStatus } from './constants.ts';
-import { type DeliveryRun, deliveryRuns } from './emit.ts';
+import { type DeliveryRun, wakeEndpoint } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
-import type { DeliveryDoc } from './models.ts';
+import type { DeliveryDoc, EndpointDoc, EventDoc } from './models.ts';
 import { eventsSettings } from './settings.ts';
 import { signedHeaders } from './signing.ts';
 import {
@@ -37,6 +37,8 @@ export interface AttemptInput extends DeliveryRun {
   attempt: number;
   /** when the next attempt is due if this one fails; absent: this is the last one */
   next_delay_ms?: number;
+  /** attempted by its endpoint's actor (actor.ts): the record keeps its place in the queue */
+  queued?: boolean;
 }
 
 export interface AttemptResult {
@@ -95,7 +97,15 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
   }
 }
 
-async function attempt(input: AttemptInput): Promise<AttemptResult> {
+/**
+ * One attempt. `read`: the endpoint and event its endpoint's actor read for the whole round (the
+ * endpoint as of the round's start; what the attempt learns of it, failing or not, is kept on
+ * that object for the next ones), else read here.
+ */
+export async function attempt(
+  input: AttemptInput,
+  read?: { endpoint: EndpointDoc | null; event: EventDoc | null },
+): Promise<AttemptResult> {
   const d: DeliveryKey = {
     _id: input.delivery_id,
     organization_id: input.organization_id,
@@ -103,7 +113,9 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
     event_id: input.event_id,
     event_type: input.event_type,
   };
-  const [endpoint, event] = await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
+  const [endpoint, event] = read
+    ? [read.endpoint, read.event]
+    : await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
   if (!endpoint || endpoint.organization_id !== d.organization_id) {
     await endDelivery(d, 'the endpoint was deleted');
     return { outcome: 'ended' };
@@ -140,8 +152,11 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   }
   const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
   if (status !== undefined && status >= 200 && status < 300) {
-    await recordAttempt(d, attempt, 'succeeded');
-    if (endpoint.failing_since) await markSucceeding(endpoint._id);
+    await recordAttempt(d, attempt, 'succeeded', undefined, undefined, input.queued);
+    if (endpoint.failing_since) {
+      await markSucceeding(endpoint._id);
+      delete endpoint.failing_since;
+    }
     countOutcome('succeeded');
     return { outcome: 'succeeded', status };
   }
@@ -151,11 +166,21 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
       endpoint._id,
       `the receiver answered 410 Gone on ${at.toISOString()}`,
     );
-    await recordAttempt(d, attempt, 'failed', undefined, 'the receiver answered 410 Gone: the endpoint is disabled');
+    await recordAttempt(
+      d,
+      attempt,
+      'failed',
+      undefined,
+      'the receiver answered 410 Gone: the endpoint is disabled',
+      input.queued,
+    );
     countOutcome('gone');
     return { outcome: 'failed', status };
   }
-  if (!endpoint.failing_since) await markFailing(endpoint._id, at);
+  if (!endpoint.failing_since) {
+    await markFailing(endpoint._id, at);
+    endpoint.failing_since = at;
+  }
   const since = endpoint.failing_since ?? at;
   const limitDays = eventsSettings().WEBHOOK_DISABLE_AFTER_DAYS;
   // Decided on the stored date (an admin who enabled the endpoint meanwhile cleared it).
@@ -174,6 +199,7 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
       'failed',
       undefined,
       `the endpoint failed for ${limitDays} days without a success and is disabled`,
+      input.queued,
     );
     countOutcome('gave_up');
     return { outcome: 'failed', status };
@@ -185,11 +211,12 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
       'failed',
       undefined,
       `no success after ${input.attempt} attempts; retry it by hand`,
+      input.queued,
     );
     countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
-  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms));
+  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms), undefined, input.queued);
   countOutcome('failed_attempt');
   return { outcome: 'retry', status };
 }
@@ -236,15 +263,11 @@ export async function listDeliveries(f: DeliveryFilter, page: number, limit: num
 export async function retryDelivery(organization_id: string, delivery_id: string): Promise<DeliveryView> {
   const d = await deliveryOf(organization_id, delivery_id);
   if (!d) throw notFound('Delivery not found');
-  if (!(await markPending(d._id)))
+  if (!(await markPending(d._id, eventsSettings().WEBHOOK_RETRY_HOURS * 3_600_000)))
     throw conflict('An attempt of this delivery is already due; its result shows in the delivery');
-  await deliveryRuns.get().retry({
-    delivery_id: d._id,
-    organization_id,
-    endpoint_id: d.endpoint_id,
-    event_id: d.event_id,
-    event_type: d.event_type,
-  });
+  // Queued in its endpoint's actor from now on (a delivery of an older build's run too: that run,
+  // should it still wait, may attempt it once more; receivers deduplicate by webhook-id).
+  await wakeEndpoint(organization_id, d.endpoint_id, true);
   return viewDelivery((await deliveryById(d._id)) ?? d);
 }
 

@@ -1,9 +1,10 @@
 /**
- * Recording events and starting their deliveries. An event is keyed by the change that caused it
+ * Recording events and queueing their deliveries. An event is keyed by the change that caused it
  * (`key`: the change's operation id), so recording it again (a retried activity, the sweep after a
- * crash) writes nothing new. Deliveries are started in the background of the process that recorded
- * the event: the change's caller does not wait for them, and what a crash leaves unstarted the
- * sweep (sweep.ts) starts within a minute. docs/components/events.md says why.
+ * crash) writes nothing new. Deliveries are queued in the background of the process that recorded
+ * the event, in their endpoints' queues, whose actors (actor.ts) send them: the change's caller
+ * does not wait for them, and what a crash leaves unqueued the sweep (sweep.ts) queues within a
+ * minute. docs/components/events.md says why.
  */
 import { createHash } from 'node:crypto';
 
@@ -13,7 +14,17 @@ import type { EventType } from './constants.ts';
 import { wants } from './endpoints.ts';
 import type { EventDoc } from './models.ts';
 import { conformEventData } from './schemas.ts';
-import { endpointById, endpointsForFanOut, eventById, insertEvent, markFannedOut, recordedEvents } from './store.ts';
+import { eventsSettings } from './settings.ts';
+import {
+  endpointById,
+  endpointsForFanOut,
+  eventById,
+  insertEvent,
+  markFannedOut,
+  queueDeliveries,
+  recordedEvents,
+  takeWake,
+} from './store.ts';
 
 /** One event's delivery to one endpoint: what its run needs to make and record each attempt. */
 export interface DeliveryRun {
@@ -24,15 +35,13 @@ export interface DeliveryRun {
   event_type: EventType;
 }
 
-/** The delivery workflow's operations, by the edge's Temporal client (workers/root.ts hands them in). */
+/** The endpoints' actors, by the process's Temporal client (workers/root.ts hands them in). */
 export interface DeliveryRuns {
-  /** starts `webhook-delivery:<delivery_id>` unless a run with that id ever existed */
-  start(run: DeliveryRun): Promise<void>;
-  /** wakes a waiting run for an attempt now, or starts a new run when the last one has ended */
-  retry(run: DeliveryRun): Promise<void>;
+  /** signals `webhook-endpoint:<endpoint_id>` to look at its queue, starting it when it is not running */
+  wake(endpoint: { organization_id: string; endpoint_id: string }): Promise<void>;
 }
 
-export const deliveryRuns = handedIn<DeliveryRuns>("events' delivery runs");
+const deliveryRuns = handedIn<DeliveryRuns>("events' delivery runs");
 export const configureEvents = (c: { runs: DeliveryRuns }) => deliveryRuns.set(c.runs);
 
 export interface ChangeEvent {
@@ -111,25 +120,43 @@ async function fanOutById(event_id: string): Promise<void> {
 }
 
 /**
- * Starts a delivery run for every enabled endpoint of the organization that wants the event (a
- * ping: its one endpoint), then marks the event fanned out. Each run is keyed by event and
- * endpoint, so a repeated fan-out starts nothing twice; its first attempt writes the delivery's record.
+ * Queues a delivery for every enabled endpoint of the organization that wants the event (a ping:
+ * its one endpoint), wakes each endpoint's actor that sleeps, then marks the event fanned out.
+ * Each delivery is keyed by event and endpoint, so a repeated fan-out queues nothing twice.
  */
 export async function fanOut(doc: Pick<EventDoc, '_id' | 'organization_id' | 'type' | 'only_endpoint'>): Promise<void> {
   const targets = doc.only_endpoint
     ? [await endpointById(doc.only_endpoint)].filter((e) => e && e.organization_id === doc.organization_id)
     : (await endpointsForFanOut(doc.organization_id)).filter((e) => e.enabled && wants(e, doc.type));
-  const runs = deliveryRuns.get();
+  const now = new Date();
+  const window_ends_at = new Date(now.getTime() + eventsSettings().WEBHOOK_RETRY_HOURS * 3_600_000);
   await Promise.all(
     targets.map((endpoint) =>
-      runs.start({
-        delivery_id: deliveryId(doc._id, endpoint!._id),
+      queueDeliveries({
+        _id: deliveryId(doc._id, endpoint!._id),
         organization_id: doc.organization_id,
         endpoint_id: endpoint!._id,
         event_id: doc._id,
         event_type: doc.type,
+        status: 'pending',
+        attempts: [],
+        next_attempt_at: now,
+        due_at: now,
+        window_ends_at,
+        created_at: now,
+        updated_at: now,
       }),
     ),
   );
+  await Promise.all(targets.map((endpoint) => wakeEndpoint(doc.organization_id, endpoint!._id)));
   await markFannedOut(doc._id);
+}
+
+/**
+ * Wakes the endpoint's actor unless it is awake (one conditional write; `always`: signal it
+ * whatever the flag says, as a retry by hand does).
+ */
+export async function wakeEndpoint(organization_id: string, endpoint_id: string, always = false): Promise<void> {
+  if ((await takeWake(endpoint_id, organization_id)) || always)
+    await deliveryRuns.get().wake({ organization_id, endpoint_id });
 }

@@ -1,4 +1,5 @@
 /** The events component's surface: outgoing signed webhooks and the event log (docs/components/events.md). */
+export { beforeSleep, deliverDue, type EndpointActorInput } from './actor.ts';
 export { EVENT_TYPES, type EventType } from './constants.ts';
 export { attemptDelivery, type AttemptResult, deliveryOutcomes, listDeliveries, retryDelivery } from './deliveries.ts';
 export {

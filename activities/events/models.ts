@@ -110,12 +110,22 @@ const deliverySchema = new Schema(
     next_attempt_at: { type: Date },
     /** why a delivery failed for good (its retries ran out, the endpoint was disabled or deleted) */
     final_reason: { type: String },
+    /**
+     * when its endpoint's actor attempts it next (absent: not queued: final, or a delivery of the
+     * per-delivery runs of older builds, which attempt it themselves)
+     */
+    due_at: { type: Date },
+    /** no attempt is scheduled after this (WEBHOOK_RETRY_HOURS after it was queued or retried by hand) */
+    window_ends_at: { type: Date },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 deliverySchema.index({ organization_id: 1, created_at: -1 });
 deliverySchema.index({ endpoint_id: 1, created_at: -1 });
 deliverySchema.index({ created_at: 1 });
+// The endpoint's queue: its due deliveries, soonest first (actor.ts); and due ones the sweep wakes.
+deliverySchema.index({ endpoint_id: 1, due_at: 1 });
+deliverySchema.index({ due_at: 1 });
 
 export interface AttemptDoc {
   at: Date;
@@ -134,9 +144,26 @@ export interface DeliveryDoc {
   attempts: AttemptDoc[];
   next_attempt_at?: Date;
   final_reason?: string;
+  due_at?: Date;
+  window_ends_at?: Date;
   created_at: Date;
   updated_at: Date;
 }
+
+/**
+ * Whether an endpoint's actor (`webhook-endpoint:<endpoint_id>`) is awake, one document per
+ * endpoint (`_id`): a fan-out wakes it (a signal) only when it is not, so a busy endpoint costs no
+ * signal per event. `woken_at` bounds a wake a crash lost between this write and the signal.
+ */
+const endpointQueueSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    awake: { type: Boolean, required: true },
+    woken_at: { type: Date },
+  },
+  { versionKey: false },
+);
 
 /**
  * An organization's number of endpoints (`_id`: the organization): taken by a conditional `$inc`
@@ -159,3 +186,4 @@ export const PlatformEvent = mongoose.model('PlatformEvent', eventSchema, 'event
 export const WebhookDelivery = mongoose.model('WebhookDelivery', deliverySchema, 'webhook_deliveries');
 export const EndpointCount = mongoose.model('WebhookEndpointCount', endpointCountSchema, 'webhook_endpoint_counts');
 export const DeliveryCounter = mongoose.model('WebhookDeliveryCounter', counterSchema, 'webhook_delivery_counters');
+export const EndpointQueue = mongoose.model('WebhookEndpointQueue', endpointQueueSchema, 'webhook_endpoint_queues');

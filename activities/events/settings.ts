@@ -4,4 +4,8 @@ import { slice } from '../core/config.ts';
  * How long an endpoint may fail before it is disabled (docs/configuration.md): read at call time, so a
  * changed configuration applies at once.
  */
-export const eventsSettings = slice(['WEBHOOK_DISABLE_AFTER_DAYS'] as const);
+export const eventsSettings = slice([
+  'WEBHOOK_DISABLE_AFTER_DAYS',
+  'WEBHOOK_RETRY_BASE_SECONDS',
+  'WEBHOOK_RETRY_HOURS',
+] as const);

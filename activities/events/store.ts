@@ -12,6 +12,7 @@ import {
   type DeliveryDoc,
   EndpointCount,
   type EndpointDoc,
+  EndpointQueue,
   type EventDoc,
   PlatformEvent,
   WebhookDelivery,
@@ -156,6 +157,9 @@ export const insertEvent = (doc: Omit<EventDoc, 'recorded_at'>): Promise<boolean
 
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
 
+/** These events, by id (one `_id $in` read). */
+export const eventsByIds = (ids: string[]) => byIds<EventDoc>(PlatformEvent, [...new Set(ids)]);
+
 /** Which of these events are recorded. */
 export const recordedEvents = async (ids: string[]) =>
   new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
@@ -223,16 +227,20 @@ export async function recordAttempt(
   status: DeliveryStatus,
   next_attempt_at?: Date,
   final_reason?: string,
+  queued = false,
 ): Promise<void> {
   const { _id, ...key } = d;
   const set: Record<string, unknown> = {
     status,
     ...(next_attempt_at && { next_attempt_at }),
     ...(final_reason && { final_reason }),
+    // In its endpoint's queue: due again at the next attempt, out of it once final.
+    ...(queued && next_attempt_at && { due_at: next_attempt_at }),
   };
   const unset: Record<string, 1> = {};
   if (!next_attempt_at) unset.next_attempt_at = 1;
   if (!final_reason) unset.final_reason = 1;
+  if (queued && !next_attempt_at) unset.due_at = 1;
   await WebhookDelivery.updateOne(
     { _id },
     { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) },
@@ -248,22 +256,104 @@ export async function endDelivery(d: DeliveryKey, final_reason: string): Promise
     {
       $set: { status: 'failed', final_reason },
       $setOnInsert: { ...key, attempts: [] },
-      $unset: { next_attempt_at: 1 },
+      $unset: { next_attempt_at: 1, due_at: 1 },
     },
     { upsert: true },
   );
 }
 
-/** A manual retry: due now again; false when one is already due (`pending`). */
-export async function markPending(delivery_id: string): Promise<boolean> {
+/**
+ * A manual retry: due now again in its endpoint's queue, with a new window; false when one is
+ * already due (`pending`).
+ */
+export async function markPending(delivery_id: string, window_ms: number): Promise<boolean> {
+  const now = new Date();
   return (
     (
       await WebhookDelivery.updateOne(
         { _id: delivery_id, status: { $ne: 'pending' } },
-        { $set: { status: 'pending', next_attempt_at: new Date() }, $unset: { final_reason: 1 } },
+        {
+          $set: {
+            status: 'pending',
+            next_attempt_at: now,
+            due_at: now,
+            window_ends_at: new Date(now.getTime() + window_ms),
+          },
+          $unset: { final_reason: 1 },
+        },
       )
     ).modifiedCount === 1
   );
+}
+
+// --- endpoint queues ---
+
+/** New deliveries, due now in their endpoints' queues (one that exists already is left as it is). */
+export const queueDeliveries = groupCommit<DeliveryDoc>(async (docs) => {
+  const out = await insertEach(WebhookDelivery.collection, docs);
+  return out.map((r) => (r === true || isDuplicateKey(r.error) ? undefined : r));
+});
+
+/** An endpoint's due deliveries, soonest first. */
+export const dueDeliveries = (endpoint_id: string, now: Date, limit: number) =>
+  WebhookDelivery.find({ endpoint_id, due_at: { $lte: now } })
+    .sort({ due_at: 1 })
+    .limit(limit)
+    .lean<DeliveryDoc[]>();
+
+/** When the endpoint's next queued delivery is due (null: none is queued). */
+export async function nextDue(endpoint_id: string): Promise<Date | null> {
+  const d = await WebhookDelivery.findOne({ endpoint_id, due_at: { $gte: new Date(0) } }, { due_at: 1 })
+    .sort({ due_at: 1 })
+    .lean<{ due_at: Date }>();
+  return d?.due_at ?? null;
+}
+
+/** Endpoints with deliveries due since before `before` (their actor's wake was lost, or it is late). */
+export async function overdueEndpoints(
+  before: Date,
+  limit: number,
+): Promise<{ endpoint_id: string; organization_id: string }[]> {
+  const rows = await WebhookDelivery.find({ due_at: { $lt: before } }, { endpoint_id: 1, organization_id: 1 })
+    .sort({ due_at: 1 })
+    .limit(limit)
+    .lean<{ endpoint_id: string; organization_id: string }[]>();
+  const seen = new Map(rows.map((r) => [r.endpoint_id, r.organization_id]));
+  return [...seen].map(([endpoint_id, organization_id]) => ({ endpoint_id, organization_id }));
+}
+
+/** How long a wake is trusted to have reached the actor: after this, the next fan-out wakes it again. */
+const WAKE_TRUSTED_MS = 30_000;
+
+/**
+ * Marks the endpoint's actor awake; true when it was not (or its wake is old): the caller
+ * signals it. One conditional write: of concurrent fan-outs, one signals.
+ */
+export async function takeWake(endpoint_id: string, organization_id: string, now = new Date()): Promise<boolean> {
+  try {
+    const r = await EndpointQueue.updateOne(
+      {
+        _id: endpoint_id,
+        $or: [{ awake: false }, { woken_at: { $lt: new Date(now.getTime() - WAKE_TRUSTED_MS) } }],
+      },
+      { $set: { awake: true, woken_at: now }, $setOnInsert: { organization_id } },
+      { upsert: true },
+    );
+    return r.modifiedCount + r.upsertedCount > 0;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false; // awake, woken recently
+    throw err;
+  }
+}
+
+/** The actor goes to sleep: the next fan-out wakes it. */
+export async function markAsleep(endpoint_id: string): Promise<void> {
+  await EndpointQueue.updateOne({ _id: endpoint_id }, { $set: { awake: false } });
+}
+
+/** The actor is awake again (it found work after saying it would sleep). */
+export async function markAwake(endpoint_id: string): Promise<void> {
+  await EndpointQueue.updateOne({ _id: endpoint_id }, { $set: { awake: true, woken_at: new Date() } });
 }
 
 export interface DeliveryFilter {

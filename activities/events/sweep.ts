@@ -1,12 +1,13 @@
 /**
  * The events' maintenance, run every minute by the Schedule `events:maintenance:<task queue>`:
  * records the events of changes whose component had not recorded them (a process died between
- * the change and its event: each source finds its own), starts the deliveries of events recorded
- * but not fanned out, and removes events and finished deliveries past EVENT_RETENTION_DAYS.
+ * the change and its event: each source finds its own), queues the deliveries of events recorded
+ * but not fanned out, wakes the actors of endpoints whose queue is overdue, and removes events and
+ * finished deliveries past EVENT_RETENTION_DAYS.
  */
 import { EVENT_RETENTION_DAYS } from './constants.ts';
-import { fanOut } from './emit.ts';
-import { pruneDeliveries, pruneEvents, unfannedEvents } from './store.ts';
+import { fanOut, wakeEndpoint } from './emit.ts';
+import { overdueEndpoints, pruneDeliveries, pruneEvents, unfannedEvents } from './store.ts';
 
 /** A component's unrecorded events: it records those of changes older than `before` and answers how many. */
 export type EventSource = (before: Date) => Promise<number>;
@@ -19,10 +20,13 @@ export const registerEventSource = (name: string, source: EventSource) => void s
 /** Changes and events younger than this are still being handled by the process that made them. */
 const SETTLE_MS = 10_000;
 const BATCH = 500;
+const OVERDUE_MS = 60_000;
 
 export interface SweepResult {
   recorded: Record<string, number>;
   fanned_out: number;
+  /** endpoints whose actor was signalled because their queue was overdue */
+  endpoints_woken: number;
   events_removed: number;
   deliveries_removed: number;
 }
@@ -44,10 +48,20 @@ export async function sweepEvents(now = new Date()): Promise<SweepResult> {
       );
     if (batch.length < BATCH) break;
   }
+  // An endpoint whose queue has waited a minute past its due time: its actor's wake was lost (a
+  // process died between marking it awake and the signal) or it is behind; a signal costs nothing.
+  let woken = 0;
+  for (const e of await overdueEndpoints(new Date(now.getTime() - OVERDUE_MS), 1000)) {
+    await wakeEndpoint(e.organization_id, e.endpoint_id, true).then(
+      () => (woken += 1),
+      () => undefined,
+    );
+  }
   const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
   return {
     recorded,
     fanned_out,
+    endpoints_woken: woken,
     events_removed: await pruneEvents(cutoff),
     deliveries_removed: await pruneDeliveries(cutoff),
   };

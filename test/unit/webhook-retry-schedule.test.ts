@@ -1,7 +1,7 @@
 /** The delivery workflow's retry schedule: growing waits, capped, with bounded jitter, within the horizon. */
 import { describe, expect, it } from 'vitest';
 
-import { retryDelay } from '../../workflows/webhook-delivery.ts';
+import { retryDelay } from '../../activities/events/backoff.ts';
 
 describe('webhook retry schedule', () => {
   it('waits 4 times longer each time from 5 s, at most 12 h, within ±20%', () => {

@@ -8,7 +8,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, WorkflowNo
 import type { StartPaymentEvent } from '../../activities/billing/index.ts';
 import { config } from '../../activities/core/config.ts';
 import type { RunSend } from '../../activities/email/index.ts';
-import type { DeliveryRun, DeliveryRuns } from '../../activities/events/index.ts';
+import type { DeliveryRuns } from '../../activities/events/index.ts';
 import type { StartAnalysis } from '../../activities/feedback/index.ts';
 import type { RedemptionRuns } from '../../activities/gifts/index.ts';
 import type { PrivacyOwner, PrivacyRuns } from '../../activities/privacy/index.ts';
@@ -20,7 +20,7 @@ import { redemptionWorkflow, reservedUpdate, settleUpdate } from '../../workflow
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 import { userErasureWorkflow } from '../../workflows/user-erasure.ts';
 import { userExportWorkflow } from '../../workflows/user-export.ts';
-import { type DeliveryInput, retryNowSignal, webhookDeliveryWorkflow } from '../../workflows/webhook-delivery.ts';
+import { wakeSignal, webhookEndpointWorkflow } from '../../workflows/webhook-endpoint.ts';
 import { runIdempotent, runLiveOrDone, startIdempotent, taskQueue, temporal } from './client.ts';
 
 /** `feedback-analysis:<id>`: analyses a stored feedback in the background. */
@@ -87,42 +87,20 @@ export const redemptionRuns: RedemptionRuns = {
 /** Whether a scan's run `ticket-scan:<id>` is running or completed (activities/scanning/list.ts). */
 export const scanRunOpen: ScanRunOpen = (scan_id) => runLiveOrDone(`ticket-scan:${scan_id}`);
 
-const deliveryInput = (run: DeliveryRun): DeliveryInput => {
-  const cfg = config();
-  return { ...run, base_ms: cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, horizon_ms: cfg.WEBHOOK_RETRY_HOURS * 3_600_000 };
-};
-
-/** `webhook-delivery:<delivery_id>`, as the events component needs it (activities/events/emit.ts). */
+/** `webhook-endpoint:<endpoint_id>`, the endpoint's actor, as the events component needs it (activities/events/emit.ts). */
 export const eventDeliveries: DeliveryRuns = {
-  async start(run) {
+  async wake({ organization_id, endpoint_id }) {
     const client = await temporal();
-    try {
-      await client.workflow.start(webhookDeliveryWorkflow, {
-        taskQueue: taskQueue(),
-        workflowId: `webhook-delivery:${run.delivery_id}`,
-        // Once per event and endpoint, ever: a repeated fan-out (the sweep) starts nothing twice.
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        args: [deliveryInput(run)],
-        typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
-        memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
-  },
-
-  async retry(run) {
-    const client = await temporal();
-    // A waiting run gets the signal and attempts now; an ended one is followed by a new run.
-    await client.workflow.signalWithStart(webhookDeliveryWorkflow, {
+    // A running actor gets the signal; an ended one (none yet, or its endpoint was deleted) is started.
+    await client.workflow.signalWithStart(webhookEndpointWorkflow, {
       taskQueue: taskQueue(),
-      workflowId: `webhook-delivery:${run.delivery_id}`,
+      workflowId: `webhook-endpoint:${endpoint_id}`,
       workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
-      args: [deliveryInput(run)],
-      signal: retryNowSignal,
+      args: [{ organization_id, endpoint_id }],
+      signal: wakeSignal,
       signalArgs: [],
-      typedSearchAttributes: platformSearchAttributes(run.organization_id, '_system', 'events'),
-      memo: { endpoint_id: run.endpoint_id, event_type: run.event_type },
+      typedSearchAttributes: platformSearchAttributes(organization_id, '_system', 'events'),
+      memo: { endpoint_id },
     });
   },
 };

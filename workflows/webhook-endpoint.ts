@@ -1,0 +1,50 @@
+import { condition, continueAsNew, defineSignal, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+
+import type { EndpointActorInput } from '../activities/events/index.ts';
+import type * as activities from '../activities/workflow-activities.ts';
+import { BACKGROUND } from './retry.ts';
+
+// A round is a local activity: it runs in the worker holding the workflow task, with no activity
+// task to schedule and record. A worker killed mid-round loses the task; another worker runs the
+// round again, and what was sent but not recorded is sent again (same webhook-id: at least once).
+const { deliverDue, beforeSleep } = proxyLocalActivities<typeof activities>({
+  startToCloseTimeout: '1 minute',
+  retry: BACKGROUND,
+});
+
+/** A fan-out queued deliveries for this endpoint (or an admin retried one): look at the queue now. */
+export const wakeSignal = defineSignal('wake');
+
+/** Rounds per run before it continues as new (its history stays small). */
+const ROUNDS_PER_RUN = 500;
+
+/**
+ * `webhook-endpoint:<endpoint_id>`: the endpoint's actor. Each round sends its due deliveries
+ * (activities/events/actor.ts); idle, it sleeps until the next queued delivery is due or a wake
+ * signal comes. It ends when the endpoint is deleted. One run per endpoint, not per delivery.
+ */
+export async function webhookEndpointWorkflow(input: EndpointActorInput): Promise<void> {
+  let woken = false;
+  setHandler(wakeSignal, () => {
+    woken = true;
+  });
+  for (let round = 0; round < ROUNDS_PER_RUN; round += 1) {
+    woken = false;
+    let out;
+    try {
+      out = await deliverDue(input);
+    } catch {
+      // The store kept failing past the retries: try again in a minute (nothing is lost: the queue is in the store).
+      await condition(() => woken, '1 minute');
+      continue;
+    }
+    if (out.state === 'gone') return;
+    if (out.state === 'more') continue;
+    if (woken) continue;
+    const sleep = await beforeSleep(input).catch(() => ({ due: true, next_due_ms: null }));
+    if (sleep.due) continue;
+    if (sleep.next_due_ms === null) await condition(() => woken);
+    else await condition(() => woken, Math.max(1, sleep.next_due_ms - Date.now()));
+  }
+  await continueAsNew<typeof webhookEndpointWorkflow>(input);
+}
