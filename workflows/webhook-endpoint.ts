@@ -1,4 +1,12 @@
-import { condition, continueAsNew, defineSignal, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  proxyLocalActivities,
+  setHandler,
+  sleep,
+  workflowInfo,
+} from '@temporalio/workflow';
 
 import type { EndpointActorInput } from '../activities/events/index.ts';
 import type * as activities from '../activities/workflow-activities.ts';
@@ -17,18 +25,24 @@ export const wakeSignal = defineSignal('wake');
 
 /** Rounds per run before it continues as new (its history stays small). */
 const ROUNDS_PER_RUN = 500;
+/** Events in the history past which it continues as new whatever the rounds (long rounds heartbeat). */
+const HISTORY_LIMIT = 5_000;
 
 /**
  * `webhook-endpoint:<endpoint_id>`: the endpoint's actor. Each round sends its due deliveries
  * (activities/events/actor.ts); idle, it sleeps until the next queued delivery is due or a wake
- * signal comes. It ends when the endpoint is deleted. One run per endpoint, not per delivery.
+ * signal comes; when the worker's share of rounds is taken it asks again 1 s later, then later
+ * (at most 30 s). It ends when the endpoint is deleted. One run per endpoint, not per delivery.
  */
 export async function webhookEndpointWorkflow(input: EndpointActorInput): Promise<void> {
   let woken = false;
   setHandler(wakeSignal, () => {
     woken = true;
   });
+  let busy = 0;
   for (let round = 0; round < ROUNDS_PER_RUN; round += 1) {
+    const info = workflowInfo();
+    if (info.continueAsNewSuggested || info.historyLength > HISTORY_LIMIT) break;
     woken = false;
     let out;
     try {
@@ -39,12 +53,17 @@ export async function webhookEndpointWorkflow(input: EndpointActorInput): Promis
       continue;
     }
     if (out.state === 'gone') return;
-    if (out.state === 'more') continue;
-    if (woken) continue;
-    const sleep = await beforeSleep(input).catch(() => ({ due: true, next_due_ms: null }));
-    if (sleep.due) continue;
-    if (sleep.next_due_ms === null) await condition(() => woken);
-    else await condition(() => woken, Math.max(1, sleep.next_due_ms - Date.now()));
+    if (out.state === 'busy') {
+      busy += 1;
+      await sleep(Math.min(30_000, 1000 * 2 ** Math.min(busy - 1, 5)));
+      continue;
+    }
+    busy = 0;
+    if (out.state === 'more' || woken) continue;
+    const rest = await beforeSleep(input).catch(() => ({ due: true, next_due_ms: null }));
+    if (rest.due) continue;
+    if (rest.next_due_ms === null) await condition(() => woken);
+    else await condition(() => woken, Math.max(1, rest.next_due_ms - Date.now()));
   }
   await continueAsNew<typeof webhookEndpointWorkflow>(input);
 }

@@ -1,32 +1,61 @@
 /**
  * The steps of an endpoint's actor (`webhook-endpoint:<endpoint_id>`, workflows/webhook-endpoint.ts):
- * one round sends the endpoint's due deliveries, at most PER_ENDPOINT at once, each attempt made
- * and recorded as deliveries.ts makes it, its next one scheduled in the queue (`due_at`) by its
- * own backoff; then the actor sleeps until the next one is due or a fan-out wakes it. A receiver
- * that is slow or never answers holds its own endpoint's PER_ENDPOINT sends, nothing else.
+ * one round takes the endpoint's due deliveries (a claim on each: `due_at` moved ahead, so another
+ * round, or a retry of this one, does not take them too), sends them at most PER_ENDPOINT at once,
+ * each attempt made and recorded as deliveries.ts makes it, its next one scheduled in the queue by
+ * its own backoff; then the actor sleeps until the next one is due or a fan-out wakes it.
+ *
+ * Shares: a round holds one of the worker's local-activity slots (shared with every workflow) for
+ * as long as its sends take, so a worker runs at most MAX_ROUNDS rounds at once and at most
+ * MAX_ROUNDS_PER_ORGANIZATION of one organization; a round beyond that answers `busy` at once and
+ * its actor asks again a little later. A receiver that never answers thus holds its endpoint's
+ * PER_ENDPOINT sends, and its organization at most its share, never another organization's.
  */
+import { newId } from '../core/ids.ts';
 import { retryDelay } from './backoff.ts';
 import { attempt } from './deliveries.ts';
-import type { DeliveryDoc, EndpointDoc, EventDoc } from './models.ts';
+import type { DeliveryDoc, EndpointDoc } from './models.ts';
 import { eventsSettings } from './settings.ts';
-import { dueDeliveries, endDelivery, endpointById, eventsByIds, markAsleep, markAwake, nextDue } from './store.ts';
+import {
+  claimDeliveries,
+  dueDeliveries,
+  endDelivery,
+  endpointById,
+  endQueued,
+  markAsleep,
+  markAwake,
+  nextDue,
+  releaseClaim,
+} from './store.ts';
 
 /** Sends at once to one endpoint. */
 const PER_ENDPOINT = 8;
-/** Deliveries read per query of the queue. */
-const BATCH = 100;
+/** Deliveries taken per claim. */
+const BATCH = 50;
 /** A round stops taking new deliveries after this (the actor's next round takes them). */
 const ROUND_MS = 15_000;
+/** How long a claim holds: past it, a round that died is taken over (its deliveries sent again). */
+const CLAIM_MS = 60_000;
+const MAX_ROUNDS = 40;
+const MAX_ROUNDS_PER_ORGANIZATION = 4;
+
+const rounds = new Map<string, number>();
+let roundsTotal = 0;
 
 export interface EndpointActorInput {
   organization_id: string;
   endpoint_id: string;
 }
 
-/** `more`: due deliveries are left (the round ran out of time); `idle`: none is due now; `gone`: the endpoint was deleted. */
-type RoundResult = { state: 'more' } | { state: 'idle'; next_due_ms: number | null } | { state: 'gone' };
+/**
+ * `more`: due deliveries are left (the round ran out of time); `busy`: the worker's share was
+ * taken, nothing was sent; `idle`: none is due now; `gone`: the endpoint was deleted.
+ */
+type RoundResult =
+  { state: 'more' } | { state: 'busy' } | { state: 'idle'; next_due_ms: number | null } | { state: 'gone' };
 
-async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, event: EventDoc | null): Promise<void> {
+/** Attempts one claimed delivery; false when it was not attempted (the name lookups were all taken). */
+async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, claim: string): Promise<boolean> {
   const run = {
     delivery_id: d._id,
     organization_id: d.organization_id,
@@ -40,47 +69,86 @@ async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, event: Even
   const window = (d.window_ends_at ?? new Date(d.created_at.getTime() + cfg.WEBHOOK_RETRY_HOURS * 3_600_000)).getTime();
   if (now > window) {
     await endDelivery(
-      { _id: d._id, ...run, event_type: d.event_type },
+      { _id: d._id, ...run },
       n === 1
         ? 'no attempt could be made within its window; retry it by hand'
         : `no success after ${n - 1} attempts; retry it by hand`,
+      claim,
     );
-    return;
+    return true;
   }
   const delay = retryDelay(n, cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, Math.random());
-  await attempt(
-    { ...run, attempt: n, queued: true, ...(now + delay <= window && { next_delay_ms: delay }) },
-    { endpoint, event },
+  const out = await attempt(
+    { ...run, attempt: n, claim, ...(now + delay <= window && { next_delay_ms: delay }) },
+    { endpoint },
   );
+  return out.outcome !== 'busy';
+}
+
+function takeRound(org: string): (() => void) | null {
+  const mine = rounds.get(org) ?? 0;
+  if (roundsTotal >= MAX_ROUNDS || mine >= MAX_ROUNDS_PER_ORGANIZATION) return null;
+  rounds.set(org, mine + 1);
+  roundsTotal += 1;
+  return () => {
+    roundsTotal -= 1;
+    const left = (rounds.get(org) ?? 1) - 1;
+    if (left) rounds.set(org, left);
+    else rounds.delete(org);
+  };
 }
 
 /** One round: the endpoint's due deliveries, PER_ENDPOINT at a time, until none is due or ROUND_MS has passed. */
 export async function deliverDue(input: EndpointActorInput): Promise<RoundResult> {
-  // Read once for the round: a change of the endpoint (disabled, deleted) applies from the next one.
-  const found = await endpointById(input.endpoint_id);
-  const endpoint = found && found.organization_id === input.organization_id ? found : null;
+  const release = takeRound(input.organization_id);
+  if (!release) return { state: 'busy' };
+  try {
+    return await round(input);
+  } finally {
+    release();
+  }
+}
+
+async function round(input: EndpointActorInput): Promise<RoundResult> {
   const started = Date.now();
+  const claim = newId('clm');
   for (;;) {
+    // Read for each batch: a change of the endpoint (disabled, deleted, a new URL or secret) applies within one.
+    const found = await endpointById(input.endpoint_id);
+    const endpoint = found && found.organization_id === input.organization_id ? found : null;
+    if (!endpoint) {
+      // Deleted: whatever it still had queued ends, without a send.
+      await endQueued(input.endpoint_id, 'the endpoint was deleted');
+      return { state: 'gone' };
+    }
     const due = await dueDeliveries(input.endpoint_id, new Date(), BATCH);
     if (!due.length) break;
-    const events = await eventsByIds(due.map((d) => d.event_id));
-    if (!endpoint) {
-      // Deleted: what it had queued ends without a send (attempt() says why, once per delivery).
-      await Promise.all(due.map((d) => deliver(d, null, null)));
-      continue;
-    }
+    const taken = await claimDeliveries(
+      due.map((d) => d._id),
+      claim,
+      new Date(Date.now() + CLAIM_MS),
+    );
+    if (!taken.length) break; // another round took them
     let next = 0;
+    let busy = false;
     await Promise.all(
-      Array.from({ length: Math.min(PER_ENDPOINT, due.length) }, async () => {
-        while (next < due.length && Date.now() - started < ROUND_MS) {
-          const d = due[next++];
-          await deliver(d, endpoint, events.get(d.event_id) ?? null).catch(() => undefined);
+      Array.from({ length: Math.min(PER_ENDPOINT, taken.length) }, async () => {
+        while (next < taken.length) {
+          const d = taken[next++];
+          // Past its time, or after a refusal for want of lookups: back in the queue, untried.
+          if (busy || Date.now() - started >= ROUND_MS) {
+            await releaseClaim(d._id, claim).catch(() => undefined);
+            continue;
+          }
+          // A delivery whose attempt could not be recorded keeps its claim: it is taken again
+          // once the claim has passed, not resent in a loop.
+          if (!(await deliver(d, endpoint, claim).catch(() => true))) busy = true;
         }
       }),
     );
+    if (busy) return { state: 'busy' };
     if (Date.now() - started >= ROUND_MS) return { state: 'more' };
   }
-  if (!endpoint) return { state: 'gone' };
   return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null };
 }
 

@@ -1,17 +1,18 @@
 /**
- * Delivering one event to one endpoint, one attempt at a time: the workflow
- * `webhook-delivery:<delivery_id>` (workflows/webhook-delivery.ts) decides when; this file makes
- * the attempt and records it. 2xx is success; 410 Gone disables the endpoint; anything else
+ * One attempt of one event's delivery to one endpoint, and its record: the endpoint's actor
+ * (actor.ts) decides when (the per-delivery runs of older builds, `webhook-delivery:<id>`, through
+ * attemptDelivery, until they end). 2xx is success; 410 Gone disables the endpoint; anything else
  * (another status, a timeout, a refused connection) is a failed attempt, retried on the
- * workflow's schedule until it runs out, and an endpoint without a success for
+ * delivery's schedule until it runs out, and an endpoint without a success for
  * WEBHOOK_DISABLE_AFTER_DAYS is disabled.
  */
 import { postJson, resolveWebhookTarget } from '../adapters/webhooks.ts';
-import { conflict, notFound } from '../core/errors.ts';
+import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import type { DeliveryStatus } from './constants.ts';
-import { type DeliveryRun, wakeEndpoint } from './emit.ts';
+import type { DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
-import type { DeliveryDoc, EndpointDoc, EventDoc } from './models.ts';
+import type { DeliveryDoc, EndpointDoc } from './models.ts';
+import { wakeEndpoint } from './queue.ts';
 import { eventsSettings } from './settings.ts';
 import { signedHeaders } from './signing.ts';
 import {
@@ -30,6 +31,7 @@ import {
   markSucceeding,
   outcomeCounts,
   recordAttempt,
+  releaseClaim,
 } from './store.ts';
 
 export interface AttemptInput extends DeliveryRun {
@@ -37,8 +39,8 @@ export interface AttemptInput extends DeliveryRun {
   attempt: number;
   /** when the next attempt is due if this one fails; absent: this is the last one */
   next_delay_ms?: number;
-  /** attempted by its endpoint's actor (actor.ts): the record keeps its place in the queue */
-  queued?: boolean;
+  /** the claim of the endpoint actor's round that took it (actor.ts): the record keeps its place in the queue */
+  claim?: string;
 }
 
 export interface AttemptResult {
@@ -52,11 +54,9 @@ export interface AttemptResult {
 }
 
 /**
- * Attempts at once in one worker process, in all and per organization. Each attempt holds one of
- * the worker's local-activity slots (shared with every other workflow) for up to 10 s: a receiver
- * that never answers may hold at most its organization's share, and all receivers together at
- * most a third of the slots (the SDK's default is 100), so no organization's endpoints, and no
- * endpoint at all, can hold up another organization's deliveries or the platform's other work.
+ * Attempts of the older builds' per-delivery runs at once in one worker process, in all and per
+ * organization (each holds a local-activity slot for up to 10 s); the endpoints' actors have
+ * their own shares (actor.ts).
  */
 const MAX_ATTEMPTS_IN_FLIGHT = 32;
 const MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION = 8;
@@ -98,14 +98,11 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
 }
 
 /**
- * One attempt. `read`: the endpoint and event its endpoint's actor read for the whole round (the
- * endpoint as of the round's start; what the attempt learns of it, failing or not, is kept on
- * that object for the next ones), else read here.
+ * One attempt. `endpoint`: as its endpoint's actor read it for this batch (what the attempt learns
+ * of it, failing, disabled, is kept on that object for the batch's next attempts), else read here.
+ * The event is read at each attempt: an erasure that rewrote its body is what is sent.
  */
-export async function attempt(
-  input: AttemptInput,
-  read?: { endpoint: EndpointDoc | null; event: EventDoc | null },
-): Promise<AttemptResult> {
+export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDoc | null }): Promise<AttemptResult> {
   const d: DeliveryKey = {
     _id: input.delivery_id,
     organization_id: input.organization_id,
@@ -113,20 +110,25 @@ export async function attempt(
     event_id: input.event_id,
     event_type: input.event_type,
   };
-  const [endpoint, event] = read
-    ? [read.endpoint, read.event]
-    : await Promise.all([endpointById(d.endpoint_id), eventById(d.event_id)]);
+  const [endpoint, event] = await Promise.all([
+    read ? read.endpoint : endpointById(d.endpoint_id),
+    eventById(d.event_id),
+  ]);
   if (!endpoint || endpoint.organization_id !== d.organization_id) {
-    await endDelivery(d, 'the endpoint was deleted');
+    await endDelivery(d, 'the endpoint was deleted', input.claim);
     return { outcome: 'ended' };
   }
   // A ping tests the endpoint, enabled or not (before enabling it again, say).
   if (!endpoint.enabled && input.event_type !== 'ping') {
-    await endDelivery(d, `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`);
+    await endDelivery(
+      d,
+      `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`,
+      input.claim,
+    );
     return { outcome: 'ended' };
   }
   if (!event) {
-    await endDelivery(d, 'the event is past its retention');
+    await endDelivery(d, 'the event is past its retention', input.claim);
     return { outcome: 'ended' };
   }
   const at = new Date();
@@ -142,6 +144,12 @@ export async function attempt(
       signedHeaders(signingSecrets(endpoint, at), event._id, event.body, at),
     ));
   } catch (err) {
+    // The process's name lookups are all taken (another endpoint's slow name server): not an
+    // attempt, and not this endpoint's failure; it is due again.
+    if (err instanceof PlatformError && err.kind === 'busy') {
+      if (input.claim) await releaseClaim(d._id, input.claim);
+      return { outcome: 'busy' };
+    }
     duration_ms = Date.now() - at.getTime();
     const e = err as Error & { cause?: Error };
     // AbortSignal.timeout() aborts the request: an AbortError whose cause is the TimeoutError.
@@ -152,7 +160,7 @@ export async function attempt(
   }
   const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
   if (status !== undefined && status >= 200 && status < 300) {
-    await recordAttempt(d, attempt, 'succeeded', undefined, undefined, input.queued);
+    await recordAttempt(d, attempt, 'succeeded', undefined, undefined, input.claim);
     if (endpoint.failing_since) {
       await markSucceeding(endpoint._id);
       delete endpoint.failing_since;
@@ -166,13 +174,14 @@ export async function attempt(
       endpoint._id,
       `the receiver answered 410 Gone on ${at.toISOString()}`,
     );
+    endpoint.enabled = false; // the batch's next attempts end without a send
     await recordAttempt(
       d,
       attempt,
       'failed',
       undefined,
       'the receiver answered 410 Gone: the endpoint is disabled',
-      input.queued,
+      input.claim,
     );
     countOutcome('gone');
     return { outcome: 'failed', status };
@@ -199,8 +208,9 @@ export async function attempt(
       'failed',
       undefined,
       `the endpoint failed for ${limitDays} days without a success and is disabled`,
-      input.queued,
+      input.claim,
     );
+    endpoint.enabled = false;
     countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
@@ -211,12 +221,12 @@ export async function attempt(
       'failed',
       undefined,
       `no success after ${input.attempt} attempts; retry it by hand`,
-      input.queued,
+      input.claim,
     );
     countOutcome('gave_up');
     return { outcome: 'failed', status };
   }
-  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms), undefined, input.queued);
+  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms), undefined, input.claim);
   countOutcome('failed_attempt');
   return { outcome: 'retry', status };
 }

@@ -9,10 +9,10 @@
 import { createHash } from 'node:crypto';
 
 import { Background, warnLine } from '../core/background.ts';
-import { handedIn } from '../core/wiring.ts';
 import type { EventType } from './constants.ts';
 import { wants } from './endpoints.ts';
 import type { EventDoc } from './models.ts';
+import { wakeEndpoint } from './queue.ts';
 import { conformEventData } from './schemas.ts';
 import { eventsSettings } from './settings.ts';
 import {
@@ -23,7 +23,6 @@ import {
   markFannedOut,
   queueDeliveries,
   recordedEvents,
-  takeWake,
 } from './store.ts';
 
 /** One event's delivery to one endpoint: what its run needs to make and record each attempt. */
@@ -34,15 +33,6 @@ export interface DeliveryRun {
   event_id: string;
   event_type: EventType;
 }
-
-/** The endpoints' actors, by the process's Temporal client (workers/root.ts hands them in). */
-export interface DeliveryRuns {
-  /** signals `webhook-endpoint:<endpoint_id>` to look at its queue, starting it when it is not running */
-  wake(endpoint: { organization_id: string; endpoint_id: string }): Promise<void>;
-}
-
-const deliveryRuns = handedIn<DeliveryRuns>("events' delivery runs");
-export const configureEvents = (c: { runs: DeliveryRuns }) => deliveryRuns.set(c.runs);
 
 export interface ChangeEvent {
   organization_id: string;
@@ -150,13 +140,4 @@ export async function fanOut(doc: Pick<EventDoc, '_id' | 'organization_id' | 'ty
   );
   await Promise.all(targets.map((endpoint) => wakeEndpoint(doc.organization_id, endpoint!._id)));
   await markFannedOut(doc._id);
-}
-
-/**
- * Wakes the endpoint's actor unless it is awake (one conditional write; `always`: signal it
- * whatever the flag says, as a retry by hand does).
- */
-export async function wakeEndpoint(organization_id: string, endpoint_id: string, always = false): Promise<void> {
-  if ((await takeWake(endpoint_id, organization_id)) || always)
-    await deliveryRuns.get().wake({ organization_id, endpoint_id });
 }

@@ -10,6 +10,7 @@ import { conflict, invalid, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { DEFAULT_ROTATION_GRACE_SECONDS, EVENT_TYPES, MAX_ENDPOINTS_PER_ORGANIZATION } from './constants.ts';
 import type { EndpointDoc } from './models.ts';
+import { wakeEndpoint } from './queue.ts';
 import { newSecret } from './signing.ts';
 import {
   deleteEndpoint,
@@ -154,6 +155,8 @@ export async function changeEndpoint(
 /** Deleting stops its deliveries: each ends at its next attempt (the endpoint is gone). */
 export async function removeEndpoint(organization_id: string, endpoint_id: string): Promise<void> {
   if (!(await deleteEndpoint(organization_id, endpoint_id))) throw notFound('Webhook endpoint not found');
+  // Its actor ends what the endpoint still had queued now, not at the next one's time.
+  await wakeEndpoint(organization_id, endpoint_id, true).catch(() => undefined);
 }
 
 /**

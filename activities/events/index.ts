@@ -2,15 +2,7 @@
 export { beforeSleep, deliverDue, type EndpointActorInput } from './actor.ts';
 export { EVENT_TYPES, type EventType } from './constants.ts';
 export { attemptDelivery, type AttemptResult, deliveryOutcomes, listDeliveries, retryDelivery } from './deliveries.ts';
-export {
-  configureEvents,
-  type DeliveryRun,
-  type DeliveryRuns,
-  eventId,
-  eventsRecorded,
-  eventsSettled,
-  recordEvent,
-} from './emit.ts';
+export { type DeliveryRun, eventId, eventsRecorded, eventsSettled, recordEvent } from './emit.ts';
 export {
   changeEndpoint,
   createEndpoint,
@@ -20,5 +12,6 @@ export {
   rotateSecret,
 } from './endpoints.ts';
 export { listEvents, sendPing } from './log.ts';
+export { configureEvents, type DeliveryRuns } from './queue.ts';
 export { registerEventSource, sweepEvents, type SweepResult } from './sweep.ts';
 export { eventsUserData } from './user-data.ts';

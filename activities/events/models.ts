@@ -117,6 +117,8 @@ const deliverySchema = new Schema(
     due_at: { type: Date },
     /** no attempt is scheduled after this (WEBHOOK_RETRY_HOURS after it was queued or retried by hand) */
     window_ends_at: { type: Date },
+    /** the round that took it (set with `due_at` moved ahead): only that round records its attempt */
+    claim: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
@@ -146,6 +148,7 @@ export interface DeliveryDoc {
   final_reason?: string;
   due_at?: Date;
   window_ends_at?: Date;
+  claim?: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -164,6 +167,7 @@ const endpointQueueSchema = new Schema(
   },
   { versionKey: false },
 );
+endpointQueueSchema.index({ awake: 1, woken_at: 1 });
 
 /**
  * An organization's number of endpoints (`_id`: the organization): taken by a conditional `$inc`

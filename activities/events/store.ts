@@ -157,9 +157,6 @@ export const insertEvent = (doc: Omit<EventDoc, 'recorded_at'>): Promise<boolean
 
 export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, event_id);
 
-/** These events, by id (one `_id $in` read). */
-export const eventsByIds = (ids: string[]) => byIds<EventDoc>(PlatformEvent, [...new Set(ids)]);
-
 /** Which of these events are recorded. */
 export const recordedEvents = async (ids: string[]) =>
   new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
@@ -227,7 +224,7 @@ export async function recordAttempt(
   status: DeliveryStatus,
   next_attempt_at?: Date,
   final_reason?: string,
-  queued = false,
+  claim?: string,
 ): Promise<void> {
   const { _id, ...key } = d;
   const set: Record<string, unknown> = {
@@ -235,12 +232,23 @@ export async function recordAttempt(
     ...(next_attempt_at && { next_attempt_at }),
     ...(final_reason && { final_reason }),
     // In its endpoint's queue: due again at the next attempt, out of it once final.
-    ...(queued && next_attempt_at && { due_at: next_attempt_at }),
+    ...(claim && next_attempt_at && { due_at: next_attempt_at }),
   };
   const unset: Record<string, 1> = {};
   if (!next_attempt_at) unset.next_attempt_at = 1;
   if (!final_reason) unset.final_reason = 1;
-  if (queued && !next_attempt_at) unset.due_at = 1;
+  if (claim) {
+    unset.claim = 1;
+    if (!next_attempt_at) unset.due_at = 1;
+    // Only while the claim holds: a retry by hand meanwhile (or a round that took over an
+    // expired claim) decides the delivery's state, not this attempt.
+    await WebhookDelivery.updateOne(
+      { _id, claim },
+      { $push: { attempts: attempt }, $set: set, $unset: unset },
+      { timestamps: true },
+    );
+    return;
+  }
   await WebhookDelivery.updateOne(
     { _id },
     { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) },
@@ -249,8 +257,15 @@ export async function recordAttempt(
 }
 
 /** Ends a delivery without an attempt (its endpoint was deleted or disabled meanwhile). */
-export async function endDelivery(d: DeliveryKey, final_reason: string): Promise<void> {
+export async function endDelivery(d: DeliveryKey, final_reason: string, claim?: string): Promise<void> {
   const { _id, ...key } = d;
+  if (claim) {
+    await WebhookDelivery.updateOne(
+      { _id, claim },
+      { $set: { status: 'failed', final_reason }, $unset: { next_attempt_at: 1, due_at: 1, claim: 1 } },
+    );
+    return;
+  }
   await WebhookDelivery.updateOne(
     { _id },
     {
@@ -260,6 +275,33 @@ export async function endDelivery(d: DeliveryKey, final_reason: string): Promise
     },
     { upsert: true },
   );
+}
+
+/** Every delivery still queued for a deleted endpoint ends, without a send. */
+export async function endQueued(endpoint_id: string, final_reason: string): Promise<number> {
+  const r = await WebhookDelivery.updateMany(
+    { endpoint_id, due_at: { $gte: new Date(0) } },
+    { $set: { status: 'failed', final_reason }, $unset: { next_attempt_at: 1, due_at: 1, claim: 1 } },
+  );
+  await EndpointQueue.deleteOne({ _id: endpoint_id });
+  return r.modifiedCount;
+}
+
+/**
+ * Takes these due deliveries for one round (`claim`, and `due_at` moved to `until`): one that
+ * another round took meanwhile, or that was retried by hand, is not taken. Answers the ones taken.
+ */
+export async function claimDeliveries(ids: string[], claim: string, until: Date): Promise<DeliveryDoc[]> {
+  await WebhookDelivery.updateMany(
+    { _id: { $in: ids }, due_at: { $lte: new Date() } },
+    { $set: { due_at: until, claim } },
+  );
+  return WebhookDelivery.find({ _id: { $in: ids }, claim }).lean<DeliveryDoc[]>();
+}
+
+/** A claimed delivery that was not attempted (the worker's share was taken): due again now. */
+export async function releaseClaim(delivery_id: string, claim: string): Promise<void> {
+  await WebhookDelivery.updateOne({ _id: delivery_id, claim }, { $set: { due_at: new Date() }, $unset: { claim: 1 } });
 }
 
 /**
@@ -279,7 +321,8 @@ export async function markPending(delivery_id: string, window_ms: number): Promi
             due_at: now,
             window_ends_at: new Date(now.getTime() + window_ms),
           },
-          $unset: { final_reason: 1 },
+          // an attempt in flight no longer decides its state (its record is not written)
+          $unset: { final_reason: 1, claim: 1 },
         },
       )
     ).modifiedCount === 1
@@ -309,18 +352,14 @@ export async function nextDue(endpoint_id: string): Promise<Date | null> {
   return d?.due_at ?? null;
 }
 
-/** Endpoints with deliveries due since before `before` (their actor's wake was lost, or it is late). */
-export async function overdueEndpoints(
-  before: Date,
-  limit: number,
-): Promise<{ endpoint_id: string; organization_id: string }[]> {
-  const rows = await WebhookDelivery.find({ due_at: { $lt: before } }, { endpoint_id: 1, organization_id: 1 })
-    .sort({ due_at: 1 })
+/**
+ * Endpoints marked awake since before `before`: a wake a crash lost between the mark and the
+ * signal, or an actor busy that long (a signal costs it nothing). One document per endpoint.
+ */
+export const staleWakes = (before: Date, limit: number) =>
+  EndpointQueue.find({ awake: true, woken_at: { $lt: before } }, { organization_id: 1 })
     .limit(limit)
-    .lean<{ endpoint_id: string; organization_id: string }[]>();
-  const seen = new Map(rows.map((r) => [r.endpoint_id, r.organization_id]));
-  return [...seen].map(([endpoint_id, organization_id]) => ({ endpoint_id, organization_id }));
-}
+    .lean<{ _id: string; organization_id: string }[]>();
 
 /** How long a wake is trusted to have reached the actor: after this, the next fan-out wakes it again. */
 const WAKE_TRUSTED_MS = 30_000;

@@ -6,8 +6,9 @@
  * finished deliveries past EVENT_RETENTION_DAYS.
  */
 import { EVENT_RETENTION_DAYS } from './constants.ts';
-import { fanOut, wakeEndpoint } from './emit.ts';
-import { overdueEndpoints, pruneDeliveries, pruneEvents, unfannedEvents } from './store.ts';
+import { fanOut } from './emit.ts';
+import { wakeEndpoint } from './queue.ts';
+import { pruneDeliveries, pruneEvents, staleWakes, unfannedEvents } from './store.ts';
 
 /** A component's unrecorded events: it records those of changes older than `before` and answers how many. */
 export type EventSource = (before: Date) => Promise<number>;
@@ -25,7 +26,7 @@ const OVERDUE_MS = 60_000;
 export interface SweepResult {
   recorded: Record<string, number>;
   fanned_out: number;
-  /** endpoints whose actor was signalled because their queue was overdue */
+  /** endpoints whose actor was signalled because it was marked awake a minute ago or more */
   endpoints_woken: number;
   events_removed: number;
   deliveries_removed: number;
@@ -48,11 +49,11 @@ export async function sweepEvents(now = new Date()): Promise<SweepResult> {
       );
     if (batch.length < BATCH) break;
   }
-  // An endpoint whose queue has waited a minute past its due time: its actor's wake was lost (a
-  // process died between marking it awake and the signal) or it is behind; a signal costs nothing.
+  // An endpoint marked awake a minute ago or more: its wake may have been lost (a process died
+  // between the mark and the signal); a busy actor is signalled for nothing, at no cost.
   let woken = 0;
-  for (const e of await overdueEndpoints(new Date(now.getTime() - OVERDUE_MS), 1000)) {
-    await wakeEndpoint(e.organization_id, e.endpoint_id, true).then(
+  for (const e of await staleWakes(new Date(now.getTime() - OVERDUE_MS), 1000)) {
+    await wakeEndpoint(e.organization_id, e._id, true).then(
       () => (woken += 1),
       () => undefined,
     );

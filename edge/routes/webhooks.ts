@@ -1,7 +1,7 @@
 /**
  * Outgoing events: an organization's webhook endpoints (admin keys; a system_admin names any
  * organization), the deliveries to them and the event log. Events are signed the Standard Webhooks
- * way and delivered by `webhook-delivery:<id>` runs (docs/components/events.md).
+ * way and delivered by each endpoint's actor, `webhook-endpoint:<id>` (docs/components/events.md).
  */
 import { z } from 'zod';
 

@@ -211,6 +211,35 @@ describe('delivery', () => {
     expect(failing.body.endpoint.failing_since).toBeNull();
   });
 
+  it('ends at once the deliveries of a deleted endpoint, also one waiting for a later retry', async () => {
+    const tenant = await newTenant();
+    const path = unique('/deleted');
+    rx.plan(
+      path,
+      Array.from({ length: 10 }, () => 500),
+    );
+    const ep = await addEndpoint(tenant, rx, path);
+    const u = await basicUser(tenant);
+    await award(tenant, u.idp_id);
+    // Four attempts (0.2, 0.8 and 3.2 s apart): the fifth is 12.8 s away.
+    await receivedAt(rx, path, 4, 30_000);
+    await until(
+      'the fourth attempt recorded',
+      async () => (await deliveriesOf(tenant, ep.id))[0],
+      (x) => x?.attempts.length === 4 && x.status === 'retrying',
+      10_000,
+    );
+    expect((await call('DELETE', `/api/webhooks/endpoints/${ep.id}`, { key: tenant.adminKey })).status).toBe(200);
+    const d = await until(
+      'the delivery ended',
+      async () => (await deliveriesOf(tenant, ep.id))[0],
+      (x) => x?.status === 'failed',
+      5_000,
+    );
+    expect([d.final_reason, d.next_attempt_at, d.attempts.length]).toEqual(['the endpoint was deleted', null, 4]);
+    expect(rx.received(path)).toHaveLength(4);
+  });
+
   it('disables an endpoint that answers 410 Gone and says why', async () => {
     const tenant = await newTenant();
     const path = unique('/gone');
