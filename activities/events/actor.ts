@@ -15,7 +15,8 @@ import { newId } from '../core/ids.ts';
 import { retryDelay } from './backoff.ts';
 import { attempt } from './deliveries.ts';
 import type { DeliveryDoc, EndpointDoc } from './models.ts';
-import { eventsSettings } from './settings.ts';
+import { eventsSettings, retryWindowMs } from './settings.ts';
+import { organizationShares } from './shares.ts';
 import {
   claimDeliveries,
   dueDeliveries,
@@ -38,9 +39,7 @@ const ROUND_MS = 15_000;
 const CLAIM_MS = 60_000;
 const MAX_ROUNDS = 40;
 const MAX_ROUNDS_PER_ORGANIZATION = 4;
-
-const rounds = new Map<string, number>();
-let roundsTotal = 0;
+const takeRound = organizationShares(MAX_ROUNDS, MAX_ROUNDS_PER_ORGANIZATION);
 
 export interface EndpointActorInput {
   organization_id: string;
@@ -66,7 +65,7 @@ async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, claim: stri
   const cfg = eventsSettings();
   const now = Date.now();
   const n = (d.attempts?.length ?? 0) + 1;
-  const window = (d.window_ends_at ?? new Date(d.created_at.getTime() + cfg.WEBHOOK_RETRY_HOURS * 3_600_000)).getTime();
+  const window = d.window_ends_at?.getTime() ?? d.created_at.getTime() + retryWindowMs();
   if (now > window) {
     await endDelivery(
       { _id: d._id, ...run },
@@ -83,19 +82,6 @@ async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, claim: stri
     { endpoint },
   );
   return out.outcome !== 'busy';
-}
-
-function takeRound(org: string): (() => void) | null {
-  const mine = rounds.get(org) ?? 0;
-  if (roundsTotal >= MAX_ROUNDS || mine >= MAX_ROUNDS_PER_ORGANIZATION) return null;
-  rounds.set(org, mine + 1);
-  roundsTotal += 1;
-  return () => {
-    roundsTotal -= 1;
-    const left = (rounds.get(org) ?? 1) - 1;
-    if (left) rounds.set(org, left);
-    else rounds.delete(org);
-  };
 }
 
 /** One round: the endpoint's due deliveries, PER_ENDPOINT at a time, until none is due or ROUND_MS has passed. */

@@ -13,7 +13,8 @@ import type { DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
 import type { DeliveryDoc, EndpointDoc } from './models.ts';
 import { wakeEndpoint } from './queue.ts';
-import { eventsSettings } from './settings.ts';
+import { eventsSettings, retryWindowMs } from './settings.ts';
+import { organizationShares } from './shares.ts';
 import { signedHeaders } from './signing.ts';
 import {
   addOutcomes,
@@ -58,10 +59,7 @@ export interface AttemptResult {
  * organization (each holds a local-activity slot for up to 10 s); the endpoints' actors have
  * their own shares (actor.ts).
  */
-const MAX_ATTEMPTS_IN_FLIGHT = 32;
-const MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION = 8;
-const inFlight = new Map<string, number>();
-let inFlightTotal = 0;
+const attemptShare = organizationShares(32, 8);
 
 const DAY_MS = 86_400_000;
 
@@ -81,19 +79,12 @@ function countOutcome(outcome: string): void {
 }
 
 export async function attemptDelivery(input: AttemptInput): Promise<AttemptResult> {
-  const org = input.organization_id;
-  const mine = inFlight.get(org) ?? 0;
-  if (inFlightTotal >= MAX_ATTEMPTS_IN_FLIGHT || mine >= MAX_ATTEMPTS_IN_FLIGHT_PER_ORGANIZATION)
-    return { outcome: 'busy' };
-  inFlight.set(org, mine + 1);
-  inFlightTotal += 1;
+  const release = attemptShare(input.organization_id);
+  if (!release) return { outcome: 'busy' };
   try {
     return await attempt(input);
   } finally {
-    inFlightTotal -= 1;
-    const left = (inFlight.get(org) ?? 1) - 1;
-    if (left) inFlight.set(org, left);
-    else inFlight.delete(org);
+    release();
   }
 }
 
@@ -273,7 +264,7 @@ export async function listDeliveries(f: DeliveryFilter, page: number, limit: num
 export async function retryDelivery(organization_id: string, delivery_id: string): Promise<DeliveryView> {
   const d = await deliveryOf(organization_id, delivery_id);
   if (!d) throw notFound('Delivery not found');
-  if (!(await markPending(d._id, eventsSettings().WEBHOOK_RETRY_HOURS * 3_600_000)))
+  if (!(await markPending(d._id, retryWindowMs())))
     throw conflict('An attempt of this delivery is already due; its result shows in the delivery');
   // Queued in its endpoint's actor from now on (a delivery of an older build's run too: that run,
   // should it still wait, may attempt it once more; receivers deduplicate by webhook-id).

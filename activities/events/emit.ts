@@ -14,7 +14,7 @@ import { wants } from './endpoints.ts';
 import type { EventDoc } from './models.ts';
 import { wakeEndpoint } from './queue.ts';
 import { conformEventData } from './schemas.ts';
-import { eventsSettings } from './settings.ts';
+import { retryWindowMs } from './settings.ts';
 import {
   endpointById,
   endpointsForFanOut,
@@ -119,7 +119,7 @@ export async function fanOut(doc: Pick<EventDoc, '_id' | 'organization_id' | 'ty
     ? [await endpointById(doc.only_endpoint)].filter((e) => e && e.organization_id === doc.organization_id)
     : (await endpointsForFanOut(doc.organization_id)).filter((e) => e.enabled && wants(e, doc.type));
   const now = new Date();
-  const window_ends_at = new Date(now.getTime() + eventsSettings().WEBHOOK_RETRY_HOURS * 3_600_000);
+  const window_ends_at = new Date(now.getTime() + retryWindowMs());
   await Promise.all(
     targets.map((endpoint) =>
       queueDeliveries({

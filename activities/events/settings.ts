@@ -9,3 +9,6 @@ export const eventsSettings = slice([
   'WEBHOOK_RETRY_BASE_SECONDS',
   'WEBHOOK_RETRY_HOURS',
 ] as const);
+
+/** How long a delivery is attempted from when it is queued (or retried by hand): WEBHOOK_RETRY_HOURS. */
+export const retryWindowMs = () => eventsSettings().WEBHOOK_RETRY_HOURS * 3_600_000;

@@ -3,12 +3,10 @@
  * its three outcomes, the PIN shown to its owner only, the redemption reads and their
  * permissions, idempotent retries, and refusals that change nothing.
  */
-import { fileURLToPath } from 'node:url';
-
-import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 
 import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
+import { replayRedemption } from '../helpers/replay.ts';
 import { useSuiteClients } from '../helpers/runtime.ts';
 
 const suite = useSuiteClients();
@@ -414,14 +412,6 @@ describe('redemption with the sandbox provider', () => {
     const markers = events!.map((e) => e.markerRecordedEventAttributes?.markerName).filter(Boolean);
     expect(markers.filter((m) => m === 'core_local_activity')).toHaveLength(2);
     // ... and the run replays on today's code (the versioning test replays the older shapes).
-    await expect(
-      Worker.runReplayHistory(
-        {
-          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
-          replayName: 'redemption-local-steps',
-        },
-        history,
-      ),
-    ).resolves.toBeUndefined();
+    await expect(replayRedemption(history, 'redemption-local-steps')).resolves.toBeUndefined();
   }, 120_000);
 });

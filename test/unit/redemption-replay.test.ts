@@ -10,8 +10,9 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+
+import { replayRedemption } from '../helpers/replay.ts';
 
 const fixture = fileURLToPath(new URL('../fixtures/redemption-history-pre-review.bin', import.meta.url));
 
@@ -21,15 +22,7 @@ describe('redemption workflow versioning', () => {
     const types = history.events.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     // What the old code did: no review, the points released at once.
     expect(types).toEqual(['reserveRedemption', 'fulfilRedemption', 'releaseRedemption']);
-    await expect(
-      Worker.runReplayHistory(
-        {
-          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
-          replayName: 'redemption-pre-review',
-        },
-        history,
-      ),
-    ).resolves.toBeUndefined();
+    await expect(replayRedemption(history, 'redemption-pre-review')).resolves.toBeUndefined();
   }, 180_000);
 
   // test/fixtures/redemption-history-settle-refund.bin: recorded the same way with the code before
@@ -48,14 +41,6 @@ describe('redemption workflow versioning', () => {
       'checkRedemption',
       'settleReviewed',
     ]);
-    await expect(
-      Worker.runReplayHistory(
-        {
-          workflowsPath: fileURLToPath(new URL('../../workflows/redemption.ts', import.meta.url)),
-          replayName: 'redemption-settle-refund',
-        },
-        history,
-      ),
-    ).resolves.toBeUndefined();
+    await expect(replayRedemption(history, 'redemption-settle-refund')).resolves.toBeUndefined();
   }, 180_000);
 });
