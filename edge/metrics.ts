@@ -1,21 +1,22 @@
 /**
  * The edge's Prometheus metrics (`GET /metrics`, text exposition format): requests by route
  * pattern, method and status, their latency, the workflows the edge starts and awaits, the
- * time of each database command the edge sends, by collection and command, and the cluster's
- * webhook delivery attempts by outcome. Served only to `Authorization: Bearer <METRICS_TOKEN>`
+ * time of each database command the edge sends, by collection and command, the cluster's
+ * webhook delivery attempts by outcome, and each webhook endpoint's queue (backlog, oldest
+ * undelivered, paused, attempts). Served only to `Authorization: Bearer <METRICS_TOKEN>`
  * (unset: 404), since they name every route's traffic and every organization's webhook outcomes.
  * The Temporal worker's own metrics are served by each worker (WORKER_METRICS_PORT).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 import { getRequestHeader } from 'h3';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 
 import { config } from '../activities/core/config.ts';
 import { onCommandTimed } from '../activities/core/db/index.ts';
 import { PlatformError } from '../activities/core/errors.ts';
-import { deliveryOutcomes } from '../activities/events/index.ts';
+import { deliveryOutcomes, type EndpointMetric, endpointMetrics } from '../activities/events/index.ts';
 import { isRefusedRun } from '../workers/runs/failures.ts';
 import { defineRoute } from './http.ts';
 
@@ -73,6 +74,56 @@ new Counter({
       if (added > 0) this.inc({ outcome }, added);
       else this.inc({ outcome }, 0);
       seenOutcomes.set(outcome, Math.max(total, seenOutcomes.get(outcome) ?? 0));
+    }
+  },
+});
+
+// Each endpoint's queue: read once per scrape (a scrape collects the series below together).
+let endpointsRead: { at: number; rows: Promise<EndpointMetric[] | undefined> } | undefined;
+const endpointRows = () => {
+  if (!endpointsRead || Date.now() - endpointsRead.at > 200)
+    endpointsRead = { at: Date.now(), rows: endpointMetrics().catch(() => undefined) };
+  return endpointsRead.rows;
+};
+const endpointLabels = ['organization_id', 'endpoint_id'] as const;
+const endpointGauge = (name: string, help: string, value: (m: EndpointMetric) => number) =>
+  new Gauge({
+    name,
+    help,
+    labelNames: endpointLabels,
+    registers: [registry],
+    async collect() {
+      const rows = await endpointRows();
+      if (!rows) return; // the store did not answer: the values stay as last read
+      this.reset();
+      for (const m of rows) this.set({ organization_id: m.organization_id, endpoint_id: m.endpoint_id }, value(m));
+    },
+  });
+endpointGauge(
+  'webhook_endpoint_backlog',
+  'Deliveries queued for the endpoint (due now or scheduled for a retry)',
+  (m) => m.backlog,
+);
+endpointGauge(
+  'webhook_endpoint_oldest_undelivered_seconds',
+  'Age of the oldest delivery still queued for the endpoint (0: none)',
+  (m) => m.oldest_undelivered_seconds,
+);
+endpointGauge('webhook_endpoint_paused', '1 while an admin has paused the endpoint', (m) => (m.paused ? 1 : 0));
+// Totals kept in the store (like the outcomes above): a gauge of a count that only grows.
+new Gauge({
+  name: 'webhook_endpoint_attempts',
+  help: "The endpoint's delivery attempts since it was created, by every worker (outcome: succeeded, failed)",
+  labelNames: [...endpointLabels, 'outcome'],
+  registers: [registry],
+  async collect() {
+    const rows = await endpointRows();
+    if (!rows) return;
+    this.reset();
+    for (const m of rows) {
+      const l = { organization_id: m.organization_id, endpoint_id: m.endpoint_id };
+      this.set({ ...l, outcome: 'succeeded' }, m.succeeded);
+      this.set({ ...l, outcome: 'failed' }, m.failed);
     }
   },
 });

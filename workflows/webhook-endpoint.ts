@@ -32,7 +32,7 @@ const HISTORY_LIMIT = 5_000;
  * `webhook-endpoint:<endpoint_id>`: the endpoint's actor. Each round sends its due deliveries
  * (activities/events/actor.ts); idle, it sleeps until the next queued delivery is due or a wake
  * signal comes; when the worker's share of rounds is taken it asks again 1 s later, then later
- * (at most 30 s). It ends when the endpoint is deleted. One run per endpoint, not per delivery.
+ * (at most 30 s); paused, it waits for the resume's wake. It ends when the endpoint is deleted. One run per endpoint, not per delivery.
  */
 export async function webhookEndpointWorkflow(input: EndpointActorInput): Promise<void> {
   let woken = false;
@@ -53,6 +53,11 @@ export async function webhookEndpointWorkflow(input: EndpointActorInput): Promis
       continue;
     }
     if (out.state === 'gone') return;
+    if (out.state === 'paused') {
+      // Fan-outs do not wake a paused endpoint's actor; resuming does.
+      await condition(() => woken);
+      continue;
+    }
     if (out.state === 'busy') {
       busy += 1;
       await sleep(Math.min(30_000, 1000 * 2 ** Math.min(busy - 1, 5)));

@@ -48,10 +48,15 @@ export interface EndpointActorInput {
 
 /**
  * `more`: due deliveries are left (the round ran out of time); `busy`: the worker's share was
- * taken, nothing was sent; `idle`: none is due now; `gone`: the endpoint was deleted.
+ * taken, nothing was sent; `idle`: none is due now; `gone`: the endpoint was deleted; `paused`: an
+ * admin paused it (its deliveries wait; resuming wakes the actor).
  */
 type RoundResult =
-  { state: 'more' } | { state: 'busy' } | { state: 'idle'; next_due_ms: number | null } | { state: 'gone' };
+  | { state: 'more' }
+  | { state: 'busy' }
+  | { state: 'idle'; next_due_ms: number | null }
+  | { state: 'gone' }
+  | { state: 'paused' };
 
 /** Attempts one claimed delivery; false when it was not attempted (the name lookups were all taken). */
 async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, claim: string): Promise<boolean> {
@@ -107,6 +112,7 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
       await endQueued(input.endpoint_id, 'the endpoint was deleted');
       return { state: 'gone' };
     }
+    if (endpoint.paused_at) return { state: 'paused' };
     const due = await dueDeliveries(input.endpoint_id, new Date(), BATCH);
     if (!due.length) break;
     const taken = await claimDeliveries(

@@ -11,12 +11,13 @@ import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import type { DeliveryStatus } from './constants.ts';
 import type { DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
-import type { DeliveryDoc, EndpointDoc } from './models.ts';
+import type { AttemptDoc, DeliveryDoc, EndpointDoc } from './models.ts';
 import { wakeEndpoint } from './queue.ts';
 import { eventsSettings, retryWindowMs } from './settings.ts';
 import { organizationShares } from './shares.ts';
 import { signedHeaders } from './signing.ts';
 import {
+  addEndpointOutcomes,
   addOutcomes,
   deliveriesPage,
   deliveryById,
@@ -26,6 +27,7 @@ import {
   disableEndpoint,
   endDelivery,
   endpointById,
+  type EndpointOutcomes,
   eventById,
   markFailing,
   markPending,
@@ -63,18 +65,41 @@ const attemptShare = organizationShares(32, 8);
 
 const DAY_MS = 86_400_000;
 
-// Outcome counts are added up here and written once a second (one bulk write, not one per attempt).
+// Outcome counts, in all and per endpoint, are added up here and written once a second (a bulk
+// write per collection, not one per attempt); a crash loses at most that second's counts.
 const pendingCounts = new Map<string, number>();
+const pendingByEndpoint = new Map<string, EndpointOutcomes>();
 let flushing: NodeJS.Timeout | undefined;
-function countOutcome(outcome: string): void {
+const HOUR_MS = 3_600_000;
+
+function countOutcome(d: DeliveryKey, outcome: string, a: AttemptDoc): void {
   pendingCounts.set(outcome, (pendingCounts.get(outcome) ?? 0) + 1);
+  let e = pendingByEndpoint.get(d.endpoint_id);
+  if (!e) pendingByEndpoint.set(d.endpoint_id, (e = { organization_id: d.organization_id, succeeded: 0, failed: 0 }));
+  if (outcome === 'succeeded') {
+    e.succeeded += 1;
+    e.last_success_at = a.at;
+  } else {
+    e.failed += 1;
+    e.last_error = {
+      at: a.at,
+      ...(a.status !== undefined && { status: a.status }),
+      ...(a.error && { error: a.error }),
+      delivery_id: d._id,
+    };
+  }
   flushing ??= setTimeout(() => {
     flushing = undefined;
     const counts = new Map(pendingCounts);
+    const byEndpoint = new Map(pendingByEndpoint);
     pendingCounts.clear();
+    pendingByEndpoint.clear();
+    const hour = new Date(Math.floor(Date.now() / HOUR_MS) * HOUR_MS);
     addOutcomes(counts).catch(() => {
       for (const [k, n] of counts) pendingCounts.set(k, (pendingCounts.get(k) ?? 0) + n);
     });
+    // Per endpoint: lost when the store refuses (stats, not records; the deliveries keep every attempt).
+    addEndpointOutcomes(hour, byEndpoint).catch(() => undefined);
   }, 1000).unref();
 }
 
@@ -118,6 +143,11 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
     );
     return { outcome: 'ended' };
   }
+  // Paused by an admin: nothing is sent, the delivery waits in its queue (not an attempt).
+  if (endpoint.paused_at) {
+    if (input.claim) await releaseClaim(d._id, input.claim);
+    return { outcome: 'busy' };
+  }
   if (!event) {
     await endDelivery(d, 'the event is past its retention', input.claim);
     return { outcome: 'ended' };
@@ -156,7 +186,7 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       await markSucceeding(endpoint._id);
       delete endpoint.failing_since;
     }
-    countOutcome('succeeded');
+    countOutcome(d, 'succeeded', attempt);
     return { outcome: 'succeeded', status };
   }
   if (status === 410) {
@@ -174,7 +204,7 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       'the receiver answered 410 Gone: the endpoint is disabled',
       input.claim,
     );
-    countOutcome('gone');
+    countOutcome(d, 'gone', attempt);
     return { outcome: 'failed', status };
   }
   if (!endpoint.failing_since) {
@@ -202,7 +232,7 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       input.claim,
     );
     endpoint.enabled = false;
-    countOutcome('gave_up');
+    countOutcome(d, 'gave_up', attempt);
     return { outcome: 'failed', status };
   }
   if (input.next_delay_ms === undefined) {
@@ -214,11 +244,11 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       `no success after ${input.attempt} attempts; retry it by hand`,
       input.claim,
     );
-    countOutcome('gave_up');
+    countOutcome(d, 'gave_up', attempt);
     return { outcome: 'failed', status };
   }
   await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms), undefined, input.claim);
-  countOutcome('failed_attempt');
+  countOutcome(d, 'failed_attempt', attempt);
   return { outcome: 'retry', status };
 }
 

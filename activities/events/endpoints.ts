@@ -33,6 +33,8 @@ export interface EndpointView {
   disabled_reason: string | null;
   /** the first failed attempt since the last success */
   failing_since: string | null;
+  /** paused by an admin since then: deliveries queue, nothing is sent (null: not paused) */
+  paused_at: string | null;
   /** until when the previous secret also signs (after a rotation) */
   previous_secret_expires_at: string | null;
   /** the key that created it, and that key's user */
@@ -43,7 +45,7 @@ export interface EndpointView {
 
 const iso = (d?: Date | null) => (d ? new Date(d).toISOString() : null);
 
-function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
+export function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
   const previous = e.secrets.slice(1).find((s) => s.expires_at && s.expires_at > now);
   return {
     id: e._id,
@@ -54,6 +56,7 @@ function viewEndpoint(e: EndpointDoc, now = new Date()): EndpointView {
     description: e.description ?? null,
     disabled_reason: e.disabled_reason ?? null,
     failing_since: iso(e.failing_since),
+    paused_at: iso(e.paused_at),
     previous_secret_expires_at: iso(previous?.expires_at),
     created_by: e.created_by ? { key_id: e.created_by.key_id, user_id: e.created_by.user_id } : null,
     created_at: iso(e.created_at)!,
@@ -116,7 +119,7 @@ export async function listEndpoints(organization_id: string): Promise<EndpointVi
   return (await endpointsOf(organization_id)).map((e) => viewEndpoint(e, now));
 }
 
-async function existing(organization_id: string, endpoint_id: string): Promise<EndpointDoc> {
+export async function existing(organization_id: string, endpoint_id: string): Promise<EndpointDoc> {
   const e = await endpointOf(organization_id, endpoint_id);
   if (!e) throw notFound('Webhook endpoint not found');
   return e;

@@ -12,6 +12,15 @@ export {
   rotateSecret,
 } from './endpoints.ts';
 export { listEvents, sendPing } from './log.ts';
+export {
+  type EndpointMetric,
+  endpointMetrics,
+  endpointStats,
+  pauseEndpoint,
+  REPLAY_LIMIT,
+  replayEndpoint,
+  resumeEndpoint,
+} from './operators.ts';
 export { configureEvents, type DeliveryRuns } from './queue.ts';
 export { registerEventSource, sweepEvents, type SweepResult } from './sweep.ts';
 export { eventsUserData } from './user-data.ts';

@@ -21,6 +21,8 @@ const endpointSchema = new Schema(
     },
     failing_since: { type: Date },
     disabled_reason: { type: String },
+    /** paused by an admin: its deliveries queue and nothing is sent until it is resumed */
+    paused_at: { type: Date },
     /** the last test ping: one per PING_GAP_SECONDS per endpoint */
     last_ping_at: { type: Date },
     /** the key (and its user) that created the endpoint: an endpoint outlives its creator's key */
@@ -42,6 +44,7 @@ export interface EndpointDoc {
   secrets: { value: string; expires_at?: Date }[];
   failing_since?: Date;
   disabled_reason?: string;
+  paused_at?: Date;
   last_ping_at?: Date;
   created_by?: { key_id: string; user_id: string };
   created_at: Date;
@@ -164,10 +167,54 @@ const endpointQueueSchema = new Schema(
     organization_id: { type: String, required: true },
     awake: { type: Boolean, required: true },
     woken_at: { type: Date },
+    /** the endpoint is paused: no fan-out wakes its actor (resuming does) */
+    paused: { type: Boolean },
+    /** attempts since the endpoint was created, by outcome (written once a second, deliveries.ts) */
+    succeeded: { type: Number },
+    failed: { type: Number },
+    last_success_at: { type: Date },
+    last_error: {
+      type: {
+        _id: false,
+        at: { type: Date, required: true },
+        status: { type: Number },
+        error: { type: String },
+        delivery_id: { type: String, required: true },
+      },
+    },
   },
   { versionKey: false },
 );
 endpointQueueSchema.index({ awake: 1, woken_at: 1 });
+
+export interface EndpointQueueDoc {
+  _id: string;
+  organization_id: string;
+  awake: boolean;
+  woken_at?: Date;
+  paused?: boolean;
+  succeeded?: number;
+  failed?: number;
+  last_success_at?: Date;
+  last_error?: { at: Date; status?: number; error?: string; delivery_id: string };
+}
+
+/**
+ * An endpoint's attempts in one hour (`_id`: endpoint and hour), for its success rate: added to
+ * once a second by each worker, kept as long as deliveries.
+ */
+const endpointHourSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    endpoint_id: { type: String, required: true },
+    hour: { type: Date, required: true },
+    succeeded: { type: Number, required: true },
+    failed: { type: Number, required: true },
+  },
+  { versionKey: false },
+);
+endpointHourSchema.index({ endpoint_id: 1, hour: -1 });
+endpointHourSchema.index({ hour: 1 });
 
 /**
  * An organization's number of endpoints (`_id`: the organization): taken by a conditional `$inc`
@@ -191,3 +238,4 @@ export const WebhookDelivery = mongoose.model('WebhookDelivery', deliverySchema,
 export const EndpointCount = mongoose.model('WebhookEndpointCount', endpointCountSchema, 'webhook_endpoint_counts');
 export const DeliveryCounter = mongoose.model('WebhookDeliveryCounter', counterSchema, 'webhook_delivery_counters');
 export const EndpointQueue = mongoose.model('WebhookEndpointQueue', endpointQueueSchema, 'webhook_endpoint_queues');
+export const EndpointHour = mongoose.model('WebhookEndpointHour', endpointHourSchema, 'webhook_endpoint_hours');

@@ -12,7 +12,9 @@ import {
   type DeliveryDoc,
   EndpointCount,
   type EndpointDoc,
+  EndpointHour,
   EndpointQueue,
+  type EndpointQueueDoc,
   type EventDoc,
   PlatformEvent,
   WebhookDelivery,
@@ -92,7 +94,6 @@ export async function deleteEndpoint(organization_id: string, endpoint_id: strin
   return changed(organization_id, deleted);
 }
 
-/** Remembers the first failure since the last success (a later failure keeps the first date). */
 /** Takes the endpoint's ping slot: false when a ping was sent less than `gap_ms` ago. */
 export async function takePingSlot(organization_id: string, endpoint_id: string, gap_ms: number): Promise<boolean> {
   const now = new Date();
@@ -107,6 +108,7 @@ export async function takePingSlot(organization_id: string, endpoint_id: string,
   return res.modifiedCount === 1;
 }
 
+/** Remembers the first failure since the last success (a later failure keeps the first date). */
 export async function markFailing(endpoint_id: string, at: Date): Promise<void> {
   await WebhookEndpoint.updateOne({ _id: endpoint_id, failing_since: null }, { $set: { failing_since: at } });
 }
@@ -357,7 +359,7 @@ export async function nextDue(endpoint_id: string): Promise<Date | null> {
  * signal, or an actor busy that long (a signal costs it nothing). One document per endpoint.
  */
 export const staleWakes = (before: Date, limit: number) =>
-  EndpointQueue.find({ awake: true, woken_at: { $lt: before } }, { organization_id: 1 })
+  EndpointQueue.find({ awake: true, woken_at: { $lt: before }, paused: { $ne: true } }, { organization_id: 1 })
     .limit(limit)
     .lean<{ _id: string; organization_id: string }[]>();
 
@@ -373,6 +375,7 @@ export async function takeWake(endpoint_id: string, organization_id: string, now
     const r = await EndpointQueue.updateOne(
       {
         _id: endpoint_id,
+        paused: { $ne: true },
         $or: [{ awake: false }, { woken_at: { $lt: new Date(now.getTime() - WAKE_TRUSTED_MS) } }],
       },
       { $set: { awake: true, woken_at: now }, $setOnInsert: { organization_id } },
@@ -380,7 +383,7 @@ export async function takeWake(endpoint_id: string, organization_id: string, now
     );
     return r.modifiedCount + r.upsertedCount > 0;
   } catch (err) {
-    if (isDuplicateKey(err)) return false; // awake, woken recently
+    if (isDuplicateKey(err)) return false; // awake, woken recently, or paused
     throw err;
   }
 }
@@ -393,6 +396,143 @@ export async function markAsleep(endpoint_id: string): Promise<void> {
 /** The actor is awake again (it found work after saying it would sleep). */
 export async function markAwake(endpoint_id: string): Promise<void> {
   await EndpointQueue.updateOne({ _id: endpoint_id }, { $set: { awake: true, woken_at: new Date() } });
+}
+
+// --- pausing, replaying, and what operators see of an endpoint's queue (operators.ts) ---
+
+/** Paused: fan-outs still queue its deliveries but no longer wake its actor. */
+export async function markPaused(endpoint_id: string, organization_id: string, paused: boolean): Promise<void> {
+  await EndpointQueue.updateOne(
+    { _id: endpoint_id },
+    { $set: { paused }, $setOnInsert: { organization_id, awake: false } },
+    { upsert: true },
+  );
+}
+
+/** Every delivery still queued for the endpoint gets a window ending no sooner than `until` (a resume). */
+export async function extendWindows(endpoint_id: string, until: Date): Promise<void> {
+  await WebhookDelivery.updateMany(
+    { endpoint_id, due_at: { $gte: new Date(0) }, window_ends_at: { $lt: until } },
+    { $set: { window_ends_at: until } },
+  );
+}
+
+/**
+ * The endpoint's ended deliveries (succeeded or failed; `failed_only`) queued in [since, until),
+ * oldest first, at most `limit`: what a replay queues again.
+ */
+export const endedDeliveries = (endpoint_id: string, since: Date, until: Date, failed_only: boolean, limit: number) =>
+  WebhookDelivery.find(
+    {
+      endpoint_id,
+      created_at: { $gte: since, $lt: until },
+      status: failed_only ? 'failed' : { $in: ['succeeded', 'failed'] },
+    },
+    { created_at: 1 },
+  )
+    .sort({ created_at: 1, _id: 1 })
+    .limit(limit)
+    .lean<{ _id: string; created_at: Date }[]>();
+
+/** Queues these ended deliveries again, due now with a new window (one queued meanwhile is left as it is). */
+export async function requeue(ids: string[], window_ms: number): Promise<number> {
+  if (!ids.length) return 0;
+  const now = new Date();
+  const r = await WebhookDelivery.updateMany(
+    { _id: { $in: ids }, status: { $in: ['succeeded', 'failed'] } },
+    {
+      $set: {
+        status: 'pending',
+        next_attempt_at: now,
+        due_at: now,
+        window_ends_at: new Date(now.getTime() + window_ms),
+      },
+      $unset: { final_reason: 1, claim: 1 },
+    },
+  );
+  return r.modifiedCount;
+}
+
+const QUEUED = { $gte: new Date(0) }; // `due_at` set: in its endpoint's queue
+
+/** The endpoint's queue: how many deliveries wait (due or scheduled) and when the oldest of them was queued. */
+export async function backlogOf(endpoint_id: string): Promise<{ size: number; oldest: Date | null }> {
+  const [size, oldest] = await Promise.all([
+    WebhookDelivery.countDocuments({ endpoint_id, due_at: QUEUED }),
+    oldestQueued(endpoint_id),
+  ]);
+  return { size, oldest };
+}
+
+const oldestQueued = async (endpoint_id: string) =>
+  (
+    await WebhookDelivery.findOne({ endpoint_id, due_at: QUEUED }, { created_at: 1 })
+      .sort({ created_at: 1 })
+      .lean<{ created_at: Date }>()
+  )?.created_at ?? null;
+
+/** Every endpoint's queue (`/metrics`): only endpoints with deliveries waiting, each with its oldest. */
+export async function backlogs(): Promise<{ endpoint_id: string; size: number; oldest: Date | null }[]> {
+  const sizes = await WebhookDelivery.aggregate<{ _id: string; n: number }>([
+    { $match: { due_at: QUEUED } },
+    { $group: { _id: '$endpoint_id', n: { $sum: 1 } } },
+  ]);
+  return Promise.all(sizes.map(async (s) => ({ endpoint_id: s._id, size: s.n, oldest: await oldestQueued(s._id) })));
+}
+
+export const queueOf = (endpoint_id: string) => byId<EndpointQueueDoc>(EndpointQueue, endpoint_id);
+
+/** Every endpoint's queue document (`/metrics`: attempts so far and paused). */
+export const queues = () =>
+  EndpointQueue.find({}, { organization_id: 1, paused: 1, succeeded: 1, failed: 1 }).lean<EndpointQueueDoc[]>();
+
+/** The endpoint's attempts per hour since `since`. */
+export const hoursOf = (endpoint_id: string, since: Date) =>
+  EndpointHour.find({ endpoint_id, hour: { $gte: since } }).lean<{ succeeded: number; failed: number }[]>();
+
+export interface EndpointOutcomes {
+  organization_id: string;
+  succeeded: number;
+  failed: number;
+  last_success_at?: Date;
+  last_error?: EndpointQueueDoc['last_error'];
+}
+
+/** Adds attempts to their endpoints' totals and hours: one bulk write per collection. */
+export async function addEndpointOutcomes(hour: Date, byEndpoint: Map<string, EndpointOutcomes>): Promise<void> {
+  if (!byEndpoint.size) return;
+  const list = [...byEndpoint];
+  await Promise.all([
+    EndpointQueue.bulkWrite(
+      list.map(([endpoint_id, o]) => ({
+        updateOne: {
+          filter: { _id: endpoint_id },
+          update: {
+            $inc: { succeeded: o.succeeded, failed: o.failed },
+            ...(o.last_success_at && { $max: { last_success_at: o.last_success_at } }),
+            // Two workers' flushes in the same second: the later write's error is kept.
+            ...(o.last_error && { $set: { last_error: o.last_error } }),
+          },
+          // not upserted: a deleted endpoint's queue document is gone for good (endQueued)
+        },
+      })) as never,
+      { ordered: false },
+    ),
+    EndpointHour.bulkWrite(
+      list.map(([endpoint_id, o]) => ({
+        updateOne: {
+          filter: { _id: `${endpoint_id}:${hour.toISOString()}` },
+          update: { $inc: { succeeded: o.succeeded, failed: o.failed }, $setOnInsert: { endpoint_id, hour } },
+          upsert: true,
+        },
+      })) as never,
+      { ordered: false },
+    ),
+  ]);
+}
+
+export async function pruneEndpointHours(before: Date): Promise<number> {
+  return (await EndpointHour.deleteMany({ hour: { $lt: before } })).deletedCount ?? 0;
 }
 
 export interface DeliveryFilter {

@@ -8,7 +8,7 @@
 import { EVENT_RETENTION_DAYS } from './constants.ts';
 import { fanOut } from './emit.ts';
 import { wakeEndpoint } from './queue.ts';
-import { pruneDeliveries, pruneEvents, staleWakes, unfannedEvents } from './store.ts';
+import { pruneDeliveries, pruneEndpointHours, pruneEvents, staleWakes, unfannedEvents } from './store.ts';
 
 /** A component's unrecorded events: it records those of changes older than `before` and answers how many. */
 export type EventSource = (before: Date) => Promise<number>;
@@ -59,6 +59,7 @@ export async function sweepEvents(now = new Date()): Promise<SweepResult> {
     );
   }
   const cutoff = new Date(now.getTime() - EVENT_RETENTION_DAYS * 86_400_000);
+  await pruneEndpointHours(cutoff); // endpoints' hourly attempt counts, kept as long as deliveries
   return {
     recorded,
     fanned_out,

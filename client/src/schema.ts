@@ -1909,6 +1909,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/webhooks/endpoints/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pauses a webhook endpoint (admin): its events keep being queued, nothing is sent (retries by hand and test pings wait too) until it is resumed; pausing a paused one changes nothing
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postWebhooksEndpointsByIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resumes a paused webhook endpoint (admin): what queued meanwhile is sent in order, each with a full retry window from now; resuming one not paused changes nothing
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postWebhooksEndpointsByIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sends again the endpoint's ended deliveries (admin) first queued from since (inclusive) to until (exclusive, default now): delivered and failed ones, or failed_only; each keeps its webhook-id and gets a new retry window; ones still queued are left as they are. At most 10000 per call, oldest first: next_since, when set, is where the next call starts
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postWebhooksEndpointsByIdReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/webhooks/endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A webhook endpoint's queue (admin): backlog, oldest undelivered, attempts and success rate over the last 24 hours, last success and last error (attempt counts lag by up to a second)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getWebhooksEndpointsByIdStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/webhooks/deliveries": {
         parameters: {
             query?: never;
@@ -2478,6 +2558,8 @@ export interface components {
             disabled_reason: string | null;
             /** @description the first failed attempt since the last success */
             failing_since: string | null;
+            /** @description paused by an admin since then: deliveries queue, nothing is sent until it is resumed */
+            paused_at: string | null;
             /** @description after a rotation: until when the previous secret also signs */
             previous_secret_expires_at: string | null;
             /** @description the key that created the endpoint, and its user */
@@ -3067,6 +3149,39 @@ export interface components {
             success: true;
             endpoint: components["schemas"]["Endpoint"];
         };
+        GetWebhooksEndpointsByIdStatsResponse: {
+            /** @constant */
+            success: true;
+            stats: {
+                endpoint_id: string;
+                /** @enum {string} */
+                state: "active" | "paused" | "disabled";
+                /** @description deliveries queued: due now or scheduled for a retry */
+                backlog: number;
+                /** @description when the oldest delivery still queued was queued */
+                oldest_undelivered_at: string | null;
+                oldest_undelivered_age_seconds: number | null;
+                last_24h: {
+                    attempts: number;
+                    succeeded: number;
+                    failed: number;
+                    /** @description succeeded / attempts, 0 to 1; null without attempts */
+                    success_rate: number | null;
+                };
+                attempts_total: {
+                    succeeded: number;
+                    failed: number;
+                };
+                last_success_at: string | null;
+                last_error: {
+                    at: string;
+                    /** @description the receiver's HTTP status; null when it never answered */
+                    status: number | null;
+                    error: string | null;
+                    delivery_id: string;
+                } | null;
+            };
+        };
         GetWebhooksEndpointsResponse: {
             /** @constant */
             success: true;
@@ -3638,6 +3753,24 @@ export interface components {
             /** @constant */
             success: true;
             delivery: components["schemas"]["Delivery"];
+        };
+        PostWebhooksEndpointsByIdPauseResponse: {
+            /** @constant */
+            success: true;
+            endpoint: components["schemas"]["Endpoint"];
+        };
+        PostWebhooksEndpointsByIdReplayResponse: {
+            /** @constant */
+            success: true;
+            /** @description deliveries queued again */
+            queued: number;
+            /** @description more remain from this instant: replay again from it */
+            next_since: string | null;
+        };
+        PostWebhooksEndpointsByIdResumeResponse: {
+            /** @constant */
+            success: true;
+            endpoint: components["schemas"]["Endpoint"];
         };
         PostWebhooksEndpointsByIdTestResponse: {
             /** @constant */
@@ -17146,6 +17279,411 @@ export interface operations {
             };
             /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postWebhooksEndpointsByIdPause: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostWebhooksEndpointsByIdPauseResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postWebhooksEndpointsByIdResume: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostWebhooksEndpointsByIdResumeResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postWebhooksEndpointsByIdReplay: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    since: string;
+                    until?: string;
+                    /** @default false */
+                    failed_only?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostWebhooksEndpointsByIdReplayResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getWebhooksEndpointsByIdStats: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetWebhooksEndpointsByIdStatsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,11 +9,16 @@ import { DELIVERY_STATUSES, EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS } from '../.
 import {
   changeEndpoint,
   createEndpoint,
+  endpointStats,
   getEndpoint,
   listDeliveries,
   listEndpoints,
   listEvents,
+  pauseEndpoint,
   removeEndpoint,
+  REPLAY_LIMIT,
+  replayEndpoint,
+  resumeEndpoint,
   retryDelivery,
   rotateSecret,
   sendPing,
@@ -48,6 +53,10 @@ const endpoint = z.object({
   description: z.string().nullable(),
   disabled_reason: z.string().nullable().describe('why the platform disabled it (410 Gone, failing for days)'),
   failing_since: z.string().nullable().describe('the first failed attempt since the last success'),
+  paused_at: z
+    .string()
+    .nullable()
+    .describe('paused by an admin since then: deliveries queue, nothing is sent until it is resumed'),
   previous_secret_expires_at: z
     .string()
     .nullable()
@@ -214,6 +223,113 @@ defineRoute({
   }),
 });
 
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints/:id/pause'],
+  tag,
+  summary:
+    'Pauses a webhook endpoint (admin): its events keep being queued, nothing is sent (retries by hand and test pings wait too) until it is resumed; pausing a paused one changes nothing',
+  auth: 'admin',
+  audit: { action: 'webhook_endpoint.pause', target: ({ params }) => ({ type: 'webhook_endpoint', id: params.id }) },
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), endpoint }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    endpoint: await pauseEndpoint(organizationFor(principal, query.organization_id), params.id),
+  }),
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints/:id/resume'],
+  tag,
+  summary:
+    'Resumes a paused webhook endpoint (admin): what queued meanwhile is sent in order, each with a full retry window from now; resuming one not paused changes nothing',
+  auth: 'admin',
+  audit: { action: 'webhook_endpoint.resume', target: ({ params }) => ({ type: 'webhook_endpoint', id: params.id }) },
+  params: idParams,
+  query: orgQuery,
+  response: z.object({ success: z.literal(true), endpoint }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    endpoint: await resumeEndpoint(organizationFor(principal, query.organization_id), params.id),
+  }),
+});
+
+const when = z.iso.datetime({ offset: true }).or(z.iso.date());
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/webhooks/endpoints/:id/replay'],
+  tag,
+  summary: `Sends again the endpoint's ended deliveries (admin) first queued from since (inclusive) to until (exclusive, default now): delivered and failed ones, or failed_only; each keeps its webhook-id and gets a new retry window; ones still queued are left as they are. At most ${REPLAY_LIMIT} per call, oldest first: next_since, when set, is where the next call starts`,
+  auth: 'admin',
+  audit: { action: 'webhook_endpoint.replay', target: ({ params }) => ({ type: 'webhook_endpoint', id: params.id }) },
+  status: 202,
+  params: idParams,
+  query: orgQuery,
+  body: z.object({
+    since: when,
+    until: when.optional(),
+    failed_only: z.boolean().default(false),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    queued: z.number().describe('deliveries queued again'),
+    next_since: z.string().nullable().describe('more remain from this instant: replay again from it'),
+  }),
+  handler: async ({ principal, params, query, body }) => ({
+    success: true,
+    ...(await replayEndpoint(organizationFor(principal, query.organization_id), params.id, {
+      since: new Date(body.since),
+      until: body.until ? new Date(body.until) : undefined,
+      failed_only: body.failed_only,
+    })),
+  }),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/webhooks/endpoints/:id/stats'],
+  tag,
+  summary:
+    "A webhook endpoint's queue (admin): backlog, oldest undelivered, attempts and success rate over the last 24 hours, last success and last error (attempt counts lag by up to a second)",
+  auth: 'admin',
+  params: idParams,
+  query: orgQuery,
+  response: z.object({
+    success: z.literal(true),
+    stats: z.object({
+      endpoint_id: z.string(),
+      state: z.enum(['active', 'paused', 'disabled']),
+      backlog: z.number().describe('deliveries queued: due now or scheduled for a retry'),
+      oldest_undelivered_at: z.string().nullable().describe('when the oldest delivery still queued was queued'),
+      oldest_undelivered_age_seconds: z.number().nullable(),
+      last_24h: z.object({
+        attempts: z.number(),
+        succeeded: z.number(),
+        failed: z.number(),
+        success_rate: z.number().nullable().describe('succeeded / attempts, 0 to 1; null without attempts'),
+      }),
+      attempts_total: z.object({ succeeded: z.number(), failed: z.number() }),
+      last_success_at: z.string().nullable(),
+      last_error: z
+        .object({
+          at: z.string(),
+          status: z.number().nullable().describe("the receiver's HTTP status; null when it never answered"),
+          error: z.string().nullable(),
+          delivery_id: z.string(),
+        })
+        .nullable(),
+    }),
+  }),
+  handler: async ({ principal, params, query }) => ({
+    success: true,
+    stats: await endpointStats(organizationFor(principal, query.organization_id), params.id),
+  }),
+});
+
 const delivery = z.object({
   id: z.string(),
   endpoint_id: z.string(),
@@ -285,8 +401,6 @@ defineRoute({
     delivery: await retryDelivery(organizationFor(principal, query.organization_id), params.id),
   }),
 });
-
-const when = z.iso.datetime({ offset: true }).or(z.iso.date());
 
 defineRoute({
   method: 'GET',
