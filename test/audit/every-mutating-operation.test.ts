@@ -584,6 +584,23 @@ const TABLE: Record<string, Entry> = {
     const id = await newEndpoint(w);
     return { params: { id }, action: 'webhook_endpoint.ping', target: { type: 'webhook_endpoint', id } };
   },
+  'POST /api/webhooks/endpoints/{id}/pause': async (w) => {
+    const id = await newEndpoint(w);
+    return { params: { id }, action: 'webhook_endpoint.pause', target: { type: 'webhook_endpoint', id } };
+  },
+  'POST /api/webhooks/endpoints/{id}/resume': async (w) => {
+    const id = await newEndpoint(w);
+    return { params: { id }, action: 'webhook_endpoint.resume', target: { type: 'webhook_endpoint', id } };
+  },
+  'POST /api/webhooks/endpoints/{id}/replay': async (w) => {
+    const id = await newEndpoint(w);
+    return {
+      params: { id },
+      json: { since: '2026-01-01T00:00:00Z' },
+      action: 'webhook_endpoint.replay',
+      target: { type: 'webhook_endpoint', id },
+    };
+  },
   'POST /api/webhooks/deliveries/{id}/retry': async (w) => {
     const endpoint = await newEndpoint(w);
     must(await admin(w, 'POST', `/api/webhooks/endpoints/${endpoint}/test`), 'ping');

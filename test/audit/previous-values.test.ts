@@ -155,6 +155,17 @@ describe('audit records carry the previous value', () => {
     expect(typeof rotated.body.secret).toBe('string');
     expect(rotated.raw).not.toContain(rotated.body.secret);
     expect(created.body.secret && rotated.raw.includes(created.body.secret)).toBe(false);
+
+    const paused = await changed(t.adminKey, 'POST', `/api/webhooks/endpoints/${id}/pause`, undefined, {
+      action: 'webhook_endpoint.pause',
+      target: id,
+    });
+    expect(paused.record.changes).toEqual({ paused: { from: false, to: true } });
+    const resumed = await changed(t.adminKey, 'POST', `/api/webhooks/endpoints/${id}/resume`, undefined, {
+      action: 'webhook_endpoint.resume',
+      target: id,
+    });
+    expect(resumed.record.changes).toEqual({ paused: { from: true, to: false } });
   });
 
   it('POST /update-provider-config with a new api key: the key masked on both sides, and no raw key anywhere in GET /api/audit', async () => {
