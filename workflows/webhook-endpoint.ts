@@ -53,6 +53,11 @@ export async function webhookEndpointWorkflow(input: EndpointActorInput): Promis
       continue;
     }
     if (out.state === 'gone') return;
+    if (out.state === 'held') {
+      // Another round holds the queue (one that died): back when its hold passes, or when woken.
+      await condition(() => woken, Math.max(1, out.until_ms - Date.now()));
+      continue;
+    }
     if (out.state === 'paused') {
       // Fan-outs do not wake a paused endpoint's actor; resuming does.
       await condition(() => woken);

@@ -354,23 +354,59 @@ export async function postJson(
 ): Promise<{ status: number; duration_ms: number }> {
   const { url, addresses } = target;
   const started = performance.now();
-  const status = await new Promise<number>((done, fail) => {
-    const req = (url.protocol === 'https:' ? https : http).request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
-      lookup: pinnedLookup(addresses),
-      agent: false,
-      signal: AbortSignal.timeout(timeout_ms),
+  const signal = AbortSignal.timeout(timeout_ms);
+  const send = (fresh: boolean) =>
+    new Promise<number>((done, fail) => {
+      const req = (url.protocol === 'https:' ? https : http).request(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+        lookup: pinnedLookup(addresses),
+        agent: fresh ? false : agentFor(url, addresses),
+        signal,
+      });
+      req.on('response', (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+        res.on('error', fail);
+      });
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        // A kept connection the receiver closed just as it was reused: once more on a new one
+        // (what Node's documentation advises; the receiver never saw the request).
+        req.reusedSocket && err.code === 'ECONNRESET' && !fresh ? send(true).then(done, fail) : fail(err),
+      );
+      req.end(body);
     });
-    req.on('response', (res) => {
-      res.resume();
-      res.on('end', () => done(res.statusCode ?? 0));
-      res.on('error', fail);
-    });
-    req.on('error', fail);
-    req.end(body);
-  });
+  const status = await send(false);
   return { status, duration_ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * Connections kept open between attempts, one agent per URL origin and checked addresses: a
+ * socket is reused only for the same origin resolved to the same addresses (a name that resolves
+ * elsewhere now gets new connections, to addresses checked again). Idle sockets close after 4 s,
+ * before a receiver's usual keep-alive timeout (5 s in Node) closes them under a request; no cap
+ * on sockets per agent, so endpoints on one host never wait for each other (each endpoint's actor
+ * bounds its own sends). The least recently used of MAX_AGENTS destinations is closed.
+ */
+const MAX_AGENTS = 256;
+const agents = new Map<string, http.Agent>();
+function agentFor(url: URL, addresses: WebhookTarget['addresses']): http.Agent {
+  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).join(',')}`;
+  const known = agents.get(key);
+  if (known) {
+    agents.delete(key);
+    agents.set(key, known);
+    return known;
+  }
+  const options = { keepAlive: true, maxFreeSockets: 16, timeout: 4000, scheduling: 'lifo' as const };
+  const agent = url.protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
+  agents.set(key, agent);
+  if (agents.size > MAX_AGENTS) {
+    const [oldest, old] = agents.entries().next().value!;
+    agents.delete(oldest);
+    old.destroy();
+  }
+  return agent;
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * The steps of an endpoint's actor (`webhook-endpoint:<endpoint_id>`, workflows/webhook-endpoint.ts):
- * one round takes the endpoint's due deliveries (a claim on each: `due_at` moved ahead, so another
- * round, or a retry of this one, does not take them too), sends them at most PER_ENDPOINT at once,
- * each attempt made and recorded as deliveries.ts makes it, its next one scheduled in the queue by
- * its own backoff; then the actor sleeps until the next one is due or a fan-out wakes it.
+ * one round holds the endpoint's queue (one round at a time: a retried round waits while the one
+ * before still runs), reads its due deliveries and their events a batch at a time, sends them at
+ * most PER_ENDPOINT at once (each attempt made as deliveries.ts makes it), and records the batch's
+ * attempts in one bulk write, each delivery's next one scheduled in the queue by its own backoff;
+ * then the actor sleeps until the next one is due or a fan-out wakes it.
  *
  * Shares: a round holds one of the worker's local-activity slots (shared with every workflow) for
  * as long as its sends take, so a worker runs at most MAX_ROUNDS rounds at once and at most
@@ -13,30 +14,32 @@
  */
 import { newId } from '../core/ids.ts';
 import { retryDelay } from './backoff.ts';
-import { attempt } from './deliveries.ts';
-import type { DeliveryDoc, EndpointDoc } from './models.ts';
+import { tryDelivery } from './deliveries.ts';
+import type { DeliveryDoc, EndpointDoc, EventDoc } from './models.ts';
 import { eventsSettings, retryWindowMs } from './settings.ts';
 import { organizationShares } from './shares.ts';
 import {
-  claimDeliveries,
   dueDeliveries,
-  endDelivery,
   endpointById,
   endQueued,
+  eventsByIds,
+  heldUntil,
+  holdQueue,
   markAsleep,
   markAwake,
   nextDue,
-  releaseClaim,
+  releaseQueue,
+  settle,
 } from './store.ts';
 
 /** Sends at once to one endpoint. */
 const PER_ENDPOINT = 8;
-/** Deliveries taken per claim. */
-const BATCH = 50;
+/** Deliveries read per batch. */
+const BATCH = 100;
 /** A round stops taking new deliveries after this (the actor's next round takes them). */
 const ROUND_MS = 15_000;
-/** How long a claim holds: past it, a round that died is taken over (its deliveries sent again). */
-const CLAIM_MS = 60_000;
+/** How long a round holds its endpoint's queue (renewed each batch): past it, a round that died is taken over. */
+const HOLD_MS = 40_000;
 const MAX_ROUNDS = 40;
 const MAX_ROUNDS_PER_ORGANIZATION = 4;
 const takeRound = organizationShares(MAX_ROUNDS, MAX_ROUNDS_PER_ORGANIZATION);
@@ -49,44 +52,52 @@ export interface EndpointActorInput {
 /**
  * `more`: due deliveries are left (the round ran out of time); `busy`: the worker's share was
  * taken, nothing was sent; `idle`: none is due now; `gone`: the endpoint was deleted; `paused`: an
- * admin paused it (its deliveries wait; resuming wakes the actor).
+ * admin paused it (its deliveries wait; resuming wakes the actor); `held`: another round holds the
+ * queue until `until_ms` (a round that died: its hold passes).
  */
 type RoundResult =
   | { state: 'more' }
   | { state: 'busy' }
   | { state: 'idle'; next_due_ms: number | null }
   | { state: 'gone' }
-  | { state: 'paused' };
+  | { state: 'paused' }
+  | { state: 'held'; until_ms: number };
 
-/** Attempts one claimed delivery; false when it was not attempted (the name lookups were all taken). */
-async function deliver(d: DeliveryDoc, endpoint: EndpointDoc | null, claim: string): Promise<boolean> {
-  const run = {
+type Settled = Parameters<typeof settle>[0][number];
+
+/** Attempts one due delivery; null when it was not attempted (paused, or the name lookups were all taken). */
+async function deliver(d: DeliveryDoc, endpoint: EndpointDoc, event: EventDoc | null): Promise<Settled | null> {
+  const input = {
     delivery_id: d._id,
     organization_id: d.organization_id,
     endpoint_id: d.endpoint_id,
     event_id: d.event_id,
     event_type: d.event_type,
   };
-  const cfg = eventsSettings();
+  const row = { _id: d._id, due_at: d.due_at! };
   const now = Date.now();
   const n = (d.attempts?.length ?? 0) + 1;
-  const window = d.window_ends_at?.getTime() ?? d.created_at.getTime() + retryWindowMs();
-  if (now > window) {
-    await endDelivery(
-      { _id: d._id, ...run },
-      n === 1
-        ? 'no attempt could be made within its window; retry it by hand'
-        : `no success after ${n - 1} attempts; retry it by hand`,
-      claim,
-    );
-    return true;
-  }
-  const delay = retryDelay(n, cfg.WEBHOOK_RETRY_BASE_SECONDS * 1000, Math.random());
-  const out = await attempt(
-    { ...run, attempt: n, claim, ...(now + delay <= window && { next_delay_ms: delay }) },
-    { endpoint },
+  // A resume gives what was queued a full window from then (its own, if later).
+  const window = Math.max(
+    d.window_ends_at?.getTime() ?? d.created_at.getTime() + retryWindowMs(),
+    endpoint.resumed_at ? endpoint.resumed_at.getTime() + retryWindowMs() : 0,
   );
-  return out.outcome !== 'busy';
+  if (now > window)
+    return {
+      ...row,
+      status: 'failed',
+      final_reason:
+        n === 1
+          ? 'no attempt could be made within its window; retry it by hand'
+          : `no success after ${n - 1} attempts; retry it by hand`,
+    };
+  const delay = retryDelay(n, eventsSettings().WEBHOOK_RETRY_BASE_SECONDS * 1000, Math.random());
+  const { settle: s } = await tryDelivery(
+    { ...input, attempt: n, ...(now + delay <= window && { next_delay_ms: delay }) },
+    endpoint,
+    event,
+  );
+  return s ? { ...row, ...s } : null;
 }
 
 /** One round: the endpoint's due deliveries, PER_ENDPOINT at a time, until none is due or ROUND_MS has passed. */
@@ -102,46 +113,72 @@ export async function deliverDue(input: EndpointActorInput): Promise<RoundResult
 
 async function round(input: EndpointActorInput): Promise<RoundResult> {
   const started = Date.now();
-  const claim = newId('clm');
-  for (;;) {
-    // Read for each batch: a change of the endpoint (disabled, deleted, a new URL or secret) applies within one.
-    const found = await endpointById(input.endpoint_id);
-    const endpoint = found && found.organization_id === input.organization_id ? found : null;
-    if (!endpoint) {
-      // Deleted: whatever it still had queued ends, without a send.
-      await endQueued(input.endpoint_id, 'the endpoint was deleted');
-      return { state: 'gone' };
-    }
-    if (endpoint.paused_at) return { state: 'paused' };
-    const due = await dueDeliveries(input.endpoint_id, new Date(), BATCH);
-    if (!due.length) break;
-    const taken = await claimDeliveries(
-      due.map((d) => d._id),
-      claim,
-      new Date(Date.now() + CLAIM_MS),
-    );
-    if (!taken.length) break; // another round took them
-    let next = 0;
-    let busy = false;
-    await Promise.all(
-      Array.from({ length: Math.min(PER_ENDPOINT, taken.length) }, async () => {
-        while (next < taken.length) {
-          const d = taken[next++];
-          // Past its time, or after a refusal for want of lookups: back in the queue, untried.
-          if (busy || Date.now() - started >= ROUND_MS) {
-            await releaseClaim(d._id, claim).catch(() => undefined);
-            continue;
-          }
-          // A delivery whose attempt could not be recorded keeps its claim: it is taken again
-          // once the claim has passed, not resent in a loop.
-          if (!(await deliver(d, endpoint, claim).catch(() => true))) busy = true;
-        }
-      }),
-    );
-    if (busy) return { state: 'busy' };
-    if (Date.now() - started >= ROUND_MS) return { state: 'more' };
+  const id = newId('rnd');
+  // One round at a time per endpoint (a round retried while the one before still runs waits).
+  if (!(await holdQueue(input.endpoint_id, input.organization_id, id, new Date(Date.now() + HOLD_MS)))) {
+    // Held by another round: a round retried while the one before still runs, or one that died
+    // (its hold passes within HOLD_MS). The actor comes back then, or when woken.
+    return { state: 'held', until_ms: (await heldUntil(input.endpoint_id))?.getTime() ?? Date.now() + 1000 };
   }
-  return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null };
+  // A batch's records are written while the next batch is sent (one write in flight at a time);
+  // the deliveries being recorded are left out of the next batch's read.
+  let recording: Promise<void> = Promise.resolve();
+  let recordingIds = new Set<string>();
+  try {
+    for (;;) {
+      // Read for each batch: a change of the endpoint (disabled, deleted, paused, a new URL or secret) applies within one.
+      const found = await endpointById(input.endpoint_id);
+      const endpoint = found && found.organization_id === input.organization_id ? found : null;
+      if (!endpoint) {
+        await recording;
+        // Deleted: whatever it still had queued ends, without a send.
+        await endQueued(input.endpoint_id, 'the endpoint was deleted');
+        return { state: 'gone' };
+      }
+      if (endpoint.paused_at) return { state: 'paused' };
+      const due = (await dueDeliveries(input.endpoint_id, new Date(), BATCH + recordingIds.size))
+        .filter((d) => !recordingIds.has(d._id))
+        .slice(0, BATCH);
+      if (!due.length) {
+        if (!recordingIds.size) break;
+        await recording; // then read again: what was being recorded may be due again
+        recordingIds = new Set();
+        continue;
+      }
+      // Each batch renews the hold, and reads its events at once (an erasure's rewrite applies from the next batch).
+      const [held, events] = await Promise.all([
+        holdQueue(input.endpoint_id, input.organization_id, id, new Date(Date.now() + HOLD_MS)),
+        eventsByIds(due.map((d) => d.event_id)),
+      ]);
+      if (!held) return { state: 'busy' }; // another round took over (this one outlived its hold)
+      const done: Settled[] = [];
+      let next = 0;
+      let untried = false;
+      await Promise.all(
+        Array.from({ length: Math.min(PER_ENDPOINT, due.length) }, async () => {
+          while (next < due.length && !untried && Date.now() - started < ROUND_MS) {
+            const d = due[next++];
+            const row = await deliver(d, endpoint, events.get(d.event_id) ?? null).catch(() => null);
+            if (row) done.push(row);
+            // Not attempted (for want of name lookups): it stays due; the actor asks again later.
+            else untried = true;
+          }
+        }),
+      );
+      // Recorded together: what was sent and not recorded (a crash) is sent again once the hold passes.
+      await recording;
+      recording = settle(done);
+      recording.catch(() => undefined); // awaited before the next write or at the end, not unhandled meanwhile
+      recordingIds = new Set(done.map((r) => r._id));
+      if (untried) return { state: 'busy' };
+      if (Date.now() - started >= ROUND_MS) return { state: 'more' };
+    }
+    return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null };
+  } finally {
+    // A record that failed fails the round (retried: its deliveries are sent again, same webhook-id).
+    await recording;
+    await releaseQueue(input.endpoint_id, id).catch(() => undefined);
+  }
 }
 
 /**

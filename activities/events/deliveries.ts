@@ -11,7 +11,7 @@ import { conflict, notFound, PlatformError } from '../core/errors.ts';
 import type { DeliveryStatus } from './constants.ts';
 import type { DeliveryRun } from './emit.ts';
 import { signingSecrets } from './endpoints.ts';
-import type { AttemptDoc, DeliveryDoc, EndpointDoc } from './models.ts';
+import type { AttemptDoc, DeliveryDoc, EndpointDoc, EventDoc } from './models.ts';
 import { wakeEndpoint } from './queue.ts';
 import { eventsSettings, retryWindowMs } from './settings.ts';
 import { organizationShares } from './shares.ts';
@@ -34,7 +34,6 @@ import {
   markSucceeding,
   outcomeCounts,
   recordAttempt,
-  releaseClaim,
 } from './store.ts';
 
 export interface AttemptInput extends DeliveryRun {
@@ -42,8 +41,6 @@ export interface AttemptInput extends DeliveryRun {
   attempt: number;
   /** when the next attempt is due if this one fails; absent: this is the last one */
   next_delay_ms?: number;
-  /** the claim of the endpoint actor's round that took it (actor.ts): the record keeps its place in the queue */
-  claim?: string;
 }
 
 export interface AttemptResult {
@@ -114,11 +111,26 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
 }
 
 /**
- * One attempt. `endpoint`: as its endpoint's actor read it for this batch (what the attempt learns
- * of it, failing, disabled, is kept on that object for the batch's next attempts), else read here.
- * The event is read at each attempt: an erasure that rewrote its body is what is sent.
+ * What an attempt leaves a delivery in: its state, the attempt (none when the delivery ended
+ * without a send), its next attempt or why it ended. The caller writes it (store.ts `settle`).
  */
-export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDoc | null }): Promise<AttemptResult> {
+export interface Settlement {
+  status: DeliveryStatus;
+  attempt?: AttemptDoc;
+  next_attempt_at?: Date;
+  final_reason?: string;
+}
+
+/**
+ * One attempt, with its endpoint and event as read (null: gone). Answers its outcome and what to
+ * record (nothing when `busy`: not attempted). What the attempt learns of the endpoint (failing,
+ * disabled) is written at once and kept on `endpoint` for the attempts that share it.
+ */
+export async function tryDelivery(
+  input: AttemptInput,
+  endpoint: EndpointDoc | null,
+  event: EventDoc | null,
+): Promise<{ result: AttemptResult; settle?: Settlement }> {
   const d: DeliveryKey = {
     _id: input.delivery_id,
     organization_id: input.organization_id,
@@ -126,32 +138,17 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
     event_id: input.event_id,
     event_type: input.event_type,
   };
-  const [endpoint, event] = await Promise.all([
-    read ? read.endpoint : endpointById(d.endpoint_id),
-    eventById(d.event_id),
-  ]);
-  if (!endpoint || endpoint.organization_id !== d.organization_id) {
-    await endDelivery(d, 'the endpoint was deleted', input.claim);
-    return { outcome: 'ended' };
-  }
+  const ended = (final_reason: string) => ({
+    result: { outcome: 'ended' as const },
+    settle: { status: 'failed' as const, final_reason },
+  });
+  if (!endpoint || endpoint.organization_id !== d.organization_id) return ended('the endpoint was deleted');
   // A ping tests the endpoint, enabled or not (before enabling it again, say).
-  if (!endpoint.enabled && input.event_type !== 'ping') {
-    await endDelivery(
-      d,
-      `the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`,
-      input.claim,
-    );
-    return { outcome: 'ended' };
-  }
+  if (!endpoint.enabled && input.event_type !== 'ping')
+    return ended(`the endpoint is disabled${endpoint.disabled_reason ? `: ${endpoint.disabled_reason}` : ''}`);
   // Paused by an admin: nothing is sent, the delivery waits in its queue (not an attempt).
-  if (endpoint.paused_at) {
-    if (input.claim) await releaseClaim(d._id, input.claim);
-    return { outcome: 'busy' };
-  }
-  if (!event) {
-    await endDelivery(d, 'the event is past its retention', input.claim);
-    return { outcome: 'ended' };
-  }
+  if (endpoint.paused_at) return { result: { outcome: 'busy' } };
+  if (!event) return ended('the event is past its retention');
   const at = new Date();
   let status: number | undefined;
   let duration_ms = 0;
@@ -167,10 +164,7 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
   } catch (err) {
     // The process's name lookups are all taken (another endpoint's slow name server): not an
     // attempt, and not this endpoint's failure; it is due again.
-    if (err instanceof PlatformError && err.kind === 'busy') {
-      if (input.claim) await releaseClaim(d._id, input.claim);
-      return { outcome: 'busy' };
-    }
+    if (err instanceof PlatformError && err.kind === 'busy') return { result: { outcome: 'busy' } };
     duration_ms = Date.now() - at.getTime();
     const e = err as Error & { cause?: Error };
     // AbortSignal.timeout() aborts the request: an AbortError whose cause is the TimeoutError.
@@ -180,14 +174,20 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
         : String(e.message ?? err).slice(0, 300);
   }
   const attempt = { at, duration_ms, ...(status !== undefined && { status }), ...(error && { error }) };
+  const failed = (final_reason: string, outcome: string) => {
+    countOutcome(d, outcome, attempt);
+    return {
+      result: { outcome: 'failed' as const, status },
+      settle: { status: 'failed' as const, attempt, final_reason },
+    };
+  };
   if (status !== undefined && status >= 200 && status < 300) {
-    await recordAttempt(d, attempt, 'succeeded', undefined, undefined, input.claim);
     if (endpoint.failing_since) {
       await markSucceeding(endpoint._id);
       delete endpoint.failing_since;
     }
     countOutcome(d, 'succeeded', attempt);
-    return { outcome: 'succeeded', status };
+    return { result: { outcome: 'succeeded', status }, settle: { status: 'succeeded', attempt } };
   }
   if (status === 410) {
     await disableEndpoint(
@@ -196,16 +196,7 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       `the receiver answered 410 Gone on ${at.toISOString()}`,
     );
     endpoint.enabled = false; // the batch's next attempts end without a send
-    await recordAttempt(
-      d,
-      attempt,
-      'failed',
-      undefined,
-      'the receiver answered 410 Gone: the endpoint is disabled',
-      input.claim,
-    );
-    countOutcome(d, 'gone', attempt);
-    return { outcome: 'failed', status };
+    return failed('the receiver answered 410 Gone: the endpoint is disabled', 'gone');
   }
   if (!endpoint.failing_since) {
     await markFailing(endpoint._id, at);
@@ -223,33 +214,37 @@ export async function attempt(input: AttemptInput, read?: { endpoint: EndpointDo
       new Date(at.getTime() - limitDays * DAY_MS),
     ))
   ) {
-    await recordAttempt(
-      d,
-      attempt,
-      'failed',
-      undefined,
-      `the endpoint failed for ${limitDays} days without a success and is disabled`,
-      input.claim,
-    );
     endpoint.enabled = false;
-    countOutcome(d, 'gave_up', attempt);
-    return { outcome: 'failed', status };
+    return failed(`the endpoint failed for ${limitDays} days without a success and is disabled`, 'gave_up');
   }
-  if (input.next_delay_ms === undefined) {
-    await recordAttempt(
-      d,
-      attempt,
-      'failed',
-      undefined,
-      `no success after ${input.attempt} attempts; retry it by hand`,
-      input.claim,
-    );
-    countOutcome(d, 'gave_up', attempt);
-    return { outcome: 'failed', status };
-  }
-  await recordAttempt(d, attempt, 'retrying', new Date(at.getTime() + input.next_delay_ms), undefined, input.claim);
+  if (input.next_delay_ms === undefined)
+    return failed(`no success after ${input.attempt} attempts; retry it by hand`, 'gave_up');
   countOutcome(d, 'failed_attempt', attempt);
-  return { outcome: 'retry', status };
+  return {
+    result: { outcome: 'retry', status },
+    settle: { status: 'retrying', attempt, next_attempt_at: new Date(at.getTime() + input.next_delay_ms) },
+  };
+}
+
+/**
+ * One attempt of an older build's per-delivery run, `webhook-delivery:<id>`: its endpoint and
+ * event read now, its record written at once (the run is the delivery until its first attempt).
+ */
+async function attempt(input: AttemptInput): Promise<AttemptResult> {
+  const [endpoint, event] = await Promise.all([endpointById(input.endpoint_id), eventById(input.event_id)]);
+  const { result, settle } = await tryDelivery(input, endpoint, event);
+  if (!settle) return result;
+  const d: DeliveryKey = {
+    _id: input.delivery_id,
+    organization_id: input.organization_id,
+    endpoint_id: input.endpoint_id,
+    event_id: input.event_id,
+    event_type: input.event_type,
+  };
+  if (settle.attempt)
+    await recordAttempt(d, settle.attempt, settle.status, settle.next_attempt_at, settle.final_reason);
+  else await endDelivery(d, settle.final_reason!);
+  return result;
 }
 
 export interface DeliveryView {

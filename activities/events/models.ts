@@ -23,6 +23,8 @@ const endpointSchema = new Schema(
     disabled_reason: { type: String },
     /** paused by an admin: its deliveries queue and nothing is sent until it is resumed */
     paused_at: { type: Date },
+    /** the last resume: every delivery queued then has a retry window from this instant at least */
+    resumed_at: { type: Date },
     /** the last test ping: one per PING_GAP_SECONDS per endpoint */
     last_ping_at: { type: Date },
     /** the key (and its user) that created the endpoint: an endpoint outlives its creator's key */
@@ -45,6 +47,7 @@ export interface EndpointDoc {
   failing_since?: Date;
   disabled_reason?: string;
   paused_at?: Date;
+  resumed_at?: Date;
   last_ping_at?: Date;
   created_by?: { key_id: string; user_id: string };
   created_at: Date;
@@ -120,7 +123,7 @@ const deliverySchema = new Schema(
     due_at: { type: Date },
     /** no attempt is scheduled after this (WEBHOOK_RETRY_HOURS after it was queued or retried by hand) */
     window_ends_at: { type: Date },
-    /** the round that took it (set with `due_at` moved ahead): only that round records its attempt */
+    /** the round that took it, in builds before rounds held their endpoint's queue (unset when recorded) */
     claim: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
@@ -169,6 +172,9 @@ const endpointQueueSchema = new Schema(
     woken_at: { type: Date },
     /** the endpoint is paused: no fan-out wakes its actor (resuming does) */
     paused: { type: Boolean },
+    /** the round sending the endpoint's deliveries, and until when it holds the queue (actor.ts) */
+    held_by: { type: String },
+    held_until: { type: Date },
     /** attempts since the endpoint was created, by outcome (written once a second, deliveries.ts) */
     succeeded: { type: Number },
     failed: { type: Number },
@@ -193,6 +199,8 @@ export interface EndpointQueueDoc {
   awake: boolean;
   woken_at?: Date;
   paused?: boolean;
+  held_by?: string;
+  held_until?: Date;
   succeeded?: number;
   failed?: number;
   last_success_at?: Date;

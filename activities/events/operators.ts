@@ -12,7 +12,6 @@ import {
   backlogOf,
   backlogs,
   endedDeliveries,
-  extendWindows,
   hoursOf,
   markPaused,
   queueOf,
@@ -40,15 +39,17 @@ export async function pauseEndpoint(organization_id: string, endpoint_id: string
 
 /**
  * Resumes the endpoint: every delivery still queued gets a full retry window from now (the pause
- * did not use it up), and its actor is woken to send what is due. Resuming one not paused only
+ * did not use it up: `resumed_at`), and its actor is woken to send what is due. Resuming one not paused only
  * wakes its actor.
  */
 export async function resumeEndpoint(organization_id: string, endpoint_id: string): Promise<EndpointView> {
   const before = await existing(organization_id, endpoint_id);
-  const doc = before.paused_at ? await updateEndpoint(organization_id, endpoint_id, {}, ['paused_at']) : before;
+  // `resumed_at` extends every queued delivery's window (actor.ts), with no write per delivery.
+  const doc = before.paused_at
+    ? await updateEndpoint(organization_id, endpoint_id, { resumed_at: new Date() }, ['paused_at'])
+    : before;
   if (!doc) return viewEndpoint(await existing(organization_id, endpoint_id));
   await markPaused(endpoint_id, organization_id, false);
-  if (before.paused_at) await extendWindows(endpoint_id, new Date(Date.now() + retryWindowMs()));
   await wakeEndpoint(organization_id, endpoint_id, true);
   noteChange('paused', Boolean(before.paused_at), false);
   return viewEndpoint(doc);

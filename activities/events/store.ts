@@ -217,8 +217,8 @@ export async function deliveryOf(organization_id: string, delivery_id: string): 
 }
 
 /**
- * Appends an attempt and the state it leaves the delivery in; the first attempt writes the record
- * (one write per attempt, none before: the run is the delivery until then).
+ * Appends an attempt and the state it leaves the delivery in, for an older build's per-delivery
+ * run: its first attempt writes the record (one write per attempt, none before).
  */
 export async function recordAttempt(
   d: DeliveryKey,
@@ -226,31 +226,16 @@ export async function recordAttempt(
   status: DeliveryStatus,
   next_attempt_at?: Date,
   final_reason?: string,
-  claim?: string,
 ): Promise<void> {
   const { _id, ...key } = d;
   const set: Record<string, unknown> = {
     status,
     ...(next_attempt_at && { next_attempt_at }),
     ...(final_reason && { final_reason }),
-    // In its endpoint's queue: due again at the next attempt, out of it once final.
-    ...(claim && next_attempt_at && { due_at: next_attempt_at }),
   };
   const unset: Record<string, 1> = {};
   if (!next_attempt_at) unset.next_attempt_at = 1;
   if (!final_reason) unset.final_reason = 1;
-  if (claim) {
-    unset.claim = 1;
-    if (!next_attempt_at) unset.due_at = 1;
-    // Only while the claim holds: a retry by hand meanwhile (or a round that took over an
-    // expired claim) decides the delivery's state, not this attempt.
-    await WebhookDelivery.updateOne(
-      { _id, claim },
-      { $push: { attempts: attempt }, $set: set, $unset: unset },
-      { timestamps: true },
-    );
-    return;
-  }
   await WebhookDelivery.updateOne(
     { _id },
     { $push: { attempts: attempt }, $set: set, $setOnInsert: key, ...(Object.keys(unset).length && { $unset: unset }) },
@@ -258,16 +243,9 @@ export async function recordAttempt(
   );
 }
 
-/** Ends a delivery without an attempt (its endpoint was deleted or disabled meanwhile). */
-export async function endDelivery(d: DeliveryKey, final_reason: string, claim?: string): Promise<void> {
+/** Ends an older build's delivery without an attempt (its endpoint was deleted or disabled meanwhile). */
+export async function endDelivery(d: DeliveryKey, final_reason: string): Promise<void> {
   const { _id, ...key } = d;
-  if (claim) {
-    await WebhookDelivery.updateOne(
-      { _id, claim },
-      { $set: { status: 'failed', final_reason }, $unset: { next_attempt_at: 1, due_at: 1, claim: 1 } },
-    );
-    return;
-  }
   await WebhookDelivery.updateOne(
     { _id },
     {
@@ -276,6 +254,43 @@ export async function endDelivery(d: DeliveryKey, final_reason: string, claim?: 
       $unset: { next_attempt_at: 1, due_at: 1 },
     },
     { upsert: true },
+  );
+}
+
+/**
+ * Records what a round's attempts left their deliveries in, in one bulk write. Each applies only
+ * while the delivery is still due at `due_at` as the round read it: a retry by hand meanwhile
+ * (due again now) decides the delivery's state, not an attempt that was in flight. A retried
+ * delivery keeps its place in the queue (due at its next attempt); an ended one leaves it.
+ */
+export async function settle(
+  rows: {
+    _id: string;
+    due_at: Date;
+    status: DeliveryStatus;
+    attempt?: AttemptDoc;
+    next_attempt_at?: Date;
+    final_reason?: string;
+  }[],
+): Promise<void> {
+  if (!rows.length) return;
+  const now = new Date();
+  await WebhookDelivery.collection.bulkWrite(
+    rows.map((r) => {
+      const set: Record<string, unknown> = { status: r.status, updated_at: now };
+      const unset: Record<string, 1> = { claim: 1 };
+      if (r.next_attempt_at) set.next_attempt_at = set.due_at = r.next_attempt_at;
+      else unset.next_attempt_at = unset.due_at = 1;
+      if (r.final_reason) set.final_reason = r.final_reason;
+      else unset.final_reason = 1;
+      return {
+        updateOne: {
+          filter: { _id: r._id, due_at: r.due_at },
+          update: { $set: set, $unset: unset, ...(r.attempt && { $push: { attempts: r.attempt } }) },
+        },
+      };
+    }) as never,
+    { ordered: false },
   );
 }
 
@@ -289,21 +304,40 @@ export async function endQueued(endpoint_id: string, final_reason: string): Prom
   return r.modifiedCount;
 }
 
+/** Events by id (a round's batch: one read). */
+export const eventsByIds = (ids: string[]) => byIds<EventDoc>(PlatformEvent, ids);
+
 /**
- * Takes these due deliveries for one round (`claim`, and `due_at` moved to `until`): one that
- * another round took meanwhile, or that was retried by hand, is not taken. Answers the ones taken.
+ * Takes the endpoint's queue for one round until `until` (or renews this round's hold): false while
+ * another round holds it. One round at a time sends an endpoint's deliveries: a round that died is
+ * taken over once its hold has passed (what it sent but did not record is sent again).
  */
-export async function claimDeliveries(ids: string[], claim: string, until: Date): Promise<DeliveryDoc[]> {
-  await WebhookDelivery.updateMany(
-    { _id: { $in: ids }, due_at: { $lte: new Date() } },
-    { $set: { due_at: until, claim } },
-  );
-  return WebhookDelivery.find({ _id: { $in: ids }, claim }).lean<DeliveryDoc[]>();
+export async function holdQueue(
+  endpoint_id: string,
+  organization_id: string,
+  round: string,
+  until: Date,
+): Promise<boolean> {
+  try {
+    const r = await EndpointQueue.updateOne(
+      { _id: endpoint_id, $or: [{ held_by: round }, { held_until: null }, { held_until: { $lt: new Date() } }] },
+      { $set: { held_by: round, held_until: until }, $setOnInsert: { organization_id, awake: true } },
+      { upsert: true },
+    );
+    return r.matchedCount + r.upsertedCount === 1;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false; // held by another round: the upsert's insert collided
+    throw err;
+  }
 }
 
-/** A claimed delivery that was not attempted (the worker's share was taken): due again now. */
-export async function releaseClaim(delivery_id: string, claim: string): Promise<void> {
-  await WebhookDelivery.updateOne({ _id: delivery_id, claim }, { $set: { due_at: new Date() }, $unset: { claim: 1 } });
+/** Until when another round holds the endpoint's queue (null: none does). */
+export const heldUntil = async (endpoint_id: string) =>
+  (await byId<EndpointQueueDoc>(EndpointQueue, endpoint_id, { held_until: 1 }))?.held_until ?? null;
+
+/** The round is over: the next may start at once. */
+export async function releaseQueue(endpoint_id: string, round: string): Promise<void> {
+  await EndpointQueue.updateOne({ _id: endpoint_id, held_by: round }, { $unset: { held_by: 1, held_until: 1 } });
 }
 
 /**
@@ -406,14 +440,6 @@ export async function markPaused(endpoint_id: string, organization_id: string, p
     { _id: endpoint_id },
     { $set: { paused }, $setOnInsert: { organization_id, awake: false } },
     { upsert: true },
-  );
-}
-
-/** Every delivery still queued for the endpoint gets a window ending no sooner than `until` (a resume). */
-export async function extendWindows(endpoint_id: string, until: Date): Promise<void> {
-  await WebhookDelivery.updateMany(
-    { endpoint_id, due_at: { $gte: new Date(0) }, window_ends_at: { $lt: until } },
-    { $set: { window_ends_at: until } },
   );
 }
 
