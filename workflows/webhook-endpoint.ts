@@ -70,7 +70,10 @@ export async function webhookEndpointWorkflow(input: EndpointActorInput): Promis
     }
     busy = 0;
     if (out.state === 'more' || woken) continue;
-    const rest = await beforeSleep(input).catch(() => ({ due: true, next_due_ms: null }));
+    // A round marked the actor asleep itself (`asleep`); one of an older build left it to beforeSleep.
+    const rest = out.asleep
+      ? { due: false, next_due_ms: out.next_due_ms }
+      : await beforeSleep(input).catch(() => ({ due: true, next_due_ms: null }));
     if (rest.due) continue;
     if (rest.next_due_ms === null) await condition(() => woken);
     else await condition(() => woken, Math.max(1, rest.next_due_ms - Date.now()));

@@ -40,6 +40,8 @@ const BATCH = 100;
 const ROUND_MS = 15_000;
 /** How long a round holds its endpoint's queue (renewed each batch): past it, a round that died is taken over. */
 const HOLD_MS = 40_000;
+/** After a batch of fewer than BATCH / 2, a round waits this long before it reads the queue again. */
+const GATHER_MS = 100;
 const MAX_ROUNDS = 40;
 const MAX_ROUNDS_PER_ORGANIZATION = 4;
 const takeRound = organizationShares(MAX_ROUNDS, MAX_ROUNDS_PER_ORGANIZATION);
@@ -51,14 +53,15 @@ export interface EndpointActorInput {
 
 /**
  * `more`: due deliveries are left (the round ran out of time); `busy`: the worker's share was
- * taken, nothing was sent; `idle`: none is due now; `gone`: the endpoint was deleted; `paused`: an
+ * taken, nothing was sent; `idle`: none is due now (`asleep`: the round marked the actor asleep
+ * and looked at its queue after, as beforeSleep does for rounds of older builds); `gone`: the endpoint was deleted; `paused`: an
  * admin paused it (its deliveries wait; resuming wakes the actor); `held`: another round holds the
  * queue until `until_ms` (a round that died: its hold passes).
  */
 type RoundResult =
   | { state: 'more' }
   | { state: 'busy' }
-  | { state: 'idle'; next_due_ms: number | null }
+  | { state: 'idle'; next_due_ms: number | null; asleep?: true }
   | { state: 'gone' }
   | { state: 'paused' }
   | { state: 'held'; until_ms: number };
@@ -120,45 +123,68 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
     // (its hold passes within HOLD_MS). The actor comes back then, or when woken.
     return { state: 'held', until_ms: (await heldUntil(input.endpoint_id))?.getTime() ?? Date.now() + 1000 };
   }
+  let holdEnds = Date.now() + HOLD_MS;
   // A batch's records are written while the next batch is sent (one write in flight at a time);
   // the deliveries being recorded are left out of the next batch's read.
   let recording: Promise<void> = Promise.resolve();
   let recordingIds = new Set<string>();
+  let endpoint: EndpointDoc | null = null;
+  let asleep = false;
   try {
     for (;;) {
       // Read for each batch: a change of the endpoint (disabled, deleted, paused, a new URL or secret) applies within one.
-      const found = await endpointById(input.endpoint_id);
-      const endpoint = found && found.organization_id === input.organization_id ? found : null;
       if (!endpoint) {
-        await recording;
-        // Deleted: whatever it still had queued ends, without a send.
-        await endQueued(input.endpoint_id, 'the endpoint was deleted');
-        return { state: 'gone' };
+        const found = await endpointById(input.endpoint_id);
+        if (!found || found.organization_id !== input.organization_id) {
+          await recording;
+          // Deleted: whatever it still had queued ends, without a send.
+          await endQueued(input.endpoint_id, 'the endpoint was deleted');
+          return { state: 'gone' };
+        }
+        if (found.paused_at) return { state: 'paused' };
+        endpoint = found;
       }
-      if (endpoint.paused_at) return { state: 'paused' };
       const due = (await dueDeliveries(input.endpoint_id, new Date(), BATCH + recordingIds.size))
         .filter((d) => !recordingIds.has(d._id))
         .slice(0, BATCH);
       if (!due.length) {
-        if (!recordingIds.size) break;
-        await recording; // then read again: what was being recorded may be due again
-        recordingIds = new Set();
+        if (recordingIds.size) {
+          await recording; // then read again: what was being recorded may be due again
+          recordingIds = new Set();
+          continue;
+        }
+        if (asleep) break;
+        // About to end: the actor says it sleeps, then looks once more. A fan-out that queued a
+        // delivery before the mark is seen by that look; one after it finds the actor asleep and
+        // wakes it.
+        await markAsleep(input.endpoint_id);
+        asleep = true;
         continue;
       }
-      // Each batch renews the hold, and reads its events at once (an erasure's rewrite applies from the next batch).
+      if (asleep) {
+        await markAwake(input.endpoint_id);
+        asleep = false;
+      }
+      // The hold is renewed once half of it has passed; each batch's events are read at once
+      // (an erasure's rewrite applies from the next batch).
+      const renew = Date.now() > holdEnds - HOLD_MS / 2;
       const [held, events] = await Promise.all([
-        holdQueue(input.endpoint_id, input.organization_id, id, new Date(Date.now() + HOLD_MS)),
+        renew
+          ? holdQueue(input.endpoint_id, input.organization_id, id, new Date(Date.now() + HOLD_MS))
+          : Promise.resolve(true),
         eventsByIds(due.map((d) => d.event_id)),
       ]);
       if (!held) return { state: 'busy' }; // another round took over (this one outlived its hold)
+      if (renew) holdEnds = Date.now() + HOLD_MS;
       const done: Settled[] = [];
       let next = 0;
       let untried = false;
+      const sending = endpoint;
       await Promise.all(
         Array.from({ length: Math.min(PER_ENDPOINT, due.length) }, async () => {
           while (next < due.length && !untried && Date.now() - started < ROUND_MS) {
             const d = due[next++];
-            const row = await deliver(d, endpoint, events.get(d.event_id) ?? null).catch(() => null);
+            const row = await deliver(d, sending, events.get(d.event_id) ?? null).catch(() => null);
             if (row) done.push(row);
             // Not attempted (for want of name lookups): it stays due; the actor asks again later.
             else untried = true;
@@ -170,10 +196,14 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
       recording = settle(done);
       recording.catch(() => undefined); // awaited before the next write or at the end, not unhandled meanwhile
       recordingIds = new Set(done.map((r) => r._id));
+      endpoint = null;
       if (untried) return { state: 'busy' };
+      // A small batch: the queue is keeping up; the next read waits a little so that it finds the
+      // deliveries of that moment together (a batch's reads and write cost more than its sends).
+      if (due.length < BATCH / 2) await new Promise((r) => setTimeout(r, GATHER_MS));
       if (Date.now() - started >= ROUND_MS) return { state: 'more' };
     }
-    return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null };
+    return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null, asleep: true };
   } finally {
     // A record that failed fails the round (retried: its deliveries are sent again, same webhook-id).
     await recording;
@@ -182,7 +212,8 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
 }
 
 /**
- * The actor is about to sleep: it says so, then looks at its queue once more. A fan-out that
+ * For rounds of older builds (their `idle` is not `asleep`), replayed by running actors:
+ * the actor is about to sleep: it says so, then looks at its queue once more. A fan-out that
  * queued a delivery before the first write is seen here (`due`: it goes on); one after it found
  * the actor asleep and wakes it. Answers when the next queued delivery is due.
  */

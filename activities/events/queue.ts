@@ -20,6 +20,6 @@ export const configureEvents = (c: { runs: DeliveryRuns }) => deliveryRuns.set(c
  * whatever the flag says, as a retry by hand does).
  */
 export async function wakeEndpoint(organization_id: string, endpoint_id: string, always = false): Promise<void> {
-  if ((await takeWake(endpoint_id, organization_id)) || always)
+  if ((await takeWake({ endpoint_id, organization_id })) || always)
     await deliveryRuns.get().wake({ organization_id, endpoint_id });
 }

@@ -163,9 +163,10 @@ export const eventById = (event_id: string) => byId<EventDoc>(PlatformEvent, eve
 export const recordedEvents = async (ids: string[]) =>
   new Set((await byIds<EventDoc>(PlatformEvent, ids, { _id: 1 })).keys());
 
-export async function markFannedOut(event_id: string): Promise<void> {
-  await PlatformEvent.updateOne({ _id: event_id }, { $set: { fanned_out: true } });
-}
+/** Marks events fanned out: the fan-outs of the moment in one write. */
+export const markFannedOut = groupCommit<string>(async (ids) => {
+  await PlatformEvent.updateMany({ _id: { $in: ids } }, { $set: { fanned_out: true } });
+});
 
 /** Events whose deliveries may not all have been started, recorded before `before`, oldest first. */
 export const unfannedEvents = (before: Date, limit: number) =>
@@ -404,7 +405,16 @@ const WAKE_TRUSTED_MS = 30_000;
  * Marks the endpoint's actor awake; true when it was not (or its wake is old): the caller
  * signals it. One conditional write: of concurrent fan-outs, one signals.
  */
-export async function takeWake(endpoint_id: string, organization_id: string, now = new Date()): Promise<boolean> {
+export const takeWake = groupCommit<{ endpoint_id: string; organization_id: string }, boolean>(
+  // The fan-outs of the moment to one endpoint share one write; the first of them signals.
+  async (items) => [
+    await takeWakeOnce(items[0].endpoint_id, items[0].organization_id),
+    ...items.slice(1).map(() => false),
+  ],
+  { key: (i) => i.endpoint_id },
+);
+
+async function takeWakeOnce(endpoint_id: string, organization_id: string, now = new Date()): Promise<boolean> {
   try {
     const r = await EndpointQueue.updateOne(
       {
