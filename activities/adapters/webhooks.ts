@@ -364,15 +364,18 @@ export async function postJson(
         agent: fresh ? false : agentFor(url, addresses),
         signal,
       });
+      let answered = false;
       req.on('response', (res) => {
+        answered = true;
         res.resume();
         res.on('end', () => done(res.statusCode ?? 0));
         res.on('error', fail);
       });
       req.on('error', (err: NodeJS.ErrnoException) =>
-        // A kept connection the receiver closed just as it was reused: once more on a new one
-        // (what Node's documentation advises; the receiver never saw the request).
-        req.reusedSocket && err.code === 'ECONNRESET' && !fresh ? send(true).then(done, fail) : fail(err),
+        // A kept connection the receiver closed just as it was reused, before any answer: once
+        // more on a new one, as Node's documentation advises (the same webhook-id, should the
+        // receiver have seen the first).
+        req.reusedSocket && err.code === 'ECONNRESET' && !answered && !fresh ? send(true).then(done, fail) : fail(err),
       );
       req.end(body);
     });
@@ -391,7 +394,10 @@ export async function postJson(
 const MAX_AGENTS = 256;
 const agents = new Map<string, http.Agent>();
 function agentFor(url: URL, addresses: WebhookTarget['addresses']): http.Agent {
-  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).join(',')}`;
+  const key = `${url.protocol}//${url.host}|${addresses
+    .map((a) => a.address)
+    .sort()
+    .join(',')}`;
   const known = agents.get(key);
   if (known) {
     agents.delete(key);
@@ -404,7 +410,8 @@ function agentFor(url: URL, addresses: WebhookTarget['addresses']): http.Agent {
   if (agents.size > MAX_AGENTS) {
     const [oldest, old] = agents.entries().next().value!;
     agents.delete(oldest);
-    old.destroy();
+    // Its idle sockets close now; those in use finish their request and close once idle (4 s).
+    for (const list of Object.values(old.freeSockets)) for (const socket of list ?? []) socket.destroy();
   }
   return agent;
 }

@@ -38,7 +38,11 @@ const PER_ENDPOINT = 8;
 const BATCH = 100;
 /** A round stops taking new deliveries after this (the actor's next round takes them). */
 const ROUND_MS = 15_000;
-/** How long a round holds its endpoint's queue (renewed each batch): past it, a round that died is taken over. */
+/**
+ * How long a round holds its endpoint's queue from its start: longer than a round lasts (it starts
+ * no batch after ROUND_MS; a batch's last send ends within 10 s, its name lookup within 5 s);
+ * past it, a round that died is taken over.
+ */
 const HOLD_MS = 40_000;
 /** After a batch of fewer than BATCH / 2, a round waits this long before it reads the queue again. */
 const GATHER_MS = 100;
@@ -123,7 +127,6 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
     // (its hold passes within HOLD_MS). The actor comes back then, or when woken.
     return { state: 'held', until_ms: (await heldUntil(input.endpoint_id))?.getTime() ?? Date.now() + 1000 };
   }
-  let holdEnds = Date.now() + HOLD_MS;
   // A batch's records are written while the next batch is sent (one write in flight at a time);
   // the deliveries being recorded are left out of the next batch's read.
   let recording: Promise<void> = Promise.resolve();
@@ -165,17 +168,8 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
         await markAwake(input.endpoint_id);
         asleep = false;
       }
-      // The hold is renewed once half of it has passed; each batch's events are read at once
-      // (an erasure's rewrite applies from the next batch).
-      const renew = Date.now() > holdEnds - HOLD_MS / 2;
-      const [held, events] = await Promise.all([
-        renew
-          ? holdQueue(input.endpoint_id, input.organization_id, id, new Date(Date.now() + HOLD_MS))
-          : Promise.resolve(true),
-        eventsByIds(due.map((d) => d.event_id)),
-      ]);
-      if (!held) return { state: 'busy' }; // another round took over (this one outlived its hold)
-      if (renew) holdEnds = Date.now() + HOLD_MS;
+      // Each batch's events are read at once (an erasure's rewrite applies from the next batch).
+      const events = await eventsByIds(due.map((d) => d.event_id));
       const done: Settled[] = [];
       let next = 0;
       let untried = false;
@@ -205,9 +199,14 @@ async function round(input: EndpointActorInput): Promise<RoundResult> {
     }
     return { state: 'idle', next_due_ms: (await nextDue(input.endpoint_id))?.getTime() ?? null, asleep: true };
   } finally {
-    // A record that failed fails the round (retried: its deliveries are sent again, same webhook-id).
-    await recording;
+    // A record that failed fails the round (retried: its deliveries are sent again, same
+    // webhook-id), once the queue is released for that retry.
+    const failed = await recording.then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
     await releaseQueue(input.endpoint_id, id).catch(() => undefined);
+    if (failed) throw failed.err;
   }
 }
 

@@ -170,8 +170,6 @@ const endpointQueueSchema = new Schema(
     organization_id: { type: String, required: true },
     awake: { type: Boolean, required: true },
     woken_at: { type: Date },
-    /** the endpoint is paused: no fan-out wakes its actor (resuming does) */
-    paused: { type: Boolean },
     /** the round sending the endpoint's deliveries, and until when it holds the queue (actor.ts) */
     held_by: { type: String },
     held_until: { type: Date },
@@ -198,7 +196,6 @@ export interface EndpointQueueDoc {
   organization_id: string;
   awake: boolean;
   woken_at?: Date;
-  paused?: boolean;
   held_by?: string;
   held_until?: Date;
   succeeded?: number;

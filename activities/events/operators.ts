@@ -13,7 +13,7 @@ import {
   backlogs,
   endedDeliveries,
   hoursOf,
-  markPaused,
+  pausedEndpoints,
   queueOf,
   queues,
   requeue,
@@ -25,14 +25,15 @@ export const REPLAY_LIMIT = 10_000;
 const HOUR_MS = 3_600_000;
 
 /**
- * Pauses the endpoint: its deliveries keep being queued, nothing is sent (a retry by hand and a
- * test ping wait too) until it is resumed. Pausing a paused endpoint changes nothing.
+ * Pauses the endpoint: its deliveries keep being queued, nothing more is sent (a retry by hand and
+ * a test ping wait too) until it is resumed; a batch under way finishes. The endpoint's actor
+ * reads it at each batch and each wake (a fan-out still wakes it, at most every 30 s, to find it
+ * paused). Pausing a paused endpoint changes nothing.
  */
 export async function pauseEndpoint(organization_id: string, endpoint_id: string): Promise<EndpointView> {
   const before = await existing(organization_id, endpoint_id);
   const doc = before.paused_at ? before : await updateEndpoint(organization_id, endpoint_id, { paused_at: new Date() });
   if (!doc) return viewEndpoint(await existing(organization_id, endpoint_id));
-  await markPaused(endpoint_id, organization_id, true);
   noteChange('paused', Boolean(before.paused_at), true);
   return viewEndpoint(doc);
 }
@@ -49,7 +50,6 @@ export async function resumeEndpoint(organization_id: string, endpoint_id: strin
     ? await updateEndpoint(organization_id, endpoint_id, { resumed_at: new Date() }, ['paused_at'])
     : before;
   if (!doc) return viewEndpoint(await existing(organization_id, endpoint_id));
-  await markPaused(endpoint_id, organization_id, false);
   await wakeEndpoint(organization_id, endpoint_id, true);
   noteChange('paused', Boolean(before.paused_at), false);
   return viewEndpoint(doc);
@@ -141,10 +141,10 @@ export interface EndpointMetric {
   failed: number;
 }
 
-/** Every endpoint's queue for `/metrics`: two reads, and one more per endpoint with deliveries waiting. */
+/** Every endpoint's queue for `/metrics`: three reads, whatever the number of endpoints. */
 export async function endpointMetrics(): Promise<EndpointMetric[]> {
   const now = Date.now();
-  const [waiting, all] = await Promise.all([backlogs(), queues()]);
+  const [waiting, all, paused] = await Promise.all([backlogs(), queues(), pausedEndpoints()]);
   const byEndpoint = new Map(waiting.map((w) => [w.endpoint_id, w]));
   return all.map((q) => {
     const w = byEndpoint.get(q._id);
@@ -153,7 +153,7 @@ export async function endpointMetrics(): Promise<EndpointMetric[]> {
       endpoint_id: q._id,
       backlog: w?.size ?? 0,
       oldest_undelivered_seconds: w?.oldest ? Math.max(0, (now - new Date(w.oldest).getTime()) / 1000) : 0,
-      paused: q.paused === true,
+      paused: paused.has(q._id),
       succeeded: q.succeeded ?? 0,
       failed: q.failed ?? 0,
     };

@@ -394,7 +394,7 @@ export async function nextDue(endpoint_id: string): Promise<Date | null> {
  * signal, or an actor busy that long (a signal costs it nothing). One document per endpoint.
  */
 export const staleWakes = (before: Date, limit: number) =>
-  EndpointQueue.find({ awake: true, woken_at: { $lt: before }, paused: { $ne: true } }, { organization_id: 1 })
+  EndpointQueue.find({ awake: true, woken_at: { $lt: before } }, { organization_id: 1 })
     .limit(limit)
     .lean<{ _id: string; organization_id: string }[]>();
 
@@ -419,7 +419,6 @@ async function takeWakeOnce(endpoint_id: string, organization_id: string, now = 
     const r = await EndpointQueue.updateOne(
       {
         _id: endpoint_id,
-        paused: { $ne: true },
         $or: [{ awake: false }, { woken_at: { $lt: new Date(now.getTime() - WAKE_TRUSTED_MS) } }],
       },
       { $set: { awake: true, woken_at: now }, $setOnInsert: { organization_id } },
@@ -427,7 +426,7 @@ async function takeWakeOnce(endpoint_id: string, organization_id: string, now = 
     );
     return r.modifiedCount + r.upsertedCount > 0;
   } catch (err) {
-    if (isDuplicateKey(err)) return false; // awake, woken recently, or paused
+    if (isDuplicateKey(err)) return false; // awake, woken recently
     throw err;
   }
 }
@@ -443,15 +442,6 @@ export async function markAwake(endpoint_id: string): Promise<void> {
 }
 
 // --- pausing, replaying, and what operators see of an endpoint's queue (operators.ts) ---
-
-/** Paused: fan-outs still queue its deliveries but no longer wake its actor. */
-export async function markPaused(endpoint_id: string, organization_id: string, paused: boolean): Promise<void> {
-  await EndpointQueue.updateOne(
-    { _id: endpoint_id },
-    { $set: { paused }, $setOnInsert: { organization_id, awake: false } },
-    { upsert: true },
-  );
-}
 
 /**
  * The endpoint's ended deliveries (succeeded or failed; `failed_only`) queued in [since, until),
@@ -491,36 +481,48 @@ export async function requeue(ids: string[], window_ms: number): Promise<number>
 
 const QUEUED = { $gte: new Date(0) }; // `due_at` set: in its endpoint's queue
 
-/** The endpoint's queue: how many deliveries wait (due or scheduled) and when the oldest of them was queued. */
-export async function backlogOf(endpoint_id: string): Promise<{ size: number; oldest: Date | null }> {
-  const [size, oldest] = await Promise.all([
-    WebhookDelivery.countDocuments({ endpoint_id, due_at: QUEUED }),
-    oldestQueued(endpoint_id),
-  ]);
-  return { size, oldest };
+/**
+ * Endpoints' queues: how many deliveries wait (due or scheduled) and when the oldest of them was
+ * queued. One read of the queued deliveries (`due_at` index), as long as the backlog.
+ */
+async function queued(filter: Record<string, unknown>): Promise<Map<string, { size: number; oldest: Date }>> {
+  const rows = await WebhookDelivery.find(
+    { ...filter, due_at: QUEUED },
+    { endpoint_id: 1, created_at: 1, _id: 0 },
+  ).lean<{ endpoint_id: string; created_at: Date }[]>();
+  const out = new Map<string, { size: number; oldest: Date }>();
+  for (const r of rows) {
+    const q = out.get(r.endpoint_id);
+    if (!q) out.set(r.endpoint_id, { size: 1, oldest: r.created_at });
+    else {
+      q.size += 1;
+      if (r.created_at < q.oldest) q.oldest = r.created_at;
+    }
+  }
+  return out;
 }
 
-const oldestQueued = async (endpoint_id: string) =>
-  (
-    await WebhookDelivery.findOne({ endpoint_id, due_at: QUEUED }, { created_at: 1 })
-      .sort({ created_at: 1 })
-      .lean<{ created_at: Date }>()
-  )?.created_at ?? null;
+export async function backlogOf(endpoint_id: string): Promise<{ size: number; oldest: Date | null }> {
+  const q = (await queued({ endpoint_id })).get(endpoint_id);
+  return { size: q?.size ?? 0, oldest: q?.oldest ?? null };
+}
 
-/** Every endpoint's queue (`/metrics`): only endpoints with deliveries waiting, each with its oldest. */
+/** Every endpoint's queue (`/metrics`): only endpoints with deliveries waiting. */
 export async function backlogs(): Promise<{ endpoint_id: string; size: number; oldest: Date | null }[]> {
-  const sizes = await WebhookDelivery.aggregate<{ _id: string; n: number }>([
-    { $match: { due_at: QUEUED } },
-    { $group: { _id: '$endpoint_id', n: { $sum: 1 } } },
-  ]);
-  return Promise.all(sizes.map(async (s) => ({ endpoint_id: s._id, size: s.n, oldest: await oldestQueued(s._id) })));
+  return [...(await queued({}))].map(([endpoint_id, q]) => ({ endpoint_id, ...q }));
 }
 
 export const queueOf = (endpoint_id: string) => byId<EndpointQueueDoc>(EndpointQueue, endpoint_id);
 
-/** Every endpoint's queue document (`/metrics`: attempts so far and paused). */
+/** Every endpoint's queue document (`/metrics`: attempts so far). */
 export const queues = () =>
-  EndpointQueue.find({}, { organization_id: 1, paused: 1, succeeded: 1, failed: 1 }).lean<EndpointQueueDoc[]>();
+  EndpointQueue.find({}, { organization_id: 1, succeeded: 1, failed: 1 }).lean<EndpointQueueDoc[]>();
+
+/** The ids of the paused endpoints (`/metrics`). */
+export const pausedEndpoints = async () =>
+  new Set(
+    (await WebhookEndpoint.find({ paused_at: { $ne: null } }, { _id: 1 }).lean<{ _id: string }[]>()).map((e) => e._id),
+  );
 
 /** The endpoint's attempts per hour since `since`. */
 export const hoursOf = (endpoint_id: string, since: Date) =>
