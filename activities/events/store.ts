@@ -415,6 +415,11 @@ export const takeWake = groupCommit<{ endpoint_id: string; organization_id: stri
 );
 
 async function takeWakeOnce(endpoint_id: string, organization_id: string, now = new Date()): Promise<boolean> {
+  // Read first: an actor awake and woken recently (the usual case under load) costs a read, not a
+  // write that matches nothing and an upsert that collides. A read made after the delivery was
+  // queued sees a mark of sleep made before it, as the write would.
+  const seen = await byId<EndpointQueueDoc>(EndpointQueue, endpoint_id, { awake: 1, woken_at: 1 });
+  if (seen?.awake && seen.woken_at && seen.woken_at.getTime() >= now.getTime() - WAKE_TRUSTED_MS) return false;
   try {
     const r = await EndpointQueue.updateOne(
       {
