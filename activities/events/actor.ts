@@ -35,7 +35,7 @@ import {
 /** Sends at once to one endpoint. */
 const PER_ENDPOINT = 8;
 /** Deliveries read per batch. */
-const BATCH = 100;
+const BATCH = 200;
 /** A round stops taking new deliveries after this (the actor's next round takes them). */
 const ROUND_MS = 15_000;
 /**
