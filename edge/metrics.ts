@@ -79,12 +79,11 @@ new Counter({
 });
 
 // Each endpoint's queue: read once per scrape (a scrape collects the series below together).
-let endpointsRead: { at: number; rows: Promise<EndpointMetric[] | undefined> } | undefined;
-const endpointRows = () => {
-  if (!endpointsRead || Date.now() - endpointsRead.at > 200)
-    endpointsRead = { at: Date.now(), rows: endpointMetrics().catch(() => undefined) };
-  return endpointsRead.rows;
-};
+let endpointsRead: Promise<EndpointMetric[] | undefined> | undefined;
+const endpointRows = () =>
+  (endpointsRead ??= endpointMetrics()
+    .catch(() => undefined)
+    .finally(() => (endpointsRead = undefined)));
 const endpointLabels = ['organization_id', 'endpoint_id'] as const;
 const endpointGauge = (name: string, help: string, value: (m: EndpointMetric) => number) =>
   new Gauge({
