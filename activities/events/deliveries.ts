@@ -110,6 +110,14 @@ export async function attemptDelivery(input: AttemptInput): Promise<AttemptResul
   }
 }
 
+const deliveryKey = (input: AttemptInput): DeliveryKey => ({
+  _id: input.delivery_id,
+  organization_id: input.organization_id,
+  endpoint_id: input.endpoint_id,
+  event_id: input.event_id,
+  event_type: input.event_type,
+});
+
 /**
  * What an attempt leaves a delivery in: its state, the attempt (none when the delivery ended
  * without a send), its next attempt or why it ended. The caller writes it (store.ts `settle`).
@@ -131,13 +139,7 @@ export async function tryDelivery(
   endpoint: EndpointDoc | null,
   event: EventDoc | null,
 ): Promise<{ result: AttemptResult; settle?: Settlement }> {
-  const d: DeliveryKey = {
-    _id: input.delivery_id,
-    organization_id: input.organization_id,
-    endpoint_id: input.endpoint_id,
-    event_id: input.event_id,
-    event_type: input.event_type,
-  };
+  const d = deliveryKey(input);
   const ended = (final_reason: string) => ({
     result: { outcome: 'ended' as const },
     settle: { status: 'failed' as const, final_reason },
@@ -234,13 +236,7 @@ async function attempt(input: AttemptInput): Promise<AttemptResult> {
   const [endpoint, event] = await Promise.all([endpointById(input.endpoint_id), eventById(input.event_id)]);
   const { result, settle } = await tryDelivery(input, endpoint, event);
   if (!settle) return result;
-  const d: DeliveryKey = {
-    _id: input.delivery_id,
-    organization_id: input.organization_id,
-    endpoint_id: input.endpoint_id,
-    event_id: input.event_id,
-    event_type: input.event_type,
-  };
+  const d = deliveryKey(input);
   if (settle.attempt)
     await recordAttempt(d, settle.attempt, settle.status, settle.next_attempt_at, settle.final_reason);
   else await endDelivery(d, settle.final_reason!);

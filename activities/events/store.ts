@@ -341,6 +341,12 @@ export async function releaseQueue(endpoint_id: string, round: string): Promise<
   await EndpointQueue.updateOne({ _id: endpoint_id, held_by: round }, { $unset: { held_by: 1, held_until: 1 } });
 }
 
+/** Due now again in its endpoint's queue, with a new window (a retry by hand, a replay). */
+const dueAgain = (now: Date, window_ms: number) => ({
+  $set: { status: 'pending', next_attempt_at: now, due_at: now, window_ends_at: new Date(now.getTime() + window_ms) },
+  $unset: { final_reason: 1, claim: 1 },
+});
+
 /**
  * A manual retry: due now again in its endpoint's queue, with a new window; false when one is
  * already due (`pending`).
@@ -351,16 +357,8 @@ export async function markPending(delivery_id: string, window_ms: number): Promi
     (
       await WebhookDelivery.updateOne(
         { _id: delivery_id, status: { $ne: 'pending' } },
-        {
-          $set: {
-            status: 'pending',
-            next_attempt_at: now,
-            due_at: now,
-            window_ends_at: new Date(now.getTime() + window_ms),
-          },
-          // an attempt in flight no longer decides its state (its record is not written)
-          $unset: { final_reason: 1, claim: 1 },
-        },
+        // an attempt in flight no longer decides its state (its record is not written)
+        dueAgain(now, window_ms),
       )
     ).modifiedCount === 1
   );
@@ -471,15 +469,7 @@ export async function requeue(ids: string[], window_ms: number): Promise<number>
   const now = new Date();
   const r = await WebhookDelivery.updateMany(
     { _id: { $in: ids }, status: { $in: ['succeeded', 'failed'] } },
-    {
-      $set: {
-        status: 'pending',
-        next_attempt_at: now,
-        due_at: now,
-        window_ends_at: new Date(now.getTime() + window_ms),
-      },
-      $unset: { final_reason: 1, claim: 1 },
-    },
+    dueAgain(now, window_ms),
   );
   return r.modifiedCount;
 }
