@@ -28,7 +28,7 @@ export {
 export { purgeIdempotencyKeys } from './idempotency/index.ts';
 export { convertStoredHeic, discardUpload, processStoredImage } from './images/index.ts';
 export { completeReferral, creditReferral, recordReferral } from './loyalty/index.ts';
-export { expireLapsedPoints } from './loyalty/index.ts';
+export { expireLapsedPoints, reviewTiers } from './loyalty/index.ts';
 export {
   beginUserErasure,
   beginUserExport,

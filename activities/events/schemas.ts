@@ -108,6 +108,25 @@ export const EVENT_SCHEMAS: Readonly<Record<EventType, Shape>> = {
     created_at: 'date',
     completed_at: 'date',
   },
+  'tier.changed': {
+    user_id: 'user',
+    from_tier: 'id',
+    to_tier: 'id',
+    change: { enum: ['upgrade', 'downgrade', 'renewal', 'manual'] },
+    valid_until: 'date',
+    earned_in_window: 'number',
+    // the member's change number (1, 2, 3…): a consumer sees a gap or the order
+    seq: 'integer',
+  },
+  'campaign.status_changed': {
+    campaign_id: 'id',
+    version: 'integer',
+    from_status: { enum: ['draft', 'scheduled', 'active', 'paused', 'ended'] },
+    to_status: { enum: ['draft', 'scheduled', 'active', 'paused', 'ended'] },
+    // the admin key that made the change
+    by: 'id',
+  },
+  'campaign.budget_exhausted': { campaign_id: 'id', version: 'integer', budget: 'number' },
   'document.processed': {
     media_id: 'id',
     user_id: 'user',

@@ -4,7 +4,18 @@
  */
 import { invalid, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { type AppendResult, appliedRequest, applyChange, type LedgerChange } from './ledger.ts';
+import {
+  type AmountInput,
+  attemptId,
+  type Breakdown,
+  entryBreakdown,
+  evaluate,
+  type Evaluation,
+  giveBack,
+  takeGrants,
+} from './engine.ts';
+import { type AppendResult, appliedRequest, applyChange, getBalance, type LedgerChange } from './ledger.ts';
+import type { EntryBreakdown } from './models.ts';
 import { earnedIn, loyaltyFactsOf } from './once-only.ts';
 import { type ActionLimit, describeLimit, windowOf } from './policies.ts';
 import { getRules } from './rules.ts';
@@ -28,17 +39,42 @@ export interface AwardInput {
   operation_id?: string;
   /** the rights of whoever reports the action: basic callers report only self-service actions */
   actor_level: ActorLevel;
+  /** what was spent, for an action that earns by amount (engine.ts checks it) */
+  amount?: AmountInput;
+}
+
+/** The breakdown an award answers: as the entry keeps it (a repeat answers the first award's). */
+export type AwardBreakdown = Pick<Breakdown, 'base' | 'tier_multiplier' | 'capped' | 'total'> & {
+  tier_id: string | null;
+  campaigns: EntryBreakdown['campaigns'];
+};
+
+function answerBreakdown(out: AppendResult): AwardBreakdown {
+  const b = out.breakdown;
+  if (!b)
+    return {
+      base: out.entry.amount,
+      tier_id: null,
+      tier_multiplier: '1',
+      campaigns: [],
+      capped: false,
+      total: out.entry.amount,
+    };
+  // Grants are the budget's bookkeeping, not the client's.
+  const campaigns = b.campaigns.map(({ grant_id: _g, ...c }) => c);
+  return { ...b, campaigns, total: out.entry.amount };
 }
 
 const answer = (out: AppendResult) => ({
   points_awarded: out.entry.amount,
   duplicate: out.duplicate,
-  entry: out.entry,
+  entry: out.entry as AppendResult['entry'] | null,
   balance: out.spendable_after,
+  breakdown: answerBreakdown(out),
 });
 
-/** Credits the points the organization's rules give for an action, within the action's policy. */
-export async function awardAction(input: AwardInput) {
+/** The action's rules as an award under them may use them: known, and reported by someone allowed to. */
+async function checkedRules(input: Pick<AwardInput, 'organization_id' | 'action_type' | 'actor_level'>) {
   const rules = await getRules(input.organization_id);
   const { action_type } = input;
   if (!Object.hasOwn(rules.actions, action_type)) {
@@ -47,7 +83,6 @@ export async function awardAction(input: AwardInput) {
       `unknown action "${action_type}"; known actions: ${Object.keys(rules.actions).sort().join(', ')}`,
     );
   }
-  const points = rules.actions[action_type];
   const policy = rules.policies[action_type];
   if (input.actor_level < 1 && !policy.self_service) {
     const mine = Object.keys(rules.policies)
@@ -58,26 +93,83 @@ export async function awardAction(input: AwardInput) {
       `Action "${action_type}" needs an admin key: a basic API key may only report the self-service actions (${mine.join(', ') || 'none'})`,
     );
   }
+  return { rules, policy };
+}
+
+/** What an award would give now (the breakdown), writing nothing: POST /loyalty/evaluate. */
+export async function evaluateAward(input: Omit<AwardInput, 'operation_id'>): Promise<Breakdown> {
+  const { rules } = await checkedRules(input);
+  return (await evaluate(rules, { ...input, amount: input.amount ?? {} })).breakdown;
+}
+
+/**
+ * Credits what the engine gives the action (engine.ts), within the action's policy. The campaigns'
+ * shares are taken before the entry is written and given back when it is not (a repeat, a refusal,
+ * an error); a process that dies in between leaves them taken (a budget is never overspent).
+ */
+export async function awardAction(input: AwardInput) {
+  const { rules, policy } = await checkedRules(input);
+  const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
+  const ev = await evaluate(rules, { ...input, amount: input.amount ?? {} });
+  if (ev.applied.length && keyed && input.operation_id) {
+    // A repeat answers as the first time before any budget is taken again.
+    const done = await appliedRequest(input.organization_id, keyed, input.operation_id);
+    if (done) return answer(done);
+  }
+  const taken = ev.applied.length ? await takeGrants(ev, attemptId()) : [];
+  const points = ev.breakdown.total;
+  if (points <= 0) {
+    await giveBack(taken);
+    return nothingEarned(input, ev);
+  }
   const change = {
     organization_id: input.organization_id,
     user_id: input.user_id,
     amount: points,
     reason: 'action' as const,
-    description: action_type,
+    description: input.action_type,
+    breakdown: entryBreakdown(ev.breakdown),
   };
-  const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
-  if (!policy.limit) {
-    // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
-    return answer(
-      await applyChange({
-        ...change,
-        operation_id: keyed ?? `award:${newId('op')}`,
-        new_operation: keyed === undefined,
-        request_id: input.operation_id,
-      }),
-    );
+  let out: AppendResult;
+  try {
+    out = policy.limit
+      ? await limitedAward(input, change, policy.limit, keyed)
+      : // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
+        await applyChange({
+          ...change,
+          operation_id: keyed ?? `award:${newId('op')}`,
+          new_operation: keyed === undefined,
+          request_id: input.operation_id,
+        });
+  } catch (err) {
+    await giveBack(taken);
+    throw err;
   }
-  return answer(await limitedAward(input, change, policy.limit, keyed));
+  if (out.duplicate) await giveBack(taken);
+  return answer(out);
+}
+
+/** An award that earns nothing (below the rule's minimum amount): no entry, the balance as it is. */
+async function nothingEarned(input: AwardInput, ev: Evaluation) {
+  const balance = await getBalance(input.organization_id, input.user_id).then(
+    (b) => b.points,
+    () => 0,
+  );
+  const b = ev.breakdown;
+  return {
+    points_awarded: 0,
+    duplicate: false,
+    entry: null,
+    balance,
+    breakdown: {
+      base: b.base,
+      tier_id: b.tier?.tier_id ?? null,
+      tier_multiplier: b.tier_multiplier,
+      campaigns: entryBreakdown(b).campaigns,
+      capped: b.capped,
+      total: 0,
+    },
+  };
 }
 
 /**

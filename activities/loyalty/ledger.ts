@@ -14,6 +14,7 @@ import {
   type AppendResult,
   type AppendSpec,
   duplicateOf,
+  earnedBy,
   type EntryView,
   ledgerHead,
   memberQueue,
@@ -23,6 +24,7 @@ import {
 import type { LedgerReason } from './models.ts';
 import { getRules } from './rules.ts';
 import { entriesBetween, entryAt, entryByOperation, entryByRequest } from './store.ts';
+import { afterEarning } from './tiers.ts';
 
 export type { AppendResult, EntryView } from './member.ts';
 export { ledgerHead, viewEntry } from './member.ts';
@@ -112,6 +114,9 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
     return { amount, lots: next.lots };
   });
   if (!out) throw new Error('a change always drafts an entry');
+  // Points earned may reach a higher tier: the upgrade applies now (tiers.ts).
+  if (amount > 0 && !out.duplicate && out.earned_after !== null && earnedBy(change.reason, amount) > 0)
+    await afterEarning(change.organization_id, change.user_id, out.earned_after, undefined);
   return out;
 }
 

@@ -13,9 +13,17 @@
 import { Cache } from '../core/db/index.ts';
 import { busy, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { type LotState, standing } from './lots.ts';
-import type { LedgerEntryDoc, LedgerReason, LotDoc } from './models.ts';
+import type { EntryBreakdown, LedgerEntryDoc, LedgerReason, LotDoc } from './models.ts';
 import { publishLater } from './publish.ts';
-import { entryByOperation, type EntryToWrite, insertEntries, insertEntry, keySpaceOf, newestEntry } from './store.ts';
+import {
+  earnedSum,
+  entryByOperation,
+  type EntryToWrite,
+  insertEntries,
+  insertEntry,
+  keySpaceOf,
+  newestEntry,
+} from './store.ts';
 
 export interface EntryView {
   entry_id: string;
@@ -40,6 +48,10 @@ export interface AppendResult {
   request_id: string | null;
   /** what the user could spend right after the entry (balance_after less pending and lapsed points) */
   spendable_after: number;
+  /** points earned by the ledger after the entry (tiers) */
+  earned_after: number | null;
+  /** how the entry's points were made (an award's) */
+  breakdown: EntryBreakdown | null;
 }
 
 export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
@@ -58,6 +70,8 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
 export interface Head extends LotState {
   seq: number;
   at: Date | null;
+  /** points earned so far (the newest entry's earned_after) */
+  earned: number;
   /** the `_id` prefix the next entry is written under (store.ts keySpaceOf) */
   key: string;
 }
@@ -66,10 +80,15 @@ export interface Head extends LotState {
 export async function ledgerHead(organization_id: string, user_id: string): Promise<Head> {
   const e = await newestEntry(organization_id, user_id);
   const key = keySpaceOf(e, organization_id, user_id);
-  return e
-    ? { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key }
-    : { seq: 0, balance: 0, at: null, lots: [], key };
+  if (!e) return { seq: 0, balance: 0, at: null, lots: [], key, earned: 0 };
+  // A ledger whose newest entry predates earned_after is summed once: the next entry carries it.
+  const earned = e.earned_after ?? (await earnedSum(organization_id, e.user_id));
+  return { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key, earned };
 }
+
+/** Reasons whose credits count as earned (tiers), and reversals, which take them back. */
+const EARNING = new Set<LedgerReason>(['action', 'referral', 'receipt', 'ticket_scan', 'reversal']);
+export const earnedBy = (reason: LedgerReason, amount: number) => (EARNING.has(reason) ? amount : 0);
 
 const spendableAfter = (e: Pick<LedgerEntryDoc, 'balance_after' | 'lots'>) =>
   standing({ balance: e.balance_after, lots: e.lots ?? [] }, new Date()).spendable;
@@ -82,6 +101,8 @@ export const duplicateOf = (done: LedgerEntryDoc): AppendResult => {
     duplicate: true,
     request_id: done.request_id ?? null,
     spendable_after: spendableAfter(done),
+    earned_after: done.earned_after ?? null,
+    breakdown: done.breakdown ?? null,
   };
 };
 
@@ -108,6 +129,8 @@ export interface AppendSpec {
   description?: string;
   /** the entry's date (else the instant it is drafted) */
   created_at?: Date;
+  /** how an award's points were made (engine.ts) */
+  breakdown?: EntryBreakdown;
 }
 
 export type Plan = (head: Head, entry_id: string) => Draft | null | Promise<Draft | null>;
@@ -212,6 +235,7 @@ async function draft(organization_id: string, user_id: string, first: Head, batc
       }
       const seq = head.seq + 1;
       const balance = head.balance + draft.amount;
+      const earned = head.earned + earnedBy(change.spec.reason, draft.amount);
       const created_at = change.spec.created_at ?? new Date();
       const doc = {
         _id: `${head.key}|${seq}`,
@@ -229,11 +253,13 @@ async function draft(organization_id: string, user_id: string, first: Head, batc
         available_at: draft.available_at,
         reverses: draft.reverses,
         lots: draft.lots.length ? draft.lots : undefined,
+        earned_after: earned,
+        breakdown: change.spec.breakdown,
         event_pending: true,
         created_at,
       };
       drafted.push({ change, doc });
-      head = { seq, balance, at: created_at, lots: draft.lots, key: head.key };
+      head = { seq, balance, at: created_at, lots: draft.lots, key: head.key, earned };
     } catch (err) {
       // Refused on this head (not enough points): answered once what was drafted before it is written.
       drafted.push({ change, refusal: err });
@@ -288,6 +314,8 @@ async function settle(drafted: Drafted[], out: { written: number; error?: unknow
         duplicate: false,
         request_id: change.spec.request_id ?? null,
         spendable_after: spendableAfter(d.doc),
+        earned_after: d.doc.earned_after ?? null,
+        breakdown: d.doc.breakdown ?? null,
       });
       continue;
     }

@@ -60,6 +60,18 @@ const ledgerEntrySchema = new Schema(
      */
     lots: { type: [lotSchema], default: undefined },
     /**
+     * Points earned so far by the user's ledger after this entry (credits of actions, referrals
+     * and scans, less their reversals; never lowered by spending or expiry): tiers read the points
+     * earned in a window as the difference of two entries' values (tiers.ts). Absent on entries
+     * written before tiers: the head is then summed once (member.ts).
+     */
+    earned_after: { type: Number },
+    /**
+     * How an award's points were made (engine.ts): base, tier multiplier, each campaign's points
+     * and its grant, caps. A reversal names the same campaigns with their points taken back.
+     */
+    breakdown: { type: Schema.Types.Mixed },
+    /**
      * The entry's event (publish.ts) is not recorded yet: written with the entry, so the change
      * and the fact that it must be told happen in one write; removed once the event is recorded.
      */
@@ -91,8 +103,28 @@ export interface LedgerEntryDoc {
   available_at?: Date;
   reverses?: string;
   lots?: LotDoc[];
+  earned_after?: number;
+  breakdown?: EntryBreakdown;
   event_pending?: boolean;
   created_at: Date;
+}
+
+/** A campaign's share of an award (and of its reversal, negative): `grant_id` is its budget grant. */
+export interface CampaignShare {
+  campaign_id: string;
+  version: number;
+  points: number;
+  grant_id?: string;
+  /** the campaign applied but gave nothing: its budget was spent, or the member's limit reached */
+  refused?: 'budget_exhausted' | 'limit_reached';
+}
+
+export interface EntryBreakdown {
+  base: number;
+  tier_id: string | null;
+  tier_multiplier: string;
+  campaigns: CampaignShare[];
+  capped: boolean;
 }
 
 /**
@@ -115,6 +147,12 @@ const loyaltyRulesSchema = new Schema(
     pending_days: { type: Number },
     /** absent: the default window (rules.ts) */
     referral_window_days: { type: Number },
+    /** earning rules by amount, per action (JSON text, like actions); absent: none */
+    earning_json: { type: String },
+    /** the IANA time zone of the program's calendar (campaign hours, calendar-year windows); absent: UTC */
+    time_zone: { type: String },
+    /** bonuses at the n-th successful referral of a referrer; absent: none */
+    referral_milestones: { type: [{ _id: false, count: Number, points: Number }], default: undefined },
     updated_by: { type: String },
   },
   { timestamps: { createdAt: false, updatedAt: 'updated_at' }, versionKey: false },
@@ -131,6 +169,9 @@ export interface LoyaltyRulesDoc {
   points_expire_after_days?: number | null;
   pending_days?: number;
   referral_window_days?: number;
+  earning_json?: string;
+  time_zone?: string;
+  referral_milestones?: { count: number; points: number }[];
   updated_by?: string;
   updated_at: Date;
 }

@@ -8,12 +8,20 @@
  */
 import type { OnceFacts, UserScope } from '../core/user-data.ts';
 import { returningFacts } from '../identity/index.ts';
+import { grantsOfUser } from './campaign-store.ts';
 import { LIMIT_PERIODS, windowOf } from './policies.ts';
-import { operationsStartingWith, referralOf, referralsNaming } from './store.ts';
+import { actionAwardCounts, operationsStartingWith, referralOf, referralsNaming } from './store.ts';
 
 export interface LoyaltyFacts {
   /** `<action>:<window>:` → limited earnings in that window (windows still open when gathered, and `ever`) */
   earned: Record<string, number>;
+  /**
+   * Campaign uses a limit counts: `<campaign>|<window>` → uses in that window (still open when
+   * gathered), `<campaign>|nth` → the n-th award bonus was had (engine.ts grantIdFor).
+   */
+  campaigns: Record<string, number>;
+  /** awards per action (a campaign's n-th award condition counts them) */
+  awards: Record<string, number>;
   referred: boolean;
   /** the other side of each of the person's referrals */
   partners: string[];
@@ -39,10 +47,22 @@ export async function gatherLoyaltyFacts(
     if (!slot || !open.has(slot.split(':').at(-2)!)) continue;
     earned[slot] = (earned[slot] ?? 0) + 1;
   }
-  const [own, referrals] = await Promise.all([
+  const [own, referrals, grants, awards] = await Promise.all([
     referralOf(organization_id, user_id),
     referralsNaming(organization_id, user_id),
+    grantsOfUser(organization_id, user_id),
+    actionAwardCounts(organization_id, user_id),
   ]);
+  const campaigns: Record<string, number> = {};
+  for (const g of grants) {
+    if (g.released_at) continue;
+    // `<campaign>|<user>|<window>|<n>` or `<campaign>|<user>|nth` (campaign-models.ts)
+    const [campaign, owner, window] = g._id.split('|');
+    if (owner !== user_id || !window) continue;
+    if (window !== 'nth' && !open.has(window)) continue;
+    const slot = `${campaign}|${window}`;
+    campaigns[slot] = (campaigns[slot] ?? 0) + 1;
+  }
   const partners = [
     ...new Set(
       referrals
@@ -50,9 +70,11 @@ export async function gatherLoyaltyFacts(
         .filter((u) => u !== user_id),
     ),
   ];
-  if (!own && !partners.length && !Object.keys(earned).length) return null;
-  // Stored as a list: an action name may hold characters a document key may not.
-  return { earned: Object.entries(earned).map(([slot, n]) => ({ slot, n })), referred: !!own, partners };
+  const list = (m: Record<string, number>) => Object.entries(m).map(([slot, n]) => ({ slot, n }));
+  if (!own && !partners.length && !Object.keys(earned).length && !grants.length && !Object.keys(awards).length)
+    return null;
+  // Stored as lists: an action name may hold characters a document key may not.
+  return { earned: list(earned), referred: !!own, partners, campaigns: list(campaigns), awards: list(awards) };
 }
 
 /** The facts of every erased account of the person behind this user, merged; null for someone new. */
@@ -62,12 +84,15 @@ export async function loyaltyFactsOf(
 ): Promise<(LoyaltyFacts & { first_joined_at: Date }) | null> {
   const r = await returningFacts(organization_id, user_id);
   if (!r) return null;
-  const merged: LoyaltyFacts = { earned: {}, referred: false, partners: [] };
+  const merged: LoyaltyFacts = { earned: {}, referred: false, partners: [], campaigns: {}, awards: {} };
+  type Counts = { slot: string; n: number }[];
   for (const f of r.facts) {
     const l = f.loyalty as
-      { earned?: { slot: string; n: number }[]; referred?: boolean; partners?: string[] } | undefined;
+      { earned?: Counts; referred?: boolean; partners?: string[]; campaigns?: Counts; awards?: Counts } | undefined;
     if (!l) continue;
     for (const e of l.earned ?? []) merged.earned[e.slot] = (merged.earned[e.slot] ?? 0) + e.n;
+    for (const e of l.campaigns ?? []) merged.campaigns[e.slot] = (merged.campaigns[e.slot] ?? 0) + e.n;
+    for (const e of l.awards ?? []) merged.awards[e.slot] = (merged.awards[e.slot] ?? 0) + e.n;
     merged.referred ||= !!l.referred;
     merged.partners.push(...(l.partners ?? []));
   }

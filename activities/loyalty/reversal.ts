@@ -7,6 +7,7 @@
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
 import { clientRequestId } from './awards.ts';
+import { releaseShares } from './engine.ts';
 import { append, type EntryView, getBalance, viewEntry } from './ledger.ts';
 import { debit, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
@@ -80,6 +81,13 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
     reason: 'reversal' as const,
     operation_id: `reversal:${operation_id}`,
     description: `reversal of ${operation_id}: ${input.reason}`,
+    // The campaigns that gave part of the credit, taken back with it (their budgets get it back below).
+    ...(original.breakdown?.campaigns.length && {
+      breakdown: {
+        ...original.breakdown,
+        campaigns: original.breakdown.campaigns.map(({ grant_id: _g, ...c }) => ({ ...c, points: -c.points })),
+      },
+    }),
   };
   const earlier = await entryByOperation(organization_id, spec.operation_id);
   const out = earlier
@@ -110,6 +118,8 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
         return { amount: -amount, lots: next.lots, reverses: original.entry_id };
       });
   if (!out) throw new Error('a reversal always drafts an entry');
+  // On every call, like the mark below: each grant goes back to its budget once, whoever gets there.
+  await releaseShares(original.breakdown?.campaigns ?? [], now);
   // Marked on every call: a crash between the entry and the mark is mended by the retry.
   const record = await markRecord(original, {
     reversed_at: out.entry.created_at,

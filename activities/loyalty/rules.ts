@@ -6,6 +6,7 @@
 import { noteChange } from '../core/audit-note.ts';
 import { Cache } from '../core/db/index.ts';
 import { invalid } from '../core/errors.ts';
+import type { EarningRule } from './earning.ts';
 import { type ActionLimit, type ActionPolicy, defaultPolicy } from './policies.ts';
 import { readRules as readStoredRules, startExpiryCursor, writeRules } from './store.ts';
 
@@ -38,12 +39,33 @@ export interface Rules {
   pending_days: number;
   /** a referral is accepted only within this many days of the referred user's account creation */
   referral_window_days: number;
+  /** per action that earns by amount: how points follow from it (earning.ts) */
+  earning: Record<string, EarningRule>;
+  /** the program's calendar: campaign days and hours, calendar-year tier windows */
+  time_zone: string;
+  /** a referrer's n-th successful referral pays these points more, once */
+  referral_milestones: ReferralMilestone[];
   is_default: boolean;
   updated_at: string | null;
 }
 
+export interface ReferralMilestone {
+  count: number;
+  points: number;
+}
+
 /** An action as an admin sets it: points alone (the name's default policy), or with its policy. */
-type ActionInput = number | { points: number; self_service?: boolean; limit?: ActionLimit | null };
+type ActionInput =
+  number | { points: number; self_service?: boolean; limit?: ActionLimit | null; earning?: EarningInput | null };
+/** An earning rule as an admin sends it: the rate and currency, the rest defaulted. */
+export interface EarningInput {
+  rate: string;
+  currency: string;
+  rounding?: EarningRule['rounding'];
+  min_amount?: string | null;
+  max_points?: number | null;
+  categories?: Record<string, string>;
+}
 type PolicyInput = { self_service?: boolean; limit?: ActionLimit | null };
 export interface RulesInput {
   actions?: Record<string, ActionInput>;
@@ -54,7 +76,20 @@ export interface RulesInput {
   points_expire_after_days?: number | null;
   pending_days?: number;
   referral_window_days?: number;
+  /** per action: its earning rule, or null to earn fixed points again (the action must be in the resulting set) */
+  earning?: Record<string, EarningInput | null>;
+  time_zone?: string;
+  referral_milestones?: ReferralMilestone[];
 }
+
+const earningRule = (e: EarningInput): EarningRule => ({
+  rate: e.rate,
+  currency: e.currency,
+  rounding: e.rounding ?? 'down',
+  min_amount: e.min_amount ?? null,
+  max_points: e.max_points ?? null,
+  categories: { ...e.categories },
+});
 
 /**
  * Rules are read on every award: each process keeps them for RULES_CACHE_MS. A change is seen at
@@ -84,6 +119,9 @@ async function readRules(organization_id: string): Promise<Rules> {
       points_expire_after_days: null,
       pending_days: 0,
       referral_window_days: DEFAULT_REFERRAL_WINDOW_DAYS,
+      earning: {},
+      time_zone: 'UTC',
+      referral_milestones: [],
       is_default: true,
       updated_at: null,
     };
@@ -98,6 +136,9 @@ async function readRules(organization_id: string): Promise<Rules> {
     points_expire_after_days: doc.points_expire_after_days ?? null,
     pending_days: doc.pending_days ?? 0,
     referral_window_days: doc.referral_window_days ?? DEFAULT_REFERRAL_WINDOW_DAYS,
+    earning: doc.earning,
+    time_zone: doc.time_zone ?? 'UTC',
+    referral_milestones: doc.referral_milestones ?? [],
     is_default: false,
     updated_at: doc.updated_at?.toISOString() ?? null,
   };
@@ -117,13 +158,24 @@ export async function putRules(organization_id: string, input: RulesInput, updat
   const current = await readRules(organization_id); // not the cache: merge into what is stored
   let actions = current.actions;
   let policies = current.policies;
+  let earning = current.earning;
   if (input.actions) {
     actions = {};
     policies = {};
+    earning = {};
     for (const [name, given] of Object.entries(input.actions)) {
       actions[name] = typeof given === 'number' ? given : given.points;
       policies[name] = typeof given === 'number' ? defaultPolicy(name) : applyPolicy(defaultPolicy(name), given);
+      // An action named again keeps its earning rule unless the new one says otherwise.
+      const kept = Object.hasOwn(current.earning, name) ? current.earning[name] : undefined;
+      const rule = typeof given === 'number' || given.earning === undefined ? kept : given.earning;
+      if (rule) earning[name] = earningRule(rule);
     }
+  }
+  for (const [name, given] of Object.entries(input.earning ?? {})) {
+    if (!Object.hasOwn(actions, name)) throw invalid(`earning.${name}`, 'not an action of the rules');
+    const { [name]: _old, ...rest } = earning;
+    earning = given ? { ...rest, [name]: earningRule(given) } : rest;
   }
   for (const [name, given] of Object.entries(input.policies ?? {})) {
     if (!Object.hasOwn(actions, name)) throw invalid(`policies.${name}`, 'not an action of the rules');
@@ -139,6 +191,11 @@ export async function putRules(organization_id: string, input: RulesInput, updat
       input.points_expire_after_days === undefined ? current.points_expire_after_days : input.points_expire_after_days,
     pending_days: input.pending_days ?? current.pending_days,
     referral_window_days: input.referral_window_days ?? current.referral_window_days,
+    earning,
+    time_zone: input.time_zone ?? current.time_zone,
+    referral_milestones: input.referral_milestones
+      ? [...input.referral_milestones].sort((a, b) => a.count - b.count)
+      : current.referral_milestones,
     updated_by,
   };
   // The expiry run looks at organizations that ever set an expiry (their credits keep theirs).
@@ -168,7 +225,7 @@ function changedEntries<T>(
 
 /** Notes what a rules change replaced: per changed action its points and policy, and each changed setting. */
 function noteRulesChanges(current: Rules, next: Omit<Rules, 'organization_id' | 'is_default' | 'updated_at'>): void {
-  for (const field of ['actions', 'policies'] as const) {
+  for (const field of ['actions', 'policies', 'earning'] as const) {
     const diff = changedEntries<unknown>(current[field], next[field]);
     if (diff) noteChange(field, diff[0], diff[1]);
   }
@@ -179,6 +236,8 @@ function noteRulesChanges(current: Rules, next: Omit<Rules, 'organization_id' | 
     'points_expire_after_days',
     'pending_days',
     'referral_window_days',
+    'time_zone',
+    'referral_milestones',
   ] as const) {
     if (!same(current[field], next[field])) noteChange(field, current[field], next[field]);
   }

@@ -30,6 +30,6 @@ export const loyaltyTask: TaskDefinition = {
       operation_id: `event:${task.run_id}`,
       actor_level: task.actor_level as ActorLevel,
     });
-    return { points_awarded: out.points_awarded, balance: out.entry.balance_after };
+    return { points_awarded: out.points_awarded, balance: out.entry?.balance_after ?? out.balance };
   },
 };

@@ -16,6 +16,7 @@ import {
   keyFilter,
 } from '../core/db/index.ts';
 import { groupCommit } from '../core/group-commit.ts';
+import type { EarningRule } from './earning.ts';
 import {
   ExpiryCursor,
   type ExpiryCursorDoc,
@@ -50,6 +51,61 @@ export const entriesBetween = (organization_id: string, user_id: string, from: n
   LedgerEntry.find({ organization_id, user_id, seq: { $gt: from, $lte: through } })
     .sort({ seq: -1 })
     .lean<LedgerEntryDoc[]>();
+
+/** The points a ledger earned (credits of earning reasons less reversals), summed over its entries. */
+export async function earnedSum(organization_id: string, user_id: string): Promise<number> {
+  const rows = await LedgerEntry.find(
+    { organization_id, user_id, reason: { $in: ['action', 'referral', 'receipt', 'ticket_scan', 'reversal'] } },
+    { _id: 0, amount: 1 },
+  ).lean<{ amount: number }[]>();
+  return rows.reduce((n, r) => n + r.amount, 0);
+}
+
+/**
+ * The points the ledger had earned before `at`: earned_after of its newest entry written before
+ * then (0 when none). Read from the newest entry backwards on {organization_id, user_id, seq}.
+ */
+export async function earnedBefore(organization_id: string, user_id: string, at: Date): Promise<number> {
+  const e = await LedgerEntry.findOne(
+    { organization_id, user_id, created_at: { $lt: at } },
+    { _id: 0, earned_after: 1, seq: 1 },
+  )
+    .sort({ seq: -1 })
+    .lean<Pick<LedgerEntryDoc, 'earned_after' | 'seq'>>();
+  if (!e) return 0;
+  if (e.earned_after !== undefined) return e.earned_after;
+  const rows = await LedgerEntry.find(
+    {
+      organization_id,
+      user_id,
+      seq: { $lte: e.seq },
+      reason: { $in: ['action', 'referral', 'receipt', 'ticket_scan', 'reversal'] },
+    },
+    { _id: 0, amount: 1 },
+  ).lean<{ amount: number }[]>();
+  return rows.reduce((n, r) => n + r.amount, 0);
+}
+
+/** How many awards of the action the user's ledger holds (a campaign's n-th award condition). */
+export const actionAwardsOf = (organization_id: string, user_id: string, action_type: string) =>
+  LedgerEntry.countDocuments({
+    organization_id,
+    user_id,
+    reason: 'action',
+    description: action_type,
+    amount: { $gt: 0 },
+  });
+
+/** The user's awards per action (their descriptions), for the once-only facts of an erasure. */
+export async function actionAwardCounts(organization_id: string, user_id: string): Promise<Record<string, number>> {
+  const rows = await LedgerEntry.find(
+    { organization_id, user_id, reason: 'action', amount: { $gt: 0 } },
+    { _id: 0, description: 1 },
+  ).lean<{ description?: string }[]>();
+  const counts: Record<string, number> = {};
+  for (const r of rows) if (r.description) counts[r.description] = (counts[r.description] ?? 0) + 1;
+  return counts;
+}
 
 type NewEntry = Omit<LedgerEntryDoc, '_id' | 'created_at'>;
 
@@ -158,12 +214,14 @@ export async function moveExpiryCursor(organization_id: string, through: Date): 
 /** Action names are free keys (dots and `$` allowed), hence JSON text. */
 const actionsText = jsonText<Record<string, number>>(() => ({}));
 const policiesText = jsonText<Record<string, ActionPolicy>>(() => ({}));
+const earningText = jsonText<Record<string, EarningRule>>(() => ({}));
 
 /** A rules document as its readers see it: the JSON-text fields decoded. */
 export interface StoredRules extends Omit<
   LoyaltyRulesDoc,
-  '_id' | 'organization_id' | 'actions_json' | 'policies_json' | 'updated_at'
+  '_id' | 'organization_id' | 'actions_json' | 'policies_json' | 'earning_json' | 'updated_at'
 > {
+  earning: Record<string, EarningRule>;
   actions: Record<string, number>;
   /** absent for an action: its default policy (rules written before policies existed) */
   policies: Record<string, ActionPolicy>;
@@ -174,8 +232,13 @@ export interface StoredRules extends Omit<
 export async function readRules(organization_id: string): Promise<StoredRules | null> {
   const doc = await byKey<LoyaltyRulesDoc>(LoyaltyRules, 'organization_id', organization_id);
   if (!doc) return null;
-  const { actions_json, policies_json, _id, organization_id: _org, ...rest } = doc;
-  return { ...rest, actions: actionsText.decode(actions_json), policies: policiesText.decode(policies_json) };
+  const { actions_json, policies_json, earning_json, _id, organization_id: _org, ...rest } = doc;
+  return {
+    ...rest,
+    actions: actionsText.decode(actions_json),
+    policies: policiesText.decode(policies_json),
+    earning: earningText.decode(earning_json),
+  };
 }
 
 /**
@@ -183,12 +246,13 @@ export async function readRules(organization_id: string): Promise<StoredRules | 
  * admins saving at the same instant keep one of the two complete rule sets, never a mix.
  */
 export async function writeRules(organization_id: string, rules: Omit<StoredRules, 'updated_at'>): Promise<void> {
-  const { actions, policies, ...rest } = rules;
+  const { actions, policies, earning, ...rest } = rules;
   const doc = {
     organization_id,
     ...rest,
     actions_json: actionsText.encode(actions),
     policies_json: policiesText.encode(policies),
+    earning_json: earningText.encode(earning),
     updated_at: new Date(),
   };
   await LoyaltyRules.replaceOne(await keyFilter(LoyaltyRules, 'organization_id', organization_id), doc, {

@@ -10,6 +10,7 @@
  */
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
+import { grantsOfUser, tombstoneGrants } from './campaign-store.ts';
 import { getBalance, viewEntry } from './ledger.ts';
 import { HEAD_KEPT_MS } from './member.ts';
 import type { LedgerEntryDoc } from './models.ts';
@@ -30,6 +31,7 @@ import {
   tombstoneEntries,
   tombstoneReferrals,
 } from './store.ts';
+import { allTierChangesOf, deleteTierDataOf, readMemberTier } from './tier-store.ts';
 
 /** What replaces an entry's person: the same entry, as the tombstone's. */
 function tombstoned(e: LedgerEntryDoc, scope: ErasureScope): EntryTombstone {
@@ -56,10 +58,13 @@ const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOStrin
 
 async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
   const { organization_id, user_id } = scope;
-  const [entries, codes, referrals] = await Promise.all([
+  const [entries, codes, referrals, standing, tierChanges, grants] = await Promise.all([
     entriesOfUser(organization_id, user_id),
     referralCodesOf(organization_id, user_id),
     referralsNaming(organization_id, user_id),
+    readMemberTier(organization_id, user_id),
+    allTierChangesOf(organization_id, user_id),
+    grantsOfUser(organization_id, user_id),
   ]);
   const balance = await getBalance(organization_id, user_id).then(
     (b) => [
@@ -82,6 +87,37 @@ async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
         client_request_id: e.request_id?.startsWith(prefix)
           ? e.request_id.slice(prefix.length)
           : (e.request_id ?? null),
+      })),
+      tier: standing
+        ? [
+            {
+              tier_id: standing.tier_id,
+              since: iso(standing.since),
+              valid_until: iso(standing.valid_until),
+              set_by_hand: standing.manual
+                ? { reason: standing.manual.reason, until: iso(standing.manual.until) }
+                : null,
+              attributes: standing.attributes,
+            },
+          ]
+        : [],
+      tier_history: tierChanges.map((c) => ({
+        n: c.n,
+        from_tier: c.from_tier,
+        to_tier: c.to_tier,
+        change: c.kind,
+        earned_in_window: c.earned_in_window,
+        valid_until: iso(c.valid_until),
+        reason: c.reason,
+        at: iso(c.at),
+      })),
+      campaign_grants: grants.map((g) => ({
+        campaign_id: g.campaign_id,
+        version: g.version,
+        points: g.points,
+        day: g.day,
+        at: iso(g.at),
+        given_back_at: iso(g.released_at),
       })),
       referral_codes: codes.map((c) => ({
         code: c.code,
@@ -117,6 +153,8 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
     referral_reversals_tombstoned: 0,
     referral_pairs_rekeyed: 0,
     referrals_tombstoned: 0,
+    tier_records_deleted: 0,
+    campaign_grants_tombstoned: 0,
   };
 
   // The ledger. An entry whose event is not recorded yet is told first (as it was written, keyed by
@@ -173,6 +211,10 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
     report.referral_pairs_rekeyed += 1;
   }
   report.referrals_tombstoned = await tombstoneReferrals(organization_id, user_id, tombstone);
+  // Tiers: the standing (attributes included) and its history, with the admins' reasons, are the
+  // person's: deleted. Campaign grants are the campaigns' books (budgets, reports): tombstoned.
+  report.tier_records_deleted = await deleteTierDataOf(organization_id, user_id);
+  report.campaign_grants_tombstoned = await tombstoneGrants(organization_id, user_id, tombstone);
   return report;
 }
 

@@ -17,6 +17,8 @@ import './session.ts';
 import './identity.ts';
 import './images.ts';
 import './loyalty.ts';
+import './loyalty-tiers.ts';
+import './loyalty-campaigns.ts';
 import './referrals.ts';
 import './gifts.ts';
 import './responses.ts';

@@ -6,13 +6,17 @@ import {
   type ActorLevel,
   awardAction,
   clientRequestId,
+  evaluateAward,
   getBalance,
   getHistory,
   getRules,
+  isCurrency,
+  isTimeZone,
   LIMIT_PERIODS,
   MAX_LIMIT,
   putRules,
   reverseCredit,
+  ROUNDINGS,
 } from '../../activities/loyalty/index.ts';
 import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
@@ -50,6 +54,41 @@ const policyFields = {
   limit: limit.nullable().describe('null: unlimited; applies to every caller'),
 };
 const policy = z.object(policyFields);
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'an ISO 4217 code in capitals (EUR)')
+  .describe("ISO 4217; the action's earning currency");
+const label = z.string().trim().min(1).max(100);
+const rateText = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,11})(\.\d{1,6})?$/, 'a decimal string with up to 6 decimals ("1", "0.5")');
+const earningFields = {
+  rate: rateText.describe('points per unit of currency ("1": a point per euro)'),
+  currency: currency,
+  rounding: z.enum(ROUNDINGS).describe('how the points are rounded once, at the end'),
+  min_amount: rateText.nullable().describe('below this amount (decimal string) the purchase earns nothing by amount'),
+  max_points: z.number().int().min(1).max(1_000_000).nullable().describe('the most points one award earns by amount'),
+  categories: z
+    .record(label, rateText)
+    .refine((c) => Object.keys(c).length <= 100, 'at most 100 categories')
+    .describe('a rate per item category instead of rate; "0" excludes the category'),
+};
+const earning = z.object(earningFields);
+const earningInput = z
+  .object({
+    ...earningFields,
+    rounding: earningFields.rounding.optional().describe('default down'),
+    min_amount: earningFields.min_amount.optional(),
+    max_points: earningFields.max_points.optional(),
+    categories: earningFields.categories.optional(),
+  })
+  .strict()
+  .refine((e) => isCurrency(e.currency), { message: 'an ISO 4217 currency this platform knows', path: ['currency'] });
+const milestones = z
+  .array(z.object({ count: z.number().int().min(1).max(10_000), points }).strict())
+  .max(20)
+  .refine((m) => new Set(m.map((x) => x.count)).size === m.length, 'each count once')
+  .describe("the referrer's n-th successful referral pays these points more, once");
 const policyInput = z
   .object({ self_service: policyFields.self_service.optional(), limit: policyFields.limit.optional() })
   .strict();
@@ -68,6 +107,9 @@ const rulesFields = {
   referral_window_days: z
     .number()
     .describe("a user may be referred only within this many days of their account's creation"),
+  earning: z.record(z.string(), earning).describe('per action that earns by amount: how points follow from it'),
+  time_zone: z.string().describe("the program's calendar: campaign days and hours, calendar-year tier windows"),
+  referral_milestones: z.array(z.object({ count: z.number(), points: z.number() })),
   is_default: z.boolean(),
   updated_at: z.string().nullable(),
 };
@@ -84,6 +126,67 @@ const idempotencyKey = z
   .max(200)
   .optional()
   .describe('the same key never awards twice (also the Idempotency-Key header)');
+
+const decimalAmount = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,14})(\.\d+)?$/, 'a non-negative decimal string such as "12.30" (never a JSON number)')
+  .describe('major units as a decimal string ("12.30"); or amount_minor');
+const minorAmount = z
+  .number()
+  .int('an integer of minor units (cents), never a float')
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .describe('minor units (1230 for 12.30 EUR); or amount');
+/** What an award says it was for: the action and, for an action that earns by amount, the amount. */
+const awardFields = {
+  action_type: actionName,
+  organization_id: organizationId,
+  amount: decimalAmount.optional(),
+  amount_minor: minorAmount.optional(),
+  currency: currency.optional(),
+  items: z
+    .array(
+      z
+        .object({
+          sku: label.optional(),
+          category: label.optional().describe("a category of the rule's per-category rates and of campaign conditions"),
+          amount: decimalAmount.optional().describe('the price of one unit, as a decimal string'),
+          amount_minor: minorAmount.optional().describe('the price of one unit in minor units'),
+          quantity: z.number().int().min(1).max(100_000).default(1),
+        })
+        .strict(),
+    )
+    .max(200)
+    .optional()
+    .describe(
+      "the purchase's lines: each earns at its category's rate; what they leave of the amount at the base rate",
+    ),
+};
+const campaignLine = z.object({
+  campaign_id: z.string(),
+  version: z.number(),
+  points: z.number(),
+  refused: z
+    .enum(['budget_exhausted', 'limit_reached'])
+    .optional()
+    .describe("the campaign applied but gave nothing: its budget is spent, or the member's limit reached"),
+});
+const awardBreakdown = z
+  .object({
+    base: z.number().describe("the action's fixed points, or its earning rule applied to the amount"),
+    tier_id: z.string().nullable().describe("the member's tier when the award was made"),
+    tier_multiplier: z.string().describe('applied to base, as a decimal string'),
+    campaigns: z.array(campaignLine),
+    capped: z.boolean().describe("a cap lowered the points: the rule's max_points, a campaign's cap or its budget"),
+    total: z.number(),
+  })
+  .describe("how the points were made (a repeat answers the first award's)");
+const amountOf = (b: {
+  amount?: string;
+  amount_minor?: number;
+  currency?: string;
+  items?: { sku?: string; category?: string; amount?: string; amount_minor?: number; quantity: number }[];
+}) => ({ amount: b.amount, amount_minor: b.amount_minor, currency: b.currency, items: b.items });
 
 defineRoute({
   method: 'GET',
@@ -176,13 +279,17 @@ defineRoute({
   },
   idempotent: true,
   params: z.object({ idp_id: requiredId }),
-  body: z.object({ action_type: actionName, organization_id: organizationId, operation_id: idempotencyKey }),
+  body: z.object({ ...awardFields, operation_id: idempotencyKey }),
   response: z.object({
     success: z.literal(true),
     points_awarded: z.number(),
     balance: z.number(),
     duplicate: z.boolean(),
-    entry_id: z.string(),
+    entry_id: z
+      .string()
+      .nullable()
+      .describe('null: the award earned nothing (below the minimum amount) and wrote nothing'),
+    breakdown: awardBreakdown,
     user_id: z.string(),
     idp_id: z.string(),
     organization_id: z.string(),
@@ -197,17 +304,69 @@ defineRoute({
       action_type: body.action_type,
       operation_id: key ? clientRequestId(user.user_id, key) : undefined,
       actor_level: Math.min(principal.level, 2) as ActorLevel,
+      amount: amountOf(body),
     });
     return {
       success: true,
       points_awarded: out.points_awarded,
       balance: out.balance,
       duplicate: out.duplicate,
-      entry_id: out.entry.entry_id,
+      entry_id: out.entry?.entry_id ?? null,
+      breakdown: out.breakdown,
       user_id: user.user_id,
       idp_id: user.idp_id,
       organization_id: org,
     };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/loyalty/evaluate'],
+  tag,
+  summary:
+    "What an award would give now, writing nothing: the base (fixed points or the earning rule on the amount), the member's tier multiplier, each campaign that applies and why the others do not (a dry run; the same rights as the award)",
+  auth: 'key',
+  body: z.object({
+    ...awardFields,
+    user_id: requiredId.describe('the member (user_id or idp_id); a basic key only its own'),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    user_id: z.string(),
+    action_type: z.string(),
+    rule: z.enum(['fixed', 'by_amount']),
+    amount: z.string().nullable().describe('the amount as read, in major units'),
+    currency: z.string().nullable(),
+    base: z.number(),
+    below_min_amount: z.boolean(),
+    tier: z.object({ tier_id: z.string(), name: z.string() }).nullable(),
+    tier_multiplier: z.string(),
+    campaigns: z.array(
+      campaignLine.extend({
+        name: z.string(),
+        budget_capped: z.boolean().optional().describe('the budget left (as last read) holds less than the effect'),
+      }),
+    ),
+    not_applied: z
+      .array(z.object({ campaign_id: z.string(), reason: z.string() }))
+      .describe(
+        'running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points',
+      ),
+    capped: z.boolean(),
+    total: z.number().describe('the points the award would credit now'),
+  }),
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await existingUser(principal, org, body.user_id, `User not found: ${body.user_id}`);
+    const b = await evaluateAward({
+      organization_id: org,
+      user_id: user.user_id,
+      action_type: body.action_type,
+      actor_level: Math.min(principal.level, 2) as ActorLevel,
+      amount: amountOf(body),
+    });
+    return { success: true, user_id: user.user_id, ...b };
   },
 });
 
@@ -241,9 +400,9 @@ defineRoute({
     actions: z
       .record(
         actionName,
-        z.union([points, policyInput.extend({ points })], {
+        z.union([points, policyInput.extend({ points, earning: earningInput.nullable().optional() })], {
           error:
-            'points (an integer 1-1000000), or {points, self_service?, limit?: {max, per: ever|day|week|month} | null}',
+            'points (an integer 1-1000000), or {points, self_service?, limit?: {max, per: ever|day|week|month} | null, earning?: {rate, currency, rounding?, min_amount?, max_points?, categories?} | null}',
         }),
       )
       .refine((a) => Object.keys(a).length > 0 && Object.keys(a).length <= 200, 'between 1 and 200 actions')
@@ -282,6 +441,18 @@ defineRoute({
       .describe(
         "days (1-3650, default 30) after a user's account is created during which they may be referred; later referrals are 409",
       ),
+    earning: z
+      .record(actionName, earningInput.nullable())
+      .optional()
+      .describe(
+        'per action of the (resulting) set: its earning rule by amount, or null to earn its fixed points again',
+      ),
+    time_zone: z
+      .string()
+      .refine(isTimeZone, 'an IANA time zone (Europe/Paris, UTC)')
+      .optional()
+      .describe("the program's calendar (default UTC)"),
+    referral_milestones: milestones.optional(),
   }),
   response: rulesAnswer,
   handler: async ({ principal, body }) => {

@@ -57,7 +57,7 @@ describe('ledger hot paths answered from indexes', () => {
         operation_id: 'k-1',
         actor_level: 1,
       });
-      expect(again).toMatchObject({ duplicate: true, entry: { entry_id: first.entry.entry_id } });
+      expect(again).toMatchObject({ duplicate: true, entry: { entry_id: first.entry!.entry_id } });
     });
     expect(qs.length).toBeGreaterThan(0);
     expect(await scans(qs)).toEqual([]);
@@ -96,7 +96,7 @@ describe('ledger hot paths answered from indexes', () => {
           operation_id: 'd-1',
           actor_level: 0,
         }),
-      ).toMatchObject({ duplicate: true, entry: { entry_id: first.entry.entry_id } });
+      ).toMatchObject({ duplicate: true, entry: { entry_id: first.entry!.entry_id } });
       await expect(
         awardAction({ organization_id: org, user_id, action_type: 'daily_login', operation_id: 'd-2', actor_level: 0 }),
       ).rejects.toMatchObject({ status: 409 });

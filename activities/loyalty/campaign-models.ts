@@ -1,0 +1,165 @@
+/**
+ * Campaigns' schemas, imported by campaign-store.ts alone: the campaigns, the versions an edit of
+ * a live campaign leaves, and the grants (a campaign's share of one award, which its budget and
+ * per-member limits count).
+ */
+import mongoose, { Schema } from 'mongoose';
+
+import type { LimitPeriod } from './policies.ts';
+
+export type CampaignEffect =
+  { type: 'bonus'; points: number } | { type: 'multiplier'; factor: string } | { type: 'per_amount'; rate: string };
+
+export interface CampaignConditions {
+  /** empty: every action */
+  action_types: string[];
+  /** the award's amount at least this (a decimal string of the action's earning currency) */
+  min_amount: string | null;
+  /** an item of one of these categories in the award */
+  categories: string[];
+  /** members of one of these tiers */
+  tiers: string[];
+  /** the member's n-th award of the action (1: the first) */
+  nth: number | null;
+  /** the member's country attribute is one of these */
+  countries: string[];
+  signed_up_after: Date | null;
+  signed_up_before: Date | null;
+}
+
+export interface CampaignSchedule {
+  /** mon…sun; empty: every day */
+  days: string[];
+  /** local `HH:MM` from (inclusive) to (exclusive); null: all day */
+  hours: { from: string; to: string } | null;
+}
+
+/** Stored status: `active` shows as scheduled before `starts_at` and ended from `ends_at` (campaigns.ts). */
+export type StoredStatus = 'draft' | 'active' | 'paused' | 'ended';
+
+export interface CampaignDoc {
+  _id: string;
+  organization_id: string;
+  name: string;
+  description: string | null;
+  status: StoredStatus;
+  starts_at: Date;
+  ends_at: Date | null;
+  /** null: the program's (rules.time_zone) */
+  time_zone: string | null;
+  schedule: CampaignSchedule;
+  conditions: CampaignConditions;
+  effect: CampaignEffect;
+  stacking: 'stackable' | 'exclusive';
+  priority: number;
+  limit_per_member: { max: number; per: LimitPeriod } | null;
+  max_points_per_award: number | null;
+  /** points the campaign may give in all; null: no budget */
+  budget: number | null;
+  /** what the budget still holds: taken by one conditional update per grant, so never below 0 by a grant */
+  budget_left: number | null;
+  version: number;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const campaignSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    name: { type: String, required: true },
+    description: { type: String, default: null },
+    status: { type: String, required: true },
+    starts_at: { type: Date, required: true },
+    ends_at: { type: Date, default: null },
+    time_zone: { type: String, default: null },
+    schedule: { type: Schema.Types.Mixed, required: true },
+    conditions: { type: Schema.Types.Mixed, required: true },
+    effect: { type: Schema.Types.Mixed, required: true },
+    stacking: { type: String, required: true },
+    priority: { type: Number, required: true },
+    limit_per_member: { type: Schema.Types.Mixed, default: null },
+    max_points_per_award: { type: Number, default: null },
+    budget: { type: Number, default: null },
+    budget_left: { type: Number, default: null },
+    version: { type: Number, required: true },
+    created_by: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+// Every award reads the organization's active campaigns (kept 2 s per process); listings page by creation.
+campaignSchema.index({ organization_id: 1, status: 1 });
+campaignSchema.index({ organization_id: 1, created_at: -1 });
+
+/** A campaign as it was before an edit made version `version + 1`: `_id` `<campaign>|<version>`. */
+const campaignVersionSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    campaign_id: { type: String, required: true },
+    version: { type: Number, required: true },
+    snapshot: { type: Schema.Types.Mixed, required: true },
+    replaced_at: { type: Date, required: true },
+    replaced_by: { type: String, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+campaignVersionSchema.index({ campaign_id: 1, version: -1 });
+
+export interface CampaignVersionDoc {
+  _id: string;
+  campaign_id: string;
+  version: number;
+  snapshot: Omit<CampaignDoc, 'budget_left'>;
+  replaced_at: Date;
+  replaced_by: string;
+}
+
+/**
+ * A campaign's share of one award. `_id` says what it may be taken only once for: the award
+ * (`<campaign>|op|<operation>`), the member's n-th use in a window (`<campaign>|<user>|<window>|<n>`)
+ * or the member's n-th award (`<campaign>|<user>|nth`). `released_at`: given back (the award was
+ * reversed, or never written).
+ */
+export interface GrantDoc {
+  _id: string;
+  organization_id: string;
+  campaign_id: string;
+  version: number;
+  user_id: string;
+  operation_id: string;
+  points: number;
+  /** the local date of the grant in the campaign's time zone */
+  day: string;
+  at: Date;
+  released_at: Date | null;
+}
+
+const grantSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    campaign_id: { type: String, required: true },
+    version: { type: Number, required: true },
+    user_id: { type: String, required: true },
+    operation_id: { type: String, required: true },
+    points: { type: Number, required: true },
+    day: { type: String, required: true },
+    at: { type: Date, required: true },
+    released_at: { type: Date, default: null },
+  },
+  { versionKey: false },
+);
+// The report reads a campaign's grants; a member's limit reads theirs; an erasure a person's.
+grantSchema.index({ campaign_id: 1, user_id: 1 });
+grantSchema.index({ organization_id: 1, user_id: 1 });
+
+export const Campaign = mongoose.model<CampaignDoc>('LoyaltyCampaign', campaignSchema, 'loyalty_campaigns');
+export const CampaignVersion = mongoose.model<CampaignVersionDoc>(
+  'LoyaltyCampaignVersion',
+  campaignVersionSchema,
+  'loyalty_campaign_versions',
+);
+export const Grant = mongoose.model<GrantDoc>('LoyaltyCampaignGrant', grantSchema, 'loyalty_campaign_grants');

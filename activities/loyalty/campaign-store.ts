@@ -1,0 +1,137 @@
+/**
+ * Campaigns' data (campaign-models.ts): the only file that reads or writes them. A budget is taken
+ * by conditional updates of `budget_left` on the campaign document (never below what is left, so
+ * concurrent awards cannot overspend it) and given back by an increment, once per grant (its
+ * `released_at` is set first, conditionally).
+ */
+import type { mongo } from 'mongoose';
+
+import { insertEach, insertOnce, isDuplicateKey } from '../core/db/index.ts';
+import {
+  Campaign,
+  type CampaignDoc,
+  CampaignVersion,
+  type CampaignVersionDoc,
+  Grant,
+  type GrantDoc,
+} from './campaign-models.ts';
+
+export const insertCampaign = (doc: CampaignDoc) => insertOnce(Campaign, { ...doc });
+
+export const campaignById = (organization_id: string, campaign_id: string) =>
+  Campaign.findOne({ _id: campaign_id, organization_id }).lean<CampaignDoc>();
+
+/** The organization's campaigns with stored status `active` (running, or waiting for their start). */
+export const activeCampaigns = (organization_id: string) =>
+  Campaign.find({ organization_id, status: 'active' }).lean<CampaignDoc[]>();
+
+/** How many of the organization's campaigns are not ended (the limit counts them). */
+export const liveCampaignCount = (organization_id: string) =>
+  Campaign.countDocuments({ organization_id, status: { $in: ['draft', 'active', 'paused'] } });
+
+export const campaignsOf = (organization_id: string, status: string[] | null, limit: number, skip: number) =>
+  Campaign.find({ organization_id, ...(status && { status: { $in: status } }) })
+    .sort({ created_at: -1 })
+    .skip(skip)
+    .limit(limit)
+    .lean<CampaignDoc[]>();
+
+/** Writes an edit made on `version` (false when another edit got there first). */
+export async function updateCampaign(
+  organization_id: string,
+  campaign_id: string,
+  version: number,
+  set: Partial<CampaignDoc>,
+  budget_delta = 0,
+): Promise<CampaignDoc | null> {
+  return Campaign.findOneAndUpdate(
+    { _id: campaign_id, organization_id, version },
+    { $set: set, ...(budget_delta && { $inc: { budget_left: budget_delta } }) },
+    { new: true },
+  ).lean<CampaignDoc>();
+}
+
+export const insertCampaignVersion = (doc: CampaignVersionDoc) => insertOnce(CampaignVersion, { ...doc });
+
+export const campaignVersions = (campaign_id: string) =>
+  CampaignVersion.find({ campaign_id }).sort({ version: -1 }).lean<CampaignVersionDoc[]>();
+
+export async function deleteCampaign(organization_id: string, campaign_id: string): Promise<boolean> {
+  const res = await Campaign.deleteOne({ _id: campaign_id, organization_id, status: 'draft' });
+  return res.deletedCount === 1;
+}
+
+// ---- budgets ----
+
+/**
+ * Takes up to `want` points of the budget: all of them when that much is left (one conditional
+ * decrement), else what is left (read, then decremented only while it is still that). Answers
+ * the points taken (0: nothing left) and whether this took the last of them.
+ */
+export async function takeBudget(campaign_id: string, want: number): Promise<{ taken: number; exhausted: boolean }> {
+  const full = await Campaign.findOneAndUpdate(
+    { _id: campaign_id, budget_left: { $gte: want } },
+    { $inc: { budget_left: -want } },
+    { new: true, projection: { budget_left: 1 } },
+  ).lean<Pick<CampaignDoc, 'budget_left'>>();
+  if (full) return { taken: want, exhausted: (full.budget_left ?? 0) <= 0 };
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const c = await Campaign.findById(campaign_id, { budget_left: 1 }).lean<Pick<CampaignDoc, 'budget_left'>>();
+    const left = c?.budget_left ?? 0;
+    if (left <= 0) return { taken: 0, exhausted: false };
+    const take = Math.min(left, want);
+    const res = await Campaign.updateOne({ _id: campaign_id, budget_left: left }, { $inc: { budget_left: -take } });
+    if (res.modifiedCount === 1) return { taken: take, exhausted: take === left };
+  }
+  return { taken: 0, exhausted: false };
+}
+
+export async function returnBudget(campaign_id: string, points: number): Promise<void> {
+  if (points > 0)
+    await Campaign.updateOne({ _id: campaign_id, budget_left: { $ne: null } }, { $inc: { budget_left: points } });
+}
+
+// ---- grants ----
+
+/** Inserts the grants in one command; answers the `_id`s refused as taken already (any other failure throws). */
+export async function insertGrants(docs: GrantDoc[]): Promise<Set<string>> {
+  const out = await insertEach(Grant.collection, docs as unknown as mongo.Document[]);
+  const refused = new Set<string>();
+  out.forEach((r, i) => {
+    if (r === true) return;
+    if (!isDuplicateKey(r.error)) throw r.error;
+    refused.add(docs[i]._id);
+  });
+  return refused;
+}
+
+/** Marks a grant given back; answers it when this call did (so its points return to the budget once). */
+export const releaseGrant = (grant_id: string, at: Date) =>
+  Grant.findOneAndUpdate({ _id: grant_id, released_at: null }, { $set: { released_at: at } }).lean<GrantDoc>();
+
+/** The member's grants of the campaign whose `_id` starts with `prefix`. */
+export const memberGrants = (campaign_id: string, user_id: string) =>
+  Grant.find({ campaign_id, user_id }, { _id: 1, released_at: 1, operation_id: 1 }).lean<
+    Pick<GrantDoc, '_id' | 'released_at' | 'operation_id'>[]
+  >();
+
+/** Deletes a grant that never counted (its award was not written), so a member's slot is free again. */
+export async function deleteGrant(grant_id: string, operation_id: string): Promise<void> {
+  await Grant.deleteOne({ _id: grant_id, operation_id });
+}
+
+export const grantsOfCampaign = (campaign_id: string) =>
+  Grant.find({ campaign_id }, { user_id: 1, points: 1, day: 1, released_at: 1 }).lean<
+    Pick<GrantDoc, 'user_id' | 'points' | 'day' | 'released_at'>[]
+  >();
+
+// ---- one person's data ----
+
+export const grantsOfUser = (organization_id: string, user_id: string) =>
+  Grant.find({ organization_id, user_id }).sort({ at: 1 }).lean<GrantDoc[]>();
+
+/** Replaces the user in their grants (the campaign's totals and members reached stay true). */
+export async function tombstoneGrants(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  const res = await Grant.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone } });
+  return res.modifiedCount;
+}

@@ -1,0 +1,422 @@
+/**
+ * The earning engine: what an award gives. Its base (the action's fixed points, or its earning
+ * rule applied to the amount), the member's tier multiplier, then each running campaign whose
+ * conditions the award meets, by stacking and priority. `evaluate` answers that without writing;
+ * `takeGrants` takes each campaign's share from its budget and limits before the award is written,
+ * and `giveBack` returns them when it is not. docs/components/loyalty.md, "Campaigns".
+ */
+import { invalid } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { recordEvent } from '../events/index.ts';
+import { findUser } from '../identity/index.ts';
+import { localDate, localTime } from './calendar.ts';
+import type { CampaignDoc } from './campaign-models.ts';
+import { deleteGrant, insertGrants, memberGrants, releaseGrant, returnBudget, takeBudget } from './campaign-store.ts';
+import { startedCampaigns, statusOf } from './campaigns.ts';
+import { earnByAmount, pointsPerAmount, type Purchase, scalePoints } from './earning.ts';
+import type { CampaignShare, EntryBreakdown } from './models.ts';
+import { decimalMoney, formatMoney, type Money, parseMoney, type Rounding } from './money.ts';
+import { type LoyaltyFacts, loyaltyFactsOf } from './once-only.ts';
+import { windowOf } from './policies.ts';
+import type { Rules } from './rules.ts';
+import { actionAwardsOf } from './store.ts';
+import type { MemberTierDoc } from './tier-models.ts';
+import { currentTier, getTierProgram, readMemberTier, type TierProgram } from './tiers.ts';
+
+/** An award's amount as the client sent it (checked here: routes pass it through). */
+export interface AmountInput {
+  amount?: unknown;
+  amount_minor?: unknown;
+  currency?: unknown;
+  items?: { sku?: string; category?: string; amount?: unknown; amount_minor?: unknown; quantity?: number }[];
+}
+
+export interface CampaignLine {
+  campaign_id: string;
+  version: number;
+  name: string;
+  points: number;
+  /** the budget gave less than the effect (or nothing: points 0) */
+  budget_capped?: boolean;
+  /** the campaign did not give its points, and why */
+  refused?: 'budget_exhausted' | 'limit_reached';
+  grant_id?: string;
+}
+
+export interface Breakdown {
+  action_type: string;
+  rule: 'fixed' | 'by_amount';
+  amount: string | null;
+  currency: string | null;
+  base: number;
+  below_min_amount: boolean;
+  tier: { tier_id: string; name: string } | null;
+  tier_multiplier: string;
+  campaigns: CampaignLine[];
+  /** campaigns running now that the award does not meet, with the first condition it misses */
+  not_applied: { campaign_id: string; reason: string }[];
+  /** a cap lowered the points: the rule's max_points, a campaign's per-award cap or its budget */
+  capped: boolean;
+  total: number;
+}
+
+/** What evaluating an award needs to know of its member, read once (the standing, the account). */
+interface Member {
+  organization_id: string;
+  user_id: string;
+  standing: MemberTierDoc | null;
+  signed_up_at?: Date | null;
+  prior_awards?: number;
+  /** what the person's erased accounts used (once-only.ts): null for someone new; read when a limit asks */
+  facts?: LoyaltyFacts | null;
+}
+
+/** The once-only facts of the member's erased accounts, read once per award and only when a limit needs them. */
+async function factsOf(member: Member): Promise<LoyaltyFacts | null> {
+  if (member.facts === undefined) member.facts = await loyaltyFactsOf(member.organization_id, member.user_id);
+  return member.facts;
+}
+
+/** The amount of an award, held to the action's earning rule (422 naming the field otherwise). */
+export function purchaseOf(rules: Rules, action_type: string, input: AmountInput): Purchase | null {
+  const rule = Object.hasOwn(rules.earning, action_type) ? rules.earning[action_type] : undefined;
+  const sent = input.amount !== undefined || input.amount_minor !== undefined || input.currency !== undefined;
+  if (!rule) {
+    if (sent || input.items)
+      throw invalid('amount', `action "${action_type}" earns fixed points: it has no earning rule by amount`);
+    return null;
+  }
+  if (!sent)
+    throw invalid('amount', `action "${action_type}" earns by amount: send amount (or amount_minor) and currency`);
+  const total = parseMoney({ amount: input.amount, amount_minor: input.amount_minor, currency: input.currency }, '');
+  const items = (input.items ?? []).map((item, i) => {
+    const quantity = item.quantity ?? 1;
+    if (!Number.isSafeInteger(quantity) || quantity < 1) throw invalid(`items[${i}].quantity`, 'a positive integer');
+    return {
+      sku: item.sku,
+      category: item.category,
+      unit: parseMoney(
+        { amount: item.amount, amount_minor: item.amount_minor, currency: total.currency },
+        `items[${i}].`,
+      ),
+      quantity,
+    };
+  });
+  return { total, items };
+}
+
+const HHMM = (s: string) => Number(s.slice(0, 2)) * 60 + Number(s.slice(3, 5));
+
+/** Why the campaign does not apply to this award (null: it does). Reads the member's account or awards only when asked. */
+async function missedCondition(
+  c: CampaignDoc,
+  ctx: {
+    rules: Rules;
+    program: TierProgram;
+    action_type: string;
+    purchase: Purchase | null;
+    member: Member;
+    tier_id: string | null;
+    now: Date;
+  },
+): Promise<string | null> {
+  const k = c.conditions;
+  if (statusOf(c, ctx.now) !== 'active') return 'not_running';
+  const tz = c.time_zone ?? ctx.rules.time_zone;
+  if (c.schedule.days.length || c.schedule.hours) {
+    const t = localTime(ctx.now, tz);
+    if (c.schedule.days.length && !c.schedule.days.includes(t.weekday)) return 'day';
+    const h = c.schedule.hours;
+    if (h) {
+      const m = t.hour * 60 + t.minute;
+      const from = HHMM(h.from);
+      const to = HHMM(h.to);
+      if (from <= to ? m < from || m >= to : m < from && m >= to) return 'hours';
+    }
+  }
+  if (k.action_types.length && !k.action_types.includes(ctx.action_type)) return 'action_type';
+  if (k.min_amount !== null) {
+    if (!ctx.purchase) return 'min_amount';
+    if (ctx.purchase.total.minor < decimalMoney(k.min_amount, ctx.purchase.total.currency).minor) return 'min_amount';
+  }
+  if (
+    k.categories.length &&
+    !ctx.purchase?.items.some((i) => i.category !== undefined && k.categories.includes(i.category))
+  )
+    return 'category';
+  if (k.tiers.length && (ctx.tier_id === null || !k.tiers.includes(ctx.tier_id))) return 'tier';
+  const unlockers = ctx.program.tiers.filter((t) => t.unlocks.includes(c._id));
+  if (unlockers.length && !unlockers.some((t) => t.tier_id === ctx.tier_id)) return 'tier';
+  if (k.countries.length && !k.countries.includes(ctx.member.standing?.attributes?.country ?? '')) return 'country';
+  if (k.signed_up_after || k.signed_up_before) {
+    if (ctx.member.signed_up_at === undefined)
+      ctx.member.signed_up_at = (await findUser(ctx.member.organization_id, ctx.member.user_id))?.created_at ?? null;
+    const at = ctx.member.signed_up_at?.getTime();
+    if (at === undefined) return 'signed_up';
+    if (k.signed_up_after && at < new Date(k.signed_up_after).getTime()) return 'signed_up';
+    if (k.signed_up_before && at >= new Date(k.signed_up_before).getTime()) return 'signed_up';
+  }
+  if (k.nth !== null) {
+    // Awards of the person's erased accounts count too: erasing does not make a purchase the first again.
+    ctx.member.prior_awards ??=
+      (await actionAwardsOf(ctx.member.organization_id, ctx.member.user_id, ctx.action_type)) +
+      ((await factsOf(ctx.member))?.awards[ctx.action_type] ?? 0);
+    if (ctx.member.prior_awards + 1 !== k.nth) return 'nth';
+  }
+  return null;
+}
+
+function effectPoints(
+  c: CampaignDoc,
+  base: number,
+  purchase: Purchase | null,
+  rounding: Rounding,
+): { points: number; capped: boolean } {
+  const e = c.effect;
+  let points =
+    e.type === 'bonus'
+      ? e.points
+      : e.type === 'multiplier'
+        ? Math.max(0, scalePoints(base, e.factor, rounding) - base)
+        : purchase
+          ? pointsPerAmount(purchase.total, e.rate, rounding)
+          : 0;
+  let capped = false;
+  if (c.max_points_per_award !== null && points > c.max_points_per_award) {
+    points = c.max_points_per_award;
+    capped = true;
+  }
+  return { points, capped };
+}
+
+export interface Evaluation {
+  breakdown: Breakdown;
+  /** the campaigns to take grants for, as `breakdown.campaigns` lists them, and each one's points before any budget */
+  applied: CampaignDoc[];
+  wants: number[];
+  /** the base after the tier multiplier, and whether a cap before the campaigns lowered it */
+  tiered: number;
+  capped: boolean;
+  time_zone: string;
+  member: Member;
+}
+
+/** What the award would give now: nothing is written. */
+export async function evaluate(
+  rules: Rules,
+  input: { organization_id: string; user_id: string; action_type: string; amount: AmountInput; now?: Date },
+): Promise<Evaluation> {
+  const now = input.now ?? new Date();
+  const { organization_id, user_id, action_type } = input;
+  const purchase = purchaseOf(rules, action_type, input.amount);
+  const [program, campaigns] = await Promise.all([getTierProgram(organization_id), startedCampaigns(organization_id)]);
+  const standing = program.tiers.length || campaigns.length ? await readMemberTier(organization_id, user_id) : null;
+  const member: Member = { organization_id, user_id, standing };
+  const tier = program.tiers.length ? currentTier(program, standing) : null;
+  const rule = purchase ? rules.earning[action_type] : null;
+  const rounding: Rounding = rule?.rounding ?? 'down';
+  let base: number;
+  let capped = false;
+  let below_min_amount = false;
+  if (rule && purchase) {
+    const earned = earnByAmount(rule, purchase);
+    base = earned.points;
+    capped = earned.capped;
+    below_min_amount = earned.below_min_amount;
+  } else base = rules.actions[action_type];
+  const multiplier = tier?.multiplier ?? '1';
+  const tiered = scalePoints(base, multiplier, rounding);
+
+  const ctx = { rules, program, action_type, purchase, member, tier_id: tier?.tier_id ?? null, now };
+  const matching: CampaignDoc[] = [];
+  const not_applied: Breakdown['not_applied'] = [];
+  for (const c of campaigns) {
+    const missed = await missedCondition(c, ctx);
+    if (missed) not_applied.push({ campaign_id: c._id, reason: missed });
+    else matching.push(c);
+  }
+  // Highest priority first (then the oldest): an exclusive campaign first in line applies alone;
+  // otherwise every stackable campaign applies and exclusive ones give way.
+  matching.sort(
+    (a, b) => b.priority - a.priority || new Date(a.created_at).getTime() - new Date(b.created_at).getTime(),
+  );
+  const applied =
+    matching[0]?.stacking === 'exclusive' ? [matching[0]] : matching.filter((c) => c.stacking === 'stackable');
+  for (const c of matching) if (!applied.includes(c)) not_applied.push({ campaign_id: c._id, reason: 'exclusive' });
+  const lines: CampaignLine[] = [];
+  const kept: CampaignDoc[] = [];
+  const wants: number[] = [];
+  for (const c of applied) {
+    const e = effectPoints(c, base, purchase, rounding);
+    if (e.points <= 0) {
+      not_applied.push({ campaign_id: c._id, reason: 'no_points' });
+      continue;
+    }
+    capped ||= e.capped;
+    const line: CampaignLine = { campaign_id: c._id, version: c.version, name: c.name, points: e.points };
+    // The dry run tells what the budget held when last read; the award takes it for real.
+    if (c.budget_left !== null && c.budget_left < e.points) {
+      line.points = Math.max(0, c.budget_left);
+      line.budget_capped = true;
+      if (!line.points) line.refused = 'budget_exhausted';
+    }
+    lines.push(line);
+    kept.push(c);
+    wants.push(e.points);
+  }
+  return {
+    breakdown: {
+      action_type,
+      rule: rule ? 'by_amount' : 'fixed',
+      amount: purchase ? formatMoney(purchase.total) : null,
+      currency: purchase?.total.currency ?? null,
+      base,
+      below_min_amount,
+      tier: tier && { tier_id: tier.tier_id, name: tier.name },
+      tier_multiplier: multiplier,
+      campaigns: lines,
+      not_applied,
+      capped: capped || lines.some((l) => l.budget_capped),
+      total: tiered + lines.reduce((n, l) => n + l.points, 0),
+    },
+    applied: kept,
+    wants,
+    tiered,
+    capped,
+    time_zone: rules.time_zone,
+    member,
+  };
+}
+
+/** What the ledger keeps of a breakdown on the award's entry. */
+export const entryBreakdown = (b: Breakdown): EntryBreakdown => ({
+  base: b.base,
+  tier_id: b.tier?.tier_id ?? null,
+  tier_multiplier: b.tier_multiplier,
+  campaigns: b.campaigns.map((l) => ({
+    campaign_id: l.campaign_id,
+    version: l.version,
+    points: l.points,
+    ...(l.grant_id && { grant_id: l.grant_id }),
+    ...(l.refused && { refused: l.refused }),
+  })),
+  capped: b.capped,
+});
+
+/** A grant taken for an award about to be written: what giving it back undoes. */
+interface Taken {
+  grant_id: string;
+  campaign_id: string;
+  operation_id: string;
+  budget: number;
+}
+
+/**
+ * Takes each applied campaign's share for the award: its budget (all of the effect, what is left,
+ * or nothing), then its grant, whose `_id` holds the member's limits (a slot per use in the
+ * window, one for the n-th award). The breakdown's lines and total are brought to what was taken.
+ * Answers what to give back if the award is not written.
+ */
+export async function takeGrants(ev: Evaluation, attempt: string, now = new Date()): Promise<Taken[]> {
+  const { breakdown: b, member } = ev;
+  const taken: Taken[] = [];
+  const docs = [];
+  for (const [i, c] of ev.applied.entries()) {
+    const line = b.campaigns[i];
+    line.points = ev.wants[i];
+    line.budget_capped = undefined;
+    line.refused = undefined;
+    const grant_id = await grantIdFor(c, member, attempt, now);
+    if (!grant_id) {
+      line.points = 0;
+      line.refused = 'limit_reached';
+      continue;
+    }
+    let budget = 0;
+    if (c.budget !== null) {
+      const got = await takeBudget(c._id, line.points);
+      if (got.exhausted)
+        await recordEvent({
+          organization_id: member.organization_id,
+          type: 'campaign.budget_exhausted',
+          key: `campaign:${c._id}:exhausted:${c.budget}`,
+          at: now,
+          data: { campaign_id: c._id, version: c.version, budget: c.budget },
+        });
+      if (got.taken < line.points) line.budget_capped = true;
+      line.points = budget = got.taken;
+      if (!got.taken) {
+        line.refused = 'budget_exhausted';
+        continue;
+      }
+    }
+    line.grant_id = grant_id;
+    taken.push({ grant_id, campaign_id: c._id, operation_id: attempt, budget });
+    docs.push({
+      _id: grant_id,
+      organization_id: member.organization_id,
+      campaign_id: c._id,
+      version: c.version,
+      user_id: member.user_id,
+      operation_id: attempt,
+      points: line.points,
+      day: localDate(now, c.time_zone ?? ev.time_zone),
+      at: now,
+      released_at: null,
+    });
+  }
+  const refused = await insertGrants(docs);
+  for (const t of taken.filter((t) => refused.has(t.grant_id))) {
+    // Another award of the member took the slot at the same instant: this one gives way.
+    await returnBudget(t.campaign_id, t.budget);
+    const line = b.campaigns.find((l) => l.grant_id === t.grant_id)!;
+    line.points = 0;
+    line.refused = 'limit_reached';
+    line.grant_id = undefined;
+  }
+  b.capped = ev.capped || b.campaigns.some((l) => l.budget_capped);
+  b.total = ev.tiered + b.campaigns.reduce((n, l) => n + l.points, 0);
+  return taken.filter((t) => !refused.has(t.grant_id));
+}
+
+/**
+ * The grant's `_id`, which makes each limited use of a campaign a slot taken once; null when the
+ * member has used up the campaign's limit (or had its n-th award's bonus).
+ */
+async function grantIdFor(c: CampaignDoc, member: Member, attempt: string, now: Date): Promise<string | null> {
+  if (c.conditions.nth !== null) {
+    if ((await factsOf(member))?.campaigns[`${c._id}|nth`]) return null;
+    return `${c._id}|${member.user_id}|nth`;
+  }
+  const limit = c.limit_per_member;
+  if (!limit) return `${c._id}|${attempt}`;
+  const window = windowOf(limit.per, now);
+  const prefix = `${c._id}|${member.user_id}|${window}|`;
+  const used = new Set(
+    (await memberGrants(c._id, member.user_id)).filter((g) => g._id.startsWith(prefix)).map((g) => g._id),
+  );
+  // Uses of the person's erased accounts in this window count against the limit.
+  const before = (await factsOf(member))?.campaigns[`${c._id}|${window}`] ?? 0;
+  for (let n = 0; n < limit.max - before; n += 1) if (!used.has(prefix + n)) return prefix + n;
+  return null;
+}
+
+/** Gives back what `takeGrants` took for an award that was not written (a duplicate, a refusal, an error). */
+export async function giveBack(taken: Taken[]): Promise<void> {
+  for (const t of taken) {
+    await deleteGrant(t.grant_id, t.operation_id);
+    await returnBudget(t.campaign_id, t.budget);
+  }
+}
+
+/** A reversed award's campaign shares go back to their budgets (each grant once, whoever calls). */
+export async function releaseShares(shares: CampaignShare[], now = new Date()): Promise<void> {
+  for (const s of shares) {
+    if (!s.grant_id) continue;
+    const g = await releaseGrant(s.grant_id, now);
+    if (g) await returnBudget(g.campaign_id, g.points);
+  }
+}
+
+export const attemptId = () => newId('awd');
+export type { Money };
