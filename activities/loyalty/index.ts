@@ -19,6 +19,7 @@ export { isCurrency, ROUNDINGS } from './money.ts';
 export { whilePledged } from './pledges.ts';
 export { LIMIT_PERIODS, MAX_LIMIT } from './policies.ts';
 export { ledgerEventsSettled, publishPendingEntries } from './publish.ts';
+export { receiptEarning } from './receipt-earning.ts';
 export {
   completeReferral,
   creditReferral,

@@ -5,13 +5,14 @@ import { qrPngBase64 } from '../adapters/qr.ts';
 import { busy, conflict, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
-import { findUser } from '../identity/index.ts';
+import { findUser, isTombstone } from '../identity/index.ts';
 import { creditPoints } from './ledger.ts';
 import { loyaltyFactsOf } from './once-only.ts';
 import type { ReferralCodeDoc, ReferralDoc } from './referral-models.ts';
 import { getRules } from './rules.ts';
 import { loyaltySettings } from './settings.ts';
 import {
+  completedReferralsOf,
   completeReferralDoc,
   deleteReferralPair,
   insertReferral,
@@ -199,6 +200,7 @@ export async function creditReferral(input: {
 export async function completeReferral(referral_id: string): Promise<void> {
   const r = await completeReferralDoc(referral_id);
   if (r?.status !== 'completed') return;
+  await payMilestones(r);
   await recordEvent({
     organization_id: r.organization_id,
     type: 'referral.completed',
@@ -215,6 +217,29 @@ export async function completeReferral(referral_id: string): Promise<void> {
       completed_at: r.completed_at ? new Date(r.completed_at).toISOString() : null,
     },
   });
+}
+
+/**
+ * The referrer's milestones reached (rules.referral_milestones: the 5th and 10th successful
+ * referral pay a bonus): each is one ledger operation `referral-milestone:<referrer>:<count>`, so
+ * it pays once however often a completion runs again. Every milestone up to the referrer's count of
+ * completed referrals is paid, so one added later pays at the next completion.
+ */
+async function payMilestones(r: ReferralDoc): Promise<void> {
+  const { referral_milestones } = await getRules(r.organization_id);
+  if (!referral_milestones.length || isTombstone(r.referrer_user_id)) return;
+  const done = await completedReferralsOf(r.organization_id, r.referrer_user_id);
+  for (const m of referral_milestones) {
+    if (m.count > done) break;
+    await creditPoints({
+      organization_id: r.organization_id,
+      user_id: r.referrer_user_id,
+      points: m.points,
+      reason: 'referral',
+      operation_id: `referral-milestone:${r.referrer_user_id}:${m.count}`,
+      description: `referral milestone ${m.count}`,
+    });
+  }
 }
 
 /** Marks one side of a referral reversed, once (a repeated reversal finds the mark there). */

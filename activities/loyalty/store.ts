@@ -277,6 +277,10 @@ export async function insertReferralCode(doc: Omit<ReferralCodeDoc, 'created_at'
   }
 }
 
+/** How many referrals of the referrer completed (the index {organization_id, referrer_user_id}). */
+export const completedReferralsOf = (organization_id: string, referrer_user_id: string) =>
+  Referral.countDocuments({ organization_id, referrer_user_id, status: 'completed' });
+
 /** The referral of a referred user (at most one per organization). */
 export const referralOf = (organization_id: string, referred_user_id: string) =>
   Referral.findOne({ organization_id, referred_user_id }).lean<ReferralDoc>();

@@ -11,7 +11,7 @@ import { getObject, putObject } from '../adapters/storage.ts';
 import { PlatformError } from '../core/errors.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { visionModel } from '../llm/index.ts';
-import { creditPoints, getRules } from '../loyalty/index.ts';
+import { creditPoints, getRules, receiptEarning } from '../loyalty/index.ts';
 import { getVenue, nearbyVenues, organizationProducts, organizationVenues, venueProducts } from '../retail/index.ts';
 import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
@@ -159,7 +159,20 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
   // A receipt whose lines exceed its total, or from an unconfirmed venue, is reviewed whole.
   const reviewAll = flags.includes('items_exceed_total') || flags.includes('venue_unconfirmed');
 
-  const { actions, max_points_per_scan } = await getRules(organization_id);
+  const [{ actions, max_points_per_scan: scanCap }, byAmount] = await Promise.all([
+    getRules(organization_id),
+    receiptEarning(organization_id),
+  ]);
+  // With an earning rule for `purchase`, the lines earn by their prices as an award's amount would.
+  const belowMinimum = byAmount?.belowMinimum(receipt.total) ?? false;
+  if (belowMinimum) flags.push('below_min_amount');
+  const max_points_per_scan = Math.min(scanCap, byAmount?.rule.max_points ?? scanCap);
+  const pointsOf = (m: (typeof matches)[number]) =>
+    byAmount
+      ? belowMinimum
+        ? 0
+        : byAmount.linePoints(m.line_price, m.product.id, m.product.brand_id)
+      : pointsPerUnit(actions, m.product.id, m.product.brand_id) * m.quantity;
   const scanProducts: ScanProduct[] = matches.map((m) => {
     const needs = reviewAll || m.confidence < input.threshold;
     return {
@@ -167,7 +180,7 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
       name: m.product.name,
       brand_id: m.product.brand_id,
       confidence: m.confidence,
-      points: pointsPerUnit(actions, m.product.id, m.product.brand_id) * m.quantity,
+      points: pointsOf(m),
       quantity: m.quantity,
       unit_price: m.unit_price,
       line_price: m.line_price,

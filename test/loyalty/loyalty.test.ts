@@ -358,6 +358,9 @@ describe('loyalty rules with policies', () => {
       points_expire_after_days: null,
       pending_days: 0,
       referral_window_days: 30,
+      earning: {},
+      time_zone: 'UTC',
+      referral_milestones: [],
       is_default: true,
       updated_at: null,
     });
