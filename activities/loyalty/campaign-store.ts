@@ -72,7 +72,7 @@ export async function takeBudget(campaign_id: string, want: number): Promise<{ t
   const full = await Campaign.findOneAndUpdate(
     { _id: campaign_id, budget_left: { $gte: want } },
     { $inc: { budget_left: -want } },
-    { new: true, projection: { budget_left: 1 } },
+    { new: true },
   ).lean<Pick<CampaignDoc, 'budget_left'>>();
   if (full) return { taken: want, exhausted: (full.budget_left ?? 0) <= 0 };
   for (let attempt = 0; attempt < 50; attempt += 1) {
