@@ -1321,6 +1321,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/loyalty/evaluate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What an award would give now, writing nothing: the base (fixed points or the earning rule on the amount), the member's tier multiplier, each campaign that applies and why the others do not (a dry run; the same rights as the award) */
+        post: operations["postLoyaltyEvaluate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/loyalty/rules": {
         parameters: {
             query?: never;
@@ -1356,6 +1373,157 @@ export interface paths {
          * @description Requires the `admin` permission.
          */
         post: operations["postLoyaltyReverse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/tiers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's tiers (none until an admin sets them) and their qualifying window */
+        get: operations["getLoyaltyTiers"];
+        /**
+         * Replaces the organization's tiers (admin, at most 10): upgrades the new thresholds give apply at a member's next earning, downgrades at their review
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putLoyaltyTiers"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/members/{user_ref}/tier": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A member's tier, progress to the next and until when it holds (a basic key: its own user only); 404 while the organization has no tiers */
+        get: operations["getLoyaltyMembersByUserRefTier"];
+        /**
+         * Sets a member's tier by hand (admin) until a date, with a reason; then the review re-qualifies them. tier_id null: no tier
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putLoyaltyMembersByUserRefTier"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/members/{user_ref}/tier/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A member's tier changes, newest first (a basic key: its own, without the admins' reasons) */
+        get: operations["getLoyaltyMembersByUserRefTierHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/members/{user_ref}/attributes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Sets what campaign conditions may ask of a member (admin): their country (ISO 3166 alpha-2) and other attributes, replacing those set
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putLoyaltyMembersByUserRefAttributes"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/campaigns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's campaigns, newest first (admin), optionally of one status
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getLoyaltyCampaigns"];
+        put?: never;
+        /**
+         * Creates a campaign as a draft (admin); start it with PATCH {status: "active"}. At most 100 campaigns not ended per organization
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postLoyaltyCampaigns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/loyalty/campaigns/{campaign_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign (admin), with its earlier versions
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getLoyaltyCampaignsByCampaignId"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a draft campaign (admin); one that started is ended instead, so its awards keep naming it
+         * @description Requires the `admin` permission.
+         */
+        delete: operations["deleteLoyaltyCampaignsByCampaignId"];
+        options?: never;
+        head?: never;
+        /**
+         * Edits a campaign and/or moves its status (admin): draft → active (scheduled until its start) → paused ↔ active → ended. An edit after the draft makes a new version; a budget edit moves what is left by the difference
+         * @description Requires the `admin` permission.
+         */
+        patch: operations["patchLoyaltyCampaignsByCampaignId"];
+        trace?: never;
+    };
+    "/loyalty/campaigns/{campaign_id}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A campaign's points given (less those given back by reversals), awards, members reached and budget left, in all and per local day (admin)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getLoyaltyCampaignsByCampaignIdReport"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -2464,11 +2632,46 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Campaign: {
+            campaign_id: string;
+            name: string;
+            description: string | null;
+            /** @enum {string} */
+            status: "draft" | "scheduled" | "active" | "paused" | "ended";
+            starts_at: string;
+            ends_at: string | null;
+            time_zone: string | null;
+            schedule: components["schemas"]["Schedule"];
+            conditions: components["schemas"]["Conditions"];
+            effect: components["schemas"]["Effect"];
+            /** @enum {string} */
+            stacking: "stackable" | "exclusive";
+            priority: number;
+            limit_per_member: components["schemas"]["LimitPerMember"] | null;
+            max_points_per_award: number | null;
+            budget: number | null;
+            budget_left: number | null;
+            /** @description each edit after the draft makes a new version; awards name theirs */
+            version: number;
+            created_by: string;
+            created_at: string;
+            updated_at: string;
+        };
         Citation: {
             article_id: string;
             title: string;
             passage: string;
             score: number;
+        };
+        Conditions: {
+            action_types: string[];
+            min_amount: string | null;
+            categories: string[];
+            tiers: string[];
+            nth: number | null;
+            countries: string[];
+            signed_up_after: string | null;
+            signed_up_before: string | null;
         };
         CreatedBy: {
             key_id: string;
@@ -2492,6 +2695,11 @@ export interface components {
             deleted_responses: number;
         };
         DeleteGiftsByGiftIdResponse: {
+            /** @constant */
+            success: true;
+            message: string;
+        };
+        DeleteLoyaltyCampaignsByCampaignIdResponse: {
             /** @constant */
             success: true;
             message: string;
@@ -2546,6 +2754,31 @@ export interface components {
             next_attempt_at: string | null;
             final_reason: string | null;
             created_at: string;
+        };
+        Earning: {
+            /** @description points per unit of currency ("1": a point per euro) */
+            rate: string;
+            /** @description ISO 4217; the action's earning currency */
+            currency: string;
+            /**
+             * @description how the points are rounded once, at the end
+             * @enum {string}
+             */
+            rounding: "down" | "nearest" | "up";
+            /** @description below this amount (decimal string) the purchase earns nothing by amount */
+            min_amount: string | null;
+            /** @description the most points one award earns by amount */
+            max_points: number | null;
+            /** @description a rate per item category instead of rate; "0" excludes the category */
+            categories: {
+                [key: string]: string;
+            };
+        };
+        Effect: {
+            type: string;
+            points?: number;
+            factor?: string;
+            rate?: string;
         };
         Endpoint: {
             id: string;
@@ -2900,6 +3133,65 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        GetLoyaltyCampaignsByCampaignIdReportResponse: {
+            /** @constant */
+            success: true;
+            campaign_id: string;
+            /** @enum {string} */
+            status: "draft" | "scheduled" | "active" | "paused" | "ended";
+            version: number;
+            points_given: number;
+            /** @description points of reversed awards, back in the budget */
+            points_returned: number;
+            awards: number;
+            members_reached: number;
+            budget: number | null;
+            budget_left: number | null;
+            per_day: {
+                day: string;
+                points: number;
+                awards: number;
+                members: number;
+            }[];
+        };
+        GetLoyaltyCampaignsResponse: {
+            /** @constant */
+            success: true;
+            campaigns: components["schemas"]["Campaign"][];
+            page: number;
+            limit: number;
+        };
+        GetLoyaltyMembersByUserRefTierHistoryResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            changes: {
+                n: number;
+                from_tier: string | null;
+                to_tier: string | null;
+                /** @enum {string} */
+                change: "upgrade" | "downgrade" | "renewal" | "manual";
+                earned_in_window: number | null;
+                valid_until: string | null;
+                reason: string | null;
+                by: string | null;
+                at: string;
+            }[];
+        };
+        GetLoyaltyMembersByUserRefTierResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            tier: components["schemas"]["LoyaltyTier"] | null;
+            /** @description points earned in the current qualifying window (reversals lower it; spending does not) */
+            earned_in_window: number;
+            window: components["schemas"]["LoyaltyWindow158"];
+            next_tier: components["schemas"]["NextTier"] | null;
+            /** @description the tier holds at least until then (null: for good) */
+            valid_until: string | null;
+            since: string | null;
+            set_by_hand: components["schemas"]["SetByHand"] | null;
+        };
         GetLoyaltyPointsByInternalUserIdHistoryResponse: {
             /** @constant */
             success: true;
@@ -2952,9 +3244,27 @@ export interface components {
             pending_days: number;
             /** @description a user may be referred only within this many days of their account's creation */
             referral_window_days: number;
+            /** @description per action that earns by amount: how points follow from it */
+            earning: {
+                [key: string]: components["schemas"]["Earning"];
+            };
+            /** @description the program's calendar: campaign days and hours, calendar-year tier windows */
+            time_zone: string;
+            referral_milestones: components["schemas"]["ReferralMilestone"][];
             is_default: boolean;
             updated_at: string | null;
             rules: components["schemas"]["LoyaltyRules"];
+        };
+        GetLoyaltyTiersResponse: {
+            /** @constant */
+            success: true;
+            organization_id: string;
+            /** @description lowest threshold first */
+            tiers: components["schemas"]["Tier"][];
+            /** @description the qualifying window: the calendar year, or the last n calendar months (the current one included) */
+            window: components["schemas"]["Window"] | components["schemas"]["LoyaltyWindow"];
+            grace_days: number;
+            updated_at: string | null;
         };
         /** @description this document */
         GetOpenapiJsonResponse: {
@@ -3205,6 +3515,14 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        Hours: {
+            from: string;
+            to: string;
+        };
+        LimitPerMember: {
+            max: number;
+            per: string;
+        };
         LoyaltyEntry: {
             entry_id: string;
             seq: number;
@@ -3258,8 +3576,35 @@ export interface components {
             pending_days: number;
             /** @description a user may be referred only within this many days of their account's creation */
             referral_window_days: number;
+            /** @description per action that earns by amount: how points follow from it */
+            earning: {
+                [key: string]: components["schemas"]["Earning"];
+            };
+            /** @description the program's calendar: campaign days and hours, calendar-year tier windows */
+            time_zone: string;
+            referral_milestones: components["schemas"]["ReferralMilestone"][];
             is_default: boolean;
             updated_at: string | null;
+        };
+        LoyaltyTier: {
+            tier_id: string;
+            name: string;
+            multiplier: string;
+        };
+        LoyaltyWindow: {
+            /** @constant */
+            type: "rolling_months";
+            months: number;
+        };
+        LoyaltyWindow158: {
+            type: string;
+            start: string;
+        };
+        NextTier: {
+            tier_id: string;
+            name: string;
+            threshold: number;
+            points_needed: number;
         };
         Organization: {
             organization_id: string;
@@ -3430,10 +3775,101 @@ export interface components {
             points_awarded: number;
             balance: number;
             duplicate: boolean;
-            entry_id: string;
+            /** @description null: the award earned nothing (below the minimum amount) and wrote nothing */
+            entry_id: string | null;
+            /** @description how the points were made (a repeat answers the first award's) */
+            breakdown: {
+                /** @description the action's fixed points, or its earning rule applied to the amount */
+                base: number;
+                /** @description the member's tier when the award was made */
+                tier_id: string | null;
+                /** @description applied to base, as a decimal string */
+                tier_multiplier: string;
+                campaigns: {
+                    campaign_id: string;
+                    version: number;
+                    points: number;
+                    /**
+                     * @description the campaign applied but gave nothing: its budget is spent, or the member's limit reached
+                     * @enum {string}
+                     */
+                    refused?: "budget_exhausted" | "limit_reached";
+                }[];
+                /** @description a cap lowered the points: the rule's max_points, a campaign's cap or its budget */
+                capped: boolean;
+                total: number;
+            };
             user_id: string;
             idp_id: string;
             organization_id: string;
+        };
+        PostLoyaltyCampaignsResponse: {
+            /** @constant */
+            success: true;
+            campaign_id: string;
+            name: string;
+            description: string | null;
+            /** @enum {string} */
+            status: "draft" | "scheduled" | "active" | "paused" | "ended";
+            starts_at: string;
+            ends_at: string | null;
+            time_zone: string | null;
+            schedule: components["schemas"]["Schedule"];
+            conditions: components["schemas"]["Conditions"];
+            effect: components["schemas"]["Effect"];
+            /** @enum {string} */
+            stacking: "stackable" | "exclusive";
+            priority: number;
+            limit_per_member: components["schemas"]["LimitPerMember"] | null;
+            max_points_per_award: number | null;
+            budget: number | null;
+            budget_left: number | null;
+            /** @description each edit after the draft makes a new version; awards name theirs */
+            version: number;
+            created_by: string;
+            created_at: string;
+            updated_at: string;
+            /** @description earlier versions, newest first */
+            versions?: components["schemas"]["Version"][];
+        };
+        PostLoyaltyEvaluateResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            action_type: string;
+            /** @enum {string} */
+            rule: "fixed" | "by_amount";
+            /** @description the amount as read, in major units */
+            amount: string | null;
+            currency: string | null;
+            base: number;
+            below_min_amount: boolean;
+            tier: {
+                tier_id: string;
+                name: string;
+            } | null;
+            tier_multiplier: string;
+            campaigns: {
+                campaign_id: string;
+                version: number;
+                points: number;
+                /**
+                 * @description the campaign applied but gave nothing: its budget is spent, or the member's limit reached
+                 * @enum {string}
+                 */
+                refused?: "budget_exhausted" | "limit_reached";
+                name: string;
+                /** @description the budget left (as last read) holds less than the effect */
+                budget_capped?: boolean;
+            }[];
+            /** @description running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points */
+            not_applied: {
+                campaign_id: string;
+                reason: string;
+            }[];
+            capped: boolean;
+            /** @description the points the award would credit now */
+            total: number;
         };
         PostLoyaltyGenerateReferralQrResponse: {
             /** @constant */
@@ -3800,6 +4236,14 @@ export interface components {
             success: true;
             gift: components["schemas"]["Gift"];
         };
+        PutLoyaltyMembersByUserRefAttributesResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            attributes: {
+                [key: string]: string;
+            };
+        };
         PutRetailAdminBrandsByBrandIdResponse: {
             /** @constant */
             success: true;
@@ -3845,6 +4289,14 @@ export interface components {
             settlement: components["schemas"]["Settlement"] | null;
             created_at: string;
             updated_at: string;
+        };
+        ReferralMilestone: {
+            count: number;
+            points: number;
+        };
+        Schedule: {
+            days: string[];
+            hours: components["schemas"]["Hours"] | null;
         };
         ScheduledWebhookSecret: {
             organization_id: string;
@@ -3943,6 +4395,10 @@ export interface components {
             source: "web" | "mobile" | "api";
             organization_id: string;
         };
+        SetByHand: {
+            reason: string;
+            until: string;
+        };
         Settlement: {
             /** @enum {string} */
             outcome: "completed" | "refunded";
@@ -3983,6 +4439,13 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Tier: {
+            tier_id: string;
+            name: string;
+            threshold: number;
+            multiplier: string;
+            unlocks: string[];
+        };
         User: {
             user_id: string;
             idp_id: string;
@@ -4007,6 +4470,16 @@ export interface components {
             venue_id: string | null;
             confidence: number;
             explanation: string;
+        };
+        Version: {
+            version: number;
+            replaced_at: string;
+            replaced_by: string;
+            campaign: components["schemas"]["Campaign"];
+        };
+        Window: {
+            /** @constant */
+            type: "calendar_year";
         };
     };
     responses: never;
@@ -12354,6 +12827,24 @@ export interface operations {
                     action_type: string;
                     /** @description defaults to the API key's organization */
                     organization_id?: string;
+                    /** @description major units as a decimal string ("12.30"); or amount_minor */
+                    amount?: string;
+                    /** @description minor units (1230 for 12.30 EUR); or amount */
+                    amount_minor?: number;
+                    /** @description ISO 4217; the action's earning currency */
+                    currency?: string;
+                    /** @description the purchase's lines: each earns at its category's rate; what they leave of the amount at the base rate */
+                    items?: {
+                        sku?: string;
+                        /** @description a category of the rule's per-category rates and of campaign conditions */
+                        category?: string;
+                        /** @description the price of one unit, as a decimal string */
+                        amount?: string;
+                        /** @description the price of one unit in minor units */
+                        amount_minor?: number;
+                        /** @default 1 */
+                        quantity?: number;
+                    }[];
                     /** @description the same key never awards twice (also the Idempotency-Key header) */
                     operation_id?: string;
                 };
@@ -12453,6 +12944,137 @@ export interface operations {
                 };
             };
             /** @description The points ledger is busy for this user; retry after Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postLoyaltyEvaluate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    action_type: string;
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    /** @description major units as a decimal string ("12.30"); or amount_minor */
+                    amount?: string;
+                    /** @description minor units (1230 for 12.30 EUR); or amount */
+                    amount_minor?: number;
+                    /** @description ISO 4217; the action's earning currency */
+                    currency?: string;
+                    /** @description the purchase's lines: each earns at its category's rate; what they leave of the amount at the base rate */
+                    items?: {
+                        sku?: string;
+                        /** @description a category of the rule's per-category rates and of campaign conditions */
+                        category?: string;
+                        /** @description the price of one unit, as a decimal string */
+                        amount?: string;
+                        /** @description the price of one unit in minor units */
+                        amount_minor?: number;
+                        /** @default 1 */
+                        quantity?: number;
+                    }[];
+                    /** @description the member (user_id or idp_id); a basic key only its own */
+                    user_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostLoyaltyEvaluateResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12579,6 +13201,25 @@ export interface operations {
                                 per: "ever" | "day" | "week" | "month";
                             } | null;
                             points: number;
+                            earning?: {
+                                /** @description points per unit of currency ("1": a point per euro) */
+                                rate: string;
+                                /** @description ISO 4217; the action's earning currency */
+                                currency: string;
+                                /**
+                                 * @description default down
+                                 * @enum {string}
+                                 */
+                                rounding?: "down" | "nearest" | "up";
+                                /** @description below this amount (decimal string) the purchase earns nothing by amount */
+                                min_amount?: string | null;
+                                /** @description the most points one award earns by amount */
+                                max_points?: number | null;
+                                /** @description a rate per item category instead of rate; "0" excludes the category */
+                                categories?: {
+                                    [key: string]: string;
+                                };
+                            } | null;
                         };
                     };
                     /** @description changes the policies of actions of the (resulting) set; fields left out are kept */
@@ -12610,6 +13251,35 @@ export interface operations {
                     pending_days?: number;
                     /** @description days (1-3650, default 30) after a user's account is created during which they may be referred; later referrals are 409 */
                     referral_window_days?: number;
+                    /** @description per action of the (resulting) set: its earning rule by amount, or null to earn its fixed points again */
+                    earning?: {
+                        [key: string]: {
+                            /** @description points per unit of currency ("1": a point per euro) */
+                            rate: string;
+                            /** @description ISO 4217; the action's earning currency */
+                            currency: string;
+                            /**
+                             * @description default down
+                             * @enum {string}
+                             */
+                            rounding?: "down" | "nearest" | "up";
+                            /** @description below this amount (decimal string) the purchase earns nothing by amount */
+                            min_amount?: string | null;
+                            /** @description the most points one award earns by amount */
+                            max_points?: number | null;
+                            /** @description a rate per item category instead of rate; "0" excludes the category */
+                            categories?: {
+                                [key: string]: string;
+                            };
+                        } | null;
+                    };
+                    /** @description the program's calendar (default UTC) */
+                    time_zone?: string;
+                    /** @description the referrer's n-th successful referral pays these points more, once */
+                    referral_milestones?: {
+                        count: number;
+                        points: number;
+                    }[];
                 };
             };
         };
@@ -12828,6 +13498,1388 @@ export interface operations {
             };
             /** @description The points ledger is busy for this user; retry after Retry-After */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyTiers: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyTiersResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putLoyaltyTiers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    tiers: {
+                        tier_id: string;
+                        name: string;
+                        /** @description points earned in the window that reach it */
+                        threshold: number;
+                        /** @description earning multiplier on the base points (default "1") */
+                        multiplier?: string;
+                        /** @description campaigns only members of this tier (or another listing them) take part in */
+                        unlocks?: string[];
+                    }[];
+                    window: {
+                        /** @constant */
+                        type: "calendar_year";
+                    } | {
+                        /** @constant */
+                        type: "rolling_months";
+                        months: number;
+                    };
+                    /** @description days a tier still holds after its validity ends (default 0) */
+                    grace_days?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyTiersResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyMembersByUserRefTier: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                /** @description user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyMembersByUserRefTierResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putLoyaltyMembersByUserRefTier: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    tier_id: string | null;
+                    reason: string;
+                    /**
+                     * Format: date-time
+                     * @description when the review re-qualifies the member
+                     */
+                    until: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyMembersByUserRefTierResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyMembersByUserRefTierHistory: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                limit?: number;
+                /** @description the n of the last change of the previous page */
+                before?: number;
+            };
+            header?: never;
+            path: {
+                /** @description user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyMembersByUserRefTierHistoryResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putLoyaltyMembersByUserRefAttributes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    attributes: {
+                        country?: string;
+                    } & {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PutLoyaltyMembersByUserRefAttributesResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyCampaigns: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                status?: "draft" | "scheduled" | "active" | "paused" | "ended";
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyCampaignsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postLoyaltyCampaigns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    name: string;
+                    description?: string | null;
+                    /** Format: date-time */
+                    starts_at: string;
+                    ends_at?: string | null;
+                    /** @description null: the program's (rules.time_zone) */
+                    time_zone?: string | null;
+                    schedule?: {
+                        /** @description empty: every day */
+                        days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                        /** @description local hours, from inclusive to exclusive */
+                        hours?: {
+                            from: string;
+                            to: string;
+                        } | null;
+                    };
+                    conditions?: {
+                        /** @description empty: every action */
+                        action_types?: string[];
+                        /** @description the award's amount at least this (its earning currency) */
+                        min_amount?: string | null;
+                        /** @description an item of one of these categories */
+                        categories?: string[];
+                        /** @description members of one of these tiers */
+                        tiers?: string[];
+                        /** @description the member's n-th award of the action (1: the first) */
+                        nth?: number | null;
+                        /** @description the member's country attribute */
+                        countries?: string[];
+                        signed_up_after?: string | null;
+                        signed_up_before?: string | null;
+                    };
+                    effect: {
+                        /** @constant */
+                        type: "bonus";
+                        points: number;
+                    } | {
+                        /** @constant */
+                        type: "multiplier";
+                        factor: string;
+                    } | {
+                        /** @constant */
+                        type: "per_amount";
+                        rate: string;
+                    };
+                    /**
+                     * @description exclusive: when first in line by priority it applies alone; otherwise it gives way
+                     * @default stackable
+                     * @enum {string}
+                     */
+                    stacking?: "stackable" | "exclusive";
+                    /** @default 0 */
+                    priority?: number;
+                    limit_per_member?: {
+                        max: number;
+                        /** @enum {string} */
+                        per: "ever" | "day" | "week" | "month";
+                    } | null;
+                    max_points_per_award?: number | null;
+                    /** @description points the campaign gives in all; concurrent awards never overspend it */
+                    budget?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created as a draft */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostLoyaltyCampaignsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The organization has 100 campaigns that are not ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyCampaignsByCampaignId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostLoyaltyCampaignsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteLoyaltyCampaignsByCampaignId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteLoyaltyCampaignsByCampaignIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Only a draft can be deleted; end a campaign that started */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    patchLoyaltyCampaignsByCampaignId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    /** Format: date-time */
+                    starts_at?: string;
+                    ends_at?: string | null;
+                    /** @description null: the program's (rules.time_zone) */
+                    time_zone?: string | null;
+                    schedule?: {
+                        /** @description empty: every day */
+                        days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
+                        /** @description local hours, from inclusive to exclusive */
+                        hours?: {
+                            from: string;
+                            to: string;
+                        } | null;
+                    };
+                    conditions?: {
+                        /** @description empty: every action */
+                        action_types?: string[];
+                        /** @description the award's amount at least this (its earning currency) */
+                        min_amount?: string | null;
+                        /** @description an item of one of these categories */
+                        categories?: string[];
+                        /** @description members of one of these tiers */
+                        tiers?: string[];
+                        /** @description the member's n-th award of the action (1: the first) */
+                        nth?: number | null;
+                        /** @description the member's country attribute */
+                        countries?: string[];
+                        signed_up_after?: string | null;
+                        signed_up_before?: string | null;
+                    };
+                    effect?: {
+                        /** @constant */
+                        type: "bonus";
+                        points: number;
+                    } | {
+                        /** @constant */
+                        type: "multiplier";
+                        factor: string;
+                    } | {
+                        /** @constant */
+                        type: "per_amount";
+                        rate: string;
+                    };
+                    /**
+                     * @description exclusive: when first in line by priority it applies alone; otherwise it gives way
+                     * @enum {string}
+                     */
+                    stacking?: "stackable" | "exclusive";
+                    priority?: number;
+                    limit_per_member?: {
+                        max: number;
+                        /** @enum {string} */
+                        per: "ever" | "day" | "week" | "month";
+                    } | null;
+                    max_points_per_award?: number | null;
+                    /** @description points the campaign gives in all; concurrent awards never overspend it */
+                    budget?: number | null;
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    /** @enum {string} */
+                    status?: "active" | "scheduled" | "paused" | "ended";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostLoyaltyCampaignsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not a move its status allows (an ended campaign changes no more), or edited meanwhile */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getLoyaltyCampaignsByCampaignIdReport: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                campaign_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetLoyaltyCampaignsByCampaignIdReportResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16649,7 +18701,7 @@ export interface operations {
                     /** @description https, a public address (WEBHOOK_ALLOW_PRIVATE allows http and local addresses); redirects are not followed */
                     url: string;
                     /** @description event types, or ["*"] for all */
-                    events: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
+                    events: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
                     description?: string;
                 };
             };
@@ -16965,7 +19017,7 @@ export interface operations {
                     /** @description https, a public address (WEBHOOK_ALLOW_PRIVATE allows http and local addresses); redirects are not followed */
                     url?: string;
                     /** @description event types, or ["*"] for all */
-                    events?: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
+                    events?: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
                     enabled?: boolean;
                     description?: string | null;
                 };
@@ -17699,7 +19751,7 @@ export interface operations {
                 /** @description defaults to the API key's organization */
                 organization_id?: string;
                 endpoint_id?: string;
-                event_type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
+                event_type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
                 status?: "pending" | "retrying" | "succeeded" | "failed";
                 page?: number;
                 limit?: number;
@@ -17899,7 +19951,7 @@ export interface operations {
             query?: {
                 /** @description defaults to the API key's organization */
                 organization_id?: string;
-                type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
+                type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
                 from?: string;
                 to?: string;
                 page?: number;
