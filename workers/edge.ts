@@ -8,7 +8,7 @@ import { createAccessLogger, createLogger } from '../activities/core/logger.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
 import { eventsSettled } from '../activities/events/index.ts';
 import { ensureBootstrapAdminKey, stopRevocationWatcher } from '../activities/identity/index.ts';
-import { ledgerEventsSettled } from '../activities/loyalty/index.ts';
+import { campaignStatsSettled, ledgerEventsSettled } from '../activities/loyalty/index.ts';
 import { createEdgeApp } from '../edge/app.ts';
 import { wirePlatform } from './root.ts';
 import { closeTemporal } from './runs/client.ts';
@@ -58,6 +58,7 @@ export async function startEdge(opts: { port?: number; quiet?: boolean } = {}) {
       await stopRevocationWatcher();
       // Events being recorded and fanned out after their answers (the sweep would finish them, later).
       await ledgerEventsSettled();
+      await campaignStatsSettled();
       await eventsSettled();
       await closeTemporal();
       await closeRuntime();

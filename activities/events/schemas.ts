@@ -115,7 +115,8 @@ export const EVENT_SCHEMAS: Readonly<Record<EventType, Shape>> = {
     change: { enum: ['upgrade', 'downgrade', 'renewal', 'manual'] },
     valid_until: 'date',
     earned_in_window: 'number',
-    // the member's change number (1, 2, 3…): a consumer sees a gap or the order
+    // the member's change number (1, 2, 3…): the order of a member's changes; renewals and hand sets
+    // that keep the tier take a number without an event, so a gap is not a missed event
     seq: 'integer',
   },
   'campaign.status_changed': {

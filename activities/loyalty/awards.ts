@@ -4,6 +4,7 @@
  */
 import { invalid, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { countShares } from './campaign-stats.ts';
 import {
   type AmountInput,
   attemptId,
@@ -60,8 +61,8 @@ function answerBreakdown(out: AppendResult): AwardBreakdown {
       capped: false,
       total: out.entry.amount,
     };
-  // Grants are the budget's bookkeeping, not the client's.
-  const campaigns = b.campaigns.map(({ grant_id: _g, ...c }) => c);
+  // Which shares came from a budget is the ledger's bookkeeping, not the client's.
+  const campaigns = b.campaigns.map(({ budgeted: _b, ...c }) => c);
   return { ...b, campaigns, total: out.entry.amount };
 }
 
@@ -116,11 +117,14 @@ export async function awardAction(input: AwardInput) {
     const done = await appliedRequest(input.organization_id, keyed, input.operation_id);
     if (done) return answer(done);
   }
-  const taken = ev.applied.length ? await takeGrants(ev, attemptId()) : [];
+  const taken = ev.applied.length ? await takeGrants(ev, attemptId()) : null;
   const points = ev.breakdown.total;
   if (points <= 0) {
-    await giveBack(taken);
-    return nothingEarned(input, ev);
+    if (taken) await giveBack(taken);
+    // A repeat of an award that earned points (before the rules changed) answers as then.
+    const done =
+      keyed && input.operation_id ? await appliedRequest(input.organization_id, keyed, input.operation_id) : null;
+    return done ? answer(done) : nothingEarned(input, ev);
   }
   const change = {
     organization_id: input.organization_id,
@@ -128,7 +132,8 @@ export async function awardAction(input: AwardInput) {
     amount: points,
     reason: 'action' as const,
     description: input.action_type,
-    breakdown: entryBreakdown(ev.breakdown),
+    breakdown: entryBreakdown(ev.breakdown, new Set(taken?.budgets.keys())),
+    standing: ev.member.standing,
   };
   let out: AppendResult;
   try {
@@ -142,10 +147,18 @@ export async function awardAction(input: AwardInput) {
           request_id: input.operation_id,
         });
   } catch (err) {
-    await giveBack(taken);
+    if (taken) await giveBack(taken);
     throw err;
   }
-  if (out.duplicate) await giveBack(taken);
+  if (out.duplicate && taken) await giveBack(taken);
+  else if (out.breakdown?.campaigns.length)
+    countShares(
+      input.organization_id,
+      input.user_id,
+      out.breakdown.campaigns,
+      new Date(out.entry.created_at),
+      rules.time_zone,
+    );
   return answer(out);
 }
 

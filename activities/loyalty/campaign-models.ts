@@ -118,10 +118,10 @@ export interface CampaignVersionDoc {
 }
 
 /**
- * A campaign's share of one award. `_id` says what it may be taken only once for: the award
- * (`<campaign>|op|<operation>`), the member's n-th use in a window (`<campaign>|<user>|<window>|<n>`)
- * or the member's n-th award (`<campaign>|<user>|nth`). `released_at`: given back (the award was
- * reversed, or never written).
+ * A use a campaign's per-member limit counts, `_id` the slot it takes once: the member's n-th use
+ * in a window (`<campaign>|<user>|<window>|<n>`) or the member's n-th award's bonus
+ * (`<campaign>|<user>|nth`). Deleted when its award is not written; a reversed award's use stays
+ * used. `released_at` is never set by this version (kept for documents that have it).
  */
 export interface GrantDoc {
   _id: string;
@@ -152,7 +152,7 @@ const grantSchema = new Schema(
   },
   { versionKey: false },
 );
-// The report reads a campaign's grants; a member's limit reads theirs; an erasure a person's.
+// A member's limit reads theirs; an erasure a person's.
 grantSchema.index({ campaign_id: 1, user_id: 1 });
 grantSchema.index({ organization_id: 1, user_id: 1 });
 
@@ -163,3 +163,65 @@ export const CampaignVersion = mongoose.model<CampaignVersionDoc>(
   'loyalty_campaign_versions',
 );
 export const Grant = mongoose.model<GrantDoc>('LoyaltyCampaignGrant', grantSchema, 'loyalty_campaign_grants');
+
+/**
+ * A campaign's totals for one day of the program's calendar, `_id` `<campaign>|<YYYY-MM-DD>`:
+ * added up in each process and written once a second (campaign-stats.ts).
+ */
+export interface CampaignDayDoc {
+  _id: string;
+  organization_id: string;
+  campaign_id: string;
+  day: string;
+  points: number;
+  awards: number;
+  /** points of reversed awards (given back) */
+  returned: number;
+}
+
+const campaignDaySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    campaign_id: { type: String, required: true },
+    day: { type: String, required: true },
+    points: { type: Number, default: 0 },
+    awards: { type: Number, default: 0 },
+    returned: { type: Number, default: 0 },
+  },
+  { versionKey: false },
+);
+campaignDaySchema.index({ campaign_id: 1, day: 1 });
+
+/** A member a campaign reached, `_id` `<campaign>|<user>`: written once (members_reached counts them). */
+export interface CampaignMemberDoc {
+  _id: string;
+  organization_id: string;
+  campaign_id: string;
+  user_id: string;
+  at: Date;
+}
+
+const campaignMemberSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    campaign_id: { type: String, required: true },
+    user_id: { type: String, required: true },
+    at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+campaignMemberSchema.index({ campaign_id: 1 });
+campaignMemberSchema.index({ organization_id: 1, user_id: 1 });
+
+export const CampaignDay = mongoose.model<CampaignDayDoc>(
+  'LoyaltyCampaignDay',
+  campaignDaySchema,
+  'loyalty_campaign_days',
+);
+export const CampaignMember = mongoose.model<CampaignMemberDoc>(
+  'LoyaltyCampaignMember',
+  campaignMemberSchema,
+  'loyalty_campaign_members',
+);

@@ -9,7 +9,11 @@ import type { mongo } from 'mongoose';
 import { insertEach, insertOnce, isDuplicateKey } from '../core/db/index.ts';
 import {
   Campaign,
+  CampaignDay,
+  type CampaignDayDoc,
   type CampaignDoc,
+  CampaignMember,
+  type CampaignMemberDoc,
   CampaignVersion,
   type CampaignVersionDoc,
   Grant,
@@ -21,16 +25,36 @@ export const insertCampaign = (doc: CampaignDoc) => insertOnce(Campaign, { ...do
 export const campaignById = (organization_id: string, campaign_id: string) =>
   Campaign.findOne({ _id: campaign_id, organization_id }).lean<CampaignDoc>();
 
-/** The organization's campaigns with stored status `active` (running, or waiting for their start). */
-export const activeCampaigns = (organization_id: string) =>
-  Campaign.find({ organization_id, status: 'active' }).lean<CampaignDoc[]>();
+/** Stored `active` and not past its end: running, or waiting for its start. */
+const notEnded = (now: Date) => ({ status: 'active', $or: [{ ends_at: null }, { ends_at: { $gt: now } }] });
 
-/** How many of the organization's campaigns are not ended (the limit counts them). */
-export const liveCampaignCount = (organization_id: string) =>
-  Campaign.countDocuments({ organization_id, status: { $in: ['draft', 'active', 'paused'] } });
+/** The organization's campaigns running or waiting for their start (not those past their end). */
+export const activeCampaigns = (organization_id: string, now = new Date()) =>
+  Campaign.find({ organization_id, ...notEnded(now) }).lean<CampaignDoc[]>();
 
-export const campaignsOf = (organization_id: string, status: string[] | null, limit: number, skip: number) =>
-  Campaign.find({ organization_id, ...(status && { status: { $in: status } }) })
+/** How many of the organization's campaigns are not ended, by hand or by date (the limit counts them). */
+export const liveCampaignCount = (organization_id: string, now = new Date()) =>
+  Campaign.countDocuments({
+    organization_id,
+    $or: [{ status: { $in: ['draft', 'paused'] } }, notEnded(now)],
+  });
+
+/** The stored filter of a status as readers see it (campaigns.ts statusOf). */
+function statusFilter(status: string, now: Date): Record<string, unknown> {
+  switch (status) {
+    case 'scheduled':
+      return { ...notEnded(now), starts_at: { $gt: now } };
+    case 'active':
+      return { ...notEnded(now), starts_at: { $lte: now } };
+    case 'ended':
+      return { $or: [{ status: 'ended' }, { status: 'active', ends_at: { $lte: now } }] };
+    default:
+      return { status };
+  }
+}
+
+export const campaignsOf = (organization_id: string, status: string | null, limit: number, skip: number) =>
+  Campaign.find({ organization_id, ...(status && statusFilter(status, new Date())) })
     .sort({ created_at: -1 })
     .skip(skip)
     .limit(limit)
@@ -105,11 +129,7 @@ export async function insertGrants(docs: GrantDoc[]): Promise<Set<string>> {
   return refused;
 }
 
-/** Marks a grant given back; answers it when this call did (so its points return to the budget once). */
-export const releaseGrant = (grant_id: string, at: Date) =>
-  Grant.findOneAndUpdate({ _id: grant_id, released_at: null }, { $set: { released_at: at } }).lean<GrantDoc>();
-
-/** The member's grants of the campaign whose `_id` starts with `prefix`. */
+/** The member's limit slots of the campaign. */
 export const memberGrants = (campaign_id: string, user_id: string) =>
   Grant.find({ campaign_id, user_id }, { _id: 1, released_at: 1, operation_id: 1 }).lean<
     Pick<GrantDoc, '_id' | 'released_at' | 'operation_id'>[]
@@ -120,10 +140,55 @@ export async function deleteGrant(grant_id: string, operation_id: string): Promi
   await Grant.deleteOne({ _id: grant_id, operation_id });
 }
 
-export const grantsOfCampaign = (campaign_id: string) =>
-  Grant.find({ campaign_id }, { user_id: 1, points: 1, day: 1, released_at: 1 }).lean<
-    Pick<GrantDoc, 'user_id' | 'points' | 'day' | 'released_at'>[]
-  >();
+// ---- reports ----
+
+/** Adds each day's totals (one bulk write of upserts). */
+export async function addCampaignDays(
+  days: Pick<CampaignDayDoc, '_id' | 'organization_id' | 'campaign_id' | 'day' | 'points' | 'awards' | 'returned'>[],
+): Promise<void> {
+  if (!days.length) return;
+  await CampaignDay.bulkWrite(
+    days.map((d) => ({
+      updateOne: {
+        filter: { _id: d._id },
+        update: {
+          $setOnInsert: { organization_id: d.organization_id, campaign_id: d.campaign_id, day: d.day },
+          $inc: { points: d.points, awards: d.awards, returned: d.returned },
+        },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+}
+
+/** Records members reached (a member already recorded is refused by its `_id`, and that is all). */
+export async function addCampaignMembers(docs: CampaignMemberDoc[]): Promise<void> {
+  const out = await insertEach(CampaignMember.collection, docs as unknown as mongo.Document[]);
+  for (const r of out) if (r !== true && !isDuplicateKey(r.error)) throw r.error;
+}
+
+export const campaignDays = (campaign_id: string) =>
+  CampaignDay.find({ campaign_id }).sort({ day: 1 }).lean<CampaignDayDoc[]>();
+
+export const campaignMemberCount = (campaign_id: string) => CampaignMember.countDocuments({ campaign_id });
+
+export const campaignsOfMember = (organization_id: string, user_id: string) =>
+  CampaignMember.find({ organization_id, user_id }).lean<CampaignMemberDoc[]>();
+
+/** Moves the member's reach records to the tombstone (insert the new, then delete the old: never none). */
+export async function tombstoneCampaignMembers(
+  organization_id: string,
+  user_id: string,
+  tombstone: string,
+): Promise<number> {
+  const mine = await campaignsOfMember(organization_id, user_id);
+  for (const m of mine) {
+    await insertOnce(CampaignMember, { ...m, _id: `${m.campaign_id}|${tombstone}`, user_id: tombstone });
+    await CampaignMember.deleteOne({ _id: m._id });
+  }
+  return mine.length;
+}
 
 // ---- one person's data ----
 

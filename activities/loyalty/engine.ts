@@ -11,7 +11,7 @@ import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
 import { localDate, localTime } from './calendar.ts';
 import type { CampaignDoc } from './campaign-models.ts';
-import { deleteGrant, insertGrants, memberGrants, releaseGrant, returnBudget, takeBudget } from './campaign-store.ts';
+import { deleteGrant, insertGrants, memberGrants, returnBudget, takeBudget } from './campaign-store.ts';
 import { startedCampaigns, statusOf } from './campaigns.ts';
 import { earnByAmount, pointsPerAmount, type Purchase, scalePoints } from './earning.ts';
 import type { CampaignShare, EntryBreakdown } from './models.ts';
@@ -40,7 +40,6 @@ export interface CampaignLine {
   budget_capped?: boolean;
   /** the campaign did not give its points, and why */
   refused?: 'budget_exhausted' | 'limit_reached';
-  grant_id?: string;
 }
 
 export interface Breakdown {
@@ -166,11 +165,22 @@ async function missedCondition(
   return null;
 }
 
+/** The amount a campaign's points per amount apply to: the purchase less the lines of excluded categories (rate "0"). */
+function eligible(purchase: Purchase, categories: Record<string, string>): Purchase['total'] {
+  const excluded = purchase.items
+    .filter(
+      (i) => i.category !== undefined && Object.hasOwn(categories, i.category) && Number(categories[i.category]) === 0,
+    )
+    .reduce((n, i) => n + i.unit.minor * BigInt(i.quantity), 0n);
+  return { ...purchase.total, minor: purchase.total.minor - excluded };
+}
+
 function effectPoints(
   c: CampaignDoc,
   base: number,
   purchase: Purchase | null,
   rounding: Rounding,
+  categories: Record<string, string>,
 ): { points: number; capped: boolean } {
   const e = c.effect;
   let points =
@@ -179,7 +189,7 @@ function effectPoints(
       : e.type === 'multiplier'
         ? Math.max(0, scalePoints(base, e.factor, rounding) - base)
         : purchase
-          ? pointsPerAmount(purchase.total, e.rate, rounding)
+          ? pointsPerAmount(eligible(purchase, categories), e.rate, rounding)
           : 0;
   let capped = false;
   if (c.max_points_per_award !== null && points > c.max_points_per_award) {
@@ -231,7 +241,8 @@ export async function evaluate(
   const matching: CampaignDoc[] = [];
   const not_applied: Breakdown['not_applied'] = [];
   for (const c of campaigns) {
-    const missed = await missedCondition(c, ctx);
+    // A budget spent (as last read) gives way before stacking: an exclusive one must not shut out the rest.
+    const missed = c.budget_left !== null && c.budget_left <= 0 ? 'budget_exhausted' : await missedCondition(c, ctx);
     if (missed) not_applied.push({ campaign_id: c._id, reason: missed });
     else matching.push(c);
   }
@@ -247,7 +258,7 @@ export async function evaluate(
   const kept: CampaignDoc[] = [];
   const wants: number[] = [];
   for (const c of applied) {
-    const e = effectPoints(c, base, purchase, rounding);
+    const e = effectPoints(c, base, purchase, rounding, rule?.categories ?? {});
     if (e.points <= 0) {
       not_applied.push({ campaign_id: c._id, reason: 'no_points' });
       continue;
@@ -289,7 +300,7 @@ export async function evaluate(
 }
 
 /** What the ledger keeps of a breakdown on the award's entry. */
-export const entryBreakdown = (b: Breakdown): EntryBreakdown => ({
+export const entryBreakdown = (b: Breakdown, budgeted: Set<string> = new Set()): EntryBreakdown => ({
   base: b.base,
   tier_id: b.tier?.tier_id ?? null,
   tier_multiplier: b.tier_multiplier,
@@ -297,44 +308,56 @@ export const entryBreakdown = (b: Breakdown): EntryBreakdown => ({
     campaign_id: l.campaign_id,
     version: l.version,
     points: l.points,
-    ...(l.grant_id && { grant_id: l.grant_id }),
+    ...(budgeted.has(l.campaign_id) && l.points > 0 && { budgeted: true }),
     ...(l.refused && { refused: l.refused }),
   })),
   capped: b.capped,
 });
 
-/** A grant taken for an award about to be written: what giving it back undoes. */
-interface Taken {
-  grant_id: string;
-  campaign_id: string;
-  operation_id: string;
-  budget: number;
+/** What `takeGrants` took for an award about to be written: what giving it back undoes. */
+export interface Taken {
+  /** the member's limit slots claimed (grant `_id`s, inserted under the attempt) */
+  slots: string[];
+  /** points taken from budgets, per campaign */
+  budgets: Map<string, number>;
+  attempt: string;
 }
 
 /**
- * Takes each applied campaign's share for the award: its budget (all of the effect, what is left,
- * or nothing), then its grant, whose `_id` holds the member's limits (a slot per use in the
- * window, one for the n-th award). The breakdown's lines and total are brought to what was taken.
- * Answers what to give back if the award is not written.
+ * Takes each applied campaign's share for the award, all campaigns at once: a limited campaign's
+ * slot (the member's n-th use in the window, or the n-th award's bonus: one grant each, unique
+ * by `_id`), and a budgeted campaign's points (all of the effect, what is left, or nothing). The
+ * breakdown's lines and total are brought to what was taken. A campaign with neither writes
+ * nothing here: the award's entry is its record (the report reads entries).
  */
-export async function takeGrants(ev: Evaluation, attempt: string, now = new Date()): Promise<Taken[]> {
+export async function takeGrants(ev: Evaluation, attempt: string, now = new Date()): Promise<Taken> {
   const { breakdown: b, member } = ev;
-  const taken: Taken[] = [];
-  const docs = [];
-  for (const [i, c] of ev.applied.entries()) {
+  const taken: Taken = { slots: [], budgets: new Map(), attempt };
+  const lines = ev.applied.map((c, i) => {
     const line = b.campaigns[i];
     line.points = ev.wants[i];
     line.budget_capped = undefined;
     line.refused = undefined;
-    const grant_id = await grantIdFor(c, member, attempt, now);
-    if (!grant_id) {
+    return line;
+  });
+  const slots = await Promise.all(ev.applied.map((c) => slotFor(c, member, now)));
+  const budgets = await Promise.all(
+    ev.applied.map((c, i) => (c.budget !== null && slots[i] !== null ? takeBudget(c._id, lines[i].points) : null)),
+  );
+  const grants = [];
+  for (const [i, c] of ev.applied.entries()) {
+    const line = lines[i];
+    if (slots[i] === null) {
       line.points = 0;
       line.refused = 'limit_reached';
       continue;
     }
-    let budget = 0;
-    if (c.budget !== null) {
-      const got = await takeBudget(c._id, line.points);
+    const got = budgets[i];
+    if (got) {
+      if (got.taken < line.points) line.budget_capped = true;
+      line.points = got.taken;
+      if (got.taken) taken.budgets.set(c._id, got.taken);
+      else line.refused = 'budget_exhausted';
       if (got.exhausted)
         await recordEvent({
           organization_id: member.organization_id,
@@ -343,79 +366,77 @@ export async function takeGrants(ev: Evaluation, attempt: string, now = new Date
           at: now,
           data: { campaign_id: c._id, version: c.version, budget: c.budget },
         });
-      if (got.taken < line.points) line.budget_capped = true;
-      line.points = budget = got.taken;
-      if (!got.taken) {
-        line.refused = 'budget_exhausted';
-        continue;
-      }
+      if (!got.taken) continue;
     }
-    line.grant_id = grant_id;
-    taken.push({ grant_id, campaign_id: c._id, operation_id: attempt, budget });
-    docs.push({
-      _id: grant_id,
-      organization_id: member.organization_id,
-      campaign_id: c._id,
-      version: c.version,
-      user_id: member.user_id,
-      operation_id: attempt,
-      points: line.points,
-      day: localDate(now, c.time_zone ?? ev.time_zone),
-      at: now,
-      released_at: null,
-    });
+    const slot = slots[i];
+    if (slot)
+      grants.push({
+        _id: slot,
+        organization_id: member.organization_id,
+        campaign_id: c._id,
+        version: c.version,
+        user_id: member.user_id,
+        operation_id: attempt,
+        points: line.points,
+        day: localDate(now, c.time_zone ?? ev.time_zone),
+        at: now,
+        released_at: null,
+      });
   }
-  const refused = await insertGrants(docs);
-  for (const t of taken.filter((t) => refused.has(t.grant_id))) {
+  const refused = await insertGrants(grants);
+  for (const g of grants) {
+    if (!refused.has(g._id)) {
+      taken.slots.push(g._id);
+      continue;
+    }
     // Another award of the member took the slot at the same instant: this one gives way.
-    await returnBudget(t.campaign_id, t.budget);
-    const line = b.campaigns.find((l) => l.grant_id === t.grant_id)!;
+    const back = taken.budgets.get(g.campaign_id) ?? 0;
+    taken.budgets.delete(g.campaign_id);
+    if (back) await returnBudget(g.campaign_id, back);
+    const line = b.campaigns.find((l) => l.campaign_id === g.campaign_id)!;
     line.points = 0;
     line.refused = 'limit_reached';
-    line.grant_id = undefined;
   }
   b.capped = ev.capped || b.campaigns.some((l) => l.budget_capped);
   b.total = ev.tiered + b.campaigns.reduce((n, l) => n + l.points, 0);
-  return taken.filter((t) => !refused.has(t.grant_id));
+  return taken;
 }
 
 /**
- * The grant's `_id`, which makes each limited use of a campaign a slot taken once; null when the
- * member has used up the campaign's limit (or had its n-th award's bonus).
+ * The grant `_id` that makes a limited use of a campaign a slot taken once: undefined when the
+ * campaign has no per-member limit (nothing to claim), null when the member has used it up.
  */
-async function grantIdFor(c: CampaignDoc, member: Member, attempt: string, now: Date): Promise<string | null> {
+async function slotFor(c: CampaignDoc, member: Member, now: Date): Promise<string | null | undefined> {
   if (c.conditions.nth !== null) {
     if ((await factsOf(member))?.campaigns[`${c._id}|nth`]) return null;
     return `${c._id}|${member.user_id}|nth`;
   }
   const limit = c.limit_per_member;
-  if (!limit) return `${c._id}|${attempt}`;
+  if (!limit) return undefined;
   const window = windowOf(limit.per, now);
   const prefix = `${c._id}|${member.user_id}|${window}|`;
-  const used = new Set(
-    (await memberGrants(c._id, member.user_id)).filter((g) => g._id.startsWith(prefix)).map((g) => g._id),
-  );
+  const [mine, facts] = await Promise.all([memberGrants(c._id, member.user_id), factsOf(member)]);
+  const used = new Set(mine.filter((g) => g._id.startsWith(prefix)).map((g) => g._id));
   // Uses of the person's erased accounts in this window count against the limit.
-  const before = (await factsOf(member))?.campaigns[`${c._id}|${window}`] ?? 0;
+  const before = facts?.campaigns[`${c._id}|${window}`] ?? 0;
   for (let n = 0; n < limit.max - before; n += 1) if (!used.has(prefix + n)) return prefix + n;
   return null;
 }
 
-/** Gives back what `takeGrants` took for an award that was not written (a duplicate, a refusal, an error). */
-export async function giveBack(taken: Taken[]): Promise<void> {
-  for (const t of taken) {
-    await deleteGrant(t.grant_id, t.operation_id);
-    await returnBudget(t.campaign_id, t.budget);
-  }
+/** Gives back what `takeGrants` took for an award that was not written (a repeat, a refusal, an error). */
+export async function giveBack(taken: Taken): Promise<void> {
+  await Promise.all([
+    ...taken.slots.map((id) => deleteGrant(id, taken.attempt)),
+    ...[...taken.budgets].map(([campaign_id, points]) => returnBudget(campaign_id, points)),
+  ]);
 }
 
-/** A reversed award's campaign shares go back to their budgets (each grant once, whoever calls). */
-export async function releaseShares(shares: CampaignShare[], now = new Date()): Promise<void> {
-  for (const s of shares) {
-    if (!s.grant_id) continue;
-    const g = await releaseGrant(s.grant_id, now);
-    if (g) await returnBudget(g.campaign_id, g.points);
-  }
+/**
+ * A reversed award's budgeted shares go back to their budgets, by the call that wrote the reversal
+ * (a repeat finds it written and gives nothing back again). A member's limited use stays used.
+ */
+export async function releaseShares(shares: CampaignShare[]): Promise<void> {
+  await Promise.all(shares.filter((s) => s.budgeted).map((s) => returnBudget(s.campaign_id, Math.abs(s.points))));
 }
 
 export const attemptId = () => newId('awd');

@@ -2,6 +2,7 @@
 export type { ActorLevel } from './awards.ts';
 export { awardAction, clientRequestId, evaluateAward } from './awards.ts';
 export { isTimeZone } from './calendar.ts';
+export { campaignStatsSettled } from './campaign-stats.ts';
 export {
   type CampaignPatch,
   campaignReport,

@@ -6,6 +6,7 @@
  * (one entry n per user, one entry per operation; store.ts) decide between concurrent writers,
  * and a writer that lost drafts its entry again on the newer head.
  */
+import { warnLine } from '../core/background.ts';
 import { notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isTombstone } from '../identity/index.ts';
@@ -24,6 +25,7 @@ import {
 import type { LedgerReason } from './models.ts';
 import { getRules } from './rules.ts';
 import { entriesBetween, entryAt, entryByOperation, entryByRequest } from './store.ts';
+import type { MemberTierDoc } from './tier-models.ts';
 import { afterEarning } from './tiers.ts';
 
 export type { AppendResult, EntryView } from './member.ts';
@@ -36,6 +38,8 @@ export interface LedgerChange extends Omit<AppendSpec, 'created_at'> {
   allow_negative?: boolean;
   /** the instant of the change, which decides what has lapsed or is still pending (tests pass a clock) */
   now?: Date;
+  /** the member's tier standing as the caller read it (an award's engine): not read again after the credit */
+  standing?: MemberTierDoc | null;
 }
 
 /** `balance` is what could be spent at that instant (lapsed and pending points not counted). */
@@ -102,7 +106,7 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
   if (!Number.isSafeInteger(change.amount) || change.amount === 0)
     throw new PlatformError('invalid', 'amount: must be a non-zero integer', 'amount');
   const now = change.now ?? new Date();
-  const { amount, allow_negative, now: _now, ...spec } = change;
+  const { amount, allow_negative, now: _now, standing: tierStanding, ...spec } = change;
   const terms = amount > 0 ? await creditTerms(change.organization_id, change.reason, now) : {};
   const out = await append(spec, (head, entry_id) => {
     if (amount > 0)
@@ -114,9 +118,12 @@ export async function applyChange(change: LedgerChange): Promise<AppendResult> {
     return { amount, lots: next.lots };
   });
   if (!out) throw new Error('a change always drafts an entry');
-  // Points earned may reach a higher tier: the upgrade applies now (tiers.ts).
+  // Points earned may reach a higher tier: the upgrade applies now (tiers.ts). The credit stands
+  // whatever happens there (a failed upgrade is made by the member's next earning or review).
   if (amount > 0 && !out.duplicate && out.earned_after !== null && earnedBy(change.reason, amount) > 0)
-    await afterEarning(change.organization_id, change.user_id, out.earned_after, undefined);
+    await afterEarning(change.organization_id, change.user_id, out.earned_after, tierStanding).catch((err) =>
+      warnLine('loyalty: a tier upgrade was not written; the next earning or the review makes it', err),
+    );
   return out;
 }
 

@@ -70,10 +70,15 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
 export interface Head extends LotState {
   seq: number;
   at: Date | null;
-  /** points earned so far (the newest entry's earned_after) */
-  earned: number;
+  /**
+   * points earned so far (the newest entry's earned_after); null for a ledger whose newest entry
+   * predates earned_after: summed once by the writer that drafts on it (earnedOf), never by a read
+   */
+  earned: number | null;
   /** the `_id` prefix the next entry is written under (store.ts keySpaceOf) */
   key: string;
+  /** whose entries the newest is (the user, or their tombstone) */
+  user_id?: string;
 }
 
 /** The user's newest entry as a head (seq 0 and no balance for a user without entries). */
@@ -81,9 +86,20 @@ export async function ledgerHead(organization_id: string, user_id: string): Prom
   const e = await newestEntry(organization_id, user_id);
   const key = keySpaceOf(e, organization_id, user_id);
   if (!e) return { seq: 0, balance: 0, at: null, lots: [], key, earned: 0 };
-  // A ledger whose newest entry predates earned_after is summed once: the next entry carries it.
-  const earned = e.earned_after ?? (await earnedSum(organization_id, e.user_id));
-  return { seq: e.seq, balance: e.balance_after, at: e.created_at, lots: e.lots ?? [], key, earned };
+  return {
+    seq: e.seq,
+    balance: e.balance_after,
+    at: e.created_at,
+    lots: e.lots ?? [],
+    key,
+    earned: e.earned_after ?? null,
+    user_id: e.user_id,
+  };
+}
+
+/** The head's earned points, summed over the ledger's entries when its newest entry predates earned_after. */
+export async function earnedOf(organization_id: string, head: Head): Promise<number> {
+  return head.earned ?? (head.user_id ? earnedSum(organization_id, head.user_id) : 0);
 }
 
 /** Reasons whose credits count as earned (tiers), and reversals, which take them back. */
@@ -224,7 +240,7 @@ interface Drafts {
 
 /** Drafts the batch's changes, each on the head the previous one leaves. */
 async function draft(organization_id: string, user_id: string, first: Head, batch: Change[]): Promise<Drafts> {
-  let head = first;
+  let head = first.earned === null ? { ...first, earned: await earnedOf(organization_id, first) } : first;
   const drafted: Drafted[] = [];
   for (const change of batch) {
     try {
@@ -235,7 +251,7 @@ async function draft(organization_id: string, user_id: string, first: Head, batc
       }
       const seq = head.seq + 1;
       const balance = head.balance + draft.amount;
-      const earned = head.earned + earnedBy(change.spec.reason, draft.amount);
+      const earned = (head.earned ?? 0) + earnedBy(change.spec.reason, draft.amount);
       const created_at = change.spec.created_at ?? new Date();
       const doc = {
         _id: `${head.key}|${seq}`,
@@ -259,7 +275,7 @@ async function draft(organization_id: string, user_id: string, first: Head, batc
         created_at,
       };
       drafted.push({ change, doc });
-      head = { seq, balance, at: created_at, lots: draft.lots, key: head.key, earned };
+      head = { seq, balance, at: created_at, lots: draft.lots, key: head.key, earned, user_id: head.user_id };
     } catch (err) {
       // Refused on this head (not enough points): answered once what was drafted before it is written.
       drafted.push({ change, refusal: err });

@@ -109,12 +109,12 @@ export interface LedgerEntryDoc {
   created_at: Date;
 }
 
-/** A campaign's share of an award (and of its reversal, negative): `grant_id` is its budget grant. */
+/** A campaign's share of an award (and of its reversal, negative); `budgeted`: taken from its budget. */
 export interface CampaignShare {
   campaign_id: string;
   version: number;
   points: number;
-  grant_id?: string;
+  budgeted?: boolean;
   /** the campaign applied but gave nothing: its budget was spent, or the member's limit reached */
   refused?: 'budget_exhausted' | 'limit_reached';
 }

@@ -7,11 +7,13 @@
 import { notFound, PlatformError } from '../core/errors.ts';
 import { handedIn } from '../core/wiring.ts';
 import { clientRequestId } from './awards.ts';
+import { countShares } from './campaign-stats.ts';
 import { releaseShares } from './engine.ts';
 import { append, type EntryView, getBalance, viewEntry } from './ledger.ts';
 import { debit, standing } from './lots.ts';
 import type { LedgerEntryDoc, LedgerReason } from './models.ts';
 import { markReferralReversed } from './referrals.ts';
+import { getRules } from './rules.ts';
 import { entryByOperation, entryByRequest } from './store.ts';
 
 /** Credits that earned something. A redemption is given back by its refund, never reversed. */
@@ -85,7 +87,7 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
     ...(original.breakdown?.campaigns.length && {
       breakdown: {
         ...original.breakdown,
-        campaigns: original.breakdown.campaigns.map(({ grant_id: _g, ...c }) => ({ ...c, points: -c.points })),
+        campaigns: original.breakdown.campaigns.map((c) => ({ ...c, points: -c.points })),
       },
     }),
   };
@@ -118,8 +120,18 @@ export async function reverseOperation(input: ReversalInput): Promise<Reversal> 
         return { amount: -amount, lots: next.lots, reverses: original.entry_id };
       });
   if (!out) throw new Error('a reversal always drafts an entry');
-  // On every call, like the mark below: each grant goes back to its budget once, whoever gets there.
-  await releaseShares(original.breakdown?.campaigns ?? [], now);
+  // By the call that wrote the reversal only (a crash in between leaves the budget short, never over).
+  if (!out.duplicate && original.breakdown?.campaigns.length) {
+    await releaseShares(original.breakdown.campaigns);
+    const { time_zone } = await getRules(organization_id);
+    countShares(
+      organization_id,
+      original.user_id,
+      original.breakdown.campaigns.map((c) => ({ ...c, points: -c.points })),
+      new Date(out.entry.created_at),
+      time_zone,
+    );
+  }
   // Marked on every call: a crash between the entry and the mark is mended by the retry.
   const record = await markRecord(original, {
     reversed_at: out.entry.created_at,

@@ -84,7 +84,6 @@ const memberTierSchema = new Schema(
 );
 // The scheduled review reads the members due, oldest first.
 memberTierSchema.index({ review_at: 1 });
-memberTierSchema.index({ organization_id: 1, user_id: 1 });
 
 export type TierChangeKind = 'upgrade' | 'downgrade' | 'renewal' | 'manual';
 

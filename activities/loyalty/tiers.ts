@@ -11,7 +11,7 @@ import { Cache } from '../core/db/index.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { addMonths, localMidnight, localTime } from './calendar.ts';
-import { ledgerHead } from './member.ts';
+import { earnedOf, ledgerHead } from './member.ts';
 import { getRules } from './rules.ts';
 import { earnedBefore } from './store.ts';
 import type {
@@ -73,8 +73,8 @@ export interface TierProgramInput {
 
 /**
  * Replaces the tiers. Members keep their standing: an upgrade the new thresholds give applies at
- * their next award, a downgrade at their review; a member of a tier no longer defined counts as
- * the highest tier its threshold... of the new tiers the member's points reach, at the next read.
+ * their next earning, a downgrade at their review; a member whose tier is no longer defined
+ * counts as the tier reached with no points (if any) until then.
  */
 export async function putTierProgram(
   organization_id: string,
@@ -208,7 +208,7 @@ async function applyTierChange(
   c: Change,
   now: Date,
 ): Promise<boolean> {
-  const from = standing ? currentTier(program, standing) : null;
+  const from = currentTier(program, standing);
   const set: Partial<MemberTierDoc> = {
     tier_id: c.to?.tier_id ?? null,
     since: from?.tier_id === c.to?.tier_id && standing ? standing.since : now,
@@ -272,6 +272,8 @@ export async function afterEarning(
   const program = await getTierProgram(organization_id);
   if (!program.tiers.length) return;
   let standing = known === undefined ? await readMemberTier(organization_id, user_id) : known;
+  // A tier set by hand holds until its date, upgrades included: the review then re-qualifies.
+  if (standing?.manual && new Date(standing.manual.until).getTime() > now.getTime()) return;
   const tz = (await getRules(organization_id)).time_zone;
   const start = windowStart(program.window, now, tz);
   for (let attempt = 0; attempt < 5; attempt += 1) {
@@ -279,7 +281,15 @@ export async function afterEarning(
     const held = currentTier(program, standing);
     const reached = tierFor(program, win.earned_in_window);
     if (rank(program, reached?.tier_id ?? null) <= rank(program, held?.tier_id ?? null)) {
+      // The points earned before the window are kept with the member, so the next award reads none.
       if (win.fresh && standing) await setMemberWindow(organization_id, user_id, start, win.before);
+      else if (win.fresh)
+        await insertMemberTier({
+          ...blankStanding(organization_id, user_id, now),
+          tier_id: held?.tier_id ?? null,
+          window_start: start,
+          earned_before_window: win.before,
+        });
       return;
     }
     const ok = await applyTierChange(
@@ -349,9 +359,9 @@ async function reviewMember(standing: MemberTierDoc, now: Date): Promise<void> {
   const { organization_id, user_id } = standing;
   const program = await getTierProgram(organization_id);
   const tz = (await getRules(organization_id)).time_zone;
-  const head = await ledgerHead(organization_id, user_id);
+  const earned = await earnedOf(organization_id, await ledgerHead(organization_id, user_id));
   const start = windowStart(program.window, now, tz);
-  const current = head.earned - (await earnedBefore(organization_id, user_id, start));
+  const current = earned - (await earnedBefore(organization_id, user_id, start));
   let qualifying = current;
   let validFrom = now;
   if (program.window.type === 'calendar_year') {
@@ -382,7 +392,7 @@ async function reviewMember(standing: MemberTierDoc, now: Date): Promise<void> {
     standing,
     organization_id,
     user_id,
-    { to, kind, valid_until, earned_in_window: qualifying, window: { start, before: head.earned - current } },
+    { to, kind, valid_until, earned_in_window: qualifying, window: { start, before: earned - current } },
     now,
   );
 }
@@ -430,7 +440,13 @@ export async function memberTierView(
     ledgerHead(organization_id, user_id),
   ]);
   const start = windowStart(program.window, now, tz);
-  const { earned_in_window } = await earnedInWindow(organization_id, user_id, start, head.earned, standing);
+  const { earned_in_window } = await earnedInWindow(
+    organization_id,
+    user_id,
+    start,
+    await earnedOf(organization_id, head),
+    standing,
+  );
   const tier = currentTier(program, standing);
   const next = program.tiers[rank(program, tier?.tier_id ?? null) + 1] ?? null;
   return {

@@ -10,7 +10,7 @@
  */
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
-import { grantsOfUser, tombstoneGrants } from './campaign-store.ts';
+import { campaignsOfMember, grantsOfUser, tombstoneCampaignMembers, tombstoneGrants } from './campaign-store.ts';
 import { getBalance, viewEntry } from './ledger.ts';
 import { HEAD_KEPT_MS } from './member.ts';
 import type { LedgerEntryDoc } from './models.ts';
@@ -58,13 +58,14 @@ const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOStrin
 
 async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
   const { organization_id, user_id } = scope;
-  const [entries, codes, referrals, standing, tierChanges, grants] = await Promise.all([
+  const [entries, codes, referrals, standing, tierChanges, grants, reached] = await Promise.all([
     entriesOfUser(organization_id, user_id),
     referralCodesOf(organization_id, user_id),
     referralsNaming(organization_id, user_id),
     readMemberTier(organization_id, user_id),
     allTierChangesOf(organization_id, user_id),
     grantsOfUser(organization_id, user_id),
+    campaignsOfMember(organization_id, user_id),
   ]);
   const balance = await getBalance(organization_id, user_id).then(
     (b) => [
@@ -84,6 +85,7 @@ async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
       balance,
       entries: entries.map((e) => ({
         ...viewEntry(e),
+        breakdown: e.breakdown ?? null,
         client_request_id: e.request_id?.startsWith(prefix)
           ? e.request_id.slice(prefix.length)
           : (e.request_id ?? null),
@@ -111,14 +113,15 @@ async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
         reason: c.reason,
         at: iso(c.at),
       })),
+      // The uses a campaign's per-member limit counts; every share of an award is on its entry.
       campaign_grants: grants.map((g) => ({
         campaign_id: g.campaign_id,
         version: g.version,
         points: g.points,
         day: g.day,
         at: iso(g.at),
-        given_back_at: iso(g.released_at),
       })),
+      campaigns_reached: reached.map((m) => ({ campaign_id: m.campaign_id, first_at: iso(m.at) })),
       referral_codes: codes.map((c) => ({
         code: c.code,
         referral_url: referralUrl(c.code),
@@ -155,6 +158,7 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
     referrals_tombstoned: 0,
     tier_records_deleted: 0,
     campaign_grants_tombstoned: 0,
+    campaign_reach_tombstoned: 0,
   };
 
   // The ledger. An entry whose event is not recorded yet is told first (as it was written, keyed by
@@ -215,6 +219,7 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
   // person's: deleted. Campaign grants are the campaigns' books (budgets, reports): tombstoned.
   report.tier_records_deleted = await deleteTierDataOf(organization_id, user_id);
   report.campaign_grants_tombstoned = await tombstoneGrants(organization_id, user_id, tombstone);
+  report.campaign_reach_tombstoned = await tombstoneCampaignMembers(organization_id, user_id, tombstone);
   return report;
 }
 

@@ -322,7 +322,9 @@ defineRoute({
     members_reached: z.number(),
     budget: z.number().nullable(),
     budget_left: z.number().nullable(),
-    per_day: z.array(z.object({ day: z.string(), points: z.number(), awards: z.number(), members: z.number() })),
+    per_day: z
+      .array(z.object({ day: z.string(), points: z.number(), awards: z.number(), returned: z.number() }))
+      .describe("per day of the program's calendar: points net of those given back that day"),
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);

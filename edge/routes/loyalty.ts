@@ -351,7 +351,7 @@ defineRoute({
     not_applied: z
       .array(z.object({ campaign_id: z.string(), reason: z.string() }))
       .describe(
-        'running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points',
+        'running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points (admin keys only: empty for a basic key)',
       ),
     capped: z.boolean(),
     total: z.number().describe('the points the award would credit now'),
@@ -366,7 +366,8 @@ defineRoute({
       actor_level: Math.min(principal.level, 2) as ActorLevel,
       amount: amountOf(body),
     });
-    return { success: true, user_id: user.user_id, ...b };
+    // Which running campaigns a member does not reach (tier-only offers among them) is the organization's to see.
+    return { success: true, user_id: user.user_id, ...b, not_applied: principal.level >= 1 ? b.not_applied : [] };
   },
 });
 

@@ -24,14 +24,49 @@ interface Ctx {
   base: string;
   adminKey: string;
   mongoUri: string;
+  /** with 5 tiers, purchases earning by amount and budgeted, limited and exclusive campaigns active */
+  engine?: boolean;
 }
+
+const TIERS = [
+  { tier_id: 'bronze', name: 'Bronze', threshold: 0, multiplier: '1' },
+  { tier_id: 'silver', name: 'Silver', threshold: 150, multiplier: '1.2' },
+  { tier_id: 'gold', name: 'Gold', threshold: 250, multiplier: '1.5' },
+  { tier_id: 'platinum', name: 'Platinum', threshold: 400, multiplier: '2' },
+  { tier_id: 'diamond', name: 'Diamond', threshold: 800, multiplier: '3' },
+];
+
+/** Campaigns that race for budgets, limits and first place while the mix runs (the seeds' credits take shares too). */
+const CAMPAIGNS = [
+  { name: 'Budgeted bonus', effect: { type: 'bonus', points: 15 }, budget: 3000 },
+  { name: 'Twice a day', effect: { type: 'bonus', points: 4 }, limit_per_member: { max: 2, per: 'day' } },
+  {
+    name: 'Double',
+    effect: { type: 'multiplier', factor: '2' },
+    conditions: { action_types: ['purchase'] },
+    budget: 4000,
+  },
+  {
+    name: 'Big basket',
+    effect: { type: 'per_amount', rate: '0.5' },
+    conditions: { action_types: ['purchase'], min_amount: '40' },
+    stacking: 'exclusive',
+    priority: 10,
+    budget: 2500,
+  },
+  {
+    name: 'Second purchase',
+    effect: { type: 'bonus', points: 25 },
+    conditions: { action_types: ['purchase'], nth: 2 },
+  },
+];
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? Number.NaN;
 };
 
-export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<string[]> {
+export async function benchEconomy({ base, adminKey, mongoUri, engine = false }: Ctx): Promise<string[]> {
   const headers = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
   const send = async (method: string, p: string, body?: unknown, extra: Record<string, string> = {}) => {
     const res = await fetch(`${base}${p}`, {
@@ -59,6 +94,27 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
     await send('PUT', '/loyalty/rules', { actions: { purchase: 10, bonus: 60 }, points_expire_after_days: 1 }),
     'rules',
   );
+  const campaignIds: string[] = [];
+  if (engine) {
+    must(
+      await send('PUT', '/loyalty/rules', {
+        earning: { purchase: { rate: '1', currency: 'EUR', rounding: 'nearest', categories: { wine: '2' } } },
+      }),
+      'earning rule',
+    );
+    must(
+      await send('PUT', '/loyalty/tiers', { window: { type: 'rolling_months', months: 12 }, tiers: TIERS }),
+      'tiers',
+    );
+    for (const c of CAMPAIGNS) {
+      const made = must(
+        await send('POST', '/loyalty/campaigns', { ...c, starts_at: new Date(Date.now() - 60_000).toISOString() }),
+        'campaign',
+      );
+      must(await send('PATCH', `/loyalty/campaigns/${made.campaign_id}`, { status: 'active' }), 'campaign start');
+      campaignIds.push(made.campaign_id);
+    }
+  }
   const users: string[] = [];
   const expiring: { user_id: string; entry_id: string }[] = [];
   for (let i = 0; i < USERS; i += 1) {
@@ -117,7 +173,15 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
         const t = performance.now();
         let status: number;
         if (kind === 'award') {
-          status = (await send('POST', `/loyalty/award-points/economy-${u}`, { action_type: 'purchase' })).status;
+          const amount = engine
+            ? {
+                amount_minor: 500 + rand(8000),
+                currency: 'EUR',
+                items: rand(2) ? [{ category: 'wine', amount: '3.50' }] : [],
+              }
+            : {};
+          status = (await send('POST', `/loyalty/award-points/economy-${u}`, { action_type: 'purchase', ...amount }))
+            .status;
         } else if (kind === 'redeem') {
           const phone = rand(5) === 0 ? '+15550000000' : `+1555${String(1_000_000 + i).slice(1)}2`;
           const r = await send(
@@ -180,6 +244,27 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
         if (ops.has(r.operation_id as string)) violation(`${user_id}: operation ${r.operation_id} applied twice`);
         ops.add(r.operation_id as string);
       });
+      if (engine) {
+        // earned_after: the running sum of earned credits less reversals (tiers read it).
+        let earned = 0;
+        for (const r of rows) {
+          if (['action', 'referral', 'receipt', 'ticket_scan', 'reversal'].includes(r.reason as string))
+            earned += r.amount as number;
+          if (r.earned_after !== earned)
+            violation(`${user_id}: earned_after ${r.earned_after} ≠ ${earned} at ${r.seq}`);
+        }
+        // No upgrade missed: the member's tier is at least the one their points earned reach.
+        const standing = await conn
+          .collection('loyalty_members')
+          .findOne({ _id: `${organization_id}|${user_id}` as never });
+        const reached = TIERS.filter((t) => earned >= t.threshold).length - 1;
+        const held = TIERS.findIndex((t) => t.tier_id === (standing?.tier_id ?? 'bronze'));
+        // Reversals lower what was earned without a downgrade (that waits for the review): only upward is checked.
+        if (held < reached)
+          violation(
+            `${user_id}: tier ${standing?.tier_id ?? 'none'} below ${TIERS[reached].tier_id} (earned ${earned})`,
+          );
+      }
       const answered = (await send('GET', `/loyalty/points/${user_id}`)).body;
       if (rows.length && answered?.points > sum)
         violation(`${user_id}: API spendable ${answered.points} > stored balance ${sum}`);
@@ -199,15 +284,36 @@ export async function benchEconomy({ base, adminKey, mongoUri }: Ctx): Promise<s
       if (String(r.phone_number ?? '').endsWith('0000') && r.status !== 'refunded')
         violation(`redemption ${r._id} to a refused number ended ${r.status}`);
     }
+    // Budgets: what each campaign gave is what its grants hold and what its entries say, never above its budget.
+    const engineLines: string[] = [];
+    for (const id of campaignIds) {
+      const c = await conn.collection('loyalty_campaigns').findOne({ _id: id as never });
+      const grants = await conn
+        .collection('loyalty_campaign_grants')
+        .find({ campaign_id: id, released_at: null })
+        .toArray();
+      const granted = grants.reduce((n, g) => n + (g.points as number), 0);
+      let inEntries = 0;
+      for (const e of await entries.find({ organization_id, 'breakdown.campaigns.campaign_id': id }).toArray())
+        for (const share of e.breakdown.campaigns) if (share.campaign_id === id) inEntries += share.points;
+      if (inEntries !== granted) violation(`campaign ${c?.name}: entries give ${inEntries}, grants hold ${granted}`);
+      if (c?.budget !== null && c?.budget !== undefined) {
+        if (c.budget - c.budget_left !== granted)
+          violation(`campaign ${c.name}: budget ${c.budget} − left ${c.budget_left} ≠ granted ${granted}`);
+        if (granted > c.budget) violation(`campaign ${c.name}: ${granted} given over its budget ${c.budget}`);
+      }
+      engineLines.push(`${c?.name} ${granted}${c?.budget ? `/${c.budget}` : ''}`);
+    }
     const lines = [
-      `Economy: ${OPERATIONS} concurrent mixed operations (${CONCURRENCY} at a time) over ${USERS} users in ${wall.toFixed(1)} s = ${(OPERATIONS / wall).toFixed(0)} ops/s; latency p50 ${pct(latency, 50).toFixed(0)} ms, p99 ${pct(latency, 99).toFixed(0)} ms`,
+      `Economy${engine ? ' with the engine (5 tiers, 5 campaigns: budgets, limits, exclusive, n-th)' : ''}: ${OPERATIONS} concurrent mixed operations (${CONCURRENCY} at a time) over ${USERS} users in ${wall.toFixed(1)} s = ${(OPERATIONS / wall).toFixed(0)} ops/s; latency p50 ${pct(latency, 50).toFixed(0)} ms, p99 ${pct(latency, 99).toFixed(0)} ms`,
       `  answers: ${[...statuses]
         .sort()
         .map(([k, n]) => `${k} × ${n}`)
         .join(', ')}`,
       `  redemptions: ${[...byStatus].map(([k, n]) => `${n} ${k}`).join(', ')} (${processing.length} answered 202 first); ${total} ledger entries checked`,
-      `economy: ${violations} invariant violations (balance = Σ entries, never negative, each redemption debited once or refunded once, one reversal/expiry per credit)`,
+      `economy${engine ? ' (engine)' : ''}: ${violations} invariant violations (balance = Σ entries, never negative, each redemption debited once or refunded once, one reversal/expiry per credit${engine ? '; earned_after = Σ earned, no upgrade missed, each campaign: entries = grants = budget − left ≤ budget' : ''})`,
     ];
+    if (engine) lines.splice(3, 0, `  campaigns (points given/budget): ${engineLines.join(', ')}`);
     for (const p of problems) lines.push(`  violation: ${p}`);
     return lines;
   } finally {

@@ -22,7 +22,7 @@ const CONNECTIONS = 50;
 const IMAGE_RUNS = Number(process.env.BENCH_IMAGE_RUNS ?? 30);
 /**
  * `npm run bench -- scale retail` or BENCH_SECTIONS=scale,retail: the sections to run, of
- * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store,startup (default: all).
+ * edge,loyalty,scheduler,images,retail,support,documents,billing,economy,engine,events,scale,store,startup (default: all).
  */
 const chosen =
   process.argv
@@ -30,7 +30,7 @@ const chosen =
     .filter((a) => !a.startsWith('-'))
     .join(',') || process.env.BENCH_SECTIONS;
 const SECTIONS = new Set(
-  (chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,events,scale,store,startup')
+  (chosen ?? 'edge,loyalty,scheduler,images,retail,support,documents,billing,economy,engine,events,scale,store,startup')
     .split(',')
     .map((x) => x.trim()),
 );
@@ -313,6 +313,13 @@ async function main() {
       line('');
       for (const l of await benchEconomy({ base, adminKey, mongoUri: platform.env.MONGODB_URI })) line(l);
     }
+    if (SECTIONS.has('engine')) {
+      const { benchEngine } = await import('./engine.ts');
+      const { benchEconomy } = await import('./economy.ts');
+      line('');
+      for (const l of await benchEngine(base, adminKey)) line(l);
+      for (const l of await benchEconomy({ base, adminKey, mongoUri: platform.env.MONGODB_URI, engine: true })) line(l);
+    }
     if (SECTIONS.has('events')) {
       const { benchEvents } = await import('./events.ts');
       line('');
@@ -362,7 +369,7 @@ async function main() {
     for (const l of out) print(l);
     print('');
     print(
-      'Targets: award-points at 50 connections (audited, events on) >= 10% of hello-world, p99 <= 50 ms, <= 1.5 database commands per award; 200 concurrent redemptions of one member p99 <= 1 s with exactly 100 × 200 and 100 × 409; economy >= 500 ops/s, p99 <= 500 ms, 0 invariant violations; verify_api_key >= 50% of hello-world, p99 <= 1.5× that of hello-world; listing keys >= 25%; scheduler lateness p99 < 1 s at 1,000 events; nearby (100,000 venues, 10 connections) p99 < 20 ms and >= 20% of hello-world; support answers p99 < 50 ms; workflow overhead < 1.5×; receipt scan < 1 s warm with 100,000 venues, accuracy >= 95%; store: decoded per returned <= 1.5; first-page thumbnail <= 1.5× pdftoppm; events: a backlog of one endpoint delivered at >= 1,000/s, change-to-delivery p99 < 1 s at 100 awards/s with all 100/s served, award p50 with an endpoint <= 1.10× without; scale: every hot path p99 <= 25 ms at 100,000 users, worst p99 ratio 100k/1k <= 1.5.',
+      'Targets: award-points at 50 connections (audited, events on) >= 10% of hello-world, p99 <= 50 ms, <= 1.5 database commands per award; 200 concurrent redemptions of one member p99 <= 1 s with exactly 100 × 200 and 100 × 409; economy >= 500 ops/s, p99 <= 500 ms, 0 invariant violations (also with 5 tiers and budgeted campaigns active); engine: an award against 50 active campaigns and 5 tiers <= +2 ms p50; verify_api_key >= 50% of hello-world, p99 <= 1.5× that of hello-world; listing keys >= 25%; scheduler lateness p99 < 1 s at 1,000 events; nearby (100,000 venues, 10 connections) p99 < 20 ms and >= 20% of hello-world; support answers p99 < 50 ms; workflow overhead < 1.5×; receipt scan < 1 s warm with 100,000 venues, accuracy >= 95%; store: decoded per returned <= 1.5; first-page thumbnail <= 1.5× pdftoppm; events: a backlog of one endpoint delivered at >= 1,000/s, change-to-delivery p99 < 1 s at 100 awards/s with all 100/s served, award p50 with an endpoint <= 1.10× without; scale: every hot path p99 <= 25 ms at 100,000 users, worst p99 ratio 100k/1k <= 1.5.',
     );
     // The scale verdict is the run's last line.
     if (scaleLine) print(scaleLine);

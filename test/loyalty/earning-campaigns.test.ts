@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
+import { basicUser, call, newTenant, type Tenant, until } from '../helpers/api.ts';
 
 const award = (t: Tenant, idp: string, json: Record<string, unknown>, key = t.adminKey) =>
   call('POST', `/loyalty/award-points/${idp}`, { key, json: { action_type: 'purchase', ...json } });
@@ -159,7 +159,13 @@ describe('campaigns', () => {
     }
     expect(bonus).toBe(100);
     expect(refused).toBe(46); // 3 × 30, one partial 10, 46 with nothing
-    const report = await call('GET', `/loyalty/campaigns/${id}/report`, { key: t.adminKey });
+    // The report's sums are written within about a second.
+    const report = await until(
+      'the report',
+      () => call('GET', `/loyalty/campaigns/${id}/report`, { key: t.adminKey }),
+      (r) => r.body.members_reached === 4,
+      5000,
+    );
     expect(report.body).toMatchObject({ points_given: 100, budget_left: 0, awards: 4, members_reached: 4 });
     const events = await call('GET', '/api/events?type=campaign.budget_exhausted', { key: t.adminKey });
     expect(events.body.events).toHaveLength(1);
@@ -185,8 +191,13 @@ describe('campaigns', () => {
     }
     c = await call('GET', `/loyalty/campaigns/${id}`, { key: t.adminKey });
     expect(c.body.budget_left).toBe(50);
-    const report = await call('GET', `/loyalty/campaigns/${id}/report`, { key: t.adminKey });
-    expect(report.body).toMatchObject({ points_given: 0, points_returned: 40 });
+    const report = await until(
+      'the report',
+      () => call('GET', `/loyalty/campaigns/${id}/report`, { key: t.adminKey }),
+      (r) => r.body.points_returned === 40,
+      5000,
+    );
+    expect(report.body).toMatchObject({ points_given: 0, points_returned: 40, awards: 1, members_reached: 1 });
   });
 
   it('versions edits of a started campaign, and each award names the version that gave its points', async () => {
