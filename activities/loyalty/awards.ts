@@ -7,7 +7,6 @@ import { newId } from '../core/ids.ts';
 import { countShares } from './campaign-stats.ts';
 import {
   type AmountInput,
-  attemptId,
   type Breakdown,
   entryBreakdown,
   evaluate,
@@ -117,7 +116,7 @@ export async function awardAction(input: AwardInput) {
     const done = await appliedRequest(input.organization_id, keyed, input.operation_id);
     if (done) return answer(done);
   }
-  const taken = ev.applied.length ? await takeGrants(ev, attemptId()) : null;
+  const taken = ev.applied.length ? await takeGrants(ev) : null;
   const points = ev.breakdown.total;
   if (points <= 0) {
     if (taken) await giveBack(taken);

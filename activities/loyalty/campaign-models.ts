@@ -1,7 +1,6 @@
 /**
  * Campaigns' schemas, imported by campaign-store.ts alone: the campaigns, the versions an edit of
- * a live campaign leaves, and the grants (a campaign's share of one award, which its budget and
- * per-member limits count).
+ * a live campaign leaves, the members' uses of limited campaigns and the reports' daily sums.
  */
 import mongoose, { Schema } from 'mongoose';
 
@@ -56,7 +55,7 @@ export interface CampaignDoc {
   max_points_per_award: number | null;
   /** points the campaign may give in all; null: no budget */
   budget: number | null;
-  /** what the budget still holds: taken by one conditional update per grant, so never below 0 by a grant */
+  /** what the budget still holds: taken by one conditional update per award, so never below 0 by an award */
   budget_left: number | null;
   version: number;
   created_by: string;
@@ -118,43 +117,34 @@ export interface CampaignVersionDoc {
 }
 
 /**
- * A use a campaign's per-member limit counts, `_id` the slot it takes once: the member's n-th use
- * in a window (`<campaign>|<user>|<window>|<n>`) or the member's n-th award's bonus
- * (`<campaign>|<user>|nth`). Deleted when its award is not written; a reversed award's use stays
- * used. `released_at` is never set by this version (kept for documents that have it).
+ * A member's uses of a limited campaign in one window, `_id` `<campaign>|<user>|<window>`
+ * (`<window>` `nth` for an n-th award's bonus, whose limit is 1). A use is taken by one
+ * conditional increment (only while `used` is below the limit), so concurrent awards of the
+ * member cannot exceed it; an award that is not written gives its use back. A reversed award's
+ * use stays used.
  */
-export interface GrantDoc {
+export interface CampaignUseDoc {
   _id: string;
   organization_id: string;
   campaign_id: string;
-  version: number;
   user_id: string;
-  operation_id: string;
-  points: number;
-  /** the local date of the grant in the campaign's time zone */
-  day: string;
-  at: Date;
-  released_at: Date | null;
+  window: string;
+  used: number;
 }
 
-const grantSchema = new Schema(
+const campaignUseSchema = new Schema(
   {
     _id: { type: String, required: true },
     organization_id: { type: String, required: true },
     campaign_id: { type: String, required: true },
-    version: { type: Number, required: true },
     user_id: { type: String, required: true },
-    operation_id: { type: String, required: true },
-    points: { type: Number, required: true },
-    day: { type: String, required: true },
-    at: { type: Date, required: true },
-    released_at: { type: Date, default: null },
+    window: { type: String, required: true },
+    used: { type: Number, required: true },
   },
   { versionKey: false },
 );
-// A member's limit reads theirs; an erasure a person's.
-grantSchema.index({ campaign_id: 1, user_id: 1 });
-grantSchema.index({ organization_id: 1, user_id: 1 });
+// An erasure reads and tombstones a person's uses (their once-only facts count them first).
+campaignUseSchema.index({ organization_id: 1, user_id: 1 });
 
 export const Campaign = mongoose.model<CampaignDoc>('LoyaltyCampaign', campaignSchema, 'loyalty_campaigns');
 export const CampaignVersion = mongoose.model<CampaignVersionDoc>(
@@ -162,7 +152,11 @@ export const CampaignVersion = mongoose.model<CampaignVersionDoc>(
   campaignVersionSchema,
   'loyalty_campaign_versions',
 );
-export const Grant = mongoose.model<GrantDoc>('LoyaltyCampaignGrant', grantSchema, 'loyalty_campaign_grants');
+export const CampaignUse = mongoose.model<CampaignUseDoc>(
+  'LoyaltyCampaignUse',
+  campaignUseSchema,
+  'loyalty_campaign_uses',
+);
 
 /**
  * A campaign's totals for one day of the program's calendar, `_id` `<campaign>|<YYYY-MM-DD>`:

@@ -1,8 +1,9 @@
 /**
  * Campaigns' data (campaign-models.ts): the only file that reads or writes them. A budget is taken
  * by conditional updates of `budget_left` on the campaign document (never below what is left, so
- * concurrent awards cannot overspend it) and given back by an increment, once per grant (its
- * `released_at` is set first, conditionally).
+ * concurrent awards cannot overspend it) and given back by an increment: by an award that was not
+ * written, or by the call that wrote a reversal (engine.ts). A member's limit likewise, on the
+ * member's use document.
  */
 import type { mongo } from 'mongoose';
 
@@ -14,10 +15,10 @@ import {
   type CampaignDoc,
   CampaignMember,
   type CampaignMemberDoc,
+  CampaignUse,
+  type CampaignUseDoc,
   CampaignVersion,
   type CampaignVersionDoc,
-  Grant,
-  type GrantDoc,
 } from './campaign-models.ts';
 
 export const insertCampaign = (doc: CampaignDoc) => insertOnce(Campaign, { ...doc });
@@ -115,29 +116,38 @@ export async function returnBudget(campaign_id: string, points: number): Promise
     await Campaign.updateOne({ _id: campaign_id, budget_left: { $ne: null } }, { $inc: { budget_left: points } });
 }
 
-// ---- grants ----
+// ---- per-member limits ----
 
-/** Inserts the grants in one command; answers the `_id`s refused as taken already (any other failure throws). */
-export async function insertGrants(docs: GrantDoc[]): Promise<Set<string>> {
-  const out = await insertEach(Grant.collection, docs as unknown as mongo.Document[]);
-  const refused = new Set<string>();
-  out.forEach((r, i) => {
-    if (r === true) return;
-    if (!isDuplicateKey(r.error)) throw r.error;
-    refused.add(docs[i]._id);
-  });
-  return refused;
+/**
+ * Takes one use of the member's limit in the window: answers false when `max` are used (the
+ * filter then matches nothing and the upsert's insert collides with the document on `_id`).
+ */
+export async function takeUse(doc: Omit<CampaignUseDoc, 'used'>, max: number): Promise<boolean> {
+  if (max <= 0) return false;
+  try {
+    await CampaignUse.updateOne(
+      { _id: doc._id, used: { $lt: max } },
+      {
+        $inc: { used: 1 },
+        $setOnInsert: {
+          organization_id: doc.organization_id,
+          campaign_id: doc.campaign_id,
+          user_id: doc.user_id,
+          window: doc.window,
+        },
+      },
+      { upsert: true },
+    );
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
 }
 
-/** The member's limit slots of the campaign. */
-export const memberGrants = (campaign_id: string, user_id: string) =>
-  Grant.find({ campaign_id, user_id }, { _id: 1, released_at: 1, operation_id: 1 }).lean<
-    Pick<GrantDoc, '_id' | 'released_at' | 'operation_id'>[]
-  >();
-
-/** Deletes a grant that never counted (its award was not written), so a member's slot is free again. */
-export async function deleteGrant(grant_id: string, operation_id: string): Promise<void> {
-  await Grant.deleteOne({ _id: grant_id, operation_id });
+/** Gives a use back (its award was not written). */
+export async function returnUse(_id: string): Promise<void> {
+  await CampaignUse.updateOne({ _id, used: { $gt: 0 } }, { $inc: { used: -1 } });
 }
 
 // ---- reports ----
@@ -192,11 +202,11 @@ export async function tombstoneCampaignMembers(
 
 // ---- one person's data ----
 
-export const grantsOfUser = (organization_id: string, user_id: string) =>
-  Grant.find({ organization_id, user_id }).sort({ at: 1 }).lean<GrantDoc[]>();
+export const usesOfUser = (organization_id: string, user_id: string) =>
+  CampaignUse.find({ organization_id, user_id }).lean<CampaignUseDoc[]>();
 
-/** Replaces the user in their grants (the campaign's totals and members reached stay true). */
-export async function tombstoneGrants(organization_id: string, user_id: string, tombstone: string): Promise<number> {
-  const res = await Grant.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone } });
+/** Replaces the user in their uses (their `_id` keeps the erased platform id, like the ledger's: never shown). */
+export async function tombstoneUses(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  const res = await CampaignUse.updateMany({ organization_id, user_id }, { $set: { user_id: tombstone } });
   return res.modifiedCount;
 }

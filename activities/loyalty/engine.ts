@@ -6,12 +6,11 @@
  * and `giveBack` returns them when it is not. docs/components/loyalty.md, "Campaigns".
  */
 import { invalid } from '../core/errors.ts';
-import { newId } from '../core/ids.ts';
 import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
-import { localDate, localTime } from './calendar.ts';
-import type { CampaignDoc } from './campaign-models.ts';
-import { deleteGrant, insertGrants, memberGrants, returnBudget, takeBudget } from './campaign-store.ts';
+import { localTime } from './calendar.ts';
+import type { CampaignDoc, CampaignUseDoc } from './campaign-models.ts';
+import { returnBudget, returnUse, takeBudget, takeUse } from './campaign-store.ts';
 import { startedCampaigns, statusOf } from './campaigns.ts';
 import { earnByAmount, pointsPerAmount, type Purchase, scalePoints } from './earning.ts';
 import type { CampaignShare, EntryBreakdown } from './models.ts';
@@ -21,7 +20,7 @@ import { windowOf } from './policies.ts';
 import type { Rules } from './rules.ts';
 import { actionAwardsOf } from './store.ts';
 import type { MemberTierDoc } from './tier-models.ts';
-import { currentTier, getTierProgram, readMemberTier, type TierProgram } from './tiers.ts';
+import { cachedStanding, currentTier, getTierProgram, type TierProgram } from './tiers.ts';
 
 /** An award's amount as the client sent it (checked here: routes pass it through). */
 export interface AmountInput {
@@ -220,7 +219,7 @@ export async function evaluate(
   const { organization_id, user_id, action_type } = input;
   const purchase = purchaseOf(rules, action_type, input.amount);
   const [program, campaigns] = await Promise.all([getTierProgram(organization_id), startedCampaigns(organization_id)]);
-  const standing = program.tiers.length || campaigns.length ? await readMemberTier(organization_id, user_id) : null;
+  const standing = program.tiers.length || campaigns.length ? await cachedStanding(organization_id, user_id) : null;
   const member: Member = { organization_id, user_id, standing };
   const tier = program.tiers.length ? currentTier(program, standing) : null;
   const rule = purchase ? rules.earning[action_type] : null;
@@ -316,86 +315,74 @@ export const entryBreakdown = (b: Breakdown, budgeted: Set<string> = new Set()):
 
 /** What `takeGrants` took for an award about to be written: what giving it back undoes. */
 export interface Taken {
-  /** the member's limit slots claimed (grant `_id`s, inserted under the attempt) */
-  slots: string[];
+  /** the member's uses taken (use document `_id`s) */
+  uses: string[];
   /** points taken from budgets, per campaign */
   budgets: Map<string, number>;
-  attempt: string;
 }
 
 /**
- * Takes each applied campaign's share for the award, all campaigns at once: a limited campaign's
- * slot (the member's n-th use in the window, or the n-th award's bonus: one grant each, unique
- * by `_id`), and a budgeted campaign's points (all of the effect, what is left, or nothing). The
+ * Takes each applied campaign's share for the award, every campaign at once (one round of
+ * conditional updates): a limited campaign's use (the member's uses in the window, or the n-th
+ * award's bonus, below its limit) and a budgeted campaign's points (all of the effect, what is
+ * left, or nothing). A use taken for a share the budget then refuses is given back. The
  * breakdown's lines and total are brought to what was taken. A campaign with neither writes
- * nothing here: the award's entry is its record (the report reads entries).
+ * nothing here: the award's entry is its record.
  */
-export async function takeGrants(ev: Evaluation, attempt: string, now = new Date()): Promise<Taken> {
+export async function takeGrants(ev: Evaluation, now = new Date()): Promise<Taken> {
   const { breakdown: b, member } = ev;
-  const taken: Taken = { slots: [], budgets: new Map(), attempt };
-  const lines = ev.applied.map((c, i) => {
+  const taken: Taken = { uses: [], budgets: new Map() };
+  const lines = ev.applied.map((_c, i) => {
     const line = b.campaigns[i];
     line.points = ev.wants[i];
     line.budget_capped = undefined;
     line.refused = undefined;
     return line;
   });
-  const slots = await Promise.all(ev.applied.map((c) => slotFor(c, member, now)));
-  const budgets = await Promise.all(
-    ev.applied.map((c, i) => (c.budget !== null && slots[i] !== null ? takeBudget(c._id, lines[i].points) : null)),
+  const facts = ev.applied.some((c) => c.limit_per_member || c.conditions.nth !== null) ? await factsOf(member) : null;
+  const outcomes = await Promise.all(
+    ev.applied.map(async (c, i) => {
+      const use = useOf(c, member, facts, now);
+      const [used, budget] = await Promise.all([
+        use ? takeUse(use.doc, use.max) : true,
+        c.budget !== null ? takeBudget(c._id, lines[i].points) : null,
+      ]);
+      return { use: use?.doc._id, used, budget };
+    }),
   );
-  const grants = [];
   for (const [i, c] of ev.applied.entries()) {
     const line = lines[i];
-    if (slots[i] === null) {
+    const { use, used, budget } = outcomes[i];
+    if (use && used) taken.uses.push(use);
+    if (budget?.taken) taken.budgets.set(c._id, budget.taken);
+    if (!used) {
       line.points = 0;
       line.refused = 'limit_reached';
-      continue;
+    } else if (budget) {
+      if (budget.taken < line.points) line.budget_capped = true;
+      line.points = budget.taken;
+      if (!budget.taken) line.refused = 'budget_exhausted';
     }
-    const got = budgets[i];
-    if (got) {
-      if (got.taken < line.points) line.budget_capped = true;
-      line.points = got.taken;
-      if (got.taken) taken.budgets.set(c._id, got.taken);
-      else line.refused = 'budget_exhausted';
-      if (got.exhausted)
-        await recordEvent({
-          organization_id: member.organization_id,
-          type: 'campaign.budget_exhausted',
-          key: `campaign:${c._id}:exhausted:${c.budget}`,
-          at: now,
-          data: { campaign_id: c._id, version: c.version, budget: c.budget },
-        });
-      if (!got.taken) continue;
-    }
-    const slot = slots[i];
-    if (slot)
-      grants.push({
-        _id: slot,
+    if (budget?.exhausted)
+      await recordEvent({
         organization_id: member.organization_id,
-        campaign_id: c._id,
-        version: c.version,
-        user_id: member.user_id,
-        operation_id: attempt,
-        points: line.points,
-        day: localDate(now, c.time_zone ?? ev.time_zone),
+        type: 'campaign.budget_exhausted',
+        key: `campaign:${c._id}:exhausted:${c.budget}`,
         at: now,
-        released_at: null,
+        data: { campaign_id: c._id, version: c.version, budget: c.budget },
       });
   }
-  const refused = await insertGrants(grants);
-  for (const g of grants) {
-    if (!refused.has(g._id)) {
-      taken.slots.push(g._id);
-      continue;
-    }
-    // Another award of the member took the slot at the same instant: this one gives way.
-    const back = taken.budgets.get(g.campaign_id) ?? 0;
-    taken.budgets.delete(g.campaign_id);
-    if (back) await returnBudget(g.campaign_id, back);
-    const line = b.campaigns.find((l) => l.campaign_id === g.campaign_id)!;
-    line.points = 0;
-    line.refused = 'limit_reached';
+  // What one side took while the other refused goes back: a use without points, points without a use.
+  const back: Taken = { uses: [], budgets: new Map() };
+  for (const [i, c] of ev.applied.entries()) {
+    const { use, used, budget } = outcomes[i];
+    if (use && used && budget && !budget.taken) back.uses.push(use);
+    if (!used && budget?.taken) back.budgets.set(c._id, budget.taken);
+  }
+  if (back.uses.length || back.budgets.size) {
+    await giveBack(back);
+    taken.uses = taken.uses.filter((u) => !back.uses.includes(u));
+    for (const id of back.budgets.keys()) taken.budgets.delete(id);
   }
   b.capped = ev.capped || b.campaigns.some((l) => l.budget_capped);
   b.total = ev.tiered + b.campaigns.reduce((n, l) => n + l.points, 0);
@@ -403,30 +390,34 @@ export async function takeGrants(ev: Evaluation, attempt: string, now = new Date
 }
 
 /**
- * The grant `_id` that makes a limited use of a campaign a slot taken once: undefined when the
- * campaign has no per-member limit (nothing to claim), null when the member has used it up.
+ * The member's use document a limited campaign counts, and its limit in the window (less the uses
+ * of the person's erased accounts); undefined for a campaign without a per-member limit.
  */
-async function slotFor(c: CampaignDoc, member: Member, now: Date): Promise<string | null | undefined> {
-  if (c.conditions.nth !== null) {
-    if ((await factsOf(member))?.campaigns[`${c._id}|nth`]) return null;
-    return `${c._id}|${member.user_id}|nth`;
-  }
-  const limit = c.limit_per_member;
-  if (!limit) return undefined;
-  const window = windowOf(limit.per, now);
-  const prefix = `${c._id}|${member.user_id}|${window}|`;
-  const [mine, facts] = await Promise.all([memberGrants(c._id, member.user_id), factsOf(member)]);
-  const used = new Set(mine.filter((g) => g._id.startsWith(prefix)).map((g) => g._id));
-  // Uses of the person's erased accounts in this window count against the limit.
-  const before = facts?.campaigns[`${c._id}|${window}`] ?? 0;
-  for (let n = 0; n < limit.max - before; n += 1) if (!used.has(prefix + n)) return prefix + n;
-  return null;
+function useOf(
+  c: CampaignDoc,
+  member: Member,
+  facts: LoyaltyFacts | null,
+  now: Date,
+): { doc: Omit<CampaignUseDoc, 'used'>; max: number } | undefined {
+  const window = c.conditions.nth !== null ? 'nth' : c.limit_per_member ? windowOf(c.limit_per_member.per, now) : null;
+  if (!window) return undefined;
+  const max = c.conditions.nth !== null ? 1 : c.limit_per_member!.max;
+  return {
+    doc: {
+      _id: `${c._id}|${member.user_id}|${window}`,
+      organization_id: member.organization_id,
+      campaign_id: c._id,
+      user_id: member.user_id,
+      window,
+    },
+    max: max - (facts?.campaigns[`${c._id}|${window}`] ?? 0),
+  };
 }
 
 /** Gives back what `takeGrants` took for an award that was not written (a repeat, a refusal, an error). */
 export async function giveBack(taken: Taken): Promise<void> {
   await Promise.all([
-    ...taken.slots.map((id) => deleteGrant(id, taken.attempt)),
+    ...taken.uses.map((id) => returnUse(id)),
     ...[...taken.budgets].map(([campaign_id, points]) => returnBudget(campaign_id, points)),
   ]);
 }
@@ -439,5 +430,4 @@ export async function releaseShares(shares: CampaignShare[]): Promise<void> {
   await Promise.all(shares.filter((s) => s.budgeted).map((s) => returnBudget(s.campaign_id, Math.abs(s.points))));
 }
 
-export const attemptId = () => newId('awd');
 export type { Money };

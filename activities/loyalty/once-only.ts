@@ -8,7 +8,7 @@
  */
 import type { OnceFacts, UserScope } from '../core/user-data.ts';
 import { returningFacts } from '../identity/index.ts';
-import { grantsOfUser } from './campaign-store.ts';
+import { usesOfUser } from './campaign-store.ts';
 import { LIMIT_PERIODS, windowOf } from './policies.ts';
 import { actionAwardCounts, operationsStartingWith, referralOf, referralsNaming } from './store.ts';
 
@@ -17,7 +17,7 @@ export interface LoyaltyFacts {
   earned: Record<string, number>;
   /**
    * Campaign uses a limit counts: `<campaign>|<window>` → uses in that window (still open when
-   * gathered), `<campaign>|nth` → the n-th award bonus was had (engine.ts grantIdFor).
+   * gathered), `<campaign>|nth` → the n-th award bonus was had (engine.ts useOf).
    */
   campaigns: Record<string, number>;
   /** awards per action (a campaign's n-th award condition counts them) */
@@ -47,21 +47,18 @@ export async function gatherLoyaltyFacts(
     if (!slot || !open.has(slot.split(':').at(-2)!)) continue;
     earned[slot] = (earned[slot] ?? 0) + 1;
   }
-  const [own, referrals, grants, awards] = await Promise.all([
+  const [own, referrals, uses, awards] = await Promise.all([
     referralOf(organization_id, user_id),
     referralsNaming(organization_id, user_id),
-    grantsOfUser(organization_id, user_id),
+    usesOfUser(organization_id, user_id),
     actionAwardCounts(organization_id, user_id),
   ]);
   const campaigns: Record<string, number> = {};
-  for (const g of grants) {
-    if (g.released_at) continue;
-    // `<campaign>|<user>|<window>|<n>` or `<campaign>|<user>|nth` (campaign-models.ts)
-    const [campaign, owner, window] = g._id.split('|');
-    if (owner !== user_id || !window) continue;
-    if (window !== 'nth' && !open.has(window)) continue;
-    const slot = `${campaign}|${window}`;
-    campaigns[slot] = (campaigns[slot] ?? 0) + 1;
+  for (const u of uses) {
+    // Windows still open when gathered (and `nth`, which never closes).
+    if (u.used <= 0 || (u.window !== 'nth' && !open.has(u.window))) continue;
+    const slot = `${u.campaign_id}|${u.window}`;
+    campaigns[slot] = (campaigns[slot] ?? 0) + u.used;
   }
   const partners = [
     ...new Set(
@@ -71,7 +68,13 @@ export async function gatherLoyaltyFacts(
     ),
   ];
   const list = (m: Record<string, number>) => Object.entries(m).map(([slot, n]) => ({ slot, n }));
-  if (!own && !partners.length && !Object.keys(earned).length && !grants.length && !Object.keys(awards).length)
+  if (
+    !own &&
+    !partners.length &&
+    !Object.keys(earned).length &&
+    !Object.keys(campaigns).length &&
+    !Object.keys(awards).length
+  )
     return null;
   // Stored as lists: an action name may hold characters a document key may not.
   return { earned: list(earned), referred: !!own, partners, campaigns: list(campaigns), awards: list(awards) };

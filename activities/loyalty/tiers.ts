@@ -7,7 +7,7 @@
  * when the scheduled review re-qualifies the member. docs/components/loyalty.md, "Tiers".
  */
 import { noteChange } from '../core/audit-note.ts';
-import { Cache } from '../core/db/index.ts';
+import { Cache, versionsOf } from '../core/db/index.ts';
 import { invalid, notFound } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { addMonths, localMidnight, localTime } from './calendar.ts';
@@ -109,6 +109,45 @@ export async function putTierProgram(
   noteChange('grace_days', before.grace_days, doc.grace_days);
   programs.delete(organization_id);
   return getTierProgram(organization_id);
+}
+
+// ---- members' standings, kept in memory ----
+
+/**
+ * Every award reads its member's standing (the tier multiplier, tier and country conditions):
+ * each process keeps them per organization until the organization's version moves, which every
+ * change of a standing moves (core/db/versions.ts: the others hear of it within about a second).
+ * A window's count this process writes itself is kept in place (no move: another process that
+ * holds an older one counts the window once more and keeps its own).
+ */
+const MAX_STANDINGS = 50_000;
+const standings = new Map<string, Map<string, MemberTierDoc | null>>();
+const standingVersions = versionsOf('loyalty-standings', (organization_id) => {
+  standings.delete(organization_id);
+});
+
+export async function cachedStanding(organization_id: string, user_id: string): Promise<MemberTierDoc | null> {
+  const wait = standingVersions.heed(organization_id);
+  if (wait) await wait;
+  let kept = standings.get(organization_id);
+  if (!kept) standings.set(organization_id, (kept = new Map()));
+  const hit = kept.get(user_id);
+  if (hit !== undefined) return hit;
+  const doc = await readMemberTier(organization_id, user_id);
+  // Into the map read from: a move meanwhile dropped it, so what was read then is not kept.
+  if (kept.size >= MAX_STANDINGS) kept.delete(kept.keys().next().value!);
+  kept.set(user_id, doc);
+  return doc;
+}
+
+function keepStanding(organization_id: string, user_id: string, doc: MemberTierDoc | null): void {
+  standings.get(organization_id)?.set(user_id, doc);
+}
+
+/** A standing changed: dropped here, and every process told (the version moves). */
+async function standingChanged(organization_id: string, user_id: string): Promise<void> {
+  standings.get(organization_id)?.delete(user_id);
+  await standingVersions.move(organization_id);
 }
 
 // ---- windows ----
@@ -222,6 +261,7 @@ async function applyTierChange(
     ? await updateMemberTier(organization_id, user_id, n, set)
     : await insertMemberTier({ ...blankStanding(organization_id, user_id, now), ...set, changes: 1 });
   if (!ok) return false;
+  await standingChanged(organization_id, user_id);
   const change: TierChangeDoc = {
     _id: `${memberKey(organization_id, user_id)}|${n + 1}`,
     organization_id,
@@ -282,14 +322,23 @@ export async function afterEarning(
     const reached = tierFor(program, win.earned_in_window);
     if (rank(program, reached?.tier_id ?? null) <= rank(program, held?.tier_id ?? null)) {
       // The points earned before the window are kept with the member, so the next award reads none.
-      if (win.fresh && standing) await setMemberWindow(organization_id, user_id, start, win.before);
-      else if (win.fresh)
-        await insertMemberTier({
-          ...blankStanding(organization_id, user_id, now),
-          tier_id: held?.tier_id ?? null,
-          window_start: start,
-          earned_before_window: win.before,
-        });
+      if (!win.fresh) return;
+      if (standing) {
+        await setMemberWindow(organization_id, user_id, start, win.before);
+        keepStanding(organization_id, user_id, { ...standing, window_start: start, earned_before_window: win.before });
+        return;
+      }
+      const blank = {
+        ...blankStanding(organization_id, user_id, now),
+        tier_id: held?.tier_id ?? null,
+        window_start: start,
+        earned_before_window: win.before,
+      };
+      keepStanding(
+        organization_id,
+        user_id,
+        (await insertMemberTier(blank)) ? blank : await readMemberTier(organization_id, user_id),
+      );
       return;
     }
     const ok = await applyTierChange(
@@ -498,6 +547,7 @@ export async function setMemberAttributesOf(
     attributes,
     blankStanding(organization_id, user_id, new Date()),
   );
+  await standingChanged(organization_id, user_id);
   noteChange('attributes', before?.attributes ?? {}, doc.attributes);
   return doc.attributes;
 }

@@ -10,7 +10,7 @@
  */
 import { scrubber } from '../core/scrub.ts';
 import type { ErasureScope, ExportPart, UserData, UserScope } from '../core/user-data.ts';
-import { campaignsOfMember, grantsOfUser, tombstoneCampaignMembers, tombstoneGrants } from './campaign-store.ts';
+import { campaignsOfMember, tombstoneCampaignMembers, tombstoneUses, usesOfUser } from './campaign-store.ts';
 import { getBalance, viewEntry } from './ledger.ts';
 import { HEAD_KEPT_MS } from './member.ts';
 import type { LedgerEntryDoc } from './models.ts';
@@ -58,13 +58,13 @@ const iso = (d: Date | string | undefined | null) => (d ? new Date(d).toISOStrin
 
 async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
   const { organization_id, user_id } = scope;
-  const [entries, codes, referrals, standing, tierChanges, grants, reached] = await Promise.all([
+  const [entries, codes, referrals, standing, tierChanges, uses, reached] = await Promise.all([
     entriesOfUser(organization_id, user_id),
     referralCodesOf(organization_id, user_id),
     referralsNaming(organization_id, user_id),
     readMemberTier(organization_id, user_id),
     allTierChangesOf(organization_id, user_id),
-    grantsOfUser(organization_id, user_id),
+    usesOfUser(organization_id, user_id),
     campaignsOfMember(organization_id, user_id),
   ]);
   const balance = await getBalance(organization_id, user_id).then(
@@ -114,13 +114,7 @@ async function exportLoyalty(scope: UserScope): Promise<ExportPart> {
         at: iso(c.at),
       })),
       // The uses a campaign's per-member limit counts; every share of an award is on its entry.
-      campaign_grants: grants.map((g) => ({
-        campaign_id: g.campaign_id,
-        version: g.version,
-        points: g.points,
-        day: g.day,
-        at: iso(g.at),
-      })),
+      campaign_uses: uses.map((u) => ({ campaign_id: u.campaign_id, window: u.window, used: u.used })),
       campaigns_reached: reached.map((m) => ({ campaign_id: m.campaign_id, first_at: iso(m.at) })),
       referral_codes: codes.map((c) => ({
         code: c.code,
@@ -157,7 +151,7 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
     referral_pairs_rekeyed: 0,
     referrals_tombstoned: 0,
     tier_records_deleted: 0,
-    campaign_grants_tombstoned: 0,
+    campaign_uses_tombstoned: 0,
     campaign_reach_tombstoned: 0,
   };
 
@@ -216,9 +210,9 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
   }
   report.referrals_tombstoned = await tombstoneReferrals(organization_id, user_id, tombstone);
   // Tiers: the standing (attributes included) and its history, with the admins' reasons, are the
-  // person's: deleted. Campaign grants are the campaigns' books (budgets, reports): tombstoned.
+  // person's: deleted. Campaign uses and reach are the campaigns' books (limits, reports): tombstoned.
   report.tier_records_deleted = await deleteTierDataOf(organization_id, user_id);
-  report.campaign_grants_tombstoned = await tombstoneGrants(organization_id, user_id, tombstone);
+  report.campaign_uses_tombstoned = await tombstoneUses(organization_id, user_id, tombstone);
   report.campaign_reach_tombstoned = await tombstoneCampaignMembers(organization_id, user_id, tombstone);
   return report;
 }

@@ -284,25 +284,30 @@ export async function benchEconomy({ base, adminKey, mongoUri, engine = false }:
       if (String(r.phone_number ?? '').endsWith('0000') && r.status !== 'refunded')
         violation(`redemption ${r._id} to a refused number ended ${r.status}`);
     }
-    // Budgets: what each campaign gave is what its grants hold and what its entries say, never above its budget.
+    // Budgets: what each campaign's entries took from its budget (less what reversals gave back) is
+    // what the budget lost, never more than the budget; limits: no member past a campaign's limit.
     const engineLines: string[] = [];
     for (const id of campaignIds) {
       const c = await conn.collection('loyalty_campaigns').findOne({ _id: id as never });
-      const grants = await conn
-        .collection('loyalty_campaign_grants')
-        .find({ campaign_id: id, released_at: null })
-        .toArray();
-      const granted = grants.reduce((n, g) => n + (g.points as number), 0);
-      let inEntries = 0;
+      let given = 0;
+      let budgeted = 0;
       for (const e of await entries.find({ organization_id, 'breakdown.campaigns.campaign_id': id }).toArray())
-        for (const share of e.breakdown.campaigns) if (share.campaign_id === id) inEntries += share.points;
-      if (inEntries !== granted) violation(`campaign ${c?.name}: entries give ${inEntries}, grants hold ${granted}`);
+        for (const share of e.breakdown.campaigns)
+          if (share.campaign_id === id) {
+            given += share.points;
+            if (share.budgeted) budgeted += share.points;
+          }
       if (c?.budget !== null && c?.budget !== undefined) {
-        if (c.budget - c.budget_left !== granted)
-          violation(`campaign ${c.name}: budget ${c.budget} − left ${c.budget_left} ≠ granted ${granted}`);
-        if (granted > c.budget) violation(`campaign ${c.name}: ${granted} given over its budget ${c.budget}`);
+        if (c.budget - c.budget_left !== budgeted)
+          violation(`campaign ${c.name}: budget ${c.budget} − left ${c.budget_left} ≠ ${budgeted} taken by entries`);
+        if (budgeted > c.budget) violation(`campaign ${c.name}: ${budgeted} given over its budget ${c.budget}`);
       }
-      engineLines.push(`${c?.name} ${granted}${c?.budget ? `/${c.budget}` : ''}`);
+      const max = c?.conditions?.nth ? 1 : c?.limit_per_member?.max;
+      if (max)
+        for (const u of await conn.collection('loyalty_campaign_uses').find({ campaign_id: id }).toArray())
+          if ((u.used as number) > max)
+            violation(`campaign ${c?.name}: ${u.user_id} used it ${u.used} times (limit ${max})`);
+      engineLines.push(`${c?.name} ${given}${c?.budget ? `/${c.budget}` : ''}`);
     }
     const lines = [
       `Economy${engine ? ' with the engine (5 tiers, 5 campaigns: budgets, limits, exclusive, n-th)' : ''}: ${OPERATIONS} concurrent mixed operations (${CONCURRENCY} at a time) over ${USERS} users in ${wall.toFixed(1)} s = ${(OPERATIONS / wall).toFixed(0)} ops/s; latency p50 ${pct(latency, 50).toFixed(0)} ms, p99 ${pct(latency, 99).toFixed(0)} ms`,
@@ -311,7 +316,7 @@ export async function benchEconomy({ base, adminKey, mongoUri, engine = false }:
         .map(([k, n]) => `${k} × ${n}`)
         .join(', ')}`,
       `  redemptions: ${[...byStatus].map(([k, n]) => `${n} ${k}`).join(', ')} (${processing.length} answered 202 first); ${total} ledger entries checked`,
-      `economy${engine ? ' (engine)' : ''}: ${violations} invariant violations (balance = Σ entries, never negative, each redemption debited once or refunded once, one reversal/expiry per credit${engine ? '; earned_after = Σ earned, no upgrade missed, each campaign: entries = grants = budget − left ≤ budget' : ''})`,
+      `economy${engine ? ' (engine)' : ''}: ${violations} invariant violations (balance = Σ entries, never negative, each redemption debited once or refunded once, one reversal/expiry per credit${engine ? '; earned_after = Σ earned, no upgrade missed, each budget: taken by entries = budget − left ≤ budget, no member past a limit' : ''})`,
     ];
     if (engine) lines.splice(3, 0, `  campaigns (points given/budget): ${engineLines.join(', ')}`);
     for (const p of problems) lines.push(`  violation: ${p}`);

@@ -1,9 +1,10 @@
 /**
- * The loyalty engine's cost: the same award by amount, one after another, in two organizations
- * measured in turn (so the machine's noise falls on both): one with no tiers and no campaigns,
- * one with 5 tiers and 50 active campaigns (10 of which apply to the award: stackable bonuses,
- * multipliers, budgets and per-member limits; the others miss on action, amount, day, tier or
- * category). The p50 difference is the engine's cost per award.
+ * The loyalty engine's cost: the same award by amount, one after another, in three organizations
+ * measured in turn (so the machine's noise falls on all): one with no tiers and no campaigns;
+ * one with 5 tiers and 50 active campaigns, 10 of which apply to the award (bonuses, multipliers,
+ * points per amount) while 40 miss on action, amount, day, tier or category; and the same with
+ * 3 of the 10 on a budget and 2 limited per member, which each award takes from (one round of
+ * conditional updates). The p50 differences are the engine's cost per award.
  */
 const AWARDS = 1500;
 const USERS = 200;
@@ -45,7 +46,7 @@ async function organization(base: string, adminKey: string, name: string): Promi
 const started = new Date(Date.now() - 3_600_000).toISOString();
 
 /** 5 tiers and 50 active campaigns: 10 apply to `purchase` of 20-60 EUR for a bronze member, 40 miss. */
-async function engineSetup(o: Org): Promise<void> {
+async function engineSetup(o: Org, takes: boolean): Promise<void> {
   await o.send('PUT', '/loyalty/tiers', {
     window: { type: 'rolling_months', months: 12 },
     tiers: [
@@ -62,11 +63,11 @@ async function engineSetup(o: Org): Promise<void> {
   for (let i = 0; i < 10; i += 1)
     campaigns.push(
       i % 4 === 0
-        ? { effect: { type: 'bonus', points: 2 }, budget: 100_000_000 }
+        ? { effect: { type: 'bonus', points: 2 }, ...(takes && { budget: 100_000_000 }) }
         : i % 4 === 1
           ? { effect: { type: 'multiplier', factor: '1.1' } }
           : i % 4 === 2
-            ? { effect: { type: 'bonus', points: 1 }, limit_per_member: { max: 1000, per: 'day' } }
+            ? { effect: { type: 'bonus', points: 1 }, ...(takes && { limit_per_member: { max: 1000, per: 'day' } }) }
             : { effect: { type: 'per_amount', rate: '0.1' }, conditions: { action_types: ['purchase'] } },
     );
   const misses: Record<string, unknown>[] = [
@@ -85,10 +86,16 @@ async function engineSetup(o: Org): Promise<void> {
 }
 
 export async function benchEngine(base: string, adminKey: string): Promise<string[]> {
-  const plain = await organization(base, adminKey, 'Engine bench plain');
-  const rich = await organization(base, adminKey, 'Engine bench campaigns');
-  await engineSetup(rich);
-  const lat: Record<'plain' | 'rich', number[]> = { plain: [], rich: [] };
+  const orgs = {
+    none: await organization(base, adminKey, 'Engine bench plain'),
+    evaluated: await organization(base, adminKey, 'Engine bench campaigns'),
+    taking: await organization(base, adminKey, 'Engine bench budgets'),
+  };
+  await engineSetup(orgs.evaluated, false);
+  await engineSetup(orgs.taking, true);
+  const names = Object.keys(orgs) as (keyof typeof orgs)[];
+  const lat = Object.fromEntries(names.map((n) => [n, [] as number[]])) as Record<keyof typeof orgs, number[]>;
+  const applied = Object.fromEntries(names.map((n) => [n, 0])) as Record<keyof typeof orgs, number>;
   const one = async (o: Org, i: number) => {
     const cents = 2000 + ((i * 7919) % 4000);
     const t = performance.now();
@@ -100,27 +107,25 @@ export async function benchEngine(base: string, adminKey: string): Promise<strin
     });
     return { ms: performance.now() - t, body: r.body };
   };
-  // Warm-up: creates the users in both and fills the caches.
-  for (let i = 0; i < USERS; i += 1) {
-    await one(plain, i);
-    await one(rich, i);
-  }
-  let applied = 0;
+  // Warm-up: creates the users everywhere and fills the caches.
+  for (let i = 0; i < USERS; i += 1) for (const n of names) await one(orgs[n], i);
   for (let i = 0; i < AWARDS; i += 1) {
-    // Turn by turn, the order swapped each time.
-    const [a, b] = i % 2 ? [plain, rich] : [rich, plain];
-    const ra = await one(a, i);
-    const rb = await one(b, i);
-    (a === plain ? lat.plain : lat.rich).push(ra.ms);
-    (b === plain ? lat.plain : lat.rich).push(rb.ms);
-    const richBody = a === rich ? ra.body : rb.body;
-    applied += richBody.breakdown.campaigns.length;
+    // Turn by turn, the order rotated each time.
+    for (let k = 0; k < names.length; k += 1) {
+      const n = names[(i + k) % names.length];
+      const r = await one(orgs[n], i);
+      lat[n].push(r.ms);
+      applied[n] += r.body.breakdown.campaigns.length;
+    }
   }
-  const p50p = pct(lat.plain, 50);
-  const p50r = pct(lat.rich, 50);
+  const p50 = (n: keyof typeof orgs) => pct(lat[n], 50);
+  const line = (n: keyof typeof orgs) =>
+    `p50 ${p50(n).toFixed(2)} ms, p99 ${pct(lat[n], 99).toFixed(2)} ms (${(applied[n] / AWARDS).toFixed(1)} campaigns applied per award)`;
   return [
-    `Loyalty engine: ${AWARDS} awards by amount each, one at a time, turn by turn: none vs 5 tiers and 50 active campaigns (${(applied / AWARDS).toFixed(1)} applied per award)`,
-    `  none: p50 ${p50p.toFixed(2)} ms, p99 ${pct(lat.plain, 99).toFixed(2)} ms; with the engine: p50 ${p50r.toFixed(2)} ms, p99 ${pct(lat.rich, 99).toFixed(2)} ms`,
-    `engine: +${(p50r - p50p).toFixed(2)} ms p50 per award (${(p50r / p50p).toFixed(2)}×)`,
+    `Loyalty engine: ${AWARDS} awards by amount in each organization, one at a time, turn by turn`,
+    `  no tiers, no campaigns: ${line('none')}`,
+    `  5 tiers, 50 active campaigns: ${line('evaluated')}`,
+    `  the same, 3 applying on budgets and 2 limited per member: ${line('taking')}`,
+    `engine: evaluation +${(p50('evaluated') - p50('none')).toFixed(2)} ms p50 per award (${(p50('evaluated') / p50('none')).toFixed(2)}×); with budgets and limits taken +${(p50('taking') - p50('none')).toFixed(2)} ms (${(p50('taking') / p50('none')).toFixed(2)}×)`,
   ];
 }
