@@ -462,10 +462,9 @@ describe("a member's tier", () => {
       total: 10,
     });
   });
-  // Product bug (tiers.ts applyTierChange: `from = standing ? currentTier(program, standing) : null`):
-  // once a member has a standing before their first change (made by afterEarning for a credit
-  // below the next threshold, or for the attributes alone), the first change names the
-  // threshold-0 tier, where the docs (loyalty.md "Reading", events.md tier.changed) say null.
+  // Product bug (tiers.ts applyTierChange: `const from = currentTier(program, standing)`): in a
+  // program with a threshold-0 tier a member's first change names that tier as from_tier, where
+  // the docs (loyalty.md "Reading", events.md tier.changed) say a first change names null.
   it.fails(
     "names from_tier null in a member's first change, also when an admin set their attributes before it",
     async () => {
