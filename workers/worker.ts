@@ -19,6 +19,7 @@ import { stopSpeech } from '../activities/adapters/speech.ts';
 import { type Config, config } from '../activities/core/config.ts';
 import { createLogger, type Logger } from '../activities/core/logger.ts';
 import { closeRuntime, initRuntime } from '../activities/core/runtime.ts';
+import { campaignStatsSettled } from '../activities/loyalty/index.ts';
 import { analyseOffThread, stopAnalysisThread } from '../activities/text/index.ts';
 import * as activities from '../activities/workflow-activities.ts';
 import { PLATFORM_FAILURE_TYPE } from '../workflows/failures.ts';
@@ -178,6 +179,8 @@ async function main() {
     await stopOcr();
     stopSpeech();
     stopAnalysisThread();
+    // Campaign report sums of the last second (scheduled awards run here).
+    await campaignStatsSettled();
     await closeRuntime();
   }
 }

@@ -149,8 +149,9 @@ export async function awardAction(input: AwardInput) {
     if (taken) await giveBack(taken);
     throw err;
   }
-  if (out.duplicate && taken) await giveBack(taken);
-  else if (out.breakdown?.campaigns.length)
+  if (out.duplicate) {
+    if (taken) await giveBack(taken);
+  } else if (out.breakdown?.campaigns.length)
     countShares(
       input.organization_id,
       input.user_id,

@@ -81,13 +81,16 @@ export function localMidnight(year: number, month: number, day: number, tz: stri
   return new Date(at);
 }
 
-/** The instant `months` calendar months after `at`, at the same local time (the day clamped to the month's last). */
-export function addMonths(at: Date, months: number): Date {
-  const d = new Date(at);
-  const day = d.getUTCDate();
-  d.setUTCDate(1);
-  d.setUTCMonth(d.getUTCMonth() + months);
-  const last = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
-  d.setUTCDate(Math.min(day, last));
-  return d;
+/**
+ * The instant `months` calendar months after `at` in the zone, at the same local time (the day
+ * clamped to the month's last).
+ */
+export function addMonths(at: Date, months: number, tz: string): Date {
+  const t = localTime(at, tz);
+  const first = new Date(Date.UTC(t.year, t.month - 1 + months, 1));
+  const y = first.getUTCFullYear();
+  const m = first.getUTCMonth() + 1;
+  const last = new Date(Date.UTC(y, m, 0)).getUTCDate();
+  const midnight = localMidnight(y, m, Math.min(t.day, last), tz);
+  return new Date(midnight.getTime() + ((t.hour * 60 + t.minute) * 60 + t.second) * 1000 + at.getMilliseconds());
 }

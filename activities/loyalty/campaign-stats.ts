@@ -62,9 +62,9 @@ function flush(): void {
   const m = [...members.entries()];
   days.clear();
   members.clear();
+  writes.run(addCampaignDays(d));
   writes.run(
     (async () => {
-      await addCampaignDays(d);
       await addCampaignMembers(m.map(([_id, x]) => ({ _id, ...x })));
       for (const [key] of m) recorded.set(key, true);
     })(),

@@ -124,25 +124,28 @@ export async function returnBudget(campaign_id: string, points: number): Promise
  */
 export async function takeUse(doc: Omit<CampaignUseDoc, 'used'>, max: number): Promise<boolean> {
   if (max <= 0) return false;
-  try {
-    await CampaignUse.updateOne(
-      { _id: doc._id, used: { $lt: max } },
-      {
-        $inc: { used: 1 },
-        $setOnInsert: {
-          organization_id: doc.organization_id,
-          campaign_id: doc.campaign_id,
-          user_id: doc.user_id,
-          window: doc.window,
+  // Two first uses at once both insert: the loser tries once more, on the document now there.
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      await CampaignUse.updateOne(
+        { _id: doc._id, used: { $lt: max } },
+        {
+          $inc: { used: 1 },
+          $setOnInsert: {
+            organization_id: doc.organization_id,
+            campaign_id: doc.campaign_id,
+            user_id: doc.user_id,
+            window: doc.window,
+          },
         },
-      },
-      { upsert: true },
-    );
-    return true;
-  } catch (err) {
-    if (isDuplicateKey(err)) return false;
-    throw err;
+        { upsert: true },
+      );
+      return true;
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+    }
   }
+  return false;
 }
 
 /** Gives a use back (its award was not written). */

@@ -144,6 +144,9 @@ function keepStanding(organization_id: string, user_id: string, doc: MemberTierD
   standings.get(organization_id)?.set(user_id, doc);
 }
 
+/** A member erased: their standing goes from every process's memory too. */
+export const forgetStanding = (organization_id: string, user_id: string) => standingChanged(organization_id, user_id);
+
 /** A standing changed: dropped here, and every process told (the version moves). */
 async function standingChanged(organization_id: string, user_id: string): Promise<void> {
   standings.get(organization_id)?.delete(user_id);
@@ -166,7 +169,7 @@ function validUntilFor(program: TierProgram, at: Date, tz: string): Date {
     const t = localTime(at, tz);
     return new Date(localMidnight(t.year + 2, 1, 1, tz).getTime() + grace);
   }
-  return new Date(addMonths(at, program.window.months).getTime() + grace);
+  return new Date(addMonths(at, program.window.months, tz).getTime() + grace);
 }
 
 /** The highest tier whose threshold the points reach (null below every threshold). */
@@ -312,11 +315,11 @@ export async function afterEarning(
   const program = await getTierProgram(organization_id);
   if (!program.tiers.length) return;
   let standing = known === undefined ? await readMemberTier(organization_id, user_id) : known;
-  // A tier set by hand holds until its date, upgrades included: the review then re-qualifies.
-  if (standing?.manual && new Date(standing.manual.until).getTime() > now.getTime()) return;
   const tz = (await getRules(organization_id)).time_zone;
   const start = windowStart(program.window, now, tz);
   for (let attempt = 0; attempt < 5; attempt += 1) {
+    // A tier set by hand holds until its date, upgrades included: the review then re-qualifies.
+    if (standing?.manual && new Date(standing.manual.until).getTime() > now.getTime()) return;
     const win = await earnedInWindow(organization_id, user_id, start, earned, standing);
     const held = currentTier(program, standing);
     const reached = tierFor(program, win.earned_in_window);

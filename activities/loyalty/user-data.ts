@@ -32,6 +32,7 @@ import {
   tombstoneReferrals,
 } from './store.ts';
 import { allTierChangesOf, deleteTierDataOf, readMemberTier } from './tier-store.ts';
+import { forgetStanding } from './tiers.ts';
 
 /** What replaces an entry's person: the same entry, as the tombstone's. */
 function tombstoned(e: LedgerEntryDoc, scope: ErasureScope): EntryTombstone {
@@ -212,6 +213,7 @@ async function eraseLoyalty(scope: ErasureScope): Promise<Record<string, number>
   // Tiers: the standing (attributes included) and its history, with the admins' reasons, are the
   // person's: deleted. Campaign uses and reach are the campaigns' books (limits, reports): tombstoned.
   report.tier_records_deleted = await deleteTierDataOf(organization_id, user_id);
+  await forgetStanding(organization_id, user_id);
   report.campaign_uses_tombstoned = await tombstoneUses(organization_id, user_id, tombstone);
   report.campaign_reach_tombstoned = await tombstoneCampaignMembers(organization_id, user_id, tombstone);
   return report;

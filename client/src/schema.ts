@@ -3147,11 +3147,12 @@ export interface components {
             members_reached: number;
             budget: number | null;
             budget_left: number | null;
+            /** @description per day of the program's calendar: points net of those given back that day */
             per_day: {
                 day: string;
                 points: number;
                 awards: number;
-                members: number;
+                returned: number;
             }[];
         };
         GetLoyaltyCampaignsResponse: {
@@ -3862,7 +3863,7 @@ export interface components {
                 /** @description the budget left (as last read) holds less than the effect */
                 budget_capped?: boolean;
             }[];
-            /** @description running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points */
+            /** @description running campaigns that would not apply, each with the first condition missed: budget_exhausted, not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points (admin keys only: empty for a basic key) */
             not_applied: {
                 campaign_id: string;
                 reason: string;
@@ -13074,15 +13075,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorDetail"];
-                };
-            };
         };
     };
     getLoyaltyRules: {
@@ -14261,7 +14253,7 @@ export interface operations {
                     schedule?: {
                         /** @description empty: every day */
                         days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
-                        /** @description local hours, from inclusive to exclusive */
+                        /** @description local hours, from inclusive to exclusive; from after to spans midnight */
                         hours?: {
                             from: string;
                             to: string;
@@ -14639,7 +14631,7 @@ export interface operations {
                     schedule?: {
                         /** @description empty: every day */
                         days?: ("mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun")[];
-                        /** @description local hours, from inclusive to exclusive */
+                        /** @description local hours, from inclusive to exclusive; from after to spans midnight */
                         hours?: {
                             from: string;
                             to: string;

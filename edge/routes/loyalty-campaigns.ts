@@ -68,9 +68,10 @@ const schedule = z
     hours: z
       .object({ from: hhmm, to: hhmm })
       .strict()
+      .refine((h) => h.from !== h.to, 'from and to differ (from after to spans midnight)')
       .nullable()
       .optional()
-      .describe('local hours, from inclusive to exclusive'),
+      .describe('local hours, from inclusive to exclusive; from after to spans midnight'),
   })
   .strict();
 const editable = {

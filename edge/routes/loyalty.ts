@@ -324,6 +324,7 @@ defineRoute({
   method: 'POST',
   paths: ['/loyalty/evaluate'],
   tag,
+  audit: false,
   summary:
     "What an award would give now, writing nothing: the base (fixed points or the earning rule on the amount), the member's tier multiplier, each campaign that applies and why the others do not (a dry run; the same rights as the award)",
   auth: 'key',
@@ -351,7 +352,7 @@ defineRoute({
     not_applied: z
       .array(z.object({ campaign_id: z.string(), reason: z.string() }))
       .describe(
-        'running campaigns that would not apply, each with the first condition missed: not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points (admin keys only: empty for a basic key)',
+        'running campaigns that would not apply, each with the first condition missed: budget_exhausted, not_running, day, hours, action_type, min_amount, category, tier, country, signed_up, nth, exclusive, no_points (admin keys only: empty for a basic key)',
       ),
     capped: z.boolean(),
     total: z.number().describe('the points the award would credit now'),

