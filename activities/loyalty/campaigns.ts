@@ -285,7 +285,7 @@ export interface CampaignView {
 
 const iso = (d: Date | string | null | undefined) => (d ? new Date(d).toISOString() : null);
 
-export function viewCampaign(c: CampaignDoc): CampaignView {
+function viewCampaign(c: CampaignDoc): CampaignView {
   return {
     campaign_id: c._id,
     name: c.name,

@@ -19,7 +19,7 @@ export interface EarningRule {
   categories: Record<string, string>;
 }
 
-export interface PurchaseItem {
+interface PurchaseItem {
   sku?: string;
   category?: string;
   /** the price of one unit */

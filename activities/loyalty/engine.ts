@@ -14,7 +14,7 @@ import { returnBudget, returnUse, takeBudget, takeUse } from './campaign-store.t
 import { startedCampaigns, statusOf } from './campaigns.ts';
 import { earnByAmount, pointsPerAmount, type Purchase, scalePoints } from './earning.ts';
 import type { CampaignShare, EntryBreakdown } from './models.ts';
-import { decimalMoney, formatMoney, type Money, parseMoney, type Rounding } from './money.ts';
+import { decimalMoney, formatMoney, parseMoney, type Rounding } from './money.ts';
 import { type LoyaltyFacts, loyaltyFactsOf } from './once-only.ts';
 import { windowOf } from './policies.ts';
 import type { Rules } from './rules.ts';
@@ -30,7 +30,7 @@ export interface AmountInput {
   items?: { sku?: string; category?: string; amount?: unknown; amount_minor?: unknown; quantity?: number }[];
 }
 
-export interface CampaignLine {
+interface CampaignLine {
   campaign_id: string;
   version: number;
   name: string;
@@ -76,7 +76,7 @@ async function factsOf(member: Member): Promise<LoyaltyFacts | null> {
 }
 
 /** The amount of an award, held to the action's earning rule (422 naming the field otherwise). */
-export function purchaseOf(rules: Rules, action_type: string, input: AmountInput): Purchase | null {
+function purchaseOf(rules: Rules, action_type: string, input: AmountInput): Purchase | null {
   const rule = Object.hasOwn(rules.earning, action_type) ? rules.earning[action_type] : undefined;
   const sent = input.amount !== undefined || input.amount_minor !== undefined || input.currency !== undefined;
   if (!rule) {
@@ -429,5 +429,3 @@ export async function giveBack(taken: Taken): Promise<void> {
 export async function releaseShares(shares: CampaignShare[]): Promise<void> {
   await Promise.all(shares.filter((s) => s.budgeted).map((s) => returnBudget(s.campaign_id, Math.abs(s.points))));
 }
-
-export type { Money };

@@ -4,7 +4,6 @@ export { awardAction, clientRequestId, evaluateAward } from './awards.ts';
 export { isTimeZone } from './calendar.ts';
 export { campaignStatsSettled } from './campaign-stats.ts';
 export {
-  type CampaignPatch,
   campaignReport,
   createCampaign,
   getCampaign,

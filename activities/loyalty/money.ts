@@ -8,23 +8,19 @@ import { invalid } from '../core/errors.ts';
 export type Rounding = 'down' | 'nearest' | 'up';
 export const ROUNDINGS = ['down', 'nearest', 'up'] as const;
 
-/** A decimal string as it is written in rules and amounts: digits, an optional point and up to 6 decimals. */
-export const DECIMAL = /^(?:0|[1-9]\d{0,11})(?:\.\d{1,6})?$/;
-
 /** An exact fraction num / den, den > 0. */
 export interface Ratio {
   num: bigint;
   den: bigint;
 }
 
-/** A decimal string as an exact fraction ("1.25" is 125/100). The string is checked by DECIMAL first. */
+/** A decimal string as an exact fraction ("1.25" is 125/100). The string is checked by its route's schema first. */
 export function ratio(text: string): Ratio {
   const [whole, frac = ''] = text.split('.');
   return { num: BigInt(whole + frac), den: 10n ** BigInt(frac.length) };
 }
 
 export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
-export const ONE: Ratio = { num: 1n, den: 1n };
 
 /** A non-negative fraction rounded to whole points (nearest: halves up). */
 export function roundPoints(r: Ratio, rounding: Rounding): number {

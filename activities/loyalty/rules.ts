@@ -49,7 +49,7 @@ export interface Rules {
   updated_at: string | null;
 }
 
-export interface ReferralMilestone {
+interface ReferralMilestone {
   count: number;
   points: number;
 }
@@ -58,7 +58,7 @@ export interface ReferralMilestone {
 type ActionInput =
   number | { points: number; self_service?: boolean; limit?: ActionLimit | null; earning?: EarningInput | null };
 /** An earning rule as an admin sends it: the rate and currency, the rest defaulted. */
-export interface EarningInput {
+interface EarningInput {
   rate: string;
   currency: string;
   rounding?: EarningRule['rounding'];

@@ -36,7 +36,7 @@ import {
   writeTierProgram,
 } from './tier-store.ts';
 
-export type { TierDef, TierWindow } from './tier-models.ts';
+export type { TierDef } from './tier-models.ts';
 
 export const MAX_TIERS = 10;
 const DAY_MS = 86_400_000;
@@ -156,7 +156,7 @@ async function standingChanged(organization_id: string, user_id: string): Promis
 // ---- windows ----
 
 /** The start of the qualifying window holding `at`, in the program's time zone. */
-export function windowStart(window: TierWindow, at: Date, tz: string): Date {
+function windowStart(window: TierWindow, at: Date, tz: string): Date {
   const t = localTime(at, tz);
   if (window.type === 'calendar_year') return localMidnight(t.year, 1, 1, tz);
   return localMidnight(t.year, t.month - (window.months - 1), 1, tz);
@@ -173,7 +173,7 @@ function validUntilFor(program: TierProgram, at: Date, tz: string): Date {
 }
 
 /** The highest tier whose threshold the points reach (null below every threshold). */
-export function tierFor(program: TierProgram, earned: number): TierDef | null {
+function tierFor(program: TierProgram, earned: number): TierDef | null {
   let found: TierDef | null = null;
   for (const t of program.tiers) if (earned >= t.threshold) found = t;
   return found;
@@ -534,8 +534,6 @@ export async function tierHistory(organization_id: string, user_id: string, limi
     at: r.at.toISOString(),
   }));
 }
-
-export { readMemberTier };
 
 /** Sets what campaigns may ask of a member (their country…), replacing what was set. */
 export async function setMemberAttributesOf(
