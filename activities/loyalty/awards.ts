@@ -111,7 +111,10 @@ export async function awardAction(input: AwardInput) {
   const { rules, policy } = await checkedRules(input);
   const keyed = input.operation_id === undefined ? undefined : `award:${input.operation_id}`;
   const ev = await evaluate(rules, { ...input, amount: input.amount ?? {} });
-  if (ev.applied.length && keyed && input.operation_id) {
+  // A limited action's repeat, or its limit reached, answers before any campaign's share is taken.
+  const limitRead = policy.limit ? await readLimit(input, policy.limit, keyed) : null;
+  if (limitRead?.done) return answer(limitRead.done);
+  if (!limitRead && ev.applied.length && keyed && input.operation_id) {
     // A repeat answers as the first time before any budget is taken again.
     const done = await appliedRequest(input.organization_id, keyed, input.operation_id);
     if (done) return answer(done);
@@ -136,15 +139,16 @@ export async function awardAction(input: AwardInput) {
   };
   let out: AppendResult;
   try {
-    out = policy.limit
-      ? await limitedAward(input, change, policy.limit, keyed)
-      : // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
-        await applyChange({
-          ...change,
-          operation_id: keyed ?? `award:${newId('op')}`,
-          new_operation: keyed === undefined,
-          request_id: input.operation_id,
-        });
+    out =
+      policy.limit && limitRead
+        ? await limitedAward(input, change, policy.limit, limitRead)
+        : // A repeated operation answers like the first time (points_awarded as then), flagged duplicate.
+          await applyChange({
+            ...change,
+            operation_id: keyed ?? `award:${newId('op')}`,
+            new_operation: keyed === undefined,
+            request_id: input.operation_id,
+          });
   } catch (err) {
     if (taken) await giveBack(taken);
     throw err;
@@ -193,12 +197,15 @@ async function nothingEarned(input: AwardInput, ev: Evaluation) {
  * tries the next). An earning is its entry, so the count can neither drift from the entries nor
  * be spent twice: nothing is counted apart and then trusted.
  */
-async function limitedAward(
-  input: AwardInput,
-  change: Omit<LedgerChange, 'operation_id'>,
-  limit: ActionLimit,
-  keyed: string | undefined,
-): Promise<AppendResult> {
+interface LimitRead {
+  /** the earlier answer of this request, if it earned already */
+  done: AppendResult | null;
+  /** the free earnings of the window to try, in order (their ledger operations) */
+  free: string[];
+}
+
+/** The window's earnings, read before anything is taken: a repeat or a reached limit answers at once. */
+async function readLimit(input: AwardInput, limit: ActionLimit, keyed: string | undefined): Promise<LimitRead> {
   const request_id = input.operation_id;
   const slot = `${input.action_type}:${windowOf(limit.per, new Date())}:`;
   const earning = `award:${input.user_id}:${slot}`;
@@ -208,26 +215,45 @@ async function limitedAward(
     operationsStartingWith(input.organization_id, earning),
     earnedByEarlierAccounts(input, slot),
   ]);
-  if (done) return done;
+  if (done) return { done, free: [] };
   // A copy of this request may have earned between the two reads: then it is the answer.
   const mine = request_id === undefined ? undefined : earned.find((e) => e.request_id === request_id);
   if (mine) {
     const again = await appliedRequest(input.organization_id, mine.operation_id, request_id!);
-    if (again) return again;
+    if (again) return { done: again, free: [] };
   }
   const taken = new Set(earned.map((e) => e.operation_id));
-  for (let n = 0; n < limit.max - before; n += 1) {
-    if (taken.has(earning + n)) continue;
-    const out = await applyChange({ ...change, operation_id: earning + n, request_id });
+  const free: string[] = [];
+  for (let n = 0; n < limit.max - before; n += 1) if (!taken.has(earning + n)) free.push(earning + n);
+  if (!free.length) throw limitReached(input.action_type, limit);
+  return { done: null, free };
+}
+
+const limitReached = (action_type: string, limit: ActionLimit) =>
+  new PlatformError(
+    'conflict',
+    `Limit reached for action "${action_type}": ${describeLimit(limit)} per user; nothing was credited`,
+    'action_type',
+  );
+
+/**
+ * Writes a limited award at the first free earning of its window: the ledger's unique operation
+ * index decides between concurrent requests that chose the same one (the loser tries the next).
+ */
+async function limitedAward(
+  input: AwardInput,
+  change: Omit<LedgerChange, 'operation_id'>,
+  limit: ActionLimit,
+  read: LimitRead,
+): Promise<AppendResult> {
+  const request_id = input.operation_id;
+  for (const operation_id of read.free) {
+    const out = await applyChange({ ...change, operation_id, request_id });
     if (!out.duplicate) return out;
     // The same request, sent twice at once: the other copy took this earning.
     if (request_id !== undefined && out.request_id === request_id) return out;
   }
-  throw new PlatformError(
-    'conflict',
-    `Limit reached for action "${input.action_type}": ${describeLimit(limit)} per user; nothing was credited`,
-    'action_type',
-  );
+  throw limitReached(input.action_type, limit);
 }
 
 /**

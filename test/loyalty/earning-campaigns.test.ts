@@ -281,6 +281,20 @@ describe('campaigns', () => {
     expect(answers).toEqual([63, 13, 10, 10]);
   });
 
+  it("refuses a limited action past its limit and leaves the campaign's budget as it was", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const id = await started(t, { effect: { type: 'bonus', points: 10 }, budget: 100 });
+    const first = await award(t, u.idp_id, { action_type: 'daily_login' }, u.key);
+    expect(first.body.points_awarded).toBe(15);
+    const again = await Promise.all(
+      Array.from({ length: 20 }, () => award(t, u.idp_id, { action_type: 'daily_login' }, u.key)),
+    );
+    expect(again.map((r) => r.status)).toEqual(Array(20).fill(409));
+    const c = await call('GET', `/loyalty/campaigns/${id}`, { key: t.adminKey });
+    expect(c.body.budget_left).toBe(90);
+  });
+
   it('is out of reach of a basic key and of another organization', async () => {
     const t = await newTenant();
     const other = await newTenant();

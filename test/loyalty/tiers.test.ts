@@ -463,43 +463,40 @@ describe("a member's tier", () => {
     });
   });
   // A member holds the threshold-0 tier before any change: their first change names it.
-  it(
-    "names the threshold-0 tier as from_tier in a member's first change, also when an admin set their attributes before it",
-    async () => {
-      const t = await tierTenant([
-        { tier_id: 'member', name: 'Member', threshold: 0 },
-        { tier_id: 'silver', name: 'Silver', threshold: 100, multiplier: '1.5' },
-      ]);
-      const plain = await basicUser(t);
-      const withAttributes = await basicUser(t);
-      ok(
-        'attributes',
-        await call('PUT', `/loyalty/members/${withAttributes.idp_id}/attributes`, {
-          key: t.adminKey,
-          json: { attributes: { country: 'FR' } },
-        }),
-      );
-      for (const u of [plain, withAttributes]) {
-        ok('award', await award(t, u, 'grant'));
-        ok('award', await award(t, u, 'grant'));
-      }
-      for (const [who, u] of [
-        ['a member who earned below the threshold first', plain],
-        ['a member whose attributes were set first', withAttributes],
-      ] as const) {
-        const changes = ok('history', await historyOf(u, t.adminKey)).body.changes;
-        expect.soft(changes, who).toHaveLength(1);
-        expect.soft(changes[0], who).toMatchObject({ n: 1, from_tier: 'member', to_tier: 'silver', change: 'upgrade' });
-        const events = await eventsOf(t, u);
-        expect
-          .soft(
-            events.map((e) => [e.data.from_tier, e.data.to_tier]),
-            who,
-          )
-          .toEqual([['member', 'silver']]);
-      }
-    },
-  );
+  it("names the threshold-0 tier as from_tier in a member's first change, also when an admin set their attributes before it", async () => {
+    const t = await tierTenant([
+      { tier_id: 'member', name: 'Member', threshold: 0 },
+      { tier_id: 'silver', name: 'Silver', threshold: 100, multiplier: '1.5' },
+    ]);
+    const plain = await basicUser(t);
+    const withAttributes = await basicUser(t);
+    ok(
+      'attributes',
+      await call('PUT', `/loyalty/members/${withAttributes.idp_id}/attributes`, {
+        key: t.adminKey,
+        json: { attributes: { country: 'FR' } },
+      }),
+    );
+    for (const u of [plain, withAttributes]) {
+      ok('award', await award(t, u, 'grant'));
+      ok('award', await award(t, u, 'grant'));
+    }
+    for (const [who, u] of [
+      ['a member who earned below the threshold first', plain],
+      ['a member whose attributes were set first', withAttributes],
+    ] as const) {
+      const changes = ok('history', await historyOf(u, t.adminKey)).body.changes;
+      expect.soft(changes, who).toHaveLength(1);
+      expect.soft(changes[0], who).toMatchObject({ n: 1, from_tier: 'member', to_tier: 'silver', change: 'upgrade' });
+      const events = await eventsOf(t, u);
+      expect
+        .soft(
+          events.map((e) => [e.data.from_tier, e.data.to_tier]),
+          who,
+        )
+        .toEqual([['member', 'silver']]);
+    }
+  });
 });
 
 describe('a tier set by hand', () => {
@@ -728,46 +725,43 @@ describe('the tier review', () => {
   });
   // The months are added in the program's time zone (calendar.ts addMonths): east of UTC a tier
   // reached or renewed early on the 1st (local) holds through the next window, not 1-3 days less.
-  it(
-    'holds a tier reviewed in a rolling window n calendar months in the program time zone (east of UTC)',
-    async () => {
-      const TOKYO = 9 * 3_600_000; // Asia/Tokyo: UTC+9, no daylight saving
-      const t = await newTenant();
-      ok(
-        'rules',
-        await call('PUT', '/loyalty/rules', {
-          key: t.adminKey,
-          json: { actions: { grant: 60 }, time_zone: 'Asia/Tokyo' },
-        }),
-      );
-      ok(
-        'tiers',
-        await call('PUT', '/loyalty/tiers', {
-          key: t.adminKey,
-          json: { tiers: TIERS, window: { type: 'rolling_months', months: 13 } },
-        }),
-      );
-      const u = await basicUser(t);
-      ok('award', await award(t, u, 'grant'));
-      ok('award', await award(t, u, 'grant'));
-      // The next 1st of a month (Tokyo) that follows a shorter month: 00:30 there is still the
-      // previous month's last day in UTC (15:30), where UTC month arithmetic loses the days between.
-      const local = new Date(Date.now() + TOKYO);
-      const daysIn = (y: number, m: number) => new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
-      let month = local.getUTCMonth() + 1;
-      const year = local.getUTCFullYear();
-      while (daysIn(year, month - 1) >= daysIn(year, month)) month += 1;
-      const firstAt = (m: number) => Date.UTC(year, m, 1, 0, 30) - TOKYO;
-      const now = firstAt(month);
-      ok('set', await setTier(t, u, { tier_id: 'silver', reason: 'x', until: new Date(now - 60_000).toISOString() }));
-      await reviewTiers({ now: new Date(now).toISOString() });
-      const changes = ok('history', await historyOf(u, t.adminKey)).body.changes;
-      // Today's points are in the 13 months ending that month: renewed.
-      expect(changes[0]).toMatchObject({ change: 'renewal', to_tier: 'silver', earned_in_window: 120 });
-      // 13 calendar months after 00:30 on the 1st in Tokyo: 00:30 on the 1st, 13 months later, in Tokyo.
-      expect(changes[0].valid_until).toBe(new Date(firstAt(month + 13)).toISOString());
-    },
-  );
+  it('holds a tier reviewed in a rolling window n calendar months in the program time zone (east of UTC)', async () => {
+    const TOKYO = 9 * 3_600_000; // Asia/Tokyo: UTC+9, no daylight saving
+    const t = await newTenant();
+    ok(
+      'rules',
+      await call('PUT', '/loyalty/rules', {
+        key: t.adminKey,
+        json: { actions: { grant: 60 }, time_zone: 'Asia/Tokyo' },
+      }),
+    );
+    ok(
+      'tiers',
+      await call('PUT', '/loyalty/tiers', {
+        key: t.adminKey,
+        json: { tiers: TIERS, window: { type: 'rolling_months', months: 13 } },
+      }),
+    );
+    const u = await basicUser(t);
+    ok('award', await award(t, u, 'grant'));
+    ok('award', await award(t, u, 'grant'));
+    // The next 1st of a month (Tokyo) that follows a shorter month: 00:30 there is still the
+    // previous month's last day in UTC (15:30), where UTC month arithmetic loses the days between.
+    const local = new Date(Date.now() + TOKYO);
+    const daysIn = (y: number, m: number) => new Date(Date.UTC(y, m + 1, 0)).getUTCDate();
+    let month = local.getUTCMonth() + 1;
+    const year = local.getUTCFullYear();
+    while (daysIn(year, month - 1) >= daysIn(year, month)) month += 1;
+    const firstAt = (m: number) => Date.UTC(year, m, 1, 0, 30) - TOKYO;
+    const now = firstAt(month);
+    ok('set', await setTier(t, u, { tier_id: 'silver', reason: 'x', until: new Date(now - 60_000).toISOString() }));
+    await reviewTiers({ now: new Date(now).toISOString() });
+    const changes = ok('history', await historyOf(u, t.adminKey)).body.changes;
+    // Today's points are in the 13 months ending that month: renewed.
+    expect(changes[0]).toMatchObject({ change: 'renewal', to_tier: 'silver', earned_in_window: 120 });
+    // 13 calendar months after 00:30 on the 1st in Tokyo: 00:30 on the 1st, 13 months later, in Tokyo.
+    expect(changes[0].valid_until).toBe(new Date(firstAt(month + 13)).toISOString());
+  });
 });
 
 describe('campaigns held to tiers and to attributes', () => {
