@@ -148,6 +148,10 @@ export async function takeUse(doc: Omit<CampaignUseDoc, 'used'>, max: number): P
   return false;
 }
 
+/** How many uses the document counts (0 when none). */
+export const usesOf = async (_id: string) =>
+  (await CampaignUse.findById(_id, { used: 1 }).lean<Pick<CampaignUseDoc, 'used'>>())?.used ?? 0;
+
 /** Gives a use back (its award was not written). */
 export async function returnUse(_id: string): Promise<void> {
   await CampaignUse.updateOne({ _id, used: { $gt: 0 } }, { $inc: { used: -1 } });

@@ -209,8 +209,9 @@ export async function patchCampaign(
     let budgetDelta = 0;
     if (fields.budget !== undefined) {
       set.budget = fields.budget;
+      // A draft has given nothing: its budget is what is left (two edits at once keep one, never both).
       if (fields.budget === null) set.budget_left = null;
-      else if (c.budget === null) set.budget_left = fields.budget;
+      else if (c.budget === null || c.status === 'draft') set.budget_left = fields.budget;
       else budgetDelta = fields.budget - c.budget;
     }
     checkTimes(set.starts_at ?? c.starts_at, set.ends_at === undefined ? c.ends_at : set.ends_at);

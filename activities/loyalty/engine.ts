@@ -5,12 +5,13 @@
  * `takeGrants` takes each campaign's share from its budget and limits before the award is written,
  * and `giveBack` returns them when it is not. docs/components/loyalty.md, "Campaigns".
  */
+import { Background } from '../core/background.ts';
 import { invalid } from '../core/errors.ts';
 import { recordEvent } from '../events/index.ts';
 import { findUser } from '../identity/index.ts';
 import { localTime } from './calendar.ts';
 import type { CampaignDoc, CampaignUseDoc } from './campaign-models.ts';
-import { returnBudget, returnUse, takeBudget, takeUse } from './campaign-store.ts';
+import { returnBudget, returnUse, takeBudget, takeUse, usesOf } from './campaign-store.ts';
 import { startedCampaigns, statusOf } from './campaigns.ts';
 import { earnByAmount, pointsPerAmount, type Purchase, scalePoints } from './earning.ts';
 import type { CampaignShare, EntryBreakdown } from './models.ts';
@@ -66,11 +67,11 @@ interface Member {
   signed_up_at?: Date | null;
   prior_awards?: number;
   /** what the person's erased accounts used (once-only.ts): null for someone new; read when a limit asks */
-  facts?: LoyaltyFacts | null;
+  facts?: (LoyaltyFacts & { first_joined_at: Date }) | null;
 }
 
 /** The once-only facts of the member's erased accounts, read once per award and only when a limit needs them. */
-async function factsOf(member: Member): Promise<LoyaltyFacts | null> {
+async function factsOf(member: Member): Promise<(LoyaltyFacts & { first_joined_at: Date }) | null> {
   if (member.facts === undefined) member.facts = await loyaltyFactsOf(member.organization_id, member.user_id);
   return member.facts;
 }
@@ -137,9 +138,10 @@ async function missedCondition(
     if (!ctx.purchase) return 'min_amount';
     if (ctx.purchase.total.minor < decimalMoney(k.min_amount, ctx.purchase.total.currency).minor) return 'min_amount';
   }
+  // A line of the category that was paid for (a free or zero line does not count).
   if (
     k.categories.length &&
-    !ctx.purchase?.items.some((i) => i.category !== undefined && k.categories.includes(i.category))
+    !ctx.purchase?.items.some((i) => i.category !== undefined && k.categories.includes(i.category) && i.unit.minor > 0n)
   )
     return 'category';
   if (k.tiers.length && (ctx.tier_id === null || !k.tiers.includes(ctx.tier_id))) return 'tier';
@@ -147,8 +149,15 @@ async function missedCondition(
   if (unlockers.length && !unlockers.some((t) => t.tier_id === ctx.tier_id)) return 'tier';
   if (k.countries.length && !k.countries.includes(ctx.member.standing?.attributes?.country ?? '')) return 'country';
   if (k.signed_up_after || k.signed_up_before) {
-    if (ctx.member.signed_up_at === undefined)
-      ctx.member.signed_up_at = (await findUser(ctx.member.organization_id, ctx.member.user_id))?.created_at ?? null;
+    // A person who erased an account and joined again signed up when they first joined.
+    if (ctx.member.signed_up_at === undefined) {
+      const [user, facts] = await Promise.all([
+        findUser(ctx.member.organization_id, ctx.member.user_id),
+        factsOf(ctx.member),
+      ]);
+      const times = [user?.created_at, facts?.first_joined_at].filter((d): d is Date => !!d).map((d) => d.getTime());
+      ctx.member.signed_up_at = times.length ? new Date(Math.min(...times)) : null;
+    }
     const at = ctx.member.signed_up_at?.getTime();
     if (at === undefined) return 'signed_up';
     if (k.signed_up_after && at < new Date(k.signed_up_after).getTime()) return 'signed_up';
@@ -245,23 +254,33 @@ export async function evaluate(
     if (missed) not_applied.push({ campaign_id: c._id, reason: missed });
     else matching.push(c);
   }
+  // Each campaign's points first: one that would give none (or whose member limit is used up)
+  // gives way before stacking, so it never shuts out the others.
+  const points = new Map<CampaignDoc, { points: number; capped: boolean }>();
+  const giving: CampaignDoc[] = [];
+  for (const c of matching) {
+    const e = effectPoints(c, base, purchase, rounding, rule?.categories ?? {});
+    if (e.points <= 0) not_applied.push({ campaign_id: c._id, reason: 'no_points' });
+    else {
+      points.set(c, e);
+      giving.push(c);
+    }
+  }
   // Highest priority first (then the oldest): an exclusive campaign first in line applies alone;
   // otherwise every stackable campaign applies and exclusive ones give way.
-  matching.sort(
-    (a, b) => b.priority - a.priority || new Date(a.created_at).getTime() - new Date(b.created_at).getTime(),
-  );
-  const applied =
-    matching[0]?.stacking === 'exclusive' ? [matching[0]] : matching.filter((c) => c.stacking === 'stackable');
-  for (const c of matching) if (!applied.includes(c)) not_applied.push({ campaign_id: c._id, reason: 'exclusive' });
+  giving.sort((a, b) => b.priority - a.priority || new Date(a.created_at).getTime() - new Date(b.created_at).getTime());
+  while (giving[0]?.stacking === 'exclusive' && (giving[0].limit_per_member || giving[0].conditions.nth !== null)) {
+    const use = useOf(giving[0], member, await factsOf(member), now);
+    if (!use || (await usesOf(use.doc._id)) < use.max) break;
+    not_applied.push({ campaign_id: giving[0]._id, reason: 'limit_reached' });
+    giving.shift();
+  }
+  const applied = giving[0]?.stacking === 'exclusive' ? [giving[0]] : giving.filter((c) => c.stacking === 'stackable');
+  for (const c of giving) if (!applied.includes(c)) not_applied.push({ campaign_id: c._id, reason: 'exclusive' });
   const lines: CampaignLine[] = [];
-  const kept: CampaignDoc[] = [];
   const wants: number[] = [];
   for (const c of applied) {
-    const e = effectPoints(c, base, purchase, rounding, rule?.categories ?? {});
-    if (e.points <= 0) {
-      not_applied.push({ campaign_id: c._id, reason: 'no_points' });
-      continue;
-    }
+    const e = points.get(c)!;
     capped ||= e.capped;
     const line: CampaignLine = { campaign_id: c._id, version: c.version, name: c.name, points: e.points };
     // The dry run tells what the budget held when last read; the award takes it for real.
@@ -271,9 +290,9 @@ export async function evaluate(
       if (!line.points) line.refused = 'budget_exhausted';
     }
     lines.push(line);
-    kept.push(c);
     wants.push(e.points);
   }
+  const kept = applied;
   return {
     breakdown: {
       action_type,
@@ -313,6 +332,8 @@ export const entryBreakdown = (b: Breakdown, budgeted: Set<string> = new Set()):
   capped: b.capped,
 });
 
+const events = new Background("loyalty: a campaign's budget_exhausted event was not recorded");
+
 /** What `takeGrants` took for an award about to be written: what giving it back undoes. */
 export interface Taken {
   /** the member's uses taken (use document `_id`s) */
@@ -340,16 +361,32 @@ export async function takeGrants(ev: Evaluation, now = new Date()): Promise<Take
     return line;
   });
   const facts = ev.applied.some((c) => c.limit_per_member || c.conditions.nth !== null) ? await factsOf(member) : null;
-  const outcomes = await Promise.all(
+  const settled = await Promise.all(
     ev.applied.map(async (c, i) => {
       const use = useOf(c, member, facts, now);
-      const [used, budget] = await Promise.all([
+      const [used, budget] = await Promise.allSettled([
         use ? takeUse(use.doc, use.max) : true,
         c.budget !== null ? takeBudget(c._id, lines[i].points) : null,
       ]);
-      return { use: use?.doc._id, used, budget };
+      return { c, use: use?.doc._id, used, budget };
     }),
   );
+  // A store failure on any take gives back every take that succeeded, then fails the award.
+  const failed = settled.find((o) => o.used.status === 'rejected' || o.budget.status === 'rejected');
+  if (failed) {
+    const back: Taken = { uses: [], budgets: new Map() };
+    for (const o of settled) {
+      if (o.use && o.used.status === 'fulfilled' && o.used.value) back.uses.push(o.use);
+      if (o.budget.status === 'fulfilled' && o.budget.value?.taken) back.budgets.set(o.c._id, o.budget.value.taken);
+    }
+    await giveBack(back);
+    throw ((failed.used.status === 'rejected' ? failed.used : failed.budget) as PromiseRejectedResult).reason;
+  }
+  const outcomes = settled.map((o) => ({
+    use: o.use,
+    used: (o.used as PromiseFulfilledResult<boolean>).value,
+    budget: (o.budget as PromiseFulfilledResult<{ taken: number; exhausted: boolean } | null>).value,
+  }));
   for (const [i, c] of ev.applied.entries()) {
     const line = lines[i];
     const { use, used, budget } = outcomes[i];
@@ -363,14 +400,17 @@ export async function takeGrants(ev: Evaluation, now = new Date()): Promise<Take
       line.points = budget.taken;
       if (!budget.taken) line.refused = 'budget_exhausted';
     }
+    // Told after the answer: a failed record never undoes a take (warned; the budget says it anyway).
     if (budget?.exhausted)
-      await recordEvent({
-        organization_id: member.organization_id,
-        type: 'campaign.budget_exhausted',
-        key: `campaign:${c._id}:exhausted:${c.budget}`,
-        at: now,
-        data: { campaign_id: c._id, version: c.version, budget: c.budget },
-      });
+      events.run(
+        recordEvent({
+          organization_id: member.organization_id,
+          type: 'campaign.budget_exhausted',
+          key: `campaign:${c._id}:exhausted:${c.budget}`,
+          at: now,
+          data: { campaign_id: c._id, version: c.version, budget: c.budget },
+        }),
+      );
   }
   // What one side took while the other refused goes back: a use without points, points without a use.
   const back: Taken = { uses: [], budgets: new Map() };

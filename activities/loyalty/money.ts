@@ -22,14 +22,17 @@ export function ratio(text: string): Ratio {
 
 export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
 
-/** A non-negative fraction rounded to whole points (nearest: halves up). */
+/** No award earns more than this from one rule or one campaign (a safe integer with room to add). */
+export const MAX_AWARD_POINTS = 1_000_000_000;
+
+/** A non-negative fraction rounded to whole points (nearest: halves up), at most MAX_AWARD_POINTS. */
 export function roundPoints(r: Ratio, rounding: Rounding): number {
   const q = r.num / r.den;
   const rest = r.num % r.den;
   let n = q;
   if (rounding === 'up' && rest > 0n) n += 1n;
   if (rounding === 'nearest' && rest * 2n >= r.den) n += 1n;
-  return Number(n);
+  return n > BigInt(MAX_AWARD_POINTS) ? MAX_AWARD_POINTS : Number(n);
 }
 
 const currencies = new Set(Intl.supportedValuesOf('currency'));
@@ -97,9 +100,12 @@ export function parseMoney(
   return { minor: BigInt(m[1] + frac.padEnd(e, '0')), currency };
 }
 
-/** A decimal string of a rule (a rate, a multiplier, a minimum) as minor units of `currency`. */
+/**
+ * A decimal string of a rule (a minimum amount) as minor units of `currency`, rounded up: a
+ * minimum of "10.005" EUR is met from 10.01, never by 10.00.
+ */
 export function decimalMoney(text: string, currency: string): Money {
   const r = ratio(text);
-  const scale = 10n ** BigInt(exponentOf(currency));
-  return { minor: (r.num * scale) / r.den, currency };
+  const scaled = r.num * 10n ** BigInt(exponentOf(currency));
+  return { minor: (scaled + r.den - 1n) / r.den, currency };
 }

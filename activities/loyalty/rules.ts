@@ -181,6 +181,13 @@ export async function putRules(organization_id: string, input: RulesInput, updat
     if (!Object.hasOwn(actions, name)) throw invalid(`policies.${name}`, 'not an action of the rules');
     policies = { ...policies, [name]: applyPolicy(policies[name], given) };
   }
+  // The amount is what the organization's back end saw: an end user's key never reports it.
+  for (const name of Object.keys(earning))
+    if (policies[name]?.self_service)
+      throw invalid(
+        `earning.${name}`,
+        'an action that earns by amount is reported by the organization (an admin key): its policy cannot be self_service',
+      );
   const next = {
     actions,
     policies,

@@ -223,7 +223,6 @@ defineRoute({
   audit: {
     action: 'member_attributes.set',
     target: ({ params }) => ({ type: 'user', id: params.user_ref }),
-    keep: ['attributes.country'],
   },
   params: memberParams,
   body: z.object({

@@ -104,6 +104,21 @@ describe('earning by amount', () => {
     expect(balance.status).toBe(404);
   });
 
+  it('keeps amounts to the back end: an earning rule on a self-service action is refused', async () => {
+    const t = await earningTenant();
+    const mixed = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { policies: { purchase: { self_service: true } } },
+    });
+    expect(mixed.status).toBe(422);
+    expect(JSON.stringify(mixed.body)).toContain('earning.purchase');
+    const direct = await call('PUT', '/loyalty/rules', {
+      key: t.adminKey,
+      json: { earning: { daily_login: { rate: '1', currency: 'EUR' } } },
+    });
+    expect(direct.status).toBe(422);
+  });
+
   it('answers the dry run with the breakdown and writes nothing', async () => {
     const t = await earningTenant();
     const u = await basicUser(t);
@@ -269,6 +284,46 @@ describe('campaigns', () => {
     expect(r.body.points_awarded).toBe(110);
     expect(r.body.breakdown.campaigns.map((c: { campaign_id: string }) => c.campaign_id)).toEqual([x]);
     expect([a, b]).toHaveLength(2);
+  });
+
+  it('lets an exclusive campaign whose member limit is used up give way to the stackable ones', async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const x = await started(t, {
+      effect: { type: 'bonus', points: 50 },
+      stacking: 'exclusive',
+      priority: 10,
+      limit_per_member: { max: 1, per: 'ever' },
+    });
+    await started(t, { effect: { type: 'bonus', points: 3 } });
+    expect((await award(t, u.idp_id, {})).body.points_awarded).toBe(60);
+    expect((await award(t, u.idp_id, {})).body.points_awarded).toBe(13);
+    const ev = await call('POST', '/loyalty/evaluate', {
+      key: t.adminKey,
+      json: { user_id: u.idp_id, action_type: 'purchase' },
+    });
+    expect(ev.body.not_applied).toContainEqual({ campaign_id: x, reason: 'limit_reached' });
+  });
+
+  it('meets a category condition only with a paid line of the category', async () => {
+    const t = await earningTenant();
+    const u = await basicUser(t);
+    await started(t, {
+      effect: { type: 'bonus', points: 20 },
+      conditions: { action_types: ['purchase'], categories: ['wine'] },
+    });
+    const free = await award(t, u.idp_id, {
+      amount: '10.00',
+      currency: 'EUR',
+      items: [{ category: 'wine', amount: '0' }],
+    });
+    expect(free.body.points_awarded).toBe(10);
+    const paid = await award(t, u.idp_id, {
+      amount: '10.00',
+      currency: 'EUR',
+      items: [{ category: 'wine', amount: '2.00' }],
+    });
+    expect(paid.body.points_awarded).toBe(12 + 20);
   });
 
   it('holds a member to the per-member limit and gives the n-th award bonus once', async () => {
