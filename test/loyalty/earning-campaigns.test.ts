@@ -323,7 +323,7 @@ describe('campaigns', () => {
       currency: 'EUR',
       items: [{ category: 'wine', amount: '2.00' }],
     });
-    expect(paid.body.points_awarded).toBe(12 + 20);
+    expect(paid.body.points_awarded).toBe(13 + 20); // 8 × 1 + 2 × 2.5, and the bonus
   });
 
   it('holds a member to the per-member limit and gives the n-th award bonus once', async () => {
