@@ -176,8 +176,9 @@ describe('exact rounding', () => {
     expect(
       earnByAmount(rule({ rate: '100', currency: 'KWD', rounding: 'nearest' }), buy('1.005', [], 'KWD')).points,
     ).toBe(101);
-    // a large amount, exactly
-    expect(earnByAmount(rule({ rate: '0.01' }), buy('999999999999999.99')).points).toBe(9999999999999);
+    // a large amount, exactly (up to the ceiling of one award's points)
+    expect(earnByAmount(rule({ rate: '0.0001' }), buy('9999999999999.99')).points).toBe(999999999);
+    expect(earnByAmount(rule({ rate: '0.01' }), buy('999999999999999.99')).points).toBe(1_000_000_000);
   });
 
   it('rounds down, to the nearest (halves up) or up, once for the whole purchase', () => {
