@@ -23,7 +23,7 @@ export function ratio(text: string): Ratio {
 export const times = (a: Ratio, b: Ratio): Ratio => ({ num: a.num * b.num, den: a.den * b.den });
 
 /** No award earns more than this from one rule or one campaign (a safe integer with room to add). */
-export const MAX_AWARD_POINTS = 1_000_000_000;
+const MAX_AWARD_POINTS = 1_000_000_000;
 
 /** A non-negative fraction rounded to whole points (nearest: halves up), at most MAX_AWARD_POINTS. */
 export function roundPoints(r: Ratio, rounding: Rounding): number {
