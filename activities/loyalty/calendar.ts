@@ -1,37 +1,13 @@
 /**
  * The program's calendar in its time zone (rules.time_zone): the local date and hour of an
- * instant, and the instant a local midnight falls on. Intl does the zone arithmetic.
+ * instant, and the instant a local midnight falls on, from the zone arithmetic the scheduler
+ * uses too (core/zoned-time.ts).
  */
-const formats = new Map<string, Intl.DateTimeFormat>();
+import { localParts, zonedToUtc } from '../core/zoned-time.ts';
 
-function formatOf(tz: string): Intl.DateTimeFormat {
-  let f = formats.get(tz);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      weekday: 'short',
-    });
-    formats.set(tz, f);
-  }
-  return f;
-}
+export { isTimeZone } from '../core/zoned-time.ts';
 
-/** Whether the runtime knows the IANA zone. */
-export function isTimeZone(tz: string): boolean {
-  try {
-    formatOf(tz);
-    return true;
-  } catch {
-    return false;
-  }
-}
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
 
 export interface LocalTime {
   year: number;
@@ -46,39 +22,23 @@ export interface LocalTime {
 }
 
 export function localTime(at: Date, tz: string): LocalTime {
-  const p = Object.fromEntries(
-    formatOf(tz)
-      .formatToParts(at)
-      .map((x) => [x.type, x.value]),
-  );
-  return {
-    year: Number(p.year),
-    month: Number(p.month),
-    day: Number(p.day),
-    hour: Number(p.hour),
-    minute: Number(p.minute),
-    second: Number(p.second),
-    weekday: p.weekday.toLowerCase().slice(0, 3),
-  };
+  const p = localParts(at, tz);
+  return { ...p, weekday: WEEKDAYS[p.weekday] };
 }
 
 /** The local date `YYYY-MM-DD` of an instant. */
 export function localDate(at: Date, tz: string): string {
-  const t = localTime(at, tz);
+  const t = localParts(at, tz);
   return `${t.year}-${String(t.month).padStart(2, '0')}-${String(t.day).padStart(2, '0')}`;
 }
 
-const offsetAt = (at: number, tz: string) => {
-  const t = localTime(new Date(at), tz);
-  return Date.UTC(t.year, t.month - 1, t.day, t.hour, t.minute, t.second) - Math.floor(at / 1000) * 1000;
-};
-
 /** The instant of local midnight starting the day (month 1-12; out-of-range months and days roll over). */
 export function localMidnight(year: number, month: number, day: number, tz: string): Date {
-  const wall = Date.UTC(year, month - 1, day);
-  let at = wall - offsetAt(wall, tz);
-  at = wall - offsetAt(at, tz);
-  return new Date(at);
+  const d = new Date(Date.UTC(year, month - 1, day));
+  return zonedToUtc(
+    { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: 0, minute: 0, second: 0 },
+    tz,
+  );
 }
 
 /**
@@ -86,7 +46,7 @@ export function localMidnight(year: number, month: number, day: number, tz: stri
  * clamped to the month's last).
  */
 export function addMonths(at: Date, months: number, tz: string): Date {
-  const t = localTime(at, tz);
+  const t = localParts(at, tz);
   const first = new Date(Date.UTC(t.year, t.month - 1 + months, 1));
   const y = first.getUTCFullYear();
   const m = first.getUTCMonth() + 1;

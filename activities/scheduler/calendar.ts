@@ -7,6 +7,7 @@
 import type { CalendarSpec, ScheduleSpec } from '@temporalio/client';
 
 import { Cache } from '../core/db/cache.ts';
+import { isTimeZone, localParts, offsetAt, type Parts, wallMs, zonedToUtc } from '../core/zoned-time.ts';
 import { type Cron, cronDay, parseCron, ranges } from './cron.ts';
 
 export const RECURRENCES = ['daily', 'weekly', 'monthly', 'cron'] as const;
@@ -26,6 +27,8 @@ const MONTHS = [
   'NOVEMBER',
   'DECEMBER',
 ] as const;
+export { isTimeZone, zonedToUtc };
+
 const DAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;
 
 export interface Timing {
@@ -35,73 +38,6 @@ export interface Timing {
   timezone?: string | null;
   /** with recurrency 'cron': the five-field expression (checked by parseCron when saved) */
   cron?: string | null;
-}
-
-interface Parts {
-  year: number;
-  month: number; // 1-12
-  day: number;
-  hour: number;
-  minute: number;
-  second: number;
-  weekday: number; // 0 = Sunday
-}
-
-export function isTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-function localParts(date: Date, tz: string): Parts {
-  let f = formatters.get(tz);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone: tz,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      weekday: 'short',
-    });
-    formatters.set(tz, f);
-  }
-  const parts = f.formatToParts(date);
-  const get = (type: string) => parts.find((p) => p.type === type)!.value;
-  return {
-    year: Number(get('year')),
-    month: Number(get('month')),
-    day: Number(get('day')),
-    hour: Number(get('hour')),
-    minute: Number(get('minute')),
-    second: Number(get('second')),
-    weekday: ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'].indexOf(get('weekday')),
-  };
-}
-
-const wallMs = (p: Omit<Parts, 'weekday'>) => Date.UTC(p.year, p.month - 1, p.day, p.hour, p.minute, p.second);
-/** The zone's offset from UTC at an instant, in ms. */
-const offsetAt = (t: number, tz: string) => wallMs(localParts(new Date(t), tz)) - t;
-
-/**
- * The UTC instant of a wall-clock time in a zone. A time the clock skips (spring forward) is
- * shifted forward by the gap (02:30 → 03:30); a time the clock shows twice (fall back) is its
- * second occurrence, after the clock went back. The Schedule's spec follows the same rule.
- */
-export function zonedToUtc(p: Omit<Parts, 'weekday'>, tz: string): Date {
-  const wall = wallMs(p);
-  const before = offsetAt(wall - 43_200_000, tz);
-  const after = offsetAt(wall + 43_200_000, tz);
-  const valid = [wall - before, wall - after].filter((t) => wallMs(localParts(new Date(t), tz)) === wall);
-  if (!valid.length) return new Date(wall - before);
-  return new Date(Math.max(...valid));
 }
 
 const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, month, 0)).getUTCDate();
