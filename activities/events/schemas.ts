@@ -95,6 +95,8 @@ export const EVENT_SCHEMAS: Readonly<Record<EventType, Shape>> = {
   'redemption.completed': REDEMPTION,
   'redemption.refunded': REDEMPTION,
   'redemption.needs_review': REDEMPTION,
+  // the gift provider's balance fell under the organization's threshold (at most once until it rises again)
+  'gifts.low_balance': { provider: 'code', balance: 'number', currency: 'code', threshold: 'number' },
   'scan.pending_validation': SCAN,
   'scan.completed': SCAN,
   'scan.rejected': SCAN,
@@ -128,6 +130,14 @@ export const EVENT_SCHEMAS: Readonly<Record<EventType, Shape>> = {
     by: 'id',
   },
   'campaign.budget_exhausted': { campaign_id: 'id', version: 'integer', budget: 'number' },
+  // a support answer handed to a person: the handoff to claim; reason is a word of a vocabulary, never the question
+  'support.escalated': {
+    handoff_id: 'id',
+    conversation_id: 'id',
+    user_id: 'user',
+    reason: 'code',
+    created_at: 'date',
+  },
   'document.processed': {
     media_id: 'id',
     user_id: 'user',
