@@ -6,9 +6,16 @@
 import mongoose, { Schema } from 'mongoose';
 
 import { idFrom } from '../core/db/index.ts';
-import { SESSION_SOURCES, SESSION_STATUSES, type SessionSource, type SessionStatus } from './constants.ts';
+import {
+  END_REASONS,
+  type EndReason,
+  SESSION_SOURCES,
+  SESSION_STATUSES,
+  type SessionSource,
+  type SessionStatus,
+} from './constants.ts';
 
-export { type SessionSource, type SessionStatus };
+export { type EndReason, type SessionSource, type SessionStatus };
 
 const sessionSchema = new Schema(
   {
@@ -19,6 +26,8 @@ const sessionSchema = new Schema(
     status: { type: String, enum: SESSION_STATUSES, default: 'active' },
     source: { type: String, enum: SESSION_SOURCES, default: 'web' },
     last_activity: { type: Date, required: true },
+    /** a copy of the end record's time, so a user's list can keep ended sessions for a while (ENDED_LISTED_DAYS) */
+    ended_at: { type: Date },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -46,6 +55,23 @@ const sessionEndSchema = new Schema(
   {
     _id: { type: String, required: true },
     ended_at: { type: Date, required: true },
+    /** absent on records written before reasons were kept: `ended` */
+    reason: { type: String, enum: END_REASONS },
+  },
+  { versionKey: false },
+);
+
+/**
+ * An organization's session limits (`_id` its organization_id), set by its admins: a session ends
+ * `lifetime_seconds` after its creation and `idle_timeout_seconds` after its last recorded
+ * activity; either absent means no such limit.
+ */
+const sessionPolicySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    lifetime_seconds: { type: Number },
+    idle_timeout_seconds: { type: Number },
+    updated_at: { type: Date },
   },
   { versionKey: false },
 );
@@ -57,7 +83,19 @@ export interface SessionDoc {
   status: SessionStatus;
   source: SessionSource;
   last_activity: Date;
+  ended_at?: Date;
   created_at: Date;
+}
+export interface SessionEndDoc {
+  _id: string;
+  ended_at: Date;
+  reason?: EndReason;
+}
+export interface SessionPolicyDoc {
+  _id: string;
+  lifetime_seconds?: number;
+  idle_timeout_seconds?: number;
+  updated_at?: Date;
 }
 export interface ConversationDoc {
   conversation_id: string;
@@ -69,8 +107,5 @@ export interface ConversationDoc {
 
 export const Session = mongoose.model<SessionDoc>('Session', sessionSchema, 'sessions');
 export const Conversation = mongoose.model<ConversationDoc>('Conversation', conversationSchema, 'conversations');
-export const SessionEnd = mongoose.model<{ _id: string; ended_at: Date }>(
-  'SessionEnd',
-  sessionEndSchema,
-  'session_ends',
-);
+export const SessionEnd = mongoose.model<SessionEndDoc>('SessionEnd', sessionEndSchema, 'session_ends');
+export const SessionPolicy = mongoose.model<SessionPolicyDoc>('SessionPolicy', sessionPolicySchema, 'session_policies');

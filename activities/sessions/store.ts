@@ -8,14 +8,18 @@ import { insertOnce } from '../core/db/index.ts';
 import {
   Conversation,
   type ConversationDoc,
+  type EndReason,
   Session,
   type SessionDoc,
   SessionEnd,
+  type SessionEndDoc,
+  SessionPolicy,
+  type SessionPolicyDoc,
   type SessionSource,
   type SessionStatus,
 } from './models.ts';
 
-export type { ConversationDoc, SessionDoc };
+export type { ConversationDoc, SessionDoc, SessionEndDoc, SessionPolicyDoc };
 
 export async function insertSession(doc: {
   session_id: string;
@@ -61,14 +65,33 @@ export async function endedAmong(session_ids: string[]): Promise<Set<string>> {
 }
 
 /** Records the end once; false when it had ended before. */
-export async function recordEnd(session_id: string, at: Date): Promise<boolean> {
-  return insertOnce(SessionEnd, { _id: session_id, ended_at: at });
+export async function recordEnd(session_id: string, at: Date, reason: EndReason): Promise<boolean> {
+  return insertOnce(SessionEnd, { _id: session_id, ended_at: at, reason });
+}
+
+/** The end records among `session_ids`, by session id. */
+export async function endsOf(session_ids: string[]): Promise<Map<string, SessionEndDoc>> {
+  if (!session_ids.length) return new Map();
+  const docs = await SessionEnd.find({ _id: { $in: session_ids } }).lean<SessionEndDoc[]>();
+  return new Map(docs.map((d) => [d._id, d]));
+}
+
+/**
+ * Records activity unless a write of the last `coalesceMs` is there already: one conditional
+ * update, which matches nothing (and writes nothing) for a session touched lately or ended.
+ */
+export async function touchActivity(session_id: string, now: Date, coalesceMs: number): Promise<boolean> {
+  const res = await Session.updateOne(
+    { session_id, status: { $ne: 'ended' }, last_activity: { $lt: new Date(now.getTime() - coalesceMs) } },
+    { $set: { last_activity: now } },
+  );
+  return res.modifiedCount > 0;
 }
 
 /** Sets fields of a session; with `unlessEnded`, only while its document does not say ended. */
 export async function updateSession(
   session_id: string,
-  set: { status?: SessionStatus; last_activity?: Date },
+  set: { status?: SessionStatus; last_activity?: Date; ended_at?: Date },
   unlessEnded: boolean,
 ): Promise<SessionDoc | null> {
   const filter = { session_id, ...(unlessEnded ? { status: { $ne: 'ended' } } : {}) };
@@ -99,6 +122,78 @@ export async function deleteConversationDoc(
 ): Promise<boolean> {
   const res = await Conversation.deleteOne({ conversation_id, organization_id, user_id });
   return (res.deletedCount ?? 0) > 0;
+}
+
+/**
+ * A page of the user's sessions, most recently active first (the (organization, user,
+ * last_activity) index): the ones not ended, and the ended ones whose end is after `endedSince`.
+ */
+export async function userSessionsPage(
+  organization_id: string,
+  user_id: string,
+  endedSince: Date,
+  skip: number,
+  limit: number,
+): Promise<{ sessions: SessionDoc[]; total: number }> {
+  const filter = {
+    organization_id,
+    user_id,
+    $or: [{ status: { $ne: 'ended' } }, { ended_at: { $gte: endedSince } }],
+  };
+  const [sessions, total] = await Promise.all([
+    Session.find(filter).sort({ last_activity: -1 }).skip(skip).limit(limit).lean<SessionDoc[]>(),
+    Session.countDocuments(filter),
+  ]);
+  return { sessions, total };
+}
+
+/** Ids of the user's sessions whose document does not say ended. */
+export async function openSessionIds(organization_id: string, user_id: string): Promise<string[]> {
+  const docs = await Session.find({ organization_id, user_id, status: { $ne: 'ended' } }, { session_id: 1 }).lean<
+    { session_id: string }[]
+  >();
+  return docs.map((d) => d.session_id);
+}
+
+/** Ends many sessions: their end records first (one insert; those ended before keep theirs), then the documents. */
+export async function recordEnds(session_ids: string[], at: Date, reason: EndReason): Promise<void> {
+  if (!session_ids.length) return;
+  await SessionEnd.insertMany(
+    session_ids.map((_id) => ({ _id, ended_at: at, reason })),
+    { ordered: false },
+  ).catch((err: unknown) => {
+    const errors = (err as { writeErrors?: { code?: number; err?: { code?: number } }[] }).writeErrors;
+    if (!errors?.length || errors.some((e) => (e.code ?? e.err?.code) !== 11000)) throw err;
+  });
+  await Session.updateMany(
+    { session_id: { $in: session_ids }, status: { $ne: 'ended' } },
+    { $set: { status: 'ended', ended_at: at } },
+  );
+}
+
+// ---- the organization's limits
+
+export async function policyDoc(organization_id: string): Promise<SessionPolicyDoc | null> {
+  return SessionPolicy.findById(organization_id).lean<SessionPolicyDoc>();
+}
+
+/** Sets (a number) or removes (null) each limit given; answers the stored policy. */
+export async function writePolicy(
+  organization_id: string,
+  patch: { lifetime_seconds?: number | null; idle_timeout_seconds?: number | null },
+): Promise<SessionPolicyDoc> {
+  const set: Record<string, number> = {};
+  const unset: Record<string, 1> = {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) continue;
+    if (v === null) unset[k] = 1;
+    else set[k] = v;
+  }
+  return (await SessionPolicy.findOneAndUpdate(
+    { _id: organization_id },
+    { $set: { ...set, updated_at: new Date() }, ...(Object.keys(unset).length ? { $unset: unset } : {}) },
+    { upsert: true, new: true },
+  ).lean<SessionPolicyDoc>())!;
 }
 
 // ---- a user's data (export and erasure)

@@ -12,11 +12,24 @@ import {
   rotateApiKey,
   verifyApiKey,
 } from '../../activities/identity/index.ts';
-import { SESSION_SOURCES, SESSION_STATUSES } from '../../activities/sessions/constants.ts';
 import {
+  END_REASONS,
+  ENDED_LISTED_DAYS,
+  SESSION_IDLE_MAX_SECONDS,
+  SESSION_LIFETIME_MAX_SECONDS,
+  SESSION_LIMIT_MIN_SECONDS,
+  SESSION_SOURCES,
+  SESSION_STATUSES,
+} from '../../activities/sessions/constants.ts';
+import {
+  endOtherSessions,
+  endSession,
   getSession,
+  getSessionPolicy,
   initializeSession,
+  listUserSessions,
   newConversation,
+  setSessionPolicy,
   setSessionStatus,
   verifySession,
 } from '../../activities/sessions/index.ts';
@@ -392,5 +405,175 @@ defineRoute({
     const current = await getSession(org, body.session_id);
     if (current.user_id !== user.user_id) throw notFound(`Session not found: ${body.session_id}`);
     return { success: true, ...(await setSessionStatus(org, body.session_id, body.status)), idp_id: user.idp_id };
+  },
+});
+
+// ---- a user's sessions: seen, ended one by one or all but the caller's (docs/components/sessions.md)
+
+const listedSession = z.object({
+  session_id: z.string(),
+  status: z.enum(SESSION_STATUSES),
+  source: z.enum(SESSION_SOURCES),
+  created_at: z.string(),
+  last_activity: z.string().describe('recorded at most once a minute'),
+  ended_at: z.string().nullable(),
+  end_reason: z
+    .enum(END_REASONS)
+    .nullable()
+    .describe("ended: by a call; lifetime, inactivity: past the organization's session policy"),
+  ends_at: z
+    .string()
+    .nullable()
+    .describe("when the organization's policy ends it unless it is used (inactivity) or ended before; null: never"),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/users/:user_ref/sessions'],
+  tag,
+  summary: `A user's sessions, most recently active first: the open ones and those ended in the last ${ENDED_LISTED_DAYS} days. A basic key lists only its own user's`,
+  auth: 'key',
+  params: z.object({ user_ref: requiredId.describe('platform user_id or idp_id') }),
+  query: z.object({
+    organization_id: organizationId,
+    page: z.coerce.number().int().min(1).max(10_000).default(1),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    user_id: z.string(),
+    sessions: z.array(listedSession),
+    page: z.number(),
+    limit: z.number(),
+    total: z.number(),
+    has_more: z.boolean(),
+  }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const user = await existingUser(principal, org, params.user_ref, `User not found: ${params.user_ref}`);
+    const { sessions, total } = await listUserSessions(org, user.user_id, query.page, query.limit);
+    return {
+      success: true,
+      user_id: user.user_id,
+      sessions,
+      page: query.page,
+      limit: query.limit,
+      total,
+      has_more: query.page * query.limit < total,
+    };
+  },
+});
+
+defineRoute({
+  method: 'DELETE',
+  paths: ['/api/sessions/:session_id'],
+  tag,
+  summary:
+    "Ends one session (its conversations stop verifying). A basic key ends only its own user's (another's is 404); ending an ended session answers it unchanged",
+  auth: 'key',
+  audit: { action: 'session.end', target: ({ params }) => ({ type: 'session', id: params.session_id }) },
+  params: z.object({ session_id: requiredId }),
+  query: z.object({ organization_id: organizationId }),
+  response: z.object({ success: z.literal(true), session: listedSession, already_ended: z.boolean() }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    const out = await endSession(org, params.session_id, principal.level === 0 ? principal.user_id : undefined);
+    return { success: true, ...out };
+  },
+});
+
+defineRoute({
+  method: 'POST',
+  paths: ['/api/users/:user_ref/sessions/end-others'],
+  statuses: { 409: 'The current session has ended' },
+  tag,
+  summary:
+    "Ends every session of the user but the caller's current one, named in the body (it must be the user's and open). A basic key acts only for its own user",
+  auth: 'key',
+  audit: {
+    action: 'session.end_others',
+    target: ({ params }) => ({ type: 'user', id: params.user_ref }),
+    keep: ['current_session_id'],
+  },
+  params: z.object({ user_ref: requiredId.describe('platform user_id or idp_id') }),
+  body: z.object({
+    current_session_id: requiredId.describe('the session to keep: the one the calling app is using'),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    user_id: z.string(),
+    current_session_id: z.string(),
+    ended: z.number().describe('sessions ended by this call'),
+  }),
+  handler: async ({ principal, params, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    const user = await existingUser(principal, org, params.user_ref, `User not found: ${params.user_ref}`);
+    return {
+      success: true,
+      user_id: user.user_id,
+      ...(await endOtherSessions(org, user.user_id, body.current_session_id)),
+    };
+  },
+});
+
+const sessionPolicy = z.object({
+  success: z.literal(true),
+  organization_id: z.string(),
+  lifetime_seconds: z.number().nullable().describe('a session ends this long after its creation; null: never'),
+  idle_timeout_seconds: z
+    .number()
+    .nullable()
+    .describe('a session ends this long (up to a minute more) after its last activity; null: never'),
+  updated_at: z.string().nullable(),
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/sessions/policy'],
+  tag,
+  summary: "The organization's session lifetime and inactivity timeout (admin)",
+  auth: 'admin',
+  query: z.object({ organization_id: organizationId }),
+  response: sessionPolicy,
+  handler: async ({ principal, query }) => ({
+    success: true,
+    ...(await getSessionPolicy(organizationFor(principal, query.organization_id))),
+  }),
+});
+
+const limitSeconds = (max: number) => z.number().int().min(SESSION_LIMIT_MIN_SECONDS).max(max).nullable().optional();
+
+defineRoute({
+  method: 'PUT',
+  paths: ['/api/sessions/policy'],
+  tag,
+  summary:
+    "Sets the organization's session lifetime and inactivity timeout (admin); a field left out stays, null removes it. Sessions past a new limit end when next used or listed",
+  auth: 'admin',
+  audit: {
+    action: 'session_policy.update',
+    target: ({ principal, body }) => ({ type: 'organization', id: body.organization_id ?? principal.organization_id }),
+    keep: ['lifetime_seconds', 'idle_timeout_seconds'],
+  },
+  body: z.object({
+    lifetime_seconds: limitSeconds(SESSION_LIFETIME_MAX_SECONDS).describe(
+      `${SESSION_LIMIT_MIN_SECONDS} to ${SESSION_LIFETIME_MAX_SECONDS} (365 days); null: no lifetime`,
+    ),
+    idle_timeout_seconds: limitSeconds(SESSION_IDLE_MAX_SECONDS).describe(
+      `${SESSION_LIMIT_MIN_SECONDS} to ${SESSION_IDLE_MAX_SECONDS} (90 days); null: no inactivity timeout`,
+    ),
+    organization_id: organizationId,
+  }),
+  response: sessionPolicy,
+  handler: async ({ principal, body }) => {
+    const org = organizationFor(principal, body.organization_id);
+    return {
+      success: true,
+      ...(await setSessionPolicy(org, {
+        lifetime_seconds: body.lifetime_seconds,
+        idle_timeout_seconds: body.idle_timeout_seconds,
+      })),
+    };
   },
 });
