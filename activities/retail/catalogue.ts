@@ -4,11 +4,12 @@
  */
 import { conflict, invalid, isDuplicateKey, PlatformError } from '../core/errors.ts';
 import { type Barcode, BarcodeError, parseBarcode } from './barcodes.ts';
-import type { MappingStatus } from './constants.ts';
+import { isOnSaleStatus, type MappingStatus } from './constants.ts';
 import { allocateIds } from './ids.ts';
 import { missing, nameFilter, type Page } from './queries.ts';
 import { type BrandDoc, brands, mappings, type ProductDoc, products } from './store.ts';
-import { getVenue, organizationVenues } from './venues.ts';
+import { barcodeResolved, noteUnknownBarcode } from './unknown-items.ts';
+import { getVenue, type NearbyResult, nearbyVenues, organizationVenues } from './venues.ts';
 import {
   type BrandView,
   brandView,
@@ -119,15 +120,15 @@ export async function createProduct(organization_id: string, input: ProductInput
   if (code) await barcodeTaken(organization_id, code.key);
   const [id] = await allocateIds('product');
   try {
-    return productView(
-      await products.insert({
-        _id: id,
-        organization_id,
-        ...input,
-        barcode: code?.code ?? '',
-        gtin: code?.key ?? `id:${id}`,
-      }),
-    );
+    const doc = await products.insert({
+      _id: id,
+      organization_id,
+      ...input,
+      barcode: code?.code ?? '',
+      gtin: code?.key ?? `id:${id}`,
+    });
+    if (code) await barcodeResolved(organization_id, code);
+    return productView(doc);
   } catch (err) {
     if (isDuplicateKey(err) && code) await barcodeTaken(organization_id, code.key);
     throw err;
@@ -163,6 +164,7 @@ export async function updateProduct(
   try {
     const doc = await products.set(organization_id, product_id, set);
     if (!doc) throw missing();
+    if (code) await barcodeResolved(organization_id, code);
     noteViewChanges(productView(before), productView(doc));
     return productView(doc);
   } catch (err) {
@@ -204,15 +206,20 @@ export async function featuredProducts(organization_id: string, limit: number): 
 /**
  * The product with this code, `barcode_type` naming how the code asked was read. A wrong check
  * digit still finds the product stored with the same digits; 404 "Resource not found" for an
- * unknown code, 422 only for one no retailer prints.
+ * unknown code (counted as what the catalogue lacks, once a day per `seen_by`), 422 only for one
+ * no retailer prints.
  */
 export async function productByBarcode(
   organization_id: string,
   raw: string,
+  seen_by: string,
 ): Promise<ProductView & { barcode_type: string }> {
   const code = readBarcode(raw);
   const doc = await products.byGtin(organization_id, code.key);
-  if (!doc) throw missing();
+  if (!doc) {
+    await noteUnknownBarcode(organization_id, code, seen_by);
+    throw missing();
+  }
   return { ...productView(doc), barcode_type: code.kind };
 }
 
@@ -276,4 +283,43 @@ export async function searchableCatalogue(
     organizationVenues(organization_id),
   ]);
   return { brands: b.map(brandView), products: p.map(productView), venues: v };
+}
+
+export type CarriedProduct = { product_id: number } | { barcode: string };
+
+/**
+ * Nearby venues that sell the product (named by id or barcode): those whose mapping to it
+ * (POST /retail/admin/venues/{id}/products) has an on-sale status, each with the venue's price and
+ * status. The product's mappings come from the {product_id} index, the venues from the same
+ * latitude-band search as nearbyVenues, counting only those venues toward `limit`. An unknown
+ * product or barcode is 404 "Resource not found" (an unknown barcode is counted as what the
+ * catalogue lacks, as a lookup is).
+ */
+export async function nearbyVenuesCarrying(
+  organization_id: string,
+  product: CarriedProduct,
+  near: { latitude: number; longitude: number; radius: number; limit: number },
+  seen_by: string,
+): Promise<NearbyResult & { product_id: number; venues: Array<{ price: number; status: string }> }> {
+  let doc: ProductDoc | null;
+  if ('barcode' in product) {
+    const code = readBarcode(product.barcode);
+    doc = await products.byGtin(organization_id, code.key);
+    if (!doc) await noteUnknownBarcode(organization_id, code, seen_by);
+  } else doc = await products.get(organization_id, product.product_id);
+  if (!doc) throw missing();
+  const selling = new Map(
+    (await mappings.ofProduct(organization_id, doc._id))
+      .filter((m) => isOnSaleStatus(m.status))
+      .map((m) => [m.venue_id, m]),
+  );
+  if (!selling.size) return { venues: [], engine: 'latitude-bands', product_id: doc._id };
+  const out = await nearbyVenues(organization_id, near.latitude, near.longitude, near.radius, near.limit, (id) =>
+    selling.has(id),
+  );
+  return {
+    ...out,
+    product_id: doc._id,
+    venues: out.venues.map((v) => ({ ...v, price: selling.get(v.id)!.price, status: selling.get(v.id)!.status })),
+  };
 }

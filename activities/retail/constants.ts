@@ -21,3 +21,7 @@ export function isOnSaleStatus(status: string): boolean {
 }
 
 export type RetailKind = 'brand' | 'product' | 'venue';
+
+/** What the catalogue lacks (GET /retail/admin/unknown-items): a barcode looked up, a receipt line. */
+export const UNKNOWN_ITEM_KINDS = ['barcode', 'receipt_line'] as const;
+export type UnknownItemKind = (typeof UNKNOWN_ITEM_KINDS)[number];

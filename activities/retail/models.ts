@@ -161,6 +161,39 @@ export const VenueProduct = mongoose.model<VenueProductDoc>(
   venueProductSchema,
   'retail_venue_products',
 );
+/**
+ * What the catalogue lacks (unknown-items.ts): a barcode looked up that no product has, a receipt
+ * line no product matched, counted per organization. `_id` is `<organization>|<kind>|<key>`, so a
+ * sighting is one upsert with `$inc`. No user id is kept (docs/components/retail.md).
+ */
+const unknownItemSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    kind: { type: String, required: true },
+    key: { type: String, required: true },
+    count: { type: Number, required: true },
+    first_seen: { type: Date, required: true },
+    last_seen: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+// The ranking (most seen first), with and without the kind; and the least seen, evicted first.
+unknownItemSchema.index({ organization_id: 1, count: -1, key: 1 });
+unknownItemSchema.index({ organization_id: 1, kind: 1, count: -1, key: 1 });
+unknownItemSchema.index({ organization_id: 1, count: 1, last_seen: 1 });
+
+export interface UnknownItemDoc {
+  _id: string;
+  organization_id: string;
+  kind: string;
+  key: string;
+  count: number;
+  first_seen: Date;
+  last_seen: Date;
+}
+export const UnknownItem = mongoose.model<UnknownItemDoc>('UnknownItem', unknownItemSchema, 'retail_unknown_items');
+
 /** Every integer id ever handed out, `<kind>:<n>` (ids.ts). */
 const retailIdSchema = new Schema(
   {

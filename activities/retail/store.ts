@@ -18,13 +18,15 @@ import {
   Product,
   type ProductDoc,
   RetailId,
+  UnknownItem,
+  type UnknownItemDoc,
   Venue,
   type VenueDoc,
   VenueProduct,
   type VenueProductDoc,
 } from './models.ts';
 
-export type { BrandDoc, ProductDoc, VenueDoc, VenueProductDoc };
+export type { BrandDoc, ProductDoc, UnknownItemDoc, VenueDoc, VenueProductDoc };
 
 export interface Page {
   page: number;
@@ -284,6 +286,60 @@ export const mappings = {
     VenueProduct.find({ organization_id, venue_id }).sort({ product_id: 1 }).lean<VenueProductDoc[]>(),
   removeOfVenue: async (organization_id: string, venue_id: number) =>
     void (await VenueProduct.deleteMany({ organization_id, venue_id })),
+  /** The venues mapped to the product: the {product_id} index (product ids are unique across organizations). */
+  ofProduct: (organization_id: string, product_id: number) =>
+    VenueProduct.find({ product_id, organization_id }, { venue_id: 1, price: 1, status: 1 }).lean<
+      Array<Pick<VenueProductDoc, 'venue_id' | 'price' | 'status'>>
+    >(),
+};
+
+// --- unknown items (what the catalogue lacks) ---
+
+const unknownId = (organization_id: string, kind: string, key: string) => `${organization_id}|${kind}|${key}`;
+
+export const unknownItems = {
+  /** One more sighting of a known entry: whether there was one (one update by `_id`). */
+  bump: async (organization_id: string, kind: string, key: string, at: Date) =>
+    (
+      await UnknownItem.updateOne(
+        { _id: unknownId(organization_id, kind, key) },
+        { $inc: { count: 1 }, $set: { last_seen: at } },
+      )
+    ).matchedCount > 0,
+  /** A first sighting; a concurrent first one of the same key makes this an increment (upsert). */
+  add: (organization_id: string, kind: string, key: string, at: Date) =>
+    UnknownItem.updateOne(
+      { _id: unknownId(organization_id, kind, key) },
+      {
+        $inc: { count: 1 },
+        $set: { last_seen: at },
+        $setOnInsert: { organization_id, kind, key, first_seen: at },
+      },
+      { upsert: true },
+    ),
+  countOf: (organization_id: string) => UnknownItem.countDocuments({ organization_id }),
+  /** Drops the least seen entry (then the longest unseen) of the organization. */
+  evictOne: async (organization_id: string) => {
+    const least = await UnknownItem.findOne({ organization_id }, { _id: 1 })
+      .sort({ count: 1, last_seen: 1 })
+      .lean<{ _id: string }>();
+    if (least) await UnknownItem.deleteOne({ _id: least._id });
+  },
+  remove: async (organization_id: string, kind: string, key: string) =>
+    void (await UnknownItem.deleteOne({ _id: unknownId(organization_id, kind, key) })),
+  /** Most seen first, then by key. */
+  page: async (organization_id: string, kind: string | undefined, page: Page) => {
+    const filter = { organization_id, ...(kind ? { kind } : {}) };
+    const [docs, total] = await Promise.all([
+      UnknownItem.find(filter)
+        .sort({ count: -1, key: 1 })
+        .skip((page.page - 1) * page.limit)
+        .limit(page.limit)
+        .lean<UnknownItemDoc[]>(),
+      UnknownItem.countDocuments(filter),
+    ]);
+    return { docs, total };
+  },
 };
 
 // --- places answers (the places engine's cache) ---

@@ -83,20 +83,25 @@ export interface NearbyResult {
  */
 const FIRST_RADIUS_M = 500;
 
-/** Venues of the organization within radius, nearest first (then by id). */
+/**
+ * Venues of the organization within radius, nearest first (then by id); with `only`, just the
+ * venues it keeps (those selling a product), the box widening until `limit` of those are in it.
+ */
 export async function nearbyVenues(
   organization_id: string,
   latitude: number,
   longitude: number,
   radiusM: number,
   limit: number,
+  only?: (venue_id: number) => boolean,
 ): Promise<NearbyResult> {
   if (!Number.isFinite(latitude) || latitude < -90 || latitude > 90)
     throw invalid('latitude', 'must be a number between -90 and 90');
   const found = new Map<number, { v: VenueDoc; d: number }>();
   const add = (docs: VenueDoc[]) => {
     for (const v of docs)
-      if (!found.has(v._id)) found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
+      if (!found.has(v._id) && (!only || only(v._id)))
+        found.set(v._id, { v, d: distanceM(latitude, longitude, v.latitude, v.longitude) });
   };
   let r = Math.min(radiusM, FIRST_RADIUS_M);
   for (;;) {

@@ -12,7 +12,14 @@ import { PlatformError } from '../core/errors.ts';
 import { type StoredUpload, uploadPaths } from '../images/index.ts';
 import { visionModel } from '../llm/index.ts';
 import { creditPoints, getRules, receiptEarning } from '../loyalty/index.ts';
-import { getVenue, nearbyVenues, organizationProducts, organizationVenues, venueProducts } from '../retail/index.ts';
+import {
+  getVenue,
+  nearbyVenues,
+  noteUnmatchedReceiptLines,
+  organizationProducts,
+  organizationVenues,
+  venueProducts,
+} from '../retail/index.ts';
 import { scanMirrorView } from './list.ts';
 import { matchProducts, matchVenue, VENUE_CONFIRMED, type VenueMatch } from './matching.ts';
 import type { ScanProduct } from './products.ts';
@@ -143,6 +150,15 @@ export async function analyseScan(input: AnalyseInput): Promise<Analysis> {
       price: prices.get(p.id)?.price ?? null,
       status: prices.get(p.id)?.status ?? null,
     })),
+  );
+
+  // What the catalogue lacks: the item names of the lines no product matched (counted once a day
+  // per user and name, so this step run again counts nothing more; no user id is stored).
+  const unmatchedLines = new Set(unmatched);
+  await noteUnmatchedReceiptLines(
+    organization_id,
+    receipt.items.filter((i) => unmatchedLines.has(i.text)).map((i) => i.name),
+    input.user_id,
   );
 
   const flags: string[] = [];

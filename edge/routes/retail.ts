@@ -10,8 +10,9 @@ import {
   DEFAULT_MAPPING_STATUS,
   MAPPING_STATUS_MAX_LENGTH,
   NOT_ON_SALE_STATUSES,
+  UNKNOWN_ITEM_KINDS,
 } from '../../activities/retail/constants.ts';
-import { catalogue, venues } from '../../activities/retail/index.ts';
+import { catalogue, listUnknownItems, venues } from '../../activities/retail/index.ts';
 import { organizationFor } from '../auth.ts';
 import { answerField, defineRoute, Reply } from '../http.ts';
 import { organizationId } from '../schemas.ts';
@@ -276,7 +277,11 @@ defineRoute({
   response: z.object({ success: ok, product: product.extend({ barcode_type: z.string() }) }),
   handler: async ({ principal, params, query }) => ({
     success: true,
-    product: await catalogue.productByBarcode(organizationFor(principal, query.organization_id), params.barcode),
+    product: await catalogue.productByBarcode(
+      organizationFor(principal, query.organization_id),
+      params.barcode,
+      principal.user_id,
+    ),
   }),
 });
 
@@ -284,7 +289,8 @@ defineRoute({
   method: 'GET',
   paths: ['/retail/venues/nearby'],
   tag,
-  summary: 'Venues within radius meters (default 5000, at most NEARBY_MAX_RADIUS_M), nearest first, with distance_m',
+  summary:
+    'Venues within radius meters (default 5000, at most NEARBY_MAX_RADIUS_M), nearest first, with distance_m; with barcode or product_id only the venues selling that product, with their price and status (404 for an unknown product)',
   auth: 'key',
   query: z.object({
     organization_id: organizationId,
@@ -292,24 +298,87 @@ defineRoute({
     longitude: queryNumber.pipe(z.number().min(-180).max(180)),
     radius: queryNumber.pipe(z.number().positive()).default(5000),
     limit: z.coerce.number().int().min(1).max(200).default(50),
+    barcode: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(64)
+      .optional()
+      .describe('only venues selling the product with this barcode (read as /retail/products/by-barcode reads it)'),
+    product_id: intId.optional().describe('only venues selling this product'),
   }),
   response: z.object({
     success: ok,
-    venues: z.array(venue.extend({ distance_m: z.number() })),
+    venues: z.array(
+      venue.extend({
+        distance_m: z.number(),
+        price: z.number().optional().describe("with barcode or product_id: the venue's price of the product"),
+        status: z.string().optional().describe("with barcode or product_id: the venue's status of the product"),
+      }),
+    ),
     radius: z.number(),
     engine: z.string(),
+    product_id: z.number().optional().describe('with barcode or product_id: the product asked for'),
   }),
   handler: async ({ principal, query }) => {
     const max = config().NEARBY_MAX_RADIUS_M;
     if (query.radius > max) throw invalid('radius', `must be at most ${max} meters`);
-    const out = await venues.nearbyVenues(
-      organizationFor(principal, query.organization_id),
-      query.latitude,
-      query.longitude,
-      query.radius,
-      query.limit,
-    );
+    if (query.barcode !== undefined && query.product_id !== undefined)
+      throw invalid('barcode', 'give either barcode or product_id, not both');
+    const org = organizationFor(principal, query.organization_id);
+    const near = { latitude: query.latitude, longitude: query.longitude, radius: query.radius, limit: query.limit };
+    const product =
+      query.barcode !== undefined
+        ? { barcode: query.barcode }
+        : query.product_id !== undefined
+          ? { product_id: query.product_id }
+          : null;
+    if (product) {
+      const out = await catalogue.nearbyVenuesCarrying(org, product, near, principal.user_id);
+      return { success: true, ...out, radius: query.radius };
+    }
+    const out = await venues.nearbyVenues(org, near.latitude, near.longitude, near.radius, near.limit);
     return { success: true, venues: out.venues, radius: query.radius, engine: out.engine };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/retail/admin/unknown-items'],
+  tag,
+  summary:
+    'What the catalogue lacks (admin): barcodes looked up that no product has and receipt lines no product matched, most seen first, paginated; filter kind',
+  auth: 'admin',
+  query: z.object({
+    organization_id: organizationId,
+    kind: z.enum(UNKNOWN_ITEM_KINDS).optional(),
+    page: z.coerce.number().int().min(1).max(10_000).default(1),
+    limit: z.coerce.number().int().min(1).max(100).default(50),
+  }),
+  response: z.object({
+    success: ok,
+    items: z.array(
+      z.object({
+        kind: z.enum(UNKNOWN_ITEM_KINDS),
+        key: z
+          .string()
+          .describe(
+            'a barcode as its GTIN-14 (14 digits) or `code:<code>` for other codes; a receipt line as its normalized item name',
+          ),
+        count: z.number().describe('sightings: each person counted once a day per key'),
+        first_seen: z.string(),
+        last_seen: z.string(),
+      }),
+    ),
+    ...listMeta,
+  }),
+  handler: async ({ principal, query }) => {
+    const { items, ...meta } = await listUnknownItems(
+      organizationFor(principal, query.organization_id),
+      query.kind,
+      query,
+    );
+    return { success: true, items, ...meta };
   },
 });
 
