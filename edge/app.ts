@@ -163,7 +163,7 @@ export function createEdgeApp(opts: EdgeOptions = {}) {
         if (result instanceof Reply) return sendJson(event, result.status, result.body, result.headers);
         if (def.produces && result instanceof StreamedFile) {
           setResponseStatus(event, def.status ?? 200);
-          setResponseHeader(event, 'content-type', def.produces);
+          setResponseHeader(event, 'content-type', result.contentType ?? def.produces);
           setResponseHeader(event, 'content-length', result.size);
           if (result.filename)
             setResponseHeader(event, 'content-disposition', `attachment; filename="${result.filename}"`);

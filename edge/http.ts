@@ -235,6 +235,8 @@ export class StreamedFile {
     readonly stream: Readable,
     readonly size: number,
     readonly filename?: string,
+    /** one of the route's `produces` types, when it lists several (a signed link's file) */
+    readonly contentType?: string,
   ) {}
 }
 

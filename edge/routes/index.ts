@@ -16,6 +16,7 @@ import './llm-config.ts';
 import './session.ts';
 import './identity.ts';
 import './images.ts';
+import './files.ts';
 import './loyalty.ts';
 import './loyalty-tiers.ts';
 import './loyalty-campaigns.ts';
