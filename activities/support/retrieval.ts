@@ -244,3 +244,47 @@ export function search(index: KnowledgeIndex, question: string, limit = 3): Hit[
  * term is common in a small knowledge base; the score floor only drops accidental matches.
  */
 export const isRelevant = (h: Hit | undefined): h is Hit => Boolean(h && h.coverage >= 0.5 && h.score >= 0.1);
+
+export interface CuratedPair {
+  id: string;
+  question: string;
+  answer: string;
+}
+
+/** How closely a question must match a curated question for its answer to be given (0..1). */
+const CURATED_MIN_MATCH = 0.75;
+
+/**
+ * The curated pair whose question matches the asked one best, when it matches at least
+ * CURATED_MIN_MATCH: the harmonic mean of the share of the curated question's terms the asked one
+ * has (directly or by synonym) and the share of the asked one's terms the curated one has. Both
+ * sides count, so a short question does not match every long curated one that contains its word,
+ * nor a long question every short curated one.
+ */
+export function matchCurated(
+  pairs: readonly CuratedPair[],
+  question: string,
+): { pair: CuratedPair; match: number } | undefined {
+  const asked = expandQuery(question);
+  if (!asked.terms.length) return undefined;
+  let best: { pair: CuratedPair; match: number } | undefined;
+  for (const pair of pairs) {
+    const curated = expandQuery(pair.question);
+    if (!curated.terms.length) continue;
+    const coveredCurated = curated.terms.filter((t) => asked.expanded.has(t)).length / curated.terms.length;
+    const coveredAsked = asked.terms.filter((t) => curated.expanded.has(t)).length / asked.terms.length;
+    if (!coveredCurated || !coveredAsked) continue;
+    const match = (2 * coveredCurated * coveredAsked) / (coveredCurated + coveredAsked);
+    if (match >= CURATED_MIN_MATCH && (!best || match > best.match)) best = { pair, match };
+  }
+  return best;
+}
+
+/**
+ * The user asks for a person: the answer hands the conversation over instead of answering. Whole
+ * phrases only, so a question about "a person's points" is not one.
+ */
+const ASKS_FOR_PERSON =
+  /\b(?:(?:speak|talk|chat)\s+(?:to|with)\s+(?:a|an|some|your)?\s*(?:real\s+|live\s+)?(?:human|person|agent|operator|someone|somebody|representative|rep)|(?:real|live|human)\s+(?:person|human|agent|support)|human\s+being|customer\s+service\s+(?:agent|representative)|(?:need|want|get)\s+(?:a|an)\s+(?:human|person|agent))\b/i;
+
+export const asksForPerson = (question: string): boolean => ASKS_FOR_PERSON.test(question);

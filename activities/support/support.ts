@@ -4,13 +4,35 @@
  * passages as its only context. Nothing relevant: it says it does not know and offers escalation.
  */
 import { Cache, versionsOf } from '../core/db/index.ts';
-import { notFound, PlatformError } from '../core/errors.ts';
+import { invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { gatewayChat, usesModel } from '../llm/index.ts';
 import { storeNormalizedResponse } from '../responses/index.ts';
 import { verifySession } from '../sessions/index.ts';
-import { buildIndex, type Hit, isRelevant, type KnowledgeIndex, search, terms } from './retrieval.ts';
-import { type ArticleDoc, insertArticle, insertTurn, knowledgeBase, pageArticles, removeArticle } from './store.ts';
+import { type EscalationReason, openHandoff } from './handoffs.ts';
+import {
+  asksForPerson,
+  buildIndex,
+  type CuratedPair,
+  type Hit,
+  isRelevant,
+  type KnowledgeIndex,
+  matchCurated,
+  search,
+  terms,
+} from './retrieval.ts';
+import {
+  type ArticleDoc,
+  curatedPairs,
+  handoffById,
+  hasTurnIn,
+  insertArticle,
+  insertTurn,
+  knowledgeBase,
+  pageArticles,
+  removeArticle,
+  turnById,
+} from './store.ts';
 
 export interface ArticleView {
   id: string;
@@ -43,8 +65,13 @@ const view = (a: ArticleDoc): ArticleView => ({
  * reads the version again (at most once a second, in the background) and has built the new
  * index, questions meanwhile answered from the one before (docs/components/support.md).
  */
+interface Knowledge {
+  index: KnowledgeIndex;
+  /** the curated question→answer pairs, matched before the index is searched */
+  curated: CuratedPair[];
+}
 interface Kept {
-  index: Promise<KnowledgeIndex>;
+  index: Promise<Knowledge>;
   version: number | undefined;
 }
 const INDEX_KEPT_MS = 10 * 60_000;
@@ -65,16 +92,19 @@ function build(organization_id: string, version?: number): Kept {
   kept.index = (version === undefined ? versions.current(organization_id) : Promise.resolve(version))
     .then((v) => {
       kept.version = v;
-      return knowledgeBase(organization_id);
+      return Promise.all([knowledgeBase(organization_id), curatedPairs(organization_id)]);
     })
-    .then(buildIndex);
+    .then(([articles, curated]) => ({
+      index: buildIndex(articles),
+      curated: curated.map((c) => ({ id: c._id, question: c.question, answer: c.answer })),
+    }));
   kept.index.catch(() => {
     if (indexes.get(organization_id) === kept) indexes.delete(organization_id);
   });
   return kept;
 }
 
-function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
+function knowledgeIndex(organization_id: string): Promise<Knowledge> {
   let kept = indexes.get(organization_id);
   if (!kept) {
     kept = build(organization_id);
@@ -85,8 +115,8 @@ function knowledgeIndex(organization_id: string): Promise<KnowledgeIndex> {
   return kept.index;
 }
 
-/** An article of the organization was written or removed here: its index goes now, everyone else's within a second. */
-async function knowledgeChanged(organization_id: string): Promise<void> {
+/** An article or curated pair of the organization was written or removed here: its index goes now, everyone else's within a second. */
+export async function knowledgeChanged(organization_id: string): Promise<void> {
   indexes.delete(organization_id);
   await versions.move(organization_id);
   indexes.delete(organization_id); // an index begun between the two
@@ -126,6 +156,9 @@ interface Citation {
   score: number;
 }
 
+/** Where an answer came from: a curated pair, the knowledge base's passages, or nowhere (handed to a person). */
+type AnswerSource = 'curated' | 'knowledge_base' | 'handoff';
+
 export interface SupportAnswer {
   success: true;
   message: string;
@@ -134,15 +167,22 @@ export interface SupportAnswer {
     processed_at: string;
     source_agent: string;
     agent: 'support';
+    source: AnswerSource;
     escalate: boolean;
     citations: Citation[];
     turn_id: string;
+    /** the answer's normalized response id: what feedback names to judge it */
+    response_id: string;
     conversation_id: string;
+    curated_id?: string;
+    handoff_id?: string;
+    escalation_reason?: EscalationReason;
   };
 }
 
 const DONT_KNOW =
-  "I don't know the answer to that from our help articles. I can pass your question to a support agent, who will get back to you.";
+  "I don't know the answer to that from our help articles. I have passed your question to a support agent, who will answer you in this conversation.";
+const HANDED_OVER = 'I have passed your question to a support agent, who will answer you in this conversation.';
 
 /** The passage's sentences that share most with the question, in their order (at most three). */
 function bestSentences(passage: string, question: string): string {
@@ -174,17 +214,55 @@ function citationsOf(hits: Hit[]): Citation[] {
     }));
 }
 
+interface Composed {
+  response: string;
+  source_agent: string;
+  source: AnswerSource;
+  escalate: boolean;
+  citations: Citation[];
+  curated_id?: string;
+  reason?: EscalationReason;
+}
+
+/**
+ * The escalation rule: the user asks for a person (asked_for_person), no curated pair matches and
+ * no passage covers the question (no_answer), or the model given the passages says it does not
+ * know (model_unsure). A curated pair that matches wins over everything but a request for a person.
+ */
 async function compose(
   who: { organization_id: string; user_id: string },
   question: string,
-  hits: Hit[],
-): Promise<{ response: string; source_agent: string; escalate: boolean; citations: Citation[] }> {
+  knowledge: Knowledge,
+): Promise<Composed> {
+  const localAgent = async () => ((await usesModel(who.organization_id, 'support')) ? 'llm' : 'local_retrieval');
+  if (asksForPerson(question))
+    return {
+      response: HANDED_OVER,
+      source_agent: await localAgent(),
+      source: 'handoff',
+      escalate: true,
+      citations: [],
+      reason: 'asked_for_person',
+    };
+  const curated = matchCurated(knowledge.curated, question);
+  if (curated)
+    return {
+      response: curated.pair.answer,
+      source_agent: 'curated',
+      source: 'curated',
+      escalate: false,
+      citations: [],
+      curated_id: curated.pair.id,
+    };
+  const hits = search(knowledge.index, question, 3);
   if (!isRelevant(hits[0]))
     return {
       response: DONT_KNOW,
-      source_agent: (await usesModel(who.organization_id, 'support')) ? 'llm' : 'local_retrieval',
+      source_agent: await localAgent(),
+      source: 'handoff',
       escalate: true,
       citations: [],
+      reason: 'no_answer',
     };
   const citations = citationsOf(hits);
   const context = citations.map((c, i) => `[${i + 1}] ${c.title}\n${c.passage}`).join('\n\n');
@@ -197,19 +275,37 @@ async function compose(
   });
   if (out) {
     if (!out.text || out.text.includes('I_DONT_KNOW'))
-      return { response: DONT_KNOW, source_agent: `llm:${out.model}`, escalate: true, citations: [] };
-    return { response: out.text, source_agent: `llm:${out.model}`, escalate: false, citations };
+      return {
+        response: DONT_KNOW,
+        source_agent: `llm:${out.model}`,
+        source: 'handoff',
+        escalate: true,
+        citations: [],
+        reason: 'model_unsure',
+      };
+    return {
+      response: out.text,
+      source_agent: `llm:${out.model}`,
+      source: 'knowledge_base',
+      escalate: false,
+      citations,
+    };
   }
   const sources = citations.map((c, i) => `[${i + 1}] ${c.title}`).join('\n');
   return {
     response: `${bestSentences(citations[0].passage, question)} [1]\n\nSources:\n${sources}`,
     source_agent: 'local_retrieval',
+    source: 'knowledge_base',
     escalate: false,
     citations,
   };
 }
 
-/** Answers one question of a verified conversation and stores the turn and its normalized response. */
+/**
+ * Answers one question of a verified conversation and stores the turn and its normalized
+ * response; an answer that escalates opens (or joins) the conversation's handoff after the turn is
+ * stored, so a retry of the same turn_id finds both.
+ */
 export async function answerQuestion(input: {
   organization_id: string;
   user_id: string;
@@ -218,9 +314,9 @@ export async function answerQuestion(input: {
   prompt: string;
   turn_id?: string;
 }): Promise<SupportAnswer> {
-  const hits = search(await knowledgeIndex(input.organization_id), input.prompt, 3);
-  const answer = await compose(input, input.prompt, hits);
+  const answer = await compose(input, input.prompt, await knowledgeIndex(input.organization_id));
   const turn_id = input.turn_id ?? newId('turn');
+  const response_id = `support:${turn_id}`;
   await insertTurn({
     _id: turn_id,
     organization_id: input.organization_id,
@@ -233,8 +329,23 @@ export async function answerQuestion(input: {
     source_agent: answer.source_agent,
     escalate: answer.escalate,
   });
+  const handoff_id = answer.reason
+    ? await openHandoff({
+        organization_id: input.organization_id,
+        user_id: input.user_id,
+        conversation_id: input.conversation_id,
+        session_id: input.session_id,
+        turn_id,
+        question: input.prompt,
+        reason: answer.reason,
+      })
+    : undefined;
+  const extra = {
+    ...(answer.curated_id ? { curated_id: answer.curated_id } : {}),
+    ...(handoff_id ? { handoff_id, escalation_reason: answer.reason } : {}),
+  };
   const stored = await storeNormalizedResponse({
-    response_id: `support:${turn_id}`,
+    response_id,
     conversation_id: input.conversation_id,
     user_id: input.user_id,
     organization_id: input.organization_id,
@@ -243,25 +354,74 @@ export async function answerQuestion(input: {
     metadata: {
       question: input.prompt,
       source_agent: answer.source_agent,
+      source: answer.source,
       escalate: answer.escalate,
       citations: answer.citations.map((c) => ({ article_id: c.article_id, title: c.title })),
       turn_id,
+      ...extra,
     },
   });
   return {
     success: true,
-    message: answer.escalate ? 'No answer found in the knowledge base; escalation offered' : 'Question answered',
+    message: answer.escalate
+      ? answer.reason === 'asked_for_person'
+        ? 'Handed to a support agent'
+        : 'No answer found in the knowledge base; handed to a support agent'
+      : 'Question answered',
     response: answer.response,
     metadata: {
       processed_at: stored.created_at,
       source_agent: answer.source_agent,
       agent: 'support',
+      source: answer.source,
       escalate: answer.escalate,
       citations: answer.citations,
       turn_id,
+      response_id,
       conversation_id: input.conversation_id,
+      ...extra,
     },
   };
+}
+
+/**
+ * The answer or conversation a piece of feedback names, checked to be the user's: the conversation
+ * of `response_id` (`support:<turn_id>`, an answer's or an agent's reply's), else `conversation_id`
+ * when the user asked in it. 404 for anything else, whoever's it is, so a key learns nothing of
+ * another user's conversations.
+ */
+export async function judgedTarget(
+  organization_id: string,
+  user_id: string,
+  target: { conversation_id?: string; response_id?: string },
+): Promise<{ conversation_id?: string; response_id?: string }> {
+  let conversation_id = target.conversation_id;
+  if (target.response_id) {
+    const owner = await responseOwner(organization_id, target.response_id);
+    if (!owner || owner.user_id !== user_id) throw notFound(`Response not found: ${target.response_id}`);
+    if (conversation_id && conversation_id !== owner.conversation_id)
+      throw invalid('response_id', `not an answer of the conversation ${conversation_id}`);
+    conversation_id = owner.conversation_id;
+  } else if (conversation_id && !(await hasTurnIn(organization_id, user_id, conversation_id)))
+    throw notFound(`Conversation not found: ${conversation_id}`);
+  return { conversation_id, response_id: target.response_id };
+}
+
+const REPLY_RESPONSE = /^support:reply:([^:]{1,100}):([^:]{1,100})$/;
+const TURN_RESPONSE = /^support:([^:]{1,200})$/;
+
+/** Whose answer a response id names: a turn's (`support:<turn_id>`) or an agent's reply's (`support:reply:<handoff_id>:<reply_id>`). */
+async function responseOwner(
+  organization_id: string,
+  response_id: string,
+): Promise<{ user_id: string; conversation_id: string } | null> {
+  const reply = REPLY_RESPONSE.exec(response_id);
+  if (reply) {
+    const h = await handoffById(organization_id, reply[1]);
+    return h?.replies.some((r) => r.reply_id === reply[2]) ? h : null;
+  }
+  const turn = TURN_RESPONSE.exec(response_id);
+  return turn ? turnById(organization_id, turn[1]) : null;
 }
 
 /** 400 "Invalid conversation ID: <id>" unless the conversation is the user's and its session is open. */
