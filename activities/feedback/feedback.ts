@@ -6,9 +6,18 @@
 import { newId } from '../core/ids.ts';
 import { handedIn } from '../core/wiring.ts';
 import { gatewayChat } from '../llm/index.ts';
+import { judgedTarget } from '../support/index.ts';
 import { sentences, sentiment, tokenize } from '../text/index.ts';
 import type { FeedbackType } from './constants.ts';
-import { feedbackById, type FeedbackDoc, insertFeedback, removeFeedback, statsRows, writeAnalysis } from './store.ts';
+import {
+  feedbackById,
+  type FeedbackDoc,
+  insertFeedback,
+  removeFeedback,
+  type StatsRow,
+  statsRows,
+  writeAnalysis,
+} from './store.ts';
 
 /** Topic words per category; a sentence mentioning one files the feedback under it. */
 const CATEGORIES: Record<string, string[]> = {
@@ -110,6 +119,9 @@ export interface FeedbackInput {
   rating: number;
   title?: string;
   comment?: string;
+  /** what it judges: a support conversation of the user's, and one answer of it */
+  conversation_id?: string;
+  response_id?: string;
 }
 
 export async function storeFeedback(input: FeedbackInput): Promise<string> {
@@ -140,7 +152,15 @@ export function configureFeedback(deps: { startAnalysis: StartAnalysis }): void 
  */
 export async function submitFeedback(input: FeedbackInput): Promise<string> {
   const start = startAnalysis.get();
-  const feedback_id = await storeFeedback(input);
+  // What it judges must be the user's (404 otherwise, nothing stored); a response names its conversation.
+  const target =
+    input.conversation_id || input.response_id
+      ? await judgedTarget(input.organization_id, input.user_id, {
+          conversation_id: input.conversation_id,
+          response_id: input.response_id,
+        })
+      : {};
+  const feedback_id = await storeFeedback({ ...input, ...target });
   try {
     await start({ feedback_id, organization_id: input.organization_id, user_id: input.user_id });
   } catch (err) {
@@ -240,6 +260,58 @@ export interface StatsFilter {
   from?: Date;
   to?: Date;
   feedback_type?: FeedbackType;
+  /** also count per conversation or per answer judged (feedback naming none is left out of the groups) */
+  group_by?: 'conversation_id' | 'response_id';
+  /** groups answered, most feedback first (default 50) */
+  groups_limit?: number;
+}
+
+interface Group {
+  id: string;
+  total_feedback: number;
+  ratingSum: number;
+  analysed: number;
+  sentimentSum: number;
+  sentiment_distribution: Record<string, number>;
+}
+
+/** Per conversation or answer: the count, the exact mean rating and the sentiment of the analysed ones; most feedback first. */
+function groupsOf(docs: StatsRow[], by: 'conversation_id' | 'response_id', limit: number) {
+  const groups = new Map<string, Group>();
+  for (const d of docs) {
+    const id = d[by];
+    if (!id) continue;
+    let g = groups.get(id);
+    if (!g) {
+      g = {
+        id,
+        total_feedback: 0,
+        ratingSum: 0,
+        analysed: 0,
+        sentimentSum: 0,
+        sentiment_distribution: { positive: 0, neutral: 0, negative: 0 },
+      };
+      groups.set(id, g);
+    }
+    g.total_feedback += 1;
+    g.ratingSum += d.rating;
+    if (d.analysis_status !== 'done') continue;
+    g.analysed += 1;
+    g.sentimentSum += d.sentiment_score ?? 0;
+    g.sentiment_distribution[d.sentiment_label ?? 'neutral'] += 1;
+  }
+  const sorted = [...groups.values()].sort((a, b) => b.total_feedback - a.total_feedback || a.id.localeCompare(b.id));
+  return {
+    groups_total: sorted.length,
+    groups: sorted.slice(0, limit).map((g) => ({
+      [by]: g.id,
+      total_feedback: g.total_feedback,
+      average_rating: g.ratingSum / g.total_feedback,
+      analysed: g.analysed,
+      sentiment_distribution: g.sentiment_distribution,
+      average_sentiment: g.analysed ? Math.round((g.sentimentSum / g.analysed) * 1000) / 1000 : 0,
+    })),
+  };
 }
 
 /** Sums and counts in code (no aggregation pipeline: both servers answer it alike); average_rating is the exact mean, not rounded. */
@@ -281,5 +353,6 @@ export async function feedbackStats(f: StatsFilter) {
     rating_distribution,
     average_rating: docs.length ? ratingSum / docs.length : 0,
     average_sentiment: analysed ? Math.round((sentimentSum / analysed) * 1000) / 1000 : 0,
+    ...(f.group_by ? { group_by: f.group_by, ...groupsOf(docs, f.group_by, f.groups_limit ?? 50) } : {}),
   };
 }

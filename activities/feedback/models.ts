@@ -16,6 +16,9 @@ const feedbackSchema = new Schema(
     rating: { type: Number, required: true },
     title: { type: String, default: '' },
     comment: { type: String, default: '' },
+    /** what it judges: a support conversation of the user, and one answer of it (`support:<turn_id>`) */
+    conversation_id: { type: String },
+    response_id: { type: String },
     analysis_status: { type: String, enum: ['pending', 'done'], required: true },
     sentiment_score: { type: Number },
     sentiment_label: { type: String },
@@ -38,6 +41,8 @@ export interface FeedbackDoc {
   rating: number;
   title: string;
   comment: string;
+  conversation_id?: string;
+  response_id?: string;
   analysis_status: 'pending' | 'done';
   sentiment_score?: number;
   sentiment_label?: string;

@@ -16,7 +16,18 @@ export interface FeedbackCategory {
 const categoriesText = jsonText<FeedbackCategory[]>(() => []);
 
 export async function insertFeedback(
-  doc: Pick<FeedbackDoc, '_id' | 'organization_id' | 'user_id' | 'feedback_type' | 'rating' | 'title' | 'comment'>,
+  doc: Pick<
+    FeedbackDoc,
+    | '_id'
+    | 'organization_id'
+    | 'user_id'
+    | 'feedback_type'
+    | 'rating'
+    | 'title'
+    | 'comment'
+    | 'conversation_id'
+    | 'response_id'
+  >,
 ): Promise<void> {
   await Feedback.create({ ...doc, analysis_status: 'pending' });
 }
@@ -49,7 +60,13 @@ export async function writeAnalysis(
 
 export type StatsRow = Pick<
   FeedbackDoc,
-  'rating' | 'feedback_type' | 'analysis_status' | 'sentiment_label' | 'sentiment_score'
+  | 'rating'
+  | 'feedback_type'
+  | 'analysis_status'
+  | 'sentiment_label'
+  | 'sentiment_score'
+  | 'conversation_id'
+  | 'response_id'
 > & { categories: FeedbackCategory[] };
 
 export async function statsRows(filter: {
@@ -69,6 +86,8 @@ export async function statsRows(filter: {
     sentiment_label: 1,
     sentiment_score: 1,
     categories_json: 1,
+    conversation_id: 1,
+    response_id: 1,
   }).lean<FeedbackDoc[]>();
   return docs.map(({ categories_json, ...d }) => ({ ...d, categories: categoriesText.decode(categories_json) }));
 }

@@ -19,6 +19,8 @@ export const feedbackUserData: UserData = {
           rating: d.rating,
           title: d.title,
           comment: d.comment,
+          conversation_id: d.conversation_id ?? null,
+          response_id: d.response_id ?? null,
           analysis_status: d.analysis_status,
           sentiment_score: d.sentiment_score ?? null,
           sentiment_label: d.sentiment_label ?? null,

@@ -40,6 +40,14 @@ defineRoute({
         .max(5, 'must be an integer from 1 to 5'),
       title: z.string().trim().max(200).optional(),
       comment: z.string().trim().max(5000).optional(),
+      conversation_id: requiredId
+        .optional()
+        .describe("the user's support conversation it judges (one the user asked in; else 404, nothing stored)"),
+      response_id: requiredId
+        .optional()
+        .describe(
+          "the answer it judges: a support answer's metadata.response_id (support:<turn_id>) or an agent's reply's; the user's own (else 404), of conversation_id when both are given (else 422)",
+        ),
     })
     .refine((b) => Boolean(b.title || b.comment), { path: ['comment'], message: 'a title or a comment is required' }),
   response: z.object({ success: z.literal(true), message: z.string(), feedback_id: z.string() }),
@@ -53,6 +61,8 @@ defineRoute({
       rating: body.rating,
       title: body.title,
       comment: body.comment,
+      conversation_id: body.conversation_id,
+      response_id: body.response_id,
     });
     return { success: true, message: 'Feedback received; its analysis runs in the background', feedback_id };
   },
@@ -65,13 +75,18 @@ defineRoute({
   paths: ['/api/feedback/stats'],
   tag,
   summary:
-    "Feedback statistics of the caller's organization (admin): totals, sentiment and category distributions, average rating; filters from/to (created_at) and feedback_type",
+    "Feedback statistics of the caller's organization (admin): totals, sentiment and category distributions, average rating; filters from/to (created_at) and feedback_type; group_by conversation_id or response_id",
   auth: 'admin',
   query: z.object({
     organization_id: organizationId,
     feedback_type: z.enum(FEEDBACK_TYPES).optional(),
     from: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('inclusive, ISO 8601'),
     to: z.iso.datetime({ offset: true }).or(z.iso.date()).optional().describe('exclusive, ISO 8601'),
+    group_by: z
+      .enum(['conversation_id', 'response_id'])
+      .optional()
+      .describe('also count per conversation or per answer judged: stats.groups, most feedback first'),
+    groups_limit: z.coerce.number().int().min(1).max(200).default(50).describe('groups answered (with group_by)'),
   }),
   response: z.object({
     success: z.literal(true),
@@ -81,6 +96,21 @@ defineRoute({
         sentiment_distribution: count,
         category_distribution: count,
         average_rating: z.number(),
+        group_by: z.enum(['conversation_id', 'response_id']).optional(),
+        groups_total: z.number().optional().describe('how many conversations or answers have feedback'),
+        groups: z
+          .array(
+            z.object({
+              conversation_id: z.string().optional(),
+              response_id: z.string().optional(),
+              total_feedback: z.number(),
+              average_rating: z.number(),
+              analysed: z.number(),
+              sentiment_distribution: count,
+              average_sentiment: z.number(),
+            }),
+          )
+          .optional(),
       })
       .passthrough(),
   }),
@@ -91,6 +121,8 @@ defineRoute({
       feedback_type: query.feedback_type,
       from: query.from ? new Date(query.from) : undefined,
       to: query.to ? new Date(query.to) : undefined,
+      group_by: query.group_by,
+      groups_limit: query.groups_limit,
     });
     return { success: true, stats };
   },
