@@ -7,7 +7,7 @@
  * docs/components/retail.md ("What the catalogue lacks").
  */
 import { warnLine } from '../core/background.ts';
-import { Cache } from '../core/db/index.ts';
+import { Cache, isDuplicateKey } from '../core/db/index.ts';
 import type { Barcode } from './barcodes.ts';
 import type { UnknownItemKind } from './constants.ts';
 import type { Page } from './queries.ts';
@@ -52,15 +52,24 @@ async function note(organization_id: string, kind: UnknownItemKind, key: string,
   // A new entry: the organization's list stays within UNKNOWN_ITEMS_MAX (two first sightings at
   // once may pass it by one each; the next new entry evicts again).
   if ((await unknownItems.countOf(organization_id)) >= UNKNOWN_ITEMS_MAX) await unknownItems.evictOne(organization_id);
-  await unknownItems.add(organization_id, kind, key, now);
+  try {
+    await unknownItems.add(organization_id, kind, key, now);
+  } catch (err) {
+    // Two first sightings at once: the other upsert inserted it, this one counts on it.
+    if (!isDuplicateKey(err)) throw err;
+    await unknownItems.bump(organization_id, kind, key, now);
+  }
 }
 
-/** Counting never fails the lookup or the scan that saw it. */
+/** Counting never fails the lookup or the scan that saw it; a receipt's lines are counted at once. */
 async function noteQuietly(organization_id: string, kind: UnknownItemKind, keys: string[], seen_by: string) {
-  for (const key of new Set(keys))
-    await note(organization_id, kind, key, seen_by).catch((err) =>
-      warnLine('counting an unknown item failed', err, { organization_id, kind }),
-    );
+  await Promise.all(
+    [...new Set(keys)].map((key) =>
+      note(organization_id, kind, key, seen_by).catch((err) =>
+        warnLine('counting an unknown item failed', err, { organization_id, kind }),
+      ),
+    ),
+  );
 }
 
 /** A barcode looked up that no product of the organization has (its matching key: GTIN-14, or `code:<code>`). */

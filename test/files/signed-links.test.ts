@@ -181,6 +181,26 @@ describe('signed links to stored files', () => {
     expect(audit.body.records[0].target).toEqual({ type: 'organization', id: t.organization_id });
   }, 120_000);
 
+  it("two first links at once share the organization's one key; a link outlives the revoked key that made it, until it expires", async () => {
+    const fresh = await newTenant();
+    const dana = await basicUser(fresh);
+    const files = await upload(dana);
+    const [one, two] = await Promise.all([
+      linkOf(dana.key, files.original_path),
+      linkOf(fresh.adminKey, files.thumbnail_path),
+    ]);
+    expect((await open(one)).status).toBe(200);
+    expect((await open(two)).status).toBe(200);
+    const revoked = await call('POST', '/revoke_api_key', {
+      key: fresh.adminKey,
+      json: { user_id: dana.user_id, api_key: dana.key },
+    });
+    expect(revoked.status).toBe(200);
+    expect((await link(dana.key, { path: files.original_path })).status).toBe(401);
+    // documented: a link is a bearer URL; a rotation is what ends the organization's links early
+    expect((await open(one)).status).toBe(200);
+  }, 120_000);
+
   it('serves a file that is no image or PDF by its bytes as a download, whatever type it was stored with, never as a page of this origin', async () => {
     const path = `${t.organization_id}/${ana.user_id}/originals/page.html`;
     // a "photo" whose bytes are a page: its declared type is not believed

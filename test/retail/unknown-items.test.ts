@@ -53,6 +53,16 @@ describe('unknown items', () => {
     expect((await list(t.adminKey)).body.items.map((i: any) => i.key)).toEqual(['code:ABC-123']);
   });
 
+  it('counts concurrent first sightings of one code by different people each once, in one entry', async () => {
+    const t = await newTenant();
+    const users = await Promise.all(Array.from({ length: 8 }, () => basicUser(t)));
+    const answers = await Promise.all(
+      users.map((u) => call('GET', '/retail/products/by-barcode/5901234123457', { key: u.key })),
+    );
+    expect(answers.map((r) => r.status)).toEqual(users.map(() => 404));
+    expect((await list(t.adminKey)).body.items.map((i: any) => [i.key, i.count])).toEqual([['05901234123457', 8]]);
+  });
+
   it("is for the organization's admins only: a basic key 403, another organization sees its own list", async () => {
     const t = await newTenant();
     const other = await newTenant();
