@@ -58,6 +58,7 @@ export const TAG_DESCRIPTIONS: Record<string, string> = {
   images: 'Image analysis and HEIC conversion: uploads that start a workflow.',
   text: 'Text processing and similarity. Errors are `{success:false, error}`.',
   responses: "The assistant's stored answers of a conversation.",
+  files: 'Signed, expiring links to stored uploads: made with a key, opened without one (docs/components/files.md).',
   documents: 'Document classification into folders, and thumbnails.',
   email: 'Mail to a user of the organization (the address on record only, for a basic key).',
   scheduler:
