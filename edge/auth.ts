@@ -4,12 +4,19 @@
  * user, admin and system_admin levels.
  */
 import type { H3Event } from 'h3';
-import { getRequestHeader } from 'h3';
+import { getRequestHeader, setResponseHeader } from 'h3';
 
 import { config } from '../activities/core/config.ts';
 import { forbidden, notFound, unauthorized } from '../activities/core/errors.ts';
-import type { UserRef } from '../activities/identity/constants.ts';
-import { authenticateKey, findUserRef, type Principal, resolveOrCreateUserRef } from '../activities/identity/index.ts';
+import type { KeyOutcome, UserRef } from '../activities/identity/constants.ts';
+import {
+  authenticateKey,
+  countKeyRequest,
+  findUserRef,
+  type Principal,
+  resolveOrCreateUserRef,
+  spendKeyCredit,
+} from '../activities/identity/index.ts';
 import { type AuthLevel, clientAddress } from './http.ts';
 import { limited, RateLimiter } from './rate-limit.ts';
 
@@ -41,11 +48,56 @@ export async function authenticate(event: H3Event): Promise<Principal> {
   const budget = config().AUTH_FAILURES_PER_MINUTE;
   const address = `auth:${clientAddress(event)}`;
   const principal = await authenticateKey(key);
-  if (principal) return principal;
+  if (principal) {
+    countWhenAnswered(event, principal);
+    await spendCredit(event, principal);
+    return principal;
+  }
   const wait = failures.retryAfter(address, budget);
   if (wait) throw limited(`Too many failed authentications from this address: at most ${budget} per minute`, wait);
   if (budget) failures.record(address);
   throw unauthorized();
+}
+
+const outcomeOf = (status: number): KeyOutcome =>
+  status >= 500
+    ? 'server_error'
+    : status === 429
+      ? 'rate_limited'
+      : status === 403
+        ? 'forbidden'
+        : status >= 400
+          ? 'client_error'
+          : 'success';
+
+/** Counts the request in its key's usage by the answer's outcome, once it is sent (or the client left: 499). */
+function countWhenAnswered(event: H3Event, p: Principal): void {
+  const res = event.node.res;
+  let done = false;
+  const count = () => {
+    if (done) return;
+    done = true;
+    const outcome = event.context.noCredits ? 'no_credits' : outcomeOf(res.writableFinished ? res.statusCode : 499);
+    countKeyRequest(p.key_id, p.organization_id, outcome);
+  };
+  res.once('finish', count);
+  res.once('close', count);
+}
+
+/**
+ * A key with credits spends one per request (docs/components/identity.md, "Credits"); refused
+ * with 429 when none is left. A request already over its per-minute budget spends none: the
+ * limiter refuses it next (a request racing into the budget's last place may still spend one).
+ */
+async function spendCredit(event: H3Event, p: Principal): Promise<void> {
+  if (!p.credits_id || budgetSpent(p)) return;
+  try {
+    const left = await spendKeyCredit(p.credits_id);
+    if (left !== null) setResponseHeader(event, 'x-credits-remaining', String(left));
+  } catch (err) {
+    event.context.noCredits = true;
+    throw err;
+  }
 }
 
 /**

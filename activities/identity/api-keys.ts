@@ -6,6 +6,7 @@ import { Cache } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
+import { flushKeyRequests } from './key-usage.ts';
 import { ensureDefaultOrganization } from './organizations.ts';
 import { identitySettings } from './settings.ts';
 import {
@@ -34,6 +35,8 @@ export interface Principal {
   user_rate_limit_per_minute?: number;
   /** epoch ms from which the key is refused: its own expiry, or the end of its rotation's grace */
   expires_at?: number;
+  /** the key's credits (credits.ts) when it has some: each request spends one */
+  credits_id?: string;
 }
 
 /** Why a presented key is refused; verify_api_key tells no more than this. */
@@ -100,6 +103,7 @@ function principalOf(
     rate_limit_per_minute: doc.rate_limit_per_minute ?? undefined,
     user_rate_limit_per_minute,
     expires_at: endOf(doc, rotation),
+    credits_id: doc.credits_id ?? undefined,
   };
 }
 
@@ -168,11 +172,11 @@ export async function lastUses(key_ids: string[]): Promise<Map<string, Date>> {
 export const REVOCATION_POLL_MS = 1000;
 const keyCache = new Cache<string, Principal>({ max: 100_000, ttlMs: REVOCATION_POLL_MS });
 
-/** Drops this process's cached keys and writes its pending last uses (at shutdown, and between tests). */
+/** Drops this process's cached keys and writes its pending last uses and usage counts (at shutdown, and between tests). */
 export async function stopRevocationWatcher(): Promise<void> {
   keyCache.clear();
   reading.clear();
-  await flushKeyUsage();
+  await Promise.all([flushKeyUsage(), flushKeyRequests()]);
 }
 
 /**
@@ -328,6 +332,10 @@ export async function insertKey(
     secret?: string;
     expires_at?: Date;
     rotated_from?: string;
+    /** a rotation's successor carries these on (rotation.ts) */
+    name?: string;
+    meta?: Record<string, unknown>;
+    credits_id?: string;
   },
 ): Promise<IssuedKey> {
   const secret = opts.secret ?? generateSecret();
@@ -345,6 +353,9 @@ export async function insertKey(
     slot: opts.slot,
     expires_at: opts.expires_at,
     rotated_from: opts.rotated_from,
+    name: opts.name,
+    meta: opts.meta,
+    credits_id: opts.credits_id,
   });
   forgetKey(hash);
   return {

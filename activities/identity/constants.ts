@@ -17,3 +17,28 @@ export interface UserRef {
   /** a person erased here before (docs/privacy.md): the once-only rules read what they already received */
   returning?: boolean;
 }
+
+/** How a key's credits refill: to their amount at each UTC day's or month's start. */
+export const REFILL_INTERVALS = ['daily', 'monthly'] as const;
+export type RefillInterval = (typeof REFILL_INTERVALS)[number];
+
+/**
+ * A key's requests counted by outcome (GET /api/keys/{key_id}/usage): success (2xx, 3xx),
+ * client_error (other 4xx, and a client gone before the answer), forbidden (403), rate_limited
+ * (429 of the per-minute limits), no_credits (refused for want of credits), server_error (5xx).
+ */
+export const KEY_OUTCOMES = [
+  'success',
+  'client_error',
+  'forbidden',
+  'rate_limited',
+  'no_credits',
+  'server_error',
+] as const;
+export type KeyOutcome = (typeof KEY_OUTCOMES)[number];
+
+/** Bounds of what an admin sets on a key. */
+export const KEY_NAME_MAX = 100;
+export const KEY_META_MAX_BYTES = 2048;
+export const KEY_CREDITS_MAX = 1_000_000_000;
+export const KEY_USAGE_MAX_DAYS = 90;

@@ -9,6 +9,7 @@ import { forgetKey, lastUses } from './api-keys.ts';
 import { slotOwner } from './key-management.ts';
 import { rememberErasedAccount } from './returning.ts';
 import {
+  deleteKeySatellites,
   deleteSlotsOf,
   deleteUserDoc,
   freeIdp,
@@ -19,6 +20,7 @@ import {
   pruneErasedUsers,
   recordErasedUser,
   tombstoneKeysOf,
+  usageDaysOf,
   userDocForErasure,
 } from './store.ts';
 import { forgetUserRef, isTombstone } from './users.ts';
@@ -30,6 +32,7 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
   const user = await userDocForErasure(organization_id, user_id);
   const keys = await keysOfUser(organization_id, user_id);
   const used = await lastUses(keys.map((k) => k.key_id));
+  const usage = (await Promise.all(keys.map((k) => usageDaysOf(k.key_id, '0000-00-00')))).flat();
   return {
     data: {
       user: user
@@ -55,6 +58,18 @@ export async function exportIdentity({ organization_id, user_id }: UserScope): P
         revoked_at: iso(k.revoked_at),
         expires_at: iso(k.expires_at),
         last_used: iso(used.get(k.key_id)),
+        name: k.name ?? null,
+        meta: k.meta ?? null,
+      })),
+      api_key_usage_days: usage.map((d) => ({
+        key_id: d.key_id,
+        day: d.day,
+        success: d.success ?? 0,
+        client_error: d.client_error ?? 0,
+        forbidden: d.forbidden ?? 0,
+        rate_limited: d.rate_limited ?? 0,
+        no_credits: d.no_credits ?? 0,
+        server_error: d.server_error ?? 0,
       })),
     },
     files: [],
@@ -114,6 +129,12 @@ export async function finishIdentityErasure(
     forgetKey(key.hash);
   }
   await deleteSlotsOf(slotOwner(organization_id, user_id));
+  // Before the tombstone, which drops the credits reference: the usage days and credits of the keys.
+  const all = await keysOfUser(organization_id, user_id, { fields: ['key_id', 'credits_id'] });
+  await deleteKeySatellites(
+    all.map((k) => k.key_id),
+    all.flatMap((k) => (k.credits_id ? [k.credits_id] : [])),
+  );
   const keys_tombstoned = await tombstoneKeysOf(organization_id, user_id, tombstone);
   const user_deleted = await deleteUserDoc(organization_id, user_id);
   forgetUserRef(organization_id, user_id);

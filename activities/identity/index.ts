@@ -7,6 +7,7 @@ export {
   stopRevocationWatcher,
   verifyApiKey,
 } from './api-keys.ts';
+export { spendKeyCredit } from './credits.ts';
 export { beginIdentityErasure, exportIdentity, finishIdentityErasure, idpHeld, releaseIdp } from './erasure.ts';
 export {
   currentKeyLevel,
@@ -16,6 +17,8 @@ export {
   revokeApiKey,
   whyUnusable,
 } from './key-management.ts';
+export { keyUsage, updateApiKey } from './key-profile.ts';
+export { countKeyRequest } from './key-usage.ts';
 export { createOrganization, findOrganization, getOrganization, updateOrganization } from './organizations.ts';
 export { MAX_GRACE_SECONDS, rotateApiKey } from './rotation.ts';
 export {

@@ -27,10 +27,12 @@ import {
   usable,
 } from './api-keys.ts';
 import { type Permission, PERMISSIONS, type UserRef } from './constants.ts';
+import { type CreditsView, creditsView } from './credits.ts';
 import { identitySettings } from './settings.ts';
 import {
   type ApiKeyDoc,
   type ApiKeySlotDoc,
+  creditsOf,
   freeSlot,
   keyById,
   keysOfUser,
@@ -210,15 +212,23 @@ export interface ListedKey {
   expires_at: string | null;
   rotated_to: string | null;
   rotated_from: string | null;
+  name: string | null;
+  meta: Record<string, unknown> | null;
+  credits: CreditsView | null;
 }
 
 export async function listApiKeys(actor: Principal, organization_id: string, user_id: string): Promise<ListedKey[]> {
   const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
   const ids = docs.map((d) => d.key_id);
-  const [lastUsed, rotations] = await Promise.all([lastUses(ids), rotationsOf(ids)]);
+  const [lastUsed, rotations, credits] = await Promise.all([
+    lastUses(ids),
+    rotationsOf(ids),
+    creditsOf(docs.flatMap((d) => (d.credits_id ? [d.credits_id] : []))),
+  ]);
   const now = Date.now();
   return docs.map((d) => {
+    const c = d.credits_id ? credits.get(d.credits_id) : undefined;
     const rotation = rotations.get(d.key_id);
     const end = endOf(d, rotation);
     const status: KeyState =
@@ -240,6 +250,9 @@ export async function listApiKeys(actor: Principal, organization_id: string, use
       expires_at: end === undefined ? null : new Date(end).toISOString(),
       rotated_to: rotation?.key_id ?? null,
       rotated_from: d.rotated_from ?? null,
+      name: d.name ?? null,
+      meta: d.meta ?? null,
+      credits: c ? creditsView(c, new Date(now)) : null,
     };
   });
 }

@@ -8,7 +8,14 @@
 import mongoose, { Schema } from 'mongoose';
 
 import { idFrom } from '../core/db/index.ts';
-import { type Permission, type Tier, TIERS } from './constants.ts';
+import {
+  type KeyOutcome,
+  type Permission,
+  REFILL_INTERVALS,
+  type RefillInterval,
+  type Tier,
+  TIERS,
+} from './constants.ts';
 
 export { type Tier };
 
@@ -94,6 +101,11 @@ const apiKeySchema = new Schema(
     expires_at: { type: Date },
     /** the key this one replaced by rotation */
     rotated_from: { type: String },
+    /** set by an admin (PATCH /api/keys/{key_id}); a rotation hands them to the successor */
+    name: { type: String },
+    meta: { type: Schema.Types.Mixed },
+    /** the key's credits (api_key_credits `_id`) while it has some; shared with its successor by rotation */
+    credits_id: { type: String },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
@@ -112,6 +124,45 @@ const apiKeyUsageSchema = new Schema(
   },
   { versionKey: false },
 );
+
+/**
+ * A key's credits (`_id`: the key_id of the key they were first set on; a rotation's successor
+ * points to the same document): spent one per request by a conditional decrement, refilled to
+ * `refill_amount` lazily by the first request of a new UTC day or month (credits.ts).
+ */
+const apiKeyCreditsSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    remaining: { type: Number, required: true },
+    refill_amount: { type: Number },
+    refill_interval: { type: String, enum: REFILL_INTERVALS },
+    /** the last refill (or when the credits were set): the next is due at the next period's start */
+    refilled_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+
+/**
+ * A key's requests per UTC day and outcome (`_id` `<key_id>|<YYYY-MM-DD>`), added to by every edge
+ * process with `$inc` a few seconds after the requests (key-usage.ts); read by (key_id, day).
+ */
+const apiKeyUsageDaySchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    key_id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    day: { type: String, required: true },
+    success: { type: Number, default: 0 },
+    client_error: { type: Number, default: 0 },
+    forbidden: { type: Number, default: 0 },
+    rate_limited: { type: Number, default: 0 },
+    no_credits: { type: Number, default: 0 },
+    server_error: { type: Number, default: 0 },
+  },
+  { versionKey: false },
+);
+apiKeyUsageDaySchema.index({ key_id: 1, day: 1 });
 
 /**
  * One document per usable key (a rotated key in its grace included), `<organization>|<user>|<n>`
@@ -194,8 +245,23 @@ export interface ApiKeyDoc {
   slot?: string;
   expires_at?: Date;
   rotated_from?: string;
+  name?: string;
+  meta?: Record<string, unknown>;
+  credits_id?: string;
   created_at: Date;
 }
+export interface ApiKeyCreditsDoc {
+  _id: string;
+  organization_id: string;
+  remaining: number;
+  refill_amount?: number;
+  refill_interval?: RefillInterval;
+  refilled_at: Date;
+}
+export type ApiKeyUsageDayDoc = { _id: string; key_id: string; organization_id: string; day: string } & Record<
+  KeyOutcome,
+  number
+>;
 export interface ApiKeyRotationDoc {
   _id: string;
   key_id: string;
@@ -229,6 +295,12 @@ export const ApiKeyUsage = mongoose.model<{ key_id: string; last_used: Date }>(
   'ApiKeyUsage',
   apiKeyUsageSchema,
   'api_key_usage',
+);
+export const ApiKeyCredits = mongoose.model<ApiKeyCreditsDoc>('ApiKeyCredits', apiKeyCreditsSchema, 'api_key_credits');
+export const ApiKeyUsageDay = mongoose.model<ApiKeyUsageDayDoc>(
+  'ApiKeyUsageDay',
+  apiKeyUsageDaySchema,
+  'api_key_usage_days',
 );
 export const ApiKeySlot = mongoose.model<ApiKeySlotDoc>('ApiKeySlot', apiKeySlotSchema, 'api_key_slots');
 export const ApiKeyRotation = mongoose.model<ApiKeyRotationDoc>(

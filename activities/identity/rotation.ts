@@ -1,6 +1,7 @@
 /**
- * Rotation: a new key for the same user with the old key's permissions, rate limit and expiry
- * (within the calling key's own, as for any new key).
+ * Rotation: a new key for the same user with the old key's permissions, rate limit, expiry (within
+ * the calling key's own, as for any new key), name, meta and credits (the same credits, spent by
+ * both keys while the old one is in its grace); each key keeps its own usage.
  *
  * Every key that still authenticates holds a place under MAX_KEYS_PER_USER, the old key through
  * its grace included: else rotating with a long grace and then revoking the successor would free
@@ -91,6 +92,10 @@ export async function rotateApiKey(
       rate_limit_per_minute: inheritedRateLimit(actor.rate_limit_per_minute, old.rate_limit_per_minute),
       expires_at: inheritedExpiry(actor.expires_at, opts.expires_at ?? old.expires_at),
       rotated_from: old.key_id,
+      // The successor is the same key to its admins: its name, meta and credits (shared, not copied).
+      name: old.name,
+      meta: old.meta,
+      credits_id: old.credits_id,
     });
   } catch (err) {
     await place.undo().catch(() => false);

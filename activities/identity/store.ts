@@ -7,14 +7,19 @@
  */
 import { insertOnce } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
+import type { KeyOutcome } from './constants.ts';
 import {
   ApiKey,
+  ApiKeyCredits,
+  type ApiKeyCreditsDoc,
   type ApiKeyDoc,
   ApiKeyRotation,
   type ApiKeyRotationDoc,
   ApiKeySlot,
   type ApiKeySlotDoc,
   ApiKeyUsage,
+  ApiKeyUsageDay,
+  type ApiKeyUsageDayDoc,
   ErasedPerson,
   type ErasedPersonDoc,
   ErasedUser,
@@ -25,7 +30,15 @@ import {
   type UserDoc,
 } from './models.ts';
 
-export type { ApiKeyDoc, ApiKeyRotationDoc, ApiKeySlotDoc, OrganizationDoc, UserDoc };
+export type {
+  ApiKeyCreditsDoc,
+  ApiKeyDoc,
+  ApiKeyRotationDoc,
+  ApiKeySlotDoc,
+  ApiKeyUsageDayDoc,
+  OrganizationDoc,
+  UserDoc,
+};
 
 // ---- organizations
 
@@ -184,6 +197,109 @@ export async function writeLastUses(uses: ReadonlyMap<string, Date>): Promise<vo
     );
 }
 
+/** Sets and removes a key's name, meta and credits reference (never its state: creation and revocation write that). */
+export async function setKeyProfile(
+  key_id: string,
+  set: Partial<Pick<ApiKeyDoc, 'name' | 'meta' | 'credits_id'>>,
+  unset: ('name' | 'meta' | 'credits_id')[],
+): Promise<ApiKeyDoc | null> {
+  const update = {
+    ...(Object.keys(set).length ? { $set: set } : {}),
+    ...(unset.length ? { $unset: Object.fromEntries(unset.map((f) => [f, 1])) } : {}),
+  };
+  if (!Object.keys(update).length) return keyById(key_id);
+  return ApiKey.findOneAndUpdate({ key_id }, update, { new: true }).lean<ApiKeyDoc>();
+}
+
+// ---- credits
+
+export async function creditsOf(ids: string[]): Promise<Map<string, ApiKeyCreditsDoc>> {
+  if (!ids.length) return new Map();
+  const docs = await ApiKeyCredits.find({ _id: { $in: [...new Set(ids)] } }).lean<ApiKeyCreditsDoc[]>();
+  return new Map(docs.map((d) => [d._id, d]));
+}
+
+export async function creditsDoc(id: string): Promise<ApiKeyCreditsDoc | null> {
+  return ApiKeyCredits.findById(id).lean<ApiKeyCreditsDoc>();
+}
+
+/** Sets a key's credits whole (an admin's change): the count, the refill and the refill clock. */
+export async function writeCredits(doc: ApiKeyCreditsDoc): Promise<ApiKeyCreditsDoc> {
+  await ApiKeyCredits.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  return doc;
+}
+
+export async function deleteCredits(id: string): Promise<void> {
+  await ApiKeyCredits.deleteOne({ _id: id });
+}
+
+/**
+ * Spends one credit when one is left and no refill is due (refilled since the current day's or
+ * month's start): one conditional decrement, so concurrent requests never spend more than there
+ * is. Answers what remains, or null when nothing was spent (none left, a refill due, or no credits).
+ */
+export async function decrementCredit(id: string, dayStart: Date, monthStart: Date): Promise<number | null> {
+  const doc = await ApiKeyCredits.findOneAndUpdate(
+    {
+      _id: id,
+      remaining: { $gte: 1 },
+      $or: [
+        { refill_interval: { $exists: false } },
+        { refill_interval: 'daily', refilled_at: { $gte: dayStart } },
+        { refill_interval: 'monthly', refilled_at: { $gte: monthStart } },
+      ],
+    },
+    { $inc: { remaining: -1 } },
+    { new: true }, // no projection: the embedded server refuses one on findAndModify
+  ).lean<ApiKeyCreditsDoc>();
+  return doc ? doc.remaining : null;
+}
+
+/**
+ * The refill due and this request's credit in one write, won by one request of those that found
+ * the refill due (the condition on the last refill's time): false for the others, which spend
+ * from the refilled credits instead.
+ */
+export async function refillAndSpend(id: string, lastRefill: Date, remaining: number, now: Date): Promise<boolean> {
+  const res = await ApiKeyCredits.updateOne(
+    { _id: id, refilled_at: lastRefill },
+    { $set: { remaining, refilled_at: now } },
+  );
+  return res.modifiedCount > 0;
+}
+
+// ---- usage by day and outcome
+
+/** Adds counts to each key's day (`$inc` upserts, one command): several processes' additions all land. */
+export async function addUsageDays(
+  rows: { key_id: string; organization_id: string; day: string; counts: Partial<Record<KeyOutcome, number>> }[],
+): Promise<void> {
+  if (!rows.length) return;
+  await ApiKeyUsageDay.bulkWrite(
+    rows.map((r) => ({
+      updateOne: {
+        filter: { _id: `${r.key_id}|${r.day}` },
+        update: { $inc: r.counts, $setOnInsert: { key_id: r.key_id, organization_id: r.organization_id, day: r.day } },
+        upsert: true,
+      },
+    })),
+    { ordered: false },
+  );
+}
+
+/** A key's days from `fromDay` (YYYY-MM-DD, inclusive), by the (key_id, day) index. */
+export async function usageDaysOf(key_id: string, fromDay: string): Promise<ApiKeyUsageDayDoc[]> {
+  return ApiKeyUsageDay.find({ key_id, day: { $gte: fromDay } })
+    .sort({ day: 1 })
+    .lean<ApiKeyUsageDayDoc[]>();
+}
+
+/** An erased user's keys' usage days and credits. */
+export async function deleteKeySatellites(key_ids: string[], credits_ids: string[]): Promise<void> {
+  if (key_ids.length) await ApiKeyUsageDay.deleteMany({ key_id: { $in: key_ids } });
+  if (credits_ids.length) await ApiKeyCredits.deleteMany({ _id: { $in: credits_ids } });
+}
+
 // ---- rotations
 
 /** The rotations of the given keys, by old key_id. */
@@ -291,9 +407,10 @@ export async function deleteUserDoc(organization_id: string, user_id: string): P
 
 /** The user's keys keep their ids (the audit trail names them) with the person replaced by the tombstone. */
 export async function tombstoneKeysOf(organization_id: string, user_id: string, tombstone: string): Promise<number> {
+  // A key's name and meta are an admin's words about the person: they go with the person.
   const res = await ApiKey.updateMany(
     { organization_id, user_id },
-    { $set: { user_id: tombstone, idp_id: tombstone } },
+    { $set: { user_id: tombstone, idp_id: tombstone }, $unset: { name: 1, meta: 1, credits_id: 1 } },
   );
   return res.modifiedCount;
 }

@@ -1,15 +1,25 @@
 /** Organizations and the users directory. */
 import { z } from 'zod';
 
-import { forbidden } from '../../activities/core/errors.ts';
-import { TIERS } from '../../activities/identity/constants.ts';
+import { forbidden, invalid } from '../../activities/core/errors.ts';
+import {
+  KEY_CREDITS_MAX,
+  KEY_META_MAX_BYTES,
+  KEY_NAME_MAX,
+  KEY_OUTCOMES,
+  KEY_USAGE_MAX_DAYS,
+  REFILL_INTERVALS,
+  TIERS,
+} from '../../activities/identity/constants.ts';
 import {
   createOrganization,
   forgetUserKeys,
   getOrganization,
   getUser,
   isPlatformUserId,
+  keyUsage,
   requireRankOver,
+  updateApiKey,
   updateOrganization,
   updateUser,
   upsertUser,
@@ -200,5 +210,114 @@ defineRoute({
     const updated = await updateUser(org, target.user_id, body);
     forgetUserKeys(updated.user_id);
     return { success: true, user: updated };
+  },
+});
+
+// ---- what people manage on a key: name, meta, credits, and its usage (docs/components/identity.md)
+
+const credits = z.object({
+  remaining: z.number().describe('credits left; each authenticated request spends one'),
+  refill: z
+    .object({
+      amount: z.number(),
+      interval: z.enum(REFILL_INTERVALS),
+      next_refill_at: z.string().describe('the next UTC day or month start, when remaining is set back to amount'),
+    })
+    .nullable(),
+});
+
+const keyMeta = z
+  .record(z.string(), z.unknown())
+  .refine(
+    (m) => Buffer.byteLength(JSON.stringify(m)) <= KEY_META_MAX_BYTES,
+    `must be at most ${KEY_META_MAX_BYTES} bytes as JSON`,
+  );
+
+defineRoute({
+  method: 'PATCH',
+  paths: ['/api/keys/:key_id'],
+  statuses: { 409: 'The key no longer authenticates (revoked, expired, rotated past its grace)' },
+  tag,
+  summary:
+    "Sets a key's name, meta and credits (admin of the key's organization; not on a user holding more rights than the calling key). A field left out stays, null removes it; credits are spent one per request, refilled daily or monthly. A rotation hands all three to the new key",
+  auth: 'admin',
+  audit: {
+    action: 'api_key.update',
+    target: ({ params }) => ({ type: 'api_key', id: params.key_id }),
+    keep: ['credits.remaining', 'credits.refill.amount', 'credits.refill.interval'],
+  },
+  params: z.object({ key_id: requiredId }),
+  body: z.object({
+    name: z.string().trim().min(1).max(KEY_NAME_MAX).nullable().optional(),
+    meta: keyMeta
+      .nullable()
+      .optional()
+      .describe(`a JSON object of the caller's own, at most ${KEY_META_MAX_BYTES} bytes`),
+    credits: z
+      .object({
+        remaining: z.number().int().min(0).max(KEY_CREDITS_MAX),
+        refill: z
+          .object({
+            amount: z.number().int().min(1).max(KEY_CREDITS_MAX),
+            interval: z.enum(REFILL_INTERVALS).describe('at each UTC day start, or each UTC month start'),
+          })
+          .nullable()
+          .optional(),
+      })
+      .nullable()
+      .optional()
+      .describe('null: no credits (the key is unlimited but for its per-minute limits)'),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    key_id: z.string(),
+    user_id: z.string(),
+    name: z.string().nullable(),
+    meta: z.record(z.string(), z.unknown()).nullable(),
+    credits: credits.nullable(),
+  }),
+  handler: async ({ principal, params, body }) => {
+    if (body.name === undefined && body.meta === undefined && body.credits === undefined)
+      throw invalid('name', 'give at least one of name, meta, credits');
+    const org = organizationFor(principal, body.organization_id);
+    const out = await updateApiKey(principal, org, params.key_id, {
+      name: body.name,
+      meta: body.meta,
+      credits: body.credits,
+    });
+    return { success: true, ...out };
+  },
+});
+
+const outcomeCounts = Object.fromEntries(KEY_OUTCOMES.map((o) => [o, z.number()])) as Record<
+  (typeof KEY_OUTCOMES)[number],
+  z.ZodNumber
+>;
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/keys/:key_id/usage'],
+  tag,
+  summary:
+    "A key's requests by UTC day and outcome over the last `days` days, today included (a basic key: its own user's keys; an admin: its organization's). Counted by each edge process and written every few seconds",
+  auth: 'key',
+  params: z.object({ key_id: requiredId }),
+  query: z.object({
+    days: z.coerce.number().int().min(1).max(KEY_USAGE_MAX_DAYS).default(30),
+    organization_id: organizationId,
+  }),
+  response: z.object({
+    success: z.literal(true),
+    key_id: z.string(),
+    days: z.number(),
+    from: z.string().describe('the first day, YYYY-MM-DD (UTC)'),
+    to: z.string().describe('today, YYYY-MM-DD (UTC)'),
+    totals: z.object({ ...outcomeCounts, total: z.number() }),
+    by_day: z.array(z.object({ day: z.string(), ...outcomeCounts, total: z.number() })),
+  }),
+  handler: async ({ principal, params, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    return { success: true, ...(await keyUsage(principal, org, params.key_id, query.days)) };
   },
 });

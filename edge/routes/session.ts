@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { config } from '../../activities/core/config.ts';
 import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
-import { PERMISSIONS } from '../../activities/identity/constants.ts';
+import { PERMISSIONS, REFILL_INTERVALS } from '../../activities/identity/constants.ts';
 import {
   issueApiKey,
   listApiKeys,
@@ -236,6 +236,17 @@ defineRoute({
         expires_at: z.string().nullable(),
         rotated_to: z.string().nullable().describe('key_id of the key that replaced this one'),
         rotated_from: z.string().nullable().describe('key_id of the key this one replaced'),
+        name: z.string().nullable().describe('set by an admin: PATCH /api/keys/{key_id}'),
+        meta: z.record(z.string(), z.unknown()).nullable(),
+        credits: z
+          .object({
+            remaining: z.number(),
+            refill: z
+              .object({ amount: z.number(), interval: z.enum(REFILL_INTERVALS), next_refill_at: z.string() })
+              .nullable(),
+          })
+          .nullable()
+          .describe('null: no credits (unlimited but for the per-minute limits)'),
       }),
     ),
   }),
