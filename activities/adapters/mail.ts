@@ -20,6 +20,29 @@ export interface OutgoingMail {
   html: string;
   /** `<…@…>`, fixed per idempotency key so receivers can drop a duplicate too */
   messageId: string;
+  /** extra headers (List-Unsubscribe); values of one line */
+  headers?: Record<string, string>;
+}
+
+/**
+ * The SMTP server refused the recipient for good (a 5xx answer to RCPT TO): retrying cannot
+ * deliver, and the email component suppresses the address as a hard bounce.
+ */
+export class RecipientRejected extends Error {
+  constructor(
+    readonly recipient: string,
+    readonly response: string,
+  ) {
+    super(`The mail server refused the recipient for good: ${response}`);
+  }
+}
+
+/** A permanent refusal of the recipient in nodemailer's error (a 4xx is temporary: retried). */
+function permanentRejection(err: unknown, to: string): RecipientRejected | undefined {
+  const e = err as { command?: string; responseCode?: number; response?: string };
+  if (e?.command === 'RCPT TO' && typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600)
+    return new RecipientRejected(to, String(e.response ?? e.responseCode).slice(0, 300));
+  return undefined;
 }
 
 export interface Delivered {
@@ -53,7 +76,9 @@ export async function deliver(mail: OutgoingMail): Promise<Delivered> {
   const message = { ...mail, from: mail.from ?? cfg.EMAIL_FROM };
   if (cfg.SMTP_URL) {
     smtp ??= nodemailer.createTransport(cfg.SMTP_URL);
-    const info = await smtp.sendMail(message);
+    const info = await smtp.sendMail(message).catch((err: unknown) => {
+      throw permanentRejection(err, mail.to) ?? err;
+    });
     return { transport: 'smtp', location: String(info.response ?? 'accepted') };
   }
   const stream = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });

@@ -11,7 +11,7 @@ export interface Content {
   html: string;
 }
 
-const escape = (s: string) =>
+export const escape = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 const bad = (field: string, message: string) =>
   new PlatformError('invalid', `metadata.${field}: ${message}`, `metadata.${field}`);
@@ -36,13 +36,13 @@ function bodyText(meta: Record<string, unknown>, field: string): string {
   return v.trim();
 }
 
-const paragraphs = (text: string) =>
+export const paragraphs = (text: string) =>
   text
     .split(/\n{2,}/)
     .map((p) => `<p>${escape(p).replace(/\n/g, '<br>')}</p>`)
     .join('\n');
 
-const wrap = (subject: string, inner: string) =>
+export const wrap = (subject: string, inner: string) =>
   `<!doctype html><html><head><meta charset="utf-8"><title>${escape(subject)}</title></head><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1d2330">\n${inner}\n</body></html>`;
 
 /** Validates and renders a notification (pure: the edge calls it to refuse bad input early). */

@@ -55,3 +55,78 @@ const sendCountSchema = new Schema(
 // A user's earlier hours, deleted at the first send of an hour.
 sendCountSchema.index({ organization_id: 1, user_id: 1, hour: 1 });
 export const SendCount = mongoose.model('EmailSendSlot', sendCountSchema, 'email_send_slots');
+
+/** One locale's text of a template: `{{name}}` variables in the subject and bodies. */
+export interface TemplateVersion {
+  locale: string;
+  subject: string;
+  text: string | null;
+  html: string | null;
+}
+
+/** An organization's mail template, `_id` `<organization>|<template_id>`. */
+export interface EmailTemplateDoc {
+  _id: string;
+  organization_id: string;
+  template_id: string;
+  name: string;
+  default_locale: string;
+  versions: TemplateVersion[];
+  /** the variables any version uses, sorted (what a send must fill) */
+  variables: string[];
+  created_at: Date;
+  updated_at: Date;
+  updated_by: string;
+}
+const emailTemplateSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    template_id: { type: String, required: true },
+    name: { type: String, required: true },
+    default_locale: { type: String, required: true },
+    versions: { type: Schema.Types.Mixed, required: true },
+    variables: { type: [String], required: true },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+    updated_by: { type: String, required: true },
+  },
+  { versionKey: false, minimize: false },
+);
+// The organization's list, newest first.
+emailTemplateSchema.index({ organization_id: 1, created_at: -1 });
+export const EmailTemplate = mongoose.model<EmailTemplateDoc>('EmailTemplate', emailTemplateSchema, 'email_templates');
+
+/**
+ * An address no send of the organization goes to, `_id` `<organization>|<address hash>` (a keyed
+ * hash of the normalised address, suppressions.ts). `address` is the address itself while the
+ * person is known; a user's erasure blanks it and the hash alone keeps them unmailed.
+ */
+export interface SuppressionDoc {
+  _id: string;
+  organization_id: string;
+  address_hash: string;
+  address: string | null;
+  reason: 'unsubscribe' | 'hard_bounce' | 'manual';
+  /** who suppressed it: an admin key's id, `unsubscribe_link`, or `smtp` (a permanent rejection) */
+  source: string;
+  /** the SMTP server's words, for a hard bounce */
+  detail: string | null;
+  created_at: Date;
+}
+const suppressionSchema = new Schema(
+  {
+    _id: { type: String, required: true },
+    organization_id: { type: String, required: true },
+    address_hash: { type: String, required: true },
+    address: { type: String, default: null },
+    reason: { type: String, required: true },
+    source: { type: String, required: true },
+    detail: { type: String, default: null },
+    created_at: { type: Date, required: true },
+  },
+  { versionKey: false },
+);
+// The organization's list, newest first (the admin's page).
+suppressionSchema.index({ organization_id: 1, created_at: -1 });
+export const Suppression = mongoose.model<SuppressionDoc>('EmailSuppression', suppressionSchema, 'email_suppressions');

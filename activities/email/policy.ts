@@ -24,7 +24,12 @@ export function checkRecipient(level: number, recipient: string, own: string | n
 
 /** 403 when a basic sender supplies the text of the message (the generic template or a subject). */
 export function checkFreeText(email_type: string, metadata: Record<string, unknown>): void {
-  if (email_type === 'notification' && (metadata.template ?? 'generic') === 'generic') {
+  // An organization's template (metadata.template_id) is an admin's text: a basic key may send it.
+  if (
+    email_type === 'notification' &&
+    metadata.template_id === undefined &&
+    (metadata.template ?? 'generic') === 'generic'
+  ) {
     throw forbidden(
       'metadata.template: the generic template (free subject and body) requires the admin permission; basic keys use points_awarded, welcome or reminder',
     );

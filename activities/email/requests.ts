@@ -13,8 +13,11 @@ import { handedIn } from '../core/wiring.ts';
 import { ADMIN_LEVEL } from '../identity/constants.ts';
 import { getUser } from '../identity/index.ts';
 import { type EmailType, notificationContent } from './compose.ts';
-import type { EmailRequest, SentEmail } from './email.ts';
+import { type EmailRequest, type SentEmail, suppressedError } from './email.ts';
 import { checkFreeText, checkRecipient, reserveSend } from './policy.ts';
+import { sentRecord } from './store.ts';
+import { isSuppressed } from './suppressions.ts';
+import { checkTemplateSend } from './templates.ts';
 
 /** Starts (or attaches to) the send run `workflowId`, filed under the user: handed in by the root. */
 export type RunSend = (workflowId: string, req: EmailRequest) => Promise<{ result: SentEmail; attached: boolean }>;
@@ -61,7 +64,9 @@ async function recipientOf(r: SendRequest): Promise<{ recipient: string; own?: s
 export async function requestEmail(r: SendRequest): Promise<{ sent: SentEmail; duplicate: boolean }> {
   const { organization_id: org, user_id, metadata } = r;
   let { recipient, own } = await recipientOf(r);
-  if (r.email_type === 'notification') notificationContent(metadata, org); // refuses bad templates before anything starts
+  // Bad templates, unknown template ids and unfilled variables are refused before anything starts.
+  if (metadata.template_id !== undefined) await checkTemplateSend(org, r.email_type, metadata);
+  else if (r.email_type === 'notification') notificationContent(metadata, org);
   if (r.actor_level < ADMIN_LEVEL) {
     if (own === undefined) own = (await getUser(org, user_id)).email;
     checkRecipient(r.actor_level, recipient, own);
@@ -74,6 +79,10 @@ export async function requestEmail(r: SendRequest): Promise<{ sent: SentEmail; d
     `auto-${randomUUID()}`;
   if (rawKey.length > 200) throw invalid('metadata.idempotency_key', 'at most 200 characters');
   const idempotency_key = `${user_id}:${rawKey}`;
+  // A suppressed recipient is refused before anything is counted or started; a repeat of a key
+  // already sent still answers its first send (sendEmail checks again just before delivering).
+  const suppressed = !(await sentRecord(org, idempotency_key)) && (await isSuppressed(org, recipient));
+  if (suppressed) throw suppressedError(recipient, suppressed.reason);
   if (r.actor_level < ADMIN_LEVEL) await reserveSend({ organization_id: org, user_id, idempotency_key });
   const workflowId = `email:${org}:${createHash('sha256').update(idempotency_key).digest('hex').slice(0, 32)}`;
   const req: EmailRequest = {

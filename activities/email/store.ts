@@ -5,11 +5,19 @@
  * a conditional `$inc` (`n < limit`), exact when senders race in any process.
  */
 import { byId, insertOnce } from '../core/db/index.ts';
-import { EmailLog, type EmailLogDoc, SendCount } from './models.ts';
+import {
+  EmailLog,
+  type EmailLogDoc,
+  EmailTemplate,
+  type EmailTemplateDoc,
+  SendCount,
+  Suppression,
+  type SuppressionDoc,
+} from './models.ts';
 
 const BATCH = 500;
 
-export type { EmailLogDoc };
+export type { EmailLogDoc, EmailTemplateDoc, SuppressionDoc };
 
 const sentId = (organization_id: string, idempotency_key: string) => `${organization_id}|${idempotency_key}`;
 
@@ -101,4 +109,77 @@ export async function sendCountsOf(
 /** Deletes the user's hourly counters, on the (organization_id, user_id, hour) index. */
 export async function deleteSendCounts(organization_id: string, user_id: string): Promise<number> {
   return (await SendCount.deleteMany({ organization_id, user_id })).deletedCount ?? 0;
+}
+
+// ---- templates (templates.ts)
+
+const templateKey = (organization_id: string, template_id: string) => `${organization_id}|${template_id}`;
+
+export const readTemplate = (organization_id: string, template_id: string) =>
+  byId<EmailTemplateDoc>(EmailTemplate, templateKey(organization_id, template_id));
+
+/** A new template; false when the organization already has one of this id. */
+export const insertTemplate = (doc: Omit<EmailTemplateDoc, '_id'>) =>
+  insertOnce(EmailTemplate, { _id: templateKey(doc.organization_id, doc.template_id), ...doc });
+
+/** Replaces a template's content; null when it does not exist (deleted meanwhile). */
+export const replaceTemplate = (
+  organization_id: string,
+  template_id: string,
+  set: Pick<EmailTemplateDoc, 'name' | 'default_locale' | 'versions' | 'variables' | 'updated_at' | 'updated_by'>,
+) =>
+  EmailTemplate.findOneAndUpdate(
+    { _id: templateKey(organization_id, template_id) },
+    { $set: set },
+    { new: true },
+  ).lean<EmailTemplateDoc>();
+
+export async function deleteTemplate(organization_id: string, template_id: string): Promise<boolean> {
+  return ((await EmailTemplate.deleteOne({ _id: templateKey(organization_id, template_id) })).deletedCount ?? 0) === 1;
+}
+
+export const countTemplates = (organization_id: string) => EmailTemplate.countDocuments({ organization_id });
+
+export const listTemplates = (organization_id: string, limit: number) =>
+  EmailTemplate.find({ organization_id }).sort({ created_at: -1 }).limit(limit).lean<EmailTemplateDoc[]>();
+
+// ---- suppressions (suppressions.ts): `_id` `<organization>|<address hash>`
+
+const suppressionKey = (organization_id: string, address_hash: string) => `${organization_id}|${address_hash}`;
+
+export const readSuppression = (organization_id: string, address_hash: string) =>
+  byId<SuppressionDoc>(Suppression, suppressionKey(organization_id, address_hash));
+
+/** Suppresses once: false when the address was suppressed already (the first reason stays). */
+export const insertSuppression = (doc: Omit<SuppressionDoc, '_id'>) =>
+  insertOnce(Suppression, { _id: suppressionKey(doc.organization_id, doc.address_hash), ...doc });
+
+export async function deleteSuppression(organization_id: string, address_hash: string): Promise<boolean> {
+  return (
+    ((await Suppression.deleteOne({ _id: suppressionKey(organization_id, address_hash) })).deletedCount ?? 0) === 1
+  );
+}
+
+/** The organization's suppressions, newest first, those before `before` (the page's cursor). */
+export const listSuppressions = (organization_id: string, limit: number, before?: Date, reason?: string) =>
+  Suppression.find({
+    organization_id,
+    ...(before && { created_at: { $lt: before } }),
+    ...(reason && { reason }),
+  })
+    .sort({ created_at: -1 })
+    .limit(limit)
+    .lean<SuppressionDoc[]>();
+
+/** Suppressions by address hash (a user's export and erasure), on the primary key. */
+export const suppressionsOf = (organization_id: string, hashes: string[]) =>
+  Suppression.find({ _id: { $in: hashes.map((h) => suppressionKey(organization_id, h)) } }).lean<SuppressionDoc[]>();
+
+/** Blanks the addresses of these suppressions: the hashes stay, so the person is still not mailed. */
+export async function forgetSuppressedAddresses(organization_id: string, hashes: string[]): Promise<number> {
+  const res = await Suppression.updateMany(
+    { _id: { $in: hashes.map((h) => suppressionKey(organization_id, h)) }, address: { $ne: null } },
+    { $set: { address: null } },
+  );
+  return res.modifiedCount ?? 0;
 }

@@ -284,6 +284,7 @@ const SCHEDULE_FIELDS = [
   'status',
   'metadata.action_type',
   'metadata.template',
+  'metadata.template_id',
   'metadata.email_type',
   'metadata.recurrency',
 ];

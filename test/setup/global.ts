@@ -26,6 +26,15 @@ async function startSmtp(dir: string): Promise<{ url: string; close(): Promise<v
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    // A mailbox that does not exist: any hard-bounce-…@ address is refused for good at RCPT TO
+    // (test/email/suppressions.test.ts: the platform suppresses it as a hard bounce).
+    onRcptTo(address, _session, callback) {
+      if (/^hard-bounce-/i.test(address.address)) {
+        const err = Object.assign(new Error('5.1.1 No such user here'), { responseCode: 550 });
+        return callback(err);
+      }
+      callback();
+    },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
