@@ -211,6 +211,34 @@ const TABLE: Record<string, Entry> = {
     action: 'user.update',
     target: { type: 'user', id: w.u.user_id },
   }),
+  'PATCH /api/keys/{key_id}': async (w) => ({
+    params: { key_id: w.keyId },
+    json: { name: 'Audited key' },
+    action: 'api_key.update',
+    target: { type: 'api_key', id: w.keyId },
+  }),
+  'DELETE /api/sessions/{session_id}': async (w) => {
+    const s = await newSession(w);
+    return {
+      params: { session_id: s.session_id },
+      action: 'session.end',
+      target: { type: 'session', id: s.session_id },
+    };
+  },
+  'POST /api/users/{user_ref}/sessions/end-others': async (w) => {
+    const s = await newSession(w);
+    return {
+      params: { user_ref: w.u.user_id },
+      json: { current_session_id: s.session_id },
+      action: 'session.end_others',
+      target: { type: 'user', id: w.u.user_id },
+    };
+  },
+  'PUT /api/sessions/policy': async (w) => ({
+    json: { idle_timeout_seconds: 86_400 },
+    action: 'session_policy.update',
+    target: { type: 'organization', id: w.t.organization_id },
+  }),
 
   // privacy (edge/routes/privacy.ts): the actions derived from the paths
   'POST /api/users/{user_ref}/export': async (w) => {
