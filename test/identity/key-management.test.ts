@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { adminKey, basicUser, call, newTenant, until } from '../helpers/api.ts';
 import { useSuiteClients } from '../helpers/runtime.ts';
+import { unzip } from '../helpers/zip.ts';
 
 const suite = useSuiteClients();
 
@@ -201,8 +202,8 @@ describe('GET /api/keys/{key_id}/usage', () => {
   });
 });
 
-describe("a key's name, meta, credits and usage at the user's erasure", () => {
-  it('deletes the usage days and credits and drops name and meta', async () => {
+describe("a key's name, meta, credits and usage in the user's export and erasure", () => {
+  it('exports name, meta and usage days; erasure deletes the usage days and credits and drops name and meta', async () => {
     const t = await newTenant();
     const u = await basicUser(t);
     const key_id = await keyIdOf(t.adminKey, u.user_id);
@@ -218,6 +219,23 @@ describe("a key's name, meta, credits and usage at the user's erasure", () => {
       (d) => d !== null,
       15_000,
     );
+    const started = await call('POST', `/api/users/${u.user_id}/export`, { key: u.key });
+    expect(started.status).toBe(202);
+    await until(
+      'the export ready',
+      () => call('GET', `/api/users/${u.user_id}/exports/${started.body.export_id}`, { key: u.key }),
+      (r) => r.body.export?.status === 'ready',
+      120_000,
+      500,
+    );
+    const zip = await unzip(
+      (await call('GET', `/api/users/${u.user_id}/exports/${started.body.export_id}/download`, { key: u.key })).raw,
+    );
+    const identity = JSON.parse(zip.get('identity.json')!.toString());
+    expect(identity.api_keys[0]).toMatchObject({ key_id, name: 'Ana phone', meta: { device: 'pixel' } });
+    expect(identity.api_key_usage_days[0]).toMatchObject({ key_id, day: today });
+    expect(identity.api_key_usage_days[0].success).toBeGreaterThanOrEqual(1);
+
     const erase = await call('DELETE', `/api/users/${u.user_id}`, { key: t.adminKey, json: { reason: 'asked' } });
     expect(erase.status).toBe(202);
     await until(
