@@ -100,6 +100,27 @@ describe('suppressions: the admin routes', () => {
     expect(JSON.stringify(audit)).not.toContain(to.toLowerCase().split('@')[0]);
   });
 
+  it('a repeat of a key sent before the suppression answers its first send; a new key is refused and nothing is sent', async () => {
+    const t = await newTenant();
+    const to = `${unique('retry')}@example.com`;
+    const keyed = (idempotency_key: string) =>
+      call('POST', '/email/send', {
+        key: t.adminKey,
+        json: {
+          user_id: 'retrier',
+          conversation_id: '-',
+          email_type: 'notification',
+          metadata: { recipient: to, subject: 'News', body: 'Hello.', idempotency_key },
+        },
+      });
+    const first = ok('send', await keyed('k1')).body;
+    ok('suppress', await call('POST', S, { key: t.adminKey, json: { address: to } }));
+    const repeat = ok('repeat', await keyed('k1')).body;
+    expect(repeat).toMatchObject({ message_id: first.message_id, duplicate: true });
+    expect((await keyed('k2')).status).toBe(409);
+    expect(await inbox(to)).toHaveLength(1);
+  });
+
   it('a basic key may not read, add or lift them, nor may another organization; bad input is 422; nothing changes', async () => {
     const t = await newTenant();
     const u = await basicUser(t);

@@ -163,6 +163,12 @@ describe('mail templates: the admin routes', () => {
     const taken = await create(t, { ...WELCOME, name: 'Another' });
     expect(taken.status).toBe(409);
     expect(taken.body.detail).toMatch(/^template_id: welcome-back exists already/);
+    // Two creations of one id at once: one template, the other 409.
+    const racing = await Promise.all([
+      create(t, { ...WELCOME, template_id: 'race' }),
+      create(t, { ...WELCOME, template_id: 'race', name: 'Second' }),
+    ]);
+    expect(racing.map((r) => r.status).sort()).toEqual([201, 409]);
     // A bad replacement changes nothing either.
     expect((await call('PUT', `${T}/welcome-back`, { key: t.adminKey, json: v({ text: '{{' }) })).status).toBe(422);
     expect(ok('get', await call('GET', `${T}/welcome-back`, { key: t.adminKey })).body.template.versions).toHaveLength(
