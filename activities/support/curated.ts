@@ -47,7 +47,7 @@ export async function createCurated(
 export async function changeCurated(
   organization_id: string,
   curated_id: string,
-  change: { question?: string; answer?: string },
+  change: { question: string; answer: string },
 ): Promise<CuratedView> {
   const doc = await updateCurated(organization_id, curated_id, change);
   if (!doc) throw notFound(`Curated answer not found: ${curated_id}`);

@@ -416,7 +416,7 @@ defineRoute({
   method: 'PUT',
   paths: ['/api/support/curated/:curated_id'],
   tag,
-  summary: 'Changes a curated answer (admin): its question, its answer or both',
+  summary: 'Replaces a curated answer (admin): its question and its answer',
   auth: 'admin',
   audit: {
     action: 'support_curated.update',
@@ -425,13 +425,7 @@ defineRoute({
   },
   params: z.object({ curated_id: requiredId }),
   query: orgQuery,
-  body: z
-    .object({ question: curatedQuestion.optional(), answer: curatedText.optional() })
-    .strict()
-    .refine((b) => b.question !== undefined || b.answer !== undefined, {
-      path: ['question'],
-      message: 'a question or an answer is required',
-    }),
+  body: z.object({ question: curatedQuestion, answer: curatedText }),
   response: z.object({ success: z.literal(true), curated }),
   handler: async ({ principal, params, query, body }) => ({
     success: true,

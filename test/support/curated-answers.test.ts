@@ -58,7 +58,7 @@ describe('curated answers', () => {
     const s = await setup();
     const edited = await call('PUT', `${C}/${s.id}`, {
       key: s.t.adminKey,
-      json: { answer: 'Write to us before the order ships.' },
+      json: { question: PAIR.question, answer: 'Write to us before the order ships.' },
     });
     expect(edited.status).toBe(200);
     expect(edited.body.curated).toMatchObject({
@@ -77,12 +77,13 @@ describe('curated answers', () => {
     const s = await setup();
     expect((await call('GET', C, { key: s.user.key })).status).toBe(403);
     expect((await call('POST', C, { key: s.user.key, json: PAIR })).status).toBe(403);
-    expect((await call('PUT', `${C}/${s.id}`, { key: s.user.key, json: { answer: 'pwned' } })).status).toBe(403);
+    const pwned = { question: 'pwned?', answer: 'pwned' };
+    expect((await call('PUT', `${C}/${s.id}`, { key: s.user.key, json: pwned })).status).toBe(403);
     expect((await call('DELETE', `${C}/${s.id}`, { key: s.user.key })).status).toBe(403);
 
     const other = await newTenant();
     expect((await call('GET', C, { key: other.adminKey })).body.curated).toEqual([]);
-    expect((await call('PUT', `${C}/${s.id}`, { key: other.adminKey, json: { answer: 'pwned' } })).status).toBe(404);
+    expect((await call('PUT', `${C}/${s.id}`, { key: other.adminKey, json: pwned })).status).toBe(404);
     expect((await call('DELETE', `${C}/${s.id}`, { key: other.adminKey })).status).toBe(404);
     const theirs = await basicUser(other);
     const session = await call('POST', '/initialize_session', { key: theirs.key, json: { user_id: theirs.user_id } });
@@ -101,9 +102,10 @@ describe('curated answers', () => {
     const long = await call('POST', C, { key: s.t.adminKey, json: { question: 'q', answer: 'a'.repeat(4001) } });
     expect(long.status).toBe(422);
     expect(long.body.detail).toMatch(/^answer/);
-    const nothing = await call('PUT', `${C}/${s.id}`, { key: s.t.adminKey, json: {} });
-    expect(nothing.status).toBe(422);
-    expect(nothing.body.detail).toMatch(/^question/);
+    const half = await call('PUT', `${C}/${s.id}`, { key: s.t.adminKey, json: { question: 'Only a question?' } });
+    expect(half.status).toBe(422);
+    expect(half.body.detail).toMatch(/^answer/);
+    expect((await call('GET', C, { key: s.t.adminKey })).body.curated[0]).toMatchObject(PAIR);
     expect((await call('GET', C, { key: s.t.adminKey })).body.total).toBe(1);
   });
 });
