@@ -213,6 +213,40 @@ describe('suppressions: the unsubscribe link', () => {
   });
 });
 
+describe('suppressions: scheduled mail', () => {
+  it("a scheduled email event's run to a suppressed address fails with the reason and sends nothing", async () => {
+    const t = await newTenant();
+    const to = `${unique('sched')}@example.com`;
+    const B = '/api/scheduler-service/events';
+    const ev = ok(
+      'event',
+      await call('POST', B, {
+        key: t.adminKey,
+        json: {
+          idp_id: unique('mailer'),
+          type_of_event: 'email',
+          recurrency: 'weekly',
+          start_event: new Date(Date.now() + 86_400_000).toISOString(),
+          metadata: { recipient: to, subject: 'Weekly', body: 'Your week.' },
+        },
+      }),
+    ).body.event;
+    ok('suppress', await call('POST', S, { key: t.adminKey, json: { address: to, reason: 'unsubscribe' } }));
+    ok('execute', await call('POST', `${B}/${ev.id}/execute`, { key: t.adminKey }));
+    const seen = await until(
+      'the run',
+      () => call('GET', `/scheduler/events/${ev.id}/runs`, { key: t.adminKey }),
+      (r) => r.body.runs?.length === 1,
+      60_000,
+    );
+    expect(seen.body.runs[0]).toMatchObject({ outcome: 'failed', result: null });
+    expect(seen.body.runs[0].error).toMatch(
+      /^metadata\.recipient: .* is suppressed in this organization \(unsubscribe\)/,
+    );
+    expect(await inbox(to)).toEqual([]);
+  });
+});
+
 describe('suppressions: hard bounces and erasure', () => {
   it('a recipient the SMTP server refuses for good at RCPT (the suite server rejects hard-bounce-* with 550) is suppressed as a hard bounce', async () => {
     const t = await newTenant();
