@@ -231,23 +231,25 @@ const reply = z.object({
   by: z.string().describe('the admin user who wrote it'),
   at: z.string(),
 });
-const handoff = z.object({
-  handoff_id: z.string(),
-  organization_id: z.string(),
-  user_id: z.string(),
-  conversation_id: z.string(),
-  turn_id: z.string().describe('the turn whose answer escalated'),
-  reason: z.enum(['no_answer', 'model_unsure', 'asked_for_person']),
-  question: z.string(),
-  status: z.enum(['open', 'claimed', 'closed']),
-  claimed_by: z.string().nullable(),
-  claimed_at: z.string().nullable(),
-  closed_by: z.string().nullable(),
-  closed_at: z.string().nullable(),
-  replies: z.array(reply),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+const handoff = z
+  .object({
+    handoff_id: z.string(),
+    organization_id: z.string(),
+    user_id: z.string(),
+    conversation_id: z.string(),
+    turn_id: z.string().describe('the turn whose answer escalated'),
+    reason: z.enum(['no_answer', 'model_unsure', 'asked_for_person']),
+    question: z.string(),
+    status: z.enum(['open', 'claimed', 'closed']),
+    claimed_by: z.string().nullable(),
+    claimed_at: z.string().nullable(),
+    closed_by: z.string().nullable(),
+    closed_at: z.string().nullable(),
+    replies: z.array(reply),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SupportHandoff' });
 const handoffParams = z.object({ handoff_id: requiredId });
 const orgQuery = z.object({ organization_id: organizationId });
 const handoffAnswer = z.object({ success: z.literal(true), handoff });
@@ -355,15 +357,17 @@ defineRoute({
   }),
 });
 
-const curated = z.object({
-  curated_id: z.string(),
-  organization_id: z.string(),
-  question: z.string(),
-  answer: z.string(),
-  created_by: z.string(),
-  created_at: z.string(),
-  updated_at: z.string(),
-});
+const curated = z
+  .object({
+    curated_id: z.string(),
+    organization_id: z.string(),
+    question: z.string(),
+    answer: z.string(),
+    created_by: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'SupportCuratedAnswer' });
 const curatedQuestion = z.string().trim().min(1, 'must not be empty').max(500);
 const curatedText = z.string().trim().min(1, 'must not be empty').max(4000);
 
