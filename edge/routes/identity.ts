@@ -278,9 +278,10 @@ defineRoute({
     credits: credits.nullable(),
   }),
   handler: async ({ principal, params, body }) => {
+    // Another organization is refused before the body is judged: a probe learns nothing from a 422.
+    const org = organizationFor(principal, body.organization_id);
     if (body.name === undefined && body.meta === undefined && body.credits === undefined)
       throw invalid('name', 'give at least one of name, meta, credits');
-    const org = organizationFor(principal, body.organization_id);
     const out = await updateApiKey(principal, org, params.key_id, {
       name: body.name,
       meta: body.meta,
