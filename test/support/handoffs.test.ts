@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { supportUserData } from '../../activities/support/index.ts';
+import { answerQuestion, supportUserData } from '../../activities/support/index.ts';
 import { basicUser, call, newTenant, type Tenant, unique } from '../helpers/api.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
 
@@ -97,6 +97,27 @@ describe('support handoffs', () => {
       created_at: open[0].created_at,
     });
     expect(JSON.stringify(events.body.events[0])).not.toMatch(/Paris/);
+  });
+
+  it('a retried turn (same turn_id, as a scheduled run or an audio run retries) finds its handoff, even once closed', async () => {
+    const t = await tenantWithKb();
+    const user = await basicUser(t);
+    const conv = await conversation(user.key, user.user_id);
+    const turn = {
+      organization_id: t.organization_id,
+      user_id: user.user_id,
+      conversation_id: conv,
+      prompt: 'Do you sell umbrellas?',
+      turn_id: unique('turn_retry'),
+    };
+    const first = await answerQuestion(turn);
+    expect(first.metadata.escalation_reason).toBe('no_answer');
+    expect((await call('POST', `${H}/${first.metadata.handoff_id}/close`, { key: t.adminKey })).status).toBe(200);
+    const retried = await answerQuestion(turn);
+    expect(retried.metadata.handoff_id).toBe(first.metadata.handoff_id);
+    expect(await handoffsOf(t)).toHaveLength(1);
+    const events = await call('GET', '/api/events?type=support.escalated', { key: t.adminKey });
+    expect(events.body.events).toHaveLength(1);
   });
 
   it('a user asking for a person is handed over at once (reason asked_for_person), whatever the knowledge base says', async () => {
