@@ -24,6 +24,7 @@ export {
   reviewRedemption,
   settleRedemption,
   settleReviewed,
+  syncScheduledCatalogues,
 } from './gifts/index.ts';
 export { purgeIdempotencyKeys } from './idempotency/index.ts';
 export { convertStoredHeic, discardUpload, processStoredImage } from './images/index.ts';

@@ -4,6 +4,7 @@ export { generateThumbnailWorkflow, processDocumentWorkflow } from './documents.
 export { emailWorkflow } from './email.ts';
 export { eventsMaintenanceWorkflow } from './events-maintenance.ts';
 export { feedbackAnalysisWorkflow } from './feedback.ts';
+export { giftCatalogueWorkflow } from './gift-catalogue.ts';
 export { convertHeicWorkflow, processImageWorkflow } from './images.ts';
 export { loyaltyMaintenanceWorkflow } from './loyalty-maintenance.ts';
 export { paymentEventWorkflow } from './payments.ts';

@@ -13,6 +13,9 @@
  *   looks the transaction up by that identifier, and a "duplicate" answer is read as the existing
  *   transaction. PROCESSING answers are polled by the caller (check) until final.
  *
+ * Both also answer the account's balance, the provider's gift-card catalogue and the operator a
+ * phone number belongs to (docs/components/gifts.md#funding, #the-providers-catalogue).
+ *
  * The engine imports no component: storage, secrets and settings come in as arguments.
  */
 import { createHmac } from 'node:crypto';
@@ -31,6 +34,39 @@ export interface GiftOrder {
   country: string | null;
   phone_number?: string | null;
   account_reference?: string | null;
+  /** the provider's product id (a gift imported from its catalogue) */
+  product_id?: string | null;
+  /** the sandbox account the order is paid from (the organization); Reloadly has one account */
+  account?: string | null;
+  /** what the order costs in the account's currency, when known: the sandbox spends it */
+  cost?: { amount: number; currency: string } | null;
+}
+
+/** The provider account's funds, in its own currency. */
+export interface ProviderBalance {
+  balance: number;
+  currency: string;
+}
+
+/** One gift card of the provider's catalogue, as the gifts component imports it. */
+export interface ProviderProduct {
+  product_id: string;
+  name: string;
+  brand: string | null;
+  country: string | null;
+  logo_url: string | null;
+  /** the recipient's currency: the denominations' */
+  currency: string;
+  denominations: { type: 'fixed'; amounts: number[] } | { type: 'range'; min: number; max: number };
+  /** the account's currency, and what one unit of `currency` costs in it (null: not told) */
+  sender_currency: string | null;
+  rate: number | null;
+}
+
+/** The operator the provider says a number belongs to. */
+interface DetectedOperator {
+  operator_id: string;
+  name: string;
 }
 
 type Fulfilment =
@@ -48,6 +84,12 @@ export interface GiftProvider {
    * order is an error, not a refusal, since the provider's records say nothing final).
    */
   check(o: GiftOrder, transaction_id: string | null): Promise<Fulfilment>;
+  /** The account's balance (`account`: the sandbox's per-organization account; Reloadly has one). */
+  balance(account: string): Promise<ProviderBalance>;
+  /** The whole gift-card catalogue, every page. */
+  catalogue(): Promise<ProviderProduct[]>;
+  /** The operator of a mobile number (E.164) in a country; null when the provider cannot tell. */
+  detectOperator(phone: string, country: string): Promise<DetectedOperator | null>;
 }
 
 /** A provider that cannot be reached or answers 5xx: the caller retries (the order is idempotent). */
@@ -60,16 +102,54 @@ const SANDBOX_PROCESSING_MS = 30_000;
 export interface SandboxTransaction {
   custom_identifier: string;
   transaction_id: string;
-  rule: 'deliver' | 'refuse' | 'delay';
+  rule: 'deliver' | 'refuse' | 'delay' | 'unfunded';
   kind: GiftKind;
   created_at: Date;
 }
 
 export interface SandboxTransactions {
-  /** Stores tx unless a transaction with its custom_identifier exists; answers the stored one. */
-  once(tx: SandboxTransaction): Promise<SandboxTransaction>;
+  /** Stores tx unless a transaction with its custom_identifier exists; answers the stored one (`inserted`: this one). */
+  once(tx: SandboxTransaction): Promise<SandboxTransaction & { inserted: boolean }>;
   get(custom_identifier: string): Promise<SandboxTransaction | null>;
 }
+
+/** The sandbox's accounts, one per organization, so tenants sharing a sandbox never drain each other. */
+export interface SandboxAccounts {
+  balance(account: string): Promise<ProviderBalance>;
+  /** Takes `cost` from the account when it holds that much (one atomic write); false when it does not. */
+  spend(account: string, cost: { amount: number; currency: string }): Promise<boolean>;
+  /** Gives back what spend took (an order that turned out to be a retry). */
+  refund(account: string, cost: { amount: number; currency: string }): Promise<void>;
+}
+
+/** The sandbox's gift-card catalogue: one fixed and one range product, so a sync has something to import. */
+export const SANDBOX_PRODUCTS: readonly ProviderProduct[] = [
+  {
+    product_id: 'sbx-1001',
+    name: 'Sandbox Books 10 USD',
+    brand: 'Sandbox Books',
+    country: 'US',
+    logo_url: null,
+    currency: 'USD',
+    denominations: { type: 'fixed', amounts: [10, 25, 50] },
+    sender_currency: 'USD',
+    rate: 1,
+  },
+  {
+    product_id: 'sbx-1002',
+    name: 'Sandbox Music MXN',
+    brand: 'Sandbox Music',
+    country: 'MX',
+    logo_url: null,
+    currency: 'MXN',
+    denominations: { type: 'range', min: 100, max: 2000 },
+    sender_currency: 'USD',
+    rate: 0.05,
+  },
+];
+
+/** A number the sandbox detects as another operator's (as 0000 and 0001 have their own rules). */
+const SANDBOX_OTHER_OPERATOR: DetectedOperator = { operator_id: 'sbx-other', name: 'Sandbox Other Mobile' };
 
 function sandboxRule(o: GiftOrder): SandboxTransaction['rule'] {
   if (o.kind !== 'mobile_top-ups') return 'deliver';
@@ -81,6 +161,7 @@ function sandboxRule(o: GiftOrder): SandboxTransaction['rule'] {
 
 export function sandboxProvider(opts: {
   transactions: SandboxTransactions;
+  accounts: SandboxAccounts;
   secret: string;
   now?: () => number;
 }): GiftProvider {
@@ -92,6 +173,12 @@ export function sandboxProvider(opts: {
       .join('')
       .replace(/(\d{4})(?=\d)/g, '$1-');
   const outcome = (tx: SandboxTransaction): Fulfilment => {
+    if (tx.rule === 'unfunded')
+      return {
+        state: 'refused',
+        transaction_id: tx.transaction_id,
+        reason: "The gift provider refused the order: the account's balance does not cover it",
+      };
     if (tx.rule === 'refuse')
       return {
         state: 'refused',
@@ -110,19 +197,40 @@ export function sandboxProvider(opts: {
   return {
     name: 'sandbox',
     async order(o) {
+      const first = await opts.transactions.get(o.custom_identifier);
+      if (first) return outcome(first);
+      // Paid first, then recorded: when an order is found recorded meanwhile (a concurrent retry)
+      // the payment goes back, so an order is paid once (a crash between the two loses sandbox money only).
+      let rule = sandboxRule(o);
+      const cost = o.account && o.cost && o.cost.amount > 0 && rule !== 'refuse' ? o.cost : null;
+      let paid = false;
+      if (cost) {
+        const account = await opts.accounts.balance(o.account!);
+        // Another currency: the sandbox does not convert, and does not charge.
+        if (account.currency === cost.currency) {
+          paid = await opts.accounts.spend(o.account!, cost);
+          if (!paid) rule = 'unfunded';
+        }
+      }
       const tx = await opts.transactions.once({
         custom_identifier: o.custom_identifier,
         transaction_id: `sbx_${digest(o.custom_identifier).subarray(16, 28).toString('hex')}`,
-        rule: sandboxRule(o),
+        rule,
         kind: o.kind,
         created_at: new Date(now()),
       });
+      if (paid && !tx.inserted) await opts.accounts.refund(o.account!, cost!);
       return outcome(tx);
     },
     async check(o) {
       const tx = await opts.transactions.get(o.custom_identifier);
       if (!tx) throw unavailable(`sandbox transaction ${o.custom_identifier} not found`);
       return outcome(tx);
+    },
+    balance: (account) => opts.accounts.balance(account),
+    catalogue: async () => SANDBOX_PRODUCTS.map((p) => structuredClone(p)),
+    async detectOperator(phone) {
+      return phone.endsWith('0002') ? { ...SANDBOX_OTHER_OPERATOR } : null;
     },
   };
 }
@@ -179,12 +287,83 @@ function orderBody(o: GiftOrder): Record<string, unknown> {
   };
   if (o.kind === 'mobile_top-ups')
     return { ...common, operatorName: o.product, recipientPhone: { countryCode: o.country, number: o.phone_number } };
-  if (o.kind === 'electronic_pins') return { ...common, productName: o.product, quantity: 1, unitPrice: o.amount };
+  if (o.kind === 'electronic_pins')
+    return {
+      ...common,
+      ...(o.product_id ? { productId: Number(o.product_id) || o.product_id } : {}),
+      productName: o.product,
+      quantity: 1,
+      unitPrice: o.amount,
+    };
   return {
     ...common,
     billerName: o.product,
     subscriberAccountNumber: o.account_reference,
     referenceId: o.custom_identifier,
+  };
+}
+
+/** A finite, non-negative number out of the provider's JSON (strings included), else null. */
+const amountOf = (v: unknown): number | null => {
+  const n = typeof v === 'string' ? Number(v) : v;
+  return typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : null;
+};
+const codeOf = (v: unknown): string | null =>
+  typeof v === 'string' && /^[A-Za-z]{3}$/.test(v.trim()) ? v.trim().toUpperCase() : null;
+
+/** The catalogue is read a page at a time; past this many pages it is cut (and the sync says so by failing). */
+const CATALOGUE_PAGE_SIZE = 200;
+const CATALOGUE_MAX_PAGES = 100;
+
+type ReloadlyProduct = Record<string, unknown> & {
+  brand?: { brandName?: unknown };
+  country?: { isoName?: unknown };
+};
+
+/**
+ * A Reloadly gift card as a ProviderProduct; null when it cannot be offered (no id, no currency,
+ * no usable denomination). FIXED: `fixedRecipientDenominations`; RANGE: the recipient's min and
+ * max. The rate is `recipientCurrencyToSenderCurrencyExchangeRate`, else read off the fixed map.
+ */
+function productOf(p: ReloadlyProduct): ProviderProduct | null {
+  const product_id = p.productId ?? p.id;
+  const currency = codeOf(p.recipientCurrencyCode);
+  if ((typeof product_id !== 'number' && typeof product_id !== 'string') || !currency) return null;
+  const name = text(p.productName) ?? `Product ${product_id}`;
+  let denominations: ProviderProduct['denominations'];
+  if (String(p.denominationType).toUpperCase() === 'RANGE') {
+    const min = amountOf(p.minRecipientDenomination);
+    const max = amountOf(p.maxRecipientDenomination);
+    if (min === null || max === null || min <= 0 || max < min) return null;
+    denominations = { type: 'range', min, max };
+  } else {
+    const list = Array.isArray(p.fixedRecipientDenominations) ? p.fixedRecipientDenominations : [];
+    const amounts = [...new Set(list.map(amountOf).filter((n): n is number => n !== null && n > 0))].sort(
+      (a, b) => a - b,
+    );
+    if (!amounts.length) return null;
+    denominations = { type: 'fixed', amounts };
+  }
+  let rate = amountOf(p.recipientCurrencyToSenderCurrencyExchangeRate);
+  const map = p.fixedRecipientToSenderDenominationsMap;
+  if (!rate && map && typeof map === 'object') {
+    const [k, v] = Object.entries(map as Record<string, unknown>)[0] ?? [];
+    const r = amountOf(k);
+    const sd = amountOf(v);
+    if (r && sd) rate = Math.round((sd / r) * 1e8) / 1e8; // no binary noise in a stored rate
+  }
+  const logos = Array.isArray(p.logoUrls) ? p.logoUrls : [];
+  const logo = logos.find((u): u is string => typeof u === 'string' && /^https?:\/\//.test(u)) ?? null;
+  return {
+    product_id: String(product_id),
+    name,
+    brand: text(p.brand?.brandName),
+    country: typeof p.country?.isoName === 'string' && /^[A-Z]{2}$/.test(p.country.isoName) ? p.country.isoName : null,
+    logo_url: logo && logo.length <= 2000 ? logo : null,
+    currency,
+    denominations,
+    sender_currency: codeOf(p.senderCurrencyCode),
+    rate: rate || null,
   };
 }
 
@@ -319,6 +498,47 @@ export function httpProvider(s: HttpProviderSettings): GiftProvider {
       if (status >= 400) throw unavailable(`transaction ${transaction_id} answered HTTP ${status}`);
       const answer = single(json);
       return fulfilment(o, answer.transaction ?? answer);
+    },
+    async balance() {
+      const { status, json } = await request('GET', '/accounts/balance');
+      const body = (json ?? {}) as Record<string, unknown>;
+      const balance = typeof body.balance === 'number' && Number.isFinite(body.balance) ? body.balance : null;
+      const currency = codeOf(body.currencyCode);
+      if (status >= 400 || balance === null || !currency)
+        throw unavailable(`the account balance answered HTTP ${status} without a balance and currency`);
+      return { balance, currency };
+    },
+    async catalogue() {
+      const products: ProviderProduct[] = [];
+      for (let page = 1; ; page += 1) {
+        if (page > CATALOGUE_MAX_PAGES) throw unavailable(`the catalogue has more than ${CATALOGUE_MAX_PAGES} pages`);
+        const { status, json } = await request('GET', `/products?page=${page}&size=${CATALOGUE_PAGE_SIZE}`);
+        if (status >= 400) throw unavailable(`the catalogue's page ${page} answered HTTP ${status}`);
+        const body = json as unknown as { content?: ReloadlyProduct[]; last?: boolean; totalPages?: number } | null;
+        const items: ReloadlyProduct[] = Array.isArray(json) ? (json as ReloadlyProduct[]) : (body?.content ?? []);
+        for (const item of items) {
+          const product = productOf(item);
+          if (product) products.push(product);
+        }
+        const last =
+          Array.isArray(json) ||
+          !items.length ||
+          body?.last === true ||
+          (typeof body?.totalPages === 'number' && page >= body.totalPages);
+        if (last) return products;
+      }
+    },
+    async detectOperator(phone, country) {
+      const { status, json } = await request(
+        'GET',
+        `/operators/auto-detect/phone/${encodeURIComponent(phone)}/countries/${encodeURIComponent(country)}`,
+      );
+      if (status === 404) return null;
+      if (status >= 400) throw unavailable(`operator detection answered HTTP ${status}`);
+      const body = (json ?? {}) as Record<string, unknown>;
+      const id = body.operatorId ?? body.id;
+      if (typeof id !== 'number' && typeof id !== 'string') return null;
+      return { operator_id: String(id), name: text(body.name) ?? String(id) };
     },
   };
 }

@@ -52,6 +52,8 @@ const envSchema = z.object({
   // failed this many attempts.
   GIFT_PROCESSING_LIMIT_SECONDS: z.coerce.number().int().min(1).default(86_400),
   GIFT_PROVIDER_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(20),
+  // How long an edge trusts a Reloadly balance it read before checking a redemption against it.
+  GIFT_BALANCE_CACHE_SECONDS: z.coerce.number().int().min(0).max(3600).default(60),
   CONFIG_ENCRYPTION_KEY: optional,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(600),
   AUTH_FAILURES_PER_MINUTE: z.coerce.number().int().min(0).default(30),

@@ -20,7 +20,21 @@ export const GIFT_FIELDS = [
   'supplier',
   'electronic_pin_amount',
   'service_provider',
+  'denominations',
+  'points_per_unit',
+  'operator_id',
 ] as const;
+
+/**
+ * What a gift imported from the provider's catalogue carries besides (written by the sync only:
+ * an admin's PUT keeps them). `available: false`: withdrawn by the provider, kept for the past
+ * redemptions that name it, not redeemable.
+ */
+export const PROVIDER_GIFT_FIELDS = ['provider_product_id', 'provider_currency', 'provider_rate', 'available'] as const;
+
+export const DENOMINATION_TYPES = ['fixed', 'range'] as const;
+/** A fixed list holds at most this many amounts. */
+export const MAX_FIXED_AMOUNTS = 50;
 
 /**
  * `needs_review`: the provider's outcome is unknown (no final answer within the processing limit,

@@ -9,21 +9,14 @@
  */
 import { Context } from '@temporalio/activity';
 
-import { type GiftOrder, type GiftProvider, httpProvider, sandboxProvider } from '../adapters/gift-provider.ts';
-import { encryptSecret, ensureConfigEncryptionKey } from '../core/encryption.ts';
-import { misconfigured } from '../core/errors.ts';
+import type { GiftOrder, GiftProvider } from '../adapters/gift-provider.ts';
+import { encryptSecret } from '../core/encryption.ts';
 import { scrubber } from '../core/scrub.ts';
 import { appliedRequest, debitPoints, getBalance, refundDebit } from '../loyalty/index.ts';
 import type { GiftType, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import { giftProvider } from './provider.ts';
 import { recordRedemptionEvent } from './publish.ts';
-import { giftsSettings } from './settings.ts';
-import {
-  findRedemption,
-  type PersonalFields,
-  type RedemptionOwner,
-  sandboxTransactions,
-  saveRedemption,
-} from './store.ts';
+import { findRedemption, type PersonalFields, type RedemptionOwner, saveRedemption } from './store.ts';
 
 export interface RedemptionInput {
   redemption_id: string;
@@ -34,6 +27,8 @@ export interface RedemptionInput {
   gift_type: GiftType;
   points: number;
   order: GiftOrder;
+  /** the denomination asked for and its currency (gifts with denominations; absent in older runs) */
+  denomination?: { amount: number; currency: string };
   /** when the outcome counts as unknown (absent in runs started before they existed: the defaults) */
   limits?: RedemptionLimits;
 }
@@ -121,37 +116,6 @@ const pinField = (pin_encrypted: string | null | undefined): PersonalFields => (
   erased: () => ({}),
 });
 
-let provider: { key: string; engine: GiftProvider } | undefined;
-
-/** The configured provider, built once per process (the HTTP provider keeps its OAuth token). */
-function giftProvider(): GiftProvider {
-  const cfg = giftsSettings();
-  const key = [
-    cfg.GIFT_PROVIDER,
-    cfg.GIFT_PROVIDER_URL,
-    cfg.GIFT_PROVIDER_AUTH_URL,
-    cfg.GIFT_PROVIDER_CLIENT_ID,
-    cfg.dataDir,
-  ].join('|');
-  if (provider?.key === key) return provider.engine;
-  let engine: GiftProvider;
-  if (cfg.GIFT_PROVIDER === 'reloadly') {
-    if (!cfg.GIFT_PROVIDER_URL || !cfg.GIFT_PROVIDER_CLIENT_ID || !cfg.GIFT_PROVIDER_CLIENT_SECRET)
-      throw misconfigured('gift provider not configured');
-    const url = cfg.GIFT_PROVIDER_URL.replace(/\/+$/, '');
-    engine = httpProvider({
-      url,
-      auth_url: cfg.GIFT_PROVIDER_AUTH_URL ?? `${url}/oauth/token`,
-      client_id: cfg.GIFT_PROVIDER_CLIENT_ID,
-      client_secret: cfg.GIFT_PROVIDER_CLIENT_SECRET,
-    });
-  } else {
-    engine = sandboxProvider({ transactions: sandboxTransactions, secret: ensureConfigEncryptionKey().secret });
-  }
-  provider = { key, engine };
-  return engine;
-}
-
 const state = (doc: RedemptionDoc): RedemptionState => ({ redemption_id: doc.redemption_id, status: doc.status });
 
 /**
@@ -172,6 +136,8 @@ const ownerOf = (input: RedemptionInput): RedemptionOwner => ({
   gift_type: input.gift_type,
   phone_number: input.order.phone_number ?? undefined,
   account_reference: input.order.account_reference ?? undefined,
+  amount: input.denomination?.amount,
+  currency: input.denomination?.currency,
 });
 
 /**

@@ -2,7 +2,7 @@
 import { noteChange } from '../core/audit-note.ts';
 import { notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { GIFT_FIELDS, type GiftType } from './constants.ts';
+import { GIFT_FIELDS, type GiftType, PROVIDER_GIFT_FIELDS } from './constants.ts';
 import type { GiftDoc } from './models.ts';
 import { findGift, insertGift, pageGifts, removeGift, updateGift } from './store.ts';
 
@@ -19,7 +19,7 @@ export interface GiftView extends Omit<GiftDoc, '_id' | 'gift_id' | 'created_at'
 
 function viewGift(g: GiftDoc): GiftView {
   const view: Record<string, unknown> = { id: g.gift_id, organization_id: g.organization_id };
-  for (const f of GIFT_FIELDS) if (g[f] !== undefined && g[f] !== null) view[f] = g[f];
+  for (const f of [...GIFT_FIELDS, ...PROVIDER_GIFT_FIELDS]) if (g[f] !== undefined && g[f] !== null) view[f] = g[f];
   view.created_at = g.created_at.toISOString();
   view.updated_at = g.updated_at.toISOString();
   return view as unknown as GiftView;
@@ -46,7 +46,8 @@ export async function replaceGift(organization_id: string, gift_id: string, inpu
   const doc = await updateGift(organization_id, gift_id, input, unset);
   if (!doc) throw giftNotFound(gift_id);
   for (const f of GIFT_FIELDS)
-    if ((current[f] ?? null) !== (doc[f] ?? null)) noteChange(f, current[f] ?? null, doc[f] ?? null);
+    if (JSON.stringify(current[f] ?? null) !== JSON.stringify(doc[f] ?? null))
+      noteChange(f, current[f] ?? null, doc[f] ?? null);
   return viewGift(doc);
 }
 

@@ -1,4 +1,5 @@
 /** The gifts component's surface: what the edge, the workflows and other components may use. */
+export { syncCatalogue, syncScheduledCatalogues } from './catalogue.ts';
 export type { FulfilAnswer, RedemptionInput, RedemptionState, ReviewCheck, Settlement } from './fulfilment.ts';
 export {
   checkRedemption,
@@ -10,6 +11,7 @@ export {
   settleRedemption,
   settleReviewed,
 } from './fulfilment.ts';
+export { giftSettingsOf, providerBalance, putGiftSettings, setSandboxBalance } from './funding.ts';
 export { createGift, deleteGift, getGift, listGifts, replaceGift } from './gifts.ts';
 export { getRedemption, listRedemptions } from './redemptions.ts';
 export type { RedemptionRuns } from './runs.ts';

@@ -1,6 +1,7 @@
 import mongoose, { Schema } from 'mongoose';
 
 import {
+  DENOMINATION_TYPES,
   GIFT_TYPES,
   type GiftType,
   REDEMPTION_STATUSES,
@@ -9,7 +10,13 @@ import {
   type SettleOutcome,
 } from './constants.ts';
 
-export { GIFT_FIELDS, type GiftType, type RedemptionStatus, type SettleOutcome } from './constants.ts';
+export {
+  GIFT_FIELDS,
+  type GiftType,
+  PROVIDER_GIFT_FIELDS,
+  type RedemptionStatus,
+  type SettleOutcome,
+} from './constants.ts';
 
 const giftSchema = new Schema(
   {
@@ -27,10 +34,33 @@ const giftSchema = new Schema(
     supplier: { type: String },
     electronic_pin_amount: { type: Number },
     service_provider: { type: String },
+    /** the amounts a redemption may ask for, in `currency`: a list, or a range */
+    denominations: {
+      type: new Schema(
+        {
+          type: { type: String, enum: DENOMINATION_TYPES, required: true },
+          currency: { type: String, required: true },
+          amounts: { type: [Number], default: undefined },
+          min: { type: Number },
+          max: { type: Number },
+        },
+        { _id: false },
+      ),
+      default: undefined,
+    },
+    /** points per unit of the denominations' currency (a redemption costs ceil(amount × this)) */
+    points_per_unit: { type: Number },
+    /** a top-up's operator as the provider names it: a number it detects as another's is refused */
+    operator_id: { type: String },
+    provider_product_id: { type: String },
+    provider_currency: { type: String },
+    provider_rate: { type: Number },
+    available: { type: Boolean },
   },
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 giftSchema.index({ organization_id: 1, gift_type: 1, country: 1 });
+giftSchema.index({ organization_id: 1, provider_product_id: 1 });
 
 export interface GiftDoc {
   _id: string;
@@ -46,9 +76,21 @@ export interface GiftDoc {
   supplier?: string;
   electronic_pin_amount?: number;
   service_provider?: string;
+  denominations?: Denominations;
+  points_per_unit?: number;
+  operator_id?: string;
+  provider_product_id?: string;
+  provider_currency?: string;
+  /** what one unit of the denominations' currency costs in provider_currency */
+  provider_rate?: number;
+  available?: boolean;
   created_at: Date;
   updated_at: Date;
 }
+
+type Denominations =
+  | { type: 'fixed'; currency: string; amounts: number[] }
+  | { type: 'range'; currency: string; min: number; max: number };
 
 /**
  * A redemption, written by its workflow `redemption:<redemption_id>` once its points are held
@@ -81,6 +123,9 @@ const redemptionSchema = new Schema(
     provider_transaction_id: { type: String },
     phone_number: { type: String },
     account_reference: { type: String },
+    /** the denomination asked for, in `currency` (gifts with denominations) */
+    amount: { type: Number },
+    currency: { type: String },
     /** an electronic PIN, encrypted with the configuration key; shown to its owner only */
     pin_encrypted: { type: String },
     /** of the points given back, those whose credit had lapsed meanwhile (written down at once; not in points_refunded) */
@@ -126,6 +171,8 @@ export interface RedemptionDoc {
   phone_number?: string;
   account_reference?: string;
   pin_encrypted?: string;
+  amount?: number;
+  currency?: string;
   points_lapsed?: number;
   settlement?: { outcome: SettleOutcome; settled_by: string; reason?: string | null; settled_at: Date };
   created_at: Date;
@@ -138,7 +185,7 @@ const sandboxTransactionSchema = new Schema(
     /** the customIdentifier (redemption id): a retried order finds the first transaction */
     _id: { type: String, required: true },
     transaction_id: { type: String, required: true },
-    rule: { type: String, enum: ['deliver', 'refuse', 'delay'], required: true },
+    rule: { type: String, enum: ['deliver', 'refuse', 'delay', 'unfunded'], required: true },
     kind: { type: String, enum: GIFT_TYPES, required: true },
     created_at: { type: Date, required: true },
   },
@@ -148,13 +195,93 @@ const sandboxTransactionSchema = new Schema(
 export interface SandboxTransactionDoc {
   _id: string;
   transaction_id: string;
-  rule: 'deliver' | 'refuse' | 'delay';
+  rule: 'deliver' | 'refuse' | 'delay' | 'unfunded';
   kind: GiftType;
   created_at: Date;
 }
 
+/** The sandbox provider's account of an organization (absent: SANDBOX_OPENING_BALANCE in USD). */
+const sandboxAccountSchema = new Schema(
+  {
+    /** the organization id */
+    _id: { type: String, required: true },
+    balance: { type: Number, required: true },
+    currency: { type: String, required: true },
+  },
+  { versionKey: false, timestamps: { createdAt: false, updatedAt: 'updated_at' } },
+);
+
+export interface SandboxAccountDoc {
+  _id: string;
+  balance: number;
+  currency: string;
+}
+
+/**
+ * An organization's gift settings: the low-balance threshold (in the provider account's currency)
+ * and its alert's state (`low_balance_since`: the event of this episode was recorded; cleared when
+ * a read finds the balance at or above the threshold again), and the scheduled catalogue sync.
+ */
+const giftSettingsSchema = new Schema(
+  {
+    /** the organization id */
+    _id: { type: String, required: true },
+    low_balance_threshold: { type: Number },
+    low_balance_since: { type: Date },
+    /** counts the episodes: the event of episode n is keyed `low_balance:n`, recorded once */
+    low_balance_episodes: { type: Number, default: 0 },
+    catalogue_sync: {
+      type: new Schema(
+        { scheduled: { type: Boolean, required: true }, points_per_unit: { type: Number, required: true } },
+        { _id: false },
+      ),
+      default: undefined,
+    },
+    last_sync: {
+      type: new Schema(
+        {
+          at: { type: Date, required: true },
+          created: Number,
+          updated: Number,
+          withdrawn: Number,
+          unchanged: Number,
+          skipped: Number,
+        },
+        { _id: false },
+      ),
+      default: undefined,
+    },
+  },
+  { versionKey: false, timestamps: { createdAt: false, updatedAt: 'updated_at' } },
+);
+giftSettingsSchema.index({ 'catalogue_sync.scheduled': 1 });
+
+export interface SyncCounts {
+  created: number;
+  updated: number;
+  withdrawn: number;
+  unchanged: number;
+  skipped: number;
+}
+
+export interface GiftSettingsDoc {
+  _id: string;
+  low_balance_threshold?: number | null;
+  low_balance_since?: Date | null;
+  low_balance_episodes?: number;
+  catalogue_sync?: { scheduled: boolean; points_per_unit: number } | null;
+  last_sync?: (SyncCounts & { at: Date }) | null;
+  updated_at?: Date;
+}
+
 export const Gift = mongoose.model<GiftDoc>('Gift', giftSchema, 'gifts');
 export const Redemption = mongoose.model<RedemptionDoc>('Redemption', redemptionSchema, 'gift_redemptions');
+export const SandboxAccount = mongoose.model<SandboxAccountDoc>(
+  'GiftSandboxAccount',
+  sandboxAccountSchema,
+  'gift_sandbox_accounts',
+);
+export const GiftSettings = mongoose.model<GiftSettingsDoc>('GiftSettings', giftSettingsSchema, 'gift_settings');
 export const SandboxTransaction = mongoose.model<SandboxTransactionDoc>(
   'GiftSandboxTransaction',
   sandboxTransactionSchema,

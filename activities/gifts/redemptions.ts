@@ -5,12 +5,15 @@
 import { createHash } from 'node:crypto';
 
 import type { GiftOrder } from '../adapters/gift-provider.ts';
+import { warnLine } from '../core/background.ts';
 import { decryptSecret } from '../core/encryption.ts';
 import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
+import { checkFunding } from './funding.ts';
 import { giftNotFound } from './gifts.ts';
-import type { RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import type { GiftDoc, RedemptionDoc, RedemptionStatus, SettleOutcome } from './models.ts';
+import { giftProvider } from './provider.ts';
 import { giftsSettings } from './settings.ts';
 import { findGift, findRedemption, pageRedemptions } from './store.ts';
 
@@ -21,6 +24,8 @@ export interface RedeemRequest {
   idempotency_key?: string;
   phone_number?: string;
   account_reference?: string;
+  /** the denomination asked for (gifts with denominations), in the gift's currency */
+  amount?: number;
 }
 
 /** A redemption id per (organization, user, idempotency key): a retry reaches the same workflow. */
@@ -46,7 +51,7 @@ const phoneOf = (req: RedeemRequest) => req.phone_number?.replace(/[\s().-]/g, '
  * first would tell the user their new number or account got the gift).
  */
 export function sameRedemption(
-  existing: Pick<RedemptionDoc, 'gift_id' | 'phone_number' | 'account_reference'>,
+  existing: Pick<RedemptionDoc, 'gift_id' | 'phone_number' | 'account_reference' | 'amount'>,
   req: RedeemRequest,
 ): void {
   if (existing.gift_id !== req.gift_id) throw conflict('This idempotency key was already used to redeem another gift');
@@ -56,6 +61,83 @@ export function sameRedemption(
   const reference = req.account_reference?.trim();
   if (reference && existing.account_reference && reference !== existing.account_reference)
     throw conflict('This idempotency key was already used for a payment to another account_reference');
+  if (req.amount !== undefined && existing.amount !== undefined && req.amount !== existing.amount)
+    throw conflict('This idempotency key was already used for another amount');
+}
+
+/** Amounts are compared to the cent: 9.999 is not 10. */
+const cents = (n: number) => Math.round(n * 100);
+
+/**
+ * The amount a redemption asks for and its price in points: a gift with denominations needs an
+ * `amount` in its list or range (400 naming it, before anything is held); one without takes none.
+ */
+function priced(gift: GiftDoc, amount: number | undefined): { amount: number | null; points: number } {
+  const d = gift.denominations;
+  if (!d) {
+    if (amount !== undefined)
+      throw invalid('amount', `gift ${gift.gift_id} has a single amount: amount is only for gifts with denominations`);
+    if (!gift.points_value)
+      throw new PlatformError(
+        'conflict',
+        `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`,
+      );
+    return { amount: null, points: gift.points_value };
+  }
+  if (amount === undefined)
+    throw invalid(
+      'amount',
+      d.type === 'fixed'
+        ? `required: one of ${d.amounts.join(', ')} ${d.currency}`
+        : `required: from ${d.min} to ${d.max} ${d.currency}`,
+    );
+  if (d.type === 'fixed' && !d.amounts.some((a) => cents(a) === cents(amount)))
+    throw invalid(
+      'amount',
+      `${amount} is not a denomination of this gift: one of ${d.amounts.join(', ')} ${d.currency}`,
+    );
+  if (d.type === 'range' && (cents(amount) < cents(d.min) || cents(amount) > cents(d.max)))
+    throw invalid('amount', `${amount} is outside this gift's range: from ${d.min} to ${d.max} ${d.currency}`);
+  if (d.type === 'range' && Math.abs(cents(amount) - amount * 100) > 1e-6)
+    throw invalid('amount', 'at most 2 decimal places');
+  if (!gift.points_per_unit)
+    throw new PlatformError(
+      'conflict',
+      `Gift ${gift.gift_id} has no points_per_unit and cannot be redeemed with points`,
+    );
+  // Rounded up: a redemption never costs less than its price (the 1e-9 absorbs binary fractions).
+  return { amount, points: Math.max(1, Math.ceil(amount * gift.points_per_unit - 1e-9)) };
+}
+
+/** What the order costs in the provider account's currency, when the gift says (null: not known). */
+function costOf(gift: GiftDoc, amount: number | null): { amount: number; currency: string } | null {
+  const d = gift.denominations;
+  if (!d || amount === null) return null;
+  if (gift.provider_currency && gift.provider_rate)
+    return { amount: Math.round(amount * gift.provider_rate * 100) / 100, currency: gift.provider_currency };
+  return { amount, currency: d.currency };
+}
+
+const operatorKey = (s: string) => s.toLowerCase().replace(/[^a-z0-9]/g, '');
+
+/**
+ * A top-up gift that names its operator (`operator_id`) refuses a number the provider detects as
+ * another operator's (400 naming phone_number), before anything is held. A number the provider
+ * cannot place, or a detection that fails, is let through: the order itself then decides.
+ */
+async function checkOperator(gift: GiftDoc, phone: string): Promise<void> {
+  if (!gift.operator_id || !gift.country) return;
+  const detected = await giftProvider()
+    .detectOperator(phone, gift.country)
+    .catch((err: unknown) => {
+      warnLine('gifts: operator detection failed; the order decides', err, { gift_id: gift.gift_id });
+      return null;
+    });
+  if (!detected || operatorKey(detected.operator_id) === operatorKey(gift.operator_id)) return;
+  throw invalid(
+    'phone_number',
+    `the provider places this number with another operator (${detected.name}) than this gift's (${gift.telco_supplier ?? gift.operator_id})`,
+  );
 }
 
 /**
@@ -74,8 +156,9 @@ export async function prepareRedemption(
   }
   const gift = await findGift(req.organization_id, req.gift_id);
   if (!gift) throw giftNotFound(req.gift_id);
-  if (!gift.points_value)
-    throw new PlatformError('conflict', `Gift ${gift.gift_id} has no points_value and cannot be redeemed with points`);
+  if (gift.available === false)
+    throw conflict(`Gift ${gift.gift_id} was withdrawn by the gift provider and cannot be redeemed`);
+  const price = priced(gift, req.amount);
   const order: GiftOrder = {
     custom_identifier: redemption_id,
     kind: gift.gift_type,
@@ -93,6 +176,7 @@ export async function prepareRedemption(
       amount: gift.recharge_amount ?? null,
       phone_number: phone,
     });
+    await checkOperator(gift, phone);
   } else if (gift.gift_type === 'electronic_pins') {
     Object.assign(order, { product: gift.supplier ?? '', amount: gift.electronic_pin_amount ?? null });
   } else {
@@ -104,6 +188,16 @@ export async function prepareRedemption(
       );
     Object.assign(order, { product: gift.service_provider ?? '', account_reference: reference });
   }
+  const cost = costOf(gift, price.amount);
+  if (price.amount !== null)
+    Object.assign(order, {
+      amount: price.amount,
+      product_id: gift.provider_product_id ?? null,
+      account: req.organization_id,
+      cost,
+    });
+  // Last, once the request is known to be well formed: the provider's account must cover it.
+  await checkFunding(req.organization_id, cost);
   const input: RedemptionInput = {
     redemption_id,
     organization_id: req.organization_id,
@@ -111,8 +205,11 @@ export async function prepareRedemption(
     gift_id: gift.gift_id,
     gift_name: gift.gift_name,
     gift_type: gift.gift_type,
-    points: gift.points_value,
+    points: price.points,
     order,
+    ...(price.amount !== null && gift.denominations
+      ? { denomination: { amount: price.amount, currency: gift.denominations.currency } }
+      : {}),
     limits: redemptionLimits(),
   };
   return { redemption_id, existing, input };
@@ -134,6 +231,8 @@ export interface RedemptionView {
   provider_transaction_id: string | null;
   phone_number: string | null;
   account_reference: string | null;
+  amount: number | null;
+  currency: string | null;
   pin_code: string | null;
   pin_masked: boolean;
   /** settled_by and the admin's own reason for admin readers only (a basic owner: null and a fixed reason) */
@@ -182,6 +281,8 @@ export function viewRedemption(r: RedemptionDoc, viewer: Viewer): RedemptionView
     provider_transaction_id: r.provider_transaction_id ?? null,
     phone_number: r.phone_number ?? null,
     account_reference: r.account_reference ?? null,
+    amount: r.amount ?? null,
+    currency: r.currency ?? null,
     pin_code: pin === null ? null : owner ? pin : maskPin(pin),
     pin_masked: pin !== null && !owner,
     settlement: s

@@ -12,5 +12,6 @@ export const giftsSettings = slice([
   'GIFT_PROVIDER_CLIENT_SECRET',
   'GIFT_PROCESSING_LIMIT_SECONDS',
   'GIFT_PROVIDER_ATTEMPTS',
+  'GIFT_BALANCE_CACHE_SECONDS',
   'dataDir',
 ] as const);

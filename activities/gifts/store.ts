@@ -4,20 +4,26 @@
  * (`_id` is the gift id, the redemption id, the order's customIdentifier); lists use the compound
  * indexes in models.ts.
  */
-import type { SandboxTransaction } from '../adapters/gift-provider.ts';
+import type { ProviderBalance, SandboxAccounts, SandboxTransaction } from '../adapters/gift-provider.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import {
   Gift,
   GIFT_FIELDS,
   type GiftDoc,
+  GiftSettings,
+  type GiftSettingsDoc,
   type GiftType,
+  PROVIDER_GIFT_FIELDS,
   Redemption,
   type RedemptionDoc,
+  SandboxAccount,
+  type SandboxAccountDoc,
   SandboxTransaction as SandboxTransactionModel,
   type SandboxTransactionDoc,
+  type SyncCounts,
 } from './models.ts';
 
-export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number]>>;
+export type GiftFields = Partial<Pick<GiftDoc, (typeof GIFT_FIELDS)[number] | (typeof PROVIDER_GIFT_FIELDS)[number]>>;
 
 // ---------------------------------------------------------------- catalogue
 
@@ -97,6 +103,8 @@ export type RedemptionOwner = Pick<
   | 'gift_type'
   | 'phone_number'
   | 'account_reference'
+  | 'amount'
+  | 'currency'
 >;
 
 /** Fields that may hold the person, as written for them, and what stands in for them after their erasure. */
@@ -178,7 +186,7 @@ const fromSandboxDoc = (d: SandboxTransactionDoc): SandboxTransaction => ({
 
 /** The sandbox provider's transactions: the first order stored under an id is the one kept. */
 export const sandboxTransactions = {
-  async once(tx: SandboxTransaction): Promise<SandboxTransaction> {
+  async once(tx: SandboxTransaction): Promise<SandboxTransaction & { inserted: boolean }> {
     try {
       await SandboxTransactionModel.create({
         _id: tx.custom_identifier,
@@ -187,12 +195,12 @@ export const sandboxTransactions = {
         kind: tx.kind,
         created_at: tx.created_at,
       });
-      return tx;
+      return { ...tx, inserted: true };
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       const first = await SandboxTransactionModel.findById(tx.custom_identifier).lean<SandboxTransactionDoc>();
       if (!first) throw err;
-      return fromSandboxDoc(first);
+      return { ...fromSandboxDoc(first), inserted: false };
     }
   },
   async get(custom_identifier: string): Promise<SandboxTransaction | null> {
@@ -200,6 +208,114 @@ export const sandboxTransactions = {
     return doc && fromSandboxDoc(doc);
   },
 };
+
+// ---------------------------------------------------------------- sandbox provider's accounts
+
+/** What an organization's sandbox account holds before anyone sets it: enough for local use. */
+const SANDBOX_OPENING_BALANCE: ProviderBalance = { balance: 1_000_000, currency: 'USD' };
+
+const accountOf = (d: SandboxAccountDoc | null): ProviderBalance =>
+  d ? { balance: d.balance, currency: d.currency } : { ...SANDBOX_OPENING_BALANCE };
+
+/** Spending is one conditional $inc: two orders at once never take the account below zero. */
+export const sandboxAccounts: SandboxAccounts = {
+  async balance(account) {
+    return accountOf(await SandboxAccount.findById(account).lean<SandboxAccountDoc>());
+  },
+  async spend(account, cost) {
+    await SandboxAccount.updateOne(
+      { _id: account },
+      { $setOnInsert: { ...SANDBOX_OPENING_BALANCE } },
+      { upsert: true },
+    ).catch((err: unknown) => {
+      if (!isDuplicateKey(err)) throw err;
+    });
+    const r = await SandboxAccount.updateOne(
+      { _id: account, currency: cost.currency, balance: { $gte: cost.amount } },
+      { $inc: { balance: -cost.amount } },
+    );
+    return r.modifiedCount === 1;
+  },
+  async refund(account, cost) {
+    await SandboxAccount.updateOne({ _id: account, currency: cost.currency }, { $inc: { balance: cost.amount } });
+  },
+};
+
+export async function setSandboxAccount(account: string, value: ProviderBalance): Promise<ProviderBalance> {
+  const doc = await SandboxAccount.findOneAndUpdate(
+    { _id: account },
+    { $set: value },
+    { upsert: true, new: true },
+  ).lean<SandboxAccountDoc>();
+  return accountOf(doc);
+}
+
+// ---------------------------------------------------------------- an organization's gift settings
+
+export const findGiftSettings = (organization_id: string) =>
+  GiftSettings.findById(organization_id).lean<GiftSettingsDoc>();
+
+export async function saveGiftSettings(
+  organization_id: string,
+  set: Pick<GiftSettingsDoc, 'low_balance_threshold' | 'catalogue_sync'>,
+): Promise<GiftSettingsDoc> {
+  // A new threshold starts a new watch: the next read under it alerts again.
+  return (await GiftSettings.findOneAndUpdate(
+    { _id: organization_id },
+    { $set: set, $unset: { low_balance_since: 1 } },
+    { upsert: true, new: true },
+  ).lean<GiftSettingsDoc>())!;
+}
+
+/**
+ * Opens a low-balance episode unless one is open: one conditional write, so of two reads finding
+ * the balance low at once only one opens it (and records its event). Answers the episode's
+ * number, or null when one was already open.
+ */
+export async function openLowBalance(organization_id: string, threshold: number): Promise<number | null> {
+  const doc = await GiftSettings.findOneAndUpdate(
+    { _id: organization_id, low_balance_threshold: threshold, low_balance_since: null },
+    { $set: { low_balance_since: new Date() }, $inc: { low_balance_episodes: 1 } },
+    { new: true },
+  ).lean<GiftSettingsDoc>();
+  return doc ? (doc.low_balance_episodes ?? 1) : null;
+}
+
+/** The balance is back at or above the threshold: the next fall alerts again. */
+export async function closeLowBalance(organization_id: string): Promise<void> {
+  await GiftSettings.updateOne(
+    { _id: organization_id, low_balance_since: { $ne: null } },
+    { $unset: { low_balance_since: 1 } },
+  );
+}
+
+/** The organizations whose catalogue the schedule syncs. */
+export const scheduledSyncs = () => GiftSettings.find({ 'catalogue_sync.scheduled': true }).lean<GiftSettingsDoc[]>();
+
+export async function recordSync(organization_id: string, counts: SyncCounts): Promise<void> {
+  await GiftSettings.updateOne(
+    { _id: organization_id },
+    { $set: { last_sync: { at: new Date(), ...counts } } },
+    { upsert: true },
+  );
+}
+
+// ---------------------------------------------------------------- gifts imported from the provider
+
+/** Every gift of the organization imported from this provider's catalogue (index organization_id, provider_product_id). */
+export const providerGifts = (organization_id: string) =>
+  Gift.find({ organization_id, provider_product_id: { $exists: true, $ne: null } }).lean<GiftDoc[]>();
+
+/** Inserts an imported gift under its fixed id; false when it is there already (a concurrent sync). */
+export async function insertProviderGift(doc: Omit<GiftDoc, 'created_at' | 'updated_at'>): Promise<boolean> {
+  try {
+    await Gift.create(doc);
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
 
 // ---------------------------------------------------------------- one person's data (user-data.ts)
 

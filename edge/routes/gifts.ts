@@ -7,6 +7,7 @@ import { z } from 'zod';
 
 import {
   GIFT_TYPES,
+  MAX_FIXED_AMOUNTS,
   REDEMPTION_STATUSES,
   REQUIRED_BY_TYPE,
   SETTLE_OUTCOMES,
@@ -41,6 +42,25 @@ const country = z
   );
 const text = z.string().trim().min(1).max(200);
 const amount = z.number().positive().max(1_000_000_000);
+const currency = z
+  .string()
+  .trim()
+  .transform((c) => c.toUpperCase())
+  .refine((c) => /^[A-Z]{3}$/.test(c), 'must be an ISO 4217 currency code, e.g. "MXN"');
+const denomination = z.number().positive().max(1_000_000).multipleOf(0.01);
+const denominations = z
+  .discriminatedUnion('type', [
+    z
+      .object({
+        type: z.literal('fixed'),
+        currency,
+        amounts: z.array(denomination).min(1).max(MAX_FIXED_AMOUNTS).describe('the amounts a redemption may ask for'),
+      })
+      .strict(),
+    z.object({ type: z.literal('range'), currency, min: denomination, max: denomination }).strict(),
+  ])
+  .refine((d) => d.type === 'fixed' || d.min <= d.max, { message: 'min must not exceed max', path: ['max'] })
+  .describe('the amounts a redemption may ask for (its `amount`), in `currency`: a fixed list or a min/max range');
 
 const giftFields = z.object({
   gift_name: text,
@@ -56,11 +76,29 @@ const giftFields = z.object({
   supplier: text.optional(),
   electronic_pin_amount: amount.optional(),
   service_provider: text.optional(),
+  denominations: denominations.optional(),
+  points_per_unit: z
+    .number()
+    .positive()
+    .max(1_000_000)
+    .optional()
+    .describe('gifts with denominations: points per unit of their currency; a redemption costs ceil(amount × this)'),
+  operator_id: text
+    .optional()
+    .describe(
+      "mobile top-ups: the operator's id with the provider; a number it places with another operator is refused",
+    ),
 });
+
+/** With denominations the amount and price come from the redemption: these are then not required. */
+const PRICED_BY_DENOMINATION = new Set(['recharge_amount', 'electronic_pin_amount', 'points_value']);
 
 /** The same schema for create and PUT: the type decides which fields are required. */
 const giftInput = giftFields.superRefine((gift, ctx) => {
+  if (gift.denominations && gift.points_per_unit === undefined)
+    ctx.addIssue({ code: 'custom', path: ['points_per_unit'], message: 'required with denominations' });
   for (const field of REQUIRED_BY_TYPE[gift.gift_type]) {
+    if (gift.denominations && PRICED_BY_DENOMINATION.has(field)) continue;
     if ((gift as Record<string, unknown>)[field] === undefined) {
       ctx.addIssue({ code: 'custom', path: [field], message: `required for gift_type ${gift.gift_type}` });
     }
@@ -70,6 +108,13 @@ const giftInput = giftFields.superRefine((gift, ctx) => {
 const gift = giftFields.extend({
   id: z.string(),
   organization_id: z.string(),
+  provider_product_id: z.string().optional().describe("imported from the provider's catalogue: its product id"),
+  provider_currency: z.string().optional().describe("the provider account's currency (imported gifts)"),
+  provider_rate: z.number().optional().describe('what one unit of the gift currency costs in provider_currency'),
+  available: z
+    .boolean()
+    .optional()
+    .describe('false: withdrawn from the provider catalogue, kept for past redemptions, not redeemable'),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -134,6 +179,9 @@ const GIFT_FIELDS = [
   'supplier',
   'electronic_pin_amount',
   'service_provider',
+  'denominations',
+  'points_per_unit',
+  'operator_id',
 ];
 
 defineRoute({
@@ -216,6 +264,8 @@ const redemption = z.object({
   provider_transaction_id: z.string().nullable(),
   phone_number: z.string().nullable(),
   account_reference: z.string().nullable(),
+  amount: z.number().nullable().describe('the denomination redeemed (gifts with denominations), in currency'),
+  currency: z.string().nullable(),
   pin_code: z
     .string()
     .nullable()
@@ -242,7 +292,7 @@ defineRoute({
   paths: ['/api/gifts/gifts/:gift_id/redeem'],
   statuses: {
     202: 'Not final yet: with the provider (`processing`) or waiting for an admin (`needs_review`); `Location` names the redemption',
-    409: 'Not enough points, a gift without points_value, or the idempotency key was used for another gift',
+    409: "Not enough points, a gift without a price in points or withdrawn by the provider, the provider's account does not cover it (nothing held), or the idempotency key was used for another gift",
     502: 'The gift provider failed',
     503: 'The points ledger is busy for this user; retry after Retry-After',
   },
@@ -281,6 +331,12 @@ defineRoute({
       .max(64)
       .optional()
       .describe('service payments: the account or contract number with the biller'),
+    amount: z
+      .number()
+      .positive()
+      .max(1_000_000)
+      .optional()
+      .describe("gifts with denominations: the amount, one of the list or within the range (the gift's currency)"),
   }),
   response: z.object({ success: z.literal(true), duplicate: z.boolean(), redemption }),
   handler: async ({ event, principal, params, body }) => {
@@ -295,6 +351,7 @@ defineRoute({
         idempotency_key,
         phone_number: body.phone_number,
         account_reference: body.account_reference,
+        amount: body.amount,
       },
       principal,
     );

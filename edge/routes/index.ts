@@ -22,6 +22,7 @@ import './loyalty-tiers.ts';
 import './loyalty-campaigns.ts';
 import './referrals.ts';
 import './gifts.ts';
+import './gift-provider.ts';
 import './responses.ts';
 import './text.ts';
 import './email.ts';

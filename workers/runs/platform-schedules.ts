@@ -12,6 +12,7 @@ import {
 
 import type { Config } from '../../activities/core/config.ts';
 import { eventsMaintenanceWorkflow } from '../../workflows/events-maintenance.ts';
+import { giftCatalogueWorkflow } from '../../workflows/gift-catalogue.ts';
 import { loyaltyMaintenanceWorkflow } from '../../workflows/loyalty-maintenance.ts';
 import { retentionWorkflow } from '../../workflows/retention.ts';
 import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
@@ -23,6 +24,7 @@ import { platformSearchAttributes } from '../../workflows/search-attributes.ts';
 export const retentionScheduleId = (taskQueue: string) => `retention:normalized-responses:${taskQueue}`;
 export const loyaltyScheduleId = (taskQueue: string) => `loyalty:maintenance:${taskQueue}`;
 const eventsScheduleId = (taskQueue: string) => `events:maintenance:${taskQueue}`;
+const giftCatalogueScheduleId = (taskQueue: string) => `gifts:catalogue:${taskQueue}`;
 
 export async function ensureSchedules(cfg: Config): Promise<void> {
   const connection = await Connection.connect({ address: cfg.TEMPORAL_ADDRESS! });
@@ -69,6 +71,18 @@ async function ensureSchedulesOn(client: Client, cfg: Config): Promise<void> {
       typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'events'),
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 minute' },
+  });
+  // Gift catalogues: daily, for the organizations that ask for it (their gift settings).
+  await upsert(client, giftCatalogueScheduleId(cfg.TEMPORAL_TASK_QUEUE), {
+    spec: { intervals: [{ every: '1 day' }] },
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: giftCatalogueWorkflow,
+      taskQueue: cfg.TEMPORAL_TASK_QUEUE,
+      args: [],
+      typedSearchAttributes: platformSearchAttributes('_platform', '_system', 'gifts'),
+    },
+    policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: '1 day' },
   });
 }
 
