@@ -44,6 +44,11 @@ const OPEN = new Set([
   'POST /api/session-service/verify_api_key',
   'POST /api/billing/webhooks/payment',
   'GET /referral/{code}',
+  // a signed link and an unsubscribe link carry their own proof (their tests: files/signed-links,
+  // email/suppressions)
+  'GET /files/{organization_id}/{user_id}/{folder}/{name}',
+  'GET /email/unsubscribe',
+  'POST /email/unsubscribe',
 ]);
 
 /** Operations that read platform-wide data any organization's key may read: no victim to reach. */
@@ -187,6 +192,47 @@ async function buildWorld(): Promise<World> {
     }),
     'feedback',
   );
+  const template = must(
+    await call('POST', '/api/email/templates', {
+      ...admin,
+      json: {
+        template_id: 'security-welcome',
+        name: 'Welcome',
+        default_locale: 'en',
+        versions: [{ locale: 'en', subject: 'Hi {{first_name}}', text: 'Hello {{first_name}}' }],
+      },
+    }),
+    'template',
+    201,
+  ).template;
+  must(
+    await call('POST', '/api/email/suppressions', {
+      ...admin,
+      json: { address: 'suppressed@example.com', reason: 'manual' },
+    }),
+    'suppression',
+  );
+  const curated = must(
+    await call('POST', '/api/support/curated', {
+      ...admin,
+      json: { question: 'How do I change my address?', answer: 'Open Orders and tap Change address.' },
+    }),
+    'curated answer',
+    201,
+  ).curated;
+  // asking for a person opens a handoff at once, whatever the knowledge base holds
+  const handoff = must(
+    await call('POST', '/support', {
+      key: victim.key,
+      json: {
+        prompt: 'I want to talk to a real person about my refund',
+        user_id: victim.user_id,
+        conversation_id: session.conversation_id,
+      },
+    }),
+    'handoff',
+  ).metadata.handoff_id;
+  const keyId = must(await call('GET', `/list_api_keys/${victim.user_id}`, admin), 'keys').api_keys[0].key_id;
   // Its analysis runs in the background: the victim's world is snapshot once it is done, so only
   // what the attacker's requests change can differ afterwards.
   await until(
@@ -217,6 +263,11 @@ async function buildWorld(): Promise<World> {
     action_type: 'daily_login',
     latitude: 39.8,
     longitude: -89.64,
+    template_id: template.template_id,
+    address: 'suppressed@example.com',
+    curated_id: curated.curated_id,
+    handoff_id: handoff,
+    key_id: keyId,
   };
   return {
     a,
@@ -234,6 +285,7 @@ async function buildWorld(): Promise<World> {
       'embedding_id',
       'api_key',
       'redemption_id',
+      'key_id',
     ]),
   };
 }
@@ -270,6 +322,13 @@ async function snapshot(): Promise<Json> {
     usage: call('GET', `/api/billing/usage/${victim.user_id}`, k),
     llm: call('GET', '/api/llm-config/llm-configs?agent_name=support', k),
     organization: call('GET', `/api/organizations/${org}`, k),
+    templates: call('GET', '/api/email/templates', k),
+    suppressions: call('GET', '/api/email/suppressions', k),
+    curated: call('GET', '/api/support/curated', k),
+    handoffs: call('GET', '/api/support/handoffs', k),
+    sessions: call('GET', `/api/users/${victim.user_id}/sessions`, k),
+    session_policy: call('GET', '/api/sessions/policy', k),
+    unknown_items: call('GET', '/retail/admin/unknown-items', k),
     referral: fetch(`${inject('edgeUrl')}/referral/${ids.code}`).then(
       async (r) => ({ status: r.status, body: await r.json() }) as Res,
     ),
@@ -455,6 +514,13 @@ const BODIES: Record<string, (v: Json) => Json> = {
   'POST /api/organizations': () => ({ name: 'x', tier: 'free' }),
 };
 
+/** Fields of the world an operation takes one of, not both (the other is left out of its request). */
+const ONE_OF: Record<string, string[]> = {
+  'GET /retail/venues/nearby': ['product_id'],
+  'POST /rotate_api_key': ['key_id'],
+  'POST /api/session-service/rotate_api_key': ['key_id'],
+};
+
 /** Builds the request of an operation from the given values (the victim's world as seen by a caller). */
 function request(
   o: Op,
@@ -463,6 +529,7 @@ function request(
 ): { url: string; init: { json?: unknown; form?: FormData } } {
   const values = { ...v };
   if (!opts.withOrganization) delete values.organization_id;
+  for (const name of ONE_OF[label(o)] ?? []) delete values[name];
   let url = o.path.replace(/\{(\w+)\}/g, (_m, name) => encodeURIComponent(String(sample(undefined, name, values))));
   const query = new URLSearchParams();
   for (const p of o.op.parameters ?? []) {
