@@ -131,6 +131,37 @@ const newEndpoint = async (w: World) =>
     await admin(w, 'POST', '/api/webhooks/endpoints', { url: 'http://127.0.0.1:9/audit', events: ['*'] }),
     'endpoint',
   ).endpoint.id as string;
+const newTemplate = async (w: World) => {
+  const template_id = unique('tpl').toLowerCase();
+  must(
+    await admin(w, 'POST', '/api/email/templates', {
+      template_id,
+      name: 'Audit template',
+      default_locale: 'en',
+      versions: [{ locale: 'en', subject: 'Hi {{first_name}}', text: 'Hello {{first_name}}' }],
+    }),
+    'template',
+  );
+  return template_id;
+};
+/** A handoff of the tenant's user: asking for a person opens one at once. */
+const newHandoff = async (w: World, claim = false) => {
+  const s = await newSession(w);
+  const id = must(
+    await call('POST', '/support', {
+      key: w.u.key,
+      json: { prompt: 'I want to talk to a real person', user_id: w.u.user_id, conversation_id: s.conversation_id },
+    }),
+    'handoff',
+  ).metadata.handoff_id as string;
+  if (claim) must(await admin(w, 'POST', `/api/support/handoffs/${id}/claim`), 'claim');
+  return id;
+};
+const newCurated = async (w: World) =>
+  must(
+    await admin(w, 'POST', '/api/support/curated', { question: unique('How do I audit'), answer: 'Like this.' }),
+    'curated',
+  ).curated.curated_id as string;
 const receipt = async (total?: number) =>
   (await renderReceipt({ ...groceries('2026-10-05'), ...(total ? { total } : {}) })).toString('base64');
 
@@ -570,6 +601,117 @@ const TABLE: Record<string, Entry> = {
       target: { type: 'conversation', id: s.conversation_id },
     };
   },
+  'PUT /api/gifts/provider/sandbox-balance': async (w) => ({
+    json: { balance: 1_000_000, currency: 'USD' },
+    action: 'gift_sandbox_balance.set',
+    target: { type: 'organization', id: w.t.organization_id },
+  }),
+  'PUT /api/gifts/settings': async (w) => ({
+    json: { low_balance_threshold: 50, catalogue_sync: null },
+    action: 'gift_settings.update',
+    target: { type: 'gift_settings', id: w.t.organization_id },
+  }),
+  'POST /api/gifts/catalogue/sync': async (w) => ({
+    json: { points_per_unit: 100 },
+    action: 'gift_catalogue.sync',
+    target: { type: 'gift_catalogue', id: w.t.organization_id },
+  }),
+  'POST /api/email/templates': async () => ({
+    json: {
+      template_id: unique('tpl').toLowerCase(),
+      name: 'Audit template',
+      default_locale: 'en',
+      versions: [{ locale: 'en', subject: 'Hi {{first_name}}', text: 'Hello {{first_name}}' }],
+    },
+    action: 'email_template.create',
+    target: (b) => ({ type: 'email_template', id: b.template.template_id }),
+  }),
+  'PUT /api/email/templates/{template_id}': async (w) => {
+    const template_id = await newTemplate(w);
+    return {
+      params: { template_id },
+      json: {
+        name: 'Audit template v2',
+        default_locale: 'en',
+        versions: [{ locale: 'en', subject: 'Hello {{first_name}}', text: 'Hi {{first_name}}' }],
+      },
+      action: 'email_template.update',
+      target: { type: 'email_template', id: template_id },
+    };
+  },
+  'DELETE /api/email/templates/{template_id}': async (w) => {
+    const template_id = await newTemplate(w);
+    return {
+      params: { template_id },
+      action: 'email_template.delete',
+      target: { type: 'email_template', id: template_id },
+    };
+  },
+  'POST /api/email/suppressions': async (w) => ({
+    json: { address: `${unique('audit')}@example.com`, reason: 'manual' },
+    action: 'email_suppression.create',
+    target: { type: 'email_suppressions', id: w.t.organization_id },
+  }),
+  'DELETE /api/email/suppressions/{address}': async (w) => {
+    const address = `${unique('audit')}@example.com`;
+    must(await admin(w, 'POST', '/api/email/suppressions', { address, reason: 'manual' }), 'suppression');
+    return {
+      params: { address },
+      action: 'email_suppression.delete',
+      target: { type: 'email_suppressions', id: w.t.organization_id },
+    };
+  },
+  'POST /api/files/signing-key/rotate': async (w) => ({
+    action: 'file_link_key.rotate',
+    target: { type: 'organization', id: w.t.organization_id },
+  }),
+  'POST /api/support/handoffs/{handoff_id}/claim': async (w) => {
+    const handoff_id = await newHandoff(w);
+    return {
+      params: { handoff_id },
+      action: 'support_handoff.claim',
+      target: { type: 'support_handoff', id: handoff_id },
+    };
+  },
+  'POST /api/support/handoffs/{handoff_id}/reply': async (w) => {
+    const handoff_id = await newHandoff(w, true);
+    return {
+      params: { handoff_id },
+      json: { text: 'A person answers here.' },
+      action: 'support_handoff.reply',
+      target: { type: 'support_handoff', id: handoff_id },
+    };
+  },
+  'POST /api/support/handoffs/{handoff_id}/close': async (w) => {
+    const handoff_id = await newHandoff(w);
+    return {
+      params: { handoff_id },
+      action: 'support_handoff.close',
+      target: { type: 'support_handoff', id: handoff_id },
+    };
+  },
+  'POST /api/support/curated': async () => ({
+    json: { question: unique('How do I audit'), answer: 'Like this.' },
+    action: 'support_curated.create',
+    target: (b) => ({ type: 'support_curated', id: b.curated.curated_id }),
+  }),
+  'PUT /api/support/curated/{curated_id}': async (w) => {
+    const curated_id = await newCurated(w);
+    return {
+      params: { curated_id },
+      json: { question: unique('How do I audit again'), answer: 'Like that.' },
+      action: 'support_curated.update',
+      target: { type: 'support_curated', id: curated_id },
+    };
+  },
+  'DELETE /api/support/curated/{curated_id}': async (w) => {
+    const curated_id = await newCurated(w);
+    return {
+      params: { curated_id },
+      action: 'support_curated.delete',
+      target: { type: 'support_curated', id: curated_id },
+    };
+  },
   'POST /email/send': async (w) => {
     const s = await newSession(w);
     return {
@@ -776,6 +918,24 @@ const NOT_AUDITED: Record<string, (w: World) => Promise<Call>> = {
   'POST /generate_thumbnail': async (w) => ({
     form: fileForm({ user_id: w.u.user_id }, { data: jpeg, name: 'photo.jpg', type: 'image/jpeg' }),
   }),
+  'POST /api/email/templates/{template_id}/preview': async (w) => ({
+    params: { template_id: await newTemplate(w) },
+    json: { variables: { first_name: 'Ada' } },
+  }),
+  'POST /api/files/links': async (w) => {
+    const s = await newSession(w);
+    const image = must(
+      await call('POST', '/process_image', {
+        key: w.u.key,
+        form: fileForm(
+          { user_id: w.u.user_id, session_id: s.session_id, conversation_id: s.conversation_id },
+          { data: jpeg, name: 'photo.jpg', type: 'image/jpeg' },
+        ),
+      }),
+      'image',
+    );
+    return { json: { path: image.thumbnail_path } };
+  },
 };
 
 /**
