@@ -8,10 +8,12 @@
  */
 import type { AddressInfo } from 'node:net';
 
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 import { httpProvider, SANDBOX_PRODUCTS } from '../../activities/adapters/gift-provider.ts';
+import { parseEnv, setConfig } from '../../activities/core/config.ts';
 import { applyCatalogue } from '../../activities/gifts/catalogue.ts';
+import { checkFunding } from '../../activities/gifts/funding.ts';
 import { syncScheduledCatalogues } from '../../activities/gifts/index.ts';
 import { basicUser, call, newTenant, type Tenant } from '../helpers/api.ts';
 import { jsonServer } from '../helpers/json-server.ts';
@@ -182,6 +184,7 @@ describe('gift catalogue sync', () => {
 
 describe('the Reloadly adapter against a local fake HTTP server of Reloadly', () => {
   const seen: string[] = [];
+  const account = { balance: 1234.5 };
   const products = [
     {
       productId: 5,
@@ -216,7 +219,12 @@ describe('the Reloadly adapter against a local fake HTTP server of Reloadly', ()
       return body.client_id === 'id' ? send(200, { access_token: 'tok', expires_in: 3600 }) : send(401, {});
     if (req.headers.authorization !== 'Bearer tok') return send(401, { message: 'no token' });
     if (url.pathname === '/accounts/balance')
-      return send(200, { balance: 1234.5, currencyCode: 'EUR', currencyName: 'Euro', updatedAt: '2026-11-28' });
+      return send(200, {
+        balance: account.balance,
+        currencyCode: 'EUR',
+        currencyName: 'Euro',
+        updatedAt: '2026-11-28',
+      });
     if (url.pathname === '/products') {
       const page = Number(url.searchParams.get('page'));
       // Two pages of the three products: the adapter must read both.
@@ -277,6 +285,42 @@ describe('the Reloadly adapter against a local fake HTTP server of Reloadly', ()
     expect(seen).toContain('GET /operators/auto-detect/phone/%2B525512345678/countries/MX');
     // One token for all of it.
     expect(seen.filter((s) => s === 'POST /oauth/token')).toHaveLength(1);
+  });
+
+  it('fake Reloadly server: the funding check refuses a cost over the balance (409), lets a cached figure through only when it covers the cost, and reads again before refusing on a cached figure', async () => {
+    const env = { ...process.env, ...inject('platformEnv') };
+    const reloadly = {
+      GIFT_PROVIDER: 'reloadly',
+      GIFT_PROVIDER_URL: base,
+      GIFT_PROVIDER_AUTH_URL: `${base}/oauth/token`,
+      GIFT_PROVIDER_CLIENT_ID: 'id',
+      GIFT_PROVIDER_CLIENT_SECRET: 's',
+      GIFT_BALANCE_CACHE_SECONDS: '600',
+    };
+    setConfig(parseEnv({ ...env, ...reloadly }));
+    const reads = () => seen.filter((x) => x === 'GET /accounts/balance').length;
+    try {
+      const t = await newTenant();
+      const org = t.organization_id;
+      account.balance = 1234.5;
+      const before = reads();
+      await expect(checkFunding(org, { amount: 2000, currency: 'EUR' })).rejects.toMatchObject({ kind: 'conflict' });
+      await checkFunding(org, { amount: 1000, currency: 'EUR' }); // cached: 234.5 left after this one
+      expect(reads() - before).toBeGreaterThanOrEqual(1);
+      // The provider was funded meanwhile: the cached 234.5 looks short, so it is read again, not refused.
+      account.balance = 5000;
+      const r = reads();
+      await checkFunding(org, { amount: 500, currency: 'EUR' });
+      expect(reads()).toBe(r + 1);
+      // Another currency than the account's is not judged here (the provider's refusal is the net).
+      await checkFunding(org, { amount: 1e9, currency: 'USD' });
+      // Drained at the provider while the cache says 4500: let through on the cache, as documented.
+      account.balance = 0;
+      await checkFunding(org, { amount: 100, currency: 'EUR' });
+      await expect(checkFunding(org, { amount: 4500, currency: 'EUR' })).rejects.toMatchObject({ kind: 'conflict' });
+    } finally {
+      setConfig(parseEnv(env));
+    }
   });
 
   it('fake Reloadly server: a failing balance or catalogue is an upstream error (502), not a zero balance or an empty catalogue', async () => {
