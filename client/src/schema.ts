@@ -317,8 +317,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Venues within radius meters (default 5000, at most NEARBY_MAX_RADIUS_M), nearest first, with distance_m */
+        /** Venues within radius meters (default 5000, at most NEARBY_MAX_RADIUS_M), nearest first, with distance_m; with barcode or product_id only the venues selling that product, with their price and status (404 for an unknown product) */
         get: operations["getRetailVenuesNearby"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/retail/admin/unknown-items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the catalogue lacks (admin): barcodes looked up that no product has and receipt lines no product matched, most seen first, paginated; filter kind
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getRetailAdminUnknownItems"];
         put?: never;
         post?: never;
         delete?: never;
@@ -627,6 +647,134 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/support/handoffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's handoffs (admin), newest first, paginated; filter status open|claimed|closed
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getSupportHandoffs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/support/handoffs/{handoff_id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claims an open handoff (admin): of two claims at once one wins, the other is 409; claiming one again answers it
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postSupportHandoffsByHandoffIdClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/support/handoffs/{handoff_id}/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The claimer's reply to the user (admin), added to the user's conversation as a response of source support_agent (at most 50 per handoff). An Idempotency-Key header makes a retry add nothing
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postSupportHandoffsByHandoffIdReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/support/handoffs/{handoff_id}/close": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Closes an open or claimed handoff (admin); the next escalation of the conversation opens a new one
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postSupportHandoffsByHandoffIdClose"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/support/curated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's curated answers (admin), newest first, paginated
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getSupportCurated"];
+        put?: never;
+        /**
+         * Adds a curated question→answer pair (admin): a question that matches it well enough is answered with it, before any generated answer
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postSupportCurated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/support/curated/{curated_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replaces a curated answer (admin): its question and its answer
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putSupportCuratedByCuratedId"];
+        post?: never;
+        /**
+         * Deletes a curated answer (admin)
+         * @description Requires the `admin` permission.
+         */
+        delete: operations["deleteSupportCuratedByCuratedId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/feedback/submit": {
         parameters: {
             query?: never;
@@ -652,7 +800,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Feedback statistics of the caller's organization (admin): totals, sentiment and category distributions, average rating; filters from/to (created_at) and feedback_type
+         * Feedback statistics of the caller's organization (admin): totals, sentiment and category distributions, average rating; filters from/to (created_at) and feedback_type; group_by conversation_id or response_id
          * @description Requires the `admin` permission.
          */
         get: operations["getFeedbackStats"];
@@ -1153,6 +1301,81 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/{user_ref}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's sessions, most recently active first: the open ones and those ended in the last 30 days. A basic key lists only its own user's */
+        get: operations["getUsersByUserRefSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/{session_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Ends one session (its conversations stop verifying). A basic key ends only its own user's (another's is 404); ending an ended session answers it unchanged */
+        delete: operations["deleteSessionsBySessionId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{user_ref}/sessions/end-others": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ends every session of the user but the caller's current one, named in the body (it must be the user's and open). A basic key acts only for its own user */
+        post: operations["postUsersByUserRefSessionsEndOthers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sessions/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's session lifetime and inactivity timeout (admin)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getSessionsPolicy"];
+        /**
+         * Sets the organization's session lifetime and inactivity timeout (admin); a field left out stays, null removes it. Sessions past a new limit end when next used or listed
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putSessionsPolicy"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/organizations": {
         parameters: {
             query?: never;
@@ -1236,6 +1459,43 @@ export interface paths {
         patch: operations["patchUsersByUserRef"];
         trace?: never;
     };
+    "/api/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Sets a key's name, meta and credits (admin of the key's organization; not on a user holding more rights than the calling key). A field left out stays, null removes it; credits are spent one per request, refilled daily or monthly. A rotation hands all three to the new key
+         * @description Requires the `admin` permission.
+         */
+        patch: operations["patchKeysByKeyId"];
+        trace?: never;
+    };
+    "/api/keys/{key_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A key's requests by UTC day and outcome over the last days days, today included (a basic key: its own user's keys; an admin: its organization's). Counted by each edge process and written every few seconds */
+        get: operations["getKeysByKeyIdUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/process_image": {
         parameters: {
             query?: never;
@@ -1264,6 +1524,60 @@ export interface paths {
         put?: never;
         /** Converts a HEIC/HEIF photo to an upright full-size JPEG (workflow heic:<media_id>) */
         post: operations["postConvertHeic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/files/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A link to a stored file that needs no key, valid expires_in seconds (60 to 604800, default 3600); a basic key links only its own user's files, an admin key its organization's (404 otherwise, as for a file not stored) */
+        post: operations["postFilesLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/files/signing-key/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replaces the organization's link-signing key (admin): every link made before stops working at once (403), on every edge
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postFilesSigningKeyRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{organization_id}/{user_id}/{folder}/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The file a signed link names, streamed, without a key; 403 "Link invalid or expired" for a changed path, expiry or signature, an expired link or one made before a key rotation; 404 when the file is no longer stored (an erasure) */
+        get: operations["getFilesByOrganizationIdByUserIdByFolderByName"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1698,6 +2012,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/gifts/provider/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The gift provider account's balance, read now (admin): the sandbox's is the organization's own, Reloadly's the platform's; a read under the organization's threshold records gifts.low_balance once per fall
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getGiftsProviderBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gifts/provider/sandbox-balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Sets the organization's sandbox provider account (admin; GIFT_PROVIDER=sandbox only): orders are paid from it, so an unfunded account can be tried
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putGiftsProviderSandboxBalance"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gifts/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's gift settings (admin): low-balance threshold, scheduled catalogue sync, the last sync
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getGiftsSettings"];
+        /**
+         * Replaces the organization's gift settings (admin): the threshold under which gifts.low_balance is recorded (a new one watches afresh) and the daily catalogue sync
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putGiftsSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/gifts/catalogue/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Imports the gift provider's catalogue now (admin): new products created as gifts with denominations, changed ones updated, withdrawn ones marked available: false (never deleted); answers the counts
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postGiftsCatalogueSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/get_response/{conversation_id}": {
         parameters: {
             query?: never;
@@ -1792,8 +2190,142 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sends a conversation summary or a notification; metadata.idempotency_key (or Idempotency-Key) sends once */
+        /** Sends a conversation summary or a notification (a built-in template, or the organization's metadata.template_id with metadata.variables and metadata.locale); metadata.idempotency_key (or Idempotency-Key) sends once */
         post: operations["postEmailSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's mail templates, newest first (admin, at most 200)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getEmailTemplates"];
+        put?: never;
+        /**
+         * Creates a mail template (admin): a subject and a text and/or HTML body per locale with {{name}} variables, sent with metadata.template_id
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postEmailTemplates"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email/templates/{template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A mail template with its versions (admin)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getEmailTemplatesByTemplateId"];
+        /**
+         * Replaces a template's name, default locale and versions (admin); sends from then on use them
+         * @description Requires the `admin` permission.
+         */
+        put: operations["putEmailTemplatesByTemplateId"];
+        post?: never;
+        /**
+         * Deletes a template (admin); sends and scheduled events naming it then answer 404
+         * @description Requires the `admin` permission.
+         */
+        delete: operations["deleteEmailTemplatesByTemplateId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email/templates/{template_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Renders a template with variables for a locale (admin; sends nothing): 422 naming a variable the version uses and the call leaves unfilled
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postEmailTemplatesByTemplateIdPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's suppressed addresses, newest first (admin)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getEmailSuppressions"];
+        put?: never;
+        /**
+         * Suppresses an address in the organization (admin): no send goes to it until it is lifted; created false when it was already (the first reason stays)
+         * @description Requires the `admin` permission.
+         */
+        post: operations["postEmailSuppressions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/email/suppressions/{address}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lifts the suppression of an address (admin): sends reach it again; 404 when it is not suppressed
+         * @description Requires the `admin` permission.
+         */
+        delete: operations["deleteEmailSuppressionsByAddress"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/email/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The unsubscribe link of every message (no key; rate limited per address): a page whose button POSTs the same link. GET changes nothing (mail scanners open links) */
+        get: operations["getEmailUnsubscribe"];
+        put?: never;
+        /** Unsubscribes the link's address from the organization's mail (no key; RFC 8058 one-click: the body "List-Unsubscribe=One-Click" is not needed). A repeat changes nothing */
+        post: operations["postEmailUnsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2657,6 +3189,10 @@ export interface components {
             created_at: string;
             updated_at: string;
         };
+        CatalogueSync: {
+            scheduled: boolean;
+            points_per_unit: number;
+        };
         Citation: {
             article_id: string;
             title: string;
@@ -2694,6 +3230,19 @@ export interface components {
             deleted_conversation: boolean;
             deleted_responses: number;
         };
+        DeleteEmailSuppressionsByAddressResponse: {
+            /** @constant */
+            success: true;
+            /** @constant */
+            deleted: true;
+        };
+        DeleteEmailTemplatesByTemplateIdResponse: {
+            /** @constant */
+            success: true;
+            template_id: string;
+            /** @constant */
+            deleted: true;
+        };
         DeleteGiftsByGiftIdResponse: {
             /** @constant */
             success: true;
@@ -2720,6 +3269,17 @@ export interface components {
             message: string;
         };
         DeleteSchedulerEventsByEventIdResponse: {
+            /** @constant */
+            success: true;
+            message: string;
+        };
+        DeleteSessionsBySessionIdResponse: {
+            /** @constant */
+            success: true;
+            session: components["schemas"]["Session"];
+            already_ended: boolean;
+        };
+        DeleteSupportCuratedByCuratedIdResponse: {
             /** @constant */
             success: true;
             message: string;
@@ -2755,6 +3315,13 @@ export interface components {
             final_reason: string | null;
             created_at: string;
         };
+        Denominations: {
+            /** @constant */
+            type: "fixed";
+            currency: unknown;
+            /** @description the amounts a redemption may ask for */
+            amounts: number[];
+        };
         Earning: {
             /** @description points per unit of currency ("1": a point per euro) */
             rate: string;
@@ -2779,6 +3346,12 @@ export interface components {
             points?: number;
             factor?: string;
             rate?: string;
+        };
+        EmailVersion: {
+            locale: string;
+            subject: string;
+            text: string | null;
+            html: string | null;
         };
         Endpoint: {
             id: string;
@@ -2919,6 +3492,16 @@ export interface components {
             results: components["schemas"]["SearchHistoryResults"];
             created_at: string;
         }[];
+        GetEmailSuppressionsResponse: {
+            /** @constant */
+            success: true;
+            suppressions: components["schemas"]["Suppression"][];
+        };
+        GetEmailTemplatesResponse: {
+            /** @constant */
+            success: true;
+            templates: components["schemas"]["Template"][];
+        };
         GetEventsResponse: {
             /** @constant */
             success: true;
@@ -2950,6 +3533,21 @@ export interface components {
                     [key: string]: number;
                 };
                 average_rating: number;
+                /** @enum {string} */
+                group_by?: "conversation_id" | "response_id";
+                /** @description how many conversations or answers have feedback */
+                groups_total?: number;
+                groups?: {
+                    conversation_id?: string;
+                    response_id?: string;
+                    total_feedback: number;
+                    average_rating: number;
+                    analysed: number;
+                    sentiment_distribution: {
+                        [key: string]: number;
+                    };
+                    average_sentiment: number;
+                }[];
             } & {
                 [key: string]: unknown;
             };
@@ -2976,6 +3574,19 @@ export interface components {
             success: true;
             gift: components["schemas"]["Gift"];
         };
+        GetGiftsProviderBalanceResponse: {
+            /** @constant */
+            success: true;
+            /** @enum {string} */
+            provider: "sandbox" | "reloadly";
+            balance: number;
+            currency: string;
+            /** @description the organization's threshold, in currency (null: none) */
+            low_balance_threshold: number | null;
+            /** @description the balance is under the threshold */
+            low: boolean;
+            checked_at: string;
+        };
         GetGiftsRedemptionsByRedemptionIdResponse: {
             /** @constant */
             success: true;
@@ -2998,6 +3609,15 @@ export interface components {
             limit: number;
             total: number;
             has_more: boolean;
+        };
+        GetGiftsSettingsResponse: {
+            /** @constant */
+            success: true;
+            organization_id: string;
+            low_balance_threshold: number | null;
+            catalogue_sync: components["schemas"]["CatalogueSync"] | null;
+            /** @description the counts of the latest catalogue sync, by hand or scheduled */
+            last_sync: components["schemas"]["LastSync"] | null;
         };
         GetHealthReadyResponse: {
             /** @enum {string} */
@@ -3027,6 +3647,35 @@ export interface components {
                 storage: string;
             };
         };
+        GetKeysByKeyIdUsageResponse: {
+            /** @constant */
+            success: true;
+            key_id: string;
+            days: number;
+            /** @description the first day, YYYY-MM-DD (UTC) */
+            from: string;
+            /** @description today, YYYY-MM-DD (UTC) */
+            to: string;
+            totals: {
+                success: number;
+                client_error: number;
+                forbidden: number;
+                rate_limited: number;
+                no_credits: number;
+                server_error: number;
+                total: number;
+            };
+            by_day: {
+                day: string;
+                success: number;
+                client_error: number;
+                forbidden: number;
+                rate_limited: number;
+                no_credits: number;
+                server_error: number;
+                total: number;
+            }[];
+        };
         GetListApiKeysByUserIdResponse: {
             /** @constant */
             success: true;
@@ -3050,6 +3699,21 @@ export interface components {
                 rotated_to: string | null;
                 /** @description key_id of the key this one replaced */
                 rotated_from: string | null;
+                /** @description set by an admin: PATCH /api/keys/{key_id} */
+                name: string | null;
+                meta: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description null: no credits (unlimited but for the per-minute limits) */
+                credits: {
+                    remaining: number;
+                    refill: {
+                        amount: number;
+                        /** @enum {string} */
+                        interval: "daily" | "monthly";
+                        next_refill_at: string;
+                    } | null;
+                } | null;
             }[];
         };
         GetLlmConfigAttemptsResponse: {
@@ -3186,7 +3850,7 @@ export interface components {
             tier: components["schemas"]["LoyaltyTier"] | null;
             /** @description points earned in the current qualifying window (reversals lower it; spending does not) */
             earned_in_window: number;
-            window: components["schemas"]["LoyaltyWindow158"];
+            window: components["schemas"]["LoyaltyWindow188"];
             next_tier: components["schemas"]["NextTier"] | null;
             /** @description the tier holds at least until then (null: for good) */
             valid_until: string | null;
@@ -3282,6 +3946,24 @@ export interface components {
             referral_code: string;
             organization_id: string;
         };
+        GetRetailAdminUnknownItemsResponse: {
+            /** @constant */
+            success: true;
+            items: {
+                /** @enum {string} */
+                kind: "barcode" | "receipt_line";
+                /** @description a barcode as its GTIN-14 (14 digits) or `code:<code>` for other codes; a receipt line as its normalized item name */
+                key: string;
+                /** @description sightings: each person counted once a day per key */
+                count: number;
+                first_seen: string;
+                last_seen: string;
+            }[];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
+        };
         GetRetailBrandsByBrandIdProductsResponse: {
             /** @constant */
             success: true;
@@ -3373,11 +4055,17 @@ export interface components {
                 latitude: number;
                 longitude: number;
                 distance_m: number;
+                /** @description with barcode or product_id: the venue's price of the product */
+                price?: number;
+                /** @description with barcode or product_id: the venue's status of the product */
+                status?: string;
             } & {
                 [key: string]: unknown;
             })[];
             radius: number;
             engine: string;
+            /** @description with barcode or product_id: the product asked for */
+            product_id?: number;
         };
         GetRetailVenuesResponse: {
             /** @constant */
@@ -3414,6 +4102,34 @@ export interface components {
             success: true;
             signing_secret: components["schemas"]["ScheduledWebhookSecret"] | null;
         };
+        GetSessionsPolicyResponse: {
+            /** @constant */
+            success: true;
+            organization_id: string;
+            /** @description a session ends this long after its creation; null: never */
+            lifetime_seconds: number | null;
+            /** @description a session ends this long (up to a minute more) after its last activity; null: never */
+            idle_timeout_seconds: number | null;
+            updated_at: string | null;
+        };
+        GetSupportCuratedResponse: {
+            /** @constant */
+            success: true;
+            curated: components["schemas"]["SupportCuratedAnswer"][];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
+        };
+        GetSupportHandoffsResponse: {
+            /** @constant */
+            success: true;
+            handoffs: components["schemas"]["SupportHandoff"][];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
+        };
         GetSupportKnowledgeResponse: {
             /** @constant */
             success: true;
@@ -3446,6 +4162,16 @@ export interface components {
             /** @constant */
             success: true;
             user: components["schemas"]["User"];
+        };
+        GetUsersByUserRefSessionsResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            sessions: components["schemas"]["Session"][];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
         };
         GetWebhooksDeliveriesResponse: {
             /** @constant */
@@ -3511,14 +4237,43 @@ export interface components {
             supplier?: string;
             electronic_pin_amount?: number;
             service_provider?: string;
+            /** @description the amounts a redemption may ask for (its `amount`), in `currency`: a fixed list or a min/max range */
+            denominations?: components["schemas"]["Denominations"] | components["schemas"]["GiftsDenominations"];
+            /** @description gifts with denominations: points per unit of their currency; a redemption costs ceil(amount × this) */
+            points_per_unit?: number;
+            /** @description mobile top-ups: the operator's id with the provider; a number it places with another operator is refused */
+            operator_id?: string;
             id: string;
             organization_id: string;
+            /** @description imported from the provider's catalogue: its product id */
+            provider_product_id?: string;
+            /** @description the provider account's currency (imported gifts) */
+            provider_currency?: string;
+            /** @description what one unit of the gift currency costs in provider_currency */
+            provider_rate?: number;
+            /** @description false: withdrawn from the provider catalogue, kept for past redemptions, not redeemable */
+            available?: boolean;
             created_at: string;
             updated_at: string;
+        };
+        GiftsDenominations: {
+            /** @constant */
+            type: "range";
+            currency: unknown;
+            min: number;
+            max: number;
         };
         Hours: {
             from: string;
             to: string;
+        };
+        LastSync: {
+            at: string;
+            created: number;
+            updated: number;
+            withdrawn: number;
+            unchanged: number;
+            skipped: number;
         };
         LimitPerMember: {
             max: number;
@@ -3597,7 +4352,7 @@ export interface components {
             type: "rolling_months";
             months: number;
         };
-        LoyaltyWindow158: {
+        LoyaltyWindow188: {
             type: string;
             start: string;
         };
@@ -3624,6 +4379,27 @@ export interface components {
             validity_days: number;
         } & {
             [key: string]: unknown;
+        };
+        PatchKeysByKeyIdResponse: {
+            /** @constant */
+            success: true;
+            key_id: string;
+            user_id: string;
+            name: string | null;
+            meta: {
+                [key: string]: unknown;
+            } | null;
+            credits: {
+                /** @description credits left; each authenticated request spends one */
+                remaining: number;
+                refill: {
+                    amount: number;
+                    /** @enum {string} */
+                    interval: "daily" | "monthly";
+                    /** @description the next UTC day or month start, when remaining is set back to amount */
+                    next_refill_at: string;
+                } | null;
+            } | null;
         };
         PatchOrganizationsByOrganizationIdResponse: {
             /** @constant */
@@ -3693,11 +4469,43 @@ export interface components {
             duplicate: boolean;
             transport: string;
         };
+        PostEmailSuppressionsResponse: {
+            /** @constant */
+            success: true;
+            created: boolean;
+            suppression: components["schemas"]["Suppression"];
+        };
+        PostEmailTemplatesByTemplateIdPreviewResponse: {
+            /** @constant */
+            success: true;
+            /** @description the version rendered */
+            locale: string;
+            subject: string;
+            text: string;
+            html: string;
+        };
+        PostEmailTemplatesResponse: {
+            /** @constant */
+            success: true;
+            template: components["schemas"]["Template"];
+        };
         PostFeedbackSubmitResponse: {
             /** @constant */
             success: true;
             message: string;
             feedback_id: string;
+        };
+        PostFilesLinksResponse: {
+            /** @constant */
+            success: true;
+            /** @description GET it without a key: /files/<path>?expires=<unix seconds>&sig=<HMAC-SHA256, base64url> */
+            url: string;
+            expires_at: string;
+        };
+        PostFilesSigningKeyRotateResponse: {
+            /** @constant */
+            success: true;
+            rotated_at: string;
         };
         PostGenerateApiKeyResponse: {
             /** @constant */
@@ -3719,6 +4527,19 @@ export interface components {
             success: true;
             duplicate: boolean;
             redemption: components["schemas"]["Redemption"];
+        };
+        PostGiftsCatalogueSyncResponse: {
+            /** @constant */
+            success: true;
+            provider: string;
+            /** @description products the provider's catalogue holds */
+            products: number;
+            created: number;
+            updated: number;
+            withdrawn: number;
+            unchanged: number;
+            /** @description products that could not be priced in the account currency */
+            skipped: number;
         };
         PostGiftsRedemptionsByRedemptionIdSettleResponse: {
             /** @constant */
@@ -4078,6 +4899,23 @@ export interface components {
             /** @description whsec_…: shown only in this answer */
             secret: string;
         };
+        PostSupportCuratedResponse: {
+            /** @constant */
+            success: true;
+            curated: components["schemas"]["SupportCuratedAnswer"];
+        };
+        PostSupportHandoffsByHandoffIdClaimResponse: {
+            /** @constant */
+            success: true;
+            handoff: components["schemas"]["SupportHandoff"];
+        };
+        PostSupportHandoffsByHandoffIdReplyResponse: {
+            /** @constant */
+            success: true;
+            reply_id: string;
+            response_id: string;
+            handoff: components["schemas"]["SupportHandoff"];
+        };
         PostSupportKnowledgeResponse: {
             /** @constant */
             success: true;
@@ -4160,6 +4998,14 @@ export interface components {
             /** @enum {string} */
             status: "processing" | "ready" | "failed" | "expired";
             export: components["schemas"]["Export"];
+        };
+        PostUsersByUserRefSessionsEndOthersResponse: {
+            /** @constant */
+            success: true;
+            user_id: string;
+            current_session_id: string;
+            /** @description sessions ended by this call */
+            ended: number;
         };
         PostUsersResponse: {
             /** @constant */
@@ -4260,6 +5106,11 @@ export interface components {
             success: true;
             venue: components["schemas"]["Venue"];
         };
+        PutSupportCuratedByCuratedIdResponse: {
+            /** @constant */
+            success: true;
+            curated: components["schemas"]["SupportCuratedAnswer"];
+        };
         Redemption: {
             id: string;
             gift_id: string;
@@ -4283,6 +5134,9 @@ export interface components {
             provider_transaction_id: string | null;
             phone_number: string | null;
             account_reference: string | null;
+            /** @description the denomination redeemed (gifts with denominations), in currency */
+            amount: number | null;
+            currency: string | null;
             /** @description an electronic PIN: in clear for the redemption's own user, masked (last 4) for anyone else */
             pin_code: string | null;
             pin_masked: boolean;
@@ -4294,6 +5148,15 @@ export interface components {
         ReferralMilestone: {
             count: number;
             points: number;
+        };
+        Reply: {
+            reply_id: string;
+            /** @description the reply's response in the conversation (source support_agent) */
+            response_id: string;
+            text: string;
+            /** @description the admin user who wrote it */
+            by: string;
+            at: string;
         };
         Schedule: {
             days: string[];
@@ -4387,6 +5250,21 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Session: {
+            session_id: string;
+            /** @enum {string} */
+            status: "active" | "paused" | "ended";
+            /** @enum {string} */
+            source: "web" | "mobile" | "api";
+            created_at: string;
+            /** @description recorded at most once a minute */
+            last_activity: string;
+            ended_at: string | null;
+            /** @description ended: by a call; lifetime, inactivity: past the organization's session policy */
+            end_reason: ("ended" | "lifetime" | "inactivity") | null;
+            /** @description when the organization's policy ends it unless it is used (inactivity) or ended before; null: never */
+            ends_at: string | null;
+        };
         SessionMetadata: {
             created_at: string;
             last_activity: string;
@@ -4417,15 +5295,78 @@ export interface components {
             };
             at: string | null;
         };
+        SupportCuratedAnswer: {
+            curated_id: string;
+            organization_id: string;
+            question: string;
+            answer: string;
+            created_by: string;
+            created_at: string;
+            updated_at: string;
+        };
+        SupportHandoff: {
+            handoff_id: string;
+            organization_id: string;
+            user_id: string;
+            conversation_id: string;
+            /** @description the turn whose answer escalated */
+            turn_id: string;
+            /** @enum {string} */
+            reason: "no_answer" | "model_unsure" | "asked_for_person";
+            question: string;
+            /** @enum {string} */
+            status: "open" | "claimed" | "closed";
+            claimed_by: string | null;
+            claimed_at: string | null;
+            closed_by: string | null;
+            closed_at: string | null;
+            replies: components["schemas"]["Reply"][];
+            created_at: string;
+            updated_at: string;
+        };
         SupportMetadata: {
             processed_at: string;
             /** @description local_retrieval, or llm:<model> when LLM_PROVIDER is set */
             source_agent: string;
-            /** @description true when the knowledge base has no answer: a human should take over */
+            /**
+             * @description curated: a curated answer; knowledge_base: composed from the articles; handoff: handed to a person
+             * @enum {string}
+             */
+            source: "curated" | "knowledge_base" | "handoff";
+            /** @description true when the answer hands the conversation to a person (metadata.handoff_id names the handoff) */
             escalate: boolean;
+            /** @description support:<turn_id>: what feedback names to judge this answer */
+            response_id: string;
+            /** @description the curated answer given */
+            curated_id?: string;
+            /** @description the conversation's open handoff, when the answer escalated */
+            handoff_id?: string;
+            /** @enum {string} */
+            escalation_reason?: "no_answer" | "model_unsure" | "asked_for_person";
             citations: components["schemas"]["Citation"][];
         } & {
             [key: string]: unknown;
+        };
+        Suppression: {
+            /** @description null once the person's data was erased (the address's hash stays) */
+            address: string | null;
+            /** @enum {string} */
+            reason: "unsubscribe" | "hard_bounce" | "manual";
+            /** @description the admin key, unsubscribe_link, or smtp (a permanent rejection) */
+            source: string;
+            /** @description the mail server's answer, for a hard bounce */
+            detail: string | null;
+            created_at: string;
+        };
+        Template: {
+            template_id: string;
+            name: string;
+            default_locale: string;
+            versions: components["schemas"]["EmailVersion"][];
+            /** @description the variables any version uses */
+            variables: string[];
+            created_at: string;
+            updated_at: string;
         };
         TicketScanProduct: {
             id: string;
@@ -6160,6 +7101,10 @@ export interface operations {
                 longitude?: number;
                 radius?: number;
                 limit?: number;
+                /** @description only venues selling the product with this barcode (read as /retail/products/by-barcode reads it) */
+                barcode?: string;
+                /** @description only venues selling this product */
+                product_id?: number;
             };
             header?: never;
             path?: never;
@@ -6174,6 +7119,97 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetRetailVenuesNearbyResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getRetailAdminUnknownItems: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                kind?: "barcode" | "receipt_line";
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetRetailAdminUnknownItemsResponse"];
                 };
             };
             /** @description Malformed request */
@@ -8259,6 +9295,865 @@ export interface operations {
             };
         };
     };
+    getSupportHandoffs: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                status?: "open" | "claimed" | "closed";
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSupportHandoffsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postSupportHandoffsByHandoffIdClaim: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostSupportHandoffsByHandoffIdClaimResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Claimed by another admin, or closed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postSupportHandoffsByHandoffIdReply: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: {
+                /** @description a retry with the same key (and the same request) returns the first answer and does nothing again */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    text: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostSupportHandoffsByHandoffIdReplyResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not claimed by the caller, closed, or holding its replies */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postSupportHandoffsByHandoffIdClose: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                handoff_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostSupportHandoffsByHandoffIdClaimResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Already closed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getSupportCurated: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSupportCuratedResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postSupportCurated: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    question: string;
+                    answer: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostSupportCuratedResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The organization has its 1000 curated answers */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putSupportCuratedByCuratedId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                curated_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    question: string;
+                    answer: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PutSupportCuratedByCuratedIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteSupportCuratedByCuratedId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                curated_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteSupportCuratedByCuratedIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     postFeedbackSubmit: {
         parameters: {
             query?: never;
@@ -8277,6 +10172,10 @@ export interface operations {
                     rating: number;
                     title?: string;
                     comment?: string;
+                    /** @description the user's support conversation it judges (one the user asked in; else 404, nothing stored) */
+                    conversation_id?: string;
+                    /** @description the answer it judges: a support answer's metadata.response_id (support:<turn_id>) or an agent's reply's; the user's own (else 404), of conversation_id when both are given (else 422) */
+                    response_id?: string;
                 };
             };
         };
@@ -8403,6 +10302,10 @@ export interface operations {
                 from?: string;
                 /** @description exclusive, ISO 8601 */
                 to?: string;
+                /** @description also count per conversation or per answer judged: stats.groups, most feedback first */
+                group_by?: "conversation_id" | "response_id";
+                /** @description groups answered (with group_by) */
+                groups_limit?: number;
             };
             header?: never;
             path?: never;
@@ -11621,6 +13524,524 @@ export interface operations {
             };
         };
     };
+    getUsersByUserRefSessions: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description platform user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetUsersByUserRefSessionsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteSessionsBySessionId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                session_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteSessionsBySessionIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postUsersByUserRefSessionsEndOthers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description platform user_id or idp_id */
+                user_ref: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the session to keep: the one the calling app is using */
+                    current_session_id: string;
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostUsersByUserRefSessionsEndOthersResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The current session has ended */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getSessionsPolicy: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSessionsPolicyResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putSessionsPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 60 to 31536000 (365 days); null: no lifetime */
+                    lifetime_seconds?: number | null;
+                    /** @description 60 to 7776000 (90 days); null: no inactivity timeout */
+                    idle_timeout_seconds?: number | null;
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSessionsPolicyResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     postOrganizations: {
         parameters: {
             query?: never;
@@ -12387,6 +14808,235 @@ export interface operations {
             };
         };
     };
+    patchKeysByKeyId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string | null;
+                    /** @description a JSON object of the caller's own, at most 2048 bytes */
+                    meta?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description null: no credits (the key is unlimited but for its per-minute limits) */
+                    credits?: {
+                        remaining: number;
+                        refill?: {
+                            amount: number;
+                            /**
+                             * @description at each UTC day start, or each UTC month start
+                             * @enum {string}
+                             */
+                            interval: "daily" | "monthly";
+                        } | null;
+                    } | null;
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PatchKeysByKeyIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key no longer authenticates (revoked, expired, rotated past its grace) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getKeysByKeyIdUsage: {
+        parameters: {
+            query?: {
+                days?: number;
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetKeysByKeyIdUsageResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     postProcessImage: {
         parameters: {
             query?: never;
@@ -12607,6 +15257,302 @@ export interface operations {
                 };
             };
             /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postFilesLinks: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a stored file as an upload answered it (original_path, thumbnail_path, a conversion's path): <organization>/<user>/<originals|thumbnails|converted>/<file> */
+                    path: string;
+                    /** @default 3600 */
+                    expires_in?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostFilesLinksResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postFilesSigningKeyRotate: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostFilesSigningKeyRotateResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getFilesByOrganizationIdByUserIdByFolderByName: {
+        parameters: {
+            query?: {
+                /** @description unix seconds, as the link gives it */
+                expires?: string;
+                /** @description as the link gives it */
+                sig?: string;
+            };
+            header?: never;
+            path: {
+                organization_id: string;
+                user_id: string;
+                folder: string;
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                    "image/gif": string;
+                    "image/heic": string;
+                    "image/heif": string;
+                    "application/pdf": string;
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The link is invalid or expired */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
             429: {
                 headers: {
                     /** @description seconds to wait */
@@ -15292,6 +18238,24 @@ export interface operations {
                     supplier?: string;
                     electronic_pin_amount?: number;
                     service_provider?: string;
+                    /** @description the amounts a redemption may ask for (its `amount`), in `currency`: a fixed list or a min/max range */
+                    denominations?: {
+                        /** @constant */
+                        type: "fixed";
+                        currency: string;
+                        /** @description the amounts a redemption may ask for */
+                        amounts: number[];
+                    } | {
+                        /** @constant */
+                        type: "range";
+                        currency: string;
+                        min: number;
+                        max: number;
+                    };
+                    /** @description gifts with denominations: points per unit of their currency; a redemption costs ceil(amount × this) */
+                    points_per_unit?: number;
+                    /** @description mobile top-ups: the operator's id with the provider; a number it places with another operator is refused */
+                    operator_id?: string;
                 };
             };
         };
@@ -15507,6 +18471,24 @@ export interface operations {
                     supplier?: string;
                     electronic_pin_amount?: number;
                     service_provider?: string;
+                    /** @description the amounts a redemption may ask for (its `amount`), in `currency`: a fixed list or a min/max range */
+                    denominations?: {
+                        /** @constant */
+                        type: "fixed";
+                        currency: string;
+                        /** @description the amounts a redemption may ask for */
+                        amounts: number[];
+                    } | {
+                        /** @constant */
+                        type: "range";
+                        currency: string;
+                        min: number;
+                        max: number;
+                    };
+                    /** @description gifts with denominations: points per unit of their currency; a redemption costs ceil(amount × this) */
+                    points_per_unit?: number;
+                    /** @description mobile top-ups: the operator's id with the provider; a number it places with another operator is refused */
+                    operator_id?: string;
                 };
             };
         };
@@ -15728,6 +18710,8 @@ export interface operations {
                     phone_number?: string;
                     /** @description service payments: the account or contract number with the biller */
                     account_reference?: string;
+                    /** @description gifts with denominations: the amount, one of the list or within the range (the gift's currency) */
+                    amount?: number;
                 };
             };
         };
@@ -15786,7 +18770,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorSuccess"];
                 };
             };
-            /** @description Not enough points, a gift without points_value, or the idempotency key was used for another gift */
+            /** @description Not enough points, a gift without a price in points or withdrawn by the provider, the provider's account does not cover it (nothing held), or the idempotency key was used for another gift */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16147,6 +19131,542 @@ export interface operations {
             };
             /** @description Server error (never carries a stack trace) */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+        };
+    };
+    getGiftsProviderBalance: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetGiftsProviderBalanceResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+        };
+    };
+    putGiftsProviderSandboxBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    balance: number;
+                    currency?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetGiftsProviderBalanceResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The gift provider is not the sandbox */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+        };
+    };
+    getGiftsSettings: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetGiftsSettingsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+        };
+    };
+    putGiftsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    /** @description in the provider account's currency; null: no alert */
+                    low_balance_threshold: number | null;
+                    catalogue_sync: {
+                        /** @description import the provider's catalogue daily */
+                        scheduled: boolean;
+                        /** @description points per unit of the provider account's currency, pricing imported gifts */
+                        points_per_unit: number;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetGiftsSettingsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+        };
+    };
+    postGiftsCatalogueSync: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    /** @description points per unit of the provider account's currency (default: the settings' catalogue_sync) */
+                    points_per_unit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostGiftsCatalogueSyncResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorSuccess"];
+                };
+            };
+            /** @description The gift provider's catalogue could not be read (nothing changed) */
+            502: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16771,7 +20291,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
-            /** @description The Idempotency-Key is in use by a concurrent request, or was used for another request */
+            /** @description The recipient is suppressed in this organization (unsubscribed, hard bounce or by an admin): nothing was sent */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -16820,6 +20340,1107 @@ export interface operations {
             };
             /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getEmailTemplates: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetEmailTemplatesResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postEmailTemplates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    name: string;
+                    /** @description the version sent when the requested locale and its language have none */
+                    default_locale: string;
+                    /** @description one per locale; {{name}} variables in the subject and bodies ({{unsubscribe_url}} is filled by the platform) */
+                    versions: {
+                        locale: string;
+                        subject: string;
+                        /** @description the text part; from the html without tags if absent */
+                        text?: string | null;
+                        /** @description the HTML part (values escaped); the text in paragraphs if absent */
+                        html?: string | null;
+                    }[];
+                    /** @description chosen by the admin; else tpl_<random> */
+                    template_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEmailTemplatesResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The template_id is taken, or the organization has 200 templates */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getEmailTemplatesByTemplateId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEmailTemplatesResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putEmailTemplatesByTemplateId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    name: string;
+                    /** @description the version sent when the requested locale and its language have none */
+                    default_locale: string;
+                    /** @description one per locale; {{name}} variables in the subject and bodies ({{unsubscribe_url}} is filled by the platform) */
+                    versions: {
+                        locale: string;
+                        subject: string;
+                        /** @description the text part; from the html without tags if absent */
+                        text?: string | null;
+                        /** @description the HTML part (values escaped); the text in paragraphs if absent */
+                        html?: string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEmailTemplatesResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteEmailTemplatesByTemplateId: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteEmailTemplatesByTemplateIdResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postEmailTemplatesByTemplateIdPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                template_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    /**
+                     * @description name → value
+                     * @default {}
+                     */
+                    variables?: {
+                        [key: string]: string | number | boolean;
+                    };
+                    /** @description the locale wanted: that version, else its language, else the default */
+                    locale?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEmailTemplatesByTemplateIdPreviewResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getEmailSuppressions: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                reason?: "unsubscribe" | "hard_bounce" | "manual";
+                limit?: number;
+                /** @description the created_at of the last one of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetEmailSuppressionsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postEmailSuppressions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description defaults to the API key's organization */
+                    organization_id?: string;
+                    address: string;
+                    /**
+                     * @default manual
+                     * @enum {string}
+                     */
+                    reason?: "unsubscribe" | "hard_bounce" | "manual";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostEmailSuppressionsResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Body over 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteEmailSuppressionsByAddress: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+            };
+            header?: never;
+            path: {
+                address: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteEmailSuppressionsByAddressResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found, or not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getEmailUnsubscribe: {
+        parameters: {
+            query: {
+                /** @description the organization */
+                o: string;
+                /** @description the address */
+                a: string;
+                /** @description the signature */
+                t: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unsubscribe link not valid (a changed organization, address or signature) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postEmailUnsubscribe: {
+        parameters: {
+            query: {
+                /** @description the organization */
+                o: string;
+                /** @description the address */
+                a: string;
+                /** @description the signature */
+                t: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Unsubscribe link not valid (a changed organization, address or signature) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited (per client address) */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18693,7 +23314,7 @@ export interface operations {
                     /** @description https, a public address (WEBHOOK_ALLOW_PRIVATE allows http and local addresses); redirects are not followed */
                     url: string;
                     /** @description event types, or ["*"] for all */
-                    events: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
+                    events: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "gifts.low_balance" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "support.escalated" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
                     description?: string;
                 };
             };
@@ -19009,7 +23630,7 @@ export interface operations {
                     /** @description https, a public address (WEBHOOK_ALLOW_PRIVATE allows http and local addresses); redirects are not followed */
                     url?: string;
                     /** @description event types, or ["*"] for all */
-                    events?: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
+                    events?: ("points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "gifts.low_balance" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "support.escalated" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping" | "*")[];
                     enabled?: boolean;
                     description?: string | null;
                 };
@@ -19743,7 +24364,7 @@ export interface operations {
                 /** @description defaults to the API key's organization */
                 organization_id?: string;
                 endpoint_id?: string;
-                event_type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
+                event_type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "gifts.low_balance" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "support.escalated" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
                 status?: "pending" | "retrying" | "succeeded" | "failed";
                 page?: number;
                 limit?: number;
@@ -19943,7 +24564,7 @@ export interface operations {
             query?: {
                 /** @description defaults to the API key's organization */
                 organization_id?: string;
-                type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
+                type?: "points.credited" | "points.reversed" | "points.expired" | "points.debited" | "redemption.completed" | "redemption.refunded" | "redemption.needs_review" | "gifts.low_balance" | "scan.completed" | "scan.pending_validation" | "scan.rejected" | "referral.completed" | "tier.changed" | "campaign.status_changed" | "campaign.budget_exhausted" | "document.processed" | "support.escalated" | "tokens.purchased" | "scheduled_event.run_failed" | "user.erased" | "ping";
                 from?: string;
                 to?: string;
                 page?: number;
