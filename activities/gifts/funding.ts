@@ -49,8 +49,11 @@ async function watchBalance(organization_id: string, b: ProviderBalance): Promis
     if (s?.low_balance_since) await closeLowBalance(organization_id);
     return threshold;
   }
-  if (s?.low_balance_since) return threshold;
-  const episode = await openLowBalance(organization_id, threshold);
+  // An open episode records its event again: nothing new once recorded (its key is the episode),
+  // and the event a crash lost between opening the episode and recording it.
+  const episode = s?.low_balance_since
+    ? (s.low_balance_episodes ?? 1)
+    : await openLowBalance(organization_id, threshold);
   if (episode !== null)
     await recordEvent({
       organization_id,
