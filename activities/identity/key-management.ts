@@ -190,6 +190,8 @@ export async function issueApiKey(
       created_by: creator.key_id,
       rate_limit_per_minute: inheritedRateLimit(creator.rate_limit_per_minute, opts.rate_limit_per_minute),
       expires_at: inheritedExpiry(creator.expires_at, opts.expires_at),
+      // A metered key below admin cannot mint its way out of its credits: its keys spend its pool.
+      credits_id: creator.level < PERMISSIONS.indexOf('admin') ? creator.credits_id : undefined,
     });
   } catch (err) {
     await freeSlot(slot, key_id).catch(() => false);

@@ -36,6 +36,20 @@ describe('key credits', () => {
     expect(usage.totals).toMatchObject({ success: 2, no_credits: 1 });
   });
 
+  it('a key a metered basic key makes for itself spends the same credits, so minting is no way out', async () => {
+    const t = await newTenant();
+    const u = await keyWithCredits(t, { remaining: 3 });
+    const minted = await call('POST', '/generate_api_key', { key: u.key, json: { user_id: u.user_id } });
+    expect(minted.status).toBe(200);
+    expect(minted.headers.get('x-credits-remaining')).toBe('2');
+    const child = { key: minted.body.api_key as string, user_id: u.user_id };
+    expect((await use(child)).headers.get('x-credits-remaining')).toBe('1');
+    expect((await use(u)).headers.get('x-credits-remaining')).toBe('0');
+    const refused = await use(child);
+    expect(refused.status).toBe(429);
+    expect(refused.body.detail).toContain('no_credits');
+  });
+
   it('lets exactly as many concurrent requests pass as there are credits', async () => {
     const t = await newTenant();
     const one = await keyWithCredits(t, { remaining: 1 });
