@@ -37,12 +37,19 @@ export class RecipientRejected extends Error {
   }
 }
 
-/** A permanent refusal of the recipient in nodemailer's error (a 4xx is temporary: retried). */
+/**
+ * A mailbox that does not exist, in nodemailer's error: 550/551/553 at RCPT TO whose enhanced
+ * status (RFC 3463), if given, is 5.1.x (bad mailbox or domain). A 4xx, a full mailbox (5.2.x),
+ * a policy or relay refusal (5.7.x: our relay misconfigured) are failures, never a hard bounce, so
+ * an outage of our own relay cannot suppress every address. The server's words are not kept:
+ * they often quote the address, and a suppression outlives the person's erasure.
+ */
 function permanentRejection(err: unknown, to: string): RecipientRejected | undefined {
   const e = err as { command?: string; responseCode?: number; response?: string };
-  if (e?.command === 'RCPT TO' && typeof e.responseCode === 'number' && e.responseCode >= 500 && e.responseCode < 600)
-    return new RecipientRejected(to, String(e.response ?? e.responseCode).slice(0, 300));
-  return undefined;
+  if (e?.command !== 'RCPT TO' || ![550, 551, 553].includes(e.responseCode ?? 0)) return undefined;
+  const enhanced = /\b([245])\.(\d{1,3})\.(\d{1,3})\b/.exec(String(e.response ?? ''));
+  if (enhanced && (enhanced[1] !== '5' || enhanced[2] !== '1')) return undefined;
+  return new RecipientRejected(to, `${e.responseCode}${enhanced ? ` ${enhanced[0]}` : ''}`);
 }
 
 export interface Delivered {

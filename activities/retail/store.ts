@@ -318,12 +318,13 @@ export const unknownItems = {
       { upsert: true },
     ),
   countOf: (organization_id: string) => UnknownItem.countDocuments({ organization_id }),
-  /** Drops the least seen entry (then the longest unseen) of the organization. */
-  evictOne: async (organization_id: string) => {
-    const least = await UnknownItem.findOne({ organization_id }, { _id: 1 })
+  /** Drops the n least seen entries (then the longest unseen) of the organization. */
+  evict: async (organization_id: string, n: number) => {
+    const least = await UnknownItem.find({ organization_id }, { _id: 1 })
       .sort({ count: 1, last_seen: 1 })
-      .lean<{ _id: string }>();
-    if (least) await UnknownItem.deleteOne({ _id: least._id });
+      .limit(n)
+      .lean<{ _id: string }[]>();
+    if (least.length) await UnknownItem.deleteMany({ _id: { $in: least.map((d) => d._id) } });
   },
   remove: async (organization_id: string, kind: string, key: string) =>
     void (await UnknownItem.deleteOne({ _id: unknownId(organization_id, kind, key) })),

@@ -49,9 +49,10 @@ async function note(organization_id: string, kind: UnknownItemKind, key: string,
   counted.set(once, true);
   const now = new Date();
   if (await unknownItems.bump(organization_id, kind, key, now)) return;
-  // A new entry: the organization's list stays within UNKNOWN_ITEMS_MAX (two first sightings at
-  // once may pass it by one each; the next new entry evicts again).
-  if ((await unknownItems.countOf(organization_id)) >= UNKNOWN_ITEMS_MAX) await unknownItems.evictOne(organization_id);
+  // A new entry: the organization's list stays within UNKNOWN_ITEMS_MAX. First sightings at once
+  // may each pass it by one; the next new entry evicts everything over the cap, so it never drifts.
+  const over = (await unknownItems.countOf(organization_id)) - UNKNOWN_ITEMS_MAX + 1;
+  if (over > 0) await unknownItems.evict(organization_id, over);
   try {
     await unknownItems.add(organization_id, kind, key, now);
   } catch (err) {
