@@ -9,6 +9,7 @@ import { warnLine } from '../core/background.ts';
 import { decryptSecret } from '../core/encryption.ts';
 import { conflict, invalid, notFound, PlatformError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { getBalance } from '../loyalty/index.ts';
 import type { RedemptionInput, RedemptionLimits } from './fulfilment.ts';
 import { checkFunding } from './funding.ts';
 import { giftNotFound } from './gifts.ts';
@@ -91,11 +92,17 @@ function priced(gift: GiftDoc, amount: number | undefined): { amount: number | n
         ? `required: one of ${d.amounts.join(', ')} ${d.currency}`
         : `required: from ${d.min} to ${d.max} ${d.currency}`,
     );
-  if (d.type === 'fixed' && !d.amounts.some((a) => cents(a) === cents(amount)))
-    throw invalid(
-      'amount',
-      `${amount} is not a denomination of this gift: one of ${d.amounts.join(', ')} ${d.currency}`,
-    );
+  if (d.type === 'fixed') {
+    const asked = cents(amount);
+    const listed = d.amounts.find((a) => cents(a) === asked);
+    if (listed === undefined)
+      throw invalid(
+        'amount',
+        `${amount} is not a denomination of this gift: one of ${d.amounts.join(', ')} ${d.currency}`,
+      );
+    // Priced and ordered at the listed amount, never at a near miss such as 24.996 for 25.
+    amount = listed;
+  }
   if (d.type === 'range' && (cents(amount) < cents(d.min) || cents(amount) > cents(d.max)))
     throw invalid('amount', `${amount} is outside this gift's range: from ${d.min} to ${d.max} ${d.currency}`);
   if (d.type === 'range' && Math.abs(cents(amount) - amount * 100) > 1e-6)
@@ -134,10 +141,20 @@ async function checkOperator(gift: GiftDoc, phone: string): Promise<void> {
       return null;
     });
   if (!detected || operatorKey(detected.operator_id) === operatorKey(gift.operator_id)) return;
+  // The detected operator is not named: the route is no free carrier lookup.
   throw invalid(
     'phone_number',
-    `the provider places this number with another operator (${detected.name}) than this gift's (${gift.telco_supplier ?? gift.operator_id})`,
+    `the provider places this number with another operator than this gift's (${gift.telco_supplier ?? gift.operator_id})`,
   );
+}
+
+/** The hold decides for good; this only refuses early (409, as the hold would) a member already short. */
+async function checkPoints(req: RedeemRequest, points: number): Promise<void> {
+  const balance = await getBalance(req.organization_id, req.user_id).then(
+    (b) => b.points,
+    () => 0,
+  );
+  if (balance < points) throw conflict(`Not enough points: balance ${balance}, needed ${points}`);
 }
 
 /**
@@ -159,6 +176,10 @@ export async function prepareRedemption(
   if (gift.available === false)
     throw conflict(`Gift ${gift.gift_id} was withdrawn by the gift provider and cannot be redeemed`);
   const price = priced(gift, req.amount);
+  // Points first, when the provider is asked anything before the hold: a member who cannot pay
+  // learns nothing of the provider's account or a number's operator, and costs it no call.
+  if ((gift.gift_type === 'mobile_top-ups' && gift.operator_id) || costOf(gift, price.amount))
+    await checkPoints(req, price.points);
   const order: GiftOrder = {
     custom_identifier: redemption_id,
     kind: gift.gift_type,
