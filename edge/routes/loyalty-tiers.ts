@@ -150,7 +150,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'member_tier.set',
-    target: ({ params }) => ({ type: 'user', id: params.user_ref }),
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user_id') }),
     keep: ['tier_id', 'until'],
   },
   params: memberParams,
@@ -222,7 +222,7 @@ defineRoute({
   auth: 'admin',
   audit: {
     action: 'member_attributes.set',
-    target: ({ params }) => ({ type: 'user', id: params.user_ref }),
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user_id') }),
   },
   params: memberParams,
   body: z.object({

@@ -503,7 +503,8 @@ defineRoute({
   auth: 'key',
   audit: {
     action: 'session.end_others',
-    target: ({ params }) => ({ type: 'user', id: params.user_ref }),
+    // the platform id from the answer: the path may hold an idp_id, and audit records outlive an erasure
+    target: ({ result }) => ({ type: 'user', id: answerField(result, 'user_id') }),
     keep: ['current_session_id'],
   },
   params: z.object({ user_ref: requiredId.describe('platform user_id or idp_id') }),
