@@ -296,7 +296,12 @@ describe('the assistant components: export and erasure of one user', () => {
       text: { objects_deleted: 2, embeddings_deleted: 2 },
       responses: { responses_deleted: 2 },
       search: { search_entries_deleted: 1 },
-      email: { emails_deleted: 1, outbox_files_deleted: 0, send_counters_deleted: 2 },
+      email: {
+        emails_deleted: 1,
+        outbox_files_deleted: 0,
+        send_counters_deleted: 2,
+        suppressed_addresses_forgotten: 0,
+      },
       idempotency: { idempotency_keys_deleted: 1 },
     });
 
