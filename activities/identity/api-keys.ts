@@ -111,13 +111,16 @@ function principalOf(
  * Last uses, kept in memory and written in batches: a key check writes nothing itself. Pending
  * uses (the latest per key) are written in one command USAGE_FLUSH_MS after the first of them, at
  * once when USAGE_BATCH keys are pending, and at shutdown (stopRevocationWatcher). Listing a key
- * (lastUses) sees this process's pending uses at once, another process's within USAGE_FLUSH_MS.
+ * (lastUses) sees this process's pending uses at once (those being written too: the database may
+ * not have them yet), another process's within USAGE_FLUSH_MS.
  * A failed batch is merged back and retried with the next one.
  */
 const USAGE_FLUSH_MS = 1000;
 const USAGE_BATCH = 1000;
 const USAGE_KEPT_MAX = 100_000;
 let pendingUses = new Map<string, Date>();
+// Batches taken but not yet written: neither pending nor in the database, still this process's to tell.
+const unwritten = new Set<Map<string, Date>>();
 let flushTimer: NodeJS.Timeout | undefined;
 let flushing: Promise<void> = Promise.resolve();
 
@@ -133,9 +136,10 @@ export function flushKeyUsage(): Promise<void> {
   flushTimer = undefined;
   const batch = pendingUses;
   pendingUses = new Map();
+  unwritten.add(batch);
   // One batch at a time, in order: a later batch carries later (or no older) uses.
   flushing = flushing.then(async () => {
-    if (!batch.size) return;
+    if (!batch.size) return void unwritten.delete(batch);
     try {
       await writeLastUses(batch);
     } catch {
@@ -143,6 +147,8 @@ export function flushKeyUsage(): Promise<void> {
       for (const [key_id, at] of batch)
         if (pendingUses.size < USAGE_KEPT_MAX && !(pendingUses.get(key_id)! >= at)) pendingUses.set(key_id, at);
       flushTimer ??= setTimeout(() => void flushKeyUsage(), USAGE_FLUSH_MS).unref();
+    } finally {
+      unwritten.delete(batch);
     }
   });
   return flushing;
@@ -150,10 +156,11 @@ export function flushKeyUsage(): Promise<void> {
 
 /** When each key was last used: as written, or later by this process and not written yet. */
 export async function lastUses(key_ids: string[]): Promise<Map<string, Date>> {
+  // Taken before the read: a batch written meanwhile is then in the database or in these.
+  const mine = [...unwritten, pendingUses];
   const out = await lastUsedOf(key_ids);
   for (const key_id of key_ids) {
-    const pending = pendingUses.get(key_id);
-    if (pending && !(out.get(key_id)! >= pending)) out.set(key_id, pending);
+    for (const at of mine.map((m) => m.get(key_id))) if (at && !(out.get(key_id)! >= at)) out.set(key_id, at);
   }
   return out;
 }

@@ -64,7 +64,10 @@ export async function spendKeyCredit(credits_id: string): Promise<number | null>
     const doc = await creditsDoc(credits_id);
     if (!doc) return null;
     const due = doc.refill_interval && doc.refill_amount && doc.refilled_at < periodStart(doc.refill_interval, now);
-    if (!due || round >= 2) throw exhausted(doc, now);
+    // Refilled by another request between the decrement and this read: spend from what it put
+    // there (each lost decrement is another request's spend, so this ends).
+    if (!due && doc.remaining > 0) continue;
+    if (!due || round >= 3) throw exhausted(doc, now);
     if (await refillAndSpend(credits_id, doc.refilled_at, doc.refill_amount! - 1, now)) return doc.refill_amount! - 1;
     // Another request refilled first: spend from what it put there.
   }
