@@ -14,99 +14,42 @@
  *
  * It starts its own platform on free ports, or uses a running one: DOCS_CHECK_URL (the edge)
  * with DOCS_CHECK_KEY (any key). Chromium is CHROMIUM, else `chromium`, `chromium-browser` or
- * `google-chrome` on PATH (Debian: `apt-get install chromium`). It is driven through the DevTools
- * protocol over a pipe, so no browser package is needed.
+ * `google-chrome` on PATH (Debian: `apt-get install chromium`), driven by playwright-core, which
+ * never downloads a browser of its own (test/helpers/browser.ts).
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+
+import type { Browser, Page as PlaywrightPage } from 'playwright-core';
+
+import { launchBrowser } from './helpers/browser.ts';
 
 type Json = Record<string, any>;
 
-function findChromium(): string {
-  const candidates = [
-    process.env.CHROMIUM,
-    'chromium',
-    'chromium-browser',
-    'google-chrome',
-    'google-chrome-stable',
-  ].filter(Boolean) as string[];
-  for (const c of candidates) {
-    if (spawnSync(c, ['--version'], { stdio: 'ignore' }).status === 0) return c;
-  }
-  throw new Error('No Chromium found: set CHROMIUM or install it (Debian/Ubuntu: apt-get install chromium)');
-}
-
-/** The DevTools protocol over --remote-debugging-pipe: JSON messages separated by NUL bytes. */
-class Browser {
-  private next = 1;
-  private pending = new Map<number, { resolve: (v: Json) => void; reject: (e: Error) => void; method: string }>();
-  private listeners: ((msg: Json) => void)[] = [];
-
-  constructor(readonly proc: ChildProcess) {
-    const out = proc.stdio[4] as Readable;
-    let buf = '';
-    out.setEncoding('utf8');
-    out.on('data', (chunk: string) => {
-      buf += chunk;
-      for (let i = buf.indexOf('\0'); i >= 0; i = buf.indexOf('\0')) {
-        const msg = JSON.parse(buf.slice(0, i)) as Json;
-        buf = buf.slice(i + 1);
-        const waiting = msg.id !== undefined ? this.pending.get(msg.id) : undefined;
-        if (waiting) {
-          this.pending.delete(msg.id);
-          if (msg.error) waiting.reject(new Error(`${waiting.method}: ${msg.error.message}`));
-          else waiting.resolve(msg.result);
-        } else for (const l of this.listeners) l(msg);
-      }
-    });
-  }
-
-  send(method: string, params: Json = {}, sessionId?: string): Promise<Json> {
-    const id = this.next++;
-    (this.proc.stdio[3] as Writable).write(
-      `${JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) })}\0`,
-    );
-    return new Promise((resolve, reject) => this.pending.set(id, { resolve, reject, method }));
-  }
-
-  on(listener: (msg: Json) => void) {
-    this.listeners.push(listener);
-  }
-}
-
+/**
+ * The page as the checks use it, on playwright's Page. Expressions are evaluated by
+ * page.evaluate and polled from here: page.waitForFunction evaluates a string with eval() inside
+ * the page, which the page's Content-Security-Policy (no 'unsafe-eval') refuses.
+ */
 class Page {
   readonly problems: string[] = [];
-  constructor(
-    private readonly browser: Browser,
-    private readonly session: string,
-  ) {
-    browser.on((msg) => {
-      if (msg.sessionId !== session) return;
-      if (msg.method === 'Runtime.exceptionThrown')
-        this.problems.push(
-          `page error: ${msg.params.exceptionDetails.exception?.description ?? msg.params.exceptionDetails.text}`,
-        );
-      if (msg.method === 'Log.entryAdded' && msg.params.entry.level === 'error')
-        this.problems.push(`console (${msg.params.entry.source}): ${msg.params.entry.text}`);
-      if (msg.method === 'Runtime.consoleAPICalled' && msg.params.type === 'error')
-        this.problems.push(`console.error: ${msg.params.args.map((a: Json) => a.value ?? a.description).join(' ')}`);
+  constructor(readonly page: PlaywrightPage) {
+    page.on('pageerror', (err) => this.problems.push(`page error: ${err.stack ?? err.message}`));
+    page.on('console', (msg) => {
+      if (msg.type() !== 'error') return;
+      // Without arguments it is the browser's own entry (network, security: CSP), else console.error.
+      if (!msg.args().length) this.problems.push(`console: ${msg.text()}`);
+      else this.problems.push(`console.error: ${msg.text()}`);
     });
-  }
-
-  send(method: string, params: Json = {}) {
-    return this.browser.send(method, params, this.session);
   }
 
   async eval<T = unknown>(expression: string): Promise<T> {
-    const r = await this.send('Runtime.evaluate', { expression, returnByValue: true, awaitPromise: true });
-    if (r.exceptionDetails)
-      throw new Error(
-        `evaluating ${expression.slice(0, 80)}: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`,
-      );
-    return r.result.value as T;
+    try {
+      return (await this.page.evaluate(expression)) as T;
+    } catch (err) {
+      throw new Error(`evaluating ${expression.slice(0, 80)}: ${(err as Error).message}`);
+    }
   }
 
   /** Polls an expression until it is truthy. */
@@ -120,66 +63,40 @@ class Page {
     }
   }
 
+  /** Clicks the first element at `selector` with the mouse, once it is visible, stable and enabled. */
   async click(selector: string) {
-    const ok = await this.eval<boolean>(
-      `(() => { const el = document.querySelector(${JSON.stringify(selector)}); if (!el) return false; el.scrollIntoView({ block: 'center' }); el.click(); return true; })()`,
-    );
-    if (!ok) throw new Error(`nothing to click at ${selector}`);
+    try {
+      await this.page.locator(selector).first().click({ timeout: 15_000 });
+    } catch (err) {
+      throw new Error(`nothing to click at ${selector}: ${(err as Error).message.split('\n')[0]}`);
+    }
   }
 
   /** Types into an input the way a user does (React sees real input events). */
   async type(selector: string, text: string) {
-    await this.eval(`document.querySelector(${JSON.stringify(selector)}).focus()`);
-    await this.send('Input.insertText', { text });
+    await this.page.locator(selector).first().focus();
+    await this.page.keyboard.insertText(text);
   }
 
   async screenshot(file: string, fullPage = false) {
-    const params: Json = { format: 'png' };
     if (fullPage) {
-      const { cssContentSize } = await this.send('Page.getLayoutMetrics');
-      params.captureBeyondViewport = true;
-      params.clip = {
-        x: 0,
-        y: 0,
-        width: cssContentSize.width,
-        height: Math.min(cssContentSize.height, 16_000),
-        scale: 1,
-      };
-    }
-    const { data } = await this.send('Page.captureScreenshot', params);
-    fs.writeFileSync(file, Buffer.from(data, 'base64'));
+      const [width, height] = await this.eval<[number, number]>(
+        '[document.documentElement.scrollWidth, document.documentElement.scrollHeight]',
+      );
+      await this.page.screenshot({
+        path: file,
+        fullPage: true,
+        clip: { x: 0, y: 0, width, height: Math.min(height, 16_000) },
+      });
+    } else await this.page.screenshot({ path: file });
     console.log(`  screenshot: ${file}`);
   }
 }
 
-async function openBrowser(profile: string): Promise<{ browser: Browser; page: Page }> {
-  const args = [
-    '--headless=new',
-    '--remote-debugging-pipe',
-    `--user-data-dir=${profile}`,
-    '--window-size=1366,900',
-    '--disable-gpu',
-    '--no-first-run',
-    '--no-default-browser-check',
-    '--disable-extensions',
-    '--hide-scrollbars',
-  ];
-  if (process.getuid?.() === 0) args.push('--no-sandbox'); // Chromium refuses root without it
-  const proc = spawn(findChromium(), [...args, 'about:blank'], {
-    stdio: ['ignore', 'ignore', 'ignore', 'pipe', 'pipe'],
-  });
-  const browser = new Browser(proc);
-  const { targetId } = await browser.send('Target.createTarget', { url: 'about:blank' });
-  const { sessionId } = await browser.send('Target.attachToTarget', { targetId, flatten: true });
-  const page = new Page(browser, sessionId);
-  for (const domain of ['Page', 'Runtime', 'Log']) await page.send(`${domain}.enable`);
-  await page.send('Emulation.setDeviceMetricsOverride', {
-    width: 1366,
-    height: 900,
-    deviceScaleFactor: 1,
-    mobile: false,
-  });
-  return { browser, page };
+async function openBrowser(): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchBrowser();
+  const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, deviceScaleFactor: 1 });
+  return { browser, page: new Page(await context.newPage()) };
 }
 
 function check(ok: unknown, message: string) {
@@ -378,10 +295,9 @@ async function checkDocs(base: string, key: string, out: string) {
   const operations = Object.entries<Json>(doc.paths).flatMap(([p, ops]) =>
     Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`),
   );
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'docs-check-chromium-'));
-  const { browser, page } = await openBrowser(profile);
+  const { browser, page } = await openBrowser();
   try {
-    await page.send('Page.navigate', { url: `${base}/docs` });
+    await page.page.goto(`${base}/docs`);
     await page.waitFor(`document.querySelector('.opblock')`, 'the operations to render');
     await page.waitFor(
       `window.ui.specSelectors.specResolvedSubtree(['paths', '/loyalty/rules', 'get'])`,
@@ -434,18 +350,7 @@ async function checkDocs(base: string, key: string, out: string) {
       'the filter finds the gifts operations',
     );
     await page.eval(`(() => { const i = document.querySelector('.operation-filter-input'); i.select(); })()`);
-    await page.send('Input.dispatchKeyEvent', {
-      type: 'keyDown',
-      key: 'Backspace',
-      code: 'Backspace',
-      windowsVirtualKeyCode: 8,
-    });
-    await page.send('Input.dispatchKeyEvent', {
-      type: 'keyUp',
-      key: 'Backspace',
-      code: 'Backspace',
-      windowsVirtualKeyCode: 8,
-    });
+    await page.page.keyboard.press('Backspace');
     await page.waitFor(
       `document.querySelectorAll('.opblock-tag-section, .opblock-tag').length > 1`,
       'the filter to be cleared',
@@ -686,7 +591,7 @@ async function checkDocs(base: string, key: string, out: string) {
     await page.screenshot(path.join(out, 'docs-5-schemas.png'));
 
     // The key survives a reload (persistAuthorization), so the next visit needs no paste.
-    await page.send('Page.reload');
+    await page.page.reload();
     await page.waitFor(`document.querySelector('.opblock')`, 'the page after reload');
     await page.waitFor(
       `window.ui.specSelectors.specResolvedSubtree(['paths', '/loyalty/rules', 'get'])`,
@@ -734,7 +639,9 @@ async function checkDocs(base: string, key: string, out: string) {
     );
     // Chromium logs every 4xx as a network error: this one is expected, any other still counts.
     page.problems.push(
-      ...page.problems.splice(problemsBefore).filter((m) => !/^console \(network\): .*status of 401/.test(m)),
+      ...page.problems
+        .splice(problemsBefore)
+        .filter((m) => !/^console: Failed to load resource: .*status of 401/.test(m)),
     );
     await page.eval(`document.querySelector('${block}').scrollIntoView()`);
     await page.screenshot(path.join(out, 'docs-9-no-key.png'));
@@ -744,11 +651,7 @@ async function checkDocs(base: string, key: string, out: string) {
       `no page errors or CSP violations${page.problems.length ? `:\n    ${page.problems.join('\n    ')}` : ''}`,
     );
   } finally {
-    const exited = new Promise((r) => browser.proc.once('exit', r));
-    void browser.send('Browser.close').catch(() => undefined);
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-    browser.proc.kill('SIGKILL');
-    fs.rmSync(profile, { recursive: true, force: true, maxRetries: 3 });
+    await browser.close().catch(() => undefined);
   }
 }
 
