@@ -9,7 +9,8 @@
 # the same Node and Debian, not whatever the tag points to that day.
 ARG NODE_IMAGE=node:20.20.2-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0
 
-# 1. build: every dependency, then `npm run build` (tsc to dist/, the prebuilt workflow bundle).
+# 1. build: every dependency, then `npm run build` (tsc to dist/, the prebuilt workflow bundle, the
+#    console's static files).
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -19,7 +20,10 @@ COPY activities ./activities
 COPY edge ./edge
 COPY workflows ./workflows
 COPY workers ./workers
-COPY tools/build.ts tools/source-stamp.ts ./tools/
+# the console (dist/console) is bundled from these: the typed client and the console's sources
+COPY client/src ./client/src
+COPY client/console ./client/console
+COPY tools/build.ts tools/source-stamp.ts tools/console-build.ts ./tools/
 RUN npm run build
 
 # 2. dependencies: production ones only, without other platforms' native builds (prune-runtime.mjs).

@@ -10,6 +10,7 @@ export default tseslint.config(
       'dist/**',
       'dist.building-*/**',
       'client/dist/**',
+      'client/console/dist/**',
       'client/node_modules/**',
       'client/src/schema.ts',
       'test/fixtures/**',
@@ -19,7 +20,7 @@ export default tseslint.config(
     ],
   },
   {
-    files: ['**/*.ts', '**/*.mts'],
+    files: ['**/*.ts', '**/*.tsx', '**/*.mts'],
     languageOptions: {
       parser: tseslint.parser,
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },

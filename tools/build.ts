@@ -19,6 +19,7 @@ import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import ts from 'typescript';
 
 import { WORKFLOW_BUNDLE, WORKFLOW_SOURCES } from '../workers/workflow-sources.ts';
+import { buildConsole, describeSizes } from './console-build.ts';
 import { sourceFiles, sourceStamp, STAMP_FILE } from './source-stamp.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -52,7 +53,8 @@ function devImports(): string[] {
   const builtin = new Set(builtinModules);
   const found: string[] = [];
   for (const file of fs.readdirSync(building, { recursive: true }).map(String)) {
-    if (!file.endsWith('.js') || file === WORKFLOW_BUNDLE) continue;
+    // The console's bundle runs in the browser and imports nothing.
+    if (!file.endsWith('.js') || file === WORKFLOW_BUNDLE || file.startsWith('console/')) continue;
     const text = fs.readFileSync(path.join(building, file), 'utf8');
     // TypeScript's own scanner finds the import and export specifiers (static and literal dynamic).
     for (const { fileName: spec } of ts.preProcessFile(text, true, true).importedFiles) {
@@ -83,6 +85,8 @@ async function main() {
     logger: new DefaultLogger('WARN'),
   });
   fs.writeFileSync(path.join(building, WORKFLOW_BUNDLE), code);
+  // The console's static files (dist/console), bundled by esbuild from client/console.
+  const consoleBuild = await buildConsole(path.join(building, 'console'));
   const strays = devImports();
   if (strays.length)
     throw new Error(
@@ -94,7 +98,7 @@ async function main() {
   fs.rmSync(dist, { recursive: true, force: true });
   fs.renameSync(building, dist);
   process.stderr.write(
-    `build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB)\n`,
+    `build: dist/ in ${((Date.now() - began) / 1000).toFixed(1)} s: ${files} JavaScript files, ${assets} copied beside them, ${WORKFLOW_BUNDLE} (${(code.length / 1024).toFixed(0)} KiB), console ${describeSizes(consoleBuild.sizes)}\n`,
   );
 }
 

@@ -11,8 +11,9 @@ import { Connection } from '@temporalio/client';
 
 import type { Config } from '../activities/core/config.ts';
 import { freshPollers } from '../activities/core/health.ts';
+import { buildConsole, SOURCES_CONSOLE_DIR } from './console-build.ts';
 import { freePort, startInfra } from './infra.ts';
-import { type PlatformProcess, processArgs } from './processes.ts';
+import { type PlatformProcess, processArgs, runMode } from './processes.ts';
 import { GUARD, supervise, type Supervised } from './supervise.ts';
 
 export interface LaunchOptions {
@@ -101,6 +102,9 @@ export async function launchPlatform(opts: LaunchOptions): Promise<Platform> {
 
   try {
     for (let i = 0; i < cfg.WORKER_COUNT; i += 1) startProcess(`worker ${i + 1}`, 'worker');
+    // The edge run from the sources serves the console from client/console/dist: built first (a
+    // fraction of a second), so it is the sources' own. The compiled edge serves dist/console.
+    if (runMode() === 'sources') await buildConsole(SOURCES_CONSOLE_DIR);
     startProcess('edge', 'edge');
     const edgeUrl = `http://${cfg.HOST}:${port}`;
     await waitForReady(edgeUrl, opts.readyTimeoutMs ?? 180_000, () => startupExit ?? fatal, {

@@ -17,14 +17,14 @@ export type PlatformProcess = 'edge' | 'worker' | 'healthcheck';
 
 let checkedStamp = false;
 
+/** compiled (PLATFORM_RUN=compiled: dist/ under node) or sources (tsx) */
+export const runMode = (): 'compiled' | 'sources' => (process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources');
+
 /**
  * The arguments to give `node` (process.execPath) to start that process: as said above, or from
  * `mode` when given (the start-up benchmark runs both).
  */
-export function processArgs(
-  name: PlatformProcess,
-  mode: 'compiled' | 'sources' = process.env.PLATFORM_RUN === 'compiled' ? 'compiled' : 'sources',
-): string[] {
+export function processArgs(name: PlatformProcess, mode: 'compiled' | 'sources' = runMode()): string[] {
   if (mode === 'compiled') {
     const script = fileURLToPath(new URL(`../dist/workers/${name}.js`, import.meta.url));
     if (!fs.existsSync(script))

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 export const STAMP_FILE = 'source-stamp.txt';
-const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers'];
+// client/src and client/console/src: the console (dist/console) is built from them.
+const COMPILED_DIRS = ['edge', 'workflows', 'activities', 'workers', 'client/src', 'client/console/src'];
 const ALSO = ['package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 /** Every file of the compiled folders, relative to `root`. */

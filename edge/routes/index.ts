@@ -5,6 +5,7 @@
 import '../metrics.ts';
 import './system.ts';
 import './docs.ts';
+import './console.ts';
 import './retail.ts';
 import './ticket-scan.ts';
 import './support.ts';

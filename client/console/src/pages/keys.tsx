@@ -1,0 +1,5 @@
+import type { PageProps } from '../ui.tsx';
+
+export function KeysPage(_props: PageProps) {
+  return <h1>keys</h1>;
+}

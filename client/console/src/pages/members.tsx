@@ -1,0 +1,5 @@
+import type { PageProps } from '../ui.tsx';
+
+export function MembersPage(_props: PageProps) {
+  return <h1>members</h1>;
+}

@@ -1,0 +1,5 @@
+import type { PageProps } from '../ui.tsx';
+
+export function ReviewsPage(_props: PageProps) {
+  return <h1>reviews</h1>;
+}
