@@ -43,6 +43,7 @@ async function main() {
       '',
       `start: ready in ${((Date.now() - began) / 1000).toFixed(1)} s: every server answers and a worker polls task queue ${cfg.TEMPORAL_TASK_QUEUE} (WORKER_COUNT ${cfg.WORKER_COUNT})`,
       `  API          ${edgeUrl}   (docs: ${edgeUrl}/docs, health: ${edgeUrl}/health, readiness: ${edgeUrl}/health/ready)`,
+      `  Console      ${edgeUrl}/console   (sign in with an admin key)`,
       `  Temporal UI  ${platform.temporalUi ?? `use the Web UI of the Temporal server at ${platform.env.TEMPORAL_ADDRESS}`}`,
       `  Admin key    ${cfg.PLATFORM_ADMIN_KEY ? 'the PLATFORM_ADMIN_KEY you set' : `${cfg.dataDir}/admin-key.txt`}`,
       // Test payments hand out tokens for free: whoever starts the platform must see that they are on.
