@@ -13,6 +13,7 @@ export {
   currentKeyLevel,
   issueApiKey,
   listApiKeys,
+  listOrganizationKeys,
   requireRankOver,
   revokeApiKey,
   whyUnusable,
@@ -29,6 +30,7 @@ export {
   isTombstone,
   resolveOrCreateUserRef,
   returningFacts,
+  searchMembers,
   updateUser,
   upsertUser,
 } from './users.ts';

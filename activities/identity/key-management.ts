@@ -32,17 +32,21 @@ import { identitySettings } from './settings.ts';
 import {
   type ApiKeyDoc,
   type ApiKeySlotDoc,
+  countOrgKeys,
   creditsOf,
   freeSlot,
   keyById,
   keysOfUser,
   keyStates,
   markKeyRevoked,
+  type OrgKeyMatch,
+  orgKeysPage,
   rotationOf,
   rotationsOf,
   slotOwner,
   slotsOf,
   takeKeySlot,
+  usersHolding,
 } from './store.ts';
 
 export { slotOwner };
@@ -222,6 +226,11 @@ export interface ListedKey {
 export async function listApiKeys(actor: Principal, organization_id: string, user_id: string): Promise<ListedKey[]> {
   const docs = await keysOfUser(organization_id, user_id);
   requireRank(actor, docs);
+  return viewKeys(docs);
+}
+
+/** Keys as lists show them: masked, with their state now, last use, rotation and credits (never a secret or hash). */
+async function viewKeys(docs: ApiKeyDoc[]): Promise<ListedKey[]> {
   const ids = docs.map((d) => d.key_id);
   const [lastUsed, rotations, credits] = await Promise.all([
     lastUses(ids),
@@ -257,6 +266,42 @@ export async function listApiKeys(actor: Principal, organization_id: string, use
       credits: c ? creditsView(c, new Date(now)) : null,
     };
   });
+}
+
+export interface OrgListedKey extends ListedKey {
+  user_id: string;
+  idp_id: string;
+}
+
+/**
+ * GET /api/keys: the organization's keys, newest first, masked as in a user's list, each naming
+ * its user (an erased user's keys keep only the tombstone, `del_…`). `status` filters on the
+ * stored state: `revoked`, or `active` (not revoked: listed as active, expiring or expired).
+ * Keys of users holding more rights than the caller are left out (one user named: 403, as
+ * listing that user's keys).
+ */
+export async function listOrganizationKeys(
+  actor: Principal,
+  organization_id: string,
+  filter: { user_id?: string; status?: 'active' | 'revoked' },
+  page: number,
+  limit: number,
+): Promise<{ api_keys: OrgListedKey[]; page: number; limit: number; total: number; has_more: boolean }> {
+  const match: OrgKeyMatch = { status: filter.status, user_id: filter.user_id };
+  if (filter.user_id) await requireRankOver(actor, organization_id, filter.user_id);
+  else match.not_users = await usersHolding(organization_id, PERMISSIONS.slice(actor.level + 1));
+  const [docs, total] = await Promise.all([
+    orgKeysPage(organization_id, match, (page - 1) * limit, limit),
+    countOrgKeys(organization_id, match),
+  ]);
+  const views = await viewKeys(docs);
+  return {
+    api_keys: views.map((v, i) => ({ ...v, user_id: docs[i].user_id, idp_id: docs[i].idp_id })),
+    page,
+    limit,
+    total,
+    has_more: page * limit < total,
+  };
 }
 
 /** The named key among the user's keys: by full key or by key_id. */

@@ -2,8 +2,9 @@
  * Identity's schemas, imported by store.ts alone. Every lookup is by a field its schema indexes
  * (an organization by organization_id, a user by user_id or (organization, idp_id), a key by hash
  * or key_id, a user's keys by (organization, user, created_at), a key's last use by key_id, a
- * user's places by owner). New documents take their `_id` from that field (idFrom); documents
- * written before that have an ObjectId and are found by the same queries.
+ * user's places by owner; the member list and the organization's keys by organization first).
+ * New documents take their `_id` from that field (idFrom); documents written before that have an
+ * ObjectId and are found by the same queries.
  */
 import mongoose, { Schema } from 'mongoose';
 
@@ -36,6 +37,8 @@ const userSchema = new Schema(
     organization_id: { type: String, required: true },
     idp_id: { type: String, required: true },
     email: { type: String },
+    /** the email lower-cased, kept with it by every write of the store (store.ts): the member search's prefix match */
+    email_lower: { type: String },
     display_name: { type: String },
     /** requests a minute shared by all of the user's keys (set by an admin); unset: none */
     user_rate_limit_per_minute: { type: Number },
@@ -47,6 +50,9 @@ const userSchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' }, versionKey: false },
 );
 userSchema.index({ organization_id: 1, idp_id: 1 }, { unique: true });
+// The member list (GET /api/users): newest first without the users being erased, and a prefix of the email.
+userSchema.index({ organization_id: 1, erasing: 1, created_at: -1 });
+userSchema.index({ organization_id: 1, email_lower: 1 });
 
 /**
  * Users erased lately (`_id` `<organization>|<user_id>`), read by every process once a second so
@@ -110,6 +116,10 @@ const apiKeySchema = new Schema(
   { timestamps: { createdAt: 'created_at', updatedAt: false }, versionKey: false },
 );
 apiKeySchema.index({ organization_id: 1, user_id: 1, created_at: -1 });
+// The organization's keys (GET /api/keys), newest first, all or by stored status; the users holding a higher key.
+apiKeySchema.index({ organization_id: 1, created_at: -1 });
+apiKeySchema.index({ organization_id: 1, status: 1, created_at: -1 });
+apiKeySchema.index({ organization_id: 1, permissions: 1 });
 
 /**
  * When each key was last used, apart from the key itself: usage is written in batches a moment
@@ -215,6 +225,7 @@ export interface UserDoc {
   organization_id: string;
   idp_id: string;
   email?: string;
+  email_lower?: string;
   display_name?: string;
   user_rate_limit_per_minute?: number;
   erasing?: string;

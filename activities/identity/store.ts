@@ -5,7 +5,7 @@
  * indexed field (models.ts). Why the key's satellites live apart, and the per-process caches in
  * front of this store: docs/storage.md, "Identity".
  */
-import { insertOnce } from '../core/db/index.ts';
+import { insertOnce, markedOnce } from '../core/db/index.ts';
 import { isDuplicateKey } from '../core/errors.ts';
 import type { KeyOutcome } from './constants.ts';
 import {
@@ -99,7 +99,7 @@ export async function insertUser(
   doc: Omit<UserDoc, 'created_at' | 'updated_at'>,
 ): Promise<{ user: UserDoc; created: boolean }> {
   try {
-    return { user: (await User.create(doc)).toObject(), created: true };
+    return { user: (await User.create({ ...doc, ...emailLower(doc.email) })).toObject(), created: true };
   } catch (err) {
     if (!isDuplicateKey(err)) throw err;
     const winner = await userByIdp(doc.organization_id, doc.idp_id);
@@ -113,11 +113,99 @@ export async function patchUser(
   set: Record<string, string | number>,
   unset: Record<string, 1> = {},
 ): Promise<UserDoc | null> {
+  // The lower-cased email travels with the email: set, changed and removed together.
+  const $set = typeof set.email === 'string' ? { ...set, ...emailLower(set.email) } : set;
+  const $unset = unset.email ? { ...unset, email_lower: 1 } : unset;
   const update = {
-    ...(Object.keys(set).length ? { $set: set } : {}),
-    ...(Object.keys(unset).length ? { $unset: unset } : {}),
+    ...(Object.keys($set).length ? { $set } : {}),
+    ...(Object.keys($unset).length ? { $unset } : {}),
   };
   return User.findOneAndUpdate({ user_id }, update, { new: true }).lean<UserDoc>();
+}
+
+const emailLower = (email: string | undefined) => (email === undefined ? {} : { email_lower: email.toLowerCase() });
+
+// ---- the member list (GET /api/users)
+
+/**
+ * Which members a page lists: all of them (newest first), one by its platform user_id, those
+ * whose idp_id starts with `prefix` (by idp_id), or those whose lower-cased email starts with
+ * `prefix` and whose idp_id does not start with `idp_prefix` (by email: the ones an idp_id search
+ * with the same text has not listed). Users being erased are never members.
+ */
+export type MemberMatch =
+  { all: true } | { user_id: string } | { idp_prefix: string } | { email_prefix: string; idp_prefix: string };
+
+/** Everything that starts with `prefix`, as a range: an index answers it on both servers (a regex it would not). */
+const startsWith = (prefix: string) => ({ $gte: prefix, $lt: `${prefix}\u{10FFFF}` });
+
+function memberQuery(organization_id: string, m: MemberMatch): { filter: object; sort: Record<string, 1 | -1> } {
+  const base = { organization_id, erasing: null };
+  if ('user_id' in m) return { filter: { ...base, user_id: m.user_id }, sort: { created_at: -1 } };
+  if ('email_prefix' in m)
+    return {
+      filter: {
+        organization_id,
+        email_lower: startsWith(m.email_prefix),
+        erasing: null,
+        idp_id: { $not: startsWith(m.idp_prefix) },
+      },
+      sort: { email_lower: 1 },
+    };
+  if ('idp_prefix' in m)
+    return { filter: { organization_id, idp_id: startsWith(m.idp_prefix), erasing: null }, sort: { idp_id: 1 } };
+  return { filter: base, sort: { created_at: -1 } };
+}
+
+/**
+ * A page of the organization's members: all of them on the (organization_id, erasing, created_at)
+ * index, by user_id on its unique index, by idp_id prefix on the unique (organization_id, idp_id)
+ * one, by email prefix on (organization_id, email_lower); each sorted by its index.
+ */
+export async function membersPage(
+  organization_id: string,
+  match: MemberMatch,
+  skip: number,
+  limit: number,
+): Promise<UserDoc[]> {
+  if (limit <= 0) return [];
+  if ('email_prefix' in match) await emailsLowered();
+  const { filter, sort } = memberQuery(organization_id, match);
+  return User.find(filter).sort(sort).skip(skip).limit(limit).lean<UserDoc[]>();
+}
+
+export async function countMembers(organization_id: string, match: MemberMatch): Promise<number> {
+  if ('email_prefix' in match) await emailsLowered();
+  return User.countDocuments(memberQuery(organization_id, match).filter);
+}
+
+/**
+ * Users written before `email_lower` existed get it once per database (its marker), a batch at a
+ * time, before the first email search; every write of the store has set it since.
+ */
+async function lowerOldEmails(): Promise<boolean> {
+  for (;;) {
+    const docs = await User.find({ email: { $type: 'string' }, email_lower: null }, { _id: 1, email: 1 })
+      .limit(500)
+      .lean<{ _id: unknown; email: string }[]>();
+    if (!docs.length) return true;
+    const res = await User.bulkWrite(
+      docs.map((d) => ({
+        updateOne: { filter: { _id: d._id, email: d.email }, update: { $set: { email_lower: d.email.toLowerCase() } } },
+      })),
+      { ordered: false },
+    );
+    if (!res.matchedCount) return true; // changed meanwhile: then written with it
+  }
+}
+
+let lowered: Promise<boolean> | undefined;
+function emailsLowered(): Promise<boolean> {
+  if (!lowered) {
+    lowered = markedOnce('users:email_lower', lowerOldEmails);
+    lowered.catch(() => (lowered = undefined));
+  }
+  return lowered;
 }
 
 // ---- API keys
@@ -145,6 +233,52 @@ export async function keysOfUser<K extends KeyFields = KeyFields>(
   const projection = opts.fields ? Object.fromEntries(opts.fields.map((f) => [f, 1])) : undefined;
   const filter = { organization_id, user_id, ...(opts.active ? { status: 'active' } : {}) };
   return ApiKey.find(filter, projection).sort({ created_at: -1 }).lean<Pick<ApiKeyDoc, K>[]>();
+}
+
+/** Which of the organization's keys a page lists (GET /api/keys): by stored status, one user's, or none of `not_users`'. */
+export interface OrgKeyMatch {
+  status?: ApiKeyDoc['status'];
+  user_id?: string;
+  not_users?: string[];
+}
+
+function orgKeyFilter(organization_id: string, m: OrgKeyMatch): object {
+  return {
+    organization_id,
+    ...(m.status ? { status: m.status } : {}),
+    ...(m.user_id ? { user_id: m.user_id } : m.not_users?.length ? { user_id: { $nin: m.not_users } } : {}),
+  };
+}
+
+/**
+ * A page of the organization's keys, newest first: on (organization_id, created_at), with a status
+ * on (organization_id, status, created_at), one user's on (organization_id, user_id, created_at).
+ */
+export async function orgKeysPage(
+  organization_id: string,
+  match: OrgKeyMatch,
+  skip: number,
+  limit: number,
+): Promise<ApiKeyDoc[]> {
+  return ApiKey.find(orgKeyFilter(organization_id, match))
+    .sort({ created_at: -1 })
+    .skip(skip)
+    .limit(limit)
+    .lean<ApiKeyDoc[]>();
+}
+
+export async function countOrgKeys(organization_id: string, match: OrgKeyMatch): Promise<number> {
+  return ApiKey.countDocuments(orgKeyFilter(organization_id, match));
+}
+
+/** The users of the organization holding an active key with one of `permissions` (the (organization_id, permissions) index). */
+export async function usersHolding(organization_id: string, permissions: readonly string[]): Promise<string[]> {
+  if (!permissions.length) return [];
+  const keys = await ApiKey.find(
+    { organization_id, permissions: { $in: permissions }, status: 'active' },
+    { user_id: 1 },
+  ).lean<Pick<ApiKeyDoc, 'user_id'>[]>();
+  return [...new Set(keys.map((k) => k.user_id))];
 }
 
 /** Revokes an active key (an atomic conditional update); false when it was not active. */
@@ -392,7 +526,7 @@ export async function userDocForErasure(organization_id: string, user_id: string
 export async function markUserErasing(organization_id: string, user_id: string, tombstone: string): Promise<void> {
   await User.updateOne(
     { user_id, organization_id, erasing: { $in: [null, tombstone] } },
-    { $set: { erasing: tombstone }, $unset: { email: 1, display_name: 1 } },
+    { $set: { erasing: tombstone }, $unset: { email: 1, email_lower: 1, display_name: 1 } },
   );
 }
 

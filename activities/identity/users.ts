@@ -5,7 +5,17 @@ import { newId } from '../core/ids.ts';
 import type { UserRef } from './constants.ts';
 import { findOrganization } from './organizations.ts';
 import { type Returning, returningByIdp, settleReturning, wasErased } from './returning.ts';
-import { erasedUsersSince, insertUser, patchUser, userById, userByIdp, type UserDoc } from './store.ts';
+import {
+  countMembers,
+  erasedUsersSince,
+  insertUser,
+  type MemberMatch,
+  membersPage,
+  patchUser,
+  userById,
+  userByIdp,
+  type UserDoc,
+} from './store.ts';
 
 export interface UserView {
   user_id: string;
@@ -203,4 +213,45 @@ export async function updateUser(
 export async function returningFacts(organization_id: string, user_id: string): Promise<Returning | null> {
   const ref = await findUserRef(organization_id, user_id);
   return ref?.returning ? returningByIdp(organization_id, ref.idp_id) : null;
+}
+
+export interface MemberPage {
+  users: UserView[];
+  page: number;
+  limit: number;
+  total: number;
+  has_more: boolean;
+}
+
+/**
+ * GET /api/users: the organization's members, users being erased left out. Without `q` all of
+ * them, newest first. A `usr_…` q is a platform user_id: that user or none. Any other q is a
+ * prefix: first the users whose idp_id starts with it (as typed: an identity provider's ids are
+ * case-sensitive), by idp_id; then those whose email starts with it, case-insensitively, that the
+ * first part has not listed, by email. Each part is read from its index, the page cut from the
+ * two in that order.
+ */
+export async function searchMembers(
+  organization_id: string,
+  q: string | undefined,
+  page: number,
+  limit: number,
+): Promise<MemberPage> {
+  const skip = (page - 1) * limit;
+  const parts: MemberMatch[] = !q
+    ? [{ all: true }]
+    : isPlatformUserId(q)
+      ? [{ user_id: q }]
+      : [{ idp_prefix: q }, { email_prefix: q.toLowerCase(), idp_prefix: q }];
+  const counts = await Promise.all(parts.map((m) => countMembers(organization_id, m)));
+  const docs: UserDoc[] = [];
+  let before = 0; // members of the parts already passed
+  for (const [i, m] of parts.entries()) {
+    const from = Math.max(0, skip - before);
+    const want = limit - docs.length;
+    if (want > 0 && from < counts[i]) docs.push(...(await membersPage(organization_id, m, from, want)));
+    before += counts[i];
+  }
+  const total = counts.reduce((a, b) => a + b, 0);
+  return { users: docs.map(viewUser), page, limit, total, has_more: page * limit < total };
 }

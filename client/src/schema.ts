@@ -1427,7 +1427,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The organization's members (admin), paginated: newest first; with q a platform user_id (usr_…: that user), else the users whose idp_id starts with q (case-sensitive, by idp_id) then those whose email starts with it (case-insensitive, by email). Users being erased are not listed
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getUsers"];
         put?: never;
         /** Creates a user, idempotent on idp_id (a repeat updates email/display_name) */
         post: operations["postUsers"];
@@ -1477,6 +1481,26 @@ export interface paths {
          * @description Requires the `admin` permission.
          */
         patch: operations["patchKeysByKeyId"];
+        trace?: never;
+    };
+    "/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization's API keys (admin), newest first, paginated, masked as in list_api_keys (never a secret or hash), each with its user; filter by user (user_id or idp_id) and by stored status (active: not revoked, listed as active, expiring or expired; revoked). Keys of users holding more rights than the calling key are left out (naming such a user: 403)
+         * @description Requires the `admin` permission.
+         */
+        get: operations["getKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/keys/{key_id}/usage": {
@@ -3213,6 +3237,10 @@ export interface components {
             key_id: string;
             user_id: string;
         };
+        Credits: {
+            remaining: number;
+            refill: components["schemas"]["Refill"] | null;
+        };
         DeleteCarinaSearchResultsBySearchIdResponse: {
             /** @constant */
             success: true;
@@ -3676,6 +3704,43 @@ export interface components {
                 total: number;
             }[];
         };
+        GetKeysResponse: {
+            /** @constant */
+            success: true;
+            api_keys: {
+                key: string;
+                key_id: string;
+                created_at: string;
+                last_used: string | null;
+                permissions: string[];
+                /**
+                 * @description expiring: rotated, accepted until expires_at
+                 * @enum {string}
+                 */
+                status: "active" | "expiring" | "revoked" | "expired";
+                /** @description accepted now (active or expiring) */
+                active: boolean;
+                expires_at: string | null;
+                /** @description key_id of the key that replaced this one */
+                rotated_to: string | null;
+                /** @description key_id of the key this one replaced */
+                rotated_from: string | null;
+                /** @description set by an admin: PATCH /api/keys/{key_id} */
+                name: string | null;
+                meta: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description null: no credits (unlimited but for the per-minute limits) */
+                credits: components["schemas"]["Credits"] | null;
+                /** @description the key's user (an erased user's: its tombstone, del_…) */
+                user_id: string;
+                idp_id: string;
+            }[];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
+        };
         GetListApiKeysByUserIdResponse: {
             /** @constant */
             success: true;
@@ -3705,15 +3770,7 @@ export interface components {
                     [key: string]: unknown;
                 } | null;
                 /** @description null: no credits (unlimited but for the per-minute limits) */
-                credits: {
-                    remaining: number;
-                    refill: {
-                        amount: number;
-                        /** @enum {string} */
-                        interval: "daily" | "monthly";
-                        next_refill_at: string;
-                    } | null;
-                } | null;
+                credits: components["schemas"]["Credits"] | null;
             }[];
         };
         GetLlmConfigAttemptsResponse: {
@@ -3850,7 +3907,7 @@ export interface components {
             tier: components["schemas"]["LoyaltyTier"] | null;
             /** @description points earned in the current qualifying window (reversals lower it; spending does not) */
             earned_in_window: number;
-            window: components["schemas"]["LoyaltyWindow188"];
+            window: components["schemas"]["LoyaltyWindow192"];
             next_tier: components["schemas"]["NextTier"] | null;
             /** @description the tier holds at least until then (null: for good) */
             valid_until: string | null;
@@ -4173,6 +4230,15 @@ export interface components {
             total: number;
             has_more: boolean;
         };
+        GetUsersResponse: {
+            /** @constant */
+            success: true;
+            users: components["schemas"]["User"][];
+            page: number;
+            limit: number;
+            total: number;
+            has_more: boolean;
+        };
         GetWebhooksDeliveriesResponse: {
             /** @constant */
             success: true;
@@ -4352,7 +4418,7 @@ export interface components {
             type: "rolling_months";
             months: number;
         };
-        LoyaltyWindow188: {
+        LoyaltyWindow192: {
             type: string;
             start: string;
         };
@@ -5148,6 +5214,12 @@ export interface components {
         ReferralMilestone: {
             count: number;
             points: number;
+        };
+        Refill: {
+            amount: number;
+            /** @enum {string} */
+            interval: "daily" | "monthly";
+            next_refill_at: string;
         };
         Reply: {
             reply_id: string;
@@ -14363,6 +14435,98 @@ export interface operations {
             };
         };
     };
+    getUsers: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                /** @description a platform user_id (exact), or the start of an idp_id (case-sensitive) or of an email (case-insensitive) */
+                q?: string;
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetUsersResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     postUsers: {
         parameters: {
             query?: never;
@@ -14937,6 +15101,100 @@ export interface operations {
             };
             /** @description Audited (an admin key): the audit trail is unavailable; nothing was changed */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getKeys: {
+        parameters: {
+            query?: {
+                /** @description defaults to the API key's organization */
+                organization_id?: string;
+                /** @description the keys' user: user_id or idp_id (unknown: 404) */
+                user_ref?: string;
+                /** @description active: not revoked (each key then says active, expiring or expired); revoked */
+                status?: "active" | "revoked";
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetKeysResponse"];
+                };
+            };
+            /** @description Malformed request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description The key lacks the permission or organization */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Something the request names was not found, or is not visible to this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Invalid input; the message names the field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Rate limited */
+            429: {
+                headers: {
+                    /** @description seconds to wait */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Server error (never carries a stack trace) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -18,15 +18,17 @@ import {
   getUser,
   isPlatformUserId,
   keyUsage,
+  listOrganizationKeys,
   requireRankOver,
+  searchMembers,
   updateApiKey,
   updateOrganization,
   updateUser,
   upsertUser,
 } from '../../activities/identity/index.ts';
-import { actingUser, organizationFor, requireLevel } from '../auth.ts';
+import { actingUser, existingUser, organizationFor, requireLevel } from '../auth.ts';
 import { answerField, defineRoute, Reply } from '../http.ts';
-import { organizationId, requiredId } from '../schemas.ts';
+import { limitParam, listedKey, organizationId, pageAnswer, pageParam, requiredId } from '../schemas.ts';
 
 const tag = 'identity';
 
@@ -149,6 +151,36 @@ defineRoute({
       display_name: body.display_name,
     });
     return new Reply(out.created ? 201 : 200, { success: true, created: out.created, user: out.user });
+  },
+});
+
+/** Optional search text: empty is the same as none. */
+const searchText = z
+  .string()
+  .trim()
+  .max(200, 'must be at most 200 characters')
+  .optional()
+  .transform((v) => v || undefined);
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/users'],
+  tag,
+  summary:
+    "The organization's members (admin), paginated: newest first; with `q` a platform user_id (`usr_…`: that user), else the users whose idp_id starts with q (case-sensitive, by idp_id) then those whose email starts with it (case-insensitive, by email). Users being erased are not listed",
+  auth: 'admin',
+  query: z.object({
+    organization_id: organizationId,
+    q: searchText.describe(
+      'a platform user_id (exact), or the start of an idp_id (case-sensitive) or of an email (case-insensitive)',
+    ),
+    page: pageParam,
+    limit: limitParam(20),
+  }),
+  response: z.object({ success: z.literal(true), users: z.array(user), ...pageAnswer }),
+  handler: async ({ principal, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    return { success: true, ...(await searchMembers(org, query.q, query.page, query.limit)) };
   },
 });
 
@@ -288,6 +320,46 @@ defineRoute({
       credits: body.credits,
     });
     return { success: true, ...out };
+  },
+});
+
+defineRoute({
+  method: 'GET',
+  paths: ['/api/keys'],
+  tag,
+  summary:
+    "The organization's API keys (admin), newest first, paginated, masked as in list_api_keys (never a secret or hash), each with its user; filter by user (user_id or idp_id) and by stored status (active: not revoked, listed as active, expiring or expired; revoked). Keys of users holding more rights than the calling key are left out (naming such a user: 403)",
+  auth: 'admin',
+  query: z.object({
+    organization_id: organizationId,
+    user_ref: requiredId.optional().describe("the keys' user: user_id or idp_id (unknown: 404)"),
+    status: z
+      .enum(['active', 'revoked'])
+      .optional()
+      .describe('active: not revoked (each key then says active, expiring or expired); revoked'),
+    page: pageParam,
+    limit: limitParam(20),
+  }),
+  response: z.object({
+    success: z.literal(true),
+    api_keys: z.array(
+      listedKey.extend({
+        user_id: z.string().describe("the key's user (an erased user's: its tombstone, del_…)"),
+        idp_id: z.string(),
+      }),
+    ),
+    ...pageAnswer,
+  }),
+  handler: async ({ principal, query }) => {
+    const org = organizationFor(principal, query.organization_id);
+    // A read: an unknown user is 404, never created (docs/api-conventions.md, "Users").
+    const user_id = query.user_ref
+      ? (await existingUser(principal, org, query.user_ref, `User not found: ${query.user_ref}`)).user_id
+      : undefined;
+    return {
+      success: true,
+      ...(await listOrganizationKeys(principal, org, { user_id, status: query.status }, query.page, query.limit)),
+    };
   },
 });
 

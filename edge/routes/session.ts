@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 import { config } from '../../activities/core/config.ts';
 import { forbidden, invalid, notFound } from '../../activities/core/errors.ts';
-import { PERMISSIONS, REFILL_INTERVALS } from '../../activities/identity/constants.ts';
+import { PERMISSIONS } from '../../activities/identity/constants.ts';
 import {
   issueApiKey,
   listApiKeys,
@@ -35,7 +35,7 @@ import {
 } from '../../activities/sessions/index.ts';
 import { actingUser, budgetSpent, existingUser, organizationFor } from '../auth.ts';
 import { answerField, defineRoute } from '../http.ts';
-import { organizationId, requiredId } from '../schemas.ts';
+import { listedKey, organizationId, requiredId } from '../schemas.ts';
 
 const both = (path: string) => [path, `/api/session-service${path}`];
 const tag = 'session';
@@ -222,33 +222,7 @@ defineRoute({
     success: z.literal(true),
     user_id: z.string(),
     idp_id: z.string(),
-    api_keys: z.array(
-      z.object({
-        key: z.string(),
-        key_id: z.string(),
-        created_at: z.string(),
-        last_used: z.string().nullable(),
-        permissions: z.array(z.string()),
-        status: z
-          .enum(['active', 'expiring', 'revoked', 'expired'])
-          .describe('expiring: rotated, accepted until expires_at'),
-        active: z.boolean().describe('accepted now (active or expiring)'),
-        expires_at: z.string().nullable(),
-        rotated_to: z.string().nullable().describe('key_id of the key that replaced this one'),
-        rotated_from: z.string().nullable().describe('key_id of the key this one replaced'),
-        name: z.string().nullable().describe('set by an admin: PATCH /api/keys/{key_id}'),
-        meta: z.record(z.string(), z.unknown()).nullable(),
-        credits: z
-          .object({
-            remaining: z.number(),
-            refill: z
-              .object({ amount: z.number(), interval: z.enum(REFILL_INTERVALS), next_refill_at: z.string() })
-              .nullable(),
-          })
-          .nullable()
-          .describe('null: no credits (unlimited but for the per-minute limits)'),
-      }),
-    ),
+    api_keys: z.array(listedKey),
   }),
   handler: async ({ principal, params, query }) => {
     const org = organizationFor(principal, query.organization_id);

@@ -301,6 +301,8 @@ async function snapshot(): Promise<Json> {
     attacker_keys: call('GET', `/list_api_keys/${w.attacker.user_id}`, k),
     admin_keys: call('GET', `/list_api_keys/${w.a.admin.user_id}`, k),
     user: call('GET', `/api/users/${victim.user_id}`, k),
+    member: call('GET', `/api/users?q=${victim.user_id}`, k),
+    org_keys: call('GET', `/api/keys?user_ref=${victim.user_id}`, k),
     events: call('GET', `/scheduler/events?idp_id=${victim.idp_id}`, k),
     runs: call('GET', `/scheduler/events/${ids.event_id}/runs`, k),
     scan: call('GET', `/api/ticket-scan/loyalty/ticket-scan/${ids.ticket_id}`, k),
