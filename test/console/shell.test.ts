@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console's shell in Chromium: what the edge serves (CSP, cache), signing in and out, the
  * navigation with the review counts, a system admin picking an organization, a phone's width.

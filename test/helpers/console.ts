@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The operator console in a real browser (test/console/): one Chromium per test file, a fresh
  * context (its own sessionStorage) per sign-in, and an accessibility check (axe-core) of what the

@@ -40,6 +40,9 @@ const OPEN = new Set([
   'GET /openapi.json',
   'GET /docs',
   'GET /docs/assets/{file}',
+  // the console's static files: it signs in with a key it sends to the API (test/console/shell)
+  'GET /console',
+  'GET /console/assets/{file}',
   'POST /verify_api_key',
   'POST /api/session-service/verify_api_key',
   'POST /api/billing/webhooks/payment',
