@@ -39,6 +39,13 @@ async function expectInert(c: ConsolePage): Promise<void> {
   expect(await c.page.evaluate(() => document.querySelectorAll('main img:not(.thumb)').length)).toBe(0);
 }
 
+/** On a phone's width nothing makes the page scroll sideways (tables scroll inside their wrap). */
+async function expectFitsPhone(c: ConsolePage): Promise<void> {
+  await c.page.setViewportSize({ width: 390, height: 844 });
+  expect(await c.page.evaluate(() => document.documentElement.scrollWidth - innerWidth)).toBeLessThanOrEqual(1);
+  await c.page.setViewportSize({ width: 1280, height: 860 });
+}
+
 describe('review queues: redemptions (own platform, 2 s processing limit)', () => {
   const queue = unique('console-review');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-review-'));
@@ -133,6 +140,7 @@ describe('review queues: redemptions (own platform, 2 s processing limit)', () =
     expect(text).toContain(ana.user_id);
     expect(text).toContain('sandbox'); // the provider's answer: who, and why it is in review
     await screenshot(c, 'reviews-redemptions');
+    await expectFitsPhone(c);
     await expectAccessible(c, 'the redemptions queue');
 
     // Refund the first: the confirmation says the points come back.
@@ -221,6 +229,7 @@ describe('review queues on the suite platform', () => {
     await c.page.getByLabel('Decision on Sourdough Bread').selectOption('reject');
     await c.page.getByLabel('Note on the decisions').fill('price on the receipt is not the venue price');
     await screenshot(c, 'reviews-scans');
+    await expectFitsPhone(c);
     await expectAccessible(c, 'a scan to validate');
     await c.page.getByRole('button', { name: 'Submit decisions' }).click();
     const dialog = c.page.getByRole('dialog', { name: 'Submit the decisions?' });
@@ -297,6 +306,7 @@ describe('review queues on the suite platform', () => {
     const reply = `Hello! A person here. ${XSS} is what you typed.`;
     await c.page.getByLabel('Reply to the member').fill(reply);
     await screenshot(c, 'reviews-handoffs');
+    await expectFitsPhone(c);
     await expectAccessible(c, 'a claimed handoff');
     await c.page.getByRole('button', { name: 'Send reply' }).click();
     await expect.poll(() => c.page.getByRole('status').textContent(), { timeout: 20_000 }).toMatch(/Reply sent/);
