@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console's Audit page in Chromium: an admin change shows in the trail with its changes, a
  * filter by action finds it, "Verify the chain" says intact, and names the first break once a
