@@ -117,7 +117,9 @@ describe('console: campaigns', () => {
     await expect.poll(() => statusText(c), { timeout: 20_000 }).toMatch(/Campaign ended/);
     expect((await campaignOf(t, made.campaign_id)).status).toBe('ended');
     // An ended campaign offers no move and no edit.
-    expect(await c.page.getByRole('button', { name: /Pause|Resume|Save changes/ }).count()).toBe(0);
+    await expect
+      .poll(() => c.page.getByRole('button', { name: /Pause|Resume|Save changes/ }).count(), { timeout: 20_000 })
+      .toBe(0);
     expectNoProblems(c);
     await c.context.close();
   });
@@ -175,13 +177,15 @@ describe('console: campaigns', () => {
     );
     const c = await openConsole(browser(), t.adminKey);
     await visit(c, `campaigns/c/${id}`, HEADING);
-    const figure = c.page.getByRole('figure', { name: 'Budget burn per day' });
+    const figure = c.page.getByRole('figure', { name: 'Budget burn' });
     await figure.waitFor();
     expect(await figure.locator('canvas').count()).toBeGreaterThan(0);
     await figure.getByText('The numbers').click();
-    const table = figure.getByRole('table', { name: 'Budget burn per day' });
-    const cells = await table.locator('tbody tr').first().locator('td').allTextContents();
-    expect(cells.slice(1)).toEqual(['60', '40']);
+    // From the start (all of the budget left) to today: given to date, and left.
+    const rows = figure.getByRole('table', { name: 'Budget burn' }).locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect((await rows.first().locator('td').allTextContents()).slice(1)).toEqual(['0', '100']);
+    expect((await rows.last().locator('td').allTextContents()).slice(1)).toEqual(['60', '40']);
     const facts = await c.page.locator('dl.facts').nth(1).textContent();
     expect(facts).toMatch(/Points given60/);
     expect(facts).toMatch(/Members reached2/);

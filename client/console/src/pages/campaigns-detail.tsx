@@ -58,27 +58,33 @@ export function effectText(e: Campaign['effect']): string {
   return `${e.rate} points per unit`;
 }
 
-/** Budget left at the end of each day: today's left plus what the later days gave. */
-function burn(r: Report) {
+/**
+ * With a budget: the points given to date and the budget left at the end of each day, from the
+ * campaign's start (all of it left then), so the lines burn down. Without: the points per day.
+ */
+function burn(r: Report, startsAt: string) {
   const days = [...r.per_day].sort((a, b) => a.day.localeCompare(b.day));
   // Noon UTC keeps the calendar day the same in the browser's zone for the table's dates.
   const x = days.map((d) => Date.parse(`${d.day}T12:00:00Z`) / 1000);
   const given = days.map((d) => d.points);
-  const series = [{ label: 'Points given (net)', values: given }];
-  if (r.budget_left !== null) {
-    let later = 0;
-    const left = days.map(() => 0);
-    for (let i = days.length - 1; i >= 0; i -= 1) {
-      left[i] = r.budget_left + later;
-      later += given[i];
-    }
-    series.push({ label: 'Budget left', values: left });
-  }
-  return { x, series };
+  if (r.budget_left === null || days.length === 0)
+    return { x, series: [{ label: 'Points given (net)', values: given as (number | null)[] }] };
+  const total = given.reduce((a, b) => a + b, 0);
+  let sum = 0;
+  const toDate = given.map((g) => (sum += g));
+  const start = Math.min(Date.parse(startsAt) / 1000, x[0] - 43_200);
+  return {
+    x: [start, ...x],
+    series: [
+      { label: 'Points given to date', values: [0, ...toDate] },
+      // What is left now plus what was given after each point (a budget edit moves both alike).
+      { label: 'Budget left', values: [r.budget_left + total, ...toDate.map((t) => r.budget_left! + total - t)] },
+    ],
+  };
 }
 
-function ReportView({ report }: { report: Report }) {
-  const chart = useMemo(() => burn(report), [report]);
+function ReportView({ report, startsAt }: { report: Report; startsAt: string }) {
+  const chart = useMemo(() => burn(report, startsAt), [report, startsAt]);
   return (
     <>
       <dl class="facts">
@@ -96,7 +102,7 @@ function ReportView({ report }: { report: Report }) {
         <dd>{report.budget_left === null ? '—' : num(report.budget_left)}</dd>
       </dl>
       <Chart
-        title={report.budget === null ? 'Points given per day' : 'Budget burn per day'}
+        title={report.budget === null ? 'Points given per day' : 'Budget burn'}
         x={chart.x}
         xLabel="Day"
         series={chart.series}
@@ -148,7 +154,8 @@ export function CampaignDetail({ id }: { id: string }) {
           <dd>{effectText(c.effect)}</dd>
           <dt>Runs</dt>
           <dd>
-            {when(c.starts_at)} to {c.ends_at ? when(c.ends_at) : 'until ended'}
+            from {when(c.starts_at)}
+            {c.ends_at ? ` to ${when(c.ends_at)}` : ', until ended'}
           </dd>
           <dt>Action types</dt>
           <dd>{c.conditions.action_types.join(', ') || 'every action'}</dd>
@@ -186,7 +193,7 @@ export function CampaignDetail({ id }: { id: string }) {
         <ErrorMessage error={move.error ?? remove.error} />
       </Section>
       <Section title="Report">
-        <ReportView report={report} />
+        <ReportView report={report} startsAt={c.starts_at} />
       </Section>
       {c.status === 'ended' ? null : (
         <Section title="Edit">
