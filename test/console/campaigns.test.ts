@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console's Campaigns & tiers page in Chromium: a campaign created through the form and read
  * back, started, edited, paused and ended (behind a confirmation); the dry run of an award; a

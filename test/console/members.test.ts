@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console's Members page in Chromium: finding a member (by idp_id, email, user id), their
  * page, awarding and reversing points, a refusal shown as the platform's message, a hostile

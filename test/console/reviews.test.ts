@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The review queues in Chromium: a redemption in needs_review settled (refunded, then completed)
  * behind a confirmation, the counts dropping; a scan's pending line rejected beside its receipt's

@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The console's Webhooks page in Chromium, against a receiver on 127.0.0.1 that fails or succeeds
  * as planned (the suite retries after 0.2 s, 0.8 s, 3.2 s, 12.8 s, ...): the endpoints with their

@@ -15,7 +15,7 @@ import { KeysPage } from './pages/keys.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { ReviewsPage } from './pages/reviews.tsx';
 import { WebhooksPage } from './pages/webhooks.tsx';
-import { type Counts, ErrorMessage, Field, num, useAction, useLoad } from './ui.tsx';
+import { CHANGED, type Counts, ErrorMessage, Field, num, useAction, useLoad } from './ui.tsx';
 
 /** What waits for a person: the totals of the three review queues (one item asked of each). */
 async function reviewCounts(): Promise<Counts> {
@@ -138,6 +138,10 @@ function Home({ counts }: { counts: Counts | undefined }) {
 function Console({ signed, onSigned }: { signed: Signed; onSigned: (s: Signed | null) => void }) {
   const route = useRoute();
   const counts = useLoad(reviewCounts, [signed.org, route.join('/')]);
+  useEffect(() => {
+    addEventListener(CHANGED, counts.reload);
+    return () => removeEventListener(CHANGED, counts.reload);
+  }, [counts.reload]);
   const page = PAGES.find((p) => p.path === route[0]);
   const waiting = counts.data ? counts.data.redemptions + counts.data.scans + counts.data.handoffs : undefined;
   useEffect(() => {

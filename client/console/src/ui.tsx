@@ -3,8 +3,8 @@
  * Every piece of text goes through Preact's text nodes (never innerHTML), so whatever a member,
  * a receipt or a support message says shows as that text.
  */
-import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { cloneElement, type ComponentChildren, isValidElement, type JSX } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 
 import { ApiError } from './api.ts';
@@ -46,6 +46,9 @@ export function useLoad<T>(fn: () => Promise<T>, deps: unknown[]): Load<T> {
   return { ...state, reload };
 }
 
+/** Sent on the window after every action that succeeded. */
+export const CHANGED = 'console:changed';
+
 /** Runs an action (a button's), keeping its error for display and telling when it is busy. */
 export function useAction<A extends unknown[]>(
   fn: (...args: A) => Promise<unknown>,
@@ -57,6 +60,8 @@ export function useAction<A extends unknown[]>(
     setError(undefined);
     try {
       await fn(...args);
+      // Whatever changed may change a review queue: the shell reads its counts again.
+      dispatchEvent(new Event(CHANGED));
       return true;
     } catch (err) {
       setError(err as Error);
@@ -114,7 +119,8 @@ export function Table<R>({
   rowKey: (row: R) => string;
 }) {
   return (
-    <div class="table-wrap">
+    // Focusable and named: a table wider than a phone scrolls here, and the keyboard must reach it.
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -175,14 +181,33 @@ export function Pager({
   );
 }
 
-/** A labelled form control: the label names the control for screen readers and axe. */
+/**
+ * A labelled form control: the label names the control (`for`/`id`) and the hint describes it
+ * (`aria-describedby`), so a select's options or the hint never become part of its name. Several
+ * children (or none that is an element) are wrapped by the label instead.
+ */
 export function Field({ label, children, hint }: { label: string; children: ComponentChildren; hint?: string }) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  if (isValidElement(children)) {
+    const own = (children.props as { id?: string }).id;
+    const control = cloneElement(children, { id: own ?? id, 'aria-describedby': hintId });
+    return (
+      <div class="field">
+        <label for={own ?? id}>{label}</label>
+        {control}
+        {hint ? <small id={hintId}>{hint}</small> : null}
+      </div>
+    );
+  }
   return (
-    <label class="field">
-      <span>{label}</span>
-      {children}
-      {hint ? <small>{hint}</small> : null}
-    </label>
+    <div class="field">
+      <label>
+        <span>{label}</span>
+        {children}
+      </label>
+      {hint ? <small id={hintId}>{hint}</small> : null}
+    </div>
   );
 }
 
@@ -208,6 +233,7 @@ export function Confirm({
   onCancel: () => void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -215,8 +241,8 @@ export function Confirm({
     if (!open && d.open) d.close();
   }, [open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={onCancel}>
-      <h2 id="confirm-title">{title}</h2>
+    <dialog ref={ref} aria-labelledby={titleId} onCancel={onCancel}>
+      <h2 id={titleId}>{title}</h2>
       <div>{children}</div>
       <div class="actions">
         <button type="button" onClick={onCancel}>
@@ -238,6 +264,13 @@ export const when = (iso: string | null | undefined): string =>
   iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
 
 export const num = (n: number | null | undefined): string => (n == null ? '—' : n.toLocaleString());
+
+/** The x range of a bar chart: half the smallest step (a day when there is one bar) on each side. */
+function padded(x: number[], min: number, max: number): [number, number] {
+  let step = 86_400;
+  for (let i = 1; i < x.length; i += 1) step = Math.min(step, x[i] - x[i - 1] || step);
+  return [min - step / 2, max + step / 2];
+}
 
 export interface Series {
   label: string;
@@ -283,6 +316,10 @@ export function Chart({
           })),
         ],
         axes: [{}, {}],
+        // Bars stand half a step inside the plot's edges, not cut in half by them.
+        ...(bars
+          ? { scales: { x: { time: true, range: (_u: uPlot, min: number, max: number) => padded(x, min, max) } } }
+          : {}),
       },
       [x, ...series.map((s) => s.values)] as uPlot.AlignedData,
       el,
