@@ -181,7 +181,8 @@ describe('review queues: redemptions (own platform, 2 s processing limit)', () =
     const completed = (await api('GET', `/api/gifts/redemptions/${completeIt}`, t.adminKey)).body.redemption;
     expect(completed).toMatchObject({ status: 'completed', settlement: { outcome: 'completed' } });
     expect(await points()).toBe(900);
-    await expect.poll(() => sideCount.textContent(), { timeout: 20_000 }).toBe('0');
+    // Nothing waits: the navigation shows no count at all.
+    await expect.poll(() => sideCount.count(), { timeout: 20_000 }).toBe(0);
     await expect.poll(() => table.textContent()).toContain('No redemption waits for review.');
 
     // A settled redemption opened again: nothing left to settle.

@@ -176,7 +176,7 @@ function Console({ signed, onSigned }: { signed: Signed; onSigned: (s: Signed | 
             <li>
               <a href={`#/${p.path}`} aria-current={page?.path === p.path ? 'page' : undefined}>
                 {p.label}
-                {p.path === 'reviews' && waiting !== undefined ? (
+                {p.path === 'reviews' && waiting ? (
                   <span class="count" aria-label={`${waiting} waiting`}>
                     {waiting}
                   </span>
