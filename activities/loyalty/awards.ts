@@ -41,6 +41,11 @@ export interface AwardInput {
   actor_level: ActorLevel;
   /** what was spent, for an action that earns by amount (engine.ts checks it) */
   amount?: AmountInput;
+  /**
+   * an admin's note on the award (why it was given), kept on the entry beside the action (never
+   * in its description, which names the action): a repeat keeps the first award's note
+   */
+  note?: string;
 }
 
 /** The breakdown an award answers: as the entry keeps it (a repeat answers the first award's). */
@@ -134,6 +139,7 @@ export async function awardAction(input: AwardInput) {
     amount: points,
     reason: 'action' as const,
     description: input.action_type,
+    ...(input.note !== undefined && { note: input.note }),
     breakdown: entryBreakdown(ev.breakdown, new Set(taken?.budgets.keys())),
     standing: ev.member.standing,
   };

@@ -33,6 +33,8 @@ export interface EntryView {
   reason: LedgerReason;
   operation_id: string;
   description: string | null;
+  /** an admin's note on an award (null: none) */
+  note: string | null;
   /** a credit that lapses: when what is left of it does */
   expires_at: string | null;
   /** a credit held until then before it may be spent */
@@ -62,6 +64,7 @@ export const viewEntry = (e: LedgerEntryDoc): EntryView => ({
   reason: e.reason,
   operation_id: e.operation_id,
   description: e.description ?? null,
+  note: e.note ?? null,
   expires_at: e.expires_at ? e.expires_at.toISOString() : null,
   available_at: e.available_at ? e.available_at.toISOString() : null,
   created_at: e.created_at.toISOString(),
@@ -143,6 +146,8 @@ export interface AppendSpec {
   /** the caller's idempotency key, kept on the entry when operation_id is not derived from it */
   request_id?: string;
   description?: string;
+  /** an admin's note on an award (never told in its event) */
+  note?: string;
   /** the entry's date (else the instant it is drafted) */
   created_at?: Date;
   /** how an award's points were made (engine.ts) */
@@ -265,6 +270,7 @@ async function draft(organization_id: string, user_id: string, first: Head, batc
         operation_id: change.spec.operation_id,
         request_id: change.spec.request_id,
         description: change.spec.description,
+        note: change.spec.note,
         expires_at: draft.expires_at,
         available_at: draft.available_at,
         reverses: draft.reverses,

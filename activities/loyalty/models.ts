@@ -48,6 +48,11 @@ const ledgerEntrySchema = new Schema(
     /** the caller's idempotency key when the operation id cannot carry it (limited awards) */
     request_id: { type: String },
     description: { type: String },
+    /**
+     * An admin's free-text note on an award (why it was given): shown in the history, never in an
+     * event or the audit trail, cleared by the person's erasure (user-data.ts).
+     */
+    note: { type: String },
     /** a credit written while the organization's points expire: when what is left of it lapses */
     expires_at: { type: Date },
     /** a credit held before it may be spent (receipt and ticket-scan points with pending days) */
@@ -99,6 +104,7 @@ export interface LedgerEntryDoc {
   operation_id: string;
   request_id?: string;
   description?: string;
+  note?: string;
   expires_at?: Date;
   available_at?: Date;
   reverses?: string;

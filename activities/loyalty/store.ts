@@ -362,7 +362,7 @@ export type EntryTombstone = Pick<LedgerEntryDoc, 'user_id' | 'operation_id'> & 
  * Rewrites entries in place (one `_id` update each, in one bulk write): each only while it still
  * belongs to `user_id`, so a second run changes nothing. The `_id` (`<org>|<user>|<seq>`) is kept:
  * it is what refuses any later append for the erased user id (store.ts insertEntry), never shown.
- * Answers how many entries changed.
+ * An award's note (an admin's words about the person) is removed. Answers how many entries changed.
  */
 export async function tombstoneEntries(
   user_id: string,
@@ -370,7 +370,9 @@ export async function tombstoneEntries(
 ): Promise<number> {
   if (!changes.length) return 0;
   const res = await LedgerEntry.bulkWrite(
-    changes.map((c) => ({ updateOne: { filter: { _id: c._id, user_id }, update: { $set: c.set } } })),
+    changes.map((c) => ({
+      updateOne: { filter: { _id: c._id, user_id }, update: { $set: c.set, $unset: { note: 1 } } },
+    })),
     { ordered: false },
   );
   return res.modifiedCount;

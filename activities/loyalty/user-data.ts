@@ -2,8 +2,8 @@
  * loyalty's part of a user's export and erasure (docs/privacy.md, docs/privacy-components/loyalty.md).
  *
  * Ledger entries are the organization's books: they are kept, the person replaced by the
- * tombstone in place (user_id, the operation and request ids and descriptions that named them),
- * so the entries become the tombstone's ledger with the same seq, balance_after chain and lots:
+ * tombstone in place (user_id, the operation and request ids and descriptions that named them,
+ * a reversal's reason dropped from its description, an award's note removed), so the entries become the tombstone's ledger with the same seq, balance_after chain and lots:
  * the organization's totals, the expiry run and every invariant hold as before. Referral codes
  * are deleted (their QR images are drawn per request, never stored); a referral keeps the other
  * user's side, the erased side tombstoned.

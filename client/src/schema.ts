@@ -4388,6 +4388,8 @@ export interface components {
             reason: "action" | "referral" | "receipt" | "ticket_scan" | "redemption" | "refund" | "reversal" | "expiry";
             operation_id: string;
             description: string | null;
+            /** @description an admin's note on an award (null: none) */
+            note: string | null;
             /** @description a credit that lapses: when what is left of it does */
             expires_at: string | null;
             /** @description a pending credit: when it may be spent */
@@ -16174,6 +16176,8 @@ export interface operations {
                     }[];
                     /** @description the same key never awards twice (also the Idempotency-Key header) */
                     operation_id?: string;
+                    /** @description admin only (a basic key 403): why the points were given, kept on the entry and shown in the history (`note`); never in events, kept out of the audit trail (its length only), cleared by the member's erasure; a repeat keeps the first award's note */
+                    note?: string;
                 };
             };
         };

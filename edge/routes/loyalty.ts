@@ -1,6 +1,7 @@
 /** Loyalty points: balances, history, awards by action, rules, reversals (referrals: routes/referrals.ts). */
 import { z } from 'zod';
 
+import { forbidden } from '../../activities/core/errors.ts';
 import { LEDGER_REASONS } from '../../activities/loyalty/constants.ts';
 import {
   type ActorLevel,
@@ -33,6 +34,7 @@ const entry = z.object({
   reason: z.enum(LEDGER_REASONS),
   operation_id: z.string(),
   description: z.string().nullable(),
+  note: z.string().nullable().describe("an admin's note on an award (null: none)"),
   expires_at: z.string().nullable().describe('a credit that lapses: when what is left of it does'),
   available_at: z.string().nullable().describe('a pending credit: when it may be spent'),
   created_at: z.string(),
@@ -261,6 +263,9 @@ defineRoute({
   },
 });
 
+/** An award's note is an operator's words about the member: only the organization's back end writes it. */
+const NOTE_BY_ADMIN = "note: an award's note is written with an admin key";
+
 defineRoute({
   method: 'POST',
   paths: ['/loyalty/award-points/:idp_id'],
@@ -279,7 +284,19 @@ defineRoute({
   },
   idempotent: true,
   params: z.object({ idp_id: requiredId }),
-  body: z.object({ ...awardFields, operation_id: idempotencyKey }),
+  body: z.object({
+    ...awardFields,
+    operation_id: idempotencyKey,
+    note: z
+      .string()
+      .trim()
+      .min(1)
+      .max(500)
+      .optional()
+      .describe(
+        "admin only (a basic key 403): why the points were given, kept on the entry and shown in the history (`note`); never in events, kept out of the audit trail (its length only), cleared by the member's erasure; a repeat keeps the first award's note",
+      ),
+  }),
   response: z.object({
     success: z.literal(true),
     points_awarded: z.number(),
@@ -296,6 +313,7 @@ defineRoute({
   }),
   handler: async ({ event, principal, params, body }) => {
     const org = organizationFor(principal, body.organization_id);
+    if (principal.level === 0 && body.note !== undefined) throw forbidden(NOTE_BY_ADMIN);
     const user = await actingUser(principal, org, params.idp_id);
     const key = body.operation_id ?? idempotencyKeyOf(event);
     const out = await awardAction({
@@ -305,6 +323,7 @@ defineRoute({
       operation_id: key ? clientRequestId(user.user_id, key) : undefined,
       actor_level: Math.min(principal.level, 2) as ActorLevel,
       amount: amountOf(body),
+      note: body.note,
     });
     return {
       success: true,
