@@ -119,6 +119,10 @@ describe('console: members', () => {
       .poll(() => c.page.getByRole('status').allTextContents())
       .toContainEqual(expect.stringContaining('Awarded 50 points to Carla Points'));
     expect(await points(t, u.user_id)).toBe(50);
+    // The reason is the award's note, in the member's history.
+    const awarded = await call('GET', `/loyalty/points/${u.user_id}/history`, { key: t.adminKey });
+    expect(awarded.body.entries[0]).toMatchObject({ amount: 50, note: 'welcome gift' });
+    await expect.poll(() => main.textContent()).toContain('profile_completed (welcome gift)');
     await expect.poll(() => c.page.locator('.balance').textContent()).toBe('50');
     // The tier's progress follows: half way to Silver.
     const progress = c.page.getByRole('progressbar', { name: /50 points to Silver/ });

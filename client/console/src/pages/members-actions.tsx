@@ -32,7 +32,9 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
   const [action, setAction] = useState('');
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
-  const [preview, setPreview] = useState<{ points: number; action: string } | null>(null);
+  // operation_id: one per confirmation, so a second click or a retry of the same award never
+  // credits twice, while the same reason may be given again another time.
+  const [preview, setPreview] = useState<{ points: number; action: string; operation_id: string } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const chosen = action || Object.keys(rules.data?.actions ?? {})[0] || '';
   const byAmount = !!rules.data?.earning[chosen];
@@ -41,19 +43,19 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
   const check = useAction(async () => {
     setDone(null);
     const ev = await ok(api().POST('/loyalty/evaluate', { body: { ...body(), user_id: member.user_id } }));
-    setPreview({ points: ev.total, action: chosen });
+    setPreview({ points: ev.total, action: chosen, operation_id: `console-${crypto.randomUUID()}` });
   });
-  const award = useAction(async () => {
+  const award = useAction(async (operation_id: string) => {
     setPreview(null);
     const res = await ok(
       api().POST('/loyalty/award-points/{idp_id}', {
         params: { path: { idp_id: member.idp_id } },
-        body: { ...body(), operation_id: reason.trim() },
+        body: { ...body(), note: reason.trim(), operation_id },
       }),
     );
     setDone(
       res.duplicate
-        ? `An award with this reason was already made to ${nameOf(member)}: nothing was credited again.`
+        ? `This award was already made to ${nameOf(member)}: nothing was credited again.`
         : `Awarded ${num(res.points_awarded)} points to ${nameOf(member)}. Balance now ${num(res.balance)}.`,
     );
     setReason('');
@@ -83,8 +85,8 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
             <input inputMode="decimal" value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
           </Field>
         ) : null}
-        <Field label="Reason" hint="Kept with the award; the same reason never awards this member twice.">
-          <input required maxLength={200} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
+        <Field label="Reason" hint="Kept with the award in the member's history (the member can read it).">
+          <input required maxLength={500} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
         </Field>
         <div class="field">
           <button type="submit" class="primary" disabled={check.busy || award.busy || !chosen}>
@@ -100,7 +102,7 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
           title={`Award ${num(preview.points)} points`}
           confirmLabel={`Award ${num(preview.points)} points`}
           onCancel={() => setPreview(null)}
-          onConfirm={() => void award.run()}
+          onConfirm={() => void award.run(preview.operation_id)}
         >
           <p>
             {nameOf(member)} will be credited {num(preview.points)} points for “{preview.action}”, with the reason “

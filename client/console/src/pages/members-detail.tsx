@@ -227,6 +227,7 @@ function History({ member, version, onChanged }: { member: Member; version: numb
                 cell: (e) => (
                   <>
                     {e.description ?? '—'}
+                    {e.note ? ` (${e.note})` : null}
                     {e.available_at && new Date(e.available_at) > new Date() ? (
                       <>
                         {' '}
