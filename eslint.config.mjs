@@ -11,6 +11,7 @@ export default tseslint.config(
       'dist.building-*/**',
       'client/dist/**',
       'client/console/dist/**',
+      'client/console/dist.building-*/**',
       'client/node_modules/**',
       'client/src/schema.ts',
       'test/fixtures/**',

@@ -67,9 +67,12 @@ export async function buildConsole(dir: string): Promise<ConsoleBuild> {
   fs.writeFileSync(path.join(aside, 'index.html'), page(script, style));
   const sizes: Record<string, number> = {};
   for (const n of fs.readdirSync(assets)) sizes[n] = fs.statSync(path.join(assets, n)).size;
-  fs.rmSync(dir, { recursive: true, force: true });
+  // The old build is moved away before the new one takes its name, then removed.
+  const old = `${dir}.old-${process.pid}`;
   fs.mkdirSync(path.dirname(dir), { recursive: true });
+  if (fs.existsSync(dir)) fs.renameSync(dir, old);
   fs.renameSync(aside, dir);
+  fs.rmSync(old, { recursive: true, force: true });
   return { dir, sizes };
 }
 

@@ -83,6 +83,34 @@ describe('console: signing in', () => {
     await c.context.close();
   });
 
+  it("acts in the organization a system admin picked: an award's body names it, and nothing lands in the admin's own", async () => {
+    const t = await newTenant();
+    const member = await basicUser(t);
+    const c = await openConsole(browser(), adminKey());
+    await c.page.getByLabel('Organization').fill(t.organization_id);
+    await c.page.getByRole('button', { name: 'Act in it' }).click();
+    await expect.poll(() => c.page.locator('.who').textContent()).toContain(t.organization_id);
+    // The member page reads with organization_id in the query; the award sends it in its body.
+    await visit(c, `members/${member.user_id}`, /^Member /);
+    await c.page.getByLabel('Action', { exact: true }).selectOption('profile_completed');
+    await c.page.getByLabel(/^Reason/).fill('for org B');
+    await c.page.getByRole('button', { name: 'Award points…' }).click();
+    await c.page
+      .getByRole('dialog', { name: 'Award 50 points' })
+      .getByRole('button', { name: 'Award 50 points' })
+      .click();
+    await expect
+      .poll(() => c.page.getByRole('status').allTextContents())
+      .toContainEqual(expect.stringContaining('Awarded 50 points'));
+    const balance = await call('GET', `/loyalty/points/${member.user_id}`, { key: t.adminKey });
+    expect(balance.body.points).toBe(50);
+    // The system admin's own organization has no such member (it would have been created there).
+    const home = await call('GET', `/api/users/${member.idp_id}`, { key: adminKey() });
+    expect(home.status).toBe(404);
+    expectNoProblems(c);
+    await c.context.close();
+  });
+
   it("fits a phone's width: the navigation becomes a top bar, the pages stay usable", async () => {
     const t = await newTenant();
     const c = await openConsole(browser(), t.adminKey, { width: 390, height: 844 });

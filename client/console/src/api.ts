@@ -43,14 +43,59 @@ function messageOf(status: number, body: unknown): string {
   return `The platform answered ${status}`;
 }
 
+type Json = Record<string, unknown>;
+let bodyRoutes: Promise<Set<string>> | null = null;
+
+/**
+ * The operations ("POST /loyalty/campaigns") whose JSON body takes `organization_id`: those read a
+ * system admin's organization from the body, the others from the query. Read once from the
+ * platform's own document, so the console follows the API as it is.
+ */
+function routesWithBodyOrg(): Promise<Set<string>> {
+  bodyRoutes ??= fetch('/openapi.json')
+    .then((r) => r.json() as Promise<{ paths: Record<string, Record<string, Json>>; components: { schemas: Json } }>)
+    .then((doc) => {
+      const resolve = (s: unknown): Json | undefined => {
+        const ref = (s as { $ref?: string } | undefined)?.$ref;
+        return (ref ? doc.components.schemas[ref.split('/').pop()!] : s) as Json | undefined;
+      };
+      const takesOrg = (s: unknown): boolean => {
+        const schema = resolve(s);
+        if (!schema) return false;
+        if ((schema.properties as Json | undefined)?.organization_id) return true;
+        return ['allOf', 'anyOf', 'oneOf'].some((k) => ((schema[k] as unknown[] | undefined) ?? []).some(takesOrg));
+      };
+      const found = new Set<string>();
+      for (const [path, ops] of Object.entries(doc.paths))
+        for (const [method, op] of Object.entries(ops)) {
+          const body = (op as { requestBody?: { content?: Record<string, { schema?: unknown }> } }).requestBody;
+          if (takesOrg(body?.content?.['application/json']?.schema)) found.add(`${method.toUpperCase()} ${path}`);
+        }
+      return found;
+    })
+    .catch((err: Error) => {
+      bodyRoutes = null; // asked again next time
+      throw err;
+    });
+  return bodyRoutes;
+}
+
 function build(s: Signed): PlatformClient {
   const c = createPlatformClient({ baseUrl: location.origin, apiKey: s.key });
   c.use({
-    onRequest({ request }) {
+    // A system admin acting in another organization names it on every request: in the body for
+    // the operations that read it there, in the query for the others.
+    async onRequest({ request, schemaPath }) {
       if (s.org === s.home) return undefined;
       const url = new URL(request.url);
       if (!url.searchParams.has('organization_id')) url.searchParams.set('organization_id', s.org);
-      return new Request(url, request);
+      let body: BodyInit | null = request.body ? await request.clone().arrayBuffer() : null;
+      if (body && (await routesWithBodyOrg()).has(`${request.method} ${schemaPath}`)) {
+        const json = JSON.parse(new TextDecoder().decode(body)) as unknown;
+        if (json && typeof json === 'object' && !Array.isArray(json) && !('organization_id' in json))
+          body = JSON.stringify({ ...json, organization_id: s.org });
+      }
+      return new Request(url, { method: request.method, headers: request.headers, body });
     },
   });
   return c;
@@ -71,6 +116,8 @@ export async function signIn(key: string): Promise<Signed> {
     permissions?: string[];
   } | null;
   if (!res.ok) throw new ApiError(res.status, messageOf(res.status, body));
+  if (!body?.valid && body?.reason === 'rate_limited')
+    throw new ApiError(429, 'Too many sign-ins from this address: wait a minute and try again');
   if (!body?.valid)
     throw new ApiError(
       401,
@@ -101,9 +148,13 @@ export async function resume(): Promise<Signed | null> {
     const org = sessionStorage.getItem(ORG);
     if (org && s.system) actIn(org);
     return current;
-  } catch {
-    signOut();
-    return null;
+  } catch (err) {
+    // Only a key the platform refuses is forgotten; a network error or a rate limit is not.
+    if (err instanceof ApiError && err.status === 401) {
+      signOut();
+      return null;
+    }
+    throw err;
   }
 }
 
@@ -147,6 +198,8 @@ export async function ok<T>(call: Promise<{ data?: T; error?: unknown; response:
 export async function blobUrl(path: string): Promise<string> {
   const s = session();
   const url = new URL(path, location.origin);
+  // The key goes to this origin only, whatever path a caller passes.
+  if (url.origin !== location.origin) throw new Error(`not a path of this platform: ${path}`);
   if (s.org !== s.home) url.searchParams.set('organization_id', s.org);
   const res = await fetch(url, { headers: { Authorization: `Bearer ${s.key}` } });
   if (!res.ok) throw new ApiError(res.status, messageOf(res.status, await res.json().catch(() => null)));

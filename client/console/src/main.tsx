@@ -41,7 +41,14 @@ const PAGES = [
 ] as const;
 
 function useRoute(): string[] {
-  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  const decode = (part: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      return part; // a malformed escape (#/members/%E0) is shown as typed, not a blank page
+    }
+  };
+  const read = () => location.hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decode);
   const [route, setRoute] = useState(read);
   useEffect(() => {
     const on = () => setRoute(read());
@@ -195,9 +202,20 @@ function Console({ signed, onSigned }: { signed: Signed; onSigned: (s: Signed | 
 
 function App() {
   const [signed, setSigned] = useState<Signed | null | undefined>(undefined);
+  const [failed, setFailed] = useState<Error | undefined>();
   useEffect(() => {
-    void resume().then(setSigned);
+    resume().then(setSigned, setFailed);
   }, []);
+  if (failed)
+    return (
+      <main class="signin">
+        <h1>Loyalty platform console</h1>
+        <ErrorMessage error={failed} />
+        <button type="button" onClick={() => location.reload()}>
+          Try again
+        </button>
+      </main>
+    );
   if (signed === undefined) return <p aria-busy="true">Loading…</p>;
   if (!signed) return <SignIn onSigned={setSigned} />;
   return <Console key={signed.org} signed={signed} onSigned={setSigned} />;

@@ -260,6 +260,12 @@ export function Badge({ children, tone }: { children: ComponentChildren; tone?: 
   return <span class={`badge${tone ? ` ${tone}` : ''}`}>{children}</span>;
 }
 
+/** A random id for an operation_id or Idempotency-Key (getRandomValues: plain http has no randomUUID). */
+export function newId(prefix: string): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `${prefix}-${Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('')}`;
+}
+
 export const when = (iso: string | null | undefined): string =>
   iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : '—';
 

@@ -2,7 +2,7 @@
  * What an operator does to a member: award points, reverse a credit, export their data and erase
  * them. Money and erasure wait for a <Confirm> that says what will happen.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import type { components } from '../../../src/schema.ts';
 import { api, blobUrl, ok } from '../api.ts';
@@ -12,6 +12,7 @@ import {
   ErrorMessage,
   Field,
   Loading,
+  newId,
   Notice,
   num,
   Section,
@@ -34,6 +35,7 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
   const [reason, setReason] = useState('');
   // operation_id: one per confirmation, so a second click or a retry of the same award never
   // credits twice, while the same reason may be given again another time.
+  const pending = useRef<{ sig: string; id: string } | null>(null);
   const [preview, setPreview] = useState<{ points: number; action: string; operation_id: string } | null>(null);
   const [done, setDone] = useState<string | null>(null);
   const chosen = action || Object.keys(rules.data?.actions ?? {})[0] || '';
@@ -43,7 +45,10 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
   const check = useAction(async () => {
     setDone(null);
     const ev = await ok(api().POST('/loyalty/evaluate', { body: { ...body(), user_id: member.user_id } }));
-    setPreview({ points: ev.total, action: chosen, operation_id: `console-${crypto.randomUUID()}` });
+    // The same award asked again after a failure keeps its id: had the first landed, it is not paid twice.
+    const sig = JSON.stringify([chosen, amount.trim(), reason.trim()]);
+    if (pending.current?.sig !== sig) pending.current = { sig, id: newId('console') };
+    setPreview({ points: ev.total, action: chosen, operation_id: pending.current.id });
   });
   const award = useAction(async (operation_id: string) => {
     setPreview(null);
@@ -58,6 +63,7 @@ export function AwardPoints({ member, onDone }: { member: Member; onDone: () => 
         ? `This award was already made to ${nameOf(member)}: nothing was credited again.`
         : `Awarded ${num(res.points_awarded)} points to ${nameOf(member)}. Balance now ${num(res.balance)}.`,
     );
+    pending.current = null;
     setReason('');
     onDone();
   });

@@ -12,6 +12,7 @@ import {
   ErrorMessage,
   Field,
   Loading,
+  newId,
   Notice,
   Pager,
   Section,
@@ -32,9 +33,6 @@ const REASONS: Record<Handoff['reason'], string> = {
 };
 
 /** An Idempotency-Key (getRandomValues: randomUUID needs a secure context). */
-const newKey = () =>
-  Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, '0')).join('');
-
 const who = (user_id: string | null) => (user_id && user_id === session().user_id ? 'you' : (user_id ?? '—'));
 
 /**
@@ -173,7 +171,7 @@ function HandoffDetail({
   const load = useLoad(() => findHandoff(id), [id]);
   const [text, setText] = useState('');
   // One key per draft: a retried send of the same reply adds nothing.
-  const [draftKey, setDraftKey] = useState(() => newKey());
+  const [draftKey, setDraftKey] = useState(() => newId('reply'));
   const [closing, setClosing] = useState(false);
   const path = { params: { path: { handoff_id: id } } };
   const claim = useAction(async () => {
@@ -189,7 +187,7 @@ function HandoffDetail({
       }),
     );
     setText('');
-    setDraftKey(newKey());
+    setDraftKey(newId('reply'));
     load.reload();
     onChanged('Reply sent: the member reads it in their conversation.');
   });
