@@ -184,18 +184,25 @@ export async function countMembers(organization_id: string, match: MemberMatch):
  * time, before the first email search; every write of the store has set it since.
  */
 async function lowerOldEmails(): Promise<boolean> {
+  // One pass in _id order, a batch at a time: each batch reads on from the last, never the whole
+  // collection again (a user changed meanwhile was written with email_lower).
+  let after: unknown = null;
   for (;;) {
-    const docs = await User.find({ email: { $type: 'string' }, email_lower: null }, { _id: 1, email: 1 })
+    const docs: { _id: unknown; email: string }[] = await User.find(
+      { ...(after === null ? {} : { _id: { $gt: after } }), email: { $type: 'string' }, email_lower: null },
+      { _id: 1, email: 1 },
+    )
+      .sort({ _id: 1 })
       .limit(500)
       .lean<{ _id: unknown; email: string }[]>();
     if (!docs.length) return true;
-    const res = await User.bulkWrite(
+    await User.bulkWrite(
       docs.map((d) => ({
         updateOne: { filter: { _id: d._id, email: d.email }, update: { $set: { email_lower: d.email.toLowerCase() } } },
       })),
       { ordered: false },
     );
-    if (!res.matchedCount) return true; // changed meanwhile: then written with it
+    after = docs[docs.length - 1]._id;
   }
 }
 
