@@ -34,6 +34,7 @@ import {
   type ApiKeySlotDoc,
   countOrgKeys,
   creditsOf,
+  erasingTombstones,
   freeSlot,
   keyById,
   keysOfUser,
@@ -294,9 +295,19 @@ export async function listOrganizationKeys(
     orgKeysPage(organization_id, match, (page - 1) * limit, limit),
     countOrgKeys(organization_id, match),
   ]);
-  const views = await viewKeys(docs);
+  const [views, erasing] = await Promise.all([
+    viewKeys(docs),
+    erasingTombstones(organization_id, [...new Set(docs.map((d) => d.user_id))]),
+  ]);
+  // A user being erased is already gone for every reader: their keys are listed as the erasure
+  // leaves them (under the tombstone, without an admin's name or meta), not under their idp_id.
   return {
-    api_keys: views.map((v, i) => ({ ...v, user_id: docs[i].user_id, idp_id: docs[i].idp_id })),
+    api_keys: views.map((v, i) => {
+      const tombstone = erasing.get(docs[i].user_id);
+      return tombstone
+        ? { ...v, name: null, meta: null, user_id: tombstone, idp_id: tombstone }
+        : { ...v, user_id: docs[i].user_id, idp_id: docs[i].idp_id };
+    }),
     page,
     limit,
     total,

@@ -529,6 +529,16 @@ export async function userDocForErasure(organization_id: string, user_id: string
   return User.findOne({ user_id, organization_id }).lean<UserDoc>();
 }
 
+/** The tombstones of those of `user_ids` being erased (their keys are not yet tombstoned). */
+export async function erasingTombstones(organization_id: string, user_ids: string[]): Promise<Map<string, string>> {
+  if (!user_ids.length) return new Map();
+  const rows = await User.find(
+    { organization_id, user_id: { $in: user_ids }, erasing: { $type: 'string' } },
+    { _id: 0, user_id: 1, erasing: 1 },
+  ).lean<{ user_id: string; erasing: string }[]>();
+  return new Map(rows.map((r) => [r.user_id, r.erasing]));
+}
+
 /** Marks the user as being erased: gone for every reader. Its idp_id is still held; a second call changes nothing. */
 export async function markUserErasing(organization_id: string, user_id: string, tombstone: string): Promise<void> {
   await User.updateOne(

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { listOrganizationKeys } from '../../activities/identity/key-management.ts';
+import { markUserErasing } from '../../activities/identity/store.ts';
 import { adminKey, basicUser, call, newTenant } from '../helpers/api.ts';
 import { queriesOf, scans } from '../helpers/queries.ts';
 import { useSuiteRuntime } from '../helpers/runtime.ts';
@@ -75,6 +76,22 @@ describe('GET /api/keys', () => {
       expect(k.key).toMatch(/^pk_[A-Za-z0-9_-]{4}…$/);
       expect(Object.keys(k)).not.toContain('hash');
     }
+  });
+
+  it("lists a user being erased as the erasure leaves them: under the tombstone, the admin's name gone", async () => {
+    const t = await newTenant();
+    const u = await basicUser(t);
+    const listed = await call('GET', '/list_api_keys/' + encodeURIComponent(u.idp_id), { key: t.adminKey });
+    const key_id = listed.body.api_keys[0].key_id as string;
+    expect((await call('PATCH', `/api/keys/${key_id}`, { key: t.adminKey, json: { name: 'Ana phone' } })).status).toBe(
+      200,
+    );
+    // The erasure's first step, alone: the user is marked, its keys not yet tombstoned.
+    await markUserErasing(t.organization_id, u.user_id, 'del_test_tombstone');
+    const res = await keys(t.adminKey);
+    const row = (res.body.api_keys as Json[]).find((k) => k.key_id === key_id)!;
+    expect(row).toMatchObject({ user_id: 'del_test_tombstone', idp_id: 'del_test_tombstone', name: null });
+    expect(JSON.stringify(res.body)).not.toContain(u.idp_id);
   });
 
   it('filters by user (user_id or idp_id) and by stored status, and pages', async () => {
